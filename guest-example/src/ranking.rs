@@ -1,0 +1,254 @@
+//! Tool search: an index built once per catalog, then queried.
+//!
+//! Three query forms: `select:a,b` picks exact names; regex mode matches names and
+//! descriptions; everything else is scored by the index's profile.
+
+mod pattern;
+mod seed;
+mod select;
+
+use crate::model::{Entry, PolicyError};
+
+/// The profile used when the host names none.
+pub const DEFAULT_PROFILE: &str = seed::PROFILE;
+/// Every profile this guest offers.
+pub const PROFILES: &[&str] = &[seed::PROFILE];
+
+/// WIT `index-options`.
+#[derive(Clone, Debug, Default)]
+pub struct IndexOptions {
+    pub server_keywords: Vec<(String, Vec<String>)>,
+    pub profile: Option<String>,
+}
+
+/// WIT `query-mode`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Mode {
+    #[default]
+    Keyword,
+    Regex,
+}
+
+/// WIT `search-options`.
+#[derive(Clone, Debug)]
+pub struct SearchOptions {
+    pub limit: u32,
+    pub mode: Mode,
+    pub server: Option<String>,
+}
+
+impl Default for SearchOptions {
+    fn default() -> Self {
+        SearchOptions {
+            limit: 5,
+            mode: Mode::Keyword,
+            server: None,
+        }
+    }
+}
+
+/// WIT `hit`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Hit {
+    pub index: u32,
+    pub score: f32,
+}
+
+enum Scorer {
+    Seed(seed::SeedIndex),
+}
+
+/// A search index over one catalog (WIT resource `index`).
+pub struct Index {
+    entries: Vec<Entry>,
+    scorer: Scorer,
+}
+
+impl Index {
+    /// Builds the index for the profile named in `options` (or the default one).
+    pub fn build(entries: Vec<Entry>, options: IndexOptions) -> Result<Index, PolicyError> {
+        let profile = options.profile.as_deref().unwrap_or(DEFAULT_PROFILE);
+        let scorer = match profile {
+            seed::PROFILE => Scorer::Seed(seed::SeedIndex::build(&entries)),
+            other => {
+                return Err(PolicyError::InvalidInput(format!(
+                    "unknown ranking profile {other:?}; this guest offers: {}",
+                    PROFILES.join(", ")
+                )));
+            }
+        };
+        Ok(Index { entries, scorer })
+    }
+
+    /// How many entries the index holds.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// True when the index holds no entry.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// Answers one query: at most `options.limit` hits, best first.
+    pub fn search(&self, query: &str, options: &SearchOptions) -> Result<Vec<Hit>, PolicyError> {
+        let in_scope = |i: usize| {
+            options
+                .server
+                .as_deref()
+                .is_none_or(|s| self.entries[i].tool.server == s)
+        };
+        let limit = options.limit as usize;
+        if options.mode == Mode::Regex {
+            return pattern::search(&self.entries, query, limit, &in_scope);
+        }
+        if let Some(names) = select::parse(query) {
+            return Ok(select::search(&self.entries, &names, limit, &in_scope));
+        }
+        if query.trim().is_empty() {
+            return Err(PolicyError::InvalidInput(
+                "the search query is empty".into(),
+            ));
+        }
+        let mut scored = match &self.scorer {
+            Scorer::Seed(index) => index.score(query, &in_scope),
+        };
+        top(&mut scored, limit);
+        Ok(scored)
+    }
+}
+
+/// Keeps the best `limit` hits, best first; equal scores keep catalog order.
+fn top(hits: &mut Vec<Hit>, limit: usize) {
+    let order = |a: &Hit, b: &Hit| b.score.total_cmp(&a.score).then(a.index.cmp(&b.index));
+    if hits.len() > limit && limit > 0 {
+        hits.select_nth_unstable_by(limit - 1, order);
+    }
+    hits.truncate(limit);
+    hits.sort_unstable_by(order);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::Tool;
+
+    pub(crate) fn catalog() -> Vec<Entry> {
+        [
+            (
+                "playwright",
+                "browser_take_screenshot",
+                "Take a screenshot of the current page",
+            ),
+            (
+                "github",
+                "create_issue",
+                "Create a new issue in a GitHub repository",
+            ),
+            (
+                "github",
+                "list_issues",
+                "List issues in a GitHub repository",
+            ),
+            ("git", "git_status", "Shows the working tree status"),
+            (
+                "filesystem",
+                "read_file",
+                "Read the complete contents of a file",
+            ),
+        ]
+        .iter()
+        .map(|(s, t, d)| Entry {
+            name: format!("{s}__{t}"),
+            tool: Tool::new(s, t, d),
+        })
+        .collect()
+    }
+
+    fn index() -> Index {
+        Index::build(catalog(), IndexOptions::default()).unwrap()
+    }
+
+    #[test]
+    fn unknown_profile_is_an_error_value() {
+        let opts = IndexOptions {
+            profile: Some("nope".into()),
+            ..Default::default()
+        };
+        assert!(matches!(
+            Index::build(catalog(), opts),
+            Err(PolicyError::InvalidInput(_))
+        ));
+    }
+
+    #[test]
+    fn empty_query_is_an_error_value() {
+        assert!(matches!(
+            index().search("  ", &SearchOptions::default()),
+            Err(PolicyError::InvalidInput(_))
+        ));
+    }
+
+    #[test]
+    fn limit_is_respected_and_zero_means_nothing() {
+        let idx = index();
+        let opts = SearchOptions {
+            limit: 1,
+            ..Default::default()
+        };
+        assert_eq!(idx.search("issue", &opts).unwrap().len(), 1);
+        let opts = SearchOptions {
+            limit: 0,
+            ..Default::default()
+        };
+        assert!(idx.search("issue", &opts).unwrap().is_empty());
+    }
+
+    #[test]
+    fn server_filter_limits_the_scope() {
+        let opts = SearchOptions {
+            server: Some("git".into()),
+            ..Default::default()
+        };
+        let hits = index().search("status issue", &opts).unwrap();
+        assert_eq!(hits.iter().map(|h| h.index).collect::<Vec<_>>(), vec![3]);
+    }
+
+    #[test]
+    fn empty_catalog_answers_nothing() {
+        let idx = Index::build(Vec::new(), IndexOptions::default()).unwrap();
+        assert!(idx.is_empty());
+        assert!(
+            idx.search("anything", &SearchOptions::default())
+                .unwrap()
+                .is_empty()
+        );
+    }
+
+    #[test]
+    fn top_orders_by_score_then_catalog_order() {
+        let mut hits = vec![
+            Hit {
+                index: 3,
+                score: 1.0,
+            },
+            Hit {
+                index: 1,
+                score: 2.0,
+            },
+            Hit {
+                index: 0,
+                score: 1.0,
+            },
+            Hit {
+                index: 2,
+                score: 0.5,
+            },
+        ];
+        top(&mut hits, 3);
+        assert_eq!(
+            hits.iter().map(|h| h.index).collect::<Vec<_>>(),
+            vec![1, 0, 3]
+        );
+    }
+}

@@ -1,0 +1,113 @@
+//! Used from build scripts to build a guest crate of this workspace into a
+//! WebAssembly component, the way wasmtime's and Spin's test programs are built:
+//! a nested `cargo build` with its own target directory, so that it never waits
+//! on the outer build's lock.
+
+use std::env;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The target every guest is built for.
+pub const TARGET: &str = "wasm32-wasip2";
+
+/// Builds `package` (a member of the workspace at `workspace`) for wasm32-wasip2
+/// with the `guest` profile and returns the path of the `.wasm` component.
+///
+/// Panics with a readable message on failure: this runs in build scripts.
+pub fn build(workspace: &Path, package: &str) -> PathBuf {
+    let wasm = build_into(workspace, package, &guest_target_dir());
+    println!("cargo:rerun-if-changed={}", workspace.join("wit").display());
+    wasm
+}
+
+/// Like [`build`], into an explicit target directory; usable outside build
+/// scripts (tests build their guests this way).
+pub fn build_into(workspace: &Path, package: &str, target_dir: &Path) -> PathBuf {
+    ensure_target();
+    let cargo = env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let mut cmd = Command::new(cargo);
+    cmd.current_dir(workspace)
+        .args([
+            "build",
+            "--quiet",
+            "--package",
+            package,
+            "--target",
+            TARGET,
+            "--profile",
+            "guest",
+        ])
+        .arg("--target-dir")
+        .arg(target_dir);
+    // Flags meant for the outer (native) build must not leak into the wasm build.
+    for var in [
+        "CARGO_ENCODED_RUSTFLAGS",
+        "RUSTFLAGS",
+        "CARGO_BUILD_TARGET",
+        "CARGO_TARGET_DIR",
+        "CARGO_BUILD_RUSTFLAGS",
+        "CARGO_MAKEFLAGS",
+        "RUSTC_WORKSPACE_WRAPPER",
+        "CARGO_LLVM_COV",
+        "LLVM_PROFILE_FILE",
+    ] {
+        cmd.env_remove(var);
+    }
+    let status = cmd
+        .status()
+        .unwrap_or_else(|e| panic!("cannot run cargo to build guest {package}: {e}"));
+    assert!(
+        status.success(),
+        "building guest {package} for {TARGET} failed ({status})"
+    );
+    let file = format!("{}.wasm", package.replace('-', "_"));
+    let wasm = target_dir.join(TARGET).join("guest").join(file);
+    assert!(
+        wasm.exists(),
+        "guest {package} was built but {} is missing",
+        wasm.display()
+    );
+    wasm
+}
+
+/// Makes the build script re-run when anything under `dir` changes.
+pub fn watch(dir: &Path) {
+    println!("cargo:rerun-if-changed={}", dir.display());
+}
+
+/// Guests share one target directory beside the outer build's, so that debug,
+/// release and test builds of the host reuse one guest build.
+fn guest_target_dir() -> PathBuf {
+    let out = PathBuf::from(env::var_os("OUT_DIR").expect("OUT_DIR is set for build scripts"));
+    // OUT_DIR = <target>/[<triple>/]<profile>/build/<pkg>-<hash>/out
+    out.ancestors()
+        .nth(4)
+        .map(|t| t.join("guests"))
+        .unwrap_or_else(|| out.join("guests"))
+}
+
+/// Installs the wasm32-wasip2 standard library with rustup when it is missing, so
+/// that a fresh clone builds with one command.
+fn ensure_target() {
+    let rustc = env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
+    let sysroot = Command::new(&rustc)
+        .args(["--print", "sysroot"])
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| PathBuf::from(String::from_utf8_lossy(&o.stdout).trim()));
+    if sysroot.is_some_and(|s| s.join("lib/rustlib").join(TARGET).exists()) {
+        return;
+    }
+    let mut cmd = Command::new("rustup");
+    cmd.args(["target", "add", TARGET]);
+    if let Ok(toolchain) = env::var("RUSTUP_TOOLCHAIN") {
+        cmd.args(["--toolchain", &toolchain]);
+    }
+    eprintln!("installing the {TARGET} target with rustup (needed to build the guests)");
+    let ok = cmd.status().map(|s| s.success()).unwrap_or(false);
+    assert!(
+        ok,
+        "the {TARGET} target is not installed and `rustup target add {TARGET}` failed; install it and build again"
+    );
+}

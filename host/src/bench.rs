@@ -1,0 +1,141 @@
+//! Search quality and speed, with the same metric definitions as the reference
+//! evaluation (`eval.py` of the tool-search benchmark).
+//!
+//! Per query, with `relevant` the labelled tool ids (`server/tool`):
+//! R@1 = a relevant tool is ranked first; R@5 = |relevant ∩ top 5| / min(5, |relevant|);
+//! MRR@10 = 1 / rank of the first relevant tool in the top 10; nDCG@10 with binary gains.
+//! Each is averaged over the queries.
+
+use serde::{Deserialize, Serialize};
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+
+/// One labelled query.
+#[derive(Clone, Debug, Deserialize)]
+pub struct Query {
+    /// What the agent asks.
+    pub query: String,
+    /// Ids (`server/tool`) of every tool that answers it.
+    pub relevant: Vec<String>,
+}
+
+/// A queries file that could not be read.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot read queries {path}: {message}")]
+pub struct QueriesError {
+    /// The file.
+    pub path: PathBuf,
+    /// Why.
+    pub message: String,
+}
+
+/// Reads a queries file (`[{"query", "relevant": [...]}]`).
+pub fn load_queries(path: &Path) -> Result<Vec<Query>, QueriesError> {
+    let fail = |message: String| QueriesError {
+        path: path.to_path_buf(),
+        message,
+    };
+    let text = std::fs::read_to_string(path).map_err(|e| fail(e.to_string()))?;
+    serde_json::from_str(&text)
+        .map_err(|e| fail(format!("line {} column {}: {e}", e.line(), e.column())))
+}
+
+/// Averaged quality metrics.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+pub struct Quality {
+    /// Recall at 1.
+    pub r_at_1: f64,
+    /// Recall at 5 (normalised by min(5, |relevant|)).
+    pub r_at_5: f64,
+    /// Mean reciprocal rank within the top 10.
+    pub mrr_at_10: f64,
+    /// nDCG at 10, binary gains.
+    pub ndcg_at_10: f64,
+}
+
+/// Metrics of one ranked list of ids against the relevant ids.
+pub fn score(ranked: &[String], relevant: &[String]) -> Quality {
+    let rel: HashSet<&str> = relevant.iter().map(String::as_str).collect();
+    if rel.is_empty() {
+        return Quality::default();
+    }
+    let hits_in = |k: usize| {
+        ranked
+            .iter()
+            .take(k)
+            .filter(|id| rel.contains(id.as_str()))
+            .count() as f64
+    };
+    let mrr = ranked
+        .iter()
+        .take(10)
+        .position(|id| rel.contains(id.as_str()))
+        .map(|i| 1.0 / (i as f64 + 1.0))
+        .unwrap_or(0.0);
+    let dcg: f64 = ranked
+        .iter()
+        .take(10)
+        .enumerate()
+        .filter(|(_, id)| rel.contains(id.as_str()))
+        .map(|(i, _)| 1.0 / (i as f64 + 2.0).log2())
+        .sum();
+    let idcg: f64 = (0..rel.len().min(10))
+        .map(|i| 1.0 / (i as f64 + 2.0).log2())
+        .sum();
+    Quality {
+        r_at_1: hits_in(1),
+        r_at_5: hits_in(5) / rel.len().min(5) as f64,
+        mrr_at_10: mrr,
+        ndcg_at_10: dcg / idcg,
+    }
+}
+
+/// The mean of per-query metrics.
+pub fn mean(per_query: &[Quality]) -> Quality {
+    let n = per_query.len().max(1) as f64;
+    let sum = per_query.iter().fold(Quality::default(), |a, q| Quality {
+        r_at_1: a.r_at_1 + q.r_at_1,
+        r_at_5: a.r_at_5 + q.r_at_5,
+        mrr_at_10: a.mrr_at_10 + q.mrr_at_10,
+        ndcg_at_10: a.ndcg_at_10 + q.ndcg_at_10,
+    });
+    Quality {
+        r_at_1: sum.r_at_1 / n,
+        r_at_5: sum.r_at_5 / n,
+        mrr_at_10: sum.mrr_at_10 / n,
+        ndcg_at_10: sum.ndcg_at_10 / n,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ids(v: &[&str]) -> Vec<String> {
+        v.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn metrics_match_the_reference_definitions() {
+        let q = score(&ids(&["x", "a", "y", "b"]), &ids(&["a", "b"]));
+        assert_eq!(q.r_at_1, 0.0);
+        assert_eq!(q.r_at_5, 1.0);
+        assert_eq!(q.mrr_at_10, 0.5);
+        let dcg = 1.0 / 3f64.log2() + 1.0 / 5f64.log2();
+        let idcg = 1.0 + 1.0 / 3f64.log2();
+        assert!((q.ndcg_at_10 - dcg / idcg).abs() < 1e-12);
+    }
+
+    #[test]
+    fn recall_at_5_is_normalised_by_min_5_relevant() {
+        let relevant = ids(&["1", "2", "3", "4", "5", "6", "7"]);
+        let q = score(&ids(&["1", "2", "3", "x", "y"]), &relevant);
+        assert!((q.r_at_5 - 3.0 / 5.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn nothing_found_scores_zero() {
+        assert_eq!(score(&[], &ids(&["a"])), Quality::default());
+        assert_eq!(mean(&[]), Quality::default());
+    }
+}

@@ -1,0 +1,231 @@
+//! What is known of the servers' tools: the host-side tool record, and catalog
+//! files (the `{"servers":[{"name","tools":[...]}]}` format of the search benchmark),
+//! which let anyone run the policy guests before any server is connected.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+/// Tool or resource.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum ToolKind {
+    /// An MCP tool.
+    #[default]
+    Tool,
+    /// An MCP resource exposed as a tool.
+    Resource,
+}
+
+/// One catalog entry as the host knows it (the WIT `tool` record).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Tool {
+    /// The configured server that provides it.
+    pub server: String,
+    /// The server's own name for it (tool name, or resource name).
+    pub name: String,
+    /// Display title, when given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// Description; empty when none.
+    #[serde(default)]
+    pub description: String,
+    /// JSON Schema of the arguments.
+    #[serde(default = "empty_object")]
+    pub input_schema: Value,
+    /// MCP tool annotations.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub annotations: Option<Value>,
+    /// Tool or resource.
+    #[serde(default)]
+    pub kind: ToolKind,
+    /// For a resource: the URI it reads.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resource_uri: Option<String>,
+}
+
+fn empty_object() -> Value {
+    Value::Object(Default::default())
+}
+
+impl Tool {
+    /// A plain tool with an empty schema.
+    pub fn new(
+        server: impl Into<String>,
+        name: impl Into<String>,
+        description: impl Into<String>,
+    ) -> Self {
+        Tool {
+            server: server.into(),
+            name: name.into(),
+            title: None,
+            description: description.into(),
+            input_schema: empty_object(),
+            annotations: None,
+            kind: ToolKind::Tool,
+            resource_uri: None,
+        }
+    }
+
+    /// `server/name`, the identifier the benchmark files use.
+    pub fn id(&self) -> String {
+        format!("{}/{}", self.server, self.name)
+    }
+}
+
+/// A catalog entry with the agent-facing name the naming policy gave it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Entry {
+    /// The agent-facing name, e.g. `github__create_issue`.
+    pub name: String,
+    /// The entry.
+    pub tool: Tool,
+}
+
+/// How the host is connected to a server.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ConnectionState {
+    /// A live connection is open.
+    Connected,
+    /// Not connected; tools known from the cache.
+    Cached,
+    /// Not connected; nothing known.
+    NotConnected,
+    /// The last attempt failed.
+    Failed,
+    /// Credentials are needed.
+    NeedsAuth,
+    /// `enabled: false`.
+    Disabled,
+}
+
+/// The status of one configured server.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ServerStatus {
+    /// The server name.
+    pub name: String,
+    /// Its connection state.
+    pub state: ConnectionState,
+    /// Tools known for it.
+    pub tool_count: u32,
+    /// Its lifecycle mode.
+    pub lifecycle: crate::config::Lifecycle,
+    /// The last connection error, if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_error: Option<String>,
+}
+
+/// A catalog file that could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum CatalogError {
+    /// The file could not be read.
+    #[error("cannot read catalog {path}: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The file is not a catalog.
+    #[error("{path}:{line}:{column}: not a catalog file: {message}")]
+    Format {
+        /// The file.
+        path: PathBuf,
+        /// 1-based line of the error.
+        line: usize,
+        /// 1-based column of the error.
+        column: usize,
+        /// What is wrong.
+        message: String,
+    },
+}
+
+#[derive(Deserialize)]
+struct CatalogFile {
+    servers: Vec<CatalogServer>,
+}
+
+#[derive(Deserialize)]
+struct CatalogServer {
+    name: String,
+    #[serde(default)]
+    tools: Vec<CatalogTool>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct CatalogTool {
+    name: String,
+    #[serde(default)]
+    title: Option<String>,
+    #[serde(default)]
+    description: Option<String>,
+    #[serde(default = "empty_object")]
+    input_schema: Value,
+    #[serde(default)]
+    annotations: Option<Value>,
+}
+
+/// Parses a catalog from JSON text; `path` is only used in errors.
+pub fn parse_catalog(text: &str, path: &Path) -> Result<Vec<Tool>, CatalogError> {
+    let file: CatalogFile = serde_json::from_str(text).map_err(|e| CatalogError::Format {
+        path: path.to_path_buf(),
+        line: e.line(),
+        column: e.column(),
+        message: e.to_string(),
+    })?;
+    Ok(file
+        .servers
+        .into_iter()
+        .flat_map(|s| {
+            let server = s.name;
+            s.tools.into_iter().map(move |t| Tool {
+                server: server.clone(),
+                name: t.name,
+                title: t.title,
+                description: t.description.unwrap_or_default(),
+                input_schema: t.input_schema,
+                annotations: t.annotations,
+                kind: ToolKind::Tool,
+                resource_uri: None,
+            })
+        })
+        .collect())
+}
+
+/// Reads a catalog file.
+pub fn load_catalog(path: &Path) -> Result<Vec<Tool>, CatalogError> {
+    let text = std::fs::read_to_string(path).map_err(|source| CatalogError::Io {
+        path: path.into(),
+        source,
+    })?;
+    parse_catalog(&text, path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_the_benchmark_format() {
+        let text = r#"{"servers":[{"name":"git","source":"x","tools":[
+            {"name":"git_status","description":"Shows status","inputSchema":{"type":"object"}},
+            {"name":"git_log"}]}]}"#;
+        let tools = parse_catalog(text, Path::new("c.json")).unwrap();
+        assert_eq!(tools.len(), 2);
+        assert_eq!(tools[0].id(), "git/git_status");
+        assert_eq!(tools[1].description, "");
+        assert_eq!(tools[1].input_schema, serde_json::json!({}));
+    }
+
+    #[test]
+    fn bad_catalog_names_file_line_and_column() {
+        let err = parse_catalog("{\n \"servers\": [\n  {\"name\": 3}]}", Path::new("c.json"))
+            .unwrap_err();
+        let msg = err.to_string();
+        assert!(msg.starts_with("c.json:3:"), "{msg}");
+    }
+}

@@ -1,0 +1,136 @@
+//! Command-line interface. Output for people goes to stdout; logs go to stderr.
+
+#[macro_use]
+mod macros {
+    /// Writes a line to stdout, returning write errors (a closed pipe) instead of
+    /// panicking as `println!` does.
+    macro_rules! outln {
+        ($($arg:tt)*) => {{
+            use std::io::Write as _;
+            writeln!(std::io::stdout().lock(), $($arg)*)?
+        }};
+    }
+}
+
+mod catalog_cmd;
+mod config_cmd;
+mod plugin_cmd;
+
+use anyhow::{Context, Result};
+use clap::{Parser, Subcommand};
+use mcpw::config::{self, Config, ConfigSources};
+use mcpw::plugin::{CompileCache, Policy, StaticServices};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+/// mcpw: every MCP server behind one gateway, with policy in WebAssembly guests.
+#[derive(Parser)]
+#[command(name = "mcpw", version, about)]
+struct Cli {
+    /// Config file to use instead of $MCPW_CONFIG / ~/.config/mcpw/mcp.json.
+    #[arg(long, global = true, value_name = "PATH")]
+    config: Option<PathBuf>,
+    /// More log output on stderr (-v info, -vv debug). MCPW_LOG takes a tracing filter.
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    verbose: u8,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Show or check the merged configuration.
+    #[command(subcommand)]
+    Config(config_cmd::ConfigCommand),
+    /// Inspect policy guests.
+    #[command(subcommand)]
+    Plugin(plugin_cmd::PluginCommand),
+    /// Name every tool of a catalog file with the naming guest.
+    Names(catalog_cmd::NamesArgs),
+    /// Search a catalog file with the ranking guest.
+    Search(catalog_cmd::SearchArgs),
+}
+
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    init_logging(cli.verbose);
+    let sources = ConfigSources::for_process(cli.config.clone());
+    let result = match cli.command {
+        Command::Config(cmd) => config_cmd::run(cmd, &sources),
+        Command::Plugin(cmd) => plugin_cmd::run(cmd, &sources),
+        Command::Names(args) => catalog_cmd::names(args, &sources),
+        Command::Search(args) => catalog_cmd::search(args, &sources),
+    };
+    match result {
+        Ok(code) => code,
+        // A closed pipe (`mcpw names | head`) is the reader's choice, not an error.
+        Err(e)
+            if e.chain().any(|c| {
+                c.downcast_ref::<std::io::Error>()
+                    .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+            }) =>
+        {
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("mcpw: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn init_logging(verbose: u8) {
+    let default = match verbose {
+        0 => "warn",
+        1 => "info",
+        _ => "debug",
+    };
+    let filter = tracing_subscriber::EnvFilter::try_from_env("MCPW_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_target(false)
+        .init();
+}
+
+/// Loads the config; problems are logged, not fatal (the commands that check
+/// config report them themselves).
+fn load_config(sources: &ConfigSources) -> Config {
+    let cfg = config::load(sources);
+    for d in &cfg.diagnostics {
+        match d.severity {
+            config::Severity::Error => tracing::error!("{d}"),
+            config::Severity::Warning => tracing::warn!("{d}"),
+        }
+    }
+    cfg
+}
+
+fn compile_cache(sources: &ConfigSources) -> CompileCache {
+    CompileCache::new(Some(sources.env.cache_dir().join("guests")))
+}
+
+/// The policy from the config, with `overrides` replacing the configured guests.
+fn load_policy(
+    cfg: &Config,
+    sources: &ConfigSources,
+    services: StaticServices,
+    overrides: &[(mcpw::plugin::Role, PathBuf)],
+) -> Result<Policy> {
+    let mut pc = cfg.policy_config(compile_cache(sources));
+    for (role, path) in overrides {
+        pc.guests.insert(*role, path.clone());
+    }
+    Policy::load(&pc, Arc::new(services)).context("cannot load the policy guests")
+}
+
+/// Prints JSON to stdout.
+fn print_json(value: &impl serde::Serialize) -> Result<()> {
+    outln!(
+        "{}",
+        serde_json::to_string_pretty(value).context("serialize output")?
+    );
+    Ok(())
+}

@@ -1,0 +1,192 @@
+//! `mcpw names` and `mcpw search` over a catalog file: the guests at work before
+//! any server is connected.
+
+use anyhow::{Context, Result, bail};
+use clap::Args;
+use mcpw::catalog::{self, ConnectionState, Entry, ServerStatus, Tool};
+use mcpw::config::{ConfigSources, Lifecycle};
+use mcpw::plugin::{
+    IndexOptions, NamingOptions, PrefixMode, QueryMode, Role, SearchOptions, StaticServices,
+};
+use serde_json::json;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+/// Names the host keeps for its own tools.
+pub const RESERVED: &[&str] = &["mcp", "ToolSearch"];
+
+#[derive(Args)]
+pub struct NamesArgs {
+    /// A catalog file: {"servers":[{"name","tools":[{"name","description","inputSchema"}]}]}.
+    #[arg(long, value_name = "FILE")]
+    catalog: PathBuf,
+    /// Prefix mode: server, short or none (default: settings.toolPrefix).
+    #[arg(long, value_name = "MODE")]
+    prefix: Option<String>,
+    /// Use this naming guest instead of the configured one.
+    #[arg(long, value_name = "FILE.wasm")]
+    plugin: Option<PathBuf>,
+    /// Print JSON: [{"server","tool","name"}].
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Args)]
+pub struct SearchArgs {
+    /// A catalog file (see `names`).
+    #[arg(long, value_name = "FILE")]
+    catalog: PathBuf,
+    /// What to look for.
+    query: String,
+    /// Most results.
+    #[arg(long, default_value_t = 5)]
+    limit: u32,
+    /// Treat the query as a case-insensitive regular expression.
+    #[arg(long)]
+    regex: bool,
+    /// Only this server's tools.
+    #[arg(long, value_name = "NAME")]
+    server: Option<String>,
+    /// A scoring profile the ranking guest offers (default: its own default).
+    #[arg(long)]
+    profile: Option<String>,
+    /// Use this ranking guest instead of the configured one.
+    #[arg(long, value_name = "FILE.wasm")]
+    plugin: Option<PathBuf>,
+    /// Print JSON: [{"server","tool","name","score"}], best first.
+    #[arg(long)]
+    json: bool,
+}
+
+fn services(tools: &[Tool]) -> StaticServices {
+    let mut servers: Vec<ServerStatus> = Vec::new();
+    for t in tools {
+        match servers.iter_mut().find(|s| s.name == t.server) {
+            Some(s) => s.tool_count += 1,
+            None => servers.push(ServerStatus {
+                name: t.server.clone(),
+                state: ConnectionState::Cached,
+                tool_count: 1,
+                lifecycle: Lifecycle::Lazy,
+                last_error: None,
+            }),
+        }
+    }
+    StaticServices::new(servers, tools.to_vec())
+}
+
+fn naming_options(prefix: Option<&str>, configured: PrefixMode) -> Result<NamingOptions> {
+    let prefix = match prefix {
+        None => configured,
+        Some(p) => PrefixMode::parse(p)
+            .with_context(|| format!("unknown prefix mode {p:?}: use server, short or none"))?,
+    };
+    Ok(NamingOptions {
+        prefix,
+        reserved: RESERVED.iter().map(|s| s.to_string()).collect(),
+    })
+}
+
+pub fn names(args: NamesArgs, sources: &ConfigSources) -> Result<ExitCode> {
+    let cfg = super::load_config(sources);
+    let tools = catalog::load_catalog(&args.catalog)?;
+    let overrides: Vec<_> = args
+        .plugin
+        .iter()
+        .map(|p| (Role::Naming, p.clone()))
+        .collect();
+    let policy = super::load_policy(&cfg, sources, services(&tools), &overrides)?;
+    let entries = policy.entries(
+        &tools,
+        &naming_options(args.prefix.as_deref(), cfg.settings.tool_prefix)?,
+    )?;
+    if args.json {
+        let out: Vec<_> = entries
+            .iter()
+            .map(|e| json!({"server": e.tool.server, "tool": e.tool.name, "name": e.name}))
+            .collect();
+        super::print_json(&out)?;
+    } else {
+        for e in &entries {
+            outln!("{}  ({})", e.name, e.tool.id());
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn search(args: SearchArgs, sources: &ConfigSources) -> Result<ExitCode> {
+    if args.query.trim().is_empty() {
+        bail!("the search query is empty");
+    }
+    let cfg = super::load_config(sources);
+    let tools = catalog::load_catalog(&args.catalog)?;
+    let overrides: Vec<_> = args
+        .plugin
+        .iter()
+        .map(|p| (Role::Ranking, p.clone()))
+        .collect();
+    let policy = super::load_policy(&cfg, sources, services(&tools), &overrides)?;
+    let entries: Arc<[Entry]> = policy
+        .entries(&tools, &naming_options(None, cfg.settings.tool_prefix)?)?
+        .into();
+    let keywords = cfg
+        .servers
+        .iter()
+        .filter(|s| !s.config.search_keywords.is_empty())
+        .map(|s| (s.name.clone(), s.config.search_keywords.clone()));
+    let index = policy.index(
+        entries.clone(),
+        IndexOptions {
+            server_keywords: keywords.collect(),
+            profile: args.profile,
+        },
+    )?;
+    let options = SearchOptions {
+        limit: args.limit,
+        mode: if args.regex {
+            QueryMode::Regex
+        } else {
+            QueryMode::Keyword
+        },
+        server: args.server,
+    };
+    let hits = index.search(&args.query, &options)?;
+    if args.json {
+        let out: Vec<_> = hits
+            .iter()
+            .map(|h| {
+                let e = &entries[h.index];
+                json!({"server": e.tool.server, "tool": e.tool.name, "name": e.name, "score": h.score})
+            })
+            .collect();
+        super::print_json(&out)?;
+    } else if hits.is_empty() {
+        outln!("No tools match {:?}.", args.query);
+    } else {
+        for (rank, h) in hits.iter().enumerate() {
+            let e = &entries[h.index];
+            outln!("{:>2}. {}  (score {})", rank + 1, e.name, h.score);
+            let desc = one_line(&e.tool.description, 100);
+            if !desc.is_empty() {
+                outln!("    {desc}");
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The first line of `text`, cut at a word boundary near `max` characters.
+fn one_line(text: &str, max: usize) -> String {
+    let line = text
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .unwrap_or("");
+    if line.chars().count() <= max {
+        return line.to_string();
+    }
+    let cut: String = line.chars().take(max).collect();
+    let at = cut.rfind(' ').filter(|&i| i > max / 2).unwrap_or(cut.len());
+    format!("{}…", &cut[..at])
+}

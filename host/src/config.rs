@@ -1,0 +1,229 @@
+//! Configuration: every source read, merged and validated.
+//!
+//! Order (later wins): the user file (`--config PATH`, else `MCPW_CONFIG`, else
+//! `$XDG_CONFIG_HOME/mcpw/mcp.json`) → `imports` (other clients' configs; a server
+//! is added only where its name is not defined yet) → the project's `.mcp.json`
+//! → the project's `.mcpw/mcp.json`. `settings` merge user → project.
+//!
+//! A bad server is reported (file, server, field) and skipped; the rest load.
+//! Nothing here fails as a whole: problems are [`Diagnostic`]s.
+
+pub mod imports;
+pub mod interpolate;
+pub mod jsonc;
+mod load;
+pub mod model;
+pub mod show;
+pub mod validate;
+
+pub use imports::ImportKind;
+pub use load::load;
+pub use model::{
+    DirectTools, HttpKind, Lifecycle, Origin, PluginSettings, Server, ServerConfig, Settings,
+    SourceKind, Transport,
+};
+
+use crate::paths::Environment;
+use serde::Serialize;
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+/// How serious a problem is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    /// Something was skipped or is unusable.
+    Error,
+    /// Something is suspicious but was used.
+    Warning,
+}
+
+/// A problem found in a config file.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Diagnostic {
+    /// Error or warning.
+    pub severity: Severity,
+    /// The file.
+    pub file: PathBuf,
+    /// 1-based line and column, for syntax errors.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub line: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[allow(missing_docs)]
+    pub column: Option<usize>,
+    /// The server concerned, if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub server: Option<String>,
+    /// The field concerned, if any (`args[2]`, `env.TOKEN`, `settings.toolPrefix`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub field: Option<String>,
+    /// What is wrong.
+    pub message: String,
+}
+
+impl Diagnostic {
+    /// A problem with a server (or one of its fields).
+    pub fn server(
+        severity: Severity,
+        file: &Path,
+        server: &str,
+        field: Option<&str>,
+        message: String,
+    ) -> Self {
+        Diagnostic {
+            severity,
+            file: file.to_path_buf(),
+            line: None,
+            column: None,
+            server: Some(server.to_string()),
+            field: field.map(str::to_string),
+            message,
+        }
+    }
+
+    /// A problem with a top-level field.
+    pub fn field(severity: Severity, file: &Path, field: String, message: String) -> Self {
+        Diagnostic {
+            severity,
+            file: file.to_path_buf(),
+            line: None,
+            column: None,
+            server: None,
+            field: Some(field),
+            message,
+        }
+    }
+
+    /// A syntax error at a position.
+    pub fn parse(file: &Path, line: usize, column: usize, message: String) -> Self {
+        Diagnostic {
+            severity: Severity::Error,
+            file: file.to_path_buf(),
+            line: Some(line),
+            column: Some(column),
+            server: None,
+            field: None,
+            message,
+        }
+    }
+
+    /// A problem with a whole file.
+    pub fn file(severity: Severity, file: &Path, message: String) -> Self {
+        Diagnostic {
+            severity,
+            file: file.to_path_buf(),
+            line: None,
+            column: None,
+            server: None,
+            field: None,
+            message,
+        }
+    }
+}
+
+impl fmt::Display for Diagnostic {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let level = match self.severity {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+        };
+        write!(f, "{level}: {}", self.file.display())?;
+        if let (Some(l), Some(c)) = (self.line, self.column) {
+            write!(f, ":{l}:{c}")?;
+        }
+        if let Some(s) = &self.server {
+            write!(f, ": server \"{s}\"")?;
+        }
+        if let Some(field) = &self.field {
+            write!(f, ": field `{field}`")?;
+        }
+        write!(f, ": {}", self.message)
+    }
+}
+
+/// Parses JSON with comments; a syntax error names the line and column.
+#[allow(clippy::result_large_err)] // a diagnostic is built once per broken file
+pub fn parse_json(text: &str, path: &Path) -> Result<serde_json::Value, Diagnostic> {
+    serde_json::from_str(&jsonc::strip(text))
+        .map_err(|e| Diagnostic::parse(path, e.line(), e.column(), format!("invalid JSON: {e}")))
+}
+
+/// Where to read config from.
+#[derive(Clone, Debug)]
+pub struct ConfigSources {
+    /// `--config PATH`: replaces the user file; must exist.
+    pub user_file: Option<PathBuf>,
+    /// The project directory whose `.mcp.json` and `.mcpw/mcp.json` apply.
+    pub project_dir: Option<PathBuf>,
+    /// The environment (for `MCPW_CONFIG`, file locations and interpolation).
+    pub env: Environment,
+}
+
+impl ConfigSources {
+    /// Sources for this process: `--config` if given, the current directory as the
+    /// project, and the process environment.
+    pub fn for_process(user_file: Option<PathBuf>) -> Self {
+        ConfigSources {
+            user_file,
+            project_dir: std::env::current_dir().ok(),
+            env: Environment::from_process(),
+        }
+    }
+}
+
+/// A file that was (or would have been) read.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SourceFile {
+    /// What kind of source.
+    pub kind: SourceKind,
+    /// The import, for imports.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub import: Option<String>,
+    /// The file.
+    pub path: PathBuf,
+    /// Whether it exists.
+    pub found: bool,
+    /// Servers defined in it (valid or not).
+    pub servers: usize,
+}
+
+/// The merged configuration and every problem met.
+#[derive(Clone, Debug, Default)]
+pub struct Config {
+    /// Servers in definition order; disabled ones included.
+    pub servers: Vec<Server>,
+    /// Merged settings.
+    pub settings: Settings,
+    /// Imports requested.
+    pub imports: Vec<ImportKind>,
+    /// Files considered, in merge order.
+    pub sources: Vec<SourceFile>,
+    /// Problems, in the order found.
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+impl Config {
+    /// True when any diagnostic is an error.
+    pub fn has_errors(&self) -> bool {
+        self.diagnostics
+            .iter()
+            .any(|d| d.severity == Severity::Error)
+    }
+
+    /// A server by name.
+    pub fn server(&self, name: &str) -> Option<&Server> {
+        self.servers.iter().find(|s| s.name == name)
+    }
+
+    /// The plugin runtime's view of `settings.plugins`.
+    pub fn policy_config(&self, cache: crate::plugin::CompileCache) -> crate::plugin::PolicyConfig {
+        let p = &self.settings.plugins;
+        crate::plugin::PolicyConfig {
+            guests: p.guests.clone(),
+            grants: p.grants.clone(),
+            limits: p.limits,
+            cache,
+        }
+    }
+}

@@ -1,0 +1,403 @@
+//! Reading the sources in order and merging them.
+
+use super::imports::{self, ImportKind};
+use super::model::{Origin, PluginSettings, Server, Settings, SourceKind};
+use super::{Config, ConfigSources, Diagnostic, Severity, SourceFile, parse_json, validate};
+use crate::plugin::{Capability, Grants, PrefixMode, Role};
+use serde_json::{Map, Value};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// One file's content.
+struct FileContent {
+    servers: Vec<(String, Value)>,
+    settings: Map<String, Value>,
+    imports: Vec<ImportKind>,
+}
+
+/// Loads and merges every source.
+pub fn load(sources: &ConfigSources) -> Config {
+    let mut cfg = Config::default();
+    let env = &sources.env;
+    let project = sources
+        .project_dir
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("."));
+
+    // 1. The user file.
+    let (user_path, required) = match (
+        &sources.user_file,
+        env.get("MCPW_CONFIG").filter(|v| !v.is_empty()),
+    ) {
+        (Some(p), _) => (p.clone(), true),
+        (None, Some(p)) => (PathBuf::from(p), true),
+        (None, None) => (env.default_config_file(), false),
+    };
+    let mut settings = Map::new();
+    let mut requested: Vec<ImportKind> = Vec::new();
+    if let Some(content) = read_file(&user_path, required, SourceKind::User, &mut cfg) {
+        add_servers(
+            &mut cfg,
+            content.servers,
+            &user_path,
+            SourceKind::User,
+            None,
+            env,
+            Merge::Define,
+        );
+        merge_settings(&mut settings, content.settings);
+        requested.extend(content.imports);
+    }
+
+    // 2. The project files are read now (their `imports` count too) and merged last.
+    let project_files = [
+        project.join(".mcp.json"),
+        project.join(".mcpw").join("mcp.json"),
+    ];
+    let project_contents: Vec<(PathBuf, Option<FileContent>)> = project_files
+        .iter()
+        .map(|p| {
+            (
+                p.clone(),
+                read_file(p, false, SourceKind::Project, &mut cfg),
+            )
+        })
+        .collect();
+    for (_, content) in &project_contents {
+        if let Some(c) = content {
+            requested.extend(c.imports.iter().copied());
+        }
+    }
+    requested.dedup();
+    let mut seen = Vec::new();
+    requested.retain(|k| {
+        !seen.contains(k) && {
+            seen.push(*k);
+            true
+        }
+    });
+
+    // 3. Imports fill in names not defined yet.
+    for kind in &requested {
+        let files = imports::read(*kind, env, &project, &mut cfg.diagnostics);
+        if files.is_empty() {
+            for path in kind.locations(env, &project) {
+                cfg.sources.push(SourceFile {
+                    kind: SourceKind::Import,
+                    import: Some(kind.name().into()),
+                    path,
+                    found: false,
+                    servers: 0,
+                });
+            }
+        }
+        for file in files {
+            cfg.sources.push(SourceFile {
+                kind: SourceKind::Import,
+                import: Some(kind.name().into()),
+                path: file.path.clone(),
+                found: true,
+                servers: file.servers.len(),
+            });
+            add_servers(
+                &mut cfg,
+                file.servers,
+                &file.path,
+                SourceKind::Import,
+                Some(kind.name()),
+                env,
+                Merge::FillIn,
+            );
+        }
+    }
+    cfg.imports = requested;
+
+    // 4. Project files override.
+    for (path, content) in project_contents {
+        if let Some(content) = content {
+            add_servers(
+                &mut cfg,
+                content.servers,
+                &path,
+                SourceKind::Project,
+                None,
+                env,
+                Merge::Override,
+            );
+            merge_settings(&mut settings, content.settings);
+        }
+    }
+
+    cfg.settings = interpret_settings(settings);
+    // List sources in merge order (project files were read early for their imports).
+    cfg.sources.sort_by_key(|s| match s.kind {
+        SourceKind::User => 0,
+        SourceKind::Import => 1,
+        SourceKind::Project => 2,
+    });
+    cfg
+}
+
+/// Reads one mcpw-format file. Missing optional files are recorded as not found.
+fn read_file(
+    path: &Path,
+    required: bool,
+    kind: SourceKind,
+    cfg: &mut Config,
+) -> Option<FileContent> {
+    let mut source = SourceFile {
+        kind,
+        import: None,
+        path: path.to_path_buf(),
+        found: false,
+        servers: 0,
+    };
+    let text = match std::fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) => {
+            if required || e.kind() != std::io::ErrorKind::NotFound {
+                cfg.diagnostics.push(Diagnostic::file(
+                    Severity::Error,
+                    path,
+                    format!("cannot read: {e}"),
+                ));
+            }
+            cfg.sources.push(source);
+            return None;
+        }
+    };
+    source.found = true;
+    let root = match parse_json(&text, path) {
+        Ok(v) => v,
+        Err(d) => {
+            cfg.diagnostics.push(d);
+            cfg.sources.push(source);
+            return None;
+        }
+    };
+    let Some(obj) = root.as_object() else {
+        cfg.diagnostics.push(Diagnostic::file(
+            Severity::Error,
+            path,
+            format!("expected a JSON object, found {}", validate::kind(&root)),
+        ));
+        cfg.sources.push(source);
+        return None;
+    };
+    let mut servers: Vec<(String, Value)> = Vec::new();
+    for key in ["mcpServers", "mcp-servers"] {
+        match obj.get(key) {
+            None | Some(Value::Null) => {}
+            Some(Value::Object(map)) => {
+                for (name, def) in map {
+                    if servers.iter().any(|(n, _)| n == name) {
+                        cfg.diagnostics.push(Diagnostic::server(
+                            Severity::Warning,
+                            path,
+                            name,
+                            None,
+                            "defined under both `mcpServers` and `mcp-servers`; the `mcpServers` one is used".to_string(),
+                        ));
+                    } else {
+                        servers.push((name.clone(), def.clone()));
+                    }
+                }
+            }
+            Some(other) => cfg.diagnostics.push(Diagnostic::field(
+                Severity::Error,
+                path,
+                key.into(),
+                format!(
+                    "expected an object of servers, found {}",
+                    validate::kind(other)
+                ),
+            )),
+        }
+    }
+    let settings = match obj.get("settings") {
+        None | Some(Value::Null) => Map::new(),
+        Some(v) => validate::settings(v, path, &mut cfg.diagnostics),
+    };
+    let mut import_kinds = Vec::new();
+    match obj.get("imports") {
+        None | Some(Value::Null) => {}
+        Some(Value::Array(items)) => {
+            for (i, item) in items.iter().enumerate() {
+                match item.as_str().and_then(ImportKind::parse) {
+                    Some(k) => import_kinds.push(k),
+                    None => cfg.diagnostics.push(Diagnostic::field(
+                        Severity::Error,
+                        path,
+                        format!("imports[{i}]"),
+                        format!(
+                            "unknown import {item}: use one of {}",
+                            ImportKind::ALL
+                                .iter()
+                                .map(|k| k.name())
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        ),
+                    )),
+                }
+            }
+        }
+        Some(other) => cfg.diagnostics.push(Diagnostic::field(
+            Severity::Error,
+            path,
+            "imports".into(),
+            format!(
+                "expected a list of client names, found {}",
+                validate::kind(other)
+            ),
+        )),
+    }
+    for key in obj.keys() {
+        if !matches!(
+            key.as_str(),
+            "mcpServers" | "mcp-servers" | "settings" | "imports" | "$schema"
+        ) {
+            cfg.diagnostics.push(Diagnostic::field(
+                Severity::Warning,
+                path,
+                key.clone(),
+                "unknown top-level key, ignored".into(),
+            ));
+        }
+    }
+    source.servers = servers.len();
+    cfg.sources.push(source);
+    Some(FileContent {
+        servers,
+        settings,
+        imports: import_kinds,
+    })
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Merge {
+    /// The first source: define.
+    Define,
+    /// Imports: only names not defined yet.
+    FillIn,
+    /// Project files: replace.
+    Override,
+}
+
+fn add_servers(
+    cfg: &mut Config,
+    servers: Vec<(String, Value)>,
+    path: &Path,
+    kind: SourceKind,
+    import: Option<&str>,
+    env: &crate::paths::Environment,
+    merge: Merge,
+) {
+    for (name, raw) in servers {
+        let existing = cfg.servers.iter().position(|s| s.name == name);
+        if merge == Merge::FillIn && existing.is_some() {
+            continue;
+        }
+        let strict = kind != SourceKind::Import;
+        let before = cfg.diagnostics.len();
+        let Some(config) = validate::server(&name, &raw, path, env, strict, &mut cfg.diagnostics)
+        else {
+            if let Some(i) = existing {
+                let kept = cfg.servers[i].origin.path.display().to_string();
+                if let Some(d) = cfg.diagnostics[before..]
+                    .iter_mut()
+                    .rev()
+                    .find(|d| d.severity == Severity::Error)
+                {
+                    d.message
+                        .push_str(&format!(" (the definition from {kept} stays in effect)"));
+                }
+            }
+            continue;
+        };
+        let server = Server {
+            name: name.clone(),
+            config,
+            origin: Origin {
+                kind,
+                import: import.map(str::to_string),
+                path: path.to_path_buf(),
+            },
+            raw,
+        };
+        match existing {
+            Some(i) => cfg.servers[i] = server,
+            None => cfg.servers.push(server),
+        }
+    }
+}
+
+/// Later settings win key by key; inside `plugins`, role by role and grant by grant.
+fn merge_settings(base: &mut Map<String, Value>, over: Map<String, Value>) {
+    for (key, value) in over {
+        match (key.as_str(), base.get_mut(&key), value) {
+            ("plugins", Some(Value::Object(b)), Value::Object(o)) => {
+                for (k, v) in o {
+                    match (k.as_str(), b.get_mut(&k), v) {
+                        ("grants" | "limits", Some(Value::Object(bb)), Value::Object(oo)) => {
+                            bb.extend(oo)
+                        }
+                        (_, _, v) => {
+                            b.insert(k, v);
+                        }
+                    }
+                }
+            }
+            (_, _, value) => {
+                base.insert(key, value);
+            }
+        }
+    }
+}
+
+/// Turns validated, merged settings into [`Settings`].
+fn interpret_settings(raw: Map<String, Value>) -> Settings {
+    let mut s = Settings::default();
+    if let Some(p) = raw
+        .get("toolPrefix")
+        .and_then(Value::as_str)
+        .and_then(PrefixMode::parse)
+    {
+        s.tool_prefix = p;
+    }
+    if let Some(t) = raw.get("idleTimeout").and_then(Value::as_f64) {
+        s.idle_timeout = t;
+    }
+    if let Some(plugins) = raw.get("plugins").and_then(Value::as_object) {
+        let mut p = PluginSettings::default();
+        for role in Role::ALL {
+            if let Some(path) = plugins.get(role.config_key()).and_then(Value::as_str) {
+                p.guests.insert(role, PathBuf::from(path));
+            }
+        }
+        if let Some(grants) = plugins.get("grants").and_then(Value::as_object) {
+            for (role, caps) in grants {
+                let Some(role) = Role::parse(role) else {
+                    continue;
+                };
+                let g = caps
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|c| c.as_str().and_then(Capability::parse))
+                    .fold(Grants::none(), Grants::with);
+                p.grants.insert(role, g);
+            }
+        }
+        if let Some(limits) = plugins.get("limits").and_then(Value::as_object) {
+            if let Some(m) = limits.get("memoryMiB").and_then(Value::as_u64) {
+                p.limits.memory_bytes = (m as usize) << 20;
+            }
+            if let Some(d) = limits.get("deadlineMs").and_then(Value::as_u64) {
+                p.limits.deadline = Duration::from_millis(d);
+            }
+        }
+        s.plugins = p;
+    }
+    s.raw = raw;
+    s
+}

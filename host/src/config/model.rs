@@ -1,0 +1,203 @@
+//! The validated configuration: servers and settings, as the rest of mcpw uses them.
+
+use crate::plugin::{Grants, Limits, PrefixMode, Role};
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+/// When a server is connected.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Lifecycle {
+    /// On first use; idles out (the default).
+    #[default]
+    Lazy,
+    /// At start-up; does not idle out unless told to.
+    Eager,
+    /// At start-up, reconnected by the health check.
+    KeepAlive,
+}
+
+impl Lifecycle {
+    /// Parses a config value.
+    pub fn parse(s: &str) -> Option<Lifecycle> {
+        match s {
+            "lazy" => Some(Lifecycle::Lazy),
+            "eager" => Some(Lifecycle::Eager),
+            "keep-alive" => Some(Lifecycle::KeepAlive),
+            _ => None,
+        }
+    }
+}
+
+/// Which HTTP transport a `url` server speaks.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum HttpKind {
+    /// Streamable HTTP first, legacy SSE as a fallback (no `type`, or `http`).
+    #[default]
+    Auto,
+    /// Legacy HTTP+SSE only (`type: "sse"`).
+    Sse,
+}
+
+/// How to reach a server.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "type", rename_all = "lowercase")]
+pub enum Transport {
+    /// A child process speaking MCP on stdin/stdout.
+    Stdio {
+        /// The program.
+        command: String,
+        /// Its arguments.
+        args: Vec<String>,
+        /// Extra environment variables.
+        env: Vec<(String, String)>,
+        /// Working directory.
+        cwd: Option<String>,
+    },
+    /// An HTTP endpoint.
+    Http {
+        /// The endpoint URL.
+        url: String,
+        /// Extra request headers.
+        headers: Vec<(String, String)>,
+        /// Streamable HTTP (with SSE fallback) or SSE only.
+        kind: HttpKind,
+    },
+}
+
+/// A server's `directTools`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DirectTools {
+    /// `true`.
+    All,
+    /// `false` or absent.
+    #[default]
+    None,
+    /// A list of tool names.
+    Only(Vec<String>),
+}
+
+/// One server, validated and interpolated.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ServerConfig {
+    /// `enabled` (or the inverse of `disabled`).
+    pub enabled: bool,
+    /// How to reach it.
+    pub transport: Transport,
+    /// `auth`: `bearer`, `oauth`, or none.
+    pub auth: Option<String>,
+    /// `bearerToken`.
+    pub bearer_token: Option<String>,
+    /// `bearerTokenEnv`.
+    pub bearer_token_env: Option<String>,
+    /// `lifecycle`.
+    pub lifecycle: Lifecycle,
+    /// `idleTimeout` in minutes; `None` means the global setting.
+    pub idle_timeout: Option<f64>,
+    /// `startupTimeoutMs`.
+    pub startup_timeout_ms: u64,
+    /// `exposeResources`.
+    pub expose_resources: bool,
+    /// `directTools`.
+    pub direct_tools: DirectTools,
+    /// `excludeTools`.
+    pub exclude_tools: Vec<String>,
+    /// `debug`: show the server's stderr.
+    pub debug: bool,
+    /// `searchKeywords`: extra words that describe the server to search.
+    pub search_keywords: Vec<String>,
+}
+
+/// Default `startupTimeoutMs`.
+pub const DEFAULT_STARTUP_TIMEOUT_MS: u64 = 30_000;
+/// Default `settings.idleTimeout`, in minutes.
+pub const DEFAULT_IDLE_TIMEOUT_MIN: f64 = 10.0;
+
+/// Where a definition came from.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Origin {
+    /// `user`, `import`, or `project`.
+    pub kind: SourceKind,
+    /// The import it came through (`cursor`, `codex`, ...), for imports.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub import: Option<String>,
+    /// The file.
+    pub path: PathBuf,
+}
+
+/// The kind of a config source.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SourceKind {
+    /// The user's own file.
+    User,
+    /// Another tool's config, imported.
+    Import,
+    /// A file in the project directory.
+    Project,
+}
+
+impl std::fmt::Display for SourceKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            SourceKind::User => "user",
+            SourceKind::Import => "import",
+            SourceKind::Project => "project",
+        })
+    }
+}
+
+/// A configured server.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Server {
+    /// Its name.
+    pub name: String,
+    /// Its validated config.
+    pub config: ServerConfig,
+    /// Where it was defined.
+    pub origin: Origin,
+    /// The definition as written, before interpolation (for `config show`).
+    #[serde(skip)]
+    pub raw: serde_json::Value,
+}
+
+/// `settings.plugins`.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct PluginSettings {
+    /// User guests per role, resolved against the file that named them.
+    pub guests: BTreeMap<Role, PathBuf>,
+    /// Capabilities granted per role.
+    pub grants: BTreeMap<Role, Grants>,
+    /// Sandbox limits.
+    pub limits: Limits,
+}
+
+/// `settings`, merged user → project.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Settings {
+    /// `toolPrefix`.
+    pub tool_prefix: PrefixMode,
+    /// `idleTimeout`, minutes; 0 = never.
+    pub idle_timeout: f64,
+    /// `plugins`.
+    pub plugins: PluginSettings,
+    /// Every setting as merged (paths in `plugins` resolved), including ones this
+    /// version does not interpret.
+    pub raw: serde_json::Map<String, serde_json::Value>,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            tool_prefix: PrefixMode::Server,
+            idle_timeout: DEFAULT_IDLE_TIMEOUT_MIN,
+            plugins: PluginSettings::default(),
+            raw: Default::default(),
+        }
+    }
+}

@@ -1,0 +1,171 @@
+//! The merged config for people: where each server came from, with secrets masked.
+
+use super::interpolate::has_reference;
+use super::{Config, Server};
+use serde_json::{Value, json};
+
+/// What replaces a secret.
+pub const MASK: &str = "****";
+
+/// Masks a secret value unless it only refers to one (`${TOKEN}`, `Bearer ${TOKEN}`)
+/// or is a command that fetches one (`!op read ...`).
+pub fn mask_secret(value: &str) -> String {
+    if has_reference(value) || value.starts_with('!') || value.is_empty() {
+        value.to_string()
+    } else {
+        MASK.to_string()
+    }
+}
+
+/// Hides credentials embedded in a URL (`user:pass@`, and query values).
+pub fn mask_url(url: &str) -> String {
+    let (base, query) = match url.split_once('?') {
+        Some((b, q)) => (b, Some(q)),
+        None => (url, None),
+    };
+    let mut out = match base.split_once("://") {
+        Some((scheme, rest)) => {
+            let authority_end = rest.find('/').unwrap_or(rest.len());
+            match rest[..authority_end].rsplit_once('@') {
+                Some((_, host)) => format!("{scheme}://{MASK}@{host}{}", &rest[authority_end..]),
+                None => base.to_string(),
+            }
+        }
+        None => base.to_string(),
+    };
+    if let Some(q) = query {
+        let masked: Vec<String> = q
+            .split('&')
+            .map(|pair| match pair.split_once('=') {
+                Some((k, v)) if !has_reference(v) => format!("{k}={MASK}"),
+                _ => pair.to_string(),
+            })
+            .collect();
+        out.push('?');
+        out.push_str(&masked.join("&"));
+    }
+    out
+}
+
+/// A server's definition as written, with secrets masked.
+pub fn masked_definition(server: &Server) -> Value {
+    let mut raw = server.raw.clone();
+    if let Some(obj) = raw.as_object_mut() {
+        for key in ["env", "headers"] {
+            if let Some(Value::Object(map)) = obj.get_mut(key) {
+                for v in map.values_mut() {
+                    if let Value::String(s) = v {
+                        *s = mask_secret(s);
+                    } else {
+                        *v = Value::String(MASK.into());
+                    }
+                }
+            }
+        }
+        if let Some(Value::String(s)) = obj.get_mut("bearerToken") {
+            *s = mask_secret(s);
+        }
+        for key in ["url", "serverUrl"] {
+            if let Some(Value::String(s)) = obj.get_mut(key) {
+                *s = mask_url(s);
+            }
+        }
+    }
+    raw
+}
+
+/// The whole config as JSON (`config show --json`).
+pub fn to_json(cfg: &Config) -> Value {
+    let servers: serde_json::Map<String, Value> = cfg
+        .servers
+        .iter()
+        .map(|s| {
+            let mut def = masked_definition(s);
+            if let Some(obj) = def.as_object_mut() {
+                obj.insert(
+                    "source".into(),
+                    serde_json::to_value(&s.origin).unwrap_or(Value::Null),
+                );
+            }
+            (s.name.clone(), def)
+        })
+        .collect();
+    json!({
+        "sources": cfg.sources,
+        "imports": cfg.imports.iter().map(|k| k.name()).collect::<Vec<_>>(),
+        "mcpServers": servers,
+        "settings": cfg.settings.raw,
+        "diagnostics": cfg.diagnostics,
+    })
+}
+
+/// The whole config as text (`config show`).
+pub fn to_text(cfg: &Config) -> String {
+    let mut out = String::from("Sources (later wins):\n");
+    for s in &cfg.sources {
+        let what = match &s.import {
+            Some(i) => format!("import {i}"),
+            None => s.kind.to_string(),
+        };
+        let state = if s.found {
+            format!("{} server(s)", s.servers)
+        } else {
+            "not found".into()
+        };
+        out.push_str(&format!("  {what:<22} {}  ({state})\n", s.path.display()));
+    }
+    out.push_str(&format!("\nServers ({}):\n", cfg.servers.len()));
+    for s in &cfg.servers {
+        let from = match &s.origin.import {
+            Some(i) => format!("import {i}"),
+            None => s.origin.kind.to_string(),
+        };
+        let disabled = if s.config.enabled { "" } else { " [disabled]" };
+        out.push_str(&format!(
+            "  {}{disabled}  (from {from}: {})\n",
+            s.name,
+            s.origin.path.display()
+        ));
+        let def = masked_definition(s);
+        if let Ok(text) = serde_json::to_string(&def) {
+            out.push_str(&format!("    {text}\n"));
+        }
+    }
+    if !cfg.settings.raw.is_empty() {
+        out.push_str(&format!(
+            "\nSettings:\n  {}\n",
+            Value::Object(cfg.settings.raw.clone())
+        ));
+    }
+    if !cfg.diagnostics.is_empty() {
+        out.push_str(&format!("\nProblems ({}):\n", cfg.diagnostics.len()));
+        for d in &cfg.diagnostics {
+            out.push_str(&format!("  {d}\n"));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn secrets_are_masked_references_are_not() {
+        assert_eq!(mask_secret("ghp_123"), MASK);
+        assert_eq!(mask_secret("Bearer ${TOKEN}"), "Bearer ${TOKEN}");
+        assert_eq!(mask_secret("!pass show api"), "!pass show api");
+    }
+
+    #[test]
+    fn url_credentials_are_masked() {
+        assert_eq!(
+            mask_url("https://u:p@host/x?key=abc&v=${V}"),
+            "https://****@host/x?key=****&v=${V}"
+        );
+        assert_eq!(
+            mask_url("http://127.0.0.1:3000/mcp"),
+            "http://127.0.0.1:3000/mcp"
+        );
+    }
+}

@@ -1,0 +1,588 @@
+//! Turns a server definition (JSON) into a [`ServerConfig`], reporting every
+//! problem with the file, the server and the field; and checks `settings`.
+
+use super::interpolate::interpolate;
+use super::model::{
+    DEFAULT_STARTUP_TIMEOUT_MS, DirectTools, HttpKind, Lifecycle, ServerConfig, Transport,
+};
+use super::{Diagnostic, Severity};
+use crate::paths::Environment;
+use crate::plugin::{Capability, PrefixMode, Role};
+use serde_json::{Map, Value};
+use std::path::Path;
+
+/// Fields a server definition may have. Others get a warning in mcpw's own files.
+const SERVER_FIELDS: &[&str] = &[
+    "enabled",
+    "disabled",
+    "type",
+    "command",
+    "args",
+    "env",
+    "cwd",
+    "url",
+    "headers",
+    "auth",
+    "oauth",
+    "bearerToken",
+    "bearerTokenEnv",
+    "lifecycle",
+    "idleTimeout",
+    "startupTimeoutMs",
+    "exposeResources",
+    "directTools",
+    "excludeTools",
+    "debug",
+    "searchKeywords",
+    "description",
+];
+
+/// Is this a valid server name (`[A-Za-z0-9_.-]`, 1 to 100 characters)?
+pub fn valid_server_name(name: &str) -> bool {
+    (1..=100).contains(&name.len())
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"_.-".contains(&b))
+}
+
+/// Reads the fields of one server, collecting problems.
+struct Reader<'a> {
+    obj: &'a Map<String, Value>,
+    file: &'a Path,
+    server: &'a str,
+    env: &'a Environment,
+    diags: &'a mut Vec<Diagnostic>,
+    failed: bool,
+}
+
+impl Reader<'_> {
+    fn problem(&mut self, severity: Severity, field: &str, message: String) {
+        if severity == Severity::Error {
+            self.failed = true;
+        }
+        self.diags.push(Diagnostic::server(
+            severity,
+            self.file,
+            self.server,
+            Some(field),
+            message,
+        ));
+    }
+
+    fn error(&mut self, field: &str, message: impl Into<String>) {
+        self.problem(Severity::Error, field, message.into());
+    }
+
+    /// Interpolates `${VAR}` references; values run as commands (`!...`) are kept.
+    fn expand(&mut self, field: &str, text: &str) -> String {
+        if text.starts_with('!') {
+            return text.to_string();
+        }
+        let r = interpolate(text, self.env);
+        for name in r.missing {
+            self.problem(
+                Severity::Warning,
+                field,
+                format!("environment variable {name} is not set"),
+            );
+        }
+        r.value
+    }
+
+    fn string(&mut self, key: &str) -> Option<String> {
+        match self.obj.get(key) {
+            None | Some(Value::Null) => None,
+            Some(Value::String(s)) => Some(self.expand(key, s)),
+            Some(other) => {
+                self.error(key, format!("expected a string, found {}", kind(other)));
+                None
+            }
+        }
+    }
+
+    fn raw_string(&mut self, key: &str) -> Option<String> {
+        match self.obj.get(key) {
+            None | Some(Value::Null) => None,
+            Some(Value::String(s)) => Some(s.clone()),
+            Some(other) => {
+                self.error(key, format!("expected a string, found {}", kind(other)));
+                None
+            }
+        }
+    }
+
+    fn strings(&mut self, key: &str, expand: bool) -> Vec<String> {
+        match self.obj.get(key) {
+            None | Some(Value::Null) => Vec::new(),
+            Some(Value::Array(items)) => {
+                let mut out = Vec::with_capacity(items.len());
+                for (i, item) in items.iter().enumerate() {
+                    let field = format!("{key}[{i}]");
+                    match item {
+                        Value::String(s) if expand => out.push(self.expand(&field, s)),
+                        Value::String(s) => out.push(s.clone()),
+                        other => {
+                            self.error(&field, format!("expected a string, found {}", kind(other)))
+                        }
+                    }
+                }
+                out
+            }
+            Some(other) => {
+                self.error(
+                    key,
+                    format!("expected an array of strings, found {}", kind(other)),
+                );
+                Vec::new()
+            }
+        }
+    }
+
+    /// A string map; numbers and booleans are accepted and written as text.
+    fn string_map(&mut self, key: &str) -> Vec<(String, String)> {
+        match self.obj.get(key) {
+            None | Some(Value::Null) => Vec::new(),
+            Some(Value::Object(map)) => {
+                let mut out = Vec::with_capacity(map.len());
+                for (k, v) in map {
+                    let field = format!("{key}.{k}");
+                    let text = match v {
+                        Value::String(s) => self.expand(&field, s),
+                        Value::Number(n) => n.to_string(),
+                        Value::Bool(b) => b.to_string(),
+                        other => {
+                            self.error(&field, format!("expected a string, found {}", kind(other)));
+                            continue;
+                        }
+                    };
+                    out.push((k.clone(), text));
+                }
+                out
+            }
+            Some(other) => {
+                self.error(
+                    key,
+                    format!("expected an object of strings, found {}", kind(other)),
+                );
+                Vec::new()
+            }
+        }
+    }
+
+    fn bool(&mut self, key: &str) -> Option<bool> {
+        match self.obj.get(key) {
+            None | Some(Value::Null) => None,
+            Some(Value::Bool(b)) => Some(*b),
+            Some(other) => {
+                self.error(
+                    key,
+                    format!("expected true or false, found {}", kind(other)),
+                );
+                None
+            }
+        }
+    }
+
+    fn number(&mut self, key: &str, min: f64) -> Option<f64> {
+        match self.obj.get(key) {
+            None | Some(Value::Null) => None,
+            Some(Value::Number(n)) => match n.as_f64() {
+                Some(v) if v >= min && v.is_finite() => Some(v),
+                _ => {
+                    self.error(
+                        key,
+                        format!("must be a number of at least {min}, found {n}"),
+                    );
+                    None
+                }
+            },
+            Some(other) => {
+                self.error(key, format!("expected a number, found {}", kind(other)));
+                None
+            }
+        }
+    }
+}
+
+/// A JSON value's kind, for messages.
+pub fn kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// Validates one server definition. Returns `None` (after reporting why) when
+/// the server cannot be used. `strict` adds warnings for unknown fields.
+pub fn server(
+    name: &str,
+    value: &Value,
+    file: &Path,
+    env: &Environment,
+    strict: bool,
+    diags: &mut Vec<Diagnostic>,
+) -> Option<ServerConfig> {
+    if !valid_server_name(name) {
+        diags.push(Diagnostic::server(
+            Severity::Error,
+            file,
+            name,
+            None,
+            "invalid server name: use 1 to 100 characters from A-Z a-z 0-9 _ . -".into(),
+        ));
+        return None;
+    }
+    let Some(obj) = value.as_object() else {
+        diags.push(Diagnostic::server(
+            Severity::Error,
+            file,
+            name,
+            None,
+            format!("expected an object, found {}", kind(value)),
+        ));
+        return None;
+    };
+    let mut r = Reader {
+        obj,
+        file,
+        server: name,
+        env,
+        diags,
+        failed: false,
+    };
+    if strict {
+        for key in obj.keys().filter(|k| !SERVER_FIELDS.contains(&k.as_str())) {
+            r.problem(Severity::Warning, key, "unknown field, ignored".into());
+        }
+    }
+
+    let ty = r.raw_string("type");
+    let command = r.string("command");
+    let url = r.string("url");
+    let transport = match (ty.as_deref(), command, url) {
+        (_, Some(_), Some(_)) => {
+            r.error("url", "both `command` and `url` are set: a server is either stdio (`command`) or HTTP (`url`)");
+            None
+        }
+        (None | Some("stdio"), Some(command), None) => Some(Transport::Stdio {
+            command,
+            args: r.strings("args", true),
+            env: r.string_map("env"),
+            cwd: r.string("cwd"),
+        }),
+        (Some("stdio"), None, _) => {
+            r.error("command", "a stdio server needs `command`");
+            None
+        }
+        (Some(t @ ("http" | "sse" | "streamable-http" | "streamableHttp")), _, url) => {
+            let kind = if t == "sse" {
+                HttpKind::Sse
+            } else {
+                HttpKind::Auto
+            };
+            match url {
+                Some(url) => http(&mut r, url, kind),
+                None => {
+                    r.error("url", format!("a {t} server needs `url`"));
+                    None
+                }
+            }
+        }
+        (None, None, Some(url)) => http(&mut r, url, HttpKind::Auto),
+        (None, None, None) => {
+            r.error(
+                "command",
+                "needs `command` (a stdio server) or `url` (an HTTP server)",
+            );
+            None
+        }
+        (Some(other), _, _) => {
+            r.error(
+                "type",
+                format!("unknown type {other:?}: use \"stdio\", \"http\" or \"sse\""),
+            );
+            None
+        }
+    };
+
+    let enabled = match (r.bool("enabled"), r.bool("disabled")) {
+        (Some(e), _) => e,
+        (None, Some(d)) => !d,
+        (None, None) => true,
+    };
+    let auth = match obj.get("auth") {
+        None | Some(Value::Null) | Some(Value::Bool(false)) => None,
+        Some(Value::String(s)) if s == "bearer" || s == "oauth" => Some(s.clone()),
+        Some(other) => {
+            r.error(
+                "auth",
+                format!("expected \"bearer\", \"oauth\" or false, found {other}"),
+            );
+            None
+        }
+    };
+    let bearer_token = r.string("bearerToken");
+    let bearer_token_env = r.raw_string("bearerTokenEnv");
+    let lifecycle = match r.raw_string("lifecycle") {
+        None => Lifecycle::default(),
+        Some(s) => Lifecycle::parse(&s).unwrap_or_else(|| {
+            r.error(
+                "lifecycle",
+                format!("unknown lifecycle {s:?}: use \"lazy\", \"eager\" or \"keep-alive\""),
+            );
+            Lifecycle::default()
+        }),
+    };
+    let idle_timeout = r.number("idleTimeout", 0.0);
+    let startup_timeout_ms = r
+        .number("startupTimeoutMs", 1.0)
+        .map(|v| v as u64)
+        .unwrap_or(DEFAULT_STARTUP_TIMEOUT_MS);
+    let expose_resources = r.bool("exposeResources").unwrap_or(true);
+    let direct_tools = match obj.get("directTools") {
+        None | Some(Value::Null) | Some(Value::Bool(false)) => DirectTools::None,
+        Some(Value::Bool(true)) => DirectTools::All,
+        Some(Value::Array(_)) => DirectTools::Only(r.strings("directTools", false)),
+        Some(other) => {
+            r.error(
+                "directTools",
+                format!(
+                    "expected true, false or a list of tool names, found {}",
+                    kind(other)
+                ),
+            );
+            DirectTools::None
+        }
+    };
+    let exclude_tools = r.strings("excludeTools", false);
+    let debug = r.bool("debug").unwrap_or(false);
+    let search_keywords = r.strings("searchKeywords", false);
+
+    if r.failed {
+        return None;
+    }
+    Some(ServerConfig {
+        enabled,
+        transport: transport?,
+        auth,
+        bearer_token,
+        bearer_token_env,
+        lifecycle,
+        idle_timeout,
+        startup_timeout_ms,
+        expose_resources,
+        direct_tools,
+        exclude_tools,
+        debug,
+        search_keywords,
+    })
+}
+
+fn http(r: &mut Reader<'_>, url: String, kind: HttpKind) -> Option<Transport> {
+    let scheme_ok = url.starts_with("http://") || url.starts_with("https://");
+    if !scheme_ok {
+        r.error(
+            "url",
+            format!(
+                "{} is not an http:// or https:// URL",
+                super::show::mask_url(&url)
+            ),
+        );
+        return None;
+    }
+    Some(Transport::Http {
+        url,
+        headers: r.string_map("headers"),
+        kind,
+    })
+}
+
+fn setting_error(diags: &mut Vec<Diagnostic>, file: &Path, field: &str, message: String) {
+    diags.push(Diagnostic::field(
+        Severity::Error,
+        file,
+        format!("settings.{field}"),
+        message,
+    ));
+}
+
+/// Checks one file's `settings`; returns them with bad keys dropped and plugin
+/// paths made absolute (relative to the file's directory).
+pub fn settings(value: &Value, file: &Path, diags: &mut Vec<Diagnostic>) -> Map<String, Value> {
+    let Some(obj) = value.as_object() else {
+        diags.push(Diagnostic::field(
+            Severity::Error,
+            file,
+            "settings".into(),
+            format!("expected an object, found {}", kind(value)),
+        ));
+        return Map::new();
+    };
+    let mut out = Map::new();
+    for (key, v) in obj {
+        let problem = match key.as_str() {
+            "toolPrefix" => match v.as_str() {
+                Some(s) if PrefixMode::parse(s).is_some() => None,
+                _ => Some(format!(
+                    "expected \"server\", \"short\" or \"none\", found {v}"
+                )),
+            },
+            "idleTimeout" => match v.as_f64() {
+                Some(n) if n >= 0.0 => None,
+                _ => Some(format!(
+                    "expected a number of minutes (0 = never), found {v}"
+                )),
+            },
+            "exposure" => match v.as_str() {
+                Some("proxy" | "tool-search" | "direct") => None,
+                _ => Some(format!(
+                    "expected \"proxy\", \"tool-search\" or \"direct\", found {v}"
+                )),
+            },
+            "toolSearchBudget" => match v.as_u64() {
+                Some(n) if n > 0 => None,
+                _ => Some(format!("expected a positive number of tokens, found {v}")),
+            },
+            "captureStats" | "toonEncode" => None,
+            "plugins" => {
+                if let Some(p) = plugins(v, file, diags) {
+                    out.insert(key.clone(), p);
+                }
+                continue;
+            }
+            _ => {
+                diags.push(Diagnostic::field(
+                    Severity::Warning,
+                    file,
+                    format!("settings.{key}"),
+                    "unknown setting, ignored".into(),
+                ));
+                continue;
+            }
+        };
+        match problem {
+            Some(message) => setting_error(diags, file, key, message),
+            None => {
+                out.insert(key.clone(), v.clone());
+            }
+        }
+    }
+    out
+}
+
+/// Checks `settings.plugins`; returns it with guest paths made absolute.
+fn plugins(value: &Value, file: &Path, diags: &mut Vec<Diagnostic>) -> Option<Value> {
+    let mut err = |field: &str, message: String| {
+        setting_error(diags, file, &format!("plugins{field}"), message)
+    };
+    let Some(obj) = value.as_object() else {
+        err("", format!("expected an object, found {}", kind(value)));
+        return None;
+    };
+    let dir = file.parent().unwrap_or(Path::new("."));
+    let mut out = Map::new();
+    for (key, v) in obj {
+        match key.as_str() {
+            "grants" => {
+                let Some(grants) = v.as_object() else {
+                    err(
+                        ".grants",
+                        format!("expected an object of roles, found {}", kind(v)),
+                    );
+                    continue;
+                };
+                let mut good = Map::new();
+                for (role, caps) in grants {
+                    if Role::parse(role).is_none() {
+                        err(
+                            &format!(".grants.{role}"),
+                            "unknown role: use naming, directTools or ranking".into(),
+                        );
+                        continue;
+                    }
+                    let Some(list) = caps.as_array() else {
+                        err(
+                            &format!(".grants.{role}"),
+                            format!("expected a list of capabilities, found {}", kind(caps)),
+                        );
+                        continue;
+                    };
+                    let mut ok = true;
+                    for (i, c) in list.iter().enumerate() {
+                        if c.as_str().and_then(Capability::parse).is_none() {
+                            err(
+                                &format!(".grants.{role}[{i}]"),
+                                format!("unknown capability {c}: use catalog, lifecycle or calls"),
+                            );
+                            ok = false;
+                        }
+                    }
+                    if ok {
+                        good.insert(role.clone(), caps.clone());
+                    }
+                }
+                out.insert(key.clone(), Value::Object(good));
+            }
+            "limits" => {
+                let Some(limits) = v.as_object() else {
+                    err(".limits", format!("expected an object, found {}", kind(v)));
+                    continue;
+                };
+                let mut good = Map::new();
+                for (name, n) in limits {
+                    let range = match name.as_str() {
+                        "memoryMiB" => 1..=4096,
+                        "deadlineMs" => 1..=600_000,
+                        _ => {
+                            err(
+                                &format!(".limits.{name}"),
+                                "unknown limit: use memoryMiB or deadlineMs".into(),
+                            );
+                            continue;
+                        }
+                    };
+                    match n.as_u64() {
+                        Some(x) if range.contains(&x) => {
+                            good.insert(name.clone(), n.clone());
+                        }
+                        _ => err(
+                            &format!(".limits.{name}"),
+                            format!(
+                                "expected a whole number from {} to {}, found {n}",
+                                range.start(),
+                                range.end()
+                            ),
+                        ),
+                    }
+                }
+                out.insert(key.clone(), Value::Object(good));
+            }
+            role if Role::parse(role).is_some() => match v.as_str() {
+                Some(p) if !p.is_empty() => {
+                    let path = dir.join(p);
+                    if path.is_file() {
+                        out.insert(key.clone(), Value::String(path.display().to_string()));
+                    } else {
+                        err(
+                            &format!(".{role}"),
+                            format!("guest file {} not found", path.display()),
+                        );
+                    }
+                }
+                _ => err(
+                    &format!(".{role}"),
+                    format!("expected the path of a .wasm component, found {v}"),
+                ),
+            },
+            other => err(
+                &format!(".{other}"),
+                "unknown key: use naming, directTools, ranking, grants or limits".into(),
+            ),
+        }
+    }
+    Some(Value::Object(out))
+}

@@ -1,0 +1,7 @@
+//! The `mcpw` command.
+
+mod cli;
+
+fn main() -> std::process::ExitCode {
+    cli::main()
+}

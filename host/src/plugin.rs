@@ -1,0 +1,192 @@
+//! The WebAssembly plugin runtime: policy guests (naming, direct tools, ranking)
+//! run as components under wasmtime, sandboxed, with the embedded default guest
+//! as the fallback for every role.
+
+mod bindings;
+pub mod compile_cache;
+pub mod engine;
+pub mod grants;
+pub mod guest;
+pub mod inspect;
+pub mod limits;
+pub mod policy;
+pub mod roles;
+pub mod services;
+mod state;
+
+pub use compile_cache::{CompileCache, Compiled};
+pub use grants::{Capability, Grants};
+pub use guest::{GuestModule, LoadOptions};
+pub use limits::{LimitHit, Limits};
+pub use policy::{Policy, PolicyConfig, SearchIndex};
+pub use roles::{
+    DirectOptions, DirectPolicy, Hit, IndexOptions, NameOutcome, Namer, NamingOptions, PrefixMode,
+    QueryMode, RankIndex, Ranker, SearchOptions, ServerDirect, is_valid_tool_name,
+};
+pub use services::{CallOutcome, HostServices, ServiceError, StaticServices};
+
+use std::fmt;
+use std::path::PathBuf;
+
+/// The default policy guest (`guest-example/`), built for wasm32-wasip2 and embedded.
+pub const DEFAULT_GUEST: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/default-guest.wasm"));
+
+/// The version of the `mcpw:plugin` WIT package this host speaks.
+pub const WIT_VERSION: &str = "0.1.0";
+
+/// A policy role, each a WIT export interface.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Role {
+    /// `naming`: agent-facing tool names.
+    Naming,
+    /// `direct-tools`: which tools are always loaded.
+    DirectTools,
+    /// `ranking`: tool search.
+    Ranking,
+}
+
+impl Role {
+    /// Every role.
+    pub const ALL: [Role; 3] = [Role::Naming, Role::DirectTools, Role::Ranking];
+
+    /// The name used in config (`settings.plugins`).
+    pub fn config_key(self) -> &'static str {
+        match self {
+            Role::Naming => "naming",
+            Role::DirectTools => "directTools",
+            Role::Ranking => "ranking",
+        }
+    }
+
+    /// Parses a config key.
+    pub fn parse(key: &str) -> Option<Role> {
+        Role::ALL.into_iter().find(|r| r.config_key() == key)
+    }
+
+    /// The WIT export that fills the role.
+    pub fn export_name(self) -> &'static str {
+        match self {
+            Role::Naming => "mcpw:plugin/naming@0.1.0",
+            Role::DirectTools => "mcpw:plugin/direct-tools@0.1.0",
+            Role::Ranking => "mcpw:plugin/ranking@0.1.0",
+        }
+    }
+}
+
+impl fmt::Display for Role {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Role::Naming => "naming",
+            Role::DirectTools => "direct-tools",
+            Role::Ranking => "ranking",
+        })
+    }
+}
+
+/// An error a guest returned as a value (WIT `plugin-error`).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum GuestError {
+    /// An argument could not be used.
+    #[error("invalid input: {0}")]
+    InvalidInput(String),
+    /// A regular expression did not compile.
+    #[error("invalid pattern: {0}")]
+    InvalidPattern(String),
+    /// The host denied a capability (passed on by the guest).
+    #[error("denied: {0}")]
+    Denied(String),
+    /// Not found.
+    #[error("not found: {0}")]
+    NotFound(String),
+    /// Unavailable.
+    #[error("unavailable: {0}")]
+    Unavailable(String),
+    /// Anything else.
+    #[error("{0}")]
+    Failed(String),
+}
+
+/// Everything that can go wrong with a guest.
+#[derive(Debug, thiserror::Error)]
+pub enum PluginError {
+    /// The guest file could not be read.
+    #[error("cannot read guest {path}: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The guest could not be compiled or linked.
+    #[error("guest {guest}: {message}")]
+    Load {
+        /// The guest.
+        guest: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// The guest does not export the role it was given.
+    #[error("guest {guest} does not implement the {role} role: it must export `{}`, and it exports {}", .role.export_name(), list(.exports))]
+    MissingRole {
+        /// The guest.
+        guest: String,
+        /// The role.
+        role: Role,
+        /// What it exports instead.
+        exports: Vec<String>,
+    },
+    /// A sandbox limit stopped the call.
+    #[error("guest {guest} was stopped: it exceeded its {hit}")]
+    Limit {
+        /// The guest.
+        guest: String,
+        /// The limit.
+        hit: LimitHit,
+    },
+    /// The guest trapped (a bug in the guest).
+    #[error("guest {guest} trapped: {message}")]
+    Trap {
+        /// The guest.
+        guest: String,
+        /// The trap.
+        message: String,
+    },
+    /// The guest's answer breaks the WIT contract.
+    #[error("guest {guest} broke the {role} contract: {message}")]
+    BadOutput {
+        /// The guest.
+        guest: String,
+        /// The role.
+        role: Role,
+        /// How.
+        message: String,
+    },
+    /// The guest answered with an error value.
+    #[error("guest {guest}: {error}")]
+    Guest {
+        /// The guest.
+        guest: String,
+        /// Its error.
+        error: GuestError,
+    },
+}
+
+fn list(items: &[String]) -> String {
+    if items.is_empty() {
+        "nothing".into()
+    } else {
+        items
+            .iter()
+            .map(|i| format!("`{i}`"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+impl PluginError {
+    /// True for an error value the guest returned on purpose: an answer to pass
+    /// on, not a failure to recover from.
+    pub fn is_answer(&self) -> bool {
+        matches!(self, PluginError::Guest { .. })
+    }
+}

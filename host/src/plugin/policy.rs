@@ -1,0 +1,315 @@
+//! The three policy roles as the rest of the host uses them: each answered by the
+//! user's guest when one is configured, else by the embedded default guest.
+//!
+//! When a user guest traps, hits a limit or breaks the contract, the call is
+//! answered by the default guest instead and a warning names the guest and the
+//! limit. A guest that fails [`MAX_STRIKES`] calls in a row is set aside for the
+//! rest of the process. Error values a guest returns on purpose (an invalid
+//! pattern, say) are answers, not failures, and are passed on.
+
+use super::compile_cache::CompileCache;
+use super::grants::Grants;
+use super::guest::{GuestModule, LoadOptions};
+use super::limits::Limits;
+use super::roles::{
+    DirectOptions, DirectPolicy, Hit, IndexOptions, NameOutcome, Namer, NamingOptions, RankIndex,
+    Ranker, SearchOptions,
+};
+use super::services::HostServices;
+use super::{DEFAULT_GUEST, PluginError, Role};
+use crate::catalog::{Entry, Tool};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Mutex};
+
+/// Consecutive failures after which a user guest is no longer called.
+pub const MAX_STRIKES: u32 = 3;
+
+/// Which guests fill which role, with what grants and limits (`settings.plugins`).
+#[derive(Clone, Debug, Default)]
+pub struct PolicyConfig {
+    /// User guest per role; roles absent use the default guest.
+    pub guests: BTreeMap<Role, PathBuf>,
+    /// Capabilities granted per role.
+    pub grants: BTreeMap<Role, Grants>,
+    /// Sandbox limits for every guest.
+    pub limits: Limits,
+    /// Where compiled guests are cached.
+    pub cache: CompileCache,
+}
+
+struct UserGuest<T> {
+    guest: T,
+    name: String,
+    strikes: AtomicU32,
+}
+
+impl<T> UserGuest<T> {
+    fn active(&self) -> bool {
+        self.strikes.load(Ordering::Relaxed) < MAX_STRIKES
+    }
+
+    fn strike(&self, role: Role, error: &PluginError) {
+        let strikes = self.strikes.fetch_add(1, Ordering::Relaxed) + 1;
+        if strikes >= MAX_STRIKES {
+            tracing::warn!(
+                "{error}; the {role} role falls back to the default guest (guest {} failed {strikes} calls in a row and is set aside)",
+                self.name
+            );
+        } else {
+            tracing::warn!(
+                "{error}; the {role} role falls back to the default guest for this call"
+            );
+        }
+    }
+}
+
+struct Slot<T> {
+    role: Role,
+    default: T,
+    user: Option<UserGuest<T>>,
+}
+
+impl<T> Slot<T> {
+    fn new(
+        role: Role,
+        default: T,
+        user: Option<(Arc<GuestModule>, String)>,
+        new: impl Fn(Arc<GuestModule>) -> Result<T, PluginError>,
+    ) -> Result<Slot<T>, PluginError> {
+        let user = match user {
+            Some((module, name)) => Some(UserGuest {
+                guest: new(module)?,
+                name,
+                strikes: AtomicU32::new(0),
+            }),
+            None => None,
+        };
+        Ok(Slot {
+            role,
+            default,
+            user,
+        })
+    }
+
+    fn user_name(&self) -> Option<&str> {
+        self.user
+            .as_ref()
+            .filter(|u| u.active())
+            .map(|u| u.name.as_str())
+    }
+
+    /// Runs `f` on the user guest, falling back to the default guest on failure.
+    fn call<R>(&self, f: impl Fn(&T) -> Result<R, PluginError>) -> Result<R, PluginError> {
+        if let Some(user) = self.user.as_ref().filter(|u| u.active()) {
+            match f(&user.guest) {
+                Ok(r) => {
+                    user.strikes.store(0, Ordering::Relaxed);
+                    return Ok(r);
+                }
+                Err(e) if e.is_answer() => return Err(e),
+                Err(e) => user.strike(self.role, &e),
+            }
+        }
+        f(&self.default)
+    }
+}
+
+/// The naming, direct-tools and ranking policies of a host.
+pub struct Policy {
+    naming: Slot<Namer>,
+    direct: Slot<DirectPolicy>,
+    ranking: Arc<Slot<Arc<Ranker>>>,
+}
+
+impl Policy {
+    /// Loads the default guest and every user guest the config names. A user guest
+    /// that cannot be read, compiled or linked, or that does not implement its
+    /// role, is an error.
+    pub fn load(
+        config: &PolicyConfig,
+        services: Arc<dyn HostServices>,
+    ) -> Result<Policy, PluginError> {
+        let options = |role: Role| LoadOptions {
+            limits: config.limits,
+            grants: config.grants.get(&role).copied().unwrap_or_default(),
+            services: services.clone(),
+            cache: config.cache.clone(),
+        };
+        let default = GuestModule::load(
+            "default",
+            DEFAULT_GUEST,
+            LoadOptions {
+                grants: Grants::none(),
+                ..options(Role::Naming)
+            },
+        )?;
+        let user = |role: Role| -> Result<Option<(Arc<GuestModule>, String)>, PluginError> {
+            let Some(path) = config.guests.get(&role) else {
+                return Ok(None);
+            };
+            let bytes = std::fs::read(path).map_err(|source| PluginError::Io {
+                path: path.clone(),
+                source,
+            })?;
+            let name = path.display().to_string();
+            Ok(Some((
+                GuestModule::load(&name, &bytes, options(role))?,
+                name,
+            )))
+        };
+        Ok(Policy {
+            naming: Slot::new(
+                Role::Naming,
+                Namer::new(default.clone())?,
+                user(Role::Naming)?,
+                Namer::new,
+            )?,
+            direct: Slot::new(
+                Role::DirectTools,
+                DirectPolicy::new(default.clone())?,
+                user(Role::DirectTools)?,
+                DirectPolicy::new,
+            )?,
+            ranking: Arc::new(Slot::new(
+                Role::Ranking,
+                Ranker::new(default)?,
+                user(Role::Ranking)?,
+                Ranker::new,
+            )?),
+        })
+    }
+
+    /// The name of the user guest filling `role`, if any (and not set aside).
+    pub fn user_guest(&self, role: Role) -> Option<&str> {
+        match role {
+            Role::Naming => self.naming.user_name(),
+            Role::DirectTools => self.direct.user_name(),
+            Role::Ranking => self.ranking.user_name(),
+        }
+    }
+
+    /// Names a catalog.
+    pub fn names(
+        &self,
+        tools: &[Tool],
+        options: &NamingOptions,
+    ) -> Result<Vec<NameOutcome>, PluginError> {
+        self.naming.call(|g| g.names(tools, options))
+    }
+
+    /// Names a catalog and returns the exposed entries, in catalog order. Tools
+    /// that lose a name collision or hit a reserved name are left out with a warning.
+    pub fn entries(
+        &self,
+        tools: &[Tool],
+        options: &NamingOptions,
+    ) -> Result<Vec<Entry>, PluginError> {
+        let outcomes = self.names(tools, options)?;
+        let mut entries = Vec::with_capacity(tools.len());
+        for (tool, outcome) in tools.iter().zip(outcomes) {
+            match outcome {
+                NameOutcome::Named(name) => entries.push(Entry {
+                    name,
+                    tool: tool.clone(),
+                }),
+                NameOutcome::DuplicateOf(winner) => tracing::warn!(
+                    "tool {} is hidden: its name collides with {} (first one wins)",
+                    tool.id(),
+                    tools[winner].id()
+                ),
+                NameOutcome::Reserved(name) => {
+                    tracing::warn!(
+                        "tool {} is hidden: its name {name} is reserved by mcpw",
+                        tool.id()
+                    )
+                }
+            }
+        }
+        Ok(entries)
+    }
+
+    /// Indices of the direct entries.
+    pub fn direct(
+        &self,
+        entries: &[Entry],
+        options: &DirectOptions,
+    ) -> Result<Vec<usize>, PluginError> {
+        self.direct.call(|g| g.select(entries, options))
+    }
+
+    /// Builds a search index over a named catalog.
+    pub fn index(
+        &self,
+        entries: Arc<[Entry]>,
+        options: IndexOptions,
+    ) -> Result<SearchIndex, PluginError> {
+        let slot = self.ranking.clone();
+        let mut user = None;
+        if let Some(u) = slot.user.as_ref().filter(|u| u.active()) {
+            match u.guest.index(entries.clone(), options.clone()) {
+                Ok(index) => {
+                    u.strikes.store(0, Ordering::Relaxed);
+                    user = Some(index);
+                }
+                Err(e) if e.is_answer() => return Err(e),
+                Err(e) => u.strike(Role::Ranking, &e),
+            }
+        }
+        let default = match user {
+            Some(_) => None,
+            None => Some(slot.default.index(entries.clone(), options.clone())?),
+        };
+        Ok(SearchIndex {
+            slot,
+            entries,
+            options,
+            user,
+            default: Mutex::new(default),
+        })
+    }
+}
+
+/// A search index answered by the ranking role, with the same fallback.
+pub struct SearchIndex {
+    slot: Arc<Slot<Arc<Ranker>>>,
+    entries: Arc<[Entry]>,
+    options: IndexOptions,
+    user: Option<RankIndex>,
+    default: Mutex<Option<RankIndex>>,
+}
+
+impl SearchIndex {
+    /// The entries searched.
+    pub fn entries(&self) -> &Arc<[Entry]> {
+        &self.entries
+    }
+
+    /// Answers a query.
+    pub fn search(&self, query: &str, options: &SearchOptions) -> Result<Vec<Hit>, PluginError> {
+        if let (Some(index), Some(u)) = (&self.user, self.slot.user.as_ref().filter(|u| u.active()))
+        {
+            match index.search(query, options) {
+                Ok(hits) => {
+                    u.strikes.store(0, Ordering::Relaxed);
+                    return Ok(hits);
+                }
+                Err(e) if e.is_answer() => return Err(e),
+                Err(e) => u.strike(Role::Ranking, &e),
+            }
+        }
+        let mut default = self.default.lock().unwrap_or_else(|p| p.into_inner());
+        if default.is_none() {
+            *default = Some(
+                self.slot
+                    .default
+                    .index(self.entries.clone(), self.options.clone())?,
+            );
+        }
+        default
+            .as_ref()
+            .expect("built above")
+            .search(query, options)
+    }
+}

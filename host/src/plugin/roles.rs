@@ -1,0 +1,531 @@
+//! One typed handle per role, over a guest instance. Every answer a guest gives
+//! is checked against the WIT contract before the host uses it.
+
+use super::bindings::exports::mcpw::plugin::{
+    direct_tools as wit_direct, naming as wit_naming, ranking as wit_ranking,
+};
+use super::bindings::mcpw::plugin::types as wit;
+use super::guest::{GuestInstance, GuestModule};
+use super::state::wit_tool;
+use super::{GuestError, PluginError, Role};
+use crate::catalog::{Entry, Tool};
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex, MutexGuard};
+use wasmtime::component::ResourceAny;
+
+/// `settings.toolPrefix`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum PrefixMode {
+    /// `<server>__<tool>`.
+    #[default]
+    Server,
+    /// `<server without -mcp>__<tool>`.
+    Short,
+    /// `<tool>`.
+    None,
+}
+
+impl PrefixMode {
+    /// Parses a config value.
+    pub fn parse(s: &str) -> Option<PrefixMode> {
+        match s {
+            "server" => Some(PrefixMode::Server),
+            "short" => Some(PrefixMode::Short),
+            "none" => Some(PrefixMode::None),
+            _ => None,
+        }
+    }
+}
+
+/// Options of the naming role.
+#[derive(Clone, Debug, Default)]
+pub struct NamingOptions {
+    /// Prefix mode.
+    pub prefix: PrefixMode,
+    /// Names the host keeps for itself.
+    pub reserved: Vec<String>,
+}
+
+/// What became of one tool.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum NameOutcome {
+    /// Exposed under this name.
+    Named(String),
+    /// Hidden: same name as the tool at this index.
+    DuplicateOf(usize),
+    /// Hidden: the name is reserved.
+    Reserved(String),
+}
+
+/// A server's `directTools` setting.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ServerDirect {
+    /// `true`.
+    All,
+    /// `false` / absent.
+    None,
+    /// A list of tool names.
+    Only(Vec<String>),
+}
+
+/// Input of the direct-tools role.
+#[derive(Clone, Debug, Default)]
+pub struct DirectOptions {
+    /// `MCP_DIRECT_TOOLS`, when set.
+    pub env_override: Option<String>,
+    /// Per-server settings.
+    pub servers: Vec<(String, ServerDirect)>,
+}
+
+/// Options fixed when a search index is built.
+#[derive(Clone, Debug, Default)]
+pub struct IndexOptions {
+    /// Per-server `searchKeywords`.
+    pub server_keywords: Vec<(String, Vec<String>)>,
+    /// A scoring profile the guest offers; `None` for its default.
+    pub profile: Option<String>,
+}
+
+/// How a query is read.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum QueryMode {
+    /// Free text (and `select:a,b`).
+    #[default]
+    Keyword,
+    /// A case-insensitive regular expression.
+    Regex,
+}
+
+/// Options of one query.
+#[derive(Clone, Debug)]
+pub struct SearchOptions {
+    /// Most hits returned.
+    pub limit: u32,
+    /// How the query is read.
+    pub mode: QueryMode,
+    /// Only this server's entries.
+    pub server: Option<String>,
+}
+
+impl Default for SearchOptions {
+    fn default() -> Self {
+        SearchOptions {
+            limit: 5,
+            mode: QueryMode::Keyword,
+            server: None,
+        }
+    }
+}
+
+/// One search hit.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Hit {
+    /// Index into the entries the index was built from.
+    pub index: usize,
+    /// The guest's score.
+    pub score: f32,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+fn guest_error(guest: &str, e: wit::PluginError) -> PluginError {
+    let error = match e {
+        wit::PluginError::InvalidInput(m) => GuestError::InvalidInput(m),
+        wit::PluginError::InvalidPattern(m) => GuestError::InvalidPattern(m),
+        wit::PluginError::Denied(m) => GuestError::Denied(m),
+        wit::PluginError::NotFound(m) => GuestError::NotFound(m),
+        wit::PluginError::Unavailable(m) => GuestError::Unavailable(m),
+        wit::PluginError::Failed(m) => GuestError::Failed(m),
+    };
+    PluginError::Guest {
+        guest: guest.to_string(),
+        error,
+    }
+}
+
+fn contract(guest: &str, role: Role, message: String) -> PluginError {
+    PluginError::BadOutput {
+        guest: guest.to_string(),
+        role,
+        message,
+    }
+}
+
+fn wit_entry(e: &Entry) -> wit::Entry {
+    wit::Entry {
+        name: e.name.clone(),
+        tool: wit_tool(&e.tool),
+    }
+}
+
+/// Is `name` acceptable to every major LLM API?
+pub fn is_valid_tool_name(name: &str) -> bool {
+    (1..=64).contains(&name.len())
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+}
+
+/// The naming role of one guest.
+pub struct Namer {
+    instance: Mutex<GuestInstance>,
+    indices: wit_naming::GuestIndices,
+}
+
+impl Namer {
+    /// Fails unless the guest exports the naming role.
+    pub fn new(module: Arc<GuestModule>) -> Result<Namer, PluginError> {
+        module.require(Role::Naming)?;
+        let indices =
+            wit_naming::GuestIndices::new(&module.pre).map_err(|e| PluginError::Load {
+                guest: module.name().to_string(),
+                message: format!("{e:#}"),
+            })?;
+        Ok(Namer {
+            instance: Mutex::new(GuestInstance::new(module)),
+            indices,
+        })
+    }
+
+    /// Names every tool; the answer is checked (one outcome per tool, valid and
+    /// unique names, duplicates pointing at an earlier named tool).
+    pub fn names(
+        &self,
+        tools: &[Tool],
+        options: &NamingOptions,
+    ) -> Result<Vec<NameOutcome>, PluginError> {
+        let input: Vec<wit::Tool> = tools.iter().map(wit_tool).collect();
+        let opts = wit::PrefixMode::from(options.prefix);
+        let opts = wit_naming::NamingOptions {
+            prefix: opts,
+            reserved: options.reserved.clone(),
+        };
+        let mut instance = lock(&self.instance);
+        let guest = instance.module().name().to_string();
+        let answer = instance.run(|store, inst| {
+            self.indices
+                .load(&mut *store, inst)?
+                .call_names(store, &input, &opts)
+        })?;
+        let answer = answer.map_err(|e| guest_error(&guest, e))?;
+        check_names(&guest, tools.len(), &options.reserved, answer)
+    }
+}
+
+impl From<PrefixMode> for wit::PrefixMode {
+    fn from(p: PrefixMode) -> Self {
+        match p {
+            PrefixMode::Server => wit::PrefixMode::Server,
+            PrefixMode::Short => wit::PrefixMode::Short,
+            PrefixMode::None => wit::PrefixMode::None,
+        }
+    }
+}
+
+fn check_names(
+    guest: &str,
+    count: usize,
+    reserved: &[String],
+    answer: Vec<wit_naming::NameOutcome>,
+) -> Result<Vec<NameOutcome>, PluginError> {
+    let bad = |m: String| contract(guest, Role::Naming, m);
+    if answer.len() != count {
+        return Err(bad(format!("{} outcomes for {count} tools", answer.len())));
+    }
+    let mut seen: HashSet<&str> = HashSet::with_capacity(count);
+    for (i, outcome) in answer.iter().enumerate() {
+        match outcome {
+            wit_naming::NameOutcome::Named(name) => {
+                if !is_valid_tool_name(name) {
+                    return Err(bad(format!(
+                        "tool {i}: name {name:?} does not match ^[A-Za-z0-9_-]{{1,64}}$"
+                    )));
+                }
+                if !seen.insert(name) {
+                    return Err(bad(format!("tool {i}: name {name:?} is given twice")));
+                }
+                if reserved.iter().any(|r| r == name) {
+                    return Err(bad(format!("tool {i}: name {name:?} is reserved")));
+                }
+            }
+            wit_naming::NameOutcome::DuplicateOf(j) => {
+                let j = *j as usize;
+                if j >= i || !matches!(answer[j], wit_naming::NameOutcome::Named(_)) {
+                    return Err(bad(format!(
+                        "tool {i}: duplicate-of({j}) must point at an earlier named tool"
+                    )));
+                }
+            }
+            wit_naming::NameOutcome::Reserved(_) => {}
+        }
+    }
+    Ok(answer
+        .into_iter()
+        .map(|o| match o {
+            wit_naming::NameOutcome::Named(n) => NameOutcome::Named(n),
+            wit_naming::NameOutcome::DuplicateOf(j) => NameOutcome::DuplicateOf(j as usize),
+            wit_naming::NameOutcome::Reserved(n) => NameOutcome::Reserved(n),
+        })
+        .collect())
+}
+
+/// The direct-tools role of one guest.
+pub struct DirectPolicy {
+    instance: Mutex<GuestInstance>,
+    indices: wit_direct::GuestIndices,
+}
+
+impl DirectPolicy {
+    /// Fails unless the guest exports the direct-tools role.
+    pub fn new(module: Arc<GuestModule>) -> Result<DirectPolicy, PluginError> {
+        module.require(Role::DirectTools)?;
+        let indices =
+            wit_direct::GuestIndices::new(&module.pre).map_err(|e| PluginError::Load {
+                guest: module.name().to_string(),
+                message: format!("{e:#}"),
+            })?;
+        Ok(DirectPolicy {
+            instance: Mutex::new(GuestInstance::new(module)),
+            indices,
+        })
+    }
+
+    /// Indices of the direct entries, checked to be in range and strictly ascending.
+    pub fn select(
+        &self,
+        entries: &[Entry],
+        options: &DirectOptions,
+    ) -> Result<Vec<usize>, PluginError> {
+        let input: Vec<wit::Entry> = entries.iter().map(wit_entry).collect();
+        let opts = wit_direct::DirectOptions {
+            env_override: options.env_override.clone(),
+            servers: options
+                .servers
+                .iter()
+                .map(|(server, d)| wit_direct::ServerSetting {
+                    server: server.clone(),
+                    direct: match d {
+                        ServerDirect::All => wit_direct::ServerDirect::All,
+                        ServerDirect::None => wit_direct::ServerDirect::None,
+                        ServerDirect::Only(list) => wit_direct::ServerDirect::Only(list.clone()),
+                    },
+                })
+                .collect(),
+        };
+        let mut instance = lock(&self.instance);
+        let guest = instance.module().name().to_string();
+        let answer = instance.run(|store, inst| {
+            self.indices
+                .load(&mut *store, inst)?
+                .call_select(store, &input, &opts)
+        })?;
+        let answer = answer.map_err(|e| guest_error(&guest, e))?;
+        let mut previous: Option<u32> = None;
+        for &i in &answer {
+            if i as usize >= entries.len() {
+                return Err(contract(
+                    &guest,
+                    Role::DirectTools,
+                    format!("index {i} is out of range ({} tools)", entries.len()),
+                ));
+            }
+            if previous.is_some_and(|p| p >= i) {
+                return Err(contract(
+                    &guest,
+                    Role::DirectTools,
+                    "indices must be strictly ascending".into(),
+                ));
+            }
+            previous = Some(i);
+        }
+        Ok(answer.into_iter().map(|i| i as usize).collect())
+    }
+}
+
+struct RankerState {
+    instance: GuestInstance,
+    /// Live guest-side indexes: id -> (resource, instance generation it lives in).
+    built: HashMap<u64, (ResourceAny, u64)>,
+    next_id: u64,
+}
+
+/// The ranking role of one guest.
+pub struct Ranker {
+    state: Mutex<RankerState>,
+    indices: wit_ranking::GuestIndices,
+}
+
+/// A search index built by a ranking guest over one catalog.
+pub struct RankIndex {
+    ranker: Arc<Ranker>,
+    id: u64,
+    entries: Arc<[Entry]>,
+    options: IndexOptions,
+}
+
+impl Ranker {
+    /// Fails unless the guest exports the ranking role.
+    pub fn new(module: Arc<GuestModule>) -> Result<Arc<Ranker>, PluginError> {
+        module.require(Role::Ranking)?;
+        let indices =
+            wit_ranking::GuestIndices::new(&module.pre).map_err(|e| PluginError::Load {
+                guest: module.name().to_string(),
+                message: format!("{e:#}"),
+            })?;
+        let state = RankerState {
+            instance: GuestInstance::new(module),
+            built: HashMap::new(),
+            next_id: 0,
+        };
+        Ok(Arc::new(Ranker {
+            state: Mutex::new(state),
+            indices,
+        }))
+    }
+
+    /// Builds an index over `entries` now (so that build errors surface here).
+    pub fn index(
+        self: &Arc<Self>,
+        entries: Arc<[Entry]>,
+        options: IndexOptions,
+    ) -> Result<RankIndex, PluginError> {
+        let mut state = lock(&self.state);
+        let id = state.next_id;
+        state.next_id += 1;
+        let index = RankIndex {
+            ranker: self.clone(),
+            id,
+            entries,
+            options,
+        };
+        let built = self.build(&mut state, &index);
+        // Release the lock before `index` can be dropped: its Drop takes the lock.
+        drop(state);
+        built.map(|_| index)
+    }
+
+    fn build(
+        &self,
+        state: &mut RankerState,
+        index: &RankIndex,
+    ) -> Result<ResourceAny, PluginError> {
+        let input: Vec<wit::Entry> = index.entries.iter().map(wit_entry).collect();
+        let opts = wit_ranking::IndexOptions {
+            server_keywords: index
+                .options
+                .server_keywords
+                .iter()
+                .map(|(server, keywords)| wit_ranking::ServerKeywords {
+                    server: server.clone(),
+                    keywords: keywords.clone(),
+                })
+                .collect(),
+            profile: index.options.profile.clone(),
+        };
+        let guest = state.instance.module().name().to_string();
+        let answer = state.instance.run(|store, inst| {
+            self.indices
+                .load(&mut *store, inst)?
+                .index()
+                .call_build(store, &input, &opts)
+        })?;
+        let resource = answer.map_err(|e| guest_error(&guest, e))?;
+        state
+            .built
+            .insert(index.id, (resource, state.instance.generation()));
+        Ok(resource)
+    }
+}
+
+impl RankIndex {
+    /// The entries the index was built from.
+    pub fn entries(&self) -> &Arc<[Entry]> {
+        &self.entries
+    }
+
+    /// Answers a query; hits are checked (in range, within the limit, no index
+    /// twice, finite scores, best first). A guest instance replaced since the build
+    /// gets the index rebuilt first.
+    pub fn search(&self, query: &str, options: &SearchOptions) -> Result<Vec<Hit>, PluginError> {
+        let ranker = &self.ranker;
+        let mut state = lock(&ranker.state);
+        let resource = match state.built.get(&self.id) {
+            Some((r, generation)) if *generation == state.instance.generation() => *r,
+            _ => ranker.build(&mut state, self)?,
+        };
+        let opts = wit_ranking::SearchOptions {
+            limit: options.limit,
+            mode: match options.mode {
+                QueryMode::Keyword => wit_ranking::QueryMode::Keyword,
+                QueryMode::Regex => wit_ranking::QueryMode::Regex,
+            },
+            server: options.server.clone(),
+        };
+        let guest = state.instance.module().name().to_string();
+        let answer = state.instance.run(|store, inst| {
+            ranker
+                .indices
+                .load(&mut *store, inst)?
+                .index()
+                .call_search(store, resource, query, &opts)
+        })?;
+        let hits = answer.map_err(|e| guest_error(&guest, e))?;
+        check_hits(&guest, self.entries.len(), options.limit, hits)
+    }
+}
+
+impl Drop for RankIndex {
+    fn drop(&mut self) {
+        let mut state = lock(&self.ranker.state);
+        if let Some((resource, generation)) = state.built.remove(&self.id)
+            && generation == state.instance.generation()
+        {
+            // Frees the guest's memory for this index; a failure only means the
+            // instance is gone already.
+            let _ = state.instance.run(|store, _| resource.resource_drop(store));
+        }
+    }
+}
+
+fn check_hits(
+    guest: &str,
+    count: usize,
+    limit: u32,
+    hits: Vec<wit_ranking::Hit>,
+) -> Result<Vec<Hit>, PluginError> {
+    let bad = |m: String| contract(guest, Role::Ranking, m);
+    if hits.len() > limit as usize {
+        return Err(bad(format!("{} hits for a limit of {limit}", hits.len())));
+    }
+    let mut seen = HashSet::with_capacity(hits.len());
+    let mut previous = f32::INFINITY;
+    for h in &hits {
+        if h.index as usize >= count {
+            return Err(bad(format!(
+                "hit index {} is out of range ({count} entries)",
+                h.index
+            )));
+        }
+        if !seen.insert(h.index) {
+            return Err(bad(format!("hit index {} is given twice", h.index)));
+        }
+        if !h.score.is_finite() {
+            return Err(bad(format!("hit {} has a score of {}", h.index, h.score)));
+        }
+        if h.score > previous {
+            return Err(bad(
+                "hits must come best first (scores not increasing)".into()
+            ));
+        }
+        previous = h.score;
+    }
+    Ok(hits
+        .into_iter()
+        .map(|h| Hit {
+            index: h.index as usize,
+            score: h.score,
+        })
+        .collect())
+}

@@ -1,0 +1,225 @@
+//! The data of a guest store, and the host side of the guest imports: each call
+//! checks the guest's grants first, and a denied call is an error value.
+
+use super::bindings::mcpw::plugin::{calls, catalog, lifecycle, log, types};
+use super::grants::{Capability, Grants};
+use super::limits::{Limits, StoreLimiter};
+use super::services::{HostServices, ServiceError};
+use crate::catalog::{ConnectionState, ServerStatus, Tool, ToolKind};
+use crate::config::Lifecycle;
+use std::sync::Arc;
+use wasmtime::component::ResourceTable;
+use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
+
+/// Log records a guest may write per call; more are dropped, so that a guest
+/// cannot flood the host's log.
+const LOG_BUDGET: u32 = 100;
+/// Longest log message kept.
+const LOG_MAX_LEN: usize = 4096;
+
+/// Everything a guest store carries.
+pub(crate) struct GuestState {
+    wasi: WasiCtx,
+    table: ResourceTable,
+    pub(crate) limiter: StoreLimiter,
+    guest: Arc<str>,
+    grants: Grants,
+    services: Arc<dyn HostServices>,
+    log_budget: u32,
+    /// The last error-level record the guest logged (the default guest logs its
+    /// panic message there), used to explain a trap.
+    pub(crate) last_error: Option<String>,
+}
+
+impl GuestState {
+    pub(crate) fn new(
+        guest: Arc<str>,
+        limits: &Limits,
+        grants: Grants,
+        services: Arc<dyn HostServices>,
+    ) -> Self {
+        // No preopens, env, args, network or stdin; stdout/stderr go nowhere.
+        let wasi = WasiCtx::builder().build();
+        GuestState {
+            wasi,
+            table: ResourceTable::new(),
+            limiter: StoreLimiter::new(limits),
+            guest,
+            grants,
+            services,
+            log_budget: LOG_BUDGET,
+            last_error: None,
+        }
+    }
+
+    /// Resets per-call state before each call into the guest.
+    pub(crate) fn begin_call(&mut self) {
+        self.log_budget = LOG_BUDGET;
+        self.last_error = None;
+    }
+
+    fn check(&self, capability: Capability) -> Result<(), types::PluginError> {
+        if self.grants.allows(capability) {
+            Ok(())
+        } else {
+            tracing::warn!(guest = %self.guest, "guest called `{capability}`, which its role is not granted");
+            Err(types::PluginError::Denied(format!(
+                "`{capability}` is not granted to this guest; grant it in settings.plugins.grants"
+            )))
+        }
+    }
+}
+
+impl WasiView for GuestState {
+    fn ctx(&mut self) -> WasiCtxView<'_> {
+        WasiCtxView {
+            ctx: &mut self.wasi,
+            table: &mut self.table,
+        }
+    }
+}
+
+fn service_error(e: ServiceError) -> types::PluginError {
+    match e {
+        ServiceError::NotFound(m) => types::PluginError::NotFound(m),
+        ServiceError::Unavailable(m) => types::PluginError::Unavailable(m),
+        ServiceError::InvalidInput(m) => types::PluginError::InvalidInput(m),
+        ServiceError::Failed(m) => types::PluginError::Failed(m),
+    }
+}
+
+pub(crate) fn wit_tool(t: &Tool) -> types::Tool {
+    types::Tool {
+        server: t.server.clone(),
+        name: t.name.clone(),
+        title: t.title.clone(),
+        description: t.description.clone(),
+        input_schema: t.input_schema.to_string(),
+        annotations: t.annotations.as_ref().map(|a| a.to_string()),
+        kind: match t.kind {
+            ToolKind::Tool => types::ToolKind::Tool,
+            ToolKind::Resource => types::ToolKind::Resource,
+        },
+        resource_uri: t.resource_uri.clone(),
+    }
+}
+
+fn wit_status(s: ServerStatus) -> types::ServerStatus {
+    types::ServerStatus {
+        name: s.name,
+        state: match s.state {
+            ConnectionState::Connected => types::ConnectionState::Connected,
+            ConnectionState::Cached => types::ConnectionState::Cached,
+            ConnectionState::NotConnected => types::ConnectionState::NotConnected,
+            ConnectionState::Failed => types::ConnectionState::Failed,
+            ConnectionState::NeedsAuth => types::ConnectionState::NeedsAuth,
+            ConnectionState::Disabled => types::ConnectionState::Disabled,
+        },
+        tool_count: s.tool_count,
+        lifecycle: match s.lifecycle {
+            Lifecycle::Lazy => types::LifecycleMode::Lazy,
+            Lifecycle::Eager => types::LifecycleMode::Eager,
+            Lifecycle::KeepAlive => types::LifecycleMode::KeepAlive,
+        },
+        last_error: s.last_error,
+    }
+}
+
+impl types::Host for GuestState {}
+
+impl log::Host for GuestState {
+    fn log(&mut self, level: log::Level, mut message: String) {
+        if level == log::Level::Error {
+            self.last_error = Some(message.clone());
+        }
+        if self.log_budget == 0 {
+            return;
+        }
+        self.log_budget -= 1;
+        if message.len() > LOG_MAX_LEN {
+            let mut cut = LOG_MAX_LEN;
+            while !message.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            message.truncate(cut);
+            message.push('…');
+        }
+        if self.log_budget == 0 {
+            message.push_str(" (further log records of this call are dropped)");
+        }
+        let guest = &*self.guest;
+        match level {
+            log::Level::Trace => tracing::trace!(target: "mcpw::guest", guest, "{message}"),
+            log::Level::Debug => tracing::debug!(target: "mcpw::guest", guest, "{message}"),
+            log::Level::Info => tracing::info!(target: "mcpw::guest", guest, "{message}"),
+            log::Level::Warn => tracing::warn!(target: "mcpw::guest", guest, "{message}"),
+            log::Level::Error => tracing::error!(target: "mcpw::guest", guest, "{message}"),
+        }
+    }
+}
+
+impl catalog::Host for GuestState {
+    fn servers(&mut self) -> Result<Vec<types::ServerStatus>, types::PluginError> {
+        self.check(Capability::Catalog)?;
+        Ok(self
+            .services
+            .servers()
+            .into_iter()
+            .map(wit_status)
+            .collect())
+    }
+
+    fn tools(&mut self, server: Option<String>) -> Result<Vec<types::Tool>, types::PluginError> {
+        self.check(Capability::Catalog)?;
+        let tools = self
+            .services
+            .tools(server.as_deref())
+            .map_err(service_error)?;
+        Ok(tools.iter().map(wit_tool).collect())
+    }
+}
+
+impl lifecycle::Host for GuestState {
+    fn connect(&mut self, server: String) -> Result<types::ServerStatus, types::PluginError> {
+        self.check(Capability::Lifecycle)?;
+        self.services
+            .connect(&server, false)
+            .map(wit_status)
+            .map_err(service_error)
+    }
+
+    fn refresh(&mut self, server: String) -> Result<types::ServerStatus, types::PluginError> {
+        self.check(Capability::Lifecycle)?;
+        self.services
+            .connect(&server, true)
+            .map(wit_status)
+            .map_err(service_error)
+    }
+}
+
+impl calls::Host for GuestState {
+    fn call_tool(
+        &mut self,
+        server: String,
+        tool: String,
+        arguments: String,
+    ) -> Result<calls::CallResult, types::PluginError> {
+        self.check(Capability::Calls)?;
+        let out = self
+            .services
+            .call_tool(&server, &tool, &arguments)
+            .map_err(service_error)?;
+        Ok(calls::CallResult {
+            content: out.content,
+            structured_content: out.structured_content,
+            is_error: out.is_error,
+        })
+    }
+
+    fn read_resource(&mut self, server: String, uri: String) -> Result<String, types::PluginError> {
+        self.check(Capability::Calls)?;
+        self.services
+            .read_resource(&server, &uri)
+            .map_err(service_error)
+    }
+}

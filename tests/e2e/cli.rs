@@ -1,0 +1,291 @@
+//! The `mcpw` binary, run as a user would, with its home and cache in a temp dir.
+
+use crate::common::{adversarial_path, fixture, write, write_wat};
+use serde_json::Value;
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+fn mcpw(home: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_mcpw"))
+        .args(args)
+        .current_dir(home)
+        .env_clear()
+        .env("HOME", home)
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .stdin(Stdio::null())
+        .output()
+        .unwrap()
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn json(o: &Output) -> Value {
+    assert!(o.status.success(), "stderr: {}", stderr(o));
+    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {}", stdout(o)))
+}
+
+#[test]
+fn names_a_catalog_as_json() {
+    let home = tempfile::tempdir().unwrap();
+    let catalog = fixture("catalog.json");
+    let out = json(&mcpw(
+        home.path(),
+        &["names", "--catalog", catalog.to_str().unwrap(), "--json"],
+    ));
+    let names = out.as_array().unwrap();
+    assert_eq!(names.len(), 1287);
+    assert_eq!(
+        names[0],
+        serde_json::json!({"server": "bing-cn-mcp", "tool": "bing_search", "name": "bing_cn_mcp__bing_search"})
+    );
+    let short = json(&mcpw(
+        home.path(),
+        &[
+            "names",
+            "--catalog",
+            catalog.to_str().unwrap(),
+            "--prefix",
+            "short",
+            "--json",
+        ],
+    ));
+    assert_eq!(short[0]["name"], "bing_cn__bing_search");
+}
+
+#[test]
+fn searches_a_catalog_as_json() {
+    let home = tempfile::tempdir().unwrap();
+    let catalog = fixture("catalog.json");
+    let out = json(&mcpw(
+        home.path(),
+        &[
+            "search",
+            "--catalog",
+            catalog.to_str().unwrap(),
+            "git status",
+            "--limit",
+            "3",
+            "--json",
+        ],
+    ));
+    let hits = out.as_array().unwrap();
+    assert_eq!(hits.len(), 3);
+    assert_eq!(hits[0]["name"], "git__git_status");
+    assert_eq!(hits[0]["tool"], "git_status");
+    assert_eq!(hits[0]["server"], "git");
+    assert!(hits[0]["score"].as_f64().unwrap() >= hits[1]["score"].as_f64().unwrap());
+}
+
+#[test]
+fn search_text_output_and_regex_errors() {
+    let home = tempfile::tempdir().unwrap();
+    let catalog = fixture("catalog.json");
+    let out = mcpw(
+        home.path(),
+        &[
+            "search",
+            "--catalog",
+            catalog.to_str().unwrap(),
+            "take screenshot",
+        ],
+    );
+    assert!(out.status.success());
+    assert!(stdout(&out).contains(" 1. "), "{}", stdout(&out));
+    let bad = mcpw(
+        home.path(),
+        &[
+            "search",
+            "--catalog",
+            catalog.to_str().unwrap(),
+            "--regex",
+            "(unclosed",
+        ],
+    );
+    assert!(!bad.status.success());
+    assert!(stderr(&bad).contains("invalid pattern"), "{}", stderr(&bad));
+}
+
+#[test]
+fn search_with_a_user_ranking_guest() {
+    let home = tempfile::tempdir().unwrap();
+    let catalog = fixture("catalog.json");
+    let adv = adversarial_path().to_str().unwrap();
+    // The adversarial ranker answers plain queries with the first entries of the catalog.
+    let out = json(&mcpw(
+        home.path(),
+        &[
+            "search",
+            "--catalog",
+            catalog.to_str().unwrap(),
+            "anything",
+            "--plugin",
+            adv,
+            "--json",
+        ],
+    ));
+    assert_eq!(out[0]["name"], "bing_cn_mcp__bing_search");
+    // On a trap the default guest answers, and the warning names the guest.
+    let out = mcpw(
+        home.path(),
+        &[
+            "search",
+            "--catalog",
+            catalog.to_str().unwrap(),
+            "panic",
+            "--plugin",
+            adv,
+            "--json",
+        ],
+    );
+    assert!(out.status.success());
+    assert!(
+        stderr(&out).contains("trapped")
+            && stderr(&out).contains("falls back to the default guest"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn a_guest_without_the_role_is_rejected() {
+    let home = tempfile::tempdir().unwrap();
+    let empty = write_wat(home.path(), "empty.wasm", "(component)");
+    let catalog = fixture("catalog.json");
+    let out = mcpw(
+        home.path(),
+        &[
+            "search",
+            "--catalog",
+            catalog.to_str().unwrap(),
+            "x",
+            "--plugin",
+            empty.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("does not implement the ranking role"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn plugin_check_reports_roles_imports_and_grants() {
+    let home = tempfile::tempdir().unwrap();
+    let adv = adversarial_path().to_str().unwrap();
+    let out = json(&mcpw(home.path(), &["plugin", "check", adv, "--json"]));
+    assert_eq!(
+        out["roles"],
+        serde_json::json!(["naming", "directTools", "ranking"])
+    );
+    let status = |name: &str| {
+        out["imports"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|i| i["name"] == name)
+            .unwrap()["status"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    assert!(status("mcpw:plugin/catalog@0.1.0").starts_with("denied"));
+    assert_eq!(status("mcpw:plugin/types@0.1.0"), "always granted");
+    write(
+        home.path(),
+        ".config/mcpw/mcp.json",
+        r#"{"settings": {"plugins": {"grants": {"ranking": ["catalog"]}}}}"#,
+    );
+    let out = json(&mcpw(home.path(), &["plugin", "check", adv, "--json"]));
+    let status = out["imports"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|i| i["name"] == "mcpw:plugin/catalog@0.1.0")
+        .unwrap()["status"]
+        .clone();
+    assert_eq!(status, "granted to ranking");
+    let empty = write_wat(home.path(), "empty.wasm", "(component)");
+    assert_eq!(
+        mcpw(home.path(), &["plugin", "check", empty.to_str().unwrap()])
+            .status
+            .code(),
+        Some(1)
+    );
+}
+
+#[test]
+fn config_validate_exits_1_and_names_file_server_field() {
+    let home = tempfile::tempdir().unwrap();
+    write(
+        home.path(),
+        ".config/mcpw/mcp.json",
+        r#"{"mcpServers": {"ok": {"command": "x"}}}"#,
+    );
+    let out = mcpw(home.path(), &["config", "validate"]);
+    assert!(out.status.success(), "{}", stdout(&out));
+    write(
+        home.path(),
+        ".config/mcpw/mcp.json",
+        r#"{"mcpServers": {"broken": {"command": "x", "url": "http://h"}}}"#,
+    );
+    let out = mcpw(home.path(), &["config", "validate"]);
+    assert_eq!(out.status.code(), Some(1));
+    let text = stdout(&out);
+    assert!(
+        text.contains(".config/mcpw/mcp.json")
+            && text.contains("server \"broken\"")
+            && text.contains("field `url`"),
+        "{text}"
+    );
+}
+
+#[test]
+fn config_show_masks_secrets() {
+    let home = tempfile::tempdir().unwrap();
+    write(
+        home.path(),
+        ".config/mcpw/mcp.json",
+        r#"{"mcpServers": {"s": {"command": "x", "env": {"LITERAL": "ghp_very_secret", "REF": "${GH_TOKEN}"}},
+                          "h": {"url": "https://user:pw@h.test/mcp?key=abc", "headers": {"Authorization": "Bearer sk-123"}, "bearerToken": "tok"}}}"#,
+    );
+    let out = mcpw(home.path(), &["config", "show", "--json"]);
+    let text = stdout(&out);
+    for secret in ["ghp_very_secret", "sk-123", "pw@", "abc", "\"tok\""] {
+        assert!(!text.contains(secret), "{secret} leaked: {text}");
+    }
+    let v = json(&out);
+    let s = &v["mcpServers"]["s"];
+    assert_eq!(s["env"]["LITERAL"], "****");
+    assert_eq!(s["env"]["REF"], "${GH_TOKEN}");
+    assert_eq!(s["source"]["kind"], "user");
+    let plain = stdout(&mcpw(home.path(), &["config", "show"]));
+    assert!(
+        !plain.contains("ghp_very_secret") && plain.contains("Sources"),
+        "{plain}"
+    );
+}
+
+#[test]
+fn a_closed_pipe_is_not_a_crash() {
+    let home = tempfile::tempdir().unwrap();
+    let catalog = fixture("catalog.json");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_mcpw"))
+        .args(["names", "--catalog", catalog.to_str().unwrap()])
+        .env("HOME", home.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(!stderr(&out).contains("panicked"));
+}

@@ -1,0 +1,186 @@
+//! Shared helpers: fixtures, the adversarial guest, guest loading.
+
+use mcpw::catalog::{ConnectionState, Entry, ServerStatus, Tool};
+use mcpw::config::Lifecycle;
+use mcpw::plugin::{CompileCache, Grants, GuestModule, Limits, LoadOptions, StaticServices};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
+
+/// The repository root.
+pub fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf()
+}
+
+/// `tests/fixtures/<name>`.
+pub fn fixture(name: &str) -> PathBuf {
+    workspace().join("tests/fixtures").join(name)
+}
+
+/// A compile cache shared by the tests, so each guest is compiled once per run.
+pub fn cache() -> CompileCache {
+    CompileCache::new(Some(
+        PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("compile-cache"),
+    ))
+}
+
+/// The adversarial guest (`tests/guests/adversarial`), built once per run.
+pub fn adversarial_path() -> &'static Path {
+    static PATH: OnceLock<PathBuf> = OnceLock::new();
+    PATH.get_or_init(|| {
+        let target = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+            .parent()
+            .unwrap()
+            .join("guests");
+        mcpw_guest_build::build_into(&workspace(), "mcpw-guest-adversarial", &target)
+    })
+}
+
+pub fn adversarial() -> Vec<u8> {
+    std::fs::read(adversarial_path()).unwrap()
+}
+
+/// A small catalog: two servers, five tools.
+pub fn tools() -> Vec<Tool> {
+    vec![
+        Tool::new(
+            "github",
+            "create_issue",
+            "Create a new issue in a GitHub repository",
+        ),
+        Tool::new(
+            "github",
+            "list_issues",
+            "List issues in a GitHub repository",
+        ),
+        Tool::new("git", "git_status", "Shows the working tree status"),
+        Tool::new("git", "git_log", "Shows the commit logs"),
+        Tool::new("loopback", "ping", "Answers a loop of pings"),
+    ]
+}
+
+pub fn entries() -> Arc<[Entry]> {
+    tools()
+        .into_iter()
+        .map(|t| Entry {
+            name: format!("{}__{}", t.server, t.name),
+            tool: t,
+        })
+        .collect()
+}
+
+pub fn services() -> StaticServices {
+    let status = |name: &str, n| ServerStatus {
+        name: name.into(),
+        state: ConnectionState::Cached,
+        tool_count: n,
+        lifecycle: Lifecycle::Lazy,
+        last_error: None,
+    };
+    StaticServices::new(
+        vec![status("github", 2), status("git", 2), status("loopback", 1)],
+        tools(),
+    )
+}
+
+pub fn options(limits: Limits, grants: Grants) -> LoadOptions {
+    LoadOptions {
+        limits,
+        grants,
+        services: Arc::new(services()),
+        cache: cache(),
+    }
+}
+
+/// Loads a guest with these limits and grants.
+pub fn load(name: &str, wasm: &[u8], limits: Limits, grants: Grants) -> Arc<GuestModule> {
+    GuestModule::load(name, wasm, options(limits, grants)).unwrap()
+}
+
+/// Writes `text` to `dir/rel`, creating directories.
+pub fn write(dir: &Path, rel: &str, text: &str) -> PathBuf {
+    let path = dir.join(rel);
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+/// Writes WAT text compiled to a binary at `dir/rel`.
+pub fn write_wat(dir: &Path, rel: &str, wat: &str) -> PathBuf {
+    let path = dir.join(rel);
+    std::fs::write(&path, ::wat::parse_str(wat).unwrap()).unwrap();
+    path
+}
+
+/// A throwaway home and project directory for config tests.
+pub struct ConfigDirs {
+    pub root: tempfile::TempDir,
+    pub env: mcpw::paths::Environment,
+}
+
+impl ConfigDirs {
+    pub fn new() -> Self {
+        let root = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(root.path().join("home")).unwrap();
+        std::fs::create_dir_all(root.path().join("project")).unwrap();
+        let env = mcpw::paths::Environment::from_pairs([(
+            "HOME",
+            root.path().join("home").display().to_string(),
+        )]);
+        ConfigDirs { root, env }
+    }
+
+    pub fn home(&self) -> PathBuf {
+        self.root.path().join("home")
+    }
+
+    pub fn project(&self) -> PathBuf {
+        self.root.path().join("project")
+    }
+
+    /// Writes the default user config (`~/.config/mcpw/mcp.json`).
+    pub fn user(&self, text: &str) -> PathBuf {
+        write(&self.home(), ".config/mcpw/mcp.json", text)
+    }
+
+    pub fn sources(&self) -> mcpw::config::ConfigSources {
+        mcpw::config::ConfigSources {
+            user_file: None,
+            project_dir: Some(self.project()),
+            env: self.env.clone(),
+        }
+    }
+
+    pub fn load(&self) -> mcpw::config::Config {
+        mcpw::config::load(&self.sources())
+    }
+}
+
+/// `(name, origin kind, origin path file name)` of every server.
+pub fn server_origins(cfg: &mcpw::config::Config) -> Vec<(String, String)> {
+    cfg.servers
+        .iter()
+        .map(|s| {
+            let from = match &s.origin.import {
+                Some(i) => format!("import:{i}"),
+                None => s.origin.kind.to_string(),
+            };
+            (s.name.clone(), from)
+        })
+        .collect()
+}
+
+/// The stdio command of a server.
+pub fn command(cfg: &mcpw::config::Config, name: &str) -> String {
+    match &cfg
+        .server(name)
+        .unwrap_or_else(|| panic!("no server {name}"))
+        .config
+        .transport
+    {
+        mcpw::config::Transport::Stdio { command, .. } => command.clone(),
+        mcpw::config::Transport::Http { url, .. } => url.clone(),
+    }
+}

@@ -1,0 +1,305 @@
+//! Merge rules: user file → imports (fill in) → project `.mcp.json` →
+//! project `.mcpw/mcp.json`; settings user → project; interpolation; JSONC.
+
+use crate::common::{ConfigDirs, command, server_origins, write};
+use mcpw::config::{self, ConfigSources, Severity, Transport};
+use mcpw::plugin::{Capability, PrefixMode, Role};
+use std::time::Duration;
+
+#[test]
+fn the_user_file_defaults_to_xdg_config_home() {
+    let d = ConfigDirs::new();
+    d.user(r#"{"mcpServers": {"a": {"command": "from-home-config"}}}"#);
+    assert_eq!(command(&d.load(), "a"), "from-home-config");
+    // XDG_CONFIG_HOME moves it.
+    let xdg = d.root.path().join("xdg");
+    write(
+        &xdg,
+        "mcpw/mcp.json",
+        r#"{"mcpServers": {"a": {"command": "from-xdg"}}}"#,
+    );
+    let sources = ConfigSources {
+        env: d
+            .env
+            .clone()
+            .with("XDG_CONFIG_HOME", xdg.display().to_string()),
+        ..d.sources()
+    };
+    assert_eq!(command(&config::load(&sources), "a"), "from-xdg");
+}
+
+#[test]
+fn config_flag_and_mcpw_config_replace_the_user_file() {
+    let d = ConfigDirs::new();
+    d.user(r#"{"mcpServers": {"a": {"command": "default"}}}"#);
+    let other = write(
+        d.root.path(),
+        "other.json",
+        r#"{"mcpServers": {"a": {"command": "env"}}}"#,
+    );
+    let flag = write(
+        d.root.path(),
+        "flag.json",
+        r#"{"mcpServers": {"a": {"command": "flag"}}}"#,
+    );
+    let env = d
+        .env
+        .clone()
+        .with("MCPW_CONFIG", other.display().to_string());
+    let via_env = ConfigSources {
+        env: env.clone(),
+        ..d.sources()
+    };
+    assert_eq!(command(&config::load(&via_env), "a"), "env");
+    let via_flag = ConfigSources {
+        user_file: Some(flag),
+        env,
+        ..d.sources()
+    };
+    assert_eq!(
+        command(&config::load(&via_flag), "a"),
+        "flag",
+        "--config wins over MCPW_CONFIG"
+    );
+}
+
+#[test]
+fn an_explicit_config_file_must_exist_the_default_need_not() {
+    let d = ConfigDirs::new();
+    let cfg = d.load();
+    assert!(cfg.diagnostics.is_empty(), "{:?}", cfg.diagnostics);
+    assert!(cfg.servers.is_empty());
+    let missing = ConfigSources {
+        user_file: Some(d.root.path().join("nope.json")),
+        ..d.sources()
+    };
+    let cfg = config::load(&missing);
+    assert!(cfg.has_errors());
+    assert!(cfg.diagnostics[0].to_string().contains("nope.json"));
+}
+
+#[test]
+fn imports_only_fill_in_and_project_files_override() {
+    let d = ConfigDirs::new();
+    d.user(r#"{"imports": ["cursor"], "mcpServers": {"shared": {"command": "user"}, "mine": {"command": "user"}}}"#);
+    write(
+        &d.home(),
+        ".cursor/mcp.json",
+        r#"{"mcpServers": {"shared": {"command": "cursor"}, "cur": {"command": "cursor"}, "proj": {"command": "cursor"}}}"#,
+    );
+    write(
+        &d.project(),
+        ".mcp.json",
+        r#"{"mcpServers": {"proj": {"command": "dot-mcp"}, "both": {"command": "dot-mcp"}}}"#,
+    );
+    write(
+        &d.project(),
+        ".mcpw/mcp.json",
+        r#"{"mcpServers": {"both": {"command": "mcpw-project"}, "mine": {"command": "mcpw-project"}}}"#,
+    );
+    let cfg = d.load();
+    assert!(!cfg.has_errors(), "{:?}", cfg.diagnostics);
+    assert_eq!(
+        command(&cfg, "shared"),
+        "user",
+        "an import never replaces a defined name"
+    );
+    assert_eq!(command(&cfg, "cur"), "cursor");
+    assert_eq!(
+        command(&cfg, "proj"),
+        "dot-mcp",
+        "project files override imports"
+    );
+    assert_eq!(
+        command(&cfg, "both"),
+        "mcpw-project",
+        ".mcpw/mcp.json wins over .mcp.json"
+    );
+    assert_eq!(
+        command(&cfg, "mine"),
+        "mcpw-project",
+        "project files override the user file"
+    );
+    assert_eq!(
+        server_origins(&cfg),
+        [
+            ("shared", "user"),
+            ("mine", "project"),
+            ("cur", "import:cursor"),
+            ("proj", "project"),
+            ("both", "project")
+        ]
+        .map(|(a, b)| (a.to_string(), b.to_string()))
+    );
+    let kinds: Vec<_> = cfg
+        .sources
+        .iter()
+        .map(|s| (s.kind.to_string(), s.found))
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            ("user", true),
+            ("import", true),
+            ("project", true),
+            ("project", true)
+        ]
+        .map(|(k, f)| (k.to_string(), f))
+    );
+}
+
+#[test]
+fn imports_listed_in_a_project_file_count_too() {
+    let d = ConfigDirs::new();
+    write(
+        &d.home(),
+        ".cursor/mcp.json",
+        r#"{"mcpServers": {"cur": {"command": "cursor"}}}"#,
+    );
+    write(&d.project(), ".mcp.json", r#"{"imports": ["cursor"]}"#);
+    assert_eq!(command(&d.load(), "cur"), "cursor");
+}
+
+#[test]
+fn kebab_case_servers_key_and_comments() {
+    let d = ConfigDirs::new();
+    d.user(
+        r#"{
+        // servers under the kebab-case key
+        "mcp-servers": {
+            "a": { "command": "x", /* inline */ "args": ["1", "2",], },
+        },
+    }"#,
+    );
+    let cfg = d.load();
+    assert!(cfg.diagnostics.is_empty(), "{:?}", cfg.diagnostics);
+    let Transport::Stdio { args, .. } = &cfg.server("a").unwrap().config.transport else {
+        panic!()
+    };
+    assert_eq!(args, &["1", "2"]);
+}
+
+#[test]
+fn settings_merge_user_then_project() {
+    let d = ConfigDirs::new();
+    write(&d.home(), ".config/mcpw/rank.wasm", "");
+    write(&d.project(), ".mcpw/name.wasm", "");
+    d.user(
+        r#"{"settings": {"toolPrefix": "short", "idleTimeout": 5,
+            "plugins": {"ranking": "rank.wasm", "grants": {"ranking": ["catalog"]}, "limits": {"memoryMiB": 32}}}}"#,
+    );
+    write(
+        &d.project(),
+        ".mcpw/mcp.json",
+        r#"{"settings": {"idleTimeout": 0, "plugins": {"naming": "name.wasm", "grants": {"naming": ["calls"]}, "limits": {"deadlineMs": 50}}}}"#,
+    );
+    let cfg = d.load();
+    assert!(cfg.diagnostics.is_empty(), "{:?}", cfg.diagnostics);
+    let s = &cfg.settings;
+    assert_eq!(s.tool_prefix, PrefixMode::Short, "kept from the user file");
+    assert_eq!(s.idle_timeout, 0.0, "overridden by the project");
+    assert_eq!(
+        s.plugins.guests[&Role::Ranking],
+        d.home().join(".config/mcpw/rank.wasm"),
+        "relative to the user file"
+    );
+    assert_eq!(
+        s.plugins.guests[&Role::Naming],
+        d.project().join(".mcpw/name.wasm"),
+        "relative to the project file"
+    );
+    assert!(s.plugins.grants[&Role::Ranking].allows(Capability::Catalog));
+    assert!(s.plugins.grants[&Role::Naming].allows(Capability::Calls));
+    assert_eq!(s.plugins.limits.memory_bytes, 32 << 20);
+    assert_eq!(s.plugins.limits.deadline, Duration::from_millis(50));
+}
+
+#[test]
+fn interpolation_in_every_string_field() {
+    let d = ConfigDirs::new();
+    let sources = ConfigSources {
+        env: d
+            .env
+            .clone()
+            .with("TOKEN", "s3cret")
+            .with("BIN", "/opt/bin")
+            .with("PORT", "8080"),
+        ..d.sources()
+    };
+    d.user(
+        r#"{"mcpServers": {
+            "s": {"command": "${BIN}/server", "args": ["--token=$env:TOKEN", "${MISSING:-dflt}"],
+                  "env": {"API_KEY": "${TOKEN}", "N": 3}, "cwd": "${HOME}/work"},
+            "h": {"url": "http://127.0.0.1:${PORT}/mcp", "headers": {"Authorization": "Bearer ${TOKEN}"},
+                  "bearerToken": "${TOKEN}"}
+        }}"#,
+    );
+    let cfg = config::load(&sources);
+    assert!(cfg.diagnostics.is_empty(), "{:?}", cfg.diagnostics);
+    let Transport::Stdio {
+        command,
+        args,
+        env,
+        cwd,
+    } = &cfg.server("s").unwrap().config.transport
+    else {
+        panic!()
+    };
+    assert_eq!(command, "/opt/bin/server");
+    assert_eq!(args, &["--token=s3cret", "dflt"]);
+    assert_eq!(
+        env,
+        &[
+            ("API_KEY".to_string(), "s3cret".to_string()),
+            ("N".into(), "3".into())
+        ]
+    );
+    assert_eq!(
+        cwd.as_deref(),
+        Some(format!("{}/work", d.home().display()).as_str())
+    );
+    let h = &cfg.server("h").unwrap().config;
+    let Transport::Http { url, headers, .. } = &h.transport else {
+        panic!()
+    };
+    assert_eq!(url, "http://127.0.0.1:8080/mcp");
+    assert_eq!(headers[0].1, "Bearer s3cret");
+    assert_eq!(h.bearer_token.as_deref(), Some("s3cret"));
+}
+
+#[test]
+fn unset_variables_are_kept_and_warned_about() {
+    let d = ConfigDirs::new();
+    d.user(r#"{"mcpServers": {"s": {"command": "x", "env": {"K": "${NOT_SET}"}}}}"#);
+    let cfg = d.load();
+    let Transport::Stdio { env, .. } = &cfg.server("s").unwrap().config.transport else {
+        panic!()
+    };
+    assert_eq!(env[0].1, "${NOT_SET}");
+    let d0 = &cfg.diagnostics[0];
+    assert_eq!(
+        (d0.severity, d0.server.as_deref(), d0.field.as_deref()),
+        (Severity::Warning, Some("s"), Some("env.K"))
+    );
+    assert!(d0.message.contains("NOT_SET"));
+}
+
+#[test]
+fn secret_commands_are_not_interpolated_at_load() {
+    let d = ConfigDirs::new();
+    d.user(r#"{"mcpServers": {"s": {"command": "x", "env": {"K": "!pass show $USER/api"}}}}"#);
+    let cfg = d.load();
+    let Transport::Stdio { env, .. } = &cfg.server("s").unwrap().config.transport else {
+        panic!()
+    };
+    assert_eq!(env[0].1, "!pass show $USER/api");
+}
+
+#[test]
+fn disabled_servers_stay_in_the_config() {
+    let d = ConfigDirs::new();
+    d.user(r#"{"mcpServers": {"a": {"command": "x", "enabled": false}, "b": {"command": "y", "disabled": true}, "c": {"command": "z"}}}"#);
+    let cfg = d.load();
+    let enabled: Vec<bool> = cfg.servers.iter().map(|s| s.config.enabled).collect();
+    assert_eq!(enabled, vec![false, false, true]);
+}

@@ -1,0 +1,225 @@
+//! Validation: every error names the file, the server and the field; a bad
+//! server is skipped and the rest load; invalid JSON gives line and column.
+
+use crate::common::{ConfigDirs, command, write};
+use mcpw::config::{Diagnostic, Severity};
+
+fn errors_for(server_json: &str) -> Vec<Diagnostic> {
+    let d = ConfigDirs::new();
+    d.user(&format!(
+        r#"{{"mcpServers": {{"s": {server_json}, "good": {{"command": "ok"}}}}}}"#
+    ));
+    let cfg = d.load();
+    assert!(cfg.server("good").is_some(), "the valid server still loads");
+    cfg.diagnostics
+        .into_iter()
+        .filter(|d| d.severity == Severity::Error)
+        .collect()
+}
+
+/// The single error's field, after checking it names the file and server.
+fn field_of(server_json: &str) -> String {
+    let errs = errors_for(server_json);
+    assert_eq!(errs.len(), 1, "{errs:?}");
+    let e = &errs[0];
+    assert!(e.file.ends_with(".config/mcpw/mcp.json"));
+    assert_eq!(e.server.as_deref(), Some("s"));
+    let text = e.to_string();
+    assert!(
+        text.contains("mcp.json") && text.contains("server \"s\""),
+        "{text}"
+    );
+    e.field.clone().unwrap_or_default()
+}
+
+#[test]
+fn command_and_url_together() {
+    assert_eq!(field_of(r#"{"command": "x", "url": "http://h"}"#), "url");
+}
+
+#[test]
+fn stdio_without_command() {
+    assert_eq!(field_of(r#"{"type": "stdio", "args": ["x"]}"#), "command");
+    assert_eq!(
+        field_of(r#"{"args": ["x"]}"#),
+        "command",
+        "neither command nor url"
+    );
+}
+
+#[test]
+fn http_and_sse_without_url() {
+    assert_eq!(field_of(r#"{"type": "http"}"#), "url");
+    assert_eq!(field_of(r#"{"type": "sse"}"#), "url");
+}
+
+#[test]
+fn unknown_type() {
+    assert_eq!(
+        field_of(r#"{"type": "websocket", "url": "http://h"}"#),
+        "type"
+    );
+}
+
+#[test]
+fn url_must_be_http() {
+    assert_eq!(field_of(r#"{"url": "ftp://h/x"}"#), "url");
+}
+
+#[test]
+fn wrong_field_types() {
+    assert_eq!(field_of(r#"{"command": "x", "args": "a b"}"#), "args");
+    assert_eq!(field_of(r#"{"command": "x", "args": ["a", 3]}"#), "args[1]");
+    assert_eq!(
+        field_of(r#"{"command": "x", "env": {"K": {"nested": 1}}}"#),
+        "env.K"
+    );
+    assert_eq!(
+        field_of(r#"{"command": "x", "lifecycle": "sometimes"}"#),
+        "lifecycle"
+    );
+    assert_eq!(
+        field_of(r#"{"command": "x", "directTools": "yes"}"#),
+        "directTools"
+    );
+    assert_eq!(
+        field_of(r#"{"command": "x", "idleTimeout": -1}"#),
+        "idleTimeout"
+    );
+    assert_eq!(field_of(r#"{"command": "x", "auth": "basic"}"#), "auth");
+    assert_eq!(field_of(r#"{"command": "x", "enabled": "no"}"#), "enabled");
+}
+
+#[test]
+fn server_names() {
+    let d = ConfigDirs::new();
+    let long = "n".repeat(101);
+    let ok100 = "n".repeat(100);
+    d.user(&format!(
+        r#"{{"mcpServers": {{"has space": {{"command": "x"}}, "{long}": {{"command": "x"}}, "{ok100}": {{"command": "x"}},
+           "ok.name_1-2": {{"command": "x"}}, "": {{"command": "x"}}}}}}"#
+    ));
+    let cfg = d.load();
+    let bad: Vec<_> = cfg
+        .diagnostics
+        .iter()
+        .map(|d| d.server.clone().unwrap())
+        .collect();
+    assert_eq!(bad, vec!["has space".to_string(), long, String::new()]);
+    assert_eq!(cfg.servers.len(), 2);
+}
+
+#[test]
+fn a_server_that_is_not_an_object() {
+    let errs = errors_for(r#""npx server""#);
+    assert_eq!(errs[0].server.as_deref(), Some("s"));
+}
+
+#[test]
+fn invalid_json_names_line_and_column_and_other_files_still_load() {
+    let d = ConfigDirs::new();
+    let text = "{\n  \"mcpServers\": {\n    \"a\" {\"command\": \"x\"}\n  }\n}";
+    d.user(text);
+    write(
+        &d.project(),
+        ".mcp.json",
+        r#"{"mcpServers": {"p": {"command": "project"}}}"#,
+    );
+    let cfg = d.load();
+    let e = &cfg.diagnostics[0];
+    let reference = serde_json::from_str::<serde_json::Value>(text).unwrap_err();
+    assert_eq!(e.line, Some(3), "{e}");
+    assert_eq!(e.column, Some(reference.column()));
+    assert!(
+        e.to_string()
+            .contains(&format!("mcp.json:3:{}: invalid JSON", reference.column())),
+        "{e}"
+    );
+    assert_eq!(command(&cfg, "p"), "project");
+}
+
+#[test]
+fn servers_must_be_an_object() {
+    let d = ConfigDirs::new();
+    d.user(r#"{"mcpServers": [{"command": "x"}]}"#);
+    let cfg = d.load();
+    assert_eq!(cfg.diagnostics[0].field.as_deref(), Some("mcpServers"));
+}
+
+#[test]
+fn an_invalid_override_keeps_the_earlier_definition() {
+    let d = ConfigDirs::new();
+    d.user(r#"{"mcpServers": {"a": {"command": "user"}}}"#);
+    write(
+        &d.project(),
+        ".mcp.json",
+        r#"{"mcpServers": {"a": {"type": "http"}}}"#,
+    );
+    let cfg = d.load();
+    assert_eq!(command(&cfg, "a"), "user");
+    assert!(
+        cfg.diagnostics[0].message.contains("stays in effect"),
+        "{}",
+        cfg.diagnostics[0]
+    );
+}
+
+#[test]
+fn unknown_fields_warn_in_own_files() {
+    let d = ConfigDirs::new();
+    d.user(r#"{"mcpServers": {"a": {"comand": "typo", "command": "x"}}, "mcpServer": {}}"#);
+    let cfg = d.load();
+    assert!(!cfg.has_errors());
+    let fields: Vec<_> = cfg
+        .diagnostics
+        .iter()
+        .map(|d| (d.severity, d.field.clone().unwrap()))
+        .collect();
+    assert_eq!(
+        fields,
+        vec![
+            (Severity::Warning, "mcpServer".to_string()),
+            (Severity::Warning, "comand".to_string())
+        ]
+    );
+}
+
+#[test]
+fn settings_errors_name_the_setting() {
+    let d = ConfigDirs::new();
+    d.user(
+        r#"{"settings": {"toolPrefix": "long", "idleTimeout": "5",
+             "plugins": {"ranking": "missing.wasm", "grants": {"ranking": ["catalog", "network"], "search": []},
+                         "limits": {"memoryMiB": 0, "cpu": 1}}},
+            "imports": ["cursor", "emacs"]}"#,
+    );
+    let cfg = d.load();
+    let fields: Vec<String> = cfg
+        .diagnostics
+        .iter()
+        .map(|d| d.field.clone().unwrap())
+        .collect();
+    assert_eq!(
+        fields,
+        vec![
+            "settings.toolPrefix",
+            "settings.idleTimeout",
+            "settings.plugins.ranking",
+            "settings.plugins.grants.ranking[1]",
+            "settings.plugins.grants.search",
+            "settings.plugins.limits.memoryMiB",
+            "settings.plugins.limits.cpu",
+            "imports[1]",
+        ]
+    );
+    assert!(
+        cfg.diagnostics
+            .iter()
+            .all(|d| d.severity == Severity::Error)
+    );
+    assert_eq!(
+        cfg.settings.tool_prefix,
+        mcpw::plugin::PrefixMode::Server,
+        "bad values fall back to defaults"
+    );
+}

@@ -1,0 +1,180 @@
+//! Loading guests: clear errors for files that are not usable guests, and the
+//! on-disk compile cache.
+
+use crate::common::{adversarial_path, options, services, write, write_wat};
+use mcpw::plugin::{
+    CompileCache, Compiled, DEFAULT_GUEST, Grants, GuestModule, Limits, LoadOptions, PluginError,
+    Policy, PolicyConfig, Role,
+};
+use std::sync::Arc;
+
+fn load_err(bytes: &[u8]) -> String {
+    match GuestModule::load("g", bytes, options(Limits::default(), Grants::none())) {
+        Err(e) => e.to_string(),
+        Ok(_) => panic!("loaded"),
+    }
+}
+
+#[test]
+fn not_wasm_and_core_modules_are_refused_clearly() {
+    assert!(load_err(b"hello world").contains("not a WebAssembly file"));
+    let core = wat::parse_str("(module)").unwrap();
+    assert!(load_err(&core).contains("core WebAssembly module, not a component"));
+}
+
+#[test]
+fn unknown_imports_are_refused_clearly() {
+    let bytes = wat::parse_str(
+        r#"(component (import "acme:thing/api@1.0.0" (instance (export "f" (func)))))"#,
+    )
+    .unwrap();
+    let msg = load_err(&bytes);
+    assert!(
+        msg.contains("does not provide") && msg.contains("acme:thing/api"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn a_component_without_the_role_is_rejected() {
+    let dir = tempfile::tempdir().unwrap();
+    let empty = write_wat(dir.path(), "empty.wasm", "(component)");
+    let config = PolicyConfig {
+        guests: [(Role::Ranking, empty)].into(),
+        ..Default::default()
+    };
+    let err = Policy::load(&config, Arc::new(services()))
+        .err()
+        .expect("rejected");
+    assert!(matches!(
+        err,
+        PluginError::MissingRole {
+            role: Role::Ranking,
+            ..
+        }
+    ));
+    let msg = err.to_string();
+    assert!(
+        msg.contains("does not implement the ranking role")
+            && msg.contains("mcpw:plugin/ranking@0.1.0"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn a_missing_guest_file_is_an_error_naming_it() {
+    let config = PolicyConfig {
+        guests: [(Role::Naming, "/nonexistent/g.wasm".into())].into(),
+        ..Default::default()
+    };
+    let err = Policy::load(&config, Arc::new(services()))
+        .err()
+        .expect("rejected");
+    assert!(err.to_string().contains("/nonexistent/g.wasm"), "{err}");
+}
+
+#[test]
+fn guests_report_their_roles() {
+    let module = GuestModule::load(
+        "default",
+        DEFAULT_GUEST,
+        options(Limits::default(), Grants::none()),
+    )
+    .unwrap();
+    assert_eq!(module.roles(), Role::ALL.to_vec());
+    let adv = std::fs::read(adversarial_path()).unwrap();
+    let module =
+        GuestModule::load("adv", &adv, options(Limits::default(), Grants::none())).unwrap();
+    let report = mcpw::plugin::inspect::GuestReport::of(&module);
+    assert!(
+        report
+            .imports
+            .iter()
+            .any(|i| i == "mcpw:plugin/catalog@0.1.0"),
+        "{:?}",
+        report.imports
+    );
+    assert!(
+        report
+            .imports
+            .iter()
+            .any(|i| i == "mcpw:plugin/calls@0.1.0")
+    );
+}
+
+fn cached_options(dir: &std::path::Path) -> LoadOptions {
+    LoadOptions {
+        cache: CompileCache::new(Some(dir.to_path_buf())),
+        ..options(Limits::default(), Grants::none())
+    }
+}
+
+#[test]
+fn a_warm_start_never_recompiles() {
+    let dir = tempfile::tempdir().unwrap();
+    let first = GuestModule::load("default", DEFAULT_GUEST, cached_options(dir.path())).unwrap();
+    assert_eq!(first.compiled(), Compiled::Fresh);
+    let second = GuestModule::load("default", DEFAULT_GUEST, cached_options(dir.path())).unwrap();
+    assert_eq!(second.compiled(), Compiled::FromCache);
+    assert_eq!(
+        second.roles(),
+        Role::ALL.to_vec(),
+        "the cached artifact works"
+    );
+}
+
+#[test]
+fn a_tampered_cache_file_is_never_deserialized() {
+    let dir = tempfile::tempdir().unwrap();
+    GuestModule::load("default", DEFAULT_GUEST, cached_options(dir.path())).unwrap();
+    let file = std::fs::read_dir(dir.path())
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let mut bytes = std::fs::read(&file).unwrap();
+    let last = bytes.len() - 1;
+    bytes[last] ^= 0xff;
+    std::fs::write(&file, &bytes).unwrap();
+    let again = GuestModule::load("default", DEFAULT_GUEST, cached_options(dir.path())).unwrap();
+    assert_eq!(
+        again.compiled(),
+        Compiled::Fresh,
+        "the digest check failed, so it was recompiled"
+    );
+    let third = GuestModule::load("default", DEFAULT_GUEST, cached_options(dir.path())).unwrap();
+    assert_eq!(
+        third.compiled(),
+        Compiled::FromCache,
+        "and the cache was repaired"
+    );
+}
+
+#[test]
+fn a_cache_file_writable_by_others_is_ignored() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    GuestModule::load("default", DEFAULT_GUEST, cached_options(dir.path())).unwrap();
+    let file = std::fs::read_dir(dir.path())
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o666)).unwrap();
+    let again = GuestModule::load("default", DEFAULT_GUEST, cached_options(dir.path())).unwrap();
+    assert_eq!(again.compiled(), Compiled::Fresh);
+}
+
+#[test]
+fn an_unwritable_cache_only_costs_a_compile() {
+    let dir = tempfile::tempdir().unwrap();
+    let blocker = write(dir.path(), "file", "not a directory");
+    let opts = LoadOptions {
+        cache: CompileCache::new(Some(blocker.join("sub"))),
+        ..options(Limits::default(), Grants::none())
+    };
+    let module = GuestModule::load("default", DEFAULT_GUEST, opts).unwrap();
+    assert_eq!(module.compiled(), Compiled::Fresh);
+}

@@ -1,0 +1,13 @@
+//! End-to-end tests of mcpw: real guests under wasmtime, real config files, the
+//! real binary. One test binary, so that wasmtime is linked once.
+
+mod cli;
+mod common;
+mod config_imports;
+mod config_merge;
+mod config_validation;
+mod default_guest;
+mod fallback;
+mod loading;
+mod ranking_quality;
+mod sandbox;
