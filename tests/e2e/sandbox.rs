@@ -203,3 +203,26 @@ fn direct_tools_limits_and_contract() {
         Err(PluginError::BadOutput { .. })
     ));
 }
+
+#[test]
+fn guests_see_no_environment_files_or_network() {
+    let index = ranker(SHORT, Grants::all());
+    let seen = |probe: &str| search(&index, probe).unwrap()[0].score;
+    // The host has environment variables, files and a listening socket; the guest sees none.
+    assert!(std::env::vars().count() > 0 && std::path::Path::new("/").exists());
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    assert!(
+        std::net::TcpStream::connect(("127.0.0.1", port)).is_ok(),
+        "the host itself can connect"
+    );
+    assert_eq!(
+        seen("env"),
+        0.0,
+        "environment variables or arguments leaked"
+    );
+    assert_eq!(seen("fs"), 0.0, "a file was reachable");
+    assert_eq!(seen(&format!("net:{port}")), 0.0, "a socket connected");
+    // Printing is harmless: it goes nowhere, and is not a trap.
+    assert_eq!(seen("stdout"), 1.0);
+}

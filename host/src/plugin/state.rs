@@ -38,8 +38,14 @@ impl GuestState {
         grants: Grants,
         services: Arc<dyn HostServices>,
     ) -> Self {
-        // No preopens, env, args, network or stdin; stdout/stderr go nowhere.
-        let wasi = WasiCtx::builder().build();
+        // No preopens, env, args or stdin; stdout/stderr go nowhere. Sockets are
+        // denied by default too; said explicitly, as this is the sandbox's promise.
+        let mut builder = WasiCtx::builder();
+        builder
+            .allow_tcp(false)
+            .allow_udp(false)
+            .allow_ip_name_lookup(false);
+        let wasi = builder.build();
         GuestState {
             wasi,
             table: ResourceTable::new(),

@@ -5,7 +5,11 @@
 //! Commands: `loop`, `spin:N` (N iterations, then answer), `alloc:N` (N MiB,
 //! touched), `panic`, `unreachable`, `recurse`, `catalog` / `lifecycle` / `calls`
 //! (use that host import), `bad-index`, `dup`, `too-many`, `nan`, `unsorted`,
-//! `count` (a per-instance call counter), `bad-name`, `dup-name`.
+//! `count` (a per-instance call counter), `bad-name`, `dup-name`; and probes of
+//! what the sandbox lets through, each scoring what it found: `env` (variables and
+//! arguments seen), `fs` (1 if any file can be opened), `net` (1 if a socket
+//! `net:PORT` (1 if a TCP connection to 127.0.0.1:PORT succeeds), `stdout`
+//! (prints, then scores 1).
 
 #![cfg(target_arch = "wasm32")]
 
@@ -59,6 +63,29 @@ fn misbehave(cmd: &str) -> bool {
         }
         _ => false,
     }
+}
+
+/// What the sandbox lets a guest see, as a number (0 = nothing).
+fn probe(cmd: &str) -> Option<u32> {
+    if let Some(port) = cmd.strip_prefix("net:") {
+        return Some(
+            std::net::TcpStream::connect(("127.0.0.1", port.parse::<u16>().unwrap_or(9))).is_ok()
+                as u32,
+        );
+    }
+    Some(match cmd {
+        "env" => (std::env::vars().count() + std::env::args().count()) as u32,
+        "fs" => ["/", ".", "/etc/passwd"]
+            .iter()
+            .any(|p| std::fs::metadata(p).is_ok() || std::fs::read_dir(p).is_ok())
+            as u32,
+        "stdout" => {
+            println!("a guest printing to stdout");
+            eprintln!("a guest printing to stderr");
+            1
+        }
+        _ => return None,
+    })
 }
 
 /// Uses a host import; a denial comes back as the guest's error.
@@ -137,6 +164,12 @@ impl GuestIndex for Index {
                 })
                 .collect::<Vec<_>>()
         };
+        if let Some(n) = probe(&query) {
+            return Ok(vec![Hit {
+                index: 0,
+                score: n as f32,
+            }]);
+        }
         if let Some(n) = use_import(&query)? {
             return Ok(vec![Hit {
                 index: 0,
