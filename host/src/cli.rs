@@ -15,6 +15,7 @@ mod macros {
 mod catalog_cmd;
 mod config_cmd;
 mod plugin_cmd;
+mod servers_cmd;
 
 use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
@@ -50,6 +51,19 @@ enum Command {
     Names(catalog_cmd::NamesArgs),
     /// Search a catalog file with the ranking guest.
     Search(catalog_cmd::SearchArgs),
+    /// Status of every configured server.
+    Status(servers_cmd::StatusArgs),
+    /// Every tool of the configured servers (connects servers with nothing cached).
+    Tools(servers_cmd::ToolsArgs),
+    /// A tool's description and parameters.
+    Describe(servers_cmd::DescribeArgs),
+    /// Call a tool.
+    Call(servers_cmd::CallArgs),
+    /// Connect (or reconnect) a server now and refresh its cached tools.
+    Connect(servers_cmd::ConnectArgs),
+    /// The metadata cache.
+    #[command(subcommand)]
+    Cache(servers_cmd::CacheCommand),
 }
 
 pub fn main() -> ExitCode {
@@ -61,6 +75,12 @@ pub fn main() -> ExitCode {
         Command::Plugin(cmd) => plugin_cmd::run(cmd, &sources),
         Command::Names(args) => catalog_cmd::names(args, &sources),
         Command::Search(args) => catalog_cmd::search(args, &sources),
+        Command::Cache(cmd) => servers_cmd::cache(cmd, &sources),
+        Command::Status(args) => with_runtime(servers_cmd::status(args, &sources)),
+        Command::Tools(args) => with_runtime(servers_cmd::tools(args, &sources)),
+        Command::Describe(args) => with_runtime(servers_cmd::describe(args, &sources)),
+        Command::Call(args) => with_runtime(servers_cmd::call(args, &sources)),
+        Command::Connect(args) => with_runtime(servers_cmd::connect(args, &sources)),
     };
     match result {
         Ok(code) => code,
@@ -80,9 +100,24 @@ pub fn main() -> ExitCode {
     }
 }
 
+/// Runs a command that talks to servers. Every server process group is killed
+/// on the way out, and on SIGINT/SIGTERM.
+fn with_runtime(command: impl Future<Output = Result<ExitCode>>) -> Result<ExitCode> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("start the async runtime")?;
+    let result = runtime.block_on(async {
+        mcpw::upstream::processes::exit_on_signals();
+        command.await
+    });
+    mcpw::upstream::processes::kill_all();
+    result
+}
+
 fn init_logging(verbose: u8) {
     let default = match verbose {
-        0 => "warn",
+        0 => "warn,rmcp=off,mcpw::server_stderr=info",
         1 => "info",
         _ => "debug",
     };

@@ -8,7 +8,12 @@
 //! - [`bench`] measures search quality and speed the way the reference evaluation does.
 
 pub mod bench;
+pub mod cache;
 pub mod catalog;
 pub mod config;
+pub mod host;
+pub mod lifecycle;
 pub mod paths;
 pub mod plugin;
+pub mod present;
+pub mod upstream;

@@ -1,0 +1,302 @@
+//! The metadata cache: each server's tools and resources as last listed, so that
+//! start-up knows every tool without connecting to anything.
+//!
+//! `{version, servers: {name: {configHash, tools, resources, cachedAt}}}` under
+//! `$XDG_CACHE_HOME/mcpw/metadata.json`. An entry is valid while its `configHash`
+//! (sha256 over the server's identity fields, as written) matches and it is under
+//! 7 days old. Original MCP names are stored, so naming changes never invalidate
+//! it. Writes lock a sibling lock file, re-read, merge, write a temp file and
+//! rename it over: concurrent mcpw processes neither corrupt the file nor drop
+//! each other's entries. A corrupt file is set aside and rebuilt.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+use sha2::{Digest, Sha256};
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+/// The file format version.
+pub const VERSION: u32 = 1;
+/// How long an entry stays valid.
+pub const MAX_AGE: Duration = Duration::from_secs(7 * 24 * 3600);
+
+/// Fields of a server definition that decide what it lists.
+const IDENTITY_FIELDS: &[&str] = &[
+    "command",
+    "args",
+    "env",
+    "cwd",
+    "url",
+    "headers",
+    "auth",
+    "bearerToken",
+    "bearerTokenEnv",
+    "exposeResources",
+    "excludeTools",
+];
+
+/// One server's cached listing.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Entry {
+    /// Hash of the identity fields it was listed under.
+    pub config_hash: String,
+    /// MCP tools as the server listed them.
+    pub tools: Vec<Value>,
+    /// MCP resources as the server listed them.
+    #[serde(default)]
+    pub resources: Vec<Value>,
+    /// When it was listed, in milliseconds since the Unix epoch.
+    pub cached_at: u64,
+}
+
+#[derive(Debug, Default, Serialize, Deserialize)]
+struct File {
+    version: u32,
+    servers: BTreeMap<String, Entry>,
+}
+
+/// A cache file that could not be written.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot write the metadata cache {path}: {source}")]
+pub struct CacheError {
+    /// The file.
+    pub path: PathBuf,
+    /// Why.
+    pub source: std::io::Error,
+}
+
+/// The sha256 of a server definition's identity fields, with object keys sorted so
+/// that reordering a config does not invalidate the cache.
+pub fn config_hash(raw: &Value) -> String {
+    fn canonical(v: &Value) -> Value {
+        match v {
+            Value::Object(m) => {
+                let sorted: BTreeMap<&String, Value> =
+                    m.iter().map(|(k, v)| (k, canonical(v))).collect();
+                Value::Object(
+                    sorted
+                        .into_iter()
+                        .map(|(k, v)| (k.clone(), v))
+                        .collect::<Map<_, _>>(),
+                )
+            }
+            Value::Array(a) => Value::Array(a.iter().map(canonical).collect()),
+            other => other.clone(),
+        }
+    }
+    let identity: BTreeMap<&str, Value> = IDENTITY_FIELDS
+        .iter()
+        .map(|f| (*f, raw.get(*f).map(canonical).unwrap_or(Value::Null)))
+        .collect();
+    let text = serde_json::to_string(&identity).unwrap_or_default();
+    Sha256::digest(text.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// Milliseconds since the Unix epoch.
+pub fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
+}
+
+impl Entry {
+    /// Valid for this config hash at time `now_ms`?
+    pub fn is_valid(&self, hash: &str, now_ms: u64) -> bool {
+        self.config_hash == hash
+            && self.cached_at > 0
+            && now_ms.saturating_sub(self.cached_at) < MAX_AGE.as_millis() as u64
+    }
+}
+
+/// The metadata cache file.
+#[derive(Clone, Debug)]
+pub struct MetadataCache {
+    path: PathBuf,
+}
+
+impl MetadataCache {
+    /// The cache at `path`.
+    pub fn new(path: PathBuf) -> Self {
+        MetadataCache { path }
+    }
+
+    /// The file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Every entry; a missing file is empty, a corrupt one is set aside.
+    pub fn read(&self) -> BTreeMap<String, Entry> {
+        self.read_file().servers
+    }
+
+    fn read_file(&self) -> File {
+        let bytes = match std::fs::read(&self.path) {
+            Ok(b) => b,
+            Err(_) => {
+                return File {
+                    version: VERSION,
+                    servers: BTreeMap::new(),
+                };
+            }
+        };
+        match serde_json::from_slice::<File>(&bytes) {
+            Ok(f) if f.version == VERSION => f,
+            Ok(f) => {
+                tracing::info!(
+                    "metadata cache {} has version {}; starting a new one",
+                    self.path.display(),
+                    f.version
+                );
+                File {
+                    version: VERSION,
+                    servers: BTreeMap::new(),
+                }
+            }
+            Err(e) => {
+                let aside = self.path.with_extension(format!("corrupt-{}", now_ms()));
+                tracing::warn!(
+                    "metadata cache {} is corrupt ({e}); moved to {} and rebuilt",
+                    self.path.display(),
+                    aside.display()
+                );
+                let _ = std::fs::rename(&self.path, &aside);
+                File {
+                    version: VERSION,
+                    servers: BTreeMap::new(),
+                }
+            }
+        }
+    }
+
+    /// Stores (`Some`) or removes (`None`) entries, keeping everyone else's.
+    pub fn update(&self, changes: BTreeMap<String, Option<Entry>>) -> Result<(), CacheError> {
+        let err = |source| CacheError {
+            path: self.path.clone(),
+            source,
+        };
+        if let Some(dir) = self.path.parent() {
+            std::fs::create_dir_all(dir).map_err(err)?;
+        }
+        let lock = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(self.path.with_extension("lock"))
+            .map_err(err)?;
+        lock.lock().map_err(err)?;
+        let mut file = self.read_file();
+        for (name, change) in changes {
+            match change {
+                Some(entry) => file.servers.insert(name, entry),
+                None => file.servers.remove(&name),
+            };
+        }
+        let result = self.write_atomically(&file).map_err(err);
+        let _ = lock.unlock();
+        result
+    }
+
+    /// Removes every entry.
+    pub fn clear(&self) -> Result<usize, CacheError> {
+        let names: BTreeMap<String, Option<Entry>> =
+            self.read().into_keys().map(|k| (k, None)).collect();
+        let n = names.len();
+        self.update(names)?;
+        Ok(n)
+    }
+
+    fn write_atomically(&self, file: &File) -> std::io::Result<()> {
+        static SEQ: AtomicU64 = AtomicU64::new(0);
+        let tmp = self.path.with_extension(format!(
+            "{}.{}.tmp",
+            std::process::id(),
+            SEQ.fetch_add(1, Ordering::Relaxed)
+        ));
+        let result = (|| {
+            let mut f = std::fs::File::create(&tmp)?;
+            f.write_all(&serde_json::to_vec_pretty(file).map_err(std::io::Error::other)?)?;
+            f.sync_all()?;
+            std::fs::rename(&tmp, &self.path)
+        })();
+        if result.is_err() {
+            let _ = std::fs::remove_file(&tmp);
+        }
+        result
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn hash_covers_identity_fields_only_and_ignores_key_order() {
+        let a = json!({"command": "x", "env": {"A": "1", "B": "2"}, "lifecycle": "eager"});
+        let b = json!({"env": {"B": "2", "A": "1"}, "command": "x", "lifecycle": "lazy", "debug": true});
+        assert_eq!(config_hash(&a), config_hash(&b));
+        let c = json!({"command": "x", "env": {"A": "1", "B": "3"}});
+        assert_ne!(config_hash(&a), config_hash(&c));
+        assert_ne!(
+            config_hash(&a),
+            config_hash(
+                &json!({"command": "x", "env": {"A": "1", "B": "2"}, "excludeTools": ["t"]})
+            )
+        );
+    }
+
+    #[test]
+    fn validity_needs_the_hash_and_a_fresh_timestamp() {
+        let e = Entry {
+            config_hash: "h".into(),
+            tools: vec![],
+            resources: vec![],
+            cached_at: 1_000,
+        };
+        assert!(e.is_valid("h", 2_000));
+        assert!(!e.is_valid("other", 2_000));
+        assert!(!e.is_valid("h", 1_000 + MAX_AGE.as_millis() as u64));
+        assert!(!Entry { cached_at: 0, ..e }.is_valid("h", 1));
+    }
+
+    #[test]
+    fn update_merges_and_a_corrupt_file_is_set_aside() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = MetadataCache::new(dir.path().join("metadata.json"));
+        let entry = |h: &str| Entry {
+            config_hash: h.into(),
+            tools: vec![json!({"name": "t"})],
+            resources: vec![],
+            cached_at: 5,
+        };
+        cache
+            .update([("a".to_string(), Some(entry("1")))].into())
+            .unwrap();
+        cache
+            .update([("b".to_string(), Some(entry("2")))].into())
+            .unwrap();
+        assert_eq!(cache.read().keys().collect::<Vec<_>>(), vec!["a", "b"]);
+        cache.update([("a".to_string(), None)].into()).unwrap();
+        assert_eq!(cache.read().keys().collect::<Vec<_>>(), vec!["b"]);
+        std::fs::write(cache.path(), b"{not json").unwrap();
+        assert!(cache.read().is_empty());
+        let aside = std::fs::read_dir(dir.path())
+            .unwrap()
+            .filter_map(|e| e.ok())
+            .any(|e| e.file_name().to_string_lossy().contains("corrupt-"));
+        assert!(aside, "the corrupt file was kept for inspection");
+        cache
+            .update([("c".to_string(), Some(entry("3")))].into())
+            .unwrap();
+        assert_eq!(cache.read().keys().collect::<Vec<_>>(), vec!["c"]);
+    }
+}

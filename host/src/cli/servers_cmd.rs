@@ -1,0 +1,402 @@
+//! Commands that talk to servers: status, tools, describe, call, connect, cache.
+
+use anyhow::{Context, Result, bail};
+use clap::{Args, Subcommand};
+use mcpw::cache::{self, MetadataCache};
+use mcpw::catalog::{ConnectionState, ServerStatus, ToolKind};
+use mcpw::config::ConfigSources;
+use mcpw::host::{Host, HostOptions};
+use mcpw::lifecycle::LifecycleError;
+use mcpw::present::{self, Content};
+use serde_json::{Value, json};
+use std::io::IsTerminal;
+use std::process::ExitCode;
+
+#[derive(Args)]
+pub struct StatusArgs {
+    /// Connect every enabled server first, to report live status.
+    #[arg(long)]
+    connect: bool,
+    /// Print JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Args)]
+pub struct ToolsArgs {
+    /// Only this server's tools.
+    server: Option<String>,
+    /// Print JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Args)]
+pub struct DescribeArgs {
+    /// The tool's name (as `mcpw tools` shows it).
+    tool: String,
+    /// Print JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Args)]
+pub struct CallArgs {
+    /// The tool's name (as `mcpw tools` shows it).
+    tool: String,
+    /// Arguments: a JSON object (default `{}`); `-` reads it from stdin.
+    args: Option<String>,
+    /// Print JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Args)]
+pub struct ConnectArgs {
+    /// The server to (re)connect now.
+    server: String,
+    /// Print JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Subcommand)]
+pub enum CacheCommand {
+    /// What the metadata cache holds.
+    Show {
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Forget cached metadata (of one server, or all).
+    Clear {
+        /// Only this server.
+        server: Option<String>,
+    },
+}
+
+async fn start(sources: &ConfigSources) -> Result<Host> {
+    let cfg = super::load_config(sources);
+    let mut options = HostOptions::for_env(&sources.env);
+    options.maintenance = false;
+    Host::start(cfg, sources.env.clone(), options)
+        .await
+        .context("cannot start")
+}
+
+/// Progress lines for a person at a terminal; nothing when stderr is piped.
+fn progress(name: &str, result: &Result<(), LifecycleError>) {
+    if !std::io::stderr().is_terminal() {
+        return;
+    }
+    match result {
+        Ok(()) => eprintln!("  ✓ {name}"),
+        Err(e) => eprintln!("  ✗ {name}: {}", first_line(&e.to_string())),
+    }
+}
+
+fn first_line(s: &str) -> &str {
+    s.lines().next().unwrap_or("")
+}
+
+fn status_line(s: &ServerStatus, host: &Host) -> String {
+    let lifecycle = match s.lifecycle {
+        mcpw::config::Lifecycle::Lazy => "lazy",
+        mcpw::config::Lifecycle::Eager => "eager",
+        mcpw::config::Lifecycle::KeepAlive => "keep-alive",
+    };
+    match s.state {
+        ConnectionState::Connected => format!("✓ {} ({} tools, {lifecycle})", s.name, s.tool_count),
+        ConnectionState::Cached => format!(
+            "○ {} ({} tools, cached, not connected, {lifecycle})",
+            s.name, s.tool_count
+        ),
+        ConnectionState::NotConnected => format!("○ {} (not connected, {lifecycle})", s.name),
+        ConnectionState::Disabled => format!("- {} (disabled)", s.name),
+        ConnectionState::NeedsAuth => {
+            format!(
+                "⚠ {} (needs auth: {})",
+                s.name,
+                first_line(s.last_error.as_deref().unwrap_or(""))
+            )
+        }
+        ConnectionState::Failed => {
+            let (ago, left) = host.manager().failure(&s.name).unwrap_or((0, 0));
+            format!(
+                "✗ {} (failed {ago}s ago, retry in {left}s: {})",
+                s.name,
+                first_line(s.last_error.as_deref().unwrap_or(""))
+            )
+        }
+    }
+}
+
+pub async fn status(args: StatusArgs, sources: &ConfigSources) -> Result<ExitCode> {
+    let host = start(sources).await?;
+    if args.connect {
+        let names: Vec<String> = host
+            .status()
+            .into_iter()
+            .filter(|s| s.state != ConnectionState::Disabled)
+            .map(|s| s.name)
+            .collect();
+        host.manager().connect_many(names, progress).await;
+    } else {
+        host.connect_at_start().await;
+    }
+    let servers = host.status();
+    if args.json {
+        let list: Vec<Value> = servers
+            .iter()
+            .map(|s| {
+                let mut v = serde_json::to_value(s).unwrap_or_default();
+                if let Some((ago, left)) = host.manager().failure(&s.name) {
+                    v["failedSecondsAgo"] = json!(ago);
+                    v["retryInSeconds"] = json!(left);
+                }
+                v
+            })
+            .collect();
+        super::print_json(&json!({"servers": list}))?;
+    } else {
+        let connected = servers
+            .iter()
+            .filter(|s| s.state == ConnectionState::Connected)
+            .count();
+        let tools: u32 = servers.iter().map(|s| s.tool_count).sum();
+        outln!(
+            "MCP: {connected}/{} servers, {tools} tools\n",
+            servers.len()
+        );
+        for s in &servers {
+            outln!("{}", status_line(s, &host));
+        }
+    }
+    host.shutdown().await;
+    Ok(ExitCode::SUCCESS)
+}
+
+pub async fn tools(args: ToolsArgs, sources: &ConfigSources) -> Result<ExitCode> {
+    let host = start(sources).await?;
+    if let Some(server) = &args.server {
+        if host.manager().server(server).is_none() {
+            bail!("server \"{server}\" is not configured");
+        }
+        if !host.manager().has_tools(server) {
+            let r = host.manager().connect(server, false).await.map(|_| ());
+            progress(server, &r);
+        }
+    } else {
+        host.bootstrap(progress).await;
+    }
+    let entries = host.entries().await?;
+    let shown: Vec<_> = entries
+        .iter()
+        .filter(|e| args.server.as_ref().is_none_or(|s| &e.tool.server == s))
+        .collect();
+    if args.json {
+        let list: Vec<Value> = shown
+            .iter()
+            .map(|e| {
+                json!({"name": e.name, "server": e.tool.server, "tool": e.tool.name,
+                       "description": e.tool.description, "kind": e.tool.kind})
+            })
+            .collect();
+        super::print_json(&list)?;
+    } else {
+        for e in &shown {
+            let desc = present::truncate_at_word(&e.tool.description, 70);
+            if desc.is_empty() {
+                outln!("{}", e.name);
+            } else {
+                outln!("{}  - {desc}", e.name);
+            }
+        }
+        let not_known: Vec<String> = host
+            .status()
+            .into_iter()
+            .filter(|s| args.server.as_ref().is_none_or(|x| &s.name == x))
+            .filter(|s| s.state != ConnectionState::Disabled && !host.manager().has_tools(&s.name))
+            .map(|s| s.name)
+            .collect();
+        if !not_known.is_empty() {
+            eprintln!(
+                "tools unknown for: {} (see `mcpw status`)",
+                not_known.join(", ")
+            );
+        }
+    }
+    host.shutdown().await;
+    Ok(ExitCode::SUCCESS)
+}
+
+pub async fn describe(args: DescribeArgs, sources: &ConfigSources) -> Result<ExitCode> {
+    let host = start(sources).await?;
+    let entry = host.resolve(&args.tool).await?;
+    let t = &entry.tool;
+    if args.json {
+        super::print_json(
+            &json!({"name": entry.name, "server": t.server, "tool": t.name, "title": t.title,
+            "description": t.description, "inputSchema": t.input_schema, "annotations": t.annotations,
+            "kind": t.kind, "resourceUri": t.resource_uri}),
+        )?;
+    } else {
+        let mut text = format!("{}\nServer: {}\n", entry.name, t.server);
+        if let Some(uri) = &t.resource_uri {
+            text.push_str(&format!("Type: Resource (reads from {uri})\n"));
+        }
+        let desc = if t.description.is_empty() {
+            "(no description)"
+        } else {
+            &t.description
+        };
+        text.push_str(&format!("\n{desc}\n\n"));
+        if t.kind == ToolKind::Resource {
+            text.push_str("No parameters required (resource tool).");
+        } else {
+            text.push_str(&format!(
+                "Parameters:\n{}",
+                present::format_schema(&t.input_schema, "  ")
+            ));
+        }
+        outln!("{text}");
+    }
+    host.shutdown().await;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn parse_args(raw: Option<String>) -> Result<Option<serde_json::Map<String, Value>>> {
+    let text = match raw.as_deref() {
+        None => return Ok(None),
+        Some("-") => {
+            std::io::read_to_string(std::io::stdin()).context("read arguments from stdin")?
+        }
+        Some(t) => t.to_string(),
+    };
+    match serde_json::from_str::<Value>(&text) {
+        Ok(Value::Object(map)) => Ok(Some(map)),
+        Ok(other) => bail!("arguments must be a JSON object, not {other}"),
+        Err(e) => bail!("arguments are not valid JSON: {e}"),
+    }
+}
+
+pub async fn call(args: CallArgs, sources: &ConfigSources) -> Result<ExitCode> {
+    let arguments = parse_args(args.args)?;
+    let host = start(sources).await?;
+    let outcome = host.call(&args.tool, arguments).await;
+    host.shutdown().await;
+    let outcome = outcome?;
+    if args.json {
+        super::print_json(&outcome)?;
+    } else {
+        for c in &outcome.content {
+            match c {
+                Content::Text { text } => outln!("{text}"),
+                Content::Image { data, mime_type } => {
+                    outln!("[image: {mime_type}, {} bytes base64]", data.len())
+                }
+            }
+        }
+        if let Some(s) = &outcome.structured_content
+            && outcome.content.is_empty()
+        {
+            outln!("{s}");
+        }
+    }
+    Ok(if outcome.is_error {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+pub async fn connect(args: ConnectArgs, sources: &ConfigSources) -> Result<ExitCode> {
+    let host = start(sources).await?;
+    let result = host.connect(&args.server).await;
+    let code = match result {
+        Ok(status) => {
+            let entries = host.entries().await?;
+            let tools: Vec<_> = entries
+                .iter()
+                .filter(|e| e.tool.server == args.server)
+                .collect();
+            if args.json {
+                let names: Vec<&str> = tools.iter().map(|e| e.name.as_str()).collect();
+                super::print_json(
+                    &json!({"server": args.server, "status": status, "tools": names, "count": names.len()}),
+                )?;
+            } else {
+                outln!("{} ({} tools):\n", args.server, tools.len());
+                for e in tools {
+                    let desc = present::truncate_at_word(&e.tool.description, 50);
+                    if desc.is_empty() {
+                        outln!("- {}", e.name);
+                    } else {
+                        outln!("- {} - {desc}", e.name);
+                    }
+                }
+            }
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("mcpw: failed to connect to \"{}\": {e}", args.server);
+            ExitCode::FAILURE
+        }
+    };
+    host.shutdown().await;
+    Ok(code)
+}
+
+pub fn cache(cmd: CacheCommand, sources: &ConfigSources) -> Result<ExitCode> {
+    let cfg = super::load_config(sources);
+    let cache = MetadataCache::new(sources.env.cache_dir().join("metadata.json"));
+    match cmd {
+        CacheCommand::Show { json } => {
+            let now = cache::now_ms();
+            let entries = cache.read();
+            let rows: Vec<Value> = entries
+                .iter()
+                .map(|(name, e)| {
+                    let current = cfg.server(name).map(|s| cache::config_hash(&s.raw));
+                    let state = match current {
+                        None => "not configured",
+                        Some(h) if e.is_valid(&h, now) => "valid",
+                        Some(h) if h != e.config_hash => "stale (config changed)",
+                        Some(_) => "expired",
+                    };
+                    json!({"server": name, "tools": e.tools.len(), "resources": e.resources.len(),
+                           "ageSeconds": now.saturating_sub(e.cached_at) / 1000, "state": state})
+                })
+                .collect();
+            if json {
+                super::print_json(&json!({"path": cache.path(), "servers": rows}))?;
+            } else {
+                outln!("{}", cache.path().display());
+                if rows.is_empty() {
+                    outln!("(empty)");
+                }
+                for r in rows {
+                    outln!(
+                        "  {}: {} tools, {} resources, {}s old, {}",
+                        r["server"].as_str().unwrap_or(""),
+                        r["tools"],
+                        r["resources"],
+                        r["ageSeconds"],
+                        r["state"].as_str().unwrap_or("")
+                    );
+                }
+            }
+        }
+        CacheCommand::Clear { server } => {
+            let n = match server {
+                Some(s) => {
+                    cache.update([(s, None)].into())?;
+                    1
+                }
+                None => cache.clear()?,
+            };
+            outln!("cleared {n} cache entr{}", if n == 1 { "y" } else { "ies" });
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,581 @@
+//! Server lifecycle: when to connect, when to give up, when to disconnect.
+//!
+//! `lazy` servers connect on first use, `eager` and `keep-alive` ones at start
+//! (at most 10 at once). Concurrent connects to one server share one attempt. A
+//! failed connect blocks further automatic attempts for the backoff period (60 s);
+//! an explicit connect bypasses it. Idle servers are closed after their idle
+//! timeout unless a call is in flight; keep-alive servers are reconnected by the
+//! health check. Every fresh listing updates the metadata cache.
+
+mod listing;
+
+pub use listing::{catalog_tools, excluded, server_prefix};
+
+use crate::cache::{self, MetadataCache};
+use crate::catalog::{ConnectionState, ServerStatus, Tool};
+use crate::config::{Config, Lifecycle, Server};
+use crate::paths::Environment;
+use crate::upstream::{ConnectContext, ConnectError, Connection, Listing, UpstreamEvent};
+use futures::StreamExt;
+use serde_json::Value;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+use tokio::sync::{broadcast, mpsc};
+
+/// Timing of the lifecycle, overridable for tests.
+#[derive(Clone, Debug)]
+pub struct LifecycleOptions {
+    /// How long a failed server is left alone.
+    pub backoff: Duration,
+    /// How often idle servers are closed and keep-alive servers reconnected.
+    pub health_interval: Duration,
+    /// Most servers connecting at once at start-up.
+    pub max_parallel_connects: usize,
+}
+
+impl Default for LifecycleOptions {
+    fn default() -> Self {
+        LifecycleOptions {
+            backoff: Duration::from_secs(60),
+            health_interval: Duration::from_secs(30),
+            max_parallel_connects: 10,
+        }
+    }
+}
+
+/// Why a server could not be used.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum LifecycleError {
+    /// No such server in the config.
+    #[error("server \"{0}\" is not configured")]
+    NotFound(String),
+    /// `enabled: false`.
+    #[error("server \"{0}\" is disabled in the config")]
+    Disabled(String),
+    /// A recent failure; retried after the backoff.
+    #[error(
+        "server \"{server}\" failed {ago_s}s ago ({last_error}); retrying in {retry_in_s}s (connect explicitly to retry now)"
+    )]
+    Backoff {
+        /// The server.
+        server: String,
+        /// Seconds since the failure.
+        ago_s: u64,
+        /// Seconds until automatic retries resume.
+        retry_in_s: u64,
+        /// The failure.
+        last_error: String,
+    },
+    /// Connecting or calling failed.
+    #[error("server \"{server}\": {error}")]
+    Connect {
+        /// The server.
+        server: String,
+        /// What happened.
+        error: ConnectError,
+    },
+}
+
+/// A change the host should react to.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum LifecycleEvent {
+    /// A server's tools changed (connected, relisted, or list_changed).
+    CatalogChanged(String),
+    /// A server's connection state changed.
+    StatusChanged(String),
+}
+
+struct SlotState {
+    conn: Option<Arc<Connection>>,
+    tools: Option<Vec<Tool>>,
+    from_cache: bool,
+    failed_at: Option<Instant>,
+    last_error: Option<String>,
+    needs_auth: bool,
+    last_used: Instant,
+}
+
+struct Slot {
+    server: Server,
+    hash: String,
+    connect_lock: tokio::sync::Mutex<()>,
+    state: Mutex<SlotState>,
+    in_flight: AtomicUsize,
+}
+
+impl Slot {
+    fn state(&self) -> MutexGuard<'_, SlotState> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn name(&self) -> &str {
+        &self.server.name
+    }
+
+    /// A live connection, dropping one that has closed underneath us.
+    fn live(&self) -> Option<Arc<Connection>> {
+        let mut st = self.state();
+        match &st.conn {
+            Some(c) if c.is_open() => Some(c.clone()),
+            Some(_) => {
+                st.conn = None;
+                None
+            }
+            None => None,
+        }
+    }
+
+    fn idle_timeout(&self, global_minutes: f64) -> Option<Duration> {
+        let c = &self.server.config;
+        let minutes = c.idle_timeout.unwrap_or(match c.lifecycle {
+            Lifecycle::Lazy => global_minutes,
+            Lifecycle::Eager | Lifecycle::KeepAlive => 0.0,
+        });
+        (minutes > 0.0).then(|| Duration::from_secs_f64(minutes * 60.0))
+    }
+}
+
+/// Every configured server and its connection.
+pub struct Manager {
+    slots: Vec<Arc<Slot>>,
+    env: Environment,
+    cache: MetadataCache,
+    options: LifecycleOptions,
+    global_idle_minutes: f64,
+    upstream_tx: mpsc::UnboundedSender<UpstreamEvent>,
+    events: broadcast::Sender<LifecycleEvent>,
+}
+
+/// Decodes a cache entry into catalog tools.
+fn tools_from_entry(server: &Server, entry: &cache::Entry) -> Vec<Tool> {
+    catalog_tools(&server.name, &server.config, &entry.tools, &entry.resources)
+}
+
+impl Manager {
+    /// A manager for the config's servers, with their valid cache entries loaded.
+    /// Spawns its event loop; call inside a tokio runtime.
+    pub fn new(
+        config: &Config,
+        env: Environment,
+        cache: MetadataCache,
+        options: LifecycleOptions,
+    ) -> Arc<Manager> {
+        let entries = cache.read();
+        let now = cache::now_ms();
+        let slots = config
+            .servers
+            .iter()
+            .map(|server| {
+                let hash = cache::config_hash(&server.raw);
+                let cached = entries.get(&server.name).filter(|e| e.is_valid(&hash, now));
+                Arc::new(Slot {
+                    server: server.clone(),
+                    state: Mutex::new(SlotState {
+                        conn: None,
+                        tools: cached.map(|e| tools_from_entry(server, e)),
+                        from_cache: cached.is_some(),
+                        failed_at: None,
+                        last_error: None,
+                        needs_auth: false,
+                        last_used: Instant::now(),
+                    }),
+                    hash,
+                    connect_lock: tokio::sync::Mutex::new(()),
+                    in_flight: AtomicUsize::new(0),
+                })
+            })
+            .collect();
+        let (upstream_tx, upstream_rx) = mpsc::unbounded_channel();
+        let (events, _) = broadcast::channel(256);
+        let manager = Arc::new(Manager {
+            slots,
+            env,
+            cache,
+            options,
+            global_idle_minutes: config.settings.idle_timeout,
+            upstream_tx,
+            events,
+        });
+        tokio::spawn(Self::upstream_loop(Arc::downgrade(&manager), upstream_rx));
+        manager
+    }
+
+    /// Changes of catalog and status, as they happen.
+    pub fn subscribe(&self) -> broadcast::Receiver<LifecycleEvent> {
+        self.events.subscribe()
+    }
+
+    fn slot(&self, name: &str) -> Result<&Arc<Slot>, LifecycleError> {
+        self.slots
+            .iter()
+            .find(|s| s.name() == name)
+            .ok_or_else(|| LifecycleError::NotFound(name.to_string()))
+    }
+
+    /// Names of every configured server, in config order.
+    pub fn server_names(&self) -> Vec<String> {
+        self.slots.iter().map(|s| s.name().to_string()).collect()
+    }
+
+    /// The server's config.
+    pub fn server(&self, name: &str) -> Option<&Server> {
+        self.slot(name).ok().map(|s| &s.server)
+    }
+
+    /// Has a valid cache entry or live listing?
+    pub fn has_tools(&self, name: &str) -> bool {
+        self.slot(name).is_ok_and(|s| s.state().tools.is_some())
+    }
+
+    /// The status of every server.
+    pub fn status(&self) -> Vec<ServerStatus> {
+        self.slots.iter().map(|s| self.slot_status(s)).collect()
+    }
+
+    /// The status of one server.
+    pub fn server_status(&self, name: &str) -> Result<ServerStatus, LifecycleError> {
+        Ok(self.slot_status(self.slot(name)?))
+    }
+
+    /// Seconds since the last failure and seconds of backoff left, if failed.
+    pub fn failure(&self, name: &str) -> Option<(u64, u64)> {
+        let slot = self.slot(name).ok()?;
+        let st = slot.state();
+        let at = st.failed_at?;
+        let ago = at.elapsed();
+        Some((
+            ago.as_secs(),
+            self.options.backoff.saturating_sub(ago).as_secs(),
+        ))
+    }
+
+    fn slot_status(&self, slot: &Slot) -> ServerStatus {
+        let live = slot.live().is_some();
+        let st = slot.state();
+        let state = if !slot.server.config.enabled {
+            ConnectionState::Disabled
+        } else if live {
+            ConnectionState::Connected
+        } else if st.needs_auth {
+            ConnectionState::NeedsAuth
+        } else if st.failed_at.is_some() {
+            ConnectionState::Failed
+        } else if st.tools.is_some() {
+            ConnectionState::Cached
+        } else {
+            ConnectionState::NotConnected
+        };
+        ServerStatus {
+            name: slot.name().to_string(),
+            state,
+            tool_count: st.tools.as_ref().map_or(0, |t| t.len() as u32),
+            lifecycle: slot.server.config.lifecycle,
+            last_error: st.last_error.clone(),
+        }
+    }
+
+    /// Every known tool, in config order (live listing, else cache).
+    pub fn tools(&self) -> Vec<Tool> {
+        self.slots
+            .iter()
+            .filter(|s| s.server.config.enabled)
+            .flat_map(|s| s.state().tools.clone().unwrap_or_default())
+            .collect()
+    }
+
+    /// Tools of one server, if known.
+    pub fn server_tools(&self, name: &str) -> Result<Option<Vec<Tool>>, LifecycleError> {
+        Ok(self.slot(name)?.state().tools.clone())
+    }
+
+    /// Whether the listing of a server came from the cache (not a live connection).
+    pub fn is_from_cache(&self, name: &str) -> bool {
+        self.slot(name).is_ok_and(|s| s.state().from_cache)
+    }
+
+    /// A live connection to `name`, connecting if needed. `force` reconnects now,
+    /// bypassing the backoff (an explicit connect).
+    pub async fn connect(
+        &self,
+        name: &str,
+        force: bool,
+    ) -> Result<Arc<Connection>, LifecycleError> {
+        let slot = self.slot(name)?.clone();
+        if !slot.server.config.enabled {
+            return Err(LifecycleError::Disabled(name.to_string()));
+        }
+        if !force && let Some(conn) = slot.live() {
+            return Ok(conn);
+        }
+        let _attempt = slot.connect_lock.lock().await;
+        if !force {
+            // Someone else may have connected while we waited: share their result.
+            if let Some(conn) = slot.live() {
+                return Ok(conn);
+            }
+            if let Some(err) = self.backoff_error(&slot) {
+                return Err(err);
+            }
+        }
+        let old = slot.state().conn.take();
+        if let Some(old) = old {
+            close(old).await;
+        }
+        let ctx = ConnectContext {
+            server: name.to_string(),
+            env: self.env.clone(),
+            events: self.upstream_tx.clone(),
+        };
+        let result = Connection::open(&slot.server.config, &ctx).await;
+        match result {
+            Ok((conn, listing)) => {
+                let conn = Arc::new(conn);
+                self.store_listing(&slot, &listing);
+                {
+                    let mut st = slot.state();
+                    st.conn = Some(conn.clone());
+                    st.failed_at = None;
+                    st.last_error = None;
+                    st.needs_auth = false;
+                    st.last_used = Instant::now();
+                }
+                tracing::info!(server = name, transport = ?conn.kind(), "connected");
+                let _ = self
+                    .events
+                    .send(LifecycleEvent::StatusChanged(name.to_string()));
+                let _ = self
+                    .events
+                    .send(LifecycleEvent::CatalogChanged(name.to_string()));
+                Ok(conn)
+            }
+            Err(error) => {
+                {
+                    let mut st = slot.state();
+                    st.failed_at = Some(Instant::now());
+                    st.last_error = Some(error.to_string());
+                    st.needs_auth = error.is_auth();
+                }
+                tracing::warn!(server = name, "connect failed: {error}");
+                let _ = self
+                    .events
+                    .send(LifecycleEvent::StatusChanged(name.to_string()));
+                Err(LifecycleError::Connect {
+                    server: name.to_string(),
+                    error,
+                })
+            }
+        }
+    }
+
+    fn backoff_error(&self, slot: &Slot) -> Option<LifecycleError> {
+        let st = slot.state();
+        let at = st.failed_at?;
+        let ago = at.elapsed();
+        (ago < self.options.backoff).then(|| LifecycleError::Backoff {
+            server: slot.name().to_string(),
+            ago_s: ago.as_secs(),
+            retry_in_s: (self.options.backoff - ago).as_secs().max(1),
+            last_error: st.last_error.clone().unwrap_or_default(),
+        })
+    }
+
+    fn store_listing(&self, slot: &Slot, listing: &Listing) {
+        let tools: Vec<Value> = listing
+            .tools
+            .iter()
+            .filter_map(|t| serde_json::to_value(t).ok())
+            .collect();
+        let resources: Vec<Value> = listing
+            .resources
+            .iter()
+            .filter_map(|r| serde_json::to_value(r).ok())
+            .collect();
+        let catalog = catalog_tools(slot.name(), &slot.server.config, &tools, &resources);
+        {
+            let mut st = slot.state();
+            st.tools = Some(catalog);
+            st.from_cache = false;
+        }
+        let entry = cache::Entry {
+            config_hash: slot.hash.clone(),
+            tools,
+            resources,
+            cached_at: cache::now_ms(),
+        };
+        if let Err(e) = self
+            .cache
+            .update([(slot.name().to_string(), Some(entry))].into())
+        {
+            tracing::warn!("{e}");
+        }
+    }
+
+    /// Runs `f` with a live connection, counting it as in flight (so the server is
+    /// not idled out under it). A connection found closed is dropped, so the next
+    /// use reconnects.
+    pub async fn with_connection<T, F>(
+        &self,
+        name: &str,
+        f: impl FnOnce(Arc<Connection>) -> F,
+    ) -> Result<T, LifecycleError>
+    where
+        F: Future<Output = Result<T, ConnectError>>,
+    {
+        let conn = self.connect(name, false).await?;
+        let slot = self.slot(name)?;
+        slot.in_flight.fetch_add(1, Ordering::AcqRel);
+        slot.state().last_used = Instant::now();
+        let result = f(conn.clone()).await;
+        slot.in_flight.fetch_sub(1, Ordering::AcqRel);
+        slot.state().last_used = Instant::now();
+        if result.is_err() && !conn.is_open() {
+            let mut st = slot.state();
+            if st.conn.as_ref().is_some_and(|c| Arc::ptr_eq(c, &conn)) {
+                st.conn = None;
+                st.failed_at = Some(Instant::now());
+                st.last_error = Some("the connection closed during a call".into());
+            }
+            drop(st);
+            let _ = self
+                .events
+                .send(LifecycleEvent::StatusChanged(name.to_string()));
+        }
+        result.map_err(|error| LifecycleError::Connect {
+            server: name.to_string(),
+            error,
+        })
+    }
+
+    /// Connects every eager and keep-alive server, at most
+    /// `max_parallel_connects` at once. Failures are recorded, not returned.
+    pub async fn connect_at_start(&self) {
+        let names: Vec<String> = self
+            .slots
+            .iter()
+            .filter(|s| s.server.config.enabled && s.server.config.lifecycle != Lifecycle::Lazy)
+            .map(|s| s.name().to_string())
+            .collect();
+        self.connect_many(names, |_, _| {}).await;
+    }
+
+    /// Connects the named servers concurrently (bounded); `progress` hears each outcome.
+    pub async fn connect_many(
+        &self,
+        names: Vec<String>,
+        progress: impl Fn(&str, &Result<(), LifecycleError>),
+    ) {
+        let mut attempts = futures::stream::iter(names.into_iter().map(|n| async move {
+            let r = self.connect(&n, false).await.map(|_| ());
+            (n, r)
+        }))
+        .buffer_unordered(self.options.max_parallel_connects.max(1));
+        while let Some((name, result)) = attempts.next().await {
+            progress(&name, &result);
+        }
+    }
+
+    /// Closes idle servers and reconnects keep-alive ones; call periodically.
+    pub async fn maintain(&self) {
+        for slot in &self.slots {
+            let live = slot.live();
+            if let (Some(conn), Some(idle)) = (&live, slot.idle_timeout(self.global_idle_minutes)) {
+                let quiet = slot.state().last_used.elapsed();
+                if slot.in_flight.load(Ordering::Acquire) == 0 && quiet >= idle && conn.is_open() {
+                    let old = slot.state().conn.take();
+                    if let Some(old) = old {
+                        tracing::info!(
+                            server = slot.name(),
+                            "closing after {}s idle",
+                            quiet.as_secs()
+                        );
+                        close(old).await;
+                        let _ = self
+                            .events
+                            .send(LifecycleEvent::StatusChanged(slot.name().to_string()));
+                    }
+                }
+            }
+            if live.is_none()
+                && slot.server.config.enabled
+                && slot.server.config.lifecycle == Lifecycle::KeepAlive
+            {
+                let _ = self.connect(slot.name(), false).await;
+            }
+        }
+    }
+
+    /// Runs [`Manager::maintain`] every `health_interval` until the manager is dropped.
+    pub fn spawn_maintenance(self: &Arc<Self>) -> tokio::task::JoinHandle<()> {
+        let weak = Arc::downgrade(self);
+        let every = self.options.health_interval;
+        tokio::spawn(async move {
+            let mut tick = tokio::time::interval(every);
+            tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            tick.tick().await;
+            loop {
+                tick.tick().await;
+                let Some(manager) = weak.upgrade() else {
+                    return;
+                };
+                manager.maintain().await;
+            }
+        })
+    }
+
+    async fn upstream_loop(
+        weak: std::sync::Weak<Manager>,
+        mut rx: mpsc::UnboundedReceiver<UpstreamEvent>,
+    ) {
+        while let Some(UpstreamEvent::ListChanged(server)) = rx.recv().await {
+            let Some(manager) = weak.upgrade() else {
+                return;
+            };
+            let Ok(slot) = manager.slot(&server).cloned() else {
+                continue;
+            };
+            let Some(conn) = slot.live() else { continue };
+            match conn.relist(slot.server.config.expose_resources).await {
+                Ok(listing) => {
+                    manager.store_listing(&slot, &listing);
+                    tracing::info!(server = %server, "tool list changed; catalog and cache refreshed");
+                    let _ = manager.events.send(LifecycleEvent::CatalogChanged(server));
+                }
+                Err(e) => {
+                    tracing::warn!(server = %server, "relisting after list_changed failed: {e}")
+                }
+            }
+        }
+    }
+
+    /// Closes every connection (each stdio server's process group is killed).
+    pub async fn shutdown(&self) {
+        let conns: Vec<Arc<Connection>> = self
+            .slots
+            .iter()
+            .filter_map(|s| s.state().conn.take())
+            .collect();
+        futures::future::join_all(conns.into_iter().map(close)).await;
+    }
+
+    /// The metadata cache in use.
+    pub fn cache(&self) -> &MetadataCache {
+        &self.cache
+    }
+
+    /// Calls in flight to a server.
+    pub fn in_flight(&self, name: &str) -> usize {
+        self.slot(name)
+            .map_or(0, |s| s.in_flight.load(Ordering::Acquire))
+    }
+}
+
+/// Closes a connection once its last user lets go of it.
+async fn close(conn: Arc<Connection>) {
+    match Arc::try_unwrap(conn) {
+        Ok(conn) => conn.close().await,
+        // Still used by a call: the call finishes on it; dropping the last
+        // reference drops the process group guard, which kills the server.
+        Err(shared) => drop(shared),
+    }
+}

@@ -1,0 +1,247 @@
+//! Connections to upstream MCP servers, through rmcp: stdio child processes,
+//! Streamable HTTP, and legacy HTTP+SSE as the fallback for servers that only
+//! speak that.
+
+mod error;
+mod handler;
+mod http;
+pub mod processes;
+pub mod secrets;
+mod sse;
+mod stdio;
+
+pub use error::ConnectError;
+pub use handler::UpstreamEvent;
+
+use crate::config::{HttpKind, ServerConfig, Transport};
+use crate::paths::Environment;
+use handler::UpstreamHandler;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResult, ReadResourceRequestParams, ReadResourceResult, Resource,
+    Tool,
+};
+use rmcp::service::{RunningService, ServiceError};
+use rmcp::{RoleClient, ServiceExt};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::mpsc;
+
+/// Which transport a live connection uses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum TransportKind {
+    /// A child process.
+    Stdio,
+    /// Streamable HTTP.
+    StreamableHttp,
+    /// Legacy HTTP+SSE.
+    Sse,
+}
+
+/// What a connection needs besides the server's config.
+#[derive(Clone)]
+pub struct ConnectContext {
+    /// Server name (logs, errors).
+    pub server: String,
+    /// Environment for `bearerTokenEnv` and the child's environment.
+    pub env: Environment,
+    /// Where list-changed notifications go.
+    pub events: mpsc::UnboundedSender<UpstreamEvent>,
+}
+
+/// A live connection to one server.
+pub struct Connection {
+    service: RunningService<RoleClient, UpstreamHandler>,
+    kind: TransportKind,
+    stderr: Option<Arc<stdio::StderrTail>>,
+    group: Option<processes::GroupGuard>,
+}
+
+/// What a server offers, listed right after connecting.
+#[derive(Clone, Debug, Default)]
+pub struct Listing {
+    /// Every tool (all pages).
+    pub tools: Vec<Tool>,
+    /// Every resource (all pages), when listed.
+    pub resources: Vec<Resource>,
+}
+
+impl Connection {
+    /// Connects (spawning or dialing), initializes, and lists tools and resources,
+    /// all within the server's `startupTimeoutMs`.
+    pub async fn open(
+        config: &ServerConfig,
+        ctx: &ConnectContext,
+    ) -> Result<(Connection, Listing), ConnectError> {
+        let timeout = Duration::from_millis(config.startup_timeout_ms);
+        let mut stderr_for_timeout = None;
+        let attempt = async {
+            let conn = match &config.transport {
+                Transport::Stdio { .. } => {
+                    let (transport, tail, group) = stdio::spawn(config, ctx).await?;
+                    stderr_for_timeout = Some(tail.clone());
+                    let handler = UpstreamHandler::new(ctx);
+                    let service = handler
+                        .serve(transport)
+                        .await
+                        .map_err(|e| ConnectError::from_init(e, Some(&tail)))?;
+                    Connection {
+                        service,
+                        kind: TransportKind::Stdio,
+                        stderr: Some(tail),
+                        group: Some(group),
+                    }
+                }
+                Transport::Http { url, kind, .. } => {
+                    let headers = http::request_headers(config, ctx).await?;
+                    match kind {
+                        HttpKind::Sse => sse_connect(url, &headers, ctx).await?,
+                        HttpKind::Auto => match http::connect(url, &headers, ctx).await {
+                            Ok(service) => Connection {
+                                service,
+                                kind: TransportKind::StreamableHttp,
+                                stderr: None,
+                                group: None,
+                            },
+                            Err(e) if e.is_auth() => return Err(e),
+                            Err(streamable) => {
+                                tracing::debug!(server = %ctx.server, "Streamable HTTP failed ({streamable}); trying legacy SSE");
+                                sse_connect(url, &headers, ctx).await.map_err(|sse| {
+                                    if sse.is_auth() {
+                                        sse
+                                    } else {
+                                        ConnectError::Http(format!(
+                                            "{streamable}; legacy SSE: {sse}"
+                                        ))
+                                    }
+                                })?
+                            }
+                        },
+                    }
+                }
+            };
+            let listing = conn.list(config.expose_resources).await?;
+            Ok::<_, ConnectError>((conn, listing))
+        };
+        match tokio::time::timeout(timeout, attempt).await {
+            Ok(result) => result,
+            Err(_) => Err(ConnectError::Timeout {
+                ms: config.startup_timeout_ms,
+                stderr: stderr_for_timeout.map(|t| t.text()),
+            }),
+        }
+    }
+
+    async fn list(&self, resources: bool) -> Result<Listing, ConnectError> {
+        let caps = self
+            .service
+            .peer_info()
+            .and_then(|i| i.capabilities.clone().into());
+        let has_tools = caps
+            .as_ref()
+            .is_none_or(|c: &rmcp::model::ServerCapabilities| c.tools.is_some());
+        let has_resources = caps
+            .as_ref()
+            .is_none_or(|c: &rmcp::model::ServerCapabilities| c.resources.is_some());
+        let tools = if has_tools {
+            self.service
+                .list_all_tools()
+                .await
+                .map_err(|e| self.service_error(e))?
+        } else {
+            Vec::new()
+        };
+        let resources = if resources && has_resources {
+            // A server may announce resources yet fail to list them; tools still work.
+            match self.service.list_all_resources().await {
+                Ok(r) => r,
+                Err(e) => {
+                    tracing::warn!("listing resources failed: {e}");
+                    Vec::new()
+                }
+            }
+        } else {
+            Vec::new()
+        };
+        Ok(Listing { tools, resources })
+    }
+
+    /// Lists tools and resources again (after `list_changed`).
+    pub async fn relist(&self, resources: bool) -> Result<Listing, ConnectError> {
+        self.list(resources).await
+    }
+
+    /// Calls a tool by its original name.
+    pub async fn call_tool(
+        &self,
+        name: &str,
+        arguments: Option<serde_json::Map<String, serde_json::Value>>,
+    ) -> Result<CallToolResult, ConnectError> {
+        let mut params = CallToolRequestParams::new(name.to_string());
+        if let Some(args) = arguments {
+            params = params.with_arguments(args);
+        }
+        self.service
+            .call_tool(params)
+            .await
+            .map_err(|e| self.service_error(e))
+    }
+
+    /// Reads a resource.
+    pub async fn read_resource(&self, uri: &str) -> Result<ReadResourceResult, ConnectError> {
+        self.service
+            .read_resource(ReadResourceRequestParams::new(uri))
+            .await
+            .map_err(|e| self.service_error(e))
+    }
+
+    /// The transport in use.
+    pub fn kind(&self) -> TransportKind {
+        self.kind
+    }
+
+    /// True while the connection is open.
+    pub fn is_open(&self) -> bool {
+        !self.service.is_closed()
+    }
+
+    /// The last lines the server wrote to stderr (stdio only).
+    pub fn stderr(&self) -> Option<String> {
+        self.stderr.as_ref().map(|t| t.text())
+    }
+
+    /// Process id of a stdio server.
+    pub fn pid(&self) -> Option<u32> {
+        self.group.as_ref().map(|g| g.pid())
+    }
+
+    fn service_error(&self, e: ServiceError) -> ConnectError {
+        ConnectError::from_service(e, self.stderr.as_deref())
+    }
+
+    /// Closes the connection; a stdio server's whole process group is killed.
+    pub async fn close(mut self) {
+        let _ = tokio::time::timeout(Duration::from_secs(2), self.service.close()).await;
+        if let Some(group) = self.group.take() {
+            group.kill();
+        }
+    }
+}
+
+async fn sse_connect(
+    url: &str,
+    headers: &http::Headers,
+    ctx: &ConnectContext,
+) -> Result<Connection, ConnectError> {
+    let transport = sse::SseTransport::connect(url, headers).await?;
+    let service = UpstreamHandler::new(ctx)
+        .serve(transport)
+        .await
+        .map_err(|e| ConnectError::from_init(e, None))?;
+    Ok(Connection {
+        service,
+        kind: TransportKind::Sse,
+        stderr: None,
+        group: None,
+    })
+}

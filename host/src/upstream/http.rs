@@ -1,0 +1,84 @@
+//! Streamable HTTP servers, and the request headers shared with legacy SSE:
+//! configured `headers` (secret commands resolved) plus bearer auth.
+
+use super::handler::UpstreamHandler;
+use super::{ConnectContext, ConnectError, secrets};
+use crate::config::{ServerConfig, Transport};
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
+use rmcp::service::RunningService;
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::{RoleClient, ServiceExt};
+use std::collections::HashMap;
+
+/// Resolved request headers.
+pub type Headers = Vec<(String, String)>;
+
+/// An HTTP status from a transport that is not rmcp's (legacy SSE).
+#[derive(Debug, thiserror::Error)]
+#[error("HTTP {0}")]
+pub struct StatusError(pub u16);
+
+/// The headers to send: `headers` from the config plus `Authorization: Bearer`
+/// from `bearerToken` / `bearerTokenEnv` (unless an Authorization header is set).
+pub async fn request_headers(
+    config: &ServerConfig,
+    ctx: &ConnectContext,
+) -> Result<Headers, ConnectError> {
+    let Transport::Http { headers, .. } = &config.transport else {
+        return Ok(Vec::new());
+    };
+    let mut out = secrets::resolve_all(headers, "headers", &ctx.server).await?;
+    let token = match (&config.bearer_token, &config.bearer_token_env) {
+        (Some(t), _) => Some(secrets::resolve(t, "bearerToken", &ctx.server).await?),
+        (None, Some(var)) => match ctx.env.get(var) {
+            Some(v) if !v.is_empty() => Some(v.to_string()),
+            _ => {
+                return Err(ConnectError::Secret(format!(
+                    "server \"{}\": `bearerTokenEnv` names {var}, which is not set",
+                    ctx.server
+                )));
+            }
+        },
+        (None, None) => None,
+    };
+    if let Some(token) = token
+        && !out
+            .iter()
+            .any(|(k, _)| k.eq_ignore_ascii_case("authorization"))
+    {
+        out.push(("Authorization".into(), format!("Bearer {token}")));
+    }
+    Ok(out)
+}
+
+/// The headers as a map; a name or value that HTTP cannot carry is an error
+/// naming the header (never its value).
+pub fn header_map(headers: &Headers) -> Result<HeaderMap, ConnectError> {
+    let mut map = HeaderMap::new();
+    for (k, v) in headers {
+        let name = HeaderName::from_bytes(k.as_bytes())
+            .map_err(|_| ConnectError::Http(format!("invalid header name {k:?}")))?;
+        let value = HeaderValue::from_str(v)
+            .map_err(|_| ConnectError::Http(format!("header {k} has a value HTTP cannot carry")))?;
+        map.insert(name, value);
+    }
+    Ok(map)
+}
+
+pub async fn connect(
+    url: &str,
+    headers: &Headers,
+    ctx: &ConnectContext,
+) -> Result<RunningService<RoleClient, UpstreamHandler>, ConnectError> {
+    let custom: HashMap<HeaderName, HeaderValue> = header_map(headers)?
+        .into_iter()
+        .filter_map(|(k, v)| Some((k?, v)))
+        .collect();
+    let config = StreamableHttpClientTransportConfig::with_uri(url).custom_headers(custom);
+    let transport = StreamableHttpClientTransport::with_client(reqwest::Client::new(), config);
+    UpstreamHandler::new(ctx)
+        .serve(transport)
+        .await
+        .map_err(|e| ConnectError::from_init(e, None))
+}

@@ -1,0 +1,89 @@
+//! Every stdio server runs as the leader of its own process group, so that the
+//! server and anything it starts are killed together: on close, on drop, and when
+//! mcpw exits or receives SIGINT/SIGTERM. No server outlives mcpw.
+
+use std::collections::BTreeSet;
+use std::sync::Mutex;
+
+static GROUPS: Mutex<BTreeSet<i32>> = Mutex::new(BTreeSet::new());
+
+fn groups() -> std::sync::MutexGuard<'static, BTreeSet<i32>> {
+    GROUPS.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+fn kill_group(pgid: i32) {
+    #[cfg(unix)]
+    // SAFETY: killpg only sends a signal; a group that is gone already yields ESRCH.
+    unsafe {
+        libc::killpg(pgid, libc::SIGKILL);
+    }
+}
+
+/// Owns a server's process group; killing it (or dropping it) kills the group.
+#[derive(Debug)]
+pub struct GroupGuard {
+    pgid: i32,
+}
+
+impl GroupGuard {
+    /// Registers the group led by `pid`.
+    pub fn new(pid: u32) -> GroupGuard {
+        let pgid = pid as i32;
+        groups().insert(pgid);
+        GroupGuard { pgid }
+    }
+
+    /// The leader's process id.
+    pub fn pid(&self) -> u32 {
+        self.pgid as u32
+    }
+
+    /// Kills the whole group now.
+    pub fn kill(self) {
+        drop(self);
+    }
+}
+
+impl Drop for GroupGuard {
+    fn drop(&mut self) {
+        kill_group(self.pgid);
+        groups().remove(&self.pgid);
+    }
+}
+
+/// Kills every server process group still registered (at exit).
+pub fn kill_all() {
+    let all: Vec<i32> = std::mem::take(&mut *groups()).into_iter().collect();
+    for pgid in all {
+        kill_group(pgid);
+    }
+}
+
+/// How many server process groups are alive (tests and status).
+pub fn live_groups() -> usize {
+    groups().len()
+}
+
+/// On SIGINT or SIGTERM: kill every server group, then exit with the
+/// conventional status (130 / 143). Call once, inside a tokio runtime.
+pub fn exit_on_signals() {
+    #[cfg(unix)]
+    tokio::spawn(async {
+        use tokio::signal::unix::{SignalKind, signal};
+        let (Ok(mut int), Ok(mut term)) = (
+            signal(SignalKind::interrupt()),
+            signal(SignalKind::terminate()),
+        ) else {
+            tracing::warn!(
+                "cannot install signal handlers; servers may outlive an interrupted mcpw"
+            );
+            return;
+        };
+        let code = tokio::select! {
+            _ = int.recv() => 130,
+            _ = term.recv() => 143,
+        };
+        kill_all();
+        std::process::exit(code);
+    });
+}
