@@ -6,7 +6,7 @@ mod services;
 use crate::cache::MetadataCache;
 use crate::catalog::{Entry, ServerStatus, ToolKind};
 use crate::config::Config;
-use crate::lifecycle::{LifecycleError, LifecycleEvent, LifecycleOptions, Manager};
+use crate::lifecycle::{LifecycleError, LifecycleOptions, Manager};
 use crate::paths::Environment;
 use crate::plugin::{
     CompileCache, IndexOptions, NamingOptions, PluginError, Policy, SearchIndex, SearchOptions,
@@ -15,7 +15,6 @@ use crate::present::{self, Content};
 use serde_json::{Map, Value};
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Names the gateway keeps for its own tools.
 pub const RESERVED_NAMES: &[&str] = &["mcp", "ToolSearch"];
@@ -111,7 +110,6 @@ pub struct Host {
     manager: Arc<Manager>,
     policy: Arc<Policy>,
     naming: NamingOptions,
-    version: Arc<AtomicU64>,
     view: tokio::sync::Mutex<View>,
     tasks: Vec<tokio::task::JoinHandle<()>>,
 }
@@ -136,21 +134,7 @@ impl Host {
         let policy = tokio::task::spawn_blocking(move || Policy::load(&policy_config, services))
             .await
             .expect("policy loading does not panic")?;
-        let version = Arc::new(AtomicU64::new(1));
-        let mut events = manager.subscribe();
-        let bump = version.clone();
-        let mut tasks = vec![tokio::spawn(async move {
-            loop {
-                match events.recv().await {
-                    Ok(LifecycleEvent::CatalogChanged(_))
-                    | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {
-                        bump.fetch_add(1, Ordering::AcqRel);
-                    }
-                    Ok(_) => {}
-                    Err(_) => return,
-                }
-            }
-        })];
+        let mut tasks = Vec::new();
         if options.maintenance {
             tasks.push(manager.spawn_maintenance());
         }
@@ -163,7 +147,6 @@ impl Host {
             manager,
             policy: Arc::new(policy),
             naming,
-            version,
             view: tokio::sync::Mutex::new(View {
                 version: 0,
                 entries: Arc::from(Vec::new()),
@@ -228,7 +211,7 @@ impl Host {
 
     async fn view(&self) -> Result<(Arc<[Entry]>, Option<Arc<SearchIndex>>), HostError> {
         let mut view = self.view.lock().await;
-        let current = self.version.load(Ordering::Acquire);
+        let current = self.manager.catalog_version();
         if view.version != current {
             let tools = self.manager.tools();
             let (policy, naming) = (self.policy.clone(), self.naming.clone());
@@ -364,11 +347,14 @@ impl Host {
             resource_uri: tool.resource_uri.clone(),
             mcp_result: raw,
         };
+        let timeout = self.manager.call_timeout(&tool.server);
         let result = match (&tool.kind, &tool.resource_uri) {
             (ToolKind::Resource, Some(uri)) => {
                 let uri = uri.clone();
                 self.manager
-                    .with_connection(&tool.server, |c| async move { c.read_resource(&uri).await })
+                    .with_connection(&tool.server, |c| async move {
+                        c.read_resource(&uri, timeout).await
+                    })
                     .await
                     .map(|r| serde_json::to_value(r).unwrap_or(Value::Null))
             }
@@ -376,7 +362,7 @@ impl Host {
                 let (original, args) = (tool.name.clone(), arguments.unwrap_or_default());
                 self.manager
                     .with_connection(&tool.server, |c| async move {
-                        c.call_tool(&original, Some(args)).await
+                        c.call_tool(&original, Some(args), timeout).await
                     })
                     .await
                     .map(|r| serde_json::to_value(r).unwrap_or(Value::Null))

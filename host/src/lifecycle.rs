@@ -18,7 +18,7 @@ use crate::paths::Environment;
 use crate::upstream::{ConnectContext, ConnectError, Connection, Listing, UpstreamEvent};
 use futures::StreamExt;
 use serde_json::Value;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 use tokio::sync::{broadcast, mpsc};
@@ -143,8 +143,11 @@ pub struct Manager {
     cache: MetadataCache,
     options: LifecycleOptions,
     global_idle_minutes: f64,
+    global_call_timeout_ms: u64,
     upstream_tx: mpsc::UnboundedSender<UpstreamEvent>,
     events: broadcast::Sender<LifecycleEvent>,
+    /// Bumped whenever any server's tools change, before the event is sent.
+    catalog_version: AtomicU64,
 }
 
 /// Decodes a cache entry into catalog tools.
@@ -194,11 +197,18 @@ impl Manager {
             cache,
             options,
             global_idle_minutes: config.settings.idle_timeout,
+            global_call_timeout_ms: config.settings.call_timeout_ms,
             upstream_tx,
             events,
+            catalog_version: AtomicU64::new(1),
         });
         tokio::spawn(Self::upstream_loop(Arc::downgrade(&manager), upstream_rx));
         manager
+    }
+
+    /// Changes whenever any server's tools change; compare to rebuild derived views.
+    pub fn catalog_version(&self) -> u64 {
+        self.catalog_version.load(Ordering::Acquire)
     }
 
     /// Changes of catalog and status, as they happen.
@@ -397,6 +407,7 @@ impl Manager {
             st.tools = Some(catalog);
             st.from_cache = false;
         }
+        self.catalog_version.fetch_add(1, Ordering::AcqRel);
         let entry = cache::Entry {
             config_hash: slot.hash.clone(),
             tools,
@@ -561,6 +572,26 @@ impl Manager {
     /// The metadata cache in use.
     pub fn cache(&self) -> &MetadataCache {
         &self.cache
+    }
+
+    /// The process id of a live stdio server.
+    pub fn pid(&self, name: &str) -> Option<u32> {
+        self.slot(name).ok()?.live()?.pid()
+    }
+
+    /// The transport of a live connection.
+    pub fn transport(&self, name: &str) -> Option<crate::upstream::TransportKind> {
+        Some(self.slot(name).ok()?.live()?.kind())
+    }
+
+    /// How long one call to `name` may take.
+    pub fn call_timeout(&self, name: &str) -> Duration {
+        let ms = self
+            .slot(name)
+            .ok()
+            .and_then(|s| s.server.config.call_timeout_ms)
+            .unwrap_or(self.global_call_timeout_ms);
+        Duration::from_millis(ms)
     }
 
     /// Calls in flight to a server.

@@ -171,28 +171,40 @@ impl Connection {
         self.list(resources).await
     }
 
-    /// Calls a tool by its original name.
+    /// Calls a tool by its original name; gives up after `timeout`.
     pub async fn call_tool(
         &self,
         name: &str,
         arguments: Option<serde_json::Map<String, serde_json::Value>>,
+        timeout: Duration,
     ) -> Result<CallToolResult, ConnectError> {
         let mut params = CallToolRequestParams::new(name.to_string());
         if let Some(args) = arguments {
             params = params.with_arguments(args);
         }
-        self.service
-            .call_tool(params)
-            .await
-            .map_err(|e| self.service_error(e))
+        match tokio::time::timeout(timeout, self.service.call_tool(params)).await {
+            Ok(r) => r.map_err(|e| self.service_error(e)),
+            Err(_) => Err(ConnectError::CallTimeout {
+                ms: timeout.as_millis() as u64,
+            }),
+        }
     }
 
-    /// Reads a resource.
-    pub async fn read_resource(&self, uri: &str) -> Result<ReadResourceResult, ConnectError> {
-        self.service
-            .read_resource(ReadResourceRequestParams::new(uri))
-            .await
-            .map_err(|e| self.service_error(e))
+    /// Reads a resource; gives up after `timeout`.
+    pub async fn read_resource(
+        &self,
+        uri: &str,
+        timeout: Duration,
+    ) -> Result<ReadResourceResult, ConnectError> {
+        let read = self
+            .service
+            .read_resource(ReadResourceRequestParams::new(uri));
+        match tokio::time::timeout(timeout, read).await {
+            Ok(r) => r.map_err(|e| self.service_error(e)),
+            Err(_) => Err(ConnectError::CallTimeout {
+                ms: timeout.as_millis() as u64,
+            }),
+        }
     }
 
     /// The transport in use.

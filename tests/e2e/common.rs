@@ -184,3 +184,30 @@ pub fn command(cfg: &mcpw::config::Config, name: &str) -> String {
         mcpw::config::Transport::Http { url, .. } => url.clone(),
     }
 }
+
+/// Starts a host over `servers` (the `mcpServers` object) with test-friendly
+/// options: caches in the temp home, no background maintenance.
+pub async fn host(
+    dirs: &ConfigDirs,
+    servers: serde_json::Value,
+    tweak: impl FnOnce(&mut mcpw::host::HostOptions),
+) -> mcpw::host::Host {
+    dirs.user(&serde_json::json!({"mcpServers": servers}).to_string());
+    host_with_config(dirs, tweak).await
+}
+
+/// Starts a host over the config files already written.
+pub async fn host_with_config(
+    dirs: &ConfigDirs,
+    tweak: impl FnOnce(&mut mcpw::host::HostOptions),
+) -> mcpw::host::Host {
+    let cfg = dirs.load();
+    assert!(!cfg.has_errors(), "{:?}", cfg.diagnostics);
+    let mut options = mcpw::host::HostOptions::for_env(&dirs.env);
+    options.compile_cache = cache();
+    options.maintenance = false;
+    tweak(&mut options);
+    mcpw::host::Host::start(cfg, dirs.env.clone(), options)
+        .await
+        .unwrap()
+}

@@ -367,6 +367,9 @@ fn interpret_settings(raw: Map<String, Value>) -> Settings {
     if let Some(t) = raw.get("idleTimeout").and_then(Value::as_f64) {
         s.idle_timeout = t;
     }
+    if let Some(t) = raw.get("callTimeoutMs").and_then(Value::as_u64) {
+        s.call_timeout_ms = t;
+    }
     if let Some(plugins) = raw.get("plugins").and_then(Value::as_object) {
         let mut p = PluginSettings::default();
         for role in Role::ALL {

@@ -100,6 +100,8 @@ pub struct ServerConfig {
     pub idle_timeout: Option<f64>,
     /// `startupTimeoutMs`.
     pub startup_timeout_ms: u64,
+    /// `callTimeoutMs`; `None` means `settings.callTimeoutMs`.
+    pub call_timeout_ms: Option<u64>,
     /// `exposeResources`.
     pub expose_resources: bool,
     /// `directTools`.
@@ -114,6 +116,8 @@ pub struct ServerConfig {
 
 /// Default `startupTimeoutMs`.
 pub const DEFAULT_STARTUP_TIMEOUT_MS: u64 = 30_000;
+/// Default `settings.callTimeoutMs`: how long one call may take.
+pub const DEFAULT_CALL_TIMEOUT_MS: u64 = 120_000;
 /// Default `settings.idleTimeout`, in minutes.
 pub const DEFAULT_IDLE_TIMEOUT_MIN: f64 = 10.0;
 
@@ -184,6 +188,8 @@ pub struct Settings {
     pub tool_prefix: PrefixMode,
     /// `idleTimeout`, minutes; 0 = never.
     pub idle_timeout: f64,
+    /// `callTimeoutMs`: the default time one tool call may take.
+    pub call_timeout_ms: u64,
     /// `plugins`.
     pub plugins: PluginSettings,
     /// Every setting as merged (paths in `plugins` resolved), including ones this
@@ -196,6 +202,7 @@ impl Default for Settings {
         Settings {
             tool_prefix: PrefixMode::Server,
             idle_timeout: DEFAULT_IDLE_TIMEOUT_MIN,
+            call_timeout_ms: DEFAULT_CALL_TIMEOUT_MS,
             plugins: PluginSettings::default(),
             raw: Default::default(),
         }

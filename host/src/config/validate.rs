@@ -342,6 +342,7 @@ pub fn server(
         .number("startupTimeoutMs", 1.0)
         .map(|v| v as u64)
         .unwrap_or(DEFAULT_STARTUP_TIMEOUT_MS);
+    let call_timeout_ms = r.number("callTimeoutMs", 1.0).map(|v| v as u64);
     let expose_resources = r.bool("exposeResources").unwrap_or(true);
     let direct_tools = match obj.get("directTools") {
         None | Some(Value::Null) | Some(Value::Bool(false)) => DirectTools::None,
@@ -374,6 +375,7 @@ pub fn server(
         lifecycle,
         idle_timeout,
         startup_timeout_ms,
+        call_timeout_ms,
         expose_resources,
         direct_tools,
         exclude_tools,
@@ -441,6 +443,12 @@ pub fn settings(value: &Value, file: &Path, diags: &mut Vec<Diagnostic>) -> Map<
                 Some("proxy" | "tool-search" | "direct") => None,
                 _ => Some(format!(
                     "expected \"proxy\", \"tool-search\" or \"direct\", found {v}"
+                )),
+            },
+            "callTimeoutMs" => match v.as_u64() {
+                Some(n) if n > 0 => None,
+                _ => Some(format!(
+                    "expected a positive number of milliseconds, found {v}"
                 )),
             },
             "toolSearchBudget" => match v.as_u64() {

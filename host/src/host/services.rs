@@ -82,12 +82,13 @@ impl HostServices for LiveServices {
             )));
         }
         let name = tool.to_string();
-        let result =
-            self.runtime
-                .block_on(m.with_connection(server, |c| async move {
-                    c.call_tool(&name, Some(args)).await
-                }))
-                .map_err(service_error)?;
+        let timeout = m.call_timeout(server);
+        let result = self
+            .runtime
+            .block_on(m.with_connection(server, |c| async move {
+                c.call_tool(&name, Some(args), timeout).await
+            }))
+            .map_err(service_error)?;
         let raw = serde_json::to_value(&result).unwrap_or_default();
         Ok(CallOutcome {
             content: raw
@@ -105,10 +106,13 @@ impl HostServices for LiveServices {
     fn read_resource(&self, server: &str, uri: &str) -> Result<String, ServiceError> {
         let m = self.manager()?;
         let uri = uri.to_string();
-        let result = self
-            .runtime
-            .block_on(m.with_connection(server, |c| async move { c.read_resource(&uri).await }))
-            .map_err(service_error)?;
+        let timeout = m.call_timeout(server);
+        let result =
+            self.runtime
+                .block_on(m.with_connection(server, |c| async move {
+                    c.read_resource(&uri, timeout).await
+                }))
+                .map_err(service_error)?;
         let raw = serde_json::to_value(&result).unwrap_or_default();
         Ok(raw
             .get("contents")

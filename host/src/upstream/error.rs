@@ -25,6 +25,12 @@ pub enum ConnectError {
         /// The server's last stderr output.
         stderr: Option<String>,
     },
+    /// A call got no answer within `callTimeoutMs`.
+    #[error("no answer within {ms} ms (callTimeoutMs); the call was cancelled")]
+    CallTimeout {
+        /// The timeout.
+        ms: u64,
+    },
     /// The server answered 401 or 403.
     #[error("the server requires authentication (HTTP {status}): {hint}")]
     NeedsAuth {

@@ -1,0 +1,248 @@
+//! Real MCP servers over every transport: server-everything over stdio,
+//! Streamable HTTP and legacy SSE; filesystem, memory, time and git.
+
+use crate::common::{ConfigDirs, host};
+use crate::servers::{Background, all_gone, servers};
+use mcpw::catalog::{ConnectionState, ToolKind};
+use mcpw::present::Content;
+use mcpw::upstream::TransportKind;
+use serde_json::{Map, Value, json};
+use std::time::Duration;
+
+fn args(v: Value) -> Option<Map<String, Value>> {
+    v.as_object().cloned()
+}
+
+fn text(outcome: &mcpw::host::CallOutcome) -> String {
+    outcome
+        .content
+        .iter()
+        .filter_map(|c| {
+            if let Content::Text { text } = c {
+                Some(text.as_str())
+            } else {
+                None
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn everything_over_stdio() {
+    let s = servers();
+    let d = ConfigDirs::new();
+    let host = host(
+        &d,
+        json!({"everything": {"command": "node", "args": [s.everything(), "stdio"]}}),
+        |_| {},
+    )
+    .await;
+    assert_eq!(
+        host.status()[0].state,
+        ConnectionState::NotConnected,
+        "lazy: nothing connects at start"
+    );
+
+    let echo = host
+        .call("everything__echo", args(json!({"message": "hello"})))
+        .await
+        .unwrap();
+    assert_eq!(text(&echo), "Echo: hello");
+    assert!(!echo.is_error);
+    assert_eq!(host.status()[0].state, ConnectionState::Connected);
+    assert_eq!(
+        host.manager().transport("everything"),
+        Some(TransportKind::Stdio)
+    );
+
+    let entries = host.entries().await.unwrap();
+    let tools = entries
+        .iter()
+        .filter(|e| e.tool.kind == ToolKind::Tool)
+        .count();
+    let resources = entries
+        .iter()
+        .filter(|e| e.tool.kind == ToolKind::Resource)
+        .count();
+    assert_eq!(
+        (tools, resources),
+        (13, 7),
+        "every tool and resource page was listed"
+    );
+
+    let sum = host
+        .call("everything__get-sum", args(json!({"a": 2, "b": 3})))
+        .await
+        .unwrap();
+    assert!(text(&sum).contains('5'), "{}", text(&sum));
+
+    let image = host.call("everything__get-tiny-image", None).await.unwrap();
+    assert!(
+        image
+            .content
+            .iter()
+            .any(|c| matches!(c, Content::Image { mime_type, .. } if mime_type == "image/png"))
+    );
+
+    let structured = host
+        .call(
+            "everything__get-structured-content",
+            args(json!({"location": "New York"})),
+        )
+        .await
+        .unwrap();
+    assert!(
+        structured.structured_content.is_some(),
+        "structuredContent is kept"
+    );
+
+    let doc = entries
+        .iter()
+        .find(|e| e.tool.kind == ToolKind::Resource)
+        .unwrap()
+        .name
+        .clone();
+    let read = host.call(&doc, None).await.unwrap();
+    assert!(
+        read.resource_uri.is_some() && !text(&read).is_empty(),
+        "a resource tool reads its resource"
+    );
+
+    let links = host
+        .call("everything__get-resource-links", args(json!({"count": 2})))
+        .await
+        .unwrap();
+    assert!(text(&links).contains("[Resource Link:"), "{}", text(&links));
+
+    let bad = host
+        .call("everything__echo", args(json!({})))
+        .await
+        .unwrap();
+    assert!(bad.is_error, "a tool error is a result, not a failure");
+    let msg = text(&bad);
+    assert!(
+        msg.contains("Expected parameters:") && msg.contains("message (string) *required*"),
+        "{msg}"
+    );
+
+    let pid = host.manager().pid("everything").unwrap();
+    host.shutdown().await;
+    assert!(
+        all_gone(&[pid], Duration::from_secs(5)),
+        "the server process is gone after shutdown"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn everything_over_streamable_http() {
+    let s = servers();
+    let server = Background::node(&[&s.everything(), "streamableHttp"], &[]);
+    let d = ConfigDirs::new();
+    let host = host(&d, json!({"remote": {"url": server.url("/mcp")}}), |_| {}).await;
+    let echo = host
+        .call("remote__echo", args(json!({"message": "via http"})))
+        .await
+        .unwrap();
+    assert_eq!(text(&echo), "Echo: via http");
+    assert_eq!(
+        host.manager().transport("remote"),
+        Some(TransportKind::StreamableHttp)
+    );
+    host.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn everything_over_legacy_sse_by_fallback_and_by_type() {
+    let s = servers();
+    let server = Background::node(&[&s.everything(), "sse"], &[]);
+    let d = ConfigDirs::new();
+    let host = host(
+        &d,
+        json!({"auto": {"url": server.url("/sse")}, "explicit": {"type": "sse", "url": server.url("/sse")}}),
+        |_| {},
+    )
+    .await;
+    for name in ["auto", "explicit"] {
+        let echo = host
+            .call(&format!("{name}__echo"), args(json!({"message": name})))
+            .await
+            .unwrap();
+        assert_eq!(text(&echo), format!("Echo: {name}"));
+        assert_eq!(
+            host.manager().transport(name),
+            Some(TransportKind::Sse),
+            "{name}"
+        );
+    }
+    host.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn filesystem_memory_time_and_git() {
+    let s = servers();
+    let d = ConfigDirs::new();
+    let work = d.root.path().join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    std::fs::write(work.join("notes.txt"), "remember the milk").unwrap();
+    let repo = d.root.path().join("repo");
+    let git = |a: &[&str]| {
+        assert!(
+            std::process::Command::new("git")
+                .args(a)
+                .current_dir(&repo)
+                .output()
+                .unwrap()
+                .status
+                .success()
+        )
+    };
+    std::fs::create_dir_all(&repo).unwrap();
+    git(&["init", "-q"]);
+    std::fs::write(repo.join("new.txt"), "x").unwrap();
+    let host = host(
+        &d,
+        json!({
+            "fs": {"command": "node", "args": [s.filesystem(), work.display().to_string()]},
+            "memory": {"command": "node", "args": [s.memory()], "env": {"MEMORY_FILE_PATH": d.root.path().join("memory.json").display().to_string()}},
+            "time": {"command": s.python_bin("mcp-server-time"), "args": ["--local-timezone", "UTC"]},
+            "git": {"command": s.python_bin("mcp-server-git")}
+        }),
+        |_| {},
+    )
+    .await;
+    let file = host
+        .call(
+            "fs__read_text_file",
+            args(json!({"path": work.join("notes.txt").display().to_string()})),
+        )
+        .await
+        .unwrap();
+    assert_eq!(text(&file), "remember the milk");
+    host.call("memory__create_entities", args(json!({"entities": [{"name": "mcpw", "entityType": "project", "observations": ["written in Rust"]}]})))
+        .await
+        .unwrap();
+    let graph = host.call("memory__read_graph", None).await.unwrap();
+    assert!(text(&graph).contains("written in Rust"), "{}", text(&graph));
+    let now = host
+        .call("time__get_current_time", args(json!({"timezone": "UTC"})))
+        .await
+        .unwrap();
+    assert!(text(&now).contains("UTC"), "{}", text(&now));
+    let status = host
+        .call(
+            "git__git_status",
+            args(json!({"repo_path": repo.display().to_string()})),
+        )
+        .await
+        .unwrap();
+    assert!(text(&status).contains("new.txt"), "{}", text(&status));
+    assert_eq!(
+        host.status()
+            .iter()
+            .filter(|s| s.state == ConnectionState::Connected)
+            .count(),
+        4
+    );
+    host.shutdown().await;
+}

@@ -1,0 +1,217 @@
+//! Real MCP servers for the tests, installed on first use into
+//! `target/test-servers` from the pinned `tests/servers/package.json` (npm) and
+//! `requirements.txt` (PyPI); plus `misbehave.mjs`, a server of ours that
+//! misbehaves on demand.
+
+use crate::common::workspace;
+use sha2::{Digest, Sha256};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+pub struct Servers {
+    npm: PathBuf,
+    venv: PathBuf,
+}
+
+fn digest(paths: &[PathBuf]) -> String {
+    let mut h = Sha256::new();
+    for p in paths {
+        h.update(std::fs::read(p).unwrap());
+    }
+    h.finalize().iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn run(cmd: &mut Command, what: &str) {
+    let out = cmd
+        .output()
+        .unwrap_or_else(|e| panic!("{what}: cannot run: {e}"));
+    assert!(
+        out.status.success(),
+        "{what} failed:\n{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Installs into `dir` unless its marker matches `key`.
+fn install_once(dir: &Path, key: &str, install: impl FnOnce()) {
+    let marker = dir.join(".installed");
+    if std::fs::read_to_string(&marker).is_ok_and(|m| m == key) {
+        return;
+    }
+    install();
+    std::fs::write(marker, key).unwrap();
+}
+
+pub fn servers() -> &'static Servers {
+    static SERVERS: OnceLock<Servers> = OnceLock::new();
+    SERVERS.get_or_init(|| {
+        let src = workspace().join("tests/servers");
+        let root = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+            .parent()
+            .unwrap()
+            .join("test-servers");
+        let npm = root.join("npm");
+        let venv = root.join("venv");
+        std::fs::create_dir_all(&npm).unwrap();
+        let npm_key = digest(&[src.join("package.json"), src.join("package-lock.json")]);
+        let py_key = digest(&[src.join("requirements.txt")]);
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                install_once(&npm, &npm_key, || {
+                    for f in ["package.json", "package-lock.json"] {
+                        std::fs::copy(src.join(f), npm.join(f)).unwrap();
+                    }
+                    run(
+                        Command::new("npm")
+                            .args(["ci", "--no-audit", "--no-fund"])
+                            .current_dir(&npm),
+                        "npm ci (test servers)",
+                    );
+                })
+            });
+            s.spawn(|| {
+                install_once(&venv, &py_key, || {
+                    run(
+                        Command::new("python3").args(["-m", "venv"]).arg(&venv),
+                        "python3 -m venv",
+                    );
+                    run(
+                        Command::new(venv.join("bin/pip"))
+                            .args(["install", "-q", "-r"])
+                            .arg(src.join("requirements.txt")),
+                        "pip install (test servers)",
+                    );
+                })
+            });
+        });
+        // Copied every run, so edits to it apply without a reinstall.
+        std::fs::copy(src.join("misbehave.mjs"), npm.join("misbehave.mjs")).unwrap();
+        Servers { npm, venv }
+    })
+}
+
+impl Servers {
+    fn package(&self, name: &str) -> String {
+        self.npm
+            .join("node_modules/@modelcontextprotocol")
+            .join(name)
+            .join("dist/index.js")
+            .display()
+            .to_string()
+    }
+
+    /// `node <server-everything>` arguments (add the mode: stdio, streamableHttp, sse).
+    pub fn everything(&self) -> String {
+        self.package("server-everything")
+    }
+
+    pub fn filesystem(&self) -> String {
+        self.package("server-filesystem")
+    }
+
+    pub fn memory(&self) -> String {
+        self.package("server-memory")
+    }
+
+    pub fn misbehave(&self) -> String {
+        self.npm.join("misbehave.mjs").display().to_string()
+    }
+
+    pub fn python_bin(&self, name: &str) -> String {
+        self.venv.join("bin").join(name).display().to_string()
+    }
+
+    /// The npm install directory (holds the SDK client for client tests).
+    pub fn npm_dir(&self) -> &Path {
+        &self.npm
+    }
+}
+
+/// A free loopback port (bound, then released).
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// A server process running in the background, killed on drop.
+pub struct Background {
+    child: Child,
+    pub port: u16,
+}
+
+impl Background {
+    /// Starts `node args...` with `PORT` set and waits until the port accepts connections.
+    pub fn node(args: &[&str], env: &[(&str, &str)]) -> Background {
+        let port = free_port();
+        let child = Command::new("node")
+            .args(args)
+            .env("PORT", port.to_string())
+            .envs(env.iter().copied())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(
+                Instant::now() < deadline,
+                "server {args:?} did not listen on {port}"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        Background { child, port }
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("http://127.0.0.1:{}{path}", self.port)
+    }
+}
+
+impl Drop for Background {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Is process `pid` alive (and not a zombie)?
+pub fn alive(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => !stat
+            .rsplit(')')
+            .next()
+            .unwrap_or("")
+            .trim_start()
+            .starts_with('Z'),
+        Err(_) => false,
+    }
+}
+
+/// The pids a misbehave server wrote to its pid file.
+pub fn pids(file: &Path) -> Vec<u32> {
+    std::fs::read_to_string(file)
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| l.trim().parse().ok())
+        .collect()
+}
+
+/// Waits until no pid in `pids` is alive; false after `within`.
+pub fn all_gone(pids: &[u32], within: Duration) -> bool {
+    let deadline = Instant::now() + within;
+    loop {
+        if pids.iter().all(|p| !alive(*p)) {
+            return true;
+        }
+        if Instant::now() > deadline {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}

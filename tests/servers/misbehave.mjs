@@ -1,0 +1,88 @@
+// An MCP server that misbehaves on demand, for mcpw's end-to-end tests.
+//   node misbehave.mjs MODE [OPTIONS]
+// Every mode writes its pid to $PID_FILE (appending) when set, so tests can count
+// starts and check that no process outlives mcpw.
+//
+// Modes (stdio unless noted):
+//   ok             tools: echo, add_tool (registers a tool: list_changed), crash
+//                  (exits mid-call), hang (never answers), huge (a result of
+//                  $HUGE_BYTES bytes), spawn_child (starts a sleeping grandchild)
+//   exit-on-init   exits as soon as it reads anything
+//   garbage        answers everything with lines that are not JSON
+//   slow-start     waits $DELAY_MS before serving
+//   http           Streamable HTTP on 127.0.0.1:$PORT; requires "Authorization:
+//                  Bearer $TOKEN" when $TOKEN is set (401 otherwise)
+import { appendFileSync } from "node:fs";
+import { spawn } from "node:child_process";
+import { createServer } from "node:http";
+import { randomUUID } from "node:crypto";
+import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
+import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
+import { z } from "zod";
+
+const mode = process.argv[2] ?? "ok";
+if (process.env.PID_FILE) appendFileSync(process.env.PID_FILE, `${process.pid}\n`);
+
+function build() {
+  const server = new McpServer({ name: "misbehave", version: "1.0.0" });
+  server.registerTool("echo", { description: "Echoes back the message", inputSchema: { message: z.string().describe("What to echo") } },
+    async ({ message }) => ({ content: [{ type: "text", text: `Echo: ${message}` }] }));
+  server.registerTool("add_tool", { description: "Registers a new tool named by `name`", inputSchema: { name: z.string() } },
+    async ({ name }) => {
+      server.registerTool(name, { description: `Added at runtime: ${name}` }, async () => ({ content: [{ type: "text", text: name }] }));
+      return { content: [{ type: "text", text: `added ${name}` }] };
+    });
+  server.registerTool("crash", { description: "Exits in the middle of the call" }, async () => { process.exit(3); });
+  server.registerTool("hang", { description: "Never answers" }, () => new Promise(() => {}));
+  server.registerTool("huge", { description: "Returns a huge text" }, async () => ({
+    content: [{ type: "text", text: "x".repeat(Number(process.env.HUGE_BYTES ?? 64 * 1024 * 1024)) }],
+  }));
+  server.registerTool("spawn_child", { description: "Starts a grandchild process that sleeps" }, async () => {
+    const child = spawn("sleep", ["300"], { stdio: "ignore" });
+    if (process.env.PID_FILE) appendFileSync(process.env.PID_FILE, `${child.pid}\n`);
+    return { content: [{ type: "text", text: `child ${child.pid}` }] };
+  });
+  return server;
+}
+
+switch (mode) {
+  case "ok":
+    await build().connect(new StdioServerTransport());
+    break;
+  case "exit-on-init":
+    process.stdin.once("data", () => process.exit(2));
+    break;
+  case "garbage":
+    process.stdin.on("data", () => process.stdout.write("this is not JSON-RPC\n"));
+    break;
+  case "slow-start":
+    await new Promise((r) => setTimeout(r, Number(process.env.DELAY_MS ?? 5000)));
+    await build().connect(new StdioServerTransport());
+    break;
+  case "http": {
+    const transports = new Map();
+    const http = createServer(async (req, res) => {
+      if (process.env.TOKEN && req.headers.authorization !== `Bearer ${process.env.TOKEN}`) {
+        res.writeHead(401, { "WWW-Authenticate": "Bearer" }).end("unauthorized");
+        return;
+      }
+      const chunks = [];
+      for await (const c of req) chunks.push(c);
+      const body = chunks.length ? JSON.parse(Buffer.concat(chunks).toString()) : undefined;
+      const sid = req.headers["mcp-session-id"];
+      let transport = sid && transports.get(sid);
+      if (!transport) {
+        transport = new StreamableHTTPServerTransport({ sessionIdGenerator: () => randomUUID(),
+          onsessioninitialized: (id) => transports.set(id, transport) });
+        await build().connect(transport);
+      }
+      await transport.handleRequest(req, res, body);
+    });
+    http.listen(Number(process.env.PORT), "127.0.0.1", () => console.error(`listening on ${process.env.PORT}`));
+    break;
+  }
+  default:
+    console.error(`unknown mode ${mode}`);
+    process.exit(64);
+}
