@@ -440,12 +440,15 @@ impl Manager {
         let result = f(conn.clone()).await;
         slot.in_flight.fetch_sub(1, Ordering::AcqRel);
         slot.state().last_used = Instant::now();
-        if result.is_err() && !conn.is_open() {
+        let dead = match &result {
+            Err(e) => e.is_fatal() || !conn.is_open(),
+            Ok(_) => false,
+        };
+        if dead {
+            // Not a failed connect (no backoff): the next call simply reconnects.
             let mut st = slot.state();
             if st.conn.as_ref().is_some_and(|c| Arc::ptr_eq(c, &conn)) {
                 st.conn = None;
-                st.failed_at = Some(Instant::now());
-                st.last_error = Some("the connection closed during a call".into());
             }
             drop(st);
             let _ = self

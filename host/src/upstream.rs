@@ -66,6 +66,15 @@ pub struct Listing {
     pub resources: Vec<Resource>,
 }
 
+impl std::fmt::Debug for Connection {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Connection")
+            .field("kind", &self.kind)
+            .field("pid", &self.pid())
+            .finish()
+    }
+}
+
 impl Connection {
     /// Connects (spawning or dialing), initializes, and lists tools and resources,
     /// all within the server's `startupTimeoutMs`.
@@ -214,7 +223,9 @@ impl Connection {
 
     /// True while the connection is open.
     pub fn is_open(&self) -> bool {
-        !self.service.is_closed()
+        // `is_closed` only covers cancellation; a server that exits ends the
+        // service loop, which closes the peer's channel.
+        !self.service.is_closed() && !self.service.peer().is_transport_closed()
     }
 
     /// The last lines the server wrote to stderr (stdio only).

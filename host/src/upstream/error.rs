@@ -63,6 +63,12 @@ fn tail(stderr: &Option<String>) -> String {
 }
 
 impl ConnectError {
+    /// True when the connection cannot be used any more (it closed, or the server
+    /// stopped speaking MCP); a timeout or an error answer leaves it usable.
+    pub fn is_fatal(&self) -> bool {
+        matches!(self, ConnectError::Protocol { .. })
+    }
+
     /// True for 401/403.
     pub fn is_auth(&self) -> bool {
         matches!(self, ConnectError::NeedsAuth { .. })

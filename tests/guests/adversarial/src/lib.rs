@@ -89,7 +89,18 @@ fn probe(cmd: &str) -> Option<u32> {
 }
 
 /// Uses a host import; a denial comes back as the guest's error.
+/// `lifecycle:SERVER` connects SERVER (scores its tool count); `calls:SERVER/TOOL`
+/// calls TOOL with `{"message": "from a guest"}` (scores 1 unless it errs).
 fn use_import(cmd: &str) -> Result<Option<u32>, PluginError> {
+    if let Some(server) = cmd.strip_prefix("lifecycle:") {
+        return Ok(Some(lifecycle::connect(server)?.tool_count));
+    }
+    if let Some((server, tool)) = cmd.strip_prefix("calls:").and_then(|t| t.split_once('/')) {
+        let result = calls::call_tool(server, tool, r#"{"message": "from a guest"}"#)?;
+        return Ok(Some(u32::from(
+            !result.is_error && result.content.contains("from a guest"),
+        )));
+    }
     Ok(Some(match cmd {
         "catalog" => catalog::servers()?.len() as u32,
         "lifecycle" => {

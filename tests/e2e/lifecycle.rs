@@ -1,0 +1,283 @@
+//! Lifecycle against real processes: lazy/eager/keep-alive, deduplicated
+//! connects, backoff and its bypass, idle shutdown blocked by in-flight calls,
+//! list_changed, and guests acting on live connections.
+
+use crate::common::{ConfigDirs, adversarial_path, host, host_with_config};
+use crate::servers::{alive, all_gone, pids, servers};
+use mcpw::catalog::ConnectionState;
+use mcpw::host::HostError;
+use mcpw::lifecycle::{LifecycleError, LifecycleEvent};
+use mcpw::plugin::SearchOptions;
+use serde_json::{Value, json};
+use std::time::{Duration, Instant};
+
+fn misbehave(mode: &str, pid_file: &std::path::Path, extra: Value) -> Value {
+    let mut v = json!({"command": "node", "args": [servers().misbehave(), mode], "env": {"PID_FILE": pid_file.display().to_string()}});
+    for (k, x) in extra.as_object().unwrap() {
+        v[k] = x.clone();
+    }
+    v
+}
+
+fn echo() -> Option<serde_json::Map<String, Value>> {
+    json!({"message": "hi"}).as_object().cloned()
+}
+
+/// Polls `cond` (a state change we cannot subscribe to) for up to 10 s.
+async fn eventually(what: &str, mut cond: impl FnMut() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !cond() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn concurrent_first_calls_share_one_connect() {
+    let d = ConfigDirs::new();
+    let pf = d.root.path().join("pids");
+    let host = host(&d, json!({"s": misbehave("ok", &pf, json!({}))}), |_| {}).await;
+    let calls = (0..6).map(|_| host.call("s__echo", echo()));
+    for r in futures::future::join_all(calls).await {
+        assert!(!r.unwrap().is_error);
+    }
+    assert_eq!(
+        pids(&pf).len(),
+        1,
+        "one process for six concurrent first calls"
+    );
+    host.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn eager_and_keep_alive_connect_at_start_lazy_does_not() {
+    let d = ConfigDirs::new();
+    let pf = d.root.path().join("pids");
+    let host = host(
+        &d,
+        json!({
+            "lazy": misbehave("ok", &pf, json!({})),
+            "eager": misbehave("ok", &pf, json!({"lifecycle": "eager"})),
+            "kept": misbehave("ok", &pf, json!({"lifecycle": "keep-alive"}))
+        }),
+        |_| {},
+    )
+    .await;
+    host.connect_at_start().await;
+    let states: Vec<_> = host
+        .status()
+        .into_iter()
+        .map(|s| (s.name, s.state))
+        .collect();
+    assert_eq!(
+        states,
+        vec![
+            ("lazy".to_string(), ConnectionState::NotConnected),
+            ("eager".into(), ConnectionState::Connected),
+            ("kept".into(), ConnectionState::Connected)
+        ]
+    );
+    host.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_failed_connect_backs_off_and_an_explicit_connect_bypasses_it() {
+    let d = ConfigDirs::new();
+    let pf = d.root.path().join("pids");
+    let host = host(
+        &d,
+        json!({"bad": misbehave("exit-on-init", &pf, json!({}))}),
+        |_| {},
+    )
+    .await;
+    assert!(host.manager().connect("bad", false).await.is_err());
+    assert_eq!(pids(&pf).len(), 1);
+    let err = host.manager().connect("bad", false).await.unwrap_err();
+    assert!(matches!(err, LifecycleError::Backoff { .. }), "{err}");
+    assert!(
+        err.to_string().contains("retrying in")
+            && err.to_string().contains("closed the connection"),
+        "{err}"
+    );
+    assert_eq!(pids(&pf).len(), 1, "no new attempt during the backoff");
+    let (_, left) = host.manager().failure("bad").unwrap();
+    assert!(left > 50, "about a minute of backoff left, got {left}s");
+    assert!(
+        host.connect("bad").await.is_err(),
+        "an explicit connect tries again"
+    );
+    assert_eq!(pids(&pf).len(), 2);
+    host.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn backoff_ends() {
+    let d = ConfigDirs::new();
+    let pf = d.root.path().join("pids");
+    let host = host(
+        &d,
+        json!({"bad": misbehave("exit-on-init", &pf, json!({}))}),
+        |o| o.lifecycle.backoff = Duration::from_millis(100),
+    )
+    .await;
+    assert!(host.manager().connect("bad", false).await.is_err());
+    tokio::time::sleep(Duration::from_millis(150)).await;
+    let err = host.manager().connect("bad", false).await.unwrap_err();
+    assert!(
+        matches!(err, LifecycleError::Connect { .. }),
+        "after the backoff it tries again: {err}"
+    );
+    assert_eq!(pids(&pf).len(), 2);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn idle_servers_close_unless_a_call_is_in_flight() {
+    let d = ConfigDirs::new();
+    let pf = d.root.path().join("pids");
+    // 0.002 minutes = 120 ms.
+    let host = host(
+        &d,
+        json!({"s": misbehave("ok", &pf, json!({"idleTimeout": 0.002, "callTimeoutMs": 3000}))}),
+        |_| {},
+    )
+    .await;
+    let host = std::sync::Arc::new(host);
+    host.call("s__echo", echo()).await.unwrap();
+    let pid = host.manager().pid("s").unwrap();
+
+    // A long call in flight keeps it open past the idle timeout.
+    let h = host.clone();
+    let hanging = tokio::spawn(async move { h.call("s__hang", None).await });
+    eventually("the call to be in flight", || {
+        host.manager().in_flight("s") == 1
+    })
+    .await;
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    host.manager().maintain().await;
+    assert_eq!(
+        host.manager().server_status("s").unwrap().state,
+        ConnectionState::Connected
+    );
+    assert!(hanging.await.unwrap().is_err(), "the hang times out");
+
+    // Quiet for longer than the idle timeout: closed, tools still known.
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    host.manager().maintain().await;
+    let status = host.manager().server_status("s").unwrap();
+    assert_eq!(status.state, ConnectionState::Cached);
+    assert!(status.tool_count > 0);
+    assert!(all_gone(&[pid], Duration::from_secs(5)));
+    // And the next call reconnects.
+    host.call("s__echo", echo()).await.unwrap();
+    assert_eq!(pids(&pf).len(), 2);
+    host.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_health_check_reconnects_keep_alive_servers() {
+    let d = ConfigDirs::new();
+    let pf = d.root.path().join("pids");
+    let host = host(
+        &d,
+        json!({"kept": misbehave("ok", &pf, json!({"lifecycle": "keep-alive"}))}),
+        |_| {},
+    )
+    .await;
+    host.connect_at_start().await;
+    let first = host.manager().pid("kept").unwrap();
+    // SAFETY: sending a signal to a process we started.
+    unsafe { libc::kill(first as i32, libc::SIGKILL) };
+    eventually("the death to be noticed", || {
+        host.manager().server_status("kept").unwrap().state != ConnectionState::Connected
+    })
+    .await;
+    host.manager().maintain().await;
+    let second = host.manager().pid("kept").expect("reconnected");
+    assert_ne!(first, second);
+    assert!(alive(second));
+    host.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn list_changed_refreshes_the_catalog_and_the_cache() {
+    let d = ConfigDirs::new();
+    let pf = d.root.path().join("pids");
+    let host = host(&d, json!({"s": misbehave("ok", &pf, json!({}))}), |_| {}).await;
+    host.call("s__echo", echo()).await.unwrap();
+    let mut events = host.manager().subscribe();
+    host.call("s__add_tool", json!({"name": "fresh"}).as_object().cloned())
+        .await
+        .unwrap();
+    loop {
+        match tokio::time::timeout(Duration::from_secs(10), events.recv())
+            .await
+            .expect("a catalog event")
+        {
+            Ok(LifecycleEvent::CatalogChanged(s)) if s == "s" => break,
+            _ => continue,
+        }
+    }
+    assert!(host.find("s__fresh").await.unwrap().is_some());
+    let cached = std::fs::read_to_string(host.manager().cache().path()).unwrap();
+    assert!(cached.contains("\"fresh\""), "the cache was updated too");
+    let out = host.call("s__fresh", None).await.unwrap();
+    assert!(!out.is_error);
+    host.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn guests_imports_act_on_live_connections() {
+    let d = ConfigDirs::new();
+    let pf = d.root.path().join("pids");
+    d.user(
+        &json!({
+            "mcpServers": {"a": misbehave("ok", &pf, json!({})), "b": misbehave("ok", &pf, json!({}))},
+            "settings": {"plugins": {"ranking": adversarial_path(), "grants": {"ranking": ["catalog", "lifecycle", "calls"]}}}
+        })
+        .to_string(),
+    );
+    let host = host_with_config(&d, |_| {}).await;
+    host.call("a__echo", echo()).await.unwrap();
+    let score = |hits: Vec<(mcpw::catalog::Entry, f32)>| hits.first().map(|h| h.1);
+    let opts = SearchOptions::default;
+    assert_eq!(
+        score(host.search("catalog", opts()).await.unwrap()),
+        Some(2.0),
+        "the guest saw both servers"
+    );
+    assert_eq!(pids(&pf).len(), 1);
+    let tools = score(host.search("lifecycle:b", opts()).await.unwrap()).unwrap();
+    assert!(
+        tools >= 5.0,
+        "the guest connected b and saw its tools ({tools})"
+    );
+    assert_eq!(pids(&pf).len(), 2, "b was started for the guest");
+    assert_eq!(
+        score(host.search("calls:a/echo", opts()).await.unwrap()),
+        Some(1.0),
+        "the guest called a's echo"
+    );
+    host.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn disabled_and_unknown_servers() {
+    let d = ConfigDirs::new();
+    let pf = d.root.path().join("pids");
+    let host = host(
+        &d,
+        json!({"off": misbehave("ok", &pf, json!({"enabled": false}))}),
+        |_| {},
+    )
+    .await;
+    assert_eq!(host.status()[0].state, ConnectionState::Disabled);
+    assert!(matches!(
+        host.connect("off").await,
+        Err(HostError::Lifecycle(LifecycleError::Disabled(_)))
+    ));
+    assert!(matches!(
+        host.connect("nope").await,
+        Err(HostError::Lifecycle(LifecycleError::NotFound(_)))
+    ));
+    assert!(pids(&pf).is_empty());
+}
