@@ -1,6 +1,7 @@
 //! End-to-end tests of mcpw: real guests under wasmtime, real config files, the
 //! real binary. One test binary, so that wasmtime is linked once.
 
+mod cache_and_processes;
 mod cli;
 mod common;
 mod config_imports;

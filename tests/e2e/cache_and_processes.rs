@@ -1,0 +1,190 @@
+//! The metadata cache across processes, and server processes across mcpw's exit.
+
+use crate::common::{ConfigDirs, host, write};
+use crate::servers::{all_gone, pids, servers};
+use mcpw::catalog::ConnectionState;
+use serde_json::{Value, json};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn ok_server(pf: &std::path::Path) -> Value {
+    json!({"command": "node", "args": [servers().misbehave(), "ok"], "env": {"PID_FILE": pf.display().to_string()}})
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_warm_start_knows_every_tool_without_connecting() {
+    let d = ConfigDirs::new();
+    let pf = d.root.path().join("pids");
+    let first = host(&d, json!({"s": ok_server(&pf)}), |_| {}).await;
+    first.connect("s").await.unwrap();
+    let names: Vec<String> = first
+        .entries()
+        .await
+        .unwrap()
+        .iter()
+        .map(|e| e.name.clone())
+        .collect();
+    first.shutdown().await;
+    drop(first);
+
+    let second = host(&d, json!({"s": ok_server(&pf)}), |_| {}).await;
+    let status = &second.status()[0];
+    assert_eq!(
+        (status.state, status.tool_count as usize),
+        (ConnectionState::Cached, names.len())
+    );
+    let again: Vec<String> = second
+        .entries()
+        .await
+        .unwrap()
+        .iter()
+        .map(|e| e.name.clone())
+        .collect();
+    assert_eq!(again, names);
+    let echo = second
+        .find("s__echo")
+        .await
+        .unwrap()
+        .expect("known from the cache");
+    assert!(
+        echo.tool.input_schema["properties"]["message"].is_object(),
+        "schemas come from the cache too"
+    );
+    assert_eq!(pids(&pf).len(), 1, "nothing was started");
+
+    // Changing an identity field (args) invalidates the entry; a lifecycle change does not.
+    let mut lazy_to_eager = ok_server(&pf);
+    lazy_to_eager["lifecycle"] = json!("eager");
+    let third = host(&d, json!({"s": lazy_to_eager}), |_| {}).await;
+    assert_eq!(third.status()[0].state, ConnectionState::Cached);
+    let mut other_args = ok_server(&pf);
+    other_args["args"]
+        .as_array_mut()
+        .unwrap()
+        .push(json!("--extra"));
+    let fourth = host(&d, json!({"s": other_args}), |_| {}).await;
+    assert_eq!(fourth.status()[0].state, ConnectionState::NotConnected);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_corrupt_cache_is_set_aside() {
+    let d = ConfigDirs::new();
+    let cache = write(
+        &d.home(),
+        ".cache/mcpw/metadata.json",
+        "{\"version\": 1, \"servers\": {tru",
+    );
+    let pf = d.root.path().join("pids");
+    let host = host(&d, json!({"s": ok_server(&pf)}), |_| {}).await;
+    assert_eq!(host.status()[0].state, ConnectionState::NotConnected);
+    host.connect("s").await.unwrap();
+    let text = std::fs::read_to_string(&cache).unwrap();
+    assert!(serde_json::from_str::<Value>(&text).is_ok(), "rebuilt");
+    let aside = std::fs::read_dir(cache.parent().unwrap())
+        .unwrap()
+        .flatten()
+        .any(|e| e.file_name().to_string_lossy().contains("corrupt"));
+    assert!(aside);
+    host.shutdown().await;
+}
+
+fn mcpw(home: &std::path::Path) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_mcpw"));
+    c.current_dir(home)
+        .env("HOME", home)
+        .env_remove("XDG_CONFIG_HOME")
+        .env_remove("XDG_CACHE_HOME")
+        .env_remove("MCPW_CONFIG");
+    c
+}
+
+#[test]
+fn concurrent_processes_never_lose_each_others_cache_entries() {
+    let d = ConfigDirs::new();
+    let pf = d.root.path().join("pids");
+    let names: Vec<String> = (0..8).map(|i| format!("s{i}")).collect();
+    let servers: serde_json::Map<String, Value> =
+        names.iter().map(|n| (n.clone(), ok_server(&pf))).collect();
+    d.user(&json!({"mcpServers": servers}).to_string());
+    let children: Vec<_> = names
+        .iter()
+        .map(|n| {
+            mcpw(&d.home())
+                .args(["connect", n])
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for c in children {
+        let out = c.wait_with_output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let cache: Value = serde_json::from_str(
+        &std::fs::read_to_string(d.home().join(".cache/mcpw/metadata.json")).unwrap(),
+    )
+    .unwrap();
+    let mut cached: Vec<&String> = cache["servers"].as_object().unwrap().keys().collect();
+    cached.sort();
+    assert_eq!(
+        cached,
+        names.iter().collect::<Vec<_>>(),
+        "every process's entry survived"
+    );
+    assert!(
+        all_gone(&pids(&pf), Duration::from_secs(5)),
+        "every server exited with its mcpw"
+    );
+}
+
+#[test]
+fn no_server_outlives_the_cli_even_on_sigterm() {
+    let d = ConfigDirs::new();
+    let pf = d.root.path().join("pids");
+    let mut s = ok_server(&pf);
+    s["callTimeoutMs"] = json!(60_000);
+    d.user(&json!({"mcpServers": {"s": s}}).to_string());
+
+    // A normal exit, after the server started a grandchild.
+    let out = mcpw(&d.home())
+        .args(["call", "s__spawn_child"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let first = pids(&pf);
+    assert_eq!(first.len(), 2);
+    assert!(
+        all_gone(&first, Duration::from_secs(5)),
+        "server and grandchild are gone after exit"
+    );
+
+    // SIGTERM in the middle of a call.
+    let mut child = mcpw(&d.home())
+        .args(["call", "s__hang"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while pids(&pf).len() < 3 {
+        assert!(Instant::now() < deadline, "the server never started");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // SAFETY: signalling the child we spawned.
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(143));
+    assert!(
+        all_gone(&pids(&pf), Duration::from_secs(5)),
+        "no server outlives a terminated mcpw"
+    );
+}
