@@ -5,6 +5,7 @@
 mod error;
 mod handler;
 mod http;
+pub mod npx;
 pub mod processes;
 pub mod secrets;
 mod sse;

@@ -246,3 +246,40 @@ async fn filesystem_memory_time_and_git() {
     );
     host.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn npx_servers_run_their_binary_directly() {
+    servers();
+    let npm_cache = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .parent()
+        .unwrap()
+        .join("test-servers/npm-cache");
+    let mut d = ConfigDirs::new();
+    d.env = d
+        .env
+        .clone()
+        .with("npm_config_cache", npm_cache.display().to_string());
+    let spec = "@modelcontextprotocol/server-everything@2026.8.31";
+    let host = host(
+        &d,
+        json!({"e": {"command": "npx", "args": ["-y", spec, "stdio"]}}),
+        |_| {},
+    )
+    .await;
+    let echo = host
+        .call("e__echo", args(json!({"message": "no npm parent"})))
+        .await
+        .unwrap();
+    assert_eq!(text(&echo), "Echo: no npm parent");
+    let pid = host.manager().pid("e").unwrap();
+    let cmdline = std::fs::read_to_string(format!("/proc/{pid}/cmdline")).unwrap();
+    let argv: Vec<&str> = cmdline.split('\0').collect();
+    assert_eq!(argv[0], "node", "no npm parent process: {argv:?}");
+    assert!(
+        argv[1].ends_with("server-everything/dist/index.js") && argv[2] == "stdio",
+        "{argv:?}"
+    );
+    let resolved = std::fs::read_to_string(d.home().join(".cache/mcpw/npx.json")).unwrap();
+    assert!(resolved.contains(spec), "the resolution is remembered");
+    host.shutdown().await;
+}

@@ -2,7 +2,7 @@
 //! bounded buffer for error messages (and shown live with `debug: true`).
 
 use super::processes::GroupGuard;
-use super::{ConnectContext, ConnectError, secrets};
+use super::{ConnectContext, ConnectError, npx, secrets};
 use crate::config::{ServerConfig, Transport};
 use process_wrap::tokio::{CommandWrap, ProcessGroup};
 use rmcp::transport::TokioChildProcess;
@@ -55,8 +55,21 @@ pub async fn spawn(
         unreachable!("spawn is only called for stdio servers")
     };
     let env = secrets::resolve_all(env, "env", &ctx.server).await?;
-    let mut cmd = tokio::process::Command::new(command);
-    cmd.args(args).env_clear().envs(ctx.env.vars()).envs(env);
+    let is_npx = std::path::Path::new(command)
+        .file_name()
+        .is_some_and(|n| n == "npx");
+    let (program, args) = match is_npx {
+        true => match npx::resolve(args, &ctx.env).await {
+            Some((resolution, extra)) => {
+                tracing::debug!(server = %ctx.server, "npx resolved to {}", resolution.bin_path.display());
+                resolution.command(&extra)
+            }
+            None => (command.clone(), args.clone()),
+        },
+        false => (command.clone(), args.clone()),
+    };
+    let mut cmd = tokio::process::Command::new(&program);
+    cmd.args(&args).env_clear().envs(ctx.env.vars()).envs(env);
     if let Some(cwd) = cwd {
         cmd.current_dir(cwd);
     }
@@ -66,11 +79,11 @@ pub async fn spawn(
         .stderr(Stdio::piped())
         .spawn()
         .map_err(|e| ConnectError::Spawn {
-            command: command.clone(),
+            command: program.clone(),
             message: e.to_string(),
         })?;
     let pid = process.id().ok_or_else(|| ConnectError::Spawn {
-        command: command.clone(),
+        command: program.clone(),
         message: "exited at once".into(),
     })?;
     let group = GroupGuard::new(pid);
