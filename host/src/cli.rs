@@ -14,6 +14,7 @@ mod macros {
 
 mod catalog_cmd;
 mod config_cmd;
+mod demo_cmd;
 mod plugin_cmd;
 mod servers_cmd;
 
@@ -41,6 +42,8 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// A tour on real MCP servers from npm (built-in config; yours is not touched).
+    Demo,
     /// Show or check the merged configuration.
     #[command(subcommand)]
     Config(config_cmd::ConfigCommand),
@@ -76,6 +79,7 @@ pub fn main() -> ExitCode {
         Command::Names(args) => catalog_cmd::names(args, &sources),
         Command::Search(args) => catalog_cmd::search(args, &sources),
         Command::Cache(cmd) => servers_cmd::cache(cmd, &sources),
+        Command::Demo => with_runtime(demo_cmd::demo(&sources)),
         Command::Status(args) => with_runtime(servers_cmd::status(args, &sources)),
         Command::Tools(args) => with_runtime(servers_cmd::tools(args, &sources)),
         Command::Describe(args) => with_runtime(servers_cmd::describe(args, &sources)),

@@ -153,7 +153,8 @@ pub fn parse_json(text: &str, path: &Path) -> Result<serde_json::Value, Diagnost
 pub struct ConfigSources {
     /// `--config PATH`: replaces the user file; must exist.
     pub user_file: Option<PathBuf>,
-    /// The project directory whose `.mcp.json` and `.mcpw/mcp.json` apply.
+    /// The project directory whose `.mcp.json` and `.mcpw/mcp.json` apply; `None`
+    /// reads no project files.
     pub project_dir: Option<PathBuf>,
     /// The environment (for `MCPW_CONFIG`, file locations and interpolation).
     pub env: Environment,

@@ -289,3 +289,31 @@ fn a_closed_pipe_is_not_a_crash() {
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(!stderr(&out).contains("panicked"));
 }
+
+#[test]
+fn the_demo_runs_against_real_servers() {
+    crate::servers::servers();
+    let home = tempfile::tempdir().unwrap();
+    let npm_cache = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .parent()
+        .unwrap()
+        .join("test-servers/npm-cache");
+    let out = Command::new(env!("CARGO_BIN_EXE_mcpw"))
+        .arg("demo")
+        .current_dir(home.path())
+        .env("HOME", home.path())
+        .env("npm_config_cache", npm_cache)
+        .output()
+        .unwrap();
+    let text = stdout(&out);
+    assert!(out.status.success(), "{text}\n{}", stderr(&out));
+    for expected in [
+        "✓ everything",
+        "✓ memory",
+        "everything__get-sum",
+        "The sum of 2 and 3 is 5.",
+        "Echo: hello through mcpw",
+    ] {
+        assert!(text.contains(expected), "missing {expected:?} in:\n{text}");
+    }
+}

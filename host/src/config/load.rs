@@ -50,10 +50,11 @@ pub fn load(sources: &ConfigSources) -> Config {
     }
 
     // 2. The project files are read now (their `imports` count too) and merged last.
-    let project_files = [
-        project.join(".mcp.json"),
-        project.join(".mcpw").join("mcp.json"),
-    ];
+    // No project directory: no project files (an embedded or explicit-only config).
+    let project_files: Vec<PathBuf> = match &sources.project_dir {
+        Some(dir) => vec![dir.join(".mcp.json"), dir.join(".mcpw").join("mcp.json")],
+        None => Vec::new(),
+    };
     let project_contents: Vec<(PathBuf, Option<FileContent>)> = project_files
         .iter()
         .map(|p| {
