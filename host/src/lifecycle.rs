@@ -88,6 +88,9 @@ pub enum LifecycleEvent {
 
 struct SlotState {
     conn: Option<Arc<Connection>>,
+    /// Bumped on every new connection: a relist of an older connection that
+    /// finishes late must not overwrite a newer one's tools.
+    generation: u64,
     tools: Option<Vec<Tool>>,
     from_cache: bool,
     failed_at: Option<Instant>,
@@ -176,6 +179,7 @@ impl Manager {
                     server: server.clone(),
                     state: Mutex::new(SlotState {
                         conn: None,
+                        generation: 0,
                         tools: cached.map(|e| tools_from_entry(server, e)),
                         from_cache: cached.is_some(),
                         failed_at: None,
@@ -341,7 +345,12 @@ impl Manager {
         match result {
             Ok((conn, listing)) => {
                 let conn = Arc::new(conn);
-                self.store_listing(&slot, &listing);
+                let generation = {
+                    let mut st = slot.state();
+                    st.generation += 1;
+                    st.generation
+                };
+                self.store_listing(&slot, &listing, generation);
                 {
                     let mut st = slot.state();
                     st.conn = Some(conn.clone());
@@ -390,7 +399,9 @@ impl Manager {
         })
     }
 
-    fn store_listing(&self, slot: &Slot, listing: &Listing) {
+    /// Stores a fresh listing (and caches it) unless it belongs to a connection
+    /// older than the current one; returns whether it was stored.
+    fn store_listing(&self, slot: &Slot, listing: &Listing, generation: u64) -> bool {
         let tools: Vec<Value> = listing
             .tools
             .iter()
@@ -404,6 +415,13 @@ impl Manager {
         let catalog = catalog_tools(slot.name(), &slot.server.config, &tools, &resources);
         {
             let mut st = slot.state();
+            if st.generation != generation {
+                tracing::debug!(
+                    server = slot.name(),
+                    "dropping a listing from a replaced connection"
+                );
+                return false;
+            }
             st.tools = Some(catalog);
             st.from_cache = false;
         }
@@ -420,6 +438,7 @@ impl Manager {
         {
             tracing::warn!("{e}");
         }
+        true
     }
 
     /// Runs `f` with a live connection, counting it as in flight (so the server is
@@ -549,9 +568,12 @@ impl Manager {
                 continue;
             };
             let Some(conn) = slot.live() else { continue };
+            let generation = slot.state().generation;
             match conn.relist(slot.server.config.expose_resources).await {
                 Ok(listing) => {
-                    manager.store_listing(&slot, &listing);
+                    if !manager.store_listing(&slot, &listing, generation) {
+                        continue;
+                    }
                     tracing::info!(server = %server, "tool list changed; catalog and cache refreshed");
                     let _ = manager.events.send(LifecycleEvent::CatalogChanged(server));
                 }

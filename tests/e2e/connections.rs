@@ -283,3 +283,110 @@ async fn npx_servers_run_their_binary_directly() {
     assert!(resolved.contains(spec), "the resolution is remembered");
     host.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn every_page_of_tools_and_resources_is_listed() {
+    let s = servers();
+    let d = ConfigDirs::new();
+    let host = host(
+        &d,
+        json!({"p": {"command": "node", "args": [s.misbehave(), "paged"]}}),
+        |_| {},
+    )
+    .await;
+    host.connect("p").await.unwrap();
+    let entries = host.entries().await.unwrap();
+    let tools = entries
+        .iter()
+        .filter(|e| e.tool.kind == ToolKind::Tool)
+        .count();
+    let resources = entries
+        .iter()
+        .filter(|e| e.tool.kind == ToolKind::Resource)
+        .count();
+    assert_eq!(
+        (tools, resources),
+        (10, 5),
+        "four pages of tools, two of resources"
+    );
+    assert_eq!(text(&host.call("p__tool_9", None).await.unwrap()), "tool_9");
+    host.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn secrets_from_commands_reach_the_server_and_nothing_else() {
+    let s = servers();
+    let d = ConfigDirs::new();
+    let host = host(
+        &d,
+        json!({
+            "e": {"command": "node", "args": [s.everything(), "stdio"],
+                  "env": {"FROM_COMMAND": "!printf '  s3cr3t-from-cmd  '", "LITERAL_BANG": "!!not-run"}},
+            "broken": {"command": "node", "args": [s.everything(), "stdio"], "env": {"K": "!echo leaked; exit 7"}}
+        }),
+        |_| {},
+    )
+    .await;
+    let env = text(&host.call("e__get-env", None).await.unwrap());
+    assert!(
+        env.contains("s3cr3t-from-cmd") && !env.contains("  s3cr3t"),
+        "trimmed secret reached the server"
+    );
+    assert!(env.contains("!not-run"), "!! is a literal !");
+    let err = host.connect("broken").await.unwrap_err().to_string();
+    assert!(
+        err.contains("env.K") && err.contains("exit status: 7"),
+        "{err}"
+    );
+    assert!(
+        !err.contains("leaked"),
+        "the command's output is never shown: {err}"
+    );
+    assert_eq!(
+        host.manager().pid("broken"),
+        None,
+        "the server was not started"
+    );
+    let status = format!("{:?}", host.status());
+    assert!(!status.contains("s3cr3t") && !status.contains("leaked"));
+    host.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn excluded_tools_and_unexposed_resources_are_hidden() {
+    let s = servers();
+    let d = ConfigDirs::new();
+    let host = host(
+        &d,
+        json!({
+            "a": {"command": "node", "args": [s.everything(), "stdio"], "excludeTools": ["echo", "a__get-sum", "get_architecture_md"]},
+            "b": {"command": "node", "args": [s.everything(), "stdio"], "exposeResources": false}
+        }),
+        |_| {},
+    )
+    .await;
+    host.connect("a").await.unwrap();
+    host.connect("b").await.unwrap();
+    let names: Vec<String> = host
+        .entries()
+        .await
+        .unwrap()
+        .iter()
+        .map(|e| e.name.clone())
+        .collect();
+    for hidden in ["a__echo", "a__get-sum", "a__get_architecture_md"] {
+        assert!(!names.contains(&hidden.to_string()), "{hidden} is excluded");
+    }
+    assert!(
+        names.contains(&"a__get-tiny-image".to_string())
+            && names.contains(&"a__get_features_md".to_string())
+    );
+    assert!(names.contains(&"b__echo".to_string()));
+    assert!(
+        !names
+            .iter()
+            .any(|n| n.starts_with("b__get_") && n.ends_with("_md")),
+        "b exposes no resources"
+    );
+    host.shutdown().await;
+}

@@ -125,6 +125,7 @@ impl Servers {
     }
 
     /// The npm install directory (holds the SDK client for client tests).
+    #[allow(dead_code)]
     pub fn npm_dir(&self) -> &Path {
         &self.npm
     }

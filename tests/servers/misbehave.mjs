@@ -10,6 +10,7 @@
 //   exit-on-init   exits as soon as it reads anything
 //   garbage        answers everything with lines that are not JSON
 //   slow-start     waits $DELAY_MS before serving
+//   paged          10 tools and 5 resources, listed 3 per page with cursors
 //   http           Streamable HTTP on 127.0.0.1:$PORT; requires "Authorization:
 //                  Bearer $TOKEN" when $TOKEN is set (401 otherwise)
 import { appendFileSync } from "node:fs";
@@ -17,6 +18,8 @@ import { spawn } from "node:child_process";
 import { createServer } from "node:http";
 import { randomUUID } from "node:crypto";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import { ListToolsRequestSchema, ListResourcesRequestSchema, CallToolRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import { z } from "zod";
@@ -50,6 +53,27 @@ switch (mode) {
   case "ok":
     await build().connect(new StdioServerTransport());
     break;
+  case "paged": {
+    const server = new Server({ name: "paged", version: "1.0.0" }, { capabilities: { tools: {}, resources: {} } });
+    const page = (items, cursor) => {
+      const start = Number(cursor ?? 0);
+      const next = start + 3 < items.length ? String(start + 3) : undefined;
+      return { items: items.slice(start, start + 3), next };
+    };
+    const tools = Array.from({ length: 10 }, (_, i) => ({ name: `tool_${i}`, description: `Tool number ${i}`, inputSchema: { type: "object" } }));
+    const resources = Array.from({ length: 5 }, (_, i) => ({ uri: `mem://r${i}`, name: `resource ${i}` }));
+    server.setRequestHandler(ListToolsRequestSchema, async (req) => {
+      const { items, next } = page(tools, req.params?.cursor);
+      return { tools: items, nextCursor: next };
+    });
+    server.setRequestHandler(ListResourcesRequestSchema, async (req) => {
+      const { items, next } = page(resources, req.params?.cursor);
+      return { resources: items, nextCursor: next };
+    });
+    server.setRequestHandler(CallToolRequestSchema, async (req) => ({ content: [{ type: "text", text: req.params.name }] }));
+    await server.connect(new StdioServerTransport());
+    break;
+  }
   case "exit-on-init":
     process.stdin.once("data", () => process.exit(2));
     break;
