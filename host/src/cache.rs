@@ -49,6 +49,9 @@ pub struct Entry {
     /// MCP resources as the server listed them.
     #[serde(default)]
     pub resources: Vec<Value>,
+    /// MCP prompts as the server listed them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub prompts: Vec<Value>,
     /// When it was listed, in milliseconds since the Unix epoch.
     pub cached_at: u64,
 }
@@ -260,6 +263,7 @@ mod tests {
             config_hash: "h".into(),
             tools: vec![],
             resources: vec![],
+            prompts: vec![],
             cached_at: 1_000,
         };
         assert!(e.is_valid("h", 2_000));
@@ -276,6 +280,7 @@ mod tests {
             config_hash: h.into(),
             tools: vec![json!({"name": "t"})],
             resources: vec![],
+            prompts: vec![],
             cached_at: 5,
         };
         cache

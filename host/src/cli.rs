@@ -16,6 +16,7 @@ mod catalog_cmd;
 mod config_cmd;
 mod demo_cmd;
 mod plugin_cmd;
+mod serve_cmd;
 mod servers_cmd;
 
 use anyhow::{Context, Result};
@@ -42,6 +43,8 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Serve every configured server to an MCP client (stdio, or Streamable HTTP with --http).
+    Serve(serve_cmd::ServeArgs),
     /// A tour on real MCP servers from npm (built-in config; yours is not touched).
     Demo,
     /// Show or check the merged configuration.
@@ -80,6 +83,7 @@ pub fn main() -> ExitCode {
         Command::Search(args) => catalog_cmd::search(args, &sources),
         Command::Cache(cmd) => servers_cmd::cache(cmd, &sources),
         Command::Demo => with_runtime(demo_cmd::demo(&sources)),
+        Command::Serve(args) => with_runtime(serve_cmd::serve(args, &sources)),
         Command::Status(args) => with_runtime(servers_cmd::status(args, &sources)),
         Command::Tools(args) => with_runtime(servers_cmd::tools(args, &sources)),
         Command::Describe(args) => with_runtime(servers_cmd::describe(args, &sources)),

@@ -61,6 +61,9 @@ pub enum HostError {
         /// Close names that exist.
         suggestions: Vec<String>,
     },
+    /// No prompt has that name.
+    #[error("prompt \"{0}\" not found")]
+    PromptNotFound(String),
     /// Arguments that are not a JSON object.
     #[error("arguments must be a JSON object: {0}")]
     BadArguments(String),
@@ -98,6 +101,26 @@ pub struct CallOutcome {
     pub mcp_result: Value,
 }
 
+/// An upstream prompt as the host exposes it.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct PromptEntry {
+    /// The exposed name, `<server prefix>__<prompt>`.
+    pub name: String,
+    /// The server.
+    pub server: String,
+    /// The server's own name for it.
+    pub original: String,
+    /// The MCP prompt (name, description, arguments).
+    pub prompt: Value,
+}
+
+/// Options of one call.
+#[derive(Clone, Debug, Default)]
+pub struct CallOptions {
+    /// Where the server's progress notifications for this call go.
+    pub progress: Option<tokio::sync::mpsc::UnboundedSender<crate::upstream::ProgressUpdate>>,
+}
+
 struct View {
     version: u64,
     entries: Arc<[Entry]>,
@@ -107,6 +130,7 @@ struct View {
 /// An MCP gateway host.
 pub struct Host {
     config: Config,
+    env: Environment,
     manager: Arc<Manager>,
     policy: Arc<Policy>,
     naming: NamingOptions,
@@ -128,7 +152,7 @@ impl Host {
                 .clone()
                 .unwrap_or_else(|| env.cache_dir().join("metadata.json")),
         );
-        let manager = Manager::new(&config, env, cache, options.lifecycle.clone());
+        let manager = Manager::new(&config, env.clone(), cache, options.lifecycle.clone());
         let services = Arc::new(services::LiveServices::new(&manager));
         let policy_config = config.policy_config(options.compile_cache.clone());
         let policy = tokio::task::spawn_blocking(move || Policy::load(&policy_config, services))
@@ -144,6 +168,7 @@ impl Host {
         };
         Ok(Host {
             config,
+            env,
             manager,
             policy: Arc::new(policy),
             naming,
@@ -159,6 +184,40 @@ impl Host {
     /// The configuration.
     pub fn config(&self) -> &Config {
         &self.config
+    }
+
+    /// The environment (for `MCP_DIRECT_TOOLS` and interpolation).
+    pub fn env(&self) -> &Environment {
+        &self.env
+    }
+
+    /// The tools to load directly (not deferred behind search): chosen by the
+    /// direct-tools guest from `MCP_DIRECT_TOOLS` and each server's `directTools`.
+    pub async fn direct_entries(&self) -> Result<Vec<Entry>, HostError> {
+        use crate::config::DirectTools;
+        use crate::plugin::{DirectOptions, ServerDirect};
+        let entries = self.entries().await?;
+        let options = DirectOptions {
+            env_override: self.env.get("MCP_DIRECT_TOOLS").map(str::to_string),
+            servers: self
+                .config
+                .servers
+                .iter()
+                .map(|s| {
+                    let d = match &s.config.direct_tools {
+                        DirectTools::All => ServerDirect::All,
+                        DirectTools::None => ServerDirect::None,
+                        DirectTools::Only(list) => ServerDirect::Only(list.clone()),
+                    };
+                    (s.name.clone(), d)
+                })
+                .collect(),
+        };
+        let (policy, e) = (self.policy.clone(), entries.clone());
+        let picked = tokio::task::spawn_blocking(move || policy.direct(&e, &options))
+            .await
+            .expect("direct policy does not panic")?;
+        Ok(picked.into_iter().map(|i| entries[i].clone()).collect())
     }
 
     /// The lifecycle manager.
@@ -334,6 +393,17 @@ impl Host {
         name: &str,
         arguments: Option<Map<String, Value>>,
     ) -> Result<CallOutcome, HostError> {
+        self.call_with(name, arguments, CallOptions::default())
+            .await
+    }
+
+    /// [`Host::call`] with options (progress notifications).
+    pub async fn call_with(
+        &self,
+        name: &str,
+        arguments: Option<Map<String, Value>>,
+        options: CallOptions,
+    ) -> Result<CallOutcome, HostError> {
         let entry = self.resolve(name).await?;
         let tool = &entry.tool;
         let schema = (tool.kind == ToolKind::Tool).then_some(&tool.input_schema);
@@ -362,7 +432,8 @@ impl Host {
                 let (original, args) = (tool.name.clone(), arguments.unwrap_or_default());
                 self.manager
                     .with_connection(&tool.server, |c| async move {
-                        c.call_tool(&original, Some(args), timeout).await
+                        c.call_tool(&original, Some(args), timeout, options.progress)
+                            .await
                     })
                     .await
                     .map(|r| serde_json::to_value(r).unwrap_or(Value::Null))
@@ -424,6 +495,53 @@ impl Host {
             }
             Err(e) => Err(e.into()),
         }
+    }
+
+    /// Every upstream prompt, named `<server prefix>__<prompt>`.
+    pub fn prompts(&self) -> Vec<PromptEntry> {
+        self.manager
+            .prompts()
+            .into_iter()
+            .filter_map(|(server, prompt)| {
+                let original = prompt.get("name")?.as_str()?.to_string();
+                let prefix = crate::lifecycle::server_prefix(&server, self.naming.prefix);
+                let part = crate::plugin::sanitize_name(&original);
+                let name = if prefix.is_empty() {
+                    part
+                } else {
+                    format!("{prefix}__{part}")
+                };
+                Some(PromptEntry {
+                    name,
+                    server,
+                    original,
+                    prompt,
+                })
+            })
+            .collect()
+    }
+
+    /// Gets an upstream prompt by its prefixed name; returns the MCP
+    /// `GetPromptResult` as JSON.
+    pub async fn get_prompt(
+        &self,
+        name: &str,
+        arguments: Option<Map<String, Value>>,
+    ) -> Result<Value, HostError> {
+        let prompts = self.prompts();
+        let entry = prompts
+            .iter()
+            .find(|p| p.name == name)
+            .ok_or_else(|| HostError::PromptNotFound(name.to_string()))?;
+        let timeout = self.manager.call_timeout(&entry.server);
+        let original = entry.original.clone();
+        let result = self
+            .manager
+            .with_connection(&entry.server, |c| async move {
+                c.get_prompt(&original, arguments, timeout).await
+            })
+            .await?;
+        Ok(serde_json::to_value(result).unwrap_or(Value::Null))
     }
 
     /// Closes every connection and stops background work.

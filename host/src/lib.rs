@@ -11,6 +11,7 @@ pub mod bench;
 pub mod cache;
 pub mod catalog;
 pub mod config;
+pub mod gateway;
 pub mod host;
 pub mod lifecycle;
 pub mod paths;

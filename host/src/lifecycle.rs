@@ -92,6 +92,7 @@ struct SlotState {
     /// finishes late must not overwrite a newer one's tools.
     generation: u64,
     tools: Option<Vec<Tool>>,
+    prompts: Vec<Value>,
     from_cache: bool,
     failed_at: Option<Instant>,
     last_error: Option<String>,
@@ -180,6 +181,7 @@ impl Manager {
                     state: Mutex::new(SlotState {
                         conn: None,
                         generation: 0,
+                        prompts: cached.map(|e| e.prompts.clone()).unwrap_or_default(),
                         tools: cached.map(|e| tools_from_entry(server, e)),
                         from_cache: cached.is_some(),
                         failed_at: None,
@@ -298,6 +300,22 @@ impl Manager {
             .collect()
     }
 
+    /// Every known prompt (MCP prompt JSON) with its server, in config order.
+    pub fn prompts(&self) -> Vec<(String, Value)> {
+        self.slots
+            .iter()
+            .filter(|s| s.server.config.enabled)
+            .flat_map(|s| {
+                let name = s.name().to_string();
+                s.state()
+                    .prompts
+                    .clone()
+                    .into_iter()
+                    .map(move |p| (name.clone(), p))
+            })
+            .collect()
+    }
+
     /// Tools of one server, if known.
     pub fn server_tools(&self, name: &str) -> Result<Option<Vec<Tool>>, LifecycleError> {
         Ok(self.slot(name)?.state().tools.clone())
@@ -413,6 +431,11 @@ impl Manager {
             .filter_map(|r| serde_json::to_value(r).ok())
             .collect();
         let catalog = catalog_tools(slot.name(), &slot.server.config, &tools, &resources);
+        let prompts: Vec<Value> = listing
+            .prompts
+            .iter()
+            .filter_map(|p| serde_json::to_value(p).ok())
+            .collect();
         {
             let mut st = slot.state();
             if st.generation != generation {
@@ -423,6 +446,7 @@ impl Manager {
                 return false;
             }
             st.tools = Some(catalog);
+            st.prompts = prompts.clone();
             st.from_cache = false;
         }
         self.catalog_version.fetch_add(1, Ordering::AcqRel);
@@ -430,6 +454,7 @@ impl Manager {
             config_hash: slot.hash.clone(),
             tools,
             resources,
+            prompts,
             cached_at: cache::now_ms(),
         };
         if let Err(e) = self

@@ -25,6 +25,20 @@ pub use roles::{
 };
 pub use services::{CallOutcome, HostServices, ServiceError, StaticServices};
 
+/// Replaces every character outside `[A-Za-z0-9_-]` with `_` (as the default
+/// naming guest does), for names the host makes itself (prompts).
+pub fn sanitize_name(name: &str) -> String {
+    name.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
 use std::fmt;
 use std::path::PathBuf;
 

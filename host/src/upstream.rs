@@ -12,11 +12,11 @@ mod sse;
 mod stdio;
 
 pub use error::ConnectError;
-pub use handler::UpstreamEvent;
+pub use handler::{ProgressUpdate, UpstreamEvent};
 
 use crate::config::{HttpKind, ServerConfig, Transport};
 use crate::paths::Environment;
-use handler::UpstreamHandler;
+use handler::{ProgressRoutes, UpstreamHandler};
 use rmcp::model::{
     CallToolRequestParams, CallToolResult, ReadResourceRequestParams, ReadResourceResult, Resource,
     Tool,
@@ -56,6 +56,7 @@ pub struct Connection {
     kind: TransportKind,
     stderr: Option<Arc<stdio::StderrTail>>,
     group: Option<processes::GroupGuard>,
+    progress: ProgressRoutes,
 }
 
 /// What a server offers, listed right after connecting.
@@ -65,6 +66,8 @@ pub struct Listing {
     pub tools: Vec<Tool>,
     /// Every resource (all pages), when listed.
     pub resources: Vec<Resource>,
+    /// Every prompt (all pages).
+    pub prompts: Vec<rmcp::model::Prompt>,
 }
 
 impl std::fmt::Debug for Connection {
@@ -85,12 +88,13 @@ impl Connection {
     ) -> Result<(Connection, Listing), ConnectError> {
         let timeout = Duration::from_millis(config.startup_timeout_ms);
         let mut stderr_for_timeout = None;
+        let routes = ProgressRoutes::default();
         let attempt = async {
             let conn = match &config.transport {
                 Transport::Stdio { .. } => {
                     let (transport, tail, group) = stdio::spawn(config, ctx).await?;
                     stderr_for_timeout = Some(tail.clone());
-                    let handler = UpstreamHandler::new(ctx);
+                    let handler = UpstreamHandler::new(ctx, routes.clone());
                     let service = handler
                         .serve(transport)
                         .await
@@ -100,31 +104,35 @@ impl Connection {
                         kind: TransportKind::Stdio,
                         stderr: Some(tail),
                         group: Some(group),
+                        progress: routes.clone(),
                     }
                 }
                 Transport::Http { url, kind, .. } => {
                     let headers = http::request_headers(config, ctx).await?;
                     match kind {
-                        HttpKind::Sse => sse_connect(url, &headers, ctx).await?,
-                        HttpKind::Auto => match http::connect(url, &headers, ctx).await {
+                        HttpKind::Sse => sse_connect(url, &headers, ctx, &routes).await?,
+                        HttpKind::Auto => match http::connect(url, &headers, ctx, &routes).await {
                             Ok(service) => Connection {
                                 service,
                                 kind: TransportKind::StreamableHttp,
                                 stderr: None,
                                 group: None,
+                                progress: routes.clone(),
                             },
                             Err(e) if e.is_auth() => return Err(e),
                             Err(streamable) => {
                                 tracing::debug!(server = %ctx.server, "Streamable HTTP failed ({streamable}); trying legacy SSE");
-                                sse_connect(url, &headers, ctx).await.map_err(|sse| {
-                                    if sse.is_auth() {
-                                        sse
-                                    } else {
-                                        ConnectError::Http(format!(
-                                            "{streamable}; legacy SSE: {sse}"
-                                        ))
-                                    }
-                                })?
+                                sse_connect(url, &headers, ctx, &routes)
+                                    .await
+                                    .map_err(|sse| {
+                                        if sse.is_auth() {
+                                            sse
+                                        } else {
+                                            ConnectError::Http(format!(
+                                                "{streamable}; legacy SSE: {sse}"
+                                            ))
+                                        }
+                                    })?
                             }
                         },
                     }
@@ -173,7 +181,22 @@ impl Connection {
         } else {
             Vec::new()
         };
-        Ok(Listing { tools, resources })
+        let has_prompts = caps
+            .as_ref()
+            .is_some_and(|c: &rmcp::model::ServerCapabilities| c.prompts.is_some());
+        let prompts = if has_prompts {
+            self.service.list_all_prompts().await.unwrap_or_else(|e| {
+                tracing::warn!("listing prompts failed: {e}");
+                Vec::new()
+            })
+        } else {
+            Vec::new()
+        };
+        Ok(Listing {
+            tools,
+            resources,
+            prompts,
+        })
     }
 
     /// Lists tools and resources again (after `list_changed`).
@@ -181,18 +204,85 @@ impl Connection {
         self.list(resources).await
     }
 
-    /// Calls a tool by its original name; gives up after `timeout`.
+    /// Calls a tool by its original name; gives up after `timeout`. With
+    /// `progress`, the server's progress notifications for this call go there.
+    /// Dropping the future cancels the call upstream.
     pub async fn call_tool(
         &self,
         name: &str,
         arguments: Option<serde_json::Map<String, serde_json::Value>>,
         timeout: Duration,
+        progress: Option<mpsc::UnboundedSender<ProgressUpdate>>,
     ) -> Result<CallToolResult, ConnectError> {
-        let mut params = CallToolRequestParams::new(name.to_string());
+        let Some(progress) = progress else {
+            let mut params = CallToolRequestParams::new(name.to_string());
+            if let Some(args) = arguments {
+                params = params.with_arguments(args);
+            }
+            return match tokio::time::timeout(timeout, self.service.call_tool(params)).await {
+                Ok(r) => r.map_err(|e| self.service_error(e)),
+                Err(_) => Err(ConnectError::CallTimeout {
+                    ms: timeout.as_millis() as u64,
+                }),
+            };
+        };
+        // rmcp gives every request its own progress token; the handle says which.
+        let request: rmcp::model::ClientRequest = serde_json::from_value(serde_json::json!({
+            "method": "tools/call",
+            "params": {"name": name, "arguments": arguments.unwrap_or_default()}
+        }))
+        .map_err(|e| ConnectError::Protocol {
+            message: e.to_string(),
+            stderr: None,
+        })?;
+        let peer = self.service.peer().clone();
+        let handle = peer
+            .send_request_with_option(request, rmcp::service::PeerRequestOptions::no_options())
+            .await
+            .map_err(|e| self.service_error(e))?;
+        let key = handler::token_key(&handle.progress_token.0);
+        self.progress
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(key.clone(), progress);
+        let mut guard = CancelOnDrop {
+            peer,
+            id: Some(handle.id.clone()),
+        };
+        let response = tokio::time::timeout(timeout, handle.await_response()).await;
+        self.progress
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(&key);
+        match response {
+            Err(_) => Err(ConnectError::CallTimeout {
+                ms: timeout.as_millis() as u64,
+            }),
+            Ok(r) => {
+                guard.id = None;
+                match r.map_err(|e| self.service_error(e))? {
+                    rmcp::model::ServerResult::CallToolResult(result) => Ok(result),
+                    other => Err(ConnectError::Protocol {
+                        message: format!("unexpected answer to tools/call: {other:?}"),
+                        stderr: None,
+                    }),
+                }
+            }
+        }
+    }
+
+    /// Gets a prompt by its original name.
+    pub async fn get_prompt(
+        &self,
+        name: &str,
+        arguments: Option<serde_json::Map<String, serde_json::Value>>,
+        timeout: Duration,
+    ) -> Result<rmcp::model::GetPromptResult, ConnectError> {
+        let mut params = rmcp::model::GetPromptRequestParams::new(name.to_string());
         if let Some(args) = arguments {
             params = params.with_arguments(args);
         }
-        match tokio::time::timeout(timeout, self.service.call_tool(params)).await {
+        match tokio::time::timeout(timeout, self.service.get_prompt(params)).await {
             Ok(r) => r.map_err(|e| self.service_error(e)),
             Err(_) => Err(ConnectError::CallTimeout {
                 ms: timeout.as_millis() as u64,
@@ -252,13 +342,37 @@ impl Connection {
     }
 }
 
+/// Sends `notifications/cancelled` for a request abandoned before its answer.
+struct CancelOnDrop {
+    peer: rmcp::service::Peer<RoleClient>,
+    id: Option<rmcp::model::RequestId>,
+}
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        let Some(id) = self.id.take() else { return };
+        let peer = self.peer.clone();
+        if let Ok(rt) = tokio::runtime::Handle::try_current() {
+            rt.spawn(async move {
+                let param = serde_json::from_value(
+                    serde_json::json!({"requestId": id, "reason": "cancelled by mcpw's client"}),
+                );
+                if let Ok(param) = param {
+                    let _ = peer.notify_cancelled(param).await;
+                }
+            });
+        }
+    }
+}
+
 async fn sse_connect(
     url: &str,
     headers: &http::Headers,
     ctx: &ConnectContext,
+    routes: &ProgressRoutes,
 ) -> Result<Connection, ConnectError> {
     let transport = sse::SseTransport::connect(url, headers).await?;
-    let service = UpstreamHandler::new(ctx)
+    let service = UpstreamHandler::new(ctx, routes.clone())
         .serve(transport)
         .await
         .map_err(|e| ConnectError::from_init(e, None))?;
@@ -267,5 +381,6 @@ async fn sse_connect(
         kind: TransportKind::Sse,
         stderr: None,
         group: None,
+        progress: routes.clone(),
     })
 }

@@ -10,6 +10,7 @@ mod config_validation;
 mod connections;
 mod default_guest;
 mod fallback;
+mod gateway;
 mod lifecycle;
 mod loading;
 mod misbehaving;

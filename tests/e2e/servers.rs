@@ -87,8 +87,10 @@ pub fn servers() -> &'static Servers {
                 })
             });
         });
-        // Copied every run, so edits to it apply without a reinstall.
-        std::fs::copy(src.join("misbehave.mjs"), npm.join("misbehave.mjs")).unwrap();
+        // Copied every run, so edits to them apply without a reinstall.
+        for script in ["misbehave.mjs", "client.mjs"] {
+            std::fs::copy(src.join(script), npm.join(script)).unwrap();
+        }
         Servers { npm, venv }
     })
 }
@@ -124,10 +126,17 @@ impl Servers {
         self.venv.join("bin").join(name).display().to_string()
     }
 
-    /// The npm install directory (holds the SDK client for client tests).
-    #[allow(dead_code)]
-    pub fn npm_dir(&self) -> &Path {
-        &self.npm
+    /// The scripted TypeScript SDK client (`client.mjs`).
+    pub fn client(&self) -> String {
+        self.npm.join("client.mjs").display().to_string()
+    }
+
+    /// The MCP Inspector's command-line entry point.
+    pub fn inspector(&self) -> String {
+        self.npm
+            .join("node_modules/@modelcontextprotocol/inspector/clients/launcher/build/index.js")
+            .display()
+            .to_string()
     }
 }
 

@@ -37,7 +37,9 @@ function build() {
       return { content: [{ type: "text", text: `added ${name}` }] };
     });
   server.registerTool("crash", { description: "Exits in the middle of the call" }, async () => { process.exit(3); });
-  server.registerTool("hang", { description: "Never answers" }, () => new Promise(() => {}));
+  server.registerTool("hang", { description: "Never answers (records a cancellation in $CANCEL_FILE)" }, (extra) => new Promise(() => {
+    extra.signal.addEventListener("abort", () => { if (process.env.CANCEL_FILE) appendFileSync(process.env.CANCEL_FILE, "cancelled\n"); });
+  }));
   server.registerTool("huge", { description: "Returns a huge text" }, async () => ({
     content: [{ type: "text", text: "x".repeat(Number(process.env.HUGE_BYTES ?? 64 * 1024 * 1024)) }],
   }));

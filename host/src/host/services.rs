@@ -86,7 +86,7 @@ impl HostServices for LiveServices {
         let result = self
             .runtime
             .block_on(m.with_connection(server, |c| async move {
-                c.call_tool(&name, Some(args), timeout).await
+                c.call_tool(&name, Some(args), timeout, None).await
             }))
             .map_err(service_error)?;
         let raw = serde_json::to_value(&result).unwrap_or_default();

@@ -2,9 +2,13 @@
 //! list-changed notifications into events for the host.
 
 use super::ConnectContext;
-use rmcp::model::{ClientCapabilities, ClientConfig, Implementation};
+use rmcp::model::{
+    ClientCapabilities, ClientConfig, Implementation, NumberOrString, ProgressNotificationParam,
+};
 use rmcp::service::NotificationContext;
 use rmcp::{ClientHandler, RoleClient};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 use tokio::sync::mpsc;
 
 /// Something an upstream server told us.
@@ -14,16 +18,39 @@ pub enum UpstreamEvent {
     ListChanged(String),
 }
 
+/// A progress notification of an upstream call.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ProgressUpdate {
+    /// Progress so far.
+    pub progress: f64,
+    /// The total, when known.
+    pub total: Option<f64>,
+    /// A message, when given.
+    pub message: Option<String>,
+}
+
+/// Where progress of in-flight calls goes, by the token mcpw gave each call.
+pub type ProgressRoutes = Arc<Mutex<HashMap<String, mpsc::UnboundedSender<ProgressUpdate>>>>;
+
+pub fn token_key(token: &NumberOrString) -> String {
+    match token {
+        NumberOrString::Number(n) => n.to_string(),
+        NumberOrString::String(s) => s.to_string(),
+    }
+}
+
 pub struct UpstreamHandler {
     server: String,
     events: mpsc::UnboundedSender<UpstreamEvent>,
+    progress: ProgressRoutes,
 }
 
 impl UpstreamHandler {
-    pub fn new(ctx: &ConnectContext) -> Self {
+    pub fn new(ctx: &ConnectContext, progress: ProgressRoutes) -> Self {
         UpstreamHandler {
             server: ctx.server.clone(),
             events: ctx.events.clone(),
+            progress,
         }
     }
 
@@ -48,5 +75,31 @@ impl ClientHandler for UpstreamHandler {
 
     async fn on_resource_list_changed(&self, _context: NotificationContext<RoleClient>) {
         self.changed();
+    }
+
+    async fn on_prompt_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        self.changed();
+    }
+
+    async fn on_progress(
+        &self,
+        params: ProgressNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        let key = token_key(&params.progress_token.0);
+        tracing::debug!(server = %self.server, token = %key, "upstream progress");
+        let route = self
+            .progress
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&key)
+            .cloned();
+        if let Some(tx) = route {
+            let _ = tx.send(ProgressUpdate {
+                progress: params.progress,
+                total: params.total,
+                message: params.message,
+            });
+        }
     }
 }

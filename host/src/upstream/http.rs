@@ -70,6 +70,7 @@ pub async fn connect(
     url: &str,
     headers: &Headers,
     ctx: &ConnectContext,
+    routes: &super::handler::ProgressRoutes,
 ) -> Result<RunningService<RoleClient, UpstreamHandler>, ConnectError> {
     let custom: HashMap<HeaderName, HeaderValue> = header_map(headers)?
         .into_iter()
@@ -77,7 +78,7 @@ pub async fn connect(
         .collect();
     let config = StreamableHttpClientTransportConfig::with_uri(url).custom_headers(custom);
     let transport = StreamableHttpClientTransport::with_client(reqwest::Client::new(), config);
-    UpstreamHandler::new(ctx)
+    UpstreamHandler::new(ctx, routes.clone())
         .serve(transport)
         .await
         .map_err(|e| ConnectError::from_init(e, None))

@@ -1,0 +1,590 @@
+//! The `mcp` proxy tool: one small tool in front of every server. Modes by
+//! priority: tool (call) > connect > describe > search > server (list) > status.
+//! Texts, `details` (sent as `structuredContent`) and error kinds follow the
+//! documented proxy tool.
+
+use super::{Gateway, result};
+use crate::catalog::{ConnectionState, Entry, ToolKind};
+use crate::host::{Host, HostError};
+use crate::lifecycle::LifecycleError;
+use crate::plugin::{GuestError, PluginError, QueryMode, SearchOptions};
+use crate::present::{self, Content};
+use rmcp::ErrorData as McpError;
+use rmcp::model::CallToolResult;
+use rmcp::service::{RequestContext, RoleServer};
+use serde_json::{Map, Value, json};
+
+pub const TOOL_NAME: &str = "mcp";
+/// Search results shown unless `limit` says otherwise.
+const DEFAULT_SEARCH_LIMIT: u32 = 10;
+
+/// The `mcp` tool's definition: about 200 tokens, however many tools exist.
+pub fn tool_definition(host: &Host) -> Value {
+    let servers = host
+        .config()
+        .servers
+        .iter()
+        .filter(|s| s.config.enabled)
+        .count();
+    json!({
+        "name": TOOL_NAME,
+        "description": format!(
+            "Gateway to {servers} MCP servers. First given wins: tool (call, with args) > connect > describe > \
+             search (words OR'd) > server (list its tools) > nothing (status). \
+             E.g. mcp({{search: \"create issue\"}}), mcp({{tool: \"github__create_issue\", args: {{...}}}})"
+        ),
+        "inputSchema": {
+            "type": "object",
+            "properties": {
+                "tool": {"type": "string", "description": "Tool to call"},
+                "args": {"description": "Call arguments (object or JSON string)"},
+                "connect": {"type": "string", "description": "Server to reconnect"},
+                "describe": {"type": "string", "description": "Tool to show parameters of"},
+                "search": {"type": "string"},
+                "regex": {"type": "boolean"},
+                "includeSchemas": {"type": "boolean", "description": "Default true"},
+                "server": {"type": "string", "description": "Limit to a server"},
+                "limit": {"type": "integer"}
+            }
+        }
+    })
+}
+
+struct Reply {
+    text: String,
+    details: Value,
+    is_error: bool,
+    content: Vec<Content>,
+}
+
+impl Reply {
+    fn ok(text: String, details: Value) -> Reply {
+        Reply {
+            text,
+            details,
+            is_error: false,
+            content: Vec::new(),
+        }
+    }
+
+    fn error(text: String, details: Value) -> Reply {
+        Reply {
+            text,
+            details,
+            is_error: true,
+            content: Vec::new(),
+        }
+    }
+}
+
+fn str_param<'a>(p: &'a Map<String, Value>, key: &str) -> Option<&'a str> {
+    p.get(key).and_then(Value::as_str)
+}
+
+pub async fn call(
+    gw: &Gateway,
+    params: Map<String, Value>,
+    ctx: &RequestContext<RoleServer>,
+) -> Result<CallToolResult, McpError> {
+    let host = &gw.shared.host;
+    let server = str_param(&params, "server");
+    let is_status = ["tool", "connect", "describe", "search", "server"]
+        .iter()
+        .all(|k| !params.contains_key(*k));
+    if !is_status {
+        gw.shared.ready().await;
+    }
+    let reply = if let Some(tool) = str_param(&params, "tool") {
+        return call_tool(gw, tool, server, params.get("args"), ctx).await;
+    } else if let Some(s) = str_param(&params, "connect") {
+        connect(host, s).await
+    } else if let Some(t) = str_param(&params, "describe") {
+        describe(host, t).await
+    } else if let Some(q) = str_param(&params, "search") {
+        let regex = params
+            .get("regex")
+            .and_then(Value::as_bool)
+            .unwrap_or(false);
+        let schemas = params
+            .get("includeSchemas")
+            .and_then(Value::as_bool)
+            .unwrap_or(true);
+        let limit = params
+            .get("limit")
+            .and_then(Value::as_u64)
+            .map_or(DEFAULT_SEARCH_LIMIT, |l| l.clamp(1, 100) as u32);
+        search(host, q, regex, schemas, server, limit).await
+    } else if let Some(s) = server {
+        list(host, s).await
+    } else {
+        status(host)
+    };
+    let mut content = vec![Content::text(reply.text)];
+    content.extend(reply.content);
+    result(&content, Some(reply.details), reply.is_error)
+}
+
+fn status(host: &Host) -> Reply {
+    let servers = host.status();
+    let mut text = String::new();
+    let mut list = Vec::new();
+    for s in &servers {
+        let failed = host.manager().failure(&s.name).map(|(ago, _)| ago);
+        let (line, status) = match s.state {
+            ConnectionState::Connected => (
+                format!("✓ {} ({} tools)", s.name, s.tool_count),
+                "connected",
+            ),
+            ConnectionState::NeedsAuth => (format!("⚠ {} (needs auth)", s.name), "needs-auth"),
+            ConnectionState::Cached => (
+                format!("○ {} ({} tools, cached)", s.name, s.tool_count),
+                "cached",
+            ),
+            ConnectionState::Failed => (
+                format!("✗ {} (failed {}s ago)", s.name, failed.unwrap_or(0)),
+                "failed",
+            ),
+            ConnectionState::NotConnected => {
+                (format!("○ {} (not connected)", s.name), "not connected")
+            }
+            ConnectionState::Disabled => (format!("- {} (disabled)", s.name), "disabled"),
+        };
+        text.push_str(&line);
+        text.push('\n');
+        list.push(json!({"name": s.name, "status": status, "toolCount": s.tool_count, "failedAgo": failed}));
+    }
+    let connected = servers
+        .iter()
+        .filter(|s| s.state == ConnectionState::Connected)
+        .count();
+    let total: u32 = servers.iter().map(|s| s.tool_count).sum();
+    let mut out = format!(
+        "MCP: {connected}/{} servers, {total} tools\n\n{text}",
+        servers.len()
+    );
+    if !servers.is_empty() {
+        out.push_str(
+            "\nmcp({ server: \"name\" }) to list tools, mcp({ search: \"...\" }) to search",
+        );
+    }
+    Reply::ok(
+        out.trim().to_string(),
+        json!({"mode": "status", "servers": list, "totalTools": total, "connectedCount": connected}),
+    )
+}
+
+fn not_found(mode: &str, server: &str) -> Reply {
+    Reply::error(
+        format!("Server \"{server}\" not found. Use mcp({{}}) to see available servers."),
+        json!({"mode": mode, "server": server, "error": "not_found"}),
+    )
+}
+
+async fn list(host: &Host, server: &str) -> Reply {
+    if host.manager().server(server).is_none() {
+        let mut r = not_found("list", server);
+        r.details["tools"] = json!([]);
+        r.details["count"] = json!(0);
+        return r;
+    }
+    let entries = host.entries().await.map(|e| e.to_vec()).unwrap_or_default();
+    let tools: Vec<&Entry> = entries.iter().filter(|e| e.tool.server == server).collect();
+    let connected = host
+        .manager()
+        .server_status(server)
+        .is_ok_and(|s| s.state == ConnectionState::Connected);
+    if tools.is_empty() {
+        if connected {
+            return Reply::ok(
+                format!("Server \"{server}\" has no tools."),
+                json!({"mode": "list", "server": server, "tools": [], "count": 0}),
+            );
+        }
+        if host.manager().has_tools(server) {
+            return Reply::ok(
+                format!("Server \"{server}\" has no cached tools (not connected)."),
+                json!({"mode": "list", "server": server, "tools": [], "count": 0, "cached": true}),
+            );
+        }
+        return Reply::error(
+            format!(
+                "Server \"{server}\" is configured but not connected. Use mcp({{ connect: \"{server}\" }}) to connect."
+            ),
+            json!({"mode": "list", "server": server, "tools": [], "count": 0, "error": "not_connected"}),
+        );
+    }
+    let note = if connected {
+        ""
+    } else {
+        " (not connected, cached)"
+    };
+    let mut text = format!("{server} ({} tools{note}):\n\n", tools.len());
+    for e in &tools {
+        let d = present::truncate_at_word(&e.tool.description, 50);
+        text.push_str(&if d.is_empty() {
+            format!("- {}\n", e.name)
+        } else {
+            format!("- {} - {d}\n", e.name)
+        });
+    }
+    let names: Vec<&str> = tools.iter().map(|e| e.name.as_str()).collect();
+    let mut details =
+        json!({"mode": "list", "server": server, "tools": names, "count": names.len()});
+    if !connected {
+        details["cached"] = json!(true);
+    }
+    Reply::ok(text.trim_end().to_string(), details)
+}
+
+async fn connect(host: &Host, server: &str) -> Reply {
+    if host.manager().server(server).is_none() {
+        return not_found("connect", server);
+    }
+    match host.connect(server).await {
+        Ok(_) => {
+            let mut r = list(host, server).await;
+            r.details["mode"] = json!("connect");
+            r
+        }
+        Err(e) => {
+            let message = match e {
+                HostError::Lifecycle(LifecycleError::Connect { error, .. }) => error.to_string(),
+                other => other.to_string(),
+            };
+            Reply::error(
+                format!("Failed to connect to \"{server}\": {message}"),
+                json!({"mode": "connect", "server": server, "error": "connect_failed", "message": message}),
+            )
+        }
+    }
+}
+
+fn metadata(e: &Entry) -> Value {
+    let mut m = json!({"name": e.name, "originalName": e.tool.name, "description": e.tool.description, "inputSchema": e.tool.input_schema});
+    if let Some(uri) = &e.tool.resource_uri {
+        m["resourceUri"] = json!(uri);
+    }
+    m
+}
+
+async fn describe(host: &Host, name: &str) -> Reply {
+    let Ok(e) = host.resolve(name).await else {
+        return Reply::error(
+            format!("Tool \"{name}\" not found. Use mcp({{ search: \"...\" }}) to search."),
+            json!({"mode": "describe", "error": "tool_not_found", "requestedTool": name}),
+        );
+    };
+    let mut text = format!("{}\nServer: {}\n", e.name, e.tool.server);
+    if let Some(uri) = &e.tool.resource_uri {
+        text.push_str(&format!("Type: Resource (reads from {uri})\n"));
+    }
+    let desc = if e.tool.description.is_empty() {
+        "(no description)"
+    } else {
+        &e.tool.description
+    };
+    text.push_str(&format!("\n{desc}\n"));
+    if e.tool.kind == ToolKind::Resource {
+        text.push_str("\nNo parameters required (resource tool).");
+    } else if e
+        .tool
+        .input_schema
+        .get("properties")
+        .and_then(Value::as_object)
+        .is_some_and(|p| !p.is_empty())
+    {
+        text.push_str(&format!(
+            "\nParameters:\n{}",
+            present::format_schema(&e.tool.input_schema, "  ")
+        ));
+    } else {
+        text.push_str("\nNo parameters defined.");
+    }
+    Reply::ok(
+        text.trim().to_string(),
+        json!({"mode": "describe", "tool": metadata(&e), "server": e.tool.server}),
+    )
+}
+
+async fn search(
+    host: &Host,
+    query: &str,
+    regex: bool,
+    schemas: bool,
+    server: Option<&str>,
+    limit: u32,
+) -> Reply {
+    if query.trim().is_empty() {
+        return Reply::error(
+            "Search query cannot be empty".into(),
+            json!({"mode": "search", "error": "empty_query"}),
+        );
+    }
+    let options = SearchOptions {
+        limit,
+        mode: if regex {
+            QueryMode::Regex
+        } else {
+            QueryMode::Keyword
+        },
+        server: server.map(str::to_string),
+    };
+    let hits = match host.search(query, options).await {
+        Ok(h) => h,
+        Err(HostError::Policy(PluginError::Guest {
+            error: GuestError::InvalidPattern(_),
+            ..
+        })) => {
+            return Reply::error(
+                format!("Invalid regex: {query}"),
+                json!({"mode": "search", "error": "invalid_pattern", "query": query}),
+            );
+        }
+        Err(e) => {
+            return Reply::error(
+                format!("Search failed: {e}"),
+                json!({"mode": "search", "error": "search_failed", "query": query}),
+            );
+        }
+    };
+    if hits.is_empty() {
+        let text = match server {
+            Some(s) => format!("No tools matching \"{query}\" in \"{s}\""),
+            None => format!("No tools matching \"{query}\""),
+        };
+        return Reply::ok(
+            text,
+            json!({"mode": "search", "matches": [], "count": 0, "query": query}),
+        );
+    }
+    let n = hits.len();
+    let mut text = format!(
+        "Found {n} tool{} matching \"{query}\":\n\n",
+        if n == 1 { "" } else { "s" }
+    );
+    for (e, _) in &hits {
+        if schemas {
+            text.push_str(&format!(
+                "{}\n  {}\n",
+                e.name,
+                if e.tool.description.is_empty() {
+                    "(no description)"
+                } else {
+                    e.tool.description.trim()
+                }
+            ));
+            if e.tool.kind == ToolKind::Resource {
+                text.push_str("  No parameters (resource tool).\n");
+            } else if e
+                .tool
+                .input_schema
+                .get("properties")
+                .and_then(Value::as_object)
+                .is_some_and(|p| !p.is_empty())
+            {
+                text.push_str(&format!(
+                    "\n  Parameters:\n{}\n",
+                    present::format_schema(&e.tool.input_schema, "    ")
+                ));
+            }
+            text.push('\n');
+        } else {
+            let d = present::truncate_at_word(&e.tool.description, 50);
+            text.push_str(&if d.is_empty() {
+                format!("- {}\n", e.name)
+            } else {
+                format!("- {} - {d}\n", e.name)
+            });
+        }
+    }
+    let matches: Vec<Value> = hits
+        .iter()
+        .map(|(e, _)| json!({"server": e.tool.server, "tool": e.name}))
+        .collect();
+    Reply::ok(
+        text.trim_end().to_string(),
+        json!({"mode": "search", "matches": matches, "count": n, "query": query}),
+    )
+}
+
+/// `args` as an object: an object, or a JSON string of one.
+fn parse_args(args: Option<&Value>) -> Result<Option<Map<String, Value>>, String> {
+    match args {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Object(m)) => Ok(Some(m.clone())),
+        Some(Value::String(s)) if s.trim().is_empty() => Ok(None),
+        Some(Value::String(s)) => match serde_json::from_str::<Value>(s) {
+            Ok(Value::Object(m)) => Ok(Some(m)),
+            Ok(other) => Err(format!(
+                "args must be a JSON object, got {}",
+                crate::config::validate::kind(&other)
+            )),
+            Err(e) => Err(format!("args is not valid JSON: {e}")),
+        },
+        Some(other) => Err(format!(
+            "args must be a JSON object, got {}",
+            crate::config::validate::kind(other)
+        )),
+    }
+}
+
+async fn call_tool(
+    gw: &Gateway,
+    name: &str,
+    server: Option<&str>,
+    args: Option<&Value>,
+    ctx: &RequestContext<RoleServer>,
+) -> Result<CallToolResult, McpError> {
+    let host = &gw.shared.host;
+    let reply = |text: String, details: Value| result(&[Content::text(text)], Some(details), true);
+    let args = match parse_args(args) {
+        Ok(a) => a,
+        Err(e) => {
+            return reply(
+                format!("Error: {e}"),
+                json!({"mode": "call", "tool": name, "error": "call_failed"}),
+            );
+        }
+    };
+    // With `server`, the name may be the original one on that server.
+    let mut target = name.to_string();
+    if let Some(s) = server {
+        if host.manager().server(s).is_none() {
+            return reply(
+                format!("Server \"{s}\" not found. Use mcp({{}}) to see available servers."),
+                json!({"mode": "call", "server": s, "error": "server_not_found"}),
+            );
+        }
+        if !host.manager().has_tools(s)
+            && let Err(e) = host.manager().connect(s, false).await
+        {
+            return reply(
+                unavailable_text(s, &e),
+                json!({"mode": "call", "server": s, "error": unavailable_kind(&e)}),
+            );
+        }
+        let entries = host.entries().await.map(|e| e.to_vec()).unwrap_or_default();
+        if let Some(e) = entries
+            .iter()
+            .find(|e| e.tool.server == s && (e.name == name || e.tool.name == name))
+        {
+            target = e.name.clone();
+        }
+    }
+    let entry = match host.resolve(&target).await {
+        Ok(e) => e,
+        Err(HostError::Lifecycle(e)) => {
+            let s = lifecycle_server(&e).unwrap_or_default();
+            return reply(
+                unavailable_text(&s, &e),
+                json!({"mode": "call", "server": s, "tool": name, "error": unavailable_kind(&e)}),
+            );
+        }
+        Err(_) => {
+            let entries = host.entries().await.map(|e| e.to_vec()).unwrap_or_default();
+            let in_server: Vec<&str> = entries
+                .iter()
+                .filter(|e| {
+                    server.is_some_and(|s| e.tool.server == s)
+                        || name.starts_with(&format!(
+                            "{}__",
+                            crate::lifecycle::server_prefix(
+                                &e.tool.server,
+                                host.config().settings.tool_prefix
+                            )
+                        ))
+                })
+                .map(|e| e.name.as_str())
+                .take(30)
+                .collect();
+            let hint = if in_server.is_empty() {
+                "Use mcp({ search: \"...\" }) to search.".to_string()
+            } else {
+                format!("Available tools: {}", in_server.join(", "))
+            };
+            return reply(
+                format!("Tool \"{name}\" not found. {hint}"),
+                json!({"mode": "call", "error": "tool_not_found", "requestedTool": name}),
+            );
+        }
+    };
+    let options = super::progress_forwarding(ctx);
+    let outcome = tokio::select! {
+        r = host.call_with(&entry.name, args, options) => r,
+        _ = ctx.ct.cancelled() => return Err(McpError::internal_error("cancelled by the client", None)),
+    };
+    let base = |extra: Value| {
+        let mut d = json!({"mode": "call", "server": entry.tool.server, "tool": entry.tool.name});
+        if let Some(uri) = &entry.tool.resource_uri {
+            d["resourceUri"] = json!(uri);
+        }
+        if let Value::Object(m) = extra {
+            d.as_object_mut().expect("an object").extend(m);
+        }
+        d
+    };
+    match outcome {
+        Ok(out) => {
+            let mut details = base(json!({"mcpResult": out.mcp_result}));
+            if out.is_error {
+                details["error"] = json!("tool_error");
+            }
+            result(&out.content, Some(details), out.is_error)
+        }
+        Err(HostError::Lifecycle(
+            e @ (LifecycleError::Backoff { .. } | LifecycleError::Disabled(_)),
+        )) => {
+            let kind = unavailable_kind(&e);
+            reply(
+                unavailable_text(&entry.tool.server, &e),
+                base(json!({"error": kind})),
+            )
+        }
+        Err(HostError::Lifecycle(LifecycleError::Connect { error, .. })) if error.is_auth() => {
+            reply(
+                format!("Server \"{}\" is unavailable: {error}", entry.tool.server),
+                base(json!({"error": "server_unavailable"})),
+            )
+        }
+        Err(e) => {
+            let schema = (entry.tool.kind == ToolKind::Tool).then_some(&entry.tool.input_schema);
+            let text = present::error_with_parameters(
+                &format!("Error: call to \"{}\" failed: {e}", entry.name),
+                schema,
+            );
+            reply(text, base(json!({"error": "call_failed"})))
+        }
+    }
+}
+
+fn lifecycle_server(e: &LifecycleError) -> Option<String> {
+    match e {
+        LifecycleError::NotFound(s) | LifecycleError::Disabled(s) => Some(s.clone()),
+        LifecycleError::Backoff { server, .. } | LifecycleError::Connect { server, .. } => {
+            Some(server.clone())
+        }
+    }
+}
+
+fn unavailable_kind(e: &LifecycleError) -> &'static str {
+    match e {
+        LifecycleError::Backoff { .. } => "server_backoff",
+        LifecycleError::NotFound(_) => "server_not_found",
+        _ => "server_unavailable",
+    }
+}
+
+fn unavailable_text(server: &str, e: &LifecycleError) -> String {
+    match e {
+        LifecycleError::Backoff {
+            ago_s,
+            retry_in_s,
+            last_error,
+            ..
+        } => format!(
+            "Server \"{server}\" is unavailable: it failed {ago_s}s ago ({}); retrying in {retry_in_s}s. Use mcp({{ connect: \"{server}\" }}) to retry now.",
+            last_error.lines().next().unwrap_or("")
+        ),
+        other => format!("Server \"{server}\" is unavailable: {other}"),
+    }
+}

@@ -1,0 +1,494 @@
+//! `mcpw serve` driven by clients nobody here wrote — the official TypeScript SDK
+//! client and the MCP Inspector CLI — over stdio and Streamable HTTP, in every
+//! exposure, with server-everything and a second real server behind it.
+
+use crate::common::ConfigDirs;
+use crate::servers::{free_port, servers};
+use serde_json::{Value, json};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+struct Setup {
+    dirs: ConfigDirs,
+    cancel_file: std::path::PathBuf,
+}
+
+fn setup(settings: Value) -> Setup {
+    let s = servers();
+    let dirs = ConfigDirs::new();
+    let cancel_file = dirs.root.path().join("cancelled");
+    let config = json!({
+        "mcpServers": {
+            "everything": {"command": "node", "args": [s.everything(), "stdio"]},
+            "memory": {"command": "node", "args": [s.memory()], "env": {"MEMORY_FILE_PATH": dirs.root.path().join("memory.json").display().to_string()}},
+            "slow": {"command": "node", "args": [s.misbehave(), "ok"], "env": {"CANCEL_FILE": cancel_file.display().to_string()}, "callTimeoutMs": 3000}
+        },
+        "settings": settings
+    });
+    dirs.user(&config.to_string());
+    Setup { dirs, cancel_file }
+}
+
+fn env(setup: &Setup) -> Value {
+    json!({"HOME": setup.dirs.home().display().to_string(), "XDG_CONFIG_HOME": "", "XDG_CACHE_HOME": "", "MCPW_CONFIG": ""})
+}
+
+fn stdio(setup: &Setup, exposure: &str) -> Value {
+    json!({"command": env!("CARGO_BIN_EXE_mcpw"), "args": ["serve", "--exposure", exposure], "env": env(setup)})
+}
+
+/// Runs the TypeScript SDK client with a plan; returns the step results.
+fn client(connect: Value, steps: Value) -> Result<Vec<Value>, String> {
+    let plan = json!({"connect": connect, "steps": steps});
+    let out = Command::new("node")
+        .arg(servers().client())
+        .arg(plan.to_string())
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|_| {
+        panic!(
+            "client output: {}\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    match v.get("results") {
+        Some(r) => Ok(r.as_array().unwrap().clone()),
+        None => Err(v["error"].as_str().unwrap_or("").to_string()),
+    }
+}
+
+/// `mcpw serve --http` in the background, killed on drop.
+struct Serving {
+    child: Child,
+    port: u16,
+}
+
+impl Serving {
+    fn start(setup: &Setup, args: &[&str]) -> Serving {
+        let port = free_port();
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_mcpw"));
+        cmd.arg("serve").args(args);
+        if !args.contains(&"--http") {
+            cmd.args(["--http", &format!("127.0.0.1:{port}")]);
+        }
+        for (k, v) in env(setup).as_object().unwrap() {
+            cmd.env(k, v.as_str().unwrap());
+        }
+        let child = cmd
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let port = args.iter().position(|a| *a == "--http").map_or(port, |i| {
+            args[i + 1].rsplit(':').next().unwrap().parse().unwrap()
+        });
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(Instant::now() < deadline, "mcpw serve did not listen");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        Serving { child, port }
+    }
+
+    fn url(&self) -> String {
+        format!("http://127.0.0.1:{}/mcp", self.port)
+    }
+}
+
+impl Drop for Serving {
+    fn drop(&mut self) {
+        // SAFETY: signalling our child so it shuts down its servers.
+        unsafe { libc::kill(self.child.id() as i32, libc::SIGTERM) };
+        let _ = self.child.wait();
+    }
+}
+
+fn text(result: &Value) -> String {
+    result["content"]
+        .as_array()
+        .map(|c| {
+            c.iter()
+                .filter_map(|b| b["text"].as_str())
+                .collect::<Vec<_>>()
+                .join("\n")
+        })
+        .unwrap_or_default()
+}
+
+fn names(tools: &Value) -> Vec<String> {
+    tools
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap().to_string())
+        .collect()
+}
+
+fn mcp(args: Value) -> Value {
+    json!({"op": "callTool", "name": "mcp", "arguments": args})
+}
+
+fn check_proxy(connect: Value) {
+    let r = client(
+        connect,
+        json!([
+            {"op": "listTools"},
+            mcp(json!({})),
+            mcp(json!({"search": "echo back input", "includeSchemas": false})),
+            mcp(json!({"describe": "everything__get-sum"})),
+            mcp(json!({"tool": "everything__echo", "args": {"message": "object args"}})),
+            mcp(json!({"tool": "everything__echo", "args": "{\"message\": \"string args\"}"})),
+            mcp(json!({"server": "memory"})),
+            mcp(json!({"tool": "everything__nope"})),
+            mcp(json!({"tool": "everything__echo", "args": "[1]"})),
+            mcp(json!({"search": "([bad", "regex": true})),
+            mcp(json!({"connect": "nope"})),
+            {"op": "listPrompts"}
+        ]),
+    )
+    .unwrap();
+    assert_eq!(names(&r[0]), vec!["mcp"]);
+    let desc_tokens = r[0][0]["description"].as_str().unwrap().len() / 4
+        + r[0][0]["inputSchema"].to_string().len() / 4;
+    assert!(
+        desc_tokens < 300,
+        "the proxy tool stays small: ~{desc_tokens} tokens"
+    );
+    assert!(
+        text(&r[1]).starts_with("MCP: 0/3 servers"),
+        "{}",
+        text(&r[1])
+    );
+    assert_eq!(r[1]["structuredContent"]["mode"], "status");
+    assert_eq!(
+        r[2]["structuredContent"]["matches"][0]["tool"], "everything__echo",
+        "{}",
+        r[2]
+    );
+    assert!(
+        text(&r[3]).contains("Server: everything") && text(&r[3]).contains("Parameters:"),
+        "{}",
+        text(&r[3])
+    );
+    assert_eq!(text(&r[4]), "Echo: object args");
+    assert_eq!(r[4]["structuredContent"]["mode"], "call");
+    assert_eq!(text(&r[5]), "Echo: string args");
+    assert!(text(&r[6]).starts_with("memory ("), "{}", text(&r[6]));
+    assert_eq!(r[7]["structuredContent"]["error"], "tool_not_found");
+    assert_eq!(r[7]["isError"], true);
+    assert!(
+        text(&r[7]).contains("Available tools") && text(&r[7]).contains("everything__echo"),
+        "{}",
+        text(&r[7])
+    );
+    assert_eq!(
+        r[8]["structuredContent"]["error"], "call_failed",
+        "{}",
+        r[8]
+    );
+    assert_eq!(r[9]["structuredContent"]["error"], "invalid_pattern");
+    assert_eq!(r[10]["structuredContent"]["error"], "not_found");
+    let prompts: Vec<&str> = r[11]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["name"].as_str().unwrap())
+        .collect();
+    assert!(
+        prompts.iter().any(|p| p.starts_with("everything__")),
+        "upstream prompts are forwarded: {prompts:?}"
+    );
+}
+
+#[test]
+fn proxy_over_stdio() {
+    let s = setup(json!({}));
+    check_proxy(stdio(&s, "proxy"));
+}
+
+#[test]
+fn proxy_over_http() {
+    let s = setup(json!({}));
+    let serving = Serving::start(&s, &["--exposure", "proxy"]);
+    check_proxy(json!({"url": serving.url()}));
+}
+
+fn check_direct(connect: Value, s: &Setup) {
+    let r = client(
+        connect,
+        json!([
+            {"op": "listTools"},
+            {"op": "callTool", "name": "everything__echo", "arguments": {"message": "direct"}},
+            {"op": "callTool", "name": "everything__trigger-long-running-operation", "arguments": {"duration": 1, "steps": 3}, "progress": true},
+            {"op": "parallel", "steps": [
+                {"op": "callTool", "name": "slow__hang"},
+                {"op": "callTool", "name": "everything__echo", "arguments": {"message": "not blocked"}}
+            ]},
+            {"op": "cancelCall", "name": "slow__hang", "afterMs": 300},
+            {"op": "listPrompts"},
+            {"op": "getPrompt", "name": "everything__simple-prompt"}
+        ]),
+    )
+    .unwrap();
+    let tools = names(&r[0]);
+    for t in ["everything__echo", "memory__read_graph", "slow__hang"] {
+        assert!(tools.contains(&t.to_string()), "{t} in {tools:?}");
+    }
+    assert_eq!(text(&r[1]), "Echo: direct");
+    assert!(
+        !r[2]["progress"].as_array().unwrap().is_empty(),
+        "progress is forwarded: {}",
+        r[2]
+    );
+    let (hang, echo) = (&r[3][0], &r[3][1]);
+    assert_eq!(text(&echo["result"]), "Echo: not blocked");
+    assert!(
+        echo["elapsedMs"].as_u64().unwrap() < 2500,
+        "a slow server does not block others: {echo}"
+    );
+    assert_eq!(
+        hang["result"]["isError"], true,
+        "the hang ends with the call timeout: {hang}"
+    );
+    assert!(text(&hang["result"]).contains("callTimeoutMs"), "{hang}");
+    assert_eq!(r[4]["aborted"], true);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !std::fs::read_to_string(&s.cancel_file).is_ok_and(|c| c.contains("cancelled")) {
+        assert!(
+            Instant::now() < deadline,
+            "the cancellation reached the upstream server"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(
+        r[6]["messages"].as_array().is_some_and(|m| !m.is_empty()),
+        "{}",
+        r[6]
+    );
+}
+
+#[test]
+fn direct_over_stdio() {
+    let s = setup(json!({}));
+    check_direct(stdio(&s, "direct"), &s);
+}
+
+#[test]
+fn direct_over_http() {
+    let s = setup(json!({}));
+    let serving = Serving::start(&s, &["--exposure", "direct"]);
+    check_direct(json!({"url": serving.url()}), &s);
+}
+
+fn check_tool_search(connect: Value) {
+    let r = client(
+        connect,
+        json!([
+            {"op": "listTools"},
+            {"op": "callTool", "name": "ToolSearch", "arguments": {"query": "knowledge graph entities"}},
+            {"op": "waitToolListChanged"},
+            {"op": "listTools"},
+            {"op": "callTool", "name": "ToolSearch", "arguments": {"query": "select:everything__get-sum"}},
+            {"op": "callTool", "name": "everything__get-sum", "arguments": {"a": 20, "b": 22}}
+        ]),
+    )
+    .unwrap();
+    let before = names(&r[0]);
+    assert_eq!(
+        before,
+        vec!["ToolSearch", "everything__echo"],
+        "ToolSearch plus the direct tool"
+    );
+    let description = r[0][0]["description"].as_str().unwrap();
+    assert!(
+        description.contains("everything") && description.contains("memory"),
+        "servers are summarized: {description}"
+    );
+    let loaded = r[1]["structuredContent"]["loaded"].as_array().unwrap();
+    assert!(
+        !loaded.is_empty()
+            && loaded
+                .iter()
+                .all(|n| n.as_str().unwrap().starts_with("memory__")),
+        "{}",
+        r[1]
+    );
+    let after = names(&r[3]);
+    for n in loaded {
+        assert!(
+            after.contains(&n.as_str().unwrap().to_string()),
+            "activated {n} is listed: {after:?}"
+        );
+    }
+    assert_eq!(
+        r[4]["structuredContent"]["loaded"],
+        json!(["everything__get-sum"])
+    );
+    assert!(text(&r[5]).contains("42"), "{}", text(&r[5]));
+}
+
+#[test]
+fn tool_search_over_stdio() {
+    let s = setup(json!({}));
+    let mut connect = stdio(&s, "tool-search");
+    connect["env"]["MCP_DIRECT_TOOLS"] = json!("everything/echo");
+    check_tool_search(connect);
+}
+
+#[test]
+fn tool_search_over_http_with_a_small_budget() {
+    let s = setup(json!({"toolSearchBudget": 120, "exposure": "tool-search"}));
+    s.dirs.user(&{
+        let mut c: Value = serde_json::from_str(
+            &std::fs::read_to_string(s.dirs.home().join(".config/mcpw/mcp.json")).unwrap(),
+        )
+        .unwrap();
+        c["mcpServers"]["everything"]["directTools"] = json!(["echo"]);
+        c.to_string()
+    });
+    let serving = Serving::start(&s, &[]);
+    let r = client(json!({"url": serving.url()}), json!([{"op": "listTools"}])).unwrap();
+    let description = r[0][0]["description"].as_str().unwrap();
+    assert!(
+        description.len() / 4 <= 120 + 30,
+        "the budget bounds the description: {} tokens",
+        description.len() / 4
+    );
+    check_tool_search(json!({"url": serving.url()}));
+}
+
+#[test]
+fn http_beyond_loopback_needs_a_token() {
+    let s = setup(json!({}));
+    let port = free_port();
+    let addr = format!("0.0.0.0:{port}");
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_mcpw"));
+    cmd.args(["serve", "--http", &addr]);
+    for (k, v) in env(&s).as_object().unwrap() {
+        cmd.env(k, v.as_str().unwrap());
+    }
+    let out = cmd.output().unwrap();
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("--token or MCPW_TOKEN"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    let serving = Serving::start(&s, &["--http", &addr, "--token", "s3cret"]);
+    let url = serving.url();
+    let status = |connect: Value| client(connect, json!([mcp(json!({}))]));
+    let refused = |e: String| e.contains("401") || e.contains("a valid bearer token is required");
+    assert!(
+        refused(status(json!({"url": url})).unwrap_err()),
+        "no token is refused"
+    );
+    assert!(
+        refused(status(json!({"url": url, "token": "wrong"})).unwrap_err()),
+        "a wrong token is refused"
+    );
+    let ok = status(json!({"url": url, "token": "s3cret"})).unwrap();
+    assert!(text(&ok[0]).starts_with("MCP: "));
+}
+
+#[test]
+fn http_rejects_foreign_origins() {
+    let s = setup(json!({}));
+    let serving = Serving::start(&s, &[]);
+    let body = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}"#;
+    let post = |origin: &str| {
+        let out = Command::new("curl")
+            .args([
+                "-s",
+                "-o",
+                "/dev/null",
+                "-w",
+                "%{http_code}",
+                "-X",
+                "POST",
+                &serving.url(),
+            ])
+            .args([
+                "-H",
+                "Content-Type: application/json",
+                "-H",
+                "Accept: application/json, text/event-stream",
+            ])
+            .args(["-H", &format!("Origin: {origin}"), "--data", body])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).to_string()
+    };
+    assert_eq!(
+        post("http://evil.example"),
+        "403",
+        "a foreign page cannot drive the gateway"
+    );
+    assert_eq!(post("http://localhost:1234"), "200");
+}
+
+fn inspector(target: &[&str], s: &Setup, method: &[&str]) -> Value {
+    let mut cmd = Command::new("node");
+    cmd.arg(servers().inspector())
+        .arg("--cli")
+        .args(target)
+        .args(["--method"])
+        .args(method);
+    for (k, v) in env(s).as_object().unwrap() {
+        cmd.env(k, v.as_str().unwrap());
+    }
+    let out = cmd.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[test]
+fn mcp_inspector_cli_over_stdio_and_http() {
+    let s = setup(json!({}));
+    let mcpw = env!("CARGO_BIN_EXE_mcpw");
+    let list = inspector(
+        &[mcpw, "serve", "--exposure", "direct"],
+        &s,
+        &["tools/list"],
+    );
+    assert!(names(&list["tools"]).contains(&"everything__echo".to_string()));
+    let call = inspector(
+        &[mcpw, "serve"],
+        &s,
+        &[
+            "tools/call",
+            "--tool-name",
+            "mcp",
+            "--tool-arg",
+            "tool=everything__echo",
+            "args={\"message\":\"inspected\"}",
+        ],
+    );
+    assert_eq!(text(&call), "Echo: inspected");
+    let serving = Serving::start(&s, &["--exposure", "tool-search"]);
+    let url = serving.url();
+    let list = inspector(&[&url, "--transport", "http"], &s, &["tools/list"]);
+    assert_eq!(names(&list["tools"])[0], "ToolSearch");
+    let found = inspector(
+        &[&url, "--transport", "http"],
+        &s,
+        &[
+            "tools/call",
+            "--tool-name",
+            "ToolSearch",
+            "--tool-arg",
+            "query=echo",
+        ],
+    );
+    assert!(
+        text(&found).contains("everything__echo"),
+        "{}",
+        text(&found)
+    );
+}

@@ -1,0 +1,97 @@
+// A scripted MCP client on the official TypeScript SDK, for mcpw's tests and benchmarks.
+//   node client.mjs '<plan JSON>'
+// plan = {"connect": {"command", "args", "env"} | {"url", "token"}, "steps": [step, ...]}
+// steps: {"op": "listTools"} | {"op": "callTool", "name", "arguments", "progress": bool}
+//        {"op": "waitToolListChanged", "timeoutMs"} | {"op": "listPrompts"} | {"op": "getPrompt", "name", "arguments"}
+//        {"op": "cancelCall", "name", "arguments", "afterMs"} | {"op": "bench", "name", "arguments", "n"}
+//        {"op": "parallel", "steps": [...]} (each result gets "elapsedMs")
+// Prints {"results": [...]} (one entry per step) or {"error": "..."} on stdout.
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
+
+const plan = JSON.parse(process.argv[2]);
+const client = new Client({ name: "mcpw-test-client", version: "1.0.0" });
+let listChanged = 0;
+const waiters = [];
+client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+  listChanged++;
+  waiters.splice(0).forEach((w) => w());
+});
+
+function transport(c) {
+  if (c.url) {
+    const headers = c.token ? { Authorization: `Bearer ${c.token}` } : {};
+    return new StreamableHTTPClientTransport(new URL(c.url), { requestInit: { headers } });
+  }
+  return new StdioClientTransport({ command: c.command, args: c.args ?? [], env: { ...process.env, ...(c.env ?? {}) }, stderr: "ignore" });
+}
+
+async function step(s) {
+  switch (s.op) {
+    case "listTools":
+      return (await client.listTools()).tools.map((t) => ({ name: t.name, description: t.description, inputSchema: t.inputSchema }));
+    case "callTool": {
+      const progress = [];
+      const options = s.progress ? { onprogress: (p) => progress.push(p), resetTimeoutOnProgress: true } : {};
+      const r = await client.callTool({ name: s.name, arguments: s.arguments ?? {} }, undefined, options);
+      return { ...r, progress };
+    }
+    case "waitToolListChanged": {
+      if (listChanged > 0) return { changed: listChanged };
+      await new Promise((resolve, reject) => {
+        waiters.push(resolve);
+        setTimeout(() => reject(new Error("no tools/list_changed")), s.timeoutMs ?? 10000);
+      });
+      return { changed: listChanged };
+    }
+    case "listPrompts":
+      return (await client.listPrompts()).prompts;
+    case "getPrompt":
+      return await client.getPrompt({ name: s.name, arguments: s.arguments ?? {} });
+    case "cancelCall": {
+      const controller = new AbortController();
+      setTimeout(() => controller.abort(), s.afterMs ?? 300);
+      try {
+        await client.callTool({ name: s.name, arguments: s.arguments ?? {} }, undefined, { signal: controller.signal });
+        return { aborted: false };
+      } catch (e) {
+        return { aborted: true, error: String(e) };
+      }
+    }
+    case "bench": {
+      const times = [];
+      for (let i = 0; i < (s.n ?? 1000); i++) {
+        const t = process.hrtime.bigint();
+        const r = await client.callTool({ name: s.name, arguments: s.arguments ?? {} });
+        times.push(Number(process.hrtime.bigint() - t) / 1e6);
+        if (r.isError) throw new Error(JSON.stringify(r));
+      }
+      times.sort((a, b) => a - b);
+      const at = (p) => times[Math.round((times.length - 1) * p)];
+      return { n: times.length, p50: at(0.5), p99: at(0.99), mean: times.reduce((a, b) => a + b, 0) / times.length };
+    }
+    case "parallel": {
+      const start = Date.now();
+      return await Promise.all(s.steps.map(async (inner) => {
+        const r = await step(inner);
+        return { result: r, elapsedMs: Date.now() - start };
+      }));
+    }
+    default:
+      throw new Error(`unknown op ${s.op}`);
+  }
+}
+
+try {
+  await client.connect(transport(plan.connect));
+  const results = [];
+  for (const s of plan.steps) results.push(await step(s));
+  console.log(JSON.stringify({ results }));
+  await client.close();
+  process.exit(0);
+} catch (e) {
+  console.log(JSON.stringify({ error: String(e?.message ?? e) }));
+  process.exit(1);
+}
