@@ -3,7 +3,10 @@
 //! 1. p50/p99 of sequential `echo` calls to server-everything over stdio, through
 //!    mcpw's call path (`Host::call`) and through a bare rmcp client, side by side
 //!    in one run.
-//! 2. Wall time of `mcpw tools` with a warm metadata cache of 100 servers (none is
+//! 2. The same through `mcpw serve`, measured by the official TypeScript SDK
+//!    client: directly to server-everything, through `mcpw serve --exposure
+//!    direct`, and through the `mcp` proxy tool, side by side in one run.
+//! 3. Wall time of `mcpw tools` with a warm metadata cache of 100 servers (none is
 //!    started).
 //!
 //! `BENCH_CALLS` sets the number of calls (default 1000).
@@ -79,6 +82,7 @@ async fn through_mcpw(everything: &str, n: usize, home: &std::path::Path) -> Vec
     .unwrap();
     let env = Environment::from_process().with("HOME", home.display().to_string());
     let cfg = config::load(&ConfigSources {
+        user_value: None,
         user_file: Some(file),
         project_dir: None,
         env: env.clone(),
@@ -123,6 +127,7 @@ fn warm_start(home: &std::path::Path) -> Vec<Duration> {
             dir.parent().unwrap().display().to_string(),
         );
     let cfg = config::load(&ConfigSources {
+        user_value: None,
         user_file: Some(dir.join("mcp.json")),
         project_dir: None,
         env: env.clone(),
@@ -176,6 +181,63 @@ fn warm_start(home: &std::path::Path) -> Vec<Duration> {
     (0..20).map(|_| run()).collect()
 }
 
+/// p50/p99 of `echo` measured inside the TypeScript SDK client.
+fn sdk_client(
+    connect: serde_json::Value,
+    tool: &str,
+    args: serde_json::Value,
+    n: usize,
+) -> (f64, f64) {
+    let plan = json!({"connect": connect, "steps": [{"op": "bench", "name": tool, "arguments": args, "n": n}]});
+    let out = std::process::Command::new("node")
+        .arg(servers::servers().client())
+        .arg(plan.to_string())
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|_| panic!("{}", String::from_utf8_lossy(&out.stderr)));
+    let r = &v["results"][0];
+    assert!(r["p50"].is_number(), "{v}");
+    (r["p50"].as_f64().unwrap(), r["p99"].as_f64().unwrap())
+}
+
+fn through_serve(everything: &str, n: usize, home: &std::path::Path) {
+    let dir = home.join("serve");
+    std::fs::create_dir_all(dir.join(".config/mcpw")).unwrap();
+    std::fs::write(
+        dir.join(".config/mcpw/mcp.json"),
+        json!({"mcpServers": {"e": {"command": "node", "args": [everything, "stdio"]}}})
+            .to_string(),
+    )
+    .unwrap();
+    let env = json!({"HOME": dir.display().to_string(), "XDG_CONFIG_HOME": "", "XDG_CACHE_HOME": "", "MCPW_CONFIG": ""});
+    let serve = |exposure: &str| json!({"command": env!("CARGO_BIN_EXE_mcpw"), "args": ["serve", "--exposure", exposure], "env": env});
+    let direct = json!({"command": "node", "args": [everything, "stdio"]});
+    let echo = json!({"message": "ping"});
+    let rows = [
+        (
+            "SDK client → server",
+            sdk_client(direct, "echo", echo.clone(), n),
+        ),
+        (
+            "SDK client → mcpw serve (direct)",
+            sdk_client(serve("direct"), "e__echo", echo.clone(), n),
+        ),
+        (
+            "SDK client → mcpw serve (mcp proxy)",
+            sdk_client(
+                serve("proxy"),
+                "mcp",
+                json!({"tool": "e__echo", "args": echo}),
+                n,
+            ),
+        ),
+    ];
+    for (name, (p50, p99)) in rows {
+        println!("{name:<36} n={n:<5} p50 {p50:>7.3} ms   p99 {p99:>7.3} ms");
+    }
+}
+
 fn main() {
     let n: usize = std::env::var("BENCH_CALLS")
         .ok()
@@ -197,6 +259,8 @@ fn main() {
     }
     report("bare rmcp client", bare);
     report("mcpw Host::call", mcpw);
+    println!("\n`echo` measured by the TypeScript SDK client, {n} calls each, same run:");
+    through_serve(&everything, n, home.path());
     println!("\n`mcpw tools --json`, 100 servers / 1,300 tools, warm cache, no server started:");
     report("mcpw tools (process)", warm_start(home.path()));
 }

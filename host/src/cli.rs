@@ -67,6 +67,8 @@ enum Command {
     Call(servers_cmd::CallArgs),
     /// Connect (or reconnect) a server now and refresh its cached tools.
     Connect(servers_cmd::ConnectArgs),
+    /// Calls per tool, recorded with settings.captureStats.
+    Stats(servers_cmd::StatsArgs),
     /// The metadata cache.
     #[command(subcommand)]
     Cache(servers_cmd::CacheCommand),
@@ -82,6 +84,7 @@ pub fn main() -> ExitCode {
         Command::Names(args) => catalog_cmd::names(args, &sources),
         Command::Search(args) => catalog_cmd::search(args, &sources),
         Command::Cache(cmd) => servers_cmd::cache(cmd, &sources),
+        Command::Stats(args) => servers_cmd::stats(args, &sources),
         Command::Demo => with_runtime(demo_cmd::demo(&sources)),
         Command::Serve(args) => with_runtime(serve_cmd::serve(args, &sources)),
         Command::Status(args) => with_runtime(servers_cmd::status(args, &sources)),

@@ -153,6 +153,9 @@ pub fn parse_json(text: &str, path: &Path) -> Result<serde_json::Value, Diagnost
 pub struct ConfigSources {
     /// `--config PATH`: replaces the user file; must exist.
     pub user_file: Option<PathBuf>,
+    /// A config given as a value instead of a user file (embedding). Relative
+    /// plugin paths resolve against `user_file`'s directory, else the current one.
+    pub user_value: Option<serde_json::Value>,
     /// The project directory whose `.mcp.json` and `.mcpw/mcp.json` apply; `None`
     /// reads no project files.
     pub project_dir: Option<PathBuf>,
@@ -166,6 +169,7 @@ impl ConfigSources {
     pub fn for_process(user_file: Option<PathBuf>) -> Self {
         ConfigSources {
             user_file,
+            user_value: None,
             project_dir: std::env::current_dir().ok(),
             env: Environment::from_process(),
         }

@@ -44,9 +44,15 @@ impl HostOptions {
     }
 }
 
+/// What happens to servers and their tools, for [`Host::events`].
+pub use crate::lifecycle::LifecycleEvent as HostEvent;
+
 /// Errors of the host API.
 #[derive(Debug, thiserror::Error)]
 pub enum HostError {
+    /// The configuration has errors (each names its file, server and field).
+    #[error("the configuration has errors:\n{}", .0.iter().map(|d| format!("  {d}")).collect::<Vec<_>>().join("\n"))]
+    Config(Vec<crate::config::Diagnostic>),
     /// A policy guest failed (after falling back to the default guest).
     #[error(transparent)]
     Policy(#[from] PluginError),
@@ -135,6 +141,7 @@ pub struct Host {
     policy: Arc<Policy>,
     naming: NamingOptions,
     view: tokio::sync::Mutex<View>,
+    stats: Option<Arc<crate::stats::Stats>>,
     tasks: Vec<tokio::task::JoinHandle<()>>,
 }
 
@@ -166,7 +173,13 @@ impl Host {
             prefix: config.settings.tool_prefix,
             reserved: RESERVED_NAMES.iter().map(|s| s.to_string()).collect(),
         };
+        let stats = crate::stats::StatsConfig::from_setting(
+            config.settings.raw.get("captureStats"),
+            &env.state_dir(),
+        )
+        .map(|c| Arc::new(crate::stats::Stats::new(c)));
         Ok(Host {
+            stats,
             config,
             env,
             manager,
@@ -179,6 +192,60 @@ impl Host {
             }),
             tasks,
         })
+    }
+
+    /// A host over one config file (no user file, imports only as that file
+    /// lists them, no project files), with default options for this process.
+    pub async fn from_config_file(path: impl Into<PathBuf>) -> Result<Host, HostError> {
+        let sources = crate::config::ConfigSources {
+            user_file: Some(path.into()),
+            user_value: None,
+            project_dir: None,
+            env: Environment::from_process(),
+        };
+        Self::from_sources(&sources).await
+    }
+
+    /// A host over a config given as JSON (the `mcp.json` shape:
+    /// `{"mcpServers": {...}, "settings": {...}}`).
+    pub async fn from_config_value(value: Value) -> Result<Host, HostError> {
+        let sources = crate::config::ConfigSources {
+            user_file: None,
+            user_value: Some(value),
+            project_dir: None,
+            env: Environment::from_process(),
+        };
+        Self::from_sources(&sources).await
+    }
+
+    /// A host over the given sources; any config error fails it.
+    pub async fn from_sources(sources: &crate::config::ConfigSources) -> Result<Host, HostError> {
+        let config = crate::config::load(sources);
+        if config.has_errors() {
+            let errors = config
+                .diagnostics
+                .into_iter()
+                .filter(|d| d.severity == crate::config::Severity::Error)
+                .collect();
+            return Err(HostError::Config(errors));
+        }
+        Host::start(
+            config,
+            sources.env.clone(),
+            HostOptions::for_env(&sources.env),
+        )
+        .await
+    }
+
+    /// Status and catalog changes as they happen (connections, failures,
+    /// tool-list changes).
+    pub fn events(&self) -> tokio::sync::broadcast::Receiver<HostEvent> {
+        self.manager.subscribe()
+    }
+
+    /// Every exposed tool (same as [`Host::entries`]).
+    pub async fn tools(&self) -> Result<Arc<[Entry]>, HostError> {
+        self.entries().await
     }
 
     /// The configuration.
@@ -405,6 +472,46 @@ impl Host {
         options: CallOptions,
     ) -> Result<CallOutcome, HostError> {
         let entry = self.resolve(name).await?;
+        let started = std::time::Instant::now();
+        let outcome = self.call_entry(&entry, arguments, options).await;
+        if let Some(stats) = &self.stats {
+            let (error, bytes) = match &outcome {
+                Ok(o) => (
+                    o.is_error,
+                    serde_json::to_vec(&o.content).map_or(0, |b| b.len() as u64),
+                ),
+                Err(_) => (true, 0),
+            };
+            stats.record(
+                &entry.name,
+                &entry.tool.server,
+                &entry.tool.name,
+                started.elapsed(),
+                error,
+                bytes,
+            );
+            if stats.claim_flush() {
+                let s = stats.clone();
+                tokio::spawn(async move {
+                    tokio::time::sleep(s.flush_delay()).await;
+                    if let Err(e) = tokio::task::spawn_blocking(move || s.flush())
+                        .await
+                        .unwrap_or(Ok(()))
+                    {
+                        tracing::warn!("cannot write call statistics: {e}");
+                    }
+                });
+            }
+        }
+        outcome
+    }
+
+    async fn call_entry(
+        &self,
+        entry: &Entry,
+        arguments: Option<Map<String, Value>>,
+        options: CallOptions,
+    ) -> Result<CallOutcome, HostError> {
         let tool = &entry.tool;
         let schema = (tool.kind == ToolKind::Tool).then_some(&tool.input_schema);
         let outcome = |content: Vec<Content>, structured, is_error, raw: Value| CallOutcome {
@@ -544,10 +651,15 @@ impl Host {
         Ok(serde_json::to_value(result).unwrap_or(Value::Null))
     }
 
-    /// Closes every connection and stops background work.
+    /// Closes every connection, stops background work and writes the call statistics.
     pub async fn shutdown(&self) {
         for t in &self.tasks {
             t.abort();
+        }
+        if let Some(stats) = &self.stats
+            && let Err(e) = stats.flush()
+        {
+            tracing::warn!("cannot write call statistics: {e}");
         }
         self.manager.shutdown().await;
     }

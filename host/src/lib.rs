@@ -1,3 +1,4 @@
+#![warn(missing_docs)]
 //! mcpw: an MCP gateway whose agent-side policy (tool naming, direct tools,
 //! search ranking) runs in sandboxed WebAssembly components.
 //!
@@ -6,6 +7,25 @@
 //! - [`plugin`] runs policy guests under wasmtime, with a sandbox and a fallback
 //!   to the embedded default guest.
 //! - [`bench`] measures search quality and speed the way the reference evaluation does.
+//! - [`upstream`] connects to servers (stdio, Streamable HTTP, legacy SSE); [`lifecycle`]
+//!   decides when; [`cache`] remembers what they offer.
+//! - [`host`] ties it all together: [`host::Host`] is the API for embedding mcpw.
+//! - [`gateway`] serves it all to an MCP client (`mcpw serve`).
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), mcpw::host::HostError> {
+//! let host = mcpw::host::Host::from_config_value(serde_json::json!({
+//!     "mcpServers": {"time": {"command": "mcp-server-time"}}
+//! }))
+//! .await?;
+//! for (entry, score) in host.search("current time", Default::default()).await? {
+//!     println!("{score:>5} {}", entry.name);
+//! }
+//! let out = host.call("time__get_current_time", serde_json::json!({"timezone": "UTC"}).as_object().cloned()).await?;
+//! println!("{:?}", out.content);
+//! host.shutdown().await;
+//! # Ok(()) }
+//! ```
 
 pub mod bench;
 pub mod cache;
@@ -17,4 +37,5 @@ pub mod lifecycle;
 pub mod paths;
 pub mod plugin;
 pub mod present;
+pub mod stats;
 pub mod upstream;

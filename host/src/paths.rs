@@ -72,6 +72,16 @@ impl Environment {
         self.xdg("XDG_CACHE_HOME", ".cache")
     }
 
+    /// `$XDG_STATE_HOME`, else `~/.local/state`.
+    pub fn state_home(&self) -> PathBuf {
+        self.xdg("XDG_STATE_HOME", ".local/state")
+    }
+
+    /// mcpw's state directory: `$XDG_STATE_HOME/mcpw` (call statistics).
+    pub fn state_dir(&self) -> PathBuf {
+        self.state_home().join("mcpw")
+    }
+
     /// mcpw's default user config file: `$XDG_CONFIG_HOME/mcpw/mcp.json`.
     pub fn default_config_file(&self) -> PathBuf {
         self.config_home().join("mcpw").join("mcp.json")

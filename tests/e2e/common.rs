@@ -147,6 +147,7 @@ impl ConfigDirs {
 
     pub fn sources(&self) -> mcpw::config::ConfigSources {
         mcpw::config::ConfigSources {
+            user_value: None,
             user_file: None,
             project_dir: Some(self.project()),
             env: self.env.clone(),

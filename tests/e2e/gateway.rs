@@ -30,7 +30,7 @@ fn setup(settings: Value) -> Setup {
 }
 
 fn env(setup: &Setup) -> Value {
-    json!({"HOME": setup.dirs.home().display().to_string(), "XDG_CONFIG_HOME": "", "XDG_CACHE_HOME": "", "MCPW_CONFIG": ""})
+    json!({"HOME": setup.dirs.home().display().to_string(), "XDG_CONFIG_HOME": "", "XDG_CACHE_HOME": "", "XDG_STATE_HOME": "", "MCPW_CONFIG": ""})
 }
 
 fn stdio(setup: &Setup, exposure: &str) -> Value {
@@ -491,4 +491,46 @@ fn mcp_inspector_cli_over_stdio_and_http() {
         "{}",
         text(&found)
     );
+}
+
+#[test]
+fn call_statistics_are_captured_and_shown() {
+    let s = setup(json!({"captureStats": {"flushDelayMs": 10}}));
+    let r = client(
+        stdio(&s, "direct"),
+        json!([
+            {"op": "callTool", "name": "everything__echo", "arguments": {"message": "one"}},
+            {"op": "callTool", "name": "everything__echo", "arguments": {"message": "two"}},
+            {"op": "callTool", "name": "everything__echo", "arguments": {}}
+        ]),
+    )
+    .unwrap();
+    assert_eq!(r[2]["isError"], true);
+    // The client closed stdin: mcpw shut down and flushed the statistics.
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_mcpw"));
+    cmd.args(["stats", "--json"]);
+    for (k, v) in env(&s).as_object().unwrap() {
+        cmd.env(k, v.as_str().unwrap());
+    }
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let echo = loop {
+        let out: Value = serde_json::from_slice(&cmd.output().unwrap().stdout).unwrap();
+        if let Some(t) = out["tools"]
+            .as_array()
+            .and_then(|t| t.iter().find(|t| t["name"] == "everything__echo").cloned())
+            && t["calls"] == 3
+        {
+            break t;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "statistics were not written: {out}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert_eq!(
+        (echo["errors"].as_u64(), echo["server"].as_str()),
+        (Some(1), Some("everything"))
+    );
+    assert!(echo["bytes"].as_u64().unwrap() > 0 && echo["meanMs"].as_f64().unwrap() > 0.0);
 }

@@ -30,6 +30,7 @@ pub async fn demo(sources: &ConfigSources) -> Result<ExitCode> {
     std::fs::write(&file, serde_json::to_vec_pretty(&demo_config)?)
         .context("write the demo config")?;
     let cfg = config::load(&ConfigSources {
+        user_value: None,
         user_file: Some(file.clone()),
         project_dir: None,
         env: sources.env.clone(),

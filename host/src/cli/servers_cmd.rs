@@ -400,3 +400,63 @@ pub fn cache(cmd: CacheCommand, sources: &ConfigSources) -> Result<ExitCode> {
     }
     Ok(ExitCode::SUCCESS)
 }
+
+#[derive(Args)]
+pub struct StatsArgs {
+    /// Print JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+/// `mcpw stats`: calls per tool, as recorded with `settings.captureStats`.
+pub fn stats(args: StatsArgs, sources: &ConfigSources) -> Result<ExitCode> {
+    let cfg = super::load_config(sources);
+    let setting = cfg.settings.raw.get("captureStats");
+    let config = mcpw::stats::StatsConfig::from_setting(setting, &sources.env.state_dir());
+    let path = config
+        .map(|c| c.path)
+        .unwrap_or_else(|| sources.env.state_dir().join("stats.json"));
+    let all = mcpw::stats::load(&path);
+    if args.json {
+        let rows: Vec<Value> = all
+            .iter()
+            .map(|(name, s)| {
+                let mut v = serde_json::to_value(s).unwrap_or_default();
+                v["name"] = json!(name);
+                v["meanMs"] = json!(s.mean_ms());
+                v
+            })
+            .collect();
+        super::print_json(&json!({"path": path, "tools": rows}))?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    if all.is_empty() {
+        let hint = if setting.is_none() {
+            " (enable with \"settings\": {\"captureStats\": true})"
+        } else {
+            ""
+        };
+        outln!("no calls recorded in {}{hint}", path.display());
+        return Ok(ExitCode::SUCCESS);
+    }
+    outln!(
+        "{:<48} {:>7} {:>7} {:>10} {:>10} {:>12}",
+        "tool",
+        "calls",
+        "errors",
+        "mean ms",
+        "max ms",
+        "bytes"
+    );
+    for (name, s) in &all {
+        outln!(
+            "{name:<48} {:>7} {:>7} {:>10.1} {:>10.1} {:>12}",
+            s.calls,
+            s.errors,
+            s.mean_ms(),
+            s.max_ms,
+            s.bytes
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -30,12 +30,29 @@ pub fn load(sources: &ConfigSources) -> Config {
         env.get("MCPW_CONFIG").filter(|v| !v.is_empty()),
     ) {
         (Some(p), _) => (p.clone(), true),
+        (None, _) if sources.user_value.is_some() => {
+            let here = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+            (here.join("<inline config>"), false)
+        }
         (None, Some(p)) => (PathBuf::from(p), true),
         (None, None) => (env.default_config_file(), false),
     };
     let mut settings = Map::new();
     let mut requested: Vec<ImportKind> = Vec::new();
-    if let Some(content) = read_file(&user_path, required, SourceKind::User, &mut cfg) {
+    let user_content = match &sources.user_value {
+        Some(value) => {
+            let source = SourceFile {
+                kind: SourceKind::User,
+                import: None,
+                path: user_path.clone(),
+                found: true,
+                servers: 0,
+            };
+            content_of(value, source, &mut cfg)
+        }
+        None => read_file(&user_path, required, SourceKind::User, &mut cfg),
+    };
+    if let Some(content) = user_content {
         add_servers(
             &mut cfg,
             content.servers,
@@ -176,11 +193,18 @@ fn read_file(
             return None;
         }
     };
+    content_of(&root, source, cfg)
+}
+
+/// The servers, settings and imports of one parsed file.
+fn content_of(root: &Value, mut source: SourceFile, cfg: &mut Config) -> Option<FileContent> {
+    let path = source.path.clone();
+    let path = path.as_path();
     let Some(obj) = root.as_object() else {
         cfg.diagnostics.push(Diagnostic::file(
             Severity::Error,
             path,
-            format!("expected a JSON object, found {}", validate::kind(&root)),
+            format!("expected a JSON object, found {}", validate::kind(root)),
         ));
         cfg.sources.push(source);
         return None;

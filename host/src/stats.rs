@@ -1,0 +1,254 @@
+//! Call statistics (`settings.captureStats`): per tool, calls, errors, latency
+//! and bytes returned. Kept in memory as deltas and added to the stats file
+//! (`$XDG_STATE_HOME/mcpw/stats.json`, or `captureStats.path`) under a lock, with
+//! an atomic rename: shortly after calls (`flushDelayMs`) and on shutdown.
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::Duration;
+
+/// Totals for one tool.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolStats {
+    /// The server.
+    pub server: String,
+    /// The tool's original name.
+    pub tool: String,
+    /// Calls made.
+    pub calls: u64,
+    /// Calls that failed or returned an error.
+    pub errors: u64,
+    /// Sum of call durations, milliseconds.
+    pub total_ms: f64,
+    /// Longest call, milliseconds.
+    pub max_ms: f64,
+    /// Bytes of content returned.
+    pub bytes: u64,
+    /// When the last call was made (ms since the epoch).
+    pub last_call: u64,
+}
+
+impl ToolStats {
+    fn add(&mut self, d: &ToolStats) {
+        self.server.clone_from(&d.server);
+        self.tool.clone_from(&d.tool);
+        self.calls += d.calls;
+        self.errors += d.errors;
+        self.total_ms += d.total_ms;
+        self.max_ms = self.max_ms.max(d.max_ms);
+        self.bytes += d.bytes;
+        self.last_call = self.last_call.max(d.last_call);
+    }
+
+    /// Mean call duration, milliseconds.
+    pub fn mean_ms(&self) -> f64 {
+        if self.calls == 0 {
+            0.0
+        } else {
+            self.total_ms / self.calls as f64
+        }
+    }
+}
+
+#[derive(Default, Serialize, Deserialize)]
+struct File {
+    #[serde(default)]
+    tools: BTreeMap<String, ToolStats>,
+}
+
+/// Where statistics go, and how soon.
+#[derive(Clone, Debug)]
+pub struct StatsConfig {
+    /// The stats file.
+    pub path: PathBuf,
+    /// Delay between a call and the write that records it.
+    pub flush_delay: Duration,
+}
+
+impl StatsConfig {
+    /// From `settings.captureStats` (`true`, or `{"path", "flushDelayMs"}`); `None` when off.
+    pub fn from_setting(
+        setting: Option<&serde_json::Value>,
+        state_dir: &Path,
+    ) -> Option<StatsConfig> {
+        let default_path = state_dir.join("stats.json");
+        match setting? {
+            serde_json::Value::Bool(true) => Some(StatsConfig {
+                path: default_path,
+                flush_delay: Duration::from_millis(500),
+            }),
+            serde_json::Value::Object(o) => Some(StatsConfig {
+                path: o
+                    .get("path")
+                    .and_then(|p| p.as_str())
+                    .map(PathBuf::from)
+                    .unwrap_or(default_path),
+                flush_delay: Duration::from_millis(
+                    o.get("flushDelayMs")
+                        .and_then(|d| d.as_u64())
+                        .unwrap_or(500),
+                ),
+            }),
+            _ => None,
+        }
+    }
+}
+
+/// Statistics being collected.
+pub struct Stats {
+    config: StatsConfig,
+    pending: Mutex<BTreeMap<String, ToolStats>>,
+    flush_scheduled: std::sync::atomic::AtomicBool,
+}
+
+impl Stats {
+    /// Collects into the file of `config`.
+    pub fn new(config: StatsConfig) -> Stats {
+        Stats {
+            config,
+            pending: Mutex::new(BTreeMap::new()),
+            flush_scheduled: false.into(),
+        }
+    }
+
+    /// Records one call of `name`.
+    pub fn record(
+        &self,
+        name: &str,
+        server: &str,
+        tool: &str,
+        elapsed: Duration,
+        error: bool,
+        bytes: u64,
+    ) {
+        let ms = elapsed.as_secs_f64() * 1000.0;
+        let delta = ToolStats {
+            server: server.into(),
+            tool: tool.into(),
+            calls: 1,
+            errors: u64::from(error),
+            total_ms: ms,
+            max_ms: ms,
+            bytes,
+            last_call: crate::cache::now_ms(),
+        };
+        self.pending
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .entry(name.to_string())
+            .or_default()
+            .add(&delta);
+    }
+
+    /// Whether a delayed flush should be scheduled now (true once per batch).
+    pub fn claim_flush(&self) -> bool {
+        !self
+            .flush_scheduled
+            .swap(true, std::sync::atomic::Ordering::AcqRel)
+    }
+
+    /// The configured flush delay.
+    pub fn flush_delay(&self) -> Duration {
+        self.config.flush_delay
+    }
+
+    /// Adds what was recorded since the last flush to the file.
+    pub fn flush(&self) -> std::io::Result<()> {
+        self.flush_scheduled
+            .store(false, std::sync::atomic::Ordering::Release);
+        let deltas = std::mem::take(&mut *self.pending.lock().unwrap_or_else(|p| p.into_inner()));
+        if deltas.is_empty() {
+            return Ok(());
+        }
+        let path = &self.config.path;
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir)?;
+        }
+        let lock = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(path.with_extension("lock"))?;
+        lock.lock()?;
+        let mut file = read(path);
+        for (name, d) in &deltas {
+            file.tools.entry(name.clone()).or_default().add(d);
+        }
+        let tmp = path.with_extension(format!("{}.tmp", std::process::id()));
+        let result = (|| {
+            let mut f = std::fs::File::create(&tmp)?;
+            f.write_all(&serde_json::to_vec_pretty(&file).map_err(std::io::Error::other)?)?;
+            f.sync_all()?;
+            std::fs::rename(&tmp, path)
+        })();
+        let _ = lock.unlock();
+        result
+    }
+}
+
+fn read(path: &Path) -> File {
+    std::fs::read(path)
+        .ok()
+        .and_then(|b| serde_json::from_slice(&b).ok())
+        .unwrap_or_default()
+}
+
+/// The statistics in a stats file, busiest tool first.
+pub fn load(path: &Path) -> Vec<(String, ToolStats)> {
+    let mut all: Vec<(String, ToolStats)> = read(path).tools.into_iter().collect();
+    all.sort_by(|a, b| b.1.calls.cmp(&a.1.calls).then(a.0.cmp(&b.0)));
+    all
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn deltas_add_up_across_flushes_and_collectors() {
+        let dir = tempfile::tempdir().unwrap();
+        let config = StatsConfig {
+            path: dir.path().join("stats.json"),
+            flush_delay: Duration::ZERO,
+        };
+        let a = Stats::new(config.clone());
+        let b = Stats::new(config.clone());
+        a.record("s__t", "s", "t", Duration::from_millis(10), false, 100);
+        a.record("s__t", "s", "t", Duration::from_millis(30), true, 50);
+        b.record("s__t", "s", "t", Duration::from_millis(20), false, 10);
+        a.flush().unwrap();
+        b.flush().unwrap();
+        a.flush().unwrap();
+        let all = load(&config.path);
+        let t = &all[0].1;
+        assert_eq!((t.calls, t.errors, t.bytes), (3, 1, 160));
+        assert_eq!(t.max_ms, 30.0);
+        assert!((t.mean_ms() - 20.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn setting_forms() {
+        let state = Path::new("/state");
+        assert!(StatsConfig::from_setting(None, state).is_none());
+        assert!(StatsConfig::from_setting(Some(&serde_json::json!(false)), state).is_none());
+        assert_eq!(
+            StatsConfig::from_setting(Some(&serde_json::json!(true)), state)
+                .unwrap()
+                .path,
+            state.join("stats.json")
+        );
+        let c = StatsConfig::from_setting(
+            Some(&serde_json::json!({"path": "/x.json", "flushDelayMs": 5})),
+            state,
+        )
+        .unwrap();
+        assert_eq!(
+            (c.path, c.flush_delay),
+            (PathBuf::from("/x.json"), Duration::from_millis(5))
+        );
+    }
+}
