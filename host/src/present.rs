@@ -186,6 +186,48 @@ pub fn error_with_parameters(message: &str, schema: Option<&Value>) -> String {
     }
 }
 
+/// `- name - description` with the description cut to about `max` characters.
+pub fn bullet(name: &str, description: &str, max: usize) -> String {
+    let d = truncate_at_word(description, max);
+    if d.is_empty() {
+        format!("- {name}")
+    } else {
+        format!("- {name} - {d}")
+    }
+}
+
+/// A tool described for an agent or a person: name, server, resource URI,
+/// description, and its parameters one per line.
+pub fn describe(entry: &crate::catalog::Entry) -> String {
+    let t = &entry.tool;
+    let mut text = format!("{}\nServer: {}\n", entry.name, t.server);
+    if let Some(uri) = &t.resource_uri {
+        text.push_str(&format!("Type: Resource (reads from {uri})\n"));
+    }
+    let desc = if t.description.is_empty() {
+        "(no description)"
+    } else {
+        t.description.trim()
+    };
+    text.push_str(&format!("\n{desc}\n"));
+    if t.kind == crate::catalog::ToolKind::Resource {
+        text.push_str("\nNo parameters required (resource tool).");
+    } else if t
+        .input_schema
+        .get("properties")
+        .and_then(Value::as_object)
+        .is_some_and(|p| !p.is_empty())
+    {
+        text.push_str(&format!(
+            "\nParameters:\n{}",
+            format_schema(&t.input_schema, "  ")
+        ));
+    } else {
+        text.push_str("\nNo parameters defined.");
+    }
+    text
+}
+
 /// Cuts `text` to about `max` characters at a word boundary, adding `…`.
 pub fn truncate_at_word(text: &str, max: usize) -> String {
     let line = text

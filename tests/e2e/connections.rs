@@ -13,6 +13,15 @@ fn args(v: Value) -> Option<Map<String, Value>> {
     v.as_object().cloned()
 }
 
+/// How many tools and how many resource tools.
+fn kinds(entries: &[mcpw::catalog::Entry]) -> (usize, usize) {
+    let tools = entries
+        .iter()
+        .filter(|e| e.tool.kind == ToolKind::Tool)
+        .count();
+    (tools, entries.len() - tools)
+}
+
 fn text(outcome: &mcpw::host::CallOutcome) -> String {
     outcome
         .content
@@ -57,14 +66,7 @@ async fn everything_over_stdio() {
     );
 
     let entries = host.entries().await.unwrap();
-    let tools = entries
-        .iter()
-        .filter(|e| e.tool.kind == ToolKind::Tool)
-        .count();
-    let resources = entries
-        .iter()
-        .filter(|e| e.tool.kind == ToolKind::Resource)
-        .count();
+    let (tools, resources) = kinds(&entries);
     assert_eq!(
         (tools, resources),
         (13, 7),
@@ -296,14 +298,7 @@ async fn every_page_of_tools_and_resources_is_listed() {
     .await;
     host.connect("p").await.unwrap();
     let entries = host.entries().await.unwrap();
-    let tools = entries
-        .iter()
-        .filter(|e| e.tool.kind == ToolKind::Tool)
-        .count();
-    let resources = entries
-        .iter()
-        .filter(|e| e.tool.kind == ToolKind::Resource)
-        .count();
+    let (tools, resources) = kinds(&entries);
     assert_eq!(
         (tools, resources),
         (10, 5),

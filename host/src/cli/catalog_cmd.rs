@@ -167,26 +167,11 @@ pub fn search(args: SearchArgs, sources: &ConfigSources) -> Result<ExitCode> {
         for (rank, h) in hits.iter().enumerate() {
             let e = &entries[h.index];
             outln!("{:>2}. {}  (score {})", rank + 1, e.name, h.score);
-            let desc = one_line(&e.tool.description, 100);
+            let desc = mcpw::present::truncate_at_word(&e.tool.description, 100);
             if !desc.is_empty() {
                 outln!("    {desc}");
             }
         }
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// The first line of `text`, cut at a word boundary near `max` characters.
-fn one_line(text: &str, max: usize) -> String {
-    let line = text
-        .lines()
-        .map(str::trim)
-        .find(|l| !l.is_empty())
-        .unwrap_or("");
-    if line.chars().count() <= max {
-        return line.to_string();
-    }
-    let cut: String = line.chars().take(max).collect();
-    let at = cut.rfind(' ').filter(|&i| i > max / 2).unwrap_or(cut.len());
-    format!("{}…", &cut[..at])
 }

@@ -3,7 +3,7 @@
 use anyhow::{Context, Result, bail};
 use clap::{Args, Subcommand};
 use mcpw::cache::{self, MetadataCache};
-use mcpw::catalog::{ConnectionState, ServerStatus, ToolKind};
+use mcpw::catalog::{ConnectionState, ServerStatus};
 use mcpw::config::ConfigSources;
 use mcpw::host::{Host, HostOptions};
 use mcpw::lifecycle::LifecycleError;
@@ -241,24 +241,7 @@ pub async fn describe(args: DescribeArgs, sources: &ConfigSources) -> Result<Exi
             "kind": t.kind, "resourceUri": t.resource_uri}),
         )?;
     } else {
-        let mut text = format!("{}\nServer: {}\n", entry.name, t.server);
-        if let Some(uri) = &t.resource_uri {
-            text.push_str(&format!("Type: Resource (reads from {uri})\n"));
-        }
-        let desc = if t.description.is_empty() {
-            "(no description)"
-        } else {
-            &t.description
-        };
-        text.push_str(&format!("\n{desc}\n\n"));
-        if t.kind == ToolKind::Resource {
-            text.push_str("No parameters required (resource tool).");
-        } else {
-            text.push_str(&format!(
-                "Parameters:\n{}",
-                present::format_schema(&t.input_schema, "  ")
-            ));
-        }
+        let text = present::describe(&entry);
         outln!("{text}");
     }
     host.shutdown().await;
@@ -328,12 +311,7 @@ pub async fn connect(args: ConnectArgs, sources: &ConfigSources) -> Result<ExitC
             } else {
                 outln!("{} ({} tools):\n", args.server, tools.len());
                 for e in tools {
-                    let desc = present::truncate_at_word(&e.tool.description, 50);
-                    if desc.is_empty() {
-                        outln!("- {}", e.name);
-                    } else {
-                        outln!("- {} - {desc}", e.name);
-                    }
+                    outln!("{}", present::bullet(&e.name, &e.tool.description, 50));
                 }
             }
             ExitCode::SUCCESS

@@ -220,12 +220,8 @@ async fn list(host: &Host, server: &str) -> Reply {
     };
     let mut text = format!("{server} ({} tools{note}):\n\n", tools.len());
     for e in &tools {
-        let d = present::truncate_at_word(&e.tool.description, 50);
-        text.push_str(&if d.is_empty() {
-            format!("- {}\n", e.name)
-        } else {
-            format!("- {} - {d}\n", e.name)
-        });
+        text.push_str(&present::bullet(&e.name, &e.tool.description, 50));
+        text.push('\n');
     }
     let names: Vec<&str> = tools.iter().map(|e| e.name.as_str()).collect();
     let mut details =
@@ -274,32 +270,7 @@ async fn describe(host: &Host, name: &str) -> Reply {
             json!({"mode": "describe", "error": "tool_not_found", "requestedTool": name}),
         );
     };
-    let mut text = format!("{}\nServer: {}\n", e.name, e.tool.server);
-    if let Some(uri) = &e.tool.resource_uri {
-        text.push_str(&format!("Type: Resource (reads from {uri})\n"));
-    }
-    let desc = if e.tool.description.is_empty() {
-        "(no description)"
-    } else {
-        &e.tool.description
-    };
-    text.push_str(&format!("\n{desc}\n"));
-    if e.tool.kind == ToolKind::Resource {
-        text.push_str("\nNo parameters required (resource tool).");
-    } else if e
-        .tool
-        .input_schema
-        .get("properties")
-        .and_then(Value::as_object)
-        .is_some_and(|p| !p.is_empty())
-    {
-        text.push_str(&format!(
-            "\nParameters:\n{}",
-            present::format_schema(&e.tool.input_schema, "  ")
-        ));
-    } else {
-        text.push_str("\nNo parameters defined.");
-    }
+    let text = present::describe(&e);
     Reply::ok(
         text.trim().to_string(),
         json!({"mode": "describe", "tool": metadata(&e), "server": e.tool.server}),
@@ -389,12 +360,8 @@ async fn search(
             }
             text.push('\n');
         } else {
-            let d = present::truncate_at_word(&e.tool.description, 50);
-            text.push_str(&if d.is_empty() {
-                format!("- {}\n", e.name)
-            } else {
-                format!("- {} - {d}\n", e.name)
-            });
+            text.push_str(&present::bullet(&e.name, &e.tool.description, 50));
+            text.push('\n');
         }
     }
     let matches: Vec<Value> = hits
