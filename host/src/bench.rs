@@ -139,3 +139,87 @@ mod tests {
         assert_eq!(mean(&[]), Quality::default());
     }
 }
+
+/// Quality and speed of one ranking guest over a catalog and labelled queries.
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct BenchReport {
+    /// R@1.
+    pub r_at_1: f64,
+    /// R@5.
+    pub r_at_5: f64,
+    /// MRR@10.
+    pub mrr_at_10: f64,
+    /// nDCG@10.
+    pub ndcg_at_10: f64,
+    /// Time to build the index, milliseconds.
+    pub index_ms: f64,
+    /// Median query time, microseconds (host call included).
+    pub query_p50_us: f64,
+    /// 99th-percentile query time, microseconds.
+    pub query_p99_us: f64,
+}
+
+/// Builds `ranker`'s index over `entries` and runs every query (top 10) three
+/// times: quality from the first round, latency from all.
+pub fn run(
+    ranker: &std::sync::Arc<crate::plugin::Ranker>,
+    entries: std::sync::Arc<[crate::catalog::Entry]>,
+    queries: &[Query],
+    options: crate::plugin::IndexOptions,
+) -> Result<BenchReport, crate::plugin::PluginError> {
+    use crate::plugin::SearchOptions;
+    use std::time::Instant;
+    let started = Instant::now();
+    let index = ranker.index(entries.clone(), options)?;
+    let index_ms = started.elapsed().as_secs_f64() * 1000.0;
+    let opts = SearchOptions {
+        limit: 10,
+        ..Default::default()
+    };
+    let mut per_query = Vec::with_capacity(queries.len());
+    let mut times = Vec::with_capacity(queries.len() * 3);
+    for round in 0..3 {
+        for q in queries {
+            let t = Instant::now();
+            let hits = index.search(&q.query, &opts)?;
+            times.push(t.elapsed().as_secs_f64() * 1e6);
+            if round == 0 {
+                let ids: Vec<String> = hits.iter().map(|h| entries[h.index].tool.id()).collect();
+                per_query.push(score(&ids, &q.relevant));
+            }
+        }
+    }
+    times.sort_by(f64::total_cmp);
+    let at = |p: f64| {
+        times
+            .get(((times.len().max(1) - 1) as f64 * p).round() as usize)
+            .copied()
+            .unwrap_or(0.0)
+    };
+    let m = mean(&per_query);
+    Ok(BenchReport {
+        r_at_1: m.r_at_1,
+        r_at_5: m.r_at_5,
+        mrr_at_10: m.mrr_at_10,
+        ndcg_at_10: m.ndcg_at_10,
+        index_ms,
+        query_p50_us: at(0.5),
+        query_p99_us: at(0.99),
+    })
+}
+
+/// The catalog `copies` times over, servers renamed `<server>-copyN` after the
+/// first (for speed at scale; relevance labels keep pointing at the originals).
+pub fn scale(tools: &[crate::catalog::Tool], copies: usize) -> Vec<crate::catalog::Tool> {
+    (0..copies.max(1))
+        .flat_map(|k| {
+            tools.iter().map(move |t| {
+                let mut t = t.clone();
+                if k > 0 {
+                    t.server = format!("{}-copy{k}", t.server);
+                }
+                t
+            })
+        })
+        .collect()
+}

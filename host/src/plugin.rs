@@ -4,6 +4,7 @@
 
 mod bindings;
 pub mod compile_cache;
+pub mod conformance;
 pub mod engine;
 pub mod grants;
 pub mod guest;

@@ -11,6 +11,37 @@ use std::sync::Arc;
 
 #[derive(Subcommand)]
 pub enum PluginCommand {
+    /// Run the conformance suite under the production sandbox; exit 1 on any failure.
+    Test {
+        /// The guest component.
+        file: PathBuf,
+        /// Only this role: naming, directTools or ranking.
+        #[arg(long)]
+        role: Option<String>,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Search quality and speed of a ranking guest (default: the embedded one).
+    Bench {
+        /// The guest component; omit for the default guest.
+        file: Option<PathBuf>,
+        /// A catalog file (`{"servers":[{"name","tools":[...]}]}`).
+        #[arg(long, value_name = "FILE")]
+        catalog: PathBuf,
+        /// Labelled queries (`[{"query","relevant":["server/tool"]}]`).
+        #[arg(long, value_name = "FILE")]
+        queries: PathBuf,
+        /// A scoring profile the guest offers.
+        #[arg(long)]
+        profile: Option<String>,
+        /// Repeat the catalog N times (servers renamed) to measure speed at scale.
+        #[arg(long, default_value_t = 1)]
+        scale: usize,
+        /// Print one JSON object.
+        #[arg(long)]
+        json: bool,
+    },
     /// Roles a guest implements, imports it requests, and which are granted.
     Check {
         /// The guest component.
@@ -22,7 +53,140 @@ pub enum PluginCommand {
 }
 
 pub fn run(cmd: PluginCommand, sources: &ConfigSources) -> Result<ExitCode> {
-    let PluginCommand::Check { file, json } = cmd;
+    match cmd {
+        PluginCommand::Check { file, json } => check(file, json, sources),
+        PluginCommand::Test { file, role, json } => test(file, role, json, sources),
+        PluginCommand::Bench {
+            file,
+            catalog,
+            queries,
+            profile,
+            scale,
+            json,
+        } => bench(file, catalog, queries, profile, scale, json, sources),
+    }
+}
+
+fn load_options(sources: &ConfigSources, limits: mcpw::plugin::Limits) -> LoadOptions {
+    LoadOptions {
+        limits,
+        grants: Grants::none(),
+        services: Arc::new(StaticServices::default()),
+        cache: super::compile_cache(sources),
+    }
+}
+
+fn test(
+    file: PathBuf,
+    role: Option<String>,
+    json: bool,
+    sources: &ConfigSources,
+) -> Result<ExitCode> {
+    let only =
+        match role.as_deref() {
+            None => None,
+            Some(r) => Some(Role::parse(r).with_context(|| {
+                format!("unknown role {r:?}: use naming, directTools or ranking")
+            })?),
+        };
+    let cfg = super::load_config(sources);
+    let bytes = std::fs::read(&file).with_context(|| format!("cannot read {}", file.display()))?;
+    let checks = mcpw::plugin::conformance::run(
+        &file.display().to_string(),
+        &bytes,
+        load_options(sources, cfg.settings.plugins.limits),
+        only,
+    )?;
+    let failed = checks.iter().filter(|c| !c.passed()).count();
+    if json {
+        super::print_json(
+            &serde_json::json!({"guest": file.display().to_string(), "passed": failed == 0, "checks": checks}),
+        )?;
+    } else {
+        for c in &checks {
+            outln!("{c}");
+        }
+        outln!(
+            "{} checks: {} passed, {failed} failed",
+            checks.len(),
+            checks.len() - failed
+        );
+    }
+    Ok(if failed == 0 && !checks.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}
+
+#[allow(clippy::too_many_arguments)]
+fn bench(
+    file: Option<PathBuf>,
+    catalog: PathBuf,
+    queries: PathBuf,
+    profile: Option<String>,
+    scale: usize,
+    json: bool,
+    sources: &ConfigSources,
+) -> Result<ExitCode> {
+    let cfg = super::load_config(sources);
+    let tools = mcpw::bench::scale(&mcpw::catalog::load_catalog(&catalog)?, scale);
+    let queries = mcpw::bench::load_queries(&queries)?;
+    // Names come from the default naming guest, so every ranking guest sees the same entries.
+    let policy = mcpw::plugin::Policy::load(
+        &mcpw::plugin::PolicyConfig {
+            cache: super::compile_cache(sources),
+            ..Default::default()
+        },
+        Arc::new(StaticServices::default()),
+    )?;
+    let entries: Arc<[mcpw::catalog::Entry]> = policy
+        .entries(&tools, &mcpw::plugin::NamingOptions::default())?
+        .into();
+    let (name, bytes) = match &file {
+        Some(f) => (
+            f.display().to_string(),
+            std::fs::read(f).with_context(|| format!("cannot read {}", f.display()))?,
+        ),
+        None => ("default".to_string(), mcpw::plugin::DEFAULT_GUEST.to_vec()),
+    };
+    let module = GuestModule::load(
+        &name,
+        &bytes,
+        load_options(sources, cfg.settings.plugins.limits),
+    )?;
+    let ranker = mcpw::plugin::Ranker::new(module)?;
+    let options = mcpw::plugin::IndexOptions {
+        profile,
+        ..Default::default()
+    };
+    let report = mcpw::bench::run(&ranker, entries.clone(), &queries, options)?;
+    if json {
+        super::print_json(&report)?;
+    } else {
+        outln!(
+            "guest {name}: {} tools, {} queries",
+            entries.len(),
+            queries.len()
+        );
+        outln!(
+            "  R@1 {:.3}   R@5 {:.3}   MRR@10 {:.3}   nDCG@10 {:.3}",
+            report.r_at_1,
+            report.r_at_5,
+            report.mrr_at_10,
+            report.ndcg_at_10
+        );
+        outln!(
+            "  index {:.1} ms   query p50 {:.0} µs   p99 {:.0} µs",
+            report.index_ms,
+            report.query_p50_us,
+            report.query_p99_us
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn check(file: PathBuf, json: bool, sources: &ConfigSources) -> Result<ExitCode> {
     let cfg = super::load_config(sources);
     let bytes = std::fs::read(&file).with_context(|| format!("cannot read {}", file.display()))?;
     let options = LoadOptions {
