@@ -38,4 +38,5 @@ pub mod paths;
 pub mod plugin;
 pub mod present;
 pub mod stats;
+pub mod testing;
 pub mod upstream;

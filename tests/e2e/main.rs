@@ -11,6 +11,7 @@ mod connections;
 mod default_guest;
 mod fallback;
 mod gateway;
+mod guest_kit;
 mod lifecycle;
 mod loading;
 mod misbehaving;

@@ -1,0 +1,12 @@
+//! A ranking guest for mcpw: BM25F over identifier-aware tokens. It fills only
+//! the `ranking` role (world `ranker`), so naming and direct tools stay with the
+//! default guest: the worked example of swapping one role.
+//!
+//! `tokens` and `bm25f` are plain Rust with native tests; `glue` maps them onto
+//! the WIT exports when built for wasm32-wasip2.
+
+pub mod bm25f;
+pub mod tokens;
+
+#[cfg(target_arch = "wasm32")]
+mod glue;

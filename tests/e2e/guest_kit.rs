@@ -1,0 +1,171 @@
+//! The guest authoring kit: the test harness, `mcpw plugin test|bench`, and the
+//! second ranking guest (BM25F, `guest-example/bm25`).
+
+use crate::common::{fixture, workspace};
+use mcpw::testing::{GuestUnderTest, tools};
+use std::path::PathBuf;
+use std::process::Command;
+use std::sync::OnceLock;
+
+/// The BM25F guest, built the way a guest author would with the harness.
+fn bm25() -> &'static PathBuf {
+    static WASM: OnceLock<PathBuf> = OnceLock::new();
+    WASM.get_or_init(|| mcpw::testing::build(&workspace().join("guest-example/bm25")).unwrap())
+}
+
+/// Production limits but a roomier deadline: the suite feeds 100,000 tools, and a
+/// debug build of the host under a parallel test run is several times slower
+/// than a release one.
+fn roomy() -> mcpw::plugin::Limits {
+    mcpw::plugin::Limits {
+        deadline: std::time::Duration::from_secs(20),
+        ..Default::default()
+    }
+}
+
+#[test]
+fn the_harness_builds_and_checks_a_guest() {
+    let guest = GuestUnderTest::from_file(bm25())
+        .unwrap()
+        .with_limits(roomy())
+        .unwrap();
+    let checks = guest.conformance();
+    let failed: Vec<String> = checks
+        .iter()
+        .filter(|c| !c.passed())
+        .map(|c| c.to_string())
+        .collect();
+    assert!(failed.is_empty(), "{failed:?}");
+    assert!(
+        checks.iter().all(|c| c.role == "ranking"),
+        "BM25F fills only the ranking role"
+    );
+    let catalog = tools(&[
+        (
+            "github",
+            "createIssue",
+            "Create a new issue in a GitHub repository",
+        ),
+        ("github", "list_issues", "List issues"),
+        ("slack", "send-message", "Send a message to a channel"),
+    ]);
+    assert_eq!(
+        guest.rank(&catalog, "create issues", 1).unwrap(),
+        ["github__createIssue"],
+        "camelCase names are words"
+    );
+    assert_eq!(
+        guest.rank(&catalog, "slack", 3).unwrap(),
+        ["slack__send-message"],
+        "the server name is a field"
+    );
+    assert!(
+        guest.names(&catalog, Default::default()).is_err(),
+        "no naming role"
+    );
+}
+
+#[test]
+fn bm25_beats_the_seed_scoring_on_the_dev_queries() {
+    let guest = GuestUnderTest::from_file(bm25()).unwrap();
+    let report = guest
+        .bench(&fixture("catalog.json"), &fixture("queries_dev.json"))
+        .unwrap();
+    assert!(report.r_at_5 >= 0.85 && report.r_at_1 >= 0.75, "{report:?}");
+}
+
+fn mcpw(args: &[&str]) -> std::process::Output {
+    let home = tempfile::tempdir().unwrap();
+    crate::common::write(
+        home.path(),
+        ".config/mcpw/mcp.json",
+        r#"{"settings": {"plugins": {"limits": {"deadlineMs": 20000}}}}"#,
+    );
+    Command::new(env!("CARGO_BIN_EXE_mcpw"))
+        .args(args)
+        .env("HOME", home.path())
+        .current_dir(home.path())
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn plugin_test_passes_good_guests_and_fails_broken_ones() {
+    let out = mcpw(&["plugin", "test", bm25().to_str().unwrap()]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    assert!(
+        text.lines().filter(|l| l.starts_with("PASS")).count() >= 10 && text.contains("0 failed"),
+        "{text}"
+    );
+    // The adversarial guest's ranking ignores the server filter: the suite says so.
+    let adv = crate::common::adversarial_path()
+        .to_str()
+        .unwrap()
+        .to_string();
+    let out = mcpw(&["plugin", "test", &adv, "--role", "ranking", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(v["passed"], false);
+    let failed: Vec<&str> = v["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| !c["failure"].is_null())
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
+    assert!(
+        failed.iter().any(|n| n.contains("server filter")),
+        "{failed:?}"
+    );
+}
+
+#[test]
+fn plugin_bench_reports_the_documented_keys() {
+    let catalog = fixture("catalog.json");
+    let queries = fixture("queries_dev.json");
+    let out = mcpw(&[
+        "plugin",
+        "bench",
+        bm25().to_str().unwrap(),
+        "--catalog",
+        catalog.to_str().unwrap(),
+        "--queries",
+        queries.to_str().unwrap(),
+        "--json",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let mut keys: Vec<&str> = v.as_object().unwrap().keys().map(String::as_str).collect();
+    keys.sort();
+    assert_eq!(
+        keys,
+        [
+            "index_ms",
+            "mrr_at_10",
+            "ndcg_at_10",
+            "query_p50_us",
+            "query_p99_us",
+            "r_at_1",
+            "r_at_5"
+        ]
+    );
+    // Without a file it benches the default guest (the seed scoring reproduces the reference R@5).
+    let out = mcpw(&[
+        "plugin",
+        "bench",
+        "--catalog",
+        catalog.to_str().unwrap(),
+        "--queries",
+        queries.to_str().unwrap(),
+        "--json",
+        "--profile",
+        "seed",
+    ]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!((v["r_at_5"].as_f64().unwrap() - 0.788).abs() < 0.02, "{v}");
+}
