@@ -3,16 +3,22 @@
 //! Three query forms: `select:a,b` picks exact names; regex mode matches names and
 //! descriptions; everything else is scored by the index's profile.
 
+mod fasthash;
+mod hybrid;
+mod lexicon;
 mod pattern;
 mod seed;
 mod select;
+pub mod text;
+mod typo;
 
 use crate::model::{Entry, PolicyError};
 
 /// The profile used when the host names none.
-pub const DEFAULT_PROFILE: &str = seed::PROFILE;
-/// Every profile this guest offers.
-pub const PROFILES: &[&str] = &[seed::PROFILE];
+pub const DEFAULT_PROFILE: &str = hybrid::PROFILE;
+/// Every profile this guest offers: the default scoring, and the seed's keyword
+/// scoring kept for compatibility.
+pub const PROFILES: &[&str] = &[hybrid::PROFILE, seed::PROFILE];
 
 /// WIT `index-options`.
 #[derive(Clone, Debug, Default)]
@@ -55,6 +61,7 @@ pub struct Hit {
 }
 
 enum Scorer {
+    Hybrid(hybrid::HybridIndex),
     Seed(seed::SeedIndex),
 }
 
@@ -69,6 +76,10 @@ impl Index {
     pub fn build(entries: Vec<Entry>, options: IndexOptions) -> Result<Index, PolicyError> {
         let profile = options.profile.as_deref().unwrap_or(DEFAULT_PROFILE);
         let scorer = match profile {
+            hybrid::PROFILE => Scorer::Hybrid(hybrid::HybridIndex::build(
+                &entries,
+                &options.server_keywords,
+            )),
             seed::PROFILE => Scorer::Seed(seed::SeedIndex::build(&entries)),
             other => {
                 return Err(PolicyError::InvalidInput(format!(
@@ -111,6 +122,7 @@ impl Index {
             ));
         }
         let mut scored = match &self.scorer {
+            Scorer::Hybrid(index) => index.score(query, &in_scope),
             Scorer::Seed(index) => index.score(query, &in_scope),
         };
         top(&mut scored, limit);

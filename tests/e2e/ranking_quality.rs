@@ -1,5 +1,7 @@
-//! The default ranking reproduces the reference numbers of the seed's keyword
-//! scoring on the benchmark's dev queries (`eval.py`, keyword row: top 5 results).
+//! Search quality on the benchmark's dev queries, through the embedded guest:
+//! the `seed` profile reproduces the reference keyword scoring (`eval.py`,
+//! keyword row: top 5 results), and the default profile must not fall below
+//! the level it reached.
 
 use crate::common::fixture;
 use crate::default_guest::{bench_catalog, policy};
@@ -45,4 +47,38 @@ fn seed_scoring_matches_the_reference_dev_numbers() {
             "got {m:?}, reference R@1 0.633 R@5 0.788 MRR 0.710 nDCG 0.706"
         );
     }
+}
+
+#[test]
+fn the_default_ranking_keeps_its_level() {
+    let entries: std::sync::Arc<[_]> = policy()
+        .entries(&bench_catalog(), &NamingOptions::default())
+        .unwrap()
+        .into();
+    let index = policy()
+        .index(entries.clone(), IndexOptions::default())
+        .unwrap();
+    let queries = load_queries(&fixture("queries_dev.json")).unwrap();
+    let per_query: Vec<_> = queries
+        .iter()
+        .map(|q| {
+            let hits = index
+                .search(
+                    &q.query,
+                    &SearchOptions {
+                        limit: 10,
+                        ..Default::default()
+                    },
+                )
+                .unwrap();
+            let ids: Vec<String> = hits.iter().map(|h| entries[h.index].tool.id()).collect();
+            score(&ids, &q.relevant)
+        })
+        .collect();
+    let m = mean(&per_query);
+    eprintln!("default profile, dev queries: {m:?}");
+    assert!(
+        m.r_at_5 >= 0.95 && m.r_at_1 >= 0.84,
+        "dev quality fell: {m:?} (level: R@5 0.954, R@1 0.847)"
+    );
 }

@@ -97,7 +97,11 @@ mod tests {
 
     fn names(query: &str) -> Vec<String> {
         let cat = super::super::tests::catalog();
-        let idx = Index::build(cat.clone(), IndexOptions::default()).unwrap();
+        let opts = IndexOptions {
+            profile: Some(PROFILE.into()),
+            ..Default::default()
+        };
+        let idx = Index::build(cat.clone(), opts).unwrap();
         idx.search(query, &SearchOptions::default())
             .unwrap()
             .iter()

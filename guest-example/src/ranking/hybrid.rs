@@ -1,0 +1,630 @@
+//! The default scoring: BM25F over identifier-aware tokens in several fields,
+//! with the query widened by developer vocabulary, corrected for typos, and
+//! tilted towards the servers it names.
+//!
+//! Everything that depends only on the catalog — field statistics, each
+//! (term, tool) weight, the typo neighbourhoods — is computed when the index is
+//! built, so a query adds up a few posting lists.
+
+use super::Hit;
+use super::fasthash::{FastMap as HashMap, FastSet};
+use super::lexicon;
+use super::text::{self, stem, tokens, words};
+use super::typo::Typos;
+use crate::model::Entry;
+
+/// The profile name of this scorer.
+pub const PROFILE: &str = "default";
+
+/// Fields of a tool, in index order: name, title, server, description,
+/// parameter names, parameter descriptions.
+const FIELDS: usize = 6;
+/// How much a match in each field counts.
+const WEIGHT: [f32; FIELDS] = [3.0, 2.0, 1.5, 1.0, 0.6, 0.25];
+/// Length normalisation per field (0: none, 1: full).
+const B: [f32; FIELDS] = [0.2, 0.2, 0.0, 0.75, 0.5, 0.5];
+/// Term-frequency saturation.
+const K1: f32 = 1.2;
+
+/// Weights of a concept's alternatives, by where they came from (its own words weigh 1).
+const W_CONCAT: f32 = 0.9;
+const W_TYPO: f32 = 0.75;
+const W_TYPO_SURE: f32 = 0.95;
+const W_SYNONYM: f32 = 0.6;
+const W_PHRASE_SYNONYM: f32 = 0.8;
+const W_IMPLIED: f32 = 0.7;
+/// Extra weight for tools of a server the query names.
+const SERVER_BOOST: f32 = 1.35;
+/// How much of a tool's score depends on how much of its name the query explains.
+const COVERAGE: f32 = 0.25;
+/// File name extensions: a query naming `notes.txt` is about a file.
+const FILE_EXTENSIONS: &[&str] = &[
+    "txt", "md", "json", "yaml", "yml", "toml", "csv", "xml", "html", "css", "js", "ts", "tsx",
+    "jsx", "py", "rs", "go", "java", "c", "cpp", "h", "sh", "log", "ini", "cfg", "conf", "env",
+    "pdf", "png", "jpg", "jpeg", "gif", "svg", "docx", "xlsx", "pptx", "zip", "tar", "gz", "sql",
+    "lock", "rb", "php", "swift", "kt",
+];
+
+/// Server-name words too generic to mean "this server".
+const GENERIC_SERVER_WORDS: &[&str] = &[
+    "mcp", "server", "api", "tool", "tools", "model", "context", "protocol", "simple", "client",
+    "kit",
+];
+
+pub struct HybridIndex {
+    /// term → (tool, BM25F weight of the term in that tool).
+    postings: HashMap<String, Vec<(u32, f32)>>,
+    /// tool → the words of its name that say what it does (not its server's name).
+    name_words: Vec<Vec<String>>,
+    /// tool → server number.
+    server_of: Vec<u32>,
+    /// word → servers whose name (or keywords) contain it.
+    servers_by_word: HashMap<String, Vec<u32>>,
+    /// Typo neighbourhoods of the catalog's words as written (not stemmed).
+    typos: Typos,
+}
+
+fn schema_fields(schema: &str) -> (String, String) {
+    let Ok(v) = serde_json_lite(schema) else {
+        return (String::new(), String::new());
+    };
+    v
+}
+
+/// Parameter names and descriptions from a JSON Schema text. A tiny scan that
+/// needs no JSON library: names are the keys of `properties`, text is every
+/// `description` string.
+fn serde_json_lite(schema: &str) -> Result<(String, String), ()> {
+    let mut names = String::new();
+    let mut text = String::new();
+    let bytes = schema.as_bytes();
+    let mut i = 0;
+    let mut strings: Vec<(usize, String)> = Vec::new();
+    while i < bytes.len() {
+        if bytes[i] == b'"' {
+            let start = i + 1;
+            let mut j = start;
+            let mut s = String::new();
+            while j < bytes.len() && bytes[j] != b'"' {
+                if bytes[j] == b'\\' {
+                    j += 1;
+                }
+                j += 1;
+            }
+            if j <= bytes.len() {
+                s.push_str(&String::from_utf8_lossy(&bytes[start..j.min(bytes.len())]));
+            }
+            strings.push((j, s));
+            i = j + 1;
+        } else {
+            i += 1;
+        }
+    }
+    // A key is a string followed by ':'; a property name is a key whose value is an object.
+    for (k, (end, s)) in strings.iter().enumerate() {
+        let after = schema[end + 1..].trim_start();
+        if !after.starts_with(':') {
+            continue;
+        }
+        let value = after[1..].trim_start();
+        if s == "description" {
+            if let Some((_, d)) = strings.get(k + 1) {
+                text.push_str(d);
+                text.push(' ');
+            }
+        } else if value.starts_with('{')
+            && !matches!(
+                s.as_str(),
+                "properties" | "items" | "additionalProperties" | "$defs" | "definitions"
+            )
+        {
+            names.push_str(s);
+            names.push(' ');
+        }
+    }
+    Ok((names, text))
+}
+
+/// Splits a run-together word into two known words (`heapsnapshot` → `heap`,
+/// `snapshot`), preferring the most even split.
+fn split_compound(word: &str, vocabulary: &FastSet<String>) -> Option<(String, String)> {
+    if word.len() < 8 || !word.is_ascii() || vocabulary.contains(word) && word.len() < 8 {
+        return None;
+    }
+    (4..=word.len() - 4)
+        .filter(|&i| vocabulary.contains(&word[..i]) && vocabulary.contains(&word[i..]))
+        .min_by_key(|&i| i.abs_diff(word.len() / 2))
+        .map(|i| (word[..i].to_string(), word[i..].to_string()))
+}
+
+impl HybridIndex {
+    pub fn build(entries: &[Entry], server_keywords: &[(String, Vec<String>)]) -> HybridIndex {
+        lexicon::warm_up();
+        let mut server_ids: HashMap<&str, u32> = HashMap::default();
+        let mut server_names: Vec<&str> = Vec::new();
+        let server_of: Vec<u32> = entries
+            .iter()
+            .map(|e| {
+                *server_ids.entry(e.tool.server.as_str()).or_insert_with(|| {
+                    server_names.push(e.tool.server.as_str());
+                    (server_names.len() - 1) as u32
+                })
+            })
+            .collect();
+        let keywords: HashMap<&str, String> = server_keywords
+            .iter()
+            .map(|(s, k)| (s.as_str(), k.join(" ")))
+            .collect();
+
+        let mut servers_by_word: HashMap<String, Vec<u32>> = HashMap::default();
+        for (id, name) in server_names.iter().enumerate() {
+            let mut ws: Vec<String> = words(name).into_iter().map(|w| stem(&w)).collect();
+            ws.push(stem(&name.to_lowercase().replace(['-', '_', '.'], "")));
+            if let Some(k) = keywords.get(name) {
+                ws.extend(tokens(k));
+            }
+            ws.sort();
+            ws.dedup();
+            for w in ws
+                .into_iter()
+                .filter(|w| w.len() > 1 && !GENERIC_SERVER_WORDS.contains(&w.as_str()))
+            {
+                servers_by_word.entry(w).or_default().push(id as u32);
+            }
+        }
+
+        // Words a server puts in most of its tool names (`browser_`, `kubectl_`)
+        // are a namespace, not what a tool does.
+        let mut per_server: HashMap<u32, (usize, HashMap<String, usize>)> = HashMap::default();
+        for (i, e) in entries.iter().enumerate() {
+            let entry = per_server.entry(server_of[i]).or_default();
+            entry.0 += 1;
+            let mut ws: Vec<String> = words(&e.tool.name).into_iter().map(|w| stem(&w)).collect();
+            ws.sort();
+            ws.dedup();
+            for w in ws {
+                *entry.1.entry(w).or_default() += 1;
+            }
+        }
+        let name_words: Vec<Vec<String>> = entries
+            .iter()
+            .enumerate()
+            .map(|(i, e)| {
+                let server: Vec<String> = words(&e.tool.server)
+                    .into_iter()
+                    .map(|w| stem(&w))
+                    .collect();
+                let (tools, counts) = &per_server[&server_of[i]];
+                let namespace =
+                    |w: &String| *tools >= 4 && counts.get(w).is_some_and(|&c| c * 2 > *tools);
+                let mut ws: Vec<String> = words(&e.tool.name)
+                    .into_iter()
+                    .map(|w| stem(&w))
+                    .filter(|w| !server.contains(w) && !namespace(w))
+                    .collect();
+                ws.sort();
+                ws.dedup();
+                ws
+            })
+            .collect();
+        // Raw words of every field, once.
+        struct Raw {
+            name: Vec<String>,
+            title: Vec<String>,
+            server: Vec<String>,
+            description: Vec<String>,
+            param_names: Vec<String>,
+            param_text: Vec<String>,
+        }
+        let raws: Vec<Raw> = entries
+            .iter()
+            .map(|e| {
+                let t = &e.tool;
+                let (param_names, param_text) = schema_fields(&t.input_schema);
+                let mut server = words(&t.server);
+                if let Some(k) = keywords.get(t.server.as_str()) {
+                    server.extend(words(k));
+                }
+                Raw {
+                    name: words(&t.name),
+                    title: words(t.title.as_deref().unwrap_or("")),
+                    server,
+                    // The host already turns an annotation title into `title`.
+                    description: words(&t.description),
+                    param_names: words(&param_names),
+                    param_text: words(&param_text),
+                }
+            })
+            .collect();
+        // Every word the catalog uses, as written: typos are judged against these.
+        let mut vocabulary: FastSet<String> = FastSet::default();
+        for r in &raws {
+            for w in r.name.iter().chain(&r.description).chain(&r.server) {
+                if w.len() >= 3
+                    && w.bytes().all(|b| b.is_ascii_alphabetic())
+                    && !vocabulary.contains(w)
+                {
+                    vocabulary.insert(w.clone());
+                }
+            }
+        }
+
+        // Terms as ids: one string per distinct term.
+        let mut ids: HashMap<String, u32> = HashMap::default();
+        let mut stems: HashMap<String, u32> = HashMap::default();
+        let intern = |stemmed: String, ids: &mut HashMap<String, u32>| -> u32 {
+            let next = ids.len() as u32;
+            *ids.entry(stemmed).or_insert(next)
+        };
+        let mut term_of = |w: &str, ids: &mut HashMap<String, u32>| -> u32 {
+            if let Some(&id) = stems.get(w) {
+                return id;
+            }
+            let id = intern(stem(w), ids);
+            stems.insert(w.to_string(), id);
+            id
+        };
+        let mut docs: Vec<[Vec<u32>; FIELDS]> = Vec::with_capacity(raws.len());
+        for r in &raws {
+            let mut name: Vec<u32> = r.name.iter().map(|w| term_of(w, &mut ids)).collect();
+            // `heap_snapshot` also answers "heapsnapshot", `screen_shot` "screenshot".
+            for p in r.name.windows(2) {
+                name.push(term_of(&format!("{}{}", p[0], p[1]), &mut ids));
+            }
+            // `sequentialthinking` also answers "sequential thinking".
+            for w in &r.name {
+                if let Some((a, b)) = split_compound(w, &vocabulary) {
+                    name.push(term_of(&a, &mut ids));
+                    name.push(term_of(&b, &mut ids));
+                }
+            }
+            let filtered = |ws: &[String],
+                            ids: &mut HashMap<String, u32>,
+                            term_of: &mut dyn FnMut(&str, &mut HashMap<String, u32>) -> u32|
+             -> Vec<u32> {
+                ws.iter()
+                    .filter(|w| !text::is_stop(w))
+                    .map(|w| term_of(w, ids))
+                    .collect()
+            };
+            let title = filtered(&r.title, &mut ids, &mut term_of);
+            let server = filtered(&r.server, &mut ids, &mut term_of);
+            let description = filtered(&r.description, &mut ids, &mut term_of);
+            let param_names = filtered(&r.param_names, &mut ids, &mut term_of);
+            let param_text = filtered(&r.param_text, &mut ids, &mut term_of);
+            docs.push([name, title, server, description, param_names, param_text]);
+        }
+
+        let n = docs.len().max(1) as f32;
+        let mut avg = [0f32; FIELDS];
+        for d in &docs {
+            for f in 0..FIELDS {
+                avg[f] += d[f].len() as f32 / n;
+            }
+        }
+        let mut lists: Vec<Vec<(u32, f32)>> = vec![Vec::new(); ids.len()];
+        let mut local: Vec<(u32, f32)> = Vec::new();
+        for (doc, d) in docs.iter().enumerate() {
+            local.clear();
+            for f in 0..FIELDS {
+                let norm = 1.0 - B[f] + B[f] * d[f].len() as f32 / avg[f].max(1e-6);
+                local.extend(d[f].iter().map(|&t| (t, WEIGHT[f] / norm)));
+            }
+            local.sort_unstable_by_key(|&(t, _)| t);
+            let mut i = 0;
+            while i < local.len() {
+                let (t, mut w) = local[i];
+                i += 1;
+                while i < local.len() && local[i].0 == t {
+                    w += local[i].1;
+                    i += 1;
+                }
+                lists[t as usize].push((doc as u32, w));
+            }
+        }
+        let typos = Typos::build(vocabulary.iter().map(String::as_str));
+        let mut postings: HashMap<String, Vec<(u32, f32)>> = HashMap::default();
+        postings.reserve(ids.len());
+        for (term, id) in ids {
+            let list = std::mem::take(&mut lists[id as usize]);
+            let df = list.len() as f32;
+            let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
+            postings.insert(
+                term,
+                list.into_iter()
+                    .map(|(d, w)| (d, idf * w * (K1 + 1.0) / (w + K1)))
+                    .collect(),
+            );
+        }
+        HybridIndex {
+            postings,
+            name_words,
+            server_of,
+            servers_by_word,
+            typos,
+        }
+    }
+
+    fn known(&self, term: &str) -> bool {
+        self.postings.contains_key(term)
+    }
+
+    /// The concepts of a query: each a set of alternatives (token sequences
+    /// with a weight); a tool scores a concept by its best alternative.
+    fn concepts(&self, query: &str) -> Vec<Vec<(Vec<String>, f32)>> {
+        let raw: Vec<String> = words(query)
+            .into_iter()
+            .filter(|w| !text::is_stop(w))
+            .collect();
+        let mut own: Vec<String> = raw.iter().map(|w| stem(w)).collect();
+        let mut typo_alts: Vec<Vec<(Vec<String>, f32)>> = vec![Vec::new(); own.len()];
+        for (i, t) in own.iter_mut().enumerate() {
+            if self.known(t) {
+                continue;
+            }
+            // "rerun", "reopen", "redeploy": the verb again.
+            if let Some(rest) = raw[i]
+                .strip_prefix("re")
+                .filter(|r| r.len() >= 3 && self.known(&stem(r)))
+            {
+                typo_alts[i] = vec![(vec![stem(rest)], W_SYNONYM)];
+                *t = stem(rest);
+                continue;
+            }
+            // Typos: an unknown word stands for its known neighbours (as written, then stemmed).
+            let mut candidates: Vec<String> = self
+                .typos
+                .candidates(&raw[i])
+                .into_iter()
+                .map(stem)
+                .filter(|c| self.known(c))
+                .collect();
+            // Most used first; ties by spelling, so the answer never depends on hash order.
+            let df = |c: &String| self.postings.get(c).map_or(0, Vec::len);
+            candidates.sort_by(|a, b| df(b).cmp(&df(a)).then_with(|| a.cmp(b)));
+            candidates.dedup();
+            if let Some(best) = candidates.first().cloned() {
+                let w = if candidates.len() == 1 {
+                    W_TYPO_SURE
+                } else {
+                    W_TYPO
+                };
+                typo_alts[i] = candidates.into_iter().map(|c| (vec![c], w)).collect();
+                *t = best;
+            }
+        }
+        // Spans the vocabulary knows; a phrase swallows the words inside it.
+        let meanings = lexicon::meanings(&own);
+        let mut covered = vec![false; own.len()];
+        let mut concepts: Vec<Vec<(Vec<String>, f32)>> = Vec::new();
+        for m in meanings.iter().filter(|m| m.len > 1) {
+            if covered[m.start..m.start + m.len].iter().any(|c| *c) {
+                continue;
+            }
+            covered[m.start..m.start + m.len]
+                .iter_mut()
+                .for_each(|c| *c = true);
+            let mut alts = vec![(own[m.start..m.start + m.len].to_vec(), 1.0)];
+            alts.extend(m.alternatives.iter().map(|a| (a.clone(), W_PHRASE_SYNONYM)));
+            concepts.push(alts);
+        }
+        for i in 0..own.len() {
+            if covered[i] {
+                continue;
+            }
+            let mut alts = vec![(vec![own[i].clone()], 1.0)];
+            alts.append(&mut typo_alts[i]);
+            if let Some(m) = meanings.iter().find(|m| m.start == i && m.len == 1) {
+                alts.extend(m.alternatives.iter().map(|a| (a.clone(), W_SYNONYM)));
+            }
+            // Words run together ("screen shot" → "screenshot").
+            if let Some(next) = raw.get(i + 1) {
+                let joined = stem(&format!("{}{}", raw[i], next));
+                if self.known(&joined) {
+                    alts.push((vec![joined], W_CONCAT));
+                }
+            }
+            concepts.push(alts);
+        }
+        // A file name (`notes.txt`, `config.yaml`) means a file.
+        let names_a_file = query.split_whitespace().any(|w| {
+            let w = w.trim_matches(|c: char| !c.is_alphanumeric());
+            w.rsplit_once('.').is_some_and(|(stem, ext)| {
+                !stem.is_empty() && FILE_EXTENSIONS.contains(&ext.to_lowercase().as_str())
+            })
+        });
+        if names_a_file && !own.iter().any(|t| t == "fil") {
+            concepts.push(vec![(vec![stem("file")], W_IMPLIED)]);
+        }
+        // An issue key (`PROJ-12`) or number (`#42`) means an issue.
+        let names_an_issue = query.split_whitespace().any(|w| {
+            let w = w.trim_matches(|c: char| !c.is_alphanumeric() && c != '#');
+            let key = w.split_once('-').is_some_and(|(p, n)| {
+                p.len() >= 2
+                    && p.chars()
+                        .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit())
+                    && !n.is_empty()
+                    && n.chars().all(|c| c.is_ascii_digit())
+            });
+            key || (w.starts_with('#') && w.len() > 1 && w[1..].chars().all(|c| c.is_ascii_digit()))
+        });
+        if names_an_issue && !own.iter().any(|t| t == "issu") {
+            concepts.push(vec![(vec![stem("issue")], W_IMPLIED)]);
+        }
+        concepts
+    }
+
+    /// Servers the query names, by a word of their name or keywords, or the
+    /// start of one ("sonar" for `sonarqube`).
+    fn named_servers(&self, query: &str) -> Vec<u32> {
+        let mut named: Vec<u32> = Vec::new();
+        let ws: Vec<String> = words(query)
+            .into_iter()
+            .filter(|w| !text::is_stop(w))
+            .map(|w| stem(&w))
+            .collect();
+        for w in &ws {
+            if let Some(list) = self.servers_by_word.get(w) {
+                named.extend(list);
+            } else if w.len() >= 4 {
+                for (name, list) in &self.servers_by_word {
+                    if name.len() > w.len() + 2 && name.starts_with(w.as_str()) {
+                        named.extend(list);
+                    }
+                }
+            }
+        }
+        named.sort_unstable();
+        named.dedup();
+        named
+    }
+
+    pub fn score(&self, query: &str, in_scope: &dyn Fn(usize) -> bool) -> Vec<Hit> {
+        let n = self.server_of.len();
+        let mut total = vec![0f32; n];
+        let mut best = vec![0f32; n];
+        let mut alt = vec![0f32; n];
+        let mut touched: Vec<u32> = Vec::new();
+        let mut alt_touched: Vec<u32> = Vec::new();
+        let concepts = self.concepts(query);
+        let asked: FastSet<&str> = concepts
+            .iter()
+            .flatten()
+            .flat_map(|(tokens, _)| tokens.iter().map(String::as_str))
+            .collect();
+        for concept in &concepts {
+            for (tokens, w) in concept {
+                // An alternative of several words: its words' sum, damped for length.
+                let damp = if tokens.len() > 1 {
+                    *w / (tokens.len() as f32).sqrt()
+                } else {
+                    *w
+                };
+                for t in tokens {
+                    for &(d, s) in self.postings.get(t).map_or(&[][..], Vec::as_slice) {
+                        if alt[d as usize] == 0.0 {
+                            alt_touched.push(d);
+                        }
+                        alt[d as usize] += s;
+                    }
+                }
+                for &d in &alt_touched {
+                    let v = alt[d as usize] * damp;
+                    alt[d as usize] = 0.0;
+                    if best[d as usize] == 0.0 {
+                        touched.push(d);
+                    }
+                    best[d as usize] = best[d as usize].max(v);
+                }
+                alt_touched.clear();
+            }
+            for &d in &touched {
+                total[d as usize] += best[d as usize];
+                best[d as usize] = 0.0;
+            }
+            touched.clear();
+        }
+        let named = self.named_servers(query);
+        total
+            .iter()
+            .enumerate()
+            .filter(|(i, s)| **s > 0.0 && in_scope(*i))
+            .map(|(i, &s)| {
+                let boost = if named.contains(&self.server_of[i]) {
+                    SERVER_BOOST
+                } else {
+                    1.0
+                };
+                // A tool whose name the query explains word for word is what was asked for.
+                let name = &self.name_words[i];
+                let explained = name.iter().filter(|w| asked.contains(w.as_str())).count();
+                let coverage = if name.is_empty() {
+                    0.0
+                } else {
+                    explained as f32 / name.len() as f32
+                };
+                Hit {
+                    index: i as u32,
+                    score: s * boost * (1.0 - COVERAGE + COVERAGE * coverage),
+                }
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{Index, IndexOptions, SearchOptions};
+    use crate::model::{Entry, Tool};
+
+    fn catalog() -> Vec<Entry> {
+        [
+            ("github", "create_pull_request", "Create a new pull request in a GitHub repository.", r#"{"properties":{"title":{"type":"string","description":"PR title"},"head":{"type":"string"}}}"#),
+            ("github", "issue_write", "Create a new or update an existing issue in a GitHub repository.", "{}"),
+            ("gitlab", "create_merge_request", "Create a new merge request in a GitLab project", "{}"),
+            ("gitlab", "create_issue", "Create a new issue in a GitLab project", "{}"),
+            ("playwright", "browser_take_screenshot", "Take a screenshot of the current page", "{}"),
+            ("atlassian", "jira_create_issue", "Create a new Jira issue", "{}"),
+            ("filesystem", "list_directory", "Get a detailed listing of all files and directories in a specified path", r#"{"properties":{"path":{"type":"string"}}}"#),
+            ("chrome-devtools", "take_heapsnapshot", "Capture a heap snapshot of the page", "{}"),
+        ]
+        .iter()
+        .map(|(s, n, d, schema)| {
+            let mut t = Tool::new(s, n, d);
+            t.input_schema = schema.to_string();
+            Entry { name: format!("{}__{}", s.replace('-', "_"), n), tool: t }
+        })
+        .collect()
+    }
+
+    fn top(query: &str) -> String {
+        let cat = catalog();
+        let idx = Index::build(cat.clone(), IndexOptions::default()).unwrap();
+        let hits = idx
+            .search(
+                query,
+                &SearchOptions {
+                    limit: 3,
+                    ..Default::default()
+                },
+            )
+            .unwrap();
+        cat[hits[0].index as usize].name.clone()
+    }
+
+    #[test]
+    fn a_synonym_reaches_the_tool() {
+        assert_eq!(top("raise a PR"), "github__create_pull_request");
+        assert_eq!(top("open a ticket in jira"), "atlassian__jira_create_issue");
+    }
+
+    #[test]
+    fn a_typo_is_forgiven() {
+        assert_eq!(top("creat isue on githb"), "github__issue_write");
+        assert_eq!(
+            top("screenshto of the page"),
+            "playwright__browser_take_screenshot"
+        );
+    }
+
+    #[test]
+    fn a_named_server_is_preferred() {
+        assert_eq!(top("create an issue on gitlab"), "gitlab__create_issue");
+        assert_eq!(top("create an issue on github"), "github__issue_write");
+    }
+
+    #[test]
+    fn camel_case_and_run_together_words() {
+        assert_eq!(top("createMergeRequest"), "gitlab__create_merge_request");
+        assert_eq!(top("heap snapshot"), "chrome_devtools__take_heapsnapshot");
+        assert_eq!(top("ls the folder"), "filesystem__list_directory");
+    }
+
+    #[test]
+    fn parameters_count() {
+        assert_eq!(
+            top("pull request with a head branch"),
+            "github__create_pull_request"
+        );
+    }
+}
