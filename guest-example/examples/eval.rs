@@ -1,7 +1,8 @@
 //! Native evaluation of the ranking profiles on a catalog and labelled queries,
 //! for working on the ranking without a wasm round trip:
 //! `cargo run -p mcpw-guest-default --release --example eval -- CATALOG QUERIES [PROFILE] [--misses]`
-//! Metrics as `mcpw plugin bench` (top 10).
+//! Metrics as `mcpw plugin bench` (top 10). `--dump FILE` writes each query's
+//! top 100 with scores as JSON, for offline score-fusion experiments.
 
 use mcpw_guest_default::model::{Entry, Tool};
 use mcpw_guest_default::ranking::{Index, IndexOptions, SearchOptions};
@@ -14,6 +15,11 @@ fn main() {
     let queries: Value = serde_json::from_str(&std::fs::read_to_string(&args[1]).unwrap()).unwrap();
     let profile = args.get(2).filter(|a| !a.starts_with("--")).cloned();
     let misses = args.iter().any(|a| a == "--misses");
+    let dump_to = args
+        .iter()
+        .position(|a| a == "--dump")
+        .and_then(|i| args.get(i + 1).cloned());
+    let mut dump = Vec::new();
     let mut entries = Vec::new();
     for s in catalog["servers"].as_array().unwrap() {
         let server = s["name"].as_str().unwrap();
@@ -60,12 +66,20 @@ fn main() {
             .search(
                 text,
                 &SearchOptions {
-                    limit: 10,
+                    limit: if dump_to.is_some() { 100 } else { 10 },
                     ..Default::default()
                 },
             )
             .unwrap();
         times.push(t.elapsed().as_secs_f64() * 1e6);
+        if dump_to.is_some() {
+            let top: Vec<Value> = hits
+                .iter()
+                .map(|h| serde_json::json!([ids[h.index as usize], h.score]))
+                .collect();
+            dump.push(serde_json::json!({"query": text, "hits": top}));
+        }
+        let hits = &hits[..hits.len().min(10)];
         let ranked: Vec<&str> = hits
             .iter()
             .map(|h| ids[h.index as usize].as_str())
@@ -110,6 +124,9 @@ fn main() {
                 &ranked[..ranked.len().min(3)]
             );
         }
+    }
+    if let Some(path) = dump_to {
+        std::fs::write(&path, serde_json::to_string(&dump).unwrap()).unwrap();
     }
     let n = qs.len() as f64;
     times.sort_by(f64::total_cmp);

@@ -9,6 +9,7 @@ mod lexicon;
 mod pattern;
 mod seed;
 mod select;
+mod shapes;
 pub mod text;
 mod typo;
 

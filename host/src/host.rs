@@ -366,12 +366,13 @@ impl Host {
             .map(|s| (s.name.clone(), s.config.search_keywords.clone()))
             .collect();
         let (policy, e) = (self.policy.clone(), entries.clone());
+        let profile = self.config.settings.search_profile.clone();
         let index = tokio::task::spawn_blocking(move || {
             policy.index(
                 e,
                 IndexOptions {
                     server_keywords: keywords,
-                    profile: None,
+                    profile,
                 },
             )
         })

@@ -83,6 +83,51 @@ fn searches_a_catalog_as_json() {
 }
 
 #[test]
+fn the_search_profile_comes_from_the_flag_or_the_config() {
+    let home = tempfile::tempdir().unwrap();
+    let catalog = fixture("catalog.json");
+    let search = |extra: &[&str]| {
+        let mut args = vec![
+            "search",
+            "--catalog",
+            catalog.to_str().unwrap(),
+            "create issue",
+            "--json",
+        ];
+        args.extend(extra);
+        json(&mcpw(home.path(), &args))
+    };
+    let default = search(&[]);
+    let seed = search(&["--profile", "seed"]);
+    assert_ne!(default, seed);
+    write(
+        home.path(),
+        ".config/mcpw/mcp.json",
+        r#"{"settings": {"searchProfile": "seed"}}"#,
+    );
+    assert_eq!(search(&[]), seed, "settings.searchProfile applies");
+    assert_eq!(search(&["--profile", "default"]), default, "the flag wins");
+    let bad = mcpw(
+        home.path(),
+        &[
+            "search",
+            "--catalog",
+            catalog.to_str().unwrap(),
+            "x",
+            "--profile",
+            "bogus",
+        ],
+    );
+    assert!(!bad.status.success());
+    assert!(
+        stderr(&bad)
+            .contains("unknown ranking profile \"bogus\"; this guest offers: default, seed"),
+        "{}",
+        stderr(&bad)
+    );
+}
+
+#[test]
 fn search_text_output_and_regex_errors() {
     let home = tempfile::tempdir().unwrap();
     let catalog = fixture("catalog.json");

@@ -188,7 +188,7 @@ fn unknown_fields_warn_in_own_files() {
 fn settings_errors_name_the_setting() {
     let d = ConfigDirs::new();
     d.user(
-        r#"{"settings": {"toolPrefix": "long", "idleTimeout": "5",
+        r#"{"settings": {"toolPrefix": "long", "idleTimeout": "5", "searchProfile": 7,
              "plugins": {"ranking": "missing.wasm", "grants": {"ranking": ["catalog", "network"], "search": []},
                          "limits": {"memoryMiB": 0, "cpu": 1}}},
             "imports": ["cursor", "emacs"]}"#,
@@ -204,6 +204,7 @@ fn settings_errors_name_the_setting() {
         vec![
             "settings.toolPrefix",
             "settings.idleTimeout",
+            "settings.searchProfile",
             "settings.plugins.ranking",
             "settings.plugins.grants.ranking[1]",
             "settings.plugins.grants.search",

@@ -281,3 +281,34 @@ async fn disabled_and_unknown_servers() {
     ));
     assert!(pids(&pf).is_empty());
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_search_profile_setting_chooses_the_scoring() {
+    let top = |profile: Option<&str>| {
+        let profile = profile.map(str::to_string);
+        async move {
+            let d = ConfigDirs::new();
+            let pf = d.root.path().join("pids");
+            let mut config = json!({"mcpServers": {"s": misbehave("ok", &pf, json!({}))}});
+            if let Some(p) = profile {
+                config["settings"] = json!({"searchProfile": p});
+            }
+            d.user(&config.to_string());
+            let host = host_with_config(&d, |_| {}).await;
+            host.call("s__echo", echo()).await.unwrap(); // connects: the catalog is known
+            let hits = host.search("echo", SearchOptions::default()).await.unwrap();
+            host.shutdown().await;
+            (hits[0].0.name.clone(), hits[0].1)
+        }
+    };
+    let (seed_top, seed_score) = top(Some("seed")).await;
+    let (default_top, default_score) = top(None).await;
+    assert_eq!(seed_top, "s__echo");
+    assert_eq!(default_top, "s__echo");
+    // The seed's keyword scoring adds whole-number weights (10 for a name part, ...).
+    assert!(
+        seed_score >= 10.0 && seed_score.fract() == 0.0,
+        "{seed_score}"
+    );
+    assert_ne!(seed_score, default_score);
+}

@@ -1,15 +1,15 @@
-//! Search quality on the benchmark's dev queries, through the embedded guest:
-//! the `seed` profile reproduces the reference keyword scoring (`eval.py`,
-//! keyword row: top 5 results), and the default profile must not fall below
-//! the level it reached.
+//! Search quality through the embedded guest: the `seed` profile reproduces
+//! the reference keyword scoring on the dev queries (`eval.py`, keyword row:
+//! top 5 results), and the default profile must not fall below the level it
+//! reached, on the dev queries and on the two held-out sets.
 
 use crate::common::fixture;
 use crate::default_guest::{bench_catalog, policy};
-use mcpw::bench::{load_queries, mean, score};
+use mcpw::bench::{Quality, load_queries, mean, score};
 use mcpw::plugin::{IndexOptions, NamingOptions, SearchOptions};
 
-#[test]
-fn seed_scoring_matches_the_reference_dev_numbers() {
+/// Mean metrics of a profile on a query file, over `limit` results.
+fn measure(file: &str, profile: Option<&str>, limit: u32) -> Quality {
     let entries: std::sync::Arc<[_]> = policy()
         .entries(&bench_catalog(), &NamingOptions::default())
         .unwrap()
@@ -18,23 +18,32 @@ fn seed_scoring_matches_the_reference_dev_numbers() {
         .index(
             entries.clone(),
             IndexOptions {
-                profile: Some("seed".into()),
+                profile: profile.map(String::from),
                 ..Default::default()
             },
         )
         .unwrap();
-    let queries = load_queries(&fixture("queries_dev.json")).unwrap();
-    assert_eq!(queries.len(), 150);
+    let queries = load_queries(&fixture(file)).unwrap();
+    let options = SearchOptions {
+        limit,
+        ..Default::default()
+    };
     let per_query: Vec<_> = queries
         .iter()
         .map(|q| {
-            let hits = index.search(&q.query, &SearchOptions::default()).unwrap();
+            let hits = index.search(&q.query, &options).unwrap();
             let ids: Vec<String> = hits.iter().map(|h| entries[h.index].tool.id()).collect();
             score(&ids, &q.relevant)
         })
         .collect();
     let m = mean(&per_query);
-    eprintln!("seed profile, dev queries: {m:?}");
+    eprintln!("{} profile, {file}: {m:?}", profile.unwrap_or("default"));
+    m
+}
+
+#[test]
+fn seed_scoring_matches_the_reference_dev_numbers() {
+    let m = measure("queries_dev.json", Some("seed"), 5);
     let reference = [
         (m.r_at_1, 0.633),
         (m.r_at_5, 0.788),
@@ -51,34 +60,16 @@ fn seed_scoring_matches_the_reference_dev_numbers() {
 
 #[test]
 fn the_default_ranking_keeps_its_level() {
-    let entries: std::sync::Arc<[_]> = policy()
-        .entries(&bench_catalog(), &NamingOptions::default())
-        .unwrap()
-        .into();
-    let index = policy()
-        .index(entries.clone(), IndexOptions::default())
-        .unwrap();
-    let queries = load_queries(&fixture("queries_dev.json")).unwrap();
-    let per_query: Vec<_> = queries
-        .iter()
-        .map(|q| {
-            let hits = index
-                .search(
-                    &q.query,
-                    &SearchOptions {
-                        limit: 10,
-                        ..Default::default()
-                    },
-                )
-                .unwrap();
-            let ids: Vec<String> = hits.iter().map(|h| entries[h.index].tool.id()).collect();
-            score(&ids, &q.relevant)
-        })
-        .collect();
-    let m = mean(&per_query);
-    eprintln!("default profile, dev queries: {m:?}");
-    assert!(
-        m.r_at_5 >= 0.95 && m.r_at_1 >= 0.84,
-        "dev quality fell: {m:?} (level: R@5 0.954, R@1 0.847)"
-    );
+    // (file, R@5 floor, R@1 floor), a little under the level reached.
+    for (file, r5, r1) in [
+        ("queries_dev.json", 0.95, 0.84),
+        ("queries_holdout.json", 0.84, 0.73),
+        ("queries_holdout2.json", 0.81, 0.62),
+    ] {
+        let m = measure(file, None, 10);
+        assert!(
+            m.r_at_5 >= r5 && m.r_at_1 >= r1,
+            "{file}: quality fell to {m:?} (floors R@5 {r5}, R@1 {r1})"
+        );
+    }
 }

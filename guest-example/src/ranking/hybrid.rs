@@ -9,6 +9,7 @@
 use super::Hit;
 use super::fasthash::{FastMap as HashMap, FastSet};
 use super::lexicon;
+use super::shapes;
 use super::text::{self, stem, tokens, words};
 use super::typo::Typos;
 use crate::model::Entry;
@@ -33,18 +34,11 @@ const W_TYPO_SURE: f32 = 0.95;
 const W_SYNONYM: f32 = 0.6;
 const W_PHRASE_SYNONYM: f32 = 0.8;
 const W_IMPLIED: f32 = 0.7;
+const W_NUMBER: f32 = 0.3;
 /// Extra weight for tools of a server the query names.
 const SERVER_BOOST: f32 = 1.35;
 /// How much of a tool's score depends on how much of its name the query explains.
 const COVERAGE: f32 = 0.25;
-/// File name extensions: a query naming `notes.txt` is about a file.
-const FILE_EXTENSIONS: &[&str] = &[
-    "txt", "md", "json", "yaml", "yml", "toml", "csv", "xml", "html", "css", "js", "ts", "tsx",
-    "jsx", "py", "rs", "go", "java", "c", "cpp", "h", "sh", "log", "ini", "cfg", "conf", "env",
-    "pdf", "png", "jpg", "jpeg", "gif", "svg", "docx", "xlsx", "pptx", "zip", "tar", "gz", "sql",
-    "lock", "rb", "php", "swift", "kt",
-];
-
 /// Server-name words too generic to mean "this server".
 const GENERIC_SERVER_WORDS: &[&str] = &[
     "mcp", "server", "api", "tool", "tools", "model", "context", "protocol", "simple", "client",
@@ -107,7 +101,15 @@ fn serde_json_lite(schema: &str) -> Result<(String, String), ()> {
             continue;
         }
         let value = after[1..].trim_start();
-        if s == "description" {
+        if s == "enum" && value.starts_with('[') {
+            // The choices of a consolidated tool's `method` or `operation` say
+            // what it does (`drain`, `get_files`).
+            let close = schema.len() - value.len() + value.find(']').unwrap_or(value.len());
+            for (_, v) in strings[k + 1..].iter().take_while(|(e, _)| *e < close) {
+                text.push_str(v);
+                text.push(' ');
+            }
+        } else if s == "description" {
             if let Some((_, d)) = strings.get(k + 1) {
                 text.push_str(d);
                 text.push(' ');
@@ -358,8 +360,16 @@ impl HybridIndex {
             .collect();
         let mut own: Vec<String> = raw.iter().map(|w| stem(w)).collect();
         let mut typo_alts: Vec<Vec<(Vec<String>, f32)>> = vec![Vec::new(); own.len()];
+        // Words the vocabulary knows are meant as written, even when the catalog
+        // lacks them ("rain" is weather, not a typo of "train").
+        let mut meant = vec![false; own.len()];
+        for m in lexicon::meanings(&own) {
+            meant[m.start..m.start + m.len]
+                .iter_mut()
+                .for_each(|x| *x = true);
+        }
         for (i, t) in own.iter_mut().enumerate() {
-            if self.known(t) {
+            if self.known(t) || meant[i] {
                 continue;
             }
             // "rerun", "reopen", "redeploy": the verb again.
@@ -409,10 +419,17 @@ impl HybridIndex {
             concepts.push(alts);
         }
         for i in 0..own.len() {
-            if covered[i] {
+            // A word said twice is one concept ("1.1.1.1" is not four ones).
+            if covered[i] || own[..i].contains(&own[i]) {
                 continue;
             }
-            let mut alts = vec![(vec![own[i].clone()], 1.0)];
+            // A bare number is a value (an id, a count), rarely what a tool is about.
+            let own_weight = if own[i].bytes().all(|b| b.is_ascii_digit()) {
+                W_NUMBER
+            } else {
+                1.0
+            };
+            let mut alts = vec![(vec![own[i].clone()], own_weight)];
             alts.append(&mut typo_alts[i]);
             if let Some(m) = meanings.iter().find(|m| m.start == i && m.len == 1) {
                 alts.extend(m.alternatives.iter().map(|a| (a.clone(), W_SYNONYM)));
@@ -426,30 +443,13 @@ impl HybridIndex {
             }
             concepts.push(alts);
         }
-        // A file name (`notes.txt`, `config.yaml`) means a file.
-        let names_a_file = query.split_whitespace().any(|w| {
-            let w = w.trim_matches(|c: char| !c.is_alphanumeric());
-            w.rsplit_once('.').is_some_and(|(stem, ext)| {
-                !stem.is_empty() && FILE_EXTENSIONS.contains(&ext.to_lowercase().as_str())
-            })
-        });
-        if names_a_file && !own.iter().any(|t| t == "fil") {
-            concepts.push(vec![(vec![stem("file")], W_IMPLIED)]);
-        }
-        // An issue key (`PROJ-12`) or number (`#42`) means an issue.
-        let names_an_issue = query.split_whitespace().any(|w| {
-            let w = w.trim_matches(|c: char| !c.is_alphanumeric() && c != '#');
-            let key = w.split_once('-').is_some_and(|(p, n)| {
-                p.len() >= 2
-                    && p.chars()
-                        .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit())
-                    && !n.is_empty()
-                    && n.chars().all(|c| c.is_ascii_digit())
-            });
-            key || (w.starts_with('#') && w.len() > 1 && w[1..].chars().all(|c| c.is_ascii_digit()))
-        });
-        if names_an_issue && !own.iter().any(|t| t == "issu") {
-            concepts.push(vec![(vec![stem("issue")], W_IMPLIED)]);
+        // Literals imply what they are about (`notes.txt` a file, `#42` an issue).
+        let known = |w: &str| self.known(&stem(&w.to_lowercase()));
+        for alts in shapes::implied(query, &known) {
+            let alts: Vec<String> = alts.iter().map(|a| stem(a)).collect();
+            if !own.iter().any(|t| alts.contains(t)) {
+                concepts.push(alts.into_iter().map(|a| (vec![a], W_IMPLIED)).collect());
+            }
         }
         concepts
     }
@@ -567,6 +567,12 @@ mod tests {
             ("atlassian", "jira_create_issue", "Create a new Jira issue", "{}"),
             ("filesystem", "list_directory", "Get a detailed listing of all files and directories in a specified path", r#"{"properties":{"path":{"type":"string"}}}"#),
             ("chrome-devtools", "take_heapsnapshot", "Capture a heap snapshot of the page", "{}"),
+            ("kubernetes", "node_management", "Manage Kubernetes nodes", r#"{"properties":{"operation":{"type":"string","enum":["cordon","drain"]}}}"#),
+            ("kubernetes", "kubectl_get", "Get Kubernetes resources like pods or nodes", "{}"),
+            ("github", "list_branches", "List branches in a GitHub repository", "{}"),
+            ("filesystem", "list_allowed_directories", "List the directories this server may access", "{}"),
+            ("weather", "get_forecast", "Get the weather forecast for a city", "{}"),
+            ("rail", "search_trains", "Search train tickets between two stations", "{}"),
         ]
         .iter()
         .map(|(s, n, d, schema)| {
@@ -608,6 +614,13 @@ mod tests {
     }
 
     #[test]
+    fn a_known_word_is_not_taken_for_a_typo() {
+        // "rain" is one letter from "train", but the vocabulary knows it means weather.
+        assert_eq!(top("will it rain tomorrow"), "weather__get_forecast");
+        assert_eq!(top("trian tickets"), "rail__search_trains");
+    }
+
+    #[test]
     fn a_named_server_is_preferred() {
         assert_eq!(top("create an issue on gitlab"), "gitlab__create_issue");
         assert_eq!(top("create an issue on github"), "github__issue_write");
@@ -626,5 +639,37 @@ mod tests {
             top("pull request with a head branch"),
             "github__create_pull_request"
         );
+        // An enum's choices name what a consolidated tool does.
+        assert_eq!(top("cordon worker-3"), "kubernetes__node_management");
+    }
+
+    #[test]
+    fn an_owner_repo_slug_means_a_repository() {
+        assert!(top("what is in acme/web").starts_with("github__"));
+        // Two ordinary words are not a slug.
+        let index = super::HybridIndex::build(&catalog(), &[]);
+        let implied = |q: &str| {
+            index
+                .concepts(q)
+                .iter()
+                .flatten()
+                .any(|(t, _)| t.contains(&super::stem("repository")))
+        };
+        assert!(implied("what is in acme/web"));
+        assert!(!implied("list directories/files"));
+    }
+
+    #[test]
+    fn numbers_are_values_said_once() {
+        let index = super::HybridIndex::build(&catalog(), &[]);
+        let concepts = index.concepts("who owns 1.1.1.1");
+        let ones: Vec<f32> = concepts
+            .iter()
+            .flatten()
+            .filter(|(t, _)| t == &["1"])
+            .map(|(_, w)| *w)
+            .collect();
+        assert_eq!(ones, [super::W_NUMBER]);
+        const { assert!(super::W_NUMBER < 1.0) };
     }
 }

@@ -69,6 +69,25 @@ pub fn words(text: &str) -> Vec<String> {
     let mut prev: Option<char> = None;
     let mut chars = text.chars().peekable();
     while let Some(c) = chars.next() {
+        // Chinese and Japanese are written without spaces: a run of ideographs
+        // becomes its overlapping pairs ("查询车票" → 查询, 询车, 车票), which
+        // match the same words inside any longer run.
+        if is_cjk(c) {
+            if !word.is_empty() {
+                out.push(std::mem::take(&mut word));
+            }
+            let mut run = vec![c];
+            while let Some(&n) = chars.peek().filter(|n| is_cjk(**n)) {
+                run.push(n);
+                chars.next();
+            }
+            if run.len() == 1 {
+                out.push(c.to_string());
+            }
+            out.extend(run.windows(2).map(|p| p.iter().collect::<String>()));
+            prev = None;
+            continue;
+        }
         if !c.is_alphanumeric() {
             if !word.is_empty() {
                 out.push(std::mem::take(&mut word));
@@ -98,6 +117,16 @@ pub fn words(text: &str) -> Vec<String> {
         out.push(word);
     }
     out
+}
+
+/// Han ideographs and Japanese kana, which are written without spaces.
+fn is_cjk(c: char) -> bool {
+    matches!(c as u32,
+        0x3040..=0x30FF      // hiragana, katakana
+        | 0x3400..=0x4DBF    // CJK extension A
+        | 0x4E00..=0x9FFF    // CJK unified ideographs
+        | 0xF900..=0xFAFF    // compatibility ideographs
+        | 0x20000..=0x2FA1F) // extensions B and later
 }
 
 /// Stemmed tokens of a text, stop words removed.
@@ -138,6 +167,17 @@ mod tests {
             words("resize to 375x812"),
             vec!["resize", "to", "375", "x", "812"]
         );
+    }
+
+    #[test]
+    fn ideographs_become_overlapping_pairs() {
+        assert_eq!(words("查询车票"), vec!["查询", "询车", "车票"]);
+        assert_eq!(words("12306车票 query"), vec!["12306", "车票", "query"]);
+        assert_eq!(words("八字"), vec!["八字"]);
+        assert_eq!(words("字 a"), vec!["字", "a"]);
+        // A query's words meet the same pairs inside a longer description.
+        let description = words("查询12306余票信息");
+        assert!(words("余票").iter().all(|w| description.contains(w)));
     }
 
     #[test]

@@ -48,7 +48,7 @@ pub struct SearchArgs {
     /// Only this server's tools.
     #[arg(long, value_name = "NAME")]
     server: Option<String>,
-    /// A scoring profile the ranking guest offers (default: its own default).
+    /// A scoring profile the ranking guest offers (default: `settings.searchProfile`, else the guest's own default).
     #[arg(long)]
     profile: Option<String>,
     /// Use this ranking guest instead of the configured one.
@@ -139,7 +139,7 @@ pub fn search(args: SearchArgs, sources: &ConfigSources) -> Result<ExitCode> {
         entries.clone(),
         IndexOptions {
             server_keywords: keywords.collect(),
-            profile: args.profile,
+            profile: args.profile.or(cfg.settings.search_profile.clone()),
         },
     )?;
     let options = SearchOptions {

@@ -395,6 +395,10 @@ fn interpret_settings(raw: Map<String, Value>) -> Settings {
     if let Some(t) = raw.get("callTimeoutMs").and_then(Value::as_u64) {
         s.call_timeout_ms = t;
     }
+    s.search_profile = raw
+        .get("searchProfile")
+        .and_then(Value::as_str)
+        .map(str::to_string);
     if let Some(plugins) = raw.get("plugins").and_then(Value::as_object) {
         let mut p = PluginSettings::default();
         for role in Role::ALL {

@@ -192,6 +192,8 @@ pub struct Settings {
     pub call_timeout_ms: u64,
     /// `plugins`.
     pub plugins: PluginSettings,
+    /// `searchProfile`: the ranking guest's scoring profile; `None` for its default.
+    pub search_profile: Option<String>,
     /// Every setting as merged (paths in `plugins` resolved), including ones this
     /// version does not interpret.
     pub raw: serde_json::Map<String, serde_json::Value>,
@@ -204,6 +206,7 @@ impl Default for Settings {
             idle_timeout: DEFAULT_IDLE_TIMEOUT_MIN,
             call_timeout_ms: DEFAULT_CALL_TIMEOUT_MS,
             plugins: PluginSettings::default(),
+            search_profile: None,
             raw: Default::default(),
         }
     }

@@ -455,6 +455,12 @@ pub fn settings(value: &Value, file: &Path, diags: &mut Vec<Diagnostic>) -> Map<
                 Some(n) if n > 0 => None,
                 _ => Some(format!("expected a positive number of tokens, found {v}")),
             },
+            "searchProfile" => match v.as_str() {
+                Some(p) if !p.trim().is_empty() => None,
+                _ => Some(format!(
+                    "expected the name of a ranking profile (the default guest offers \"default\" and \"seed\"), found {v}"
+                )),
+            },
             "captureStats" | "toonEncode" => None,
             "plugins" => {
                 if let Some(p) = plugins(v, file, diags) {

@@ -1,0 +1,134 @@
+//! What the literals in a query imply. "read notes.txt" is about a file even
+//! though it never says "file"; "close #34" is about an issue; "acme/web" is a
+//! repository; "1.1.1.1" an IP address. Each shape adds the word it implies as
+//! an extra, lighter concept of the query.
+
+/// File name extensions: a query naming `notes.txt` is about a file.
+const FILE_EXTENSIONS: &[&str] = &[
+    "txt", "md", "json", "yaml", "yml", "toml", "csv", "xml", "html", "css", "js", "ts", "tsx",
+    "jsx", "py", "rs", "go", "java", "c", "cpp", "h", "sh", "log", "ini", "cfg", "conf", "env",
+    "pdf", "png", "jpg", "jpeg", "gif", "svg", "docx", "xlsx", "pptx", "zip", "tar", "gz", "sql",
+    "lock", "rb", "php", "swift", "kt", "wav", "mp3", "mp4", "mov",
+];
+
+/// The implied concepts of `query`, each as its alternative words (unstemmed).
+/// `known` says whether a word is one the catalog uses, to tell a slug
+/// (`acme/web`) from two ordinary words (`read/write`).
+pub fn implied(query: &str, known: &dyn Fn(&str) -> bool) -> Vec<&'static [&'static str]> {
+    let literals: Vec<&str> = query
+        .split_whitespace()
+        .map(|w| w.trim_matches(|c: char| !c.is_alphanumeric() && c != '#' && c != '/'))
+        .filter(|w| !w.is_empty())
+        .collect();
+    let any = |f: fn(&str) -> bool| literals.iter().any(|w| f(w));
+    let mut out: Vec<&'static [&'static str]> = Vec::new();
+    if any(is_url) {
+        out.push(&["url"]);
+    } else if any(is_file_name) {
+        out.push(&["file"]);
+    }
+    if any(is_issue_ref) {
+        out.push(&["issue"]);
+    }
+    if literals.iter().any(|w| is_slug(w, known)) {
+        out.push(&["repository", "repo"]);
+    }
+    if any(is_ipv4) {
+        out.push(&["ip"]);
+    }
+    if any(is_email) {
+        out.push(&["email"]);
+    }
+    out
+}
+
+fn is_url(w: &str) -> bool {
+    w.starts_with("http://") || w.starts_with("https://") || w.starts_with("www.")
+}
+
+/// `notes.txt`, `~/music/track01.wav`.
+fn is_file_name(w: &str) -> bool {
+    let w = w.trim_end_matches('/');
+    w.rsplit_once('.').is_some_and(|(stem, ext)| {
+        !stem.is_empty()
+            && !stem.ends_with('/')
+            && FILE_EXTENSIONS.contains(&ext.to_lowercase().as_str())
+    })
+}
+
+/// Names of standards and versions that look like issue keys (`SHA-256`).
+const NOT_ISSUE_KEYS: &[&str] = &[
+    "SHA", "UTF", "ISO", "RFC", "COVID", "GPT", "AES", "RSA", "MD", "PEP", "ES", "IPV", "TLS",
+    "HTTP", "ECMA", "IEEE", "X",
+];
+
+/// An issue key (`PROJ-12`) or number (`#42`).
+fn is_issue_ref(w: &str) -> bool {
+    let key = w.split_once('-').is_some_and(|(p, n)| {
+        p.len() >= 2
+            && !NOT_ISSUE_KEYS.contains(&p)
+            && p.chars()
+                .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit())
+            && !n.is_empty()
+            && n.chars().all(|c| c.is_ascii_digit())
+    });
+    key || (w.starts_with('#') && w.len() > 1 && w[1..].chars().all(|c| c.is_ascii_digit()))
+}
+
+/// `owner/name`: two parts, no leading slash or dots, not two ordinary words.
+fn is_slug(w: &str, known: &dyn Fn(&str) -> bool) -> bool {
+    w.split_once('/').is_some_and(|(o, r)| {
+        let part = |p: &str| {
+            !p.is_empty()
+                && p.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+        };
+        part(o) && part(r) && !o.chars().all(|c| c.is_ascii_digit()) && !(known(o) && known(r))
+    })
+}
+
+fn is_ipv4(w: &str) -> bool {
+    let w = w.split_once('/').map_or(w, |(ip, _)| ip); // a CIDR block too
+    let parts: Vec<&str> = w.split('.').collect();
+    parts.len() == 4
+        && parts
+            .iter()
+            .all(|p| !p.is_empty() && p.len() <= 3 && p.parse::<u8>().is_ok())
+}
+
+fn is_email(w: &str) -> bool {
+    w.split_once('@').is_some_and(|(user, host)| {
+        !user.is_empty() && host.contains('.') && !host.starts_with('.') && !host.ends_with('.')
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn shapes(q: &str) -> Vec<&'static str> {
+        implied(q, &|w| ["read", "write", "files"].contains(&w))
+            .into_iter()
+            .map(|alts| alts[0])
+            .collect()
+    }
+
+    #[test]
+    fn each_shape_and_its_look_alikes() {
+        assert_eq!(shapes("summarize notes.txt"), ["file"]);
+        assert_eq!(shapes("tempo of ~/music/track01.wav"), ["file"]);
+        assert_eq!(shapes("open https://example.com/a.html"), ["url"]);
+        assert_eq!(shapes("move OPS-17 to done"), ["issue"]);
+        assert_eq!(shapes("close #34"), ["issue"]);
+        assert_eq!(shapes("stars of facebook/react"), ["repository"]);
+        assert_eq!(shapes("who owns 1.1.1.1?"), ["ip"]);
+        assert_eq!(shapes("hosts in 10.0.0.0/8"), ["ip"]);
+        assert_eq!(shapes("mail bob@example.com"), ["email"]);
+        // Look-alikes that are none of these.
+        assert!(shapes("read/write files").is_empty());
+        assert!(shapes("version 1.2.3 of node 20").is_empty());
+        assert!(shapes("the 3/4 mark, on 2024/05").is_empty());
+        assert!(shapes("Mr. Smith @ home").is_empty());
+        assert!(shapes("COVID-19 figures for 999.1.1.1").is_empty());
+    }
+}
