@@ -169,3 +169,48 @@ fn plugin_bench_reports_the_documented_keys() {
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert!((v["r_at_5"].as_f64().unwrap() - 0.788).abs() < 0.02, "{v}");
 }
+
+/// A guest in another language: `guest-example/python-ranker`, componentized
+/// with the pinned componentize-py, passes the same suite under the same sandbox.
+#[test]
+fn a_python_guest_passes_the_conformance_suite() {
+    let dir = workspace().join("guest-example/python-ranker");
+    let out = tempfile::tempdir().unwrap();
+    let wasm = out.path().join("python-ranker.wasm");
+    let built = Command::new(crate::servers::servers().python_bin("componentize-py"))
+        .arg("-d")
+        .arg(workspace().join("wit"))
+        .args(["-w", "ranker", "componentize", "-p", ".", "app", "-o"])
+        .arg(&wasm)
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    assert!(
+        built.status.success(),
+        "componentize-py: {}",
+        String::from_utf8_lossy(&built.stderr)
+    );
+    let guest = GuestUnderTest::from_file(&wasm)
+        .unwrap()
+        .with_limits(roomy())
+        .unwrap();
+    let failed: Vec<String> = guest
+        .conformance()
+        .iter()
+        .filter(|c| !c.passed())
+        .map(|c| c.to_string())
+        .collect();
+    assert!(failed.is_empty(), "{failed:?}");
+    let catalog = tools(&[
+        (
+            "github",
+            "createIssue",
+            "Create a new issue in a repository",
+        ),
+        ("slack", "send-message", "Send a message to a channel"),
+    ]);
+    assert_eq!(
+        guest.rank(&catalog, "create issues", 1).unwrap(),
+        ["github__createIssue"]
+    );
+}
