@@ -148,7 +148,7 @@ fn warm_start(home: &std::path::Path) -> Vec<Duration> {
                     json!({"name": t.name, "description": t.description, "inputSchema": t.input_schema})
                 })
                 .collect();
-            (s.name.clone(), Some(cache::Entry { config_hash: cache::config_hash(&s.raw), tools, resources: vec![], prompts: vec![], cached_at: cache::now_ms() }))
+            (s.name.clone(), Some(cache::Entry { config_hash: cache::config_hash(&s.raw), tools, resources: vec![], prompts: vec![], cached_at: cache::now_ms(), protocol_version: None }))
         })
         .collect();
     metadata.update(entries).unwrap();

@@ -54,6 +54,10 @@ pub struct Entry {
     pub prompts: Vec<Value>,
     /// When it was listed, in milliseconds since the Unix epoch.
     pub cached_at: u64,
+    /// The MCP revision the server negotiated then: one of the `initialize`
+    /// era means the next connection skips the `server/discover` probe.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub protocol_version: Option<String>,
 }
 
 #[derive(Debug, Default, Serialize, Deserialize)]
@@ -265,6 +269,7 @@ mod tests {
             resources: vec![],
             prompts: vec![],
             cached_at: 1_000,
+            protocol_version: None,
         };
         assert!(e.is_valid("h", 2_000));
         assert!(!e.is_valid("other", 2_000));
@@ -282,6 +287,7 @@ mod tests {
             resources: vec![],
             prompts: vec![],
             cached_at: 5,
+            protocol_version: None,
         };
         cache
             .update([("a".to_string(), Some(entry("1")))].into())

@@ -116,6 +116,9 @@ pub struct ServerStatus {
     /// The last connection error, if any.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub last_error: Option<String>,
+    /// The MCP revision last negotiated with it (`2026-07-28`, `2025-11-25`, …).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub protocol_version: Option<String>,
 }
 
 /// A catalog file that could not be read.

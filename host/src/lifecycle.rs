@@ -15,7 +15,9 @@ use crate::cache::{self, MetadataCache};
 use crate::catalog::{ConnectionState, ServerStatus, Tool};
 use crate::config::{Config, Lifecycle, Server};
 use crate::paths::Environment;
-use crate::upstream::{ConnectContext, ConnectError, Connection, Listing, UpstreamEvent};
+use crate::upstream::{
+    ConnectContext, ConnectError, Connection, Listing, UpstreamEvent, is_legacy_revision,
+};
 use futures::StreamExt;
 use serde_json::Value;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -93,6 +95,8 @@ struct SlotState {
     generation: u64,
     tools: Option<Vec<Tool>>,
     prompts: Vec<Value>,
+    /// The MCP revision last negotiated (from the cache until connected).
+    protocol_version: Option<String>,
     from_cache: bool,
     failed_at: Option<Instant>,
     last_error: Option<String>,
@@ -183,6 +187,7 @@ impl Manager {
                         generation: 0,
                         prompts: cached.map(|e| e.prompts.clone()).unwrap_or_default(),
                         tools: cached.map(|e| tools_from_entry(server, e)),
+                        protocol_version: cached.and_then(|e| e.protocol_version.clone()),
                         from_cache: cached.is_some(),
                         failed_at: None,
                         last_error: None,
@@ -288,6 +293,7 @@ impl Manager {
             tool_count: st.tools.as_ref().map_or(0, |t| t.len() as u32),
             lifecycle: slot.server.config.lifecycle,
             last_error: st.last_error.clone(),
+            protocol_version: st.protocol_version.clone(),
         }
     }
 
@@ -354,10 +360,18 @@ impl Manager {
         if let Some(old) = old {
             close(old).await;
         }
+        // An explicit connect probes afresh: the server may have been upgraded.
+        let legacy_only = !force
+            && slot
+                .state()
+                .protocol_version
+                .as_deref()
+                .is_some_and(is_legacy_revision);
         let ctx = ConnectContext {
             server: name.to_string(),
             env: self.env.clone(),
             events: self.upstream_tx.clone(),
+            legacy_only,
         };
         let result = Connection::open(&slot.server.config, &ctx).await;
         match result {
@@ -447,6 +461,7 @@ impl Manager {
             }
             st.tools = Some(catalog);
             st.prompts = prompts.clone();
+            st.protocol_version = listing.protocol_version.clone();
             st.from_cache = false;
         }
         self.catalog_version.fetch_add(1, Ordering::AcqRel);
@@ -456,6 +471,7 @@ impl Manager {
             resources,
             prompts,
             cached_at: cache::now_ms(),
+            protocol_version: listing.protocol_version.clone(),
         };
         if let Err(e) = self
             .cache

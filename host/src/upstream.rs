@@ -21,7 +21,9 @@ use rmcp::model::{
     CallToolRequestParams, CallToolResult, ReadResourceRequestParams, ReadResourceResult, Resource,
     Tool,
 };
-use rmcp::service::{RunningService, ServiceError};
+use rmcp::service::{
+    ClientInitializeError, ClientLifecycleMode, ClientServiceExt, RunningService, ServiceError,
+};
 use rmcp::{RoleClient, ServiceExt};
 use std::sync::Arc;
 use std::time::Duration;
@@ -48,6 +50,40 @@ pub struct ConnectContext {
     pub env: Environment,
     /// Where list-changed notifications go.
     pub events: mpsc::UnboundedSender<UpstreamEvent>,
+    /// The server last spoke an `initialize`-era revision: open with
+    /// `initialize` straight away instead of probing with `server/discover`.
+    pub legacy_only: bool,
+}
+
+/// The MCP revision offered first: the stateless one, opened with `server/discover`.
+const STATELESS: rmcp::model::ProtocolVersion = rmcp::model::ProtocolVersion::V_2026_07_28;
+
+/// Whether a negotiated revision is one of the `initialize` era.
+pub fn is_legacy_revision(version: &str) -> bool {
+    version < STATELESS.as_str()
+}
+
+/// Runs the MCP handshake over a transport: `server/discover` first (the
+/// stateless revision), falling back to `initialize` when the server answers
+/// that it does not know it; `initialize` alone when the server is known to be
+/// of that era.
+async fn handshake<T, E, A>(
+    handler: UpstreamHandler,
+    transport: T,
+    ctx: &ConnectContext,
+) -> Result<RunningService<RoleClient, UpstreamHandler>, ClientInitializeError>
+where
+    T: rmcp::transport::IntoTransport<RoleClient, E, A>,
+    E: std::error::Error + Send + Sync + 'static,
+{
+    if ctx.legacy_only {
+        return handler.serve(transport).await;
+    }
+    let mode = ClientLifecycleMode::Auto {
+        preferred_versions: vec![STATELESS],
+        legacy_version: None,
+    };
+    handler.serve_with_lifecycle(transport, mode).await
 }
 
 /// A live connection to one server.
@@ -68,6 +104,8 @@ pub struct Listing {
     pub resources: Vec<Resource>,
     /// Every prompt (all pages).
     pub prompts: Vec<rmcp::model::Prompt>,
+    /// The MCP revision the connection negotiated.
+    pub protocol_version: Option<String>,
 }
 
 impl std::fmt::Debug for Connection {
@@ -95,8 +133,7 @@ impl Connection {
                     let (transport, tail, group) = stdio::spawn(config, ctx).await?;
                     stderr_for_timeout = Some(tail.clone());
                     let handler = UpstreamHandler::new(ctx, routes.clone());
-                    let service = handler
-                        .serve(transport)
+                    let service = handshake(handler, transport, ctx)
                         .await
                         .map_err(|e| ConnectError::from_init(e, Some(&tail)))?;
                     Connection {
@@ -196,6 +233,7 @@ impl Connection {
             tools,
             resources,
             prompts,
+            protocol_version: self.protocol_version(),
         })
     }
 
@@ -322,6 +360,13 @@ impl Connection {
     /// The last lines the server wrote to stderr (stdio only).
     pub fn stderr(&self) -> Option<String> {
         self.stderr.as_ref().map(|t| t.text())
+    }
+
+    /// The MCP revision negotiated with the server.
+    pub fn protocol_version(&self) -> Option<String> {
+        self.service
+            .peer_info()
+            .map(|i| i.protocol_version.as_str().to_string())
     }
 
     /// Process id of a stdio server.

@@ -78,6 +78,7 @@ pub fn services() -> StaticServices {
         tool_count: n,
         lifecycle: Lifecycle::Lazy,
         last_error: None,
+        protocol_version: None,
     };
     StaticServices::new(
         vec![status("github", 2), status("git", 2), status("loopback", 1)],

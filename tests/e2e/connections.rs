@@ -385,3 +385,73 @@ async fn excluded_tools_and_unexposed_resources_are_hidden() {
     );
     host.shutdown().await;
 }
+
+/// Each server gets the newest revision it speaks: the stateless 2026-07-28
+/// one, opened with `server/discover`, where it can (the Python SDK's servers),
+/// `initialize` where not (the TypeScript SDK's); a server the cache knows to
+/// be of the `initialize` era is not probed again.
+#[tokio::test(flavor = "multi_thread")]
+async fn each_server_gets_the_newest_revision_it_speaks() {
+    let s = servers();
+    let d = ConfigDirs::new();
+    let methods = d.root.path().join("methods");
+    let config = json!({
+        "time": {"command": s.python_bin("mcp-server-time"), "args": ["--local-timezone", "UTC"]},
+        "legacy": {"command": "node", "args": [s.misbehave(), "ok"], "env": {"METHODS_FILE": methods.display().to_string()}}
+    });
+    let received = || -> Vec<String> {
+        std::fs::read_to_string(&methods)
+            .unwrap_or_default()
+            .lines()
+            .map(String::from)
+            .collect()
+    };
+    let version = |host: &mcpw::host::Host, name: &str| {
+        host.status()
+            .into_iter()
+            .find(|st| st.name == name)
+            .and_then(|st| st.protocol_version)
+    };
+
+    let first = host(&d, config.clone(), |_| {}).await;
+    let now = first
+        .call("time__get_current_time", args(json!({"timezone": "UTC"})))
+        .await
+        .unwrap();
+    assert!(text(&now).contains("UTC"), "{}", text(&now));
+    let echo = first
+        .call("legacy__echo", args(json!({"message": "old"})))
+        .await
+        .unwrap();
+    assert_eq!(text(&echo), "Echo: old");
+    assert_eq!(version(&first, "time").as_deref(), Some("2026-07-28"));
+    let legacy = version(&first, "legacy").unwrap();
+    assert!(legacy.as_str() < "2026-07-28", "{legacy}");
+    assert_eq!(
+        received()[..2],
+        ["server/discover", "initialize"],
+        "probed, then initialized"
+    );
+    first.shutdown().await;
+
+    // Another process with the same cache: `initialize` straight away.
+    std::fs::remove_file(&methods).unwrap();
+    let second = host(&d, config, |_| {}).await;
+    assert_eq!(
+        version(&second, "legacy"),
+        Some(legacy.clone()),
+        "known from the cache"
+    );
+    second
+        .call("legacy__echo", args(json!({"message": "again"})))
+        .await
+        .unwrap();
+    let again = received();
+    assert_eq!(again.first().map(String::as_str), Some("initialize"));
+    assert!(!again.iter().any(|m| m == "server/discover"), "{again:?}");
+    // An explicit connect probes afresh (the server may have been upgraded).
+    std::fs::remove_file(&methods).unwrap();
+    second.connect("legacy").await.unwrap();
+    assert_eq!(received()[..2], ["server/discover", "initialize"]);
+    second.shutdown().await;
+}

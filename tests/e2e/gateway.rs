@@ -534,3 +534,38 @@ fn call_statistics_are_captured_and_shown() {
     );
     assert!(echo["bytes"].as_u64().unwrap() > 0 && echo["meanMs"].as_f64().unwrap() > 0.0);
 }
+
+/// mcpw behind mcpw: rmcp on both sides speaks the stateless 2026-07-28
+/// revision (`server/discover`, no `initialize`) over stdio and HTTP.
+#[tokio::test(flavor = "multi_thread")]
+async fn mcpw_behind_mcpw_speaks_the_stateless_revision() {
+    let s = setup(json!({}));
+    let serving = Serving::start(&s, &["--exposure", "direct"]);
+    let outer = ConfigDirs::new();
+    let host = crate::common::host(
+        &outer,
+        json!({"overHttp": {"url": serving.url()}, "overStdio": stdio(&s, "direct")}),
+        |_| {},
+    )
+    .await;
+    for name in ["overHttp", "overStdio"] {
+        let out = host
+            .call(
+                &format!("{name}__everything__echo"),
+                json!({"message": name}).as_object().cloned(),
+            )
+            .await
+            .unwrap();
+        assert_eq!(
+            serde_json::to_value(&out.content).unwrap()[0]["text"],
+            format!("Echo: {name}")
+        );
+        let status = host.connect(name).await.unwrap();
+        assert_eq!(
+            status.protocol_version.as_deref(),
+            Some("2026-07-28"),
+            "{name}"
+        );
+    }
+    host.shutdown().await;
+}

@@ -1,7 +1,8 @@
 // An MCP server that misbehaves on demand, for mcpw's end-to-end tests.
 //   node misbehave.mjs MODE [OPTIONS]
 // Every mode writes its pid to $PID_FILE (appending) when set, so tests can count
-// starts and check that no process outlives mcpw.
+// starts and check that no process outlives mcpw. In mode ok, the method of every
+// request and notification received is appended to $METHODS_FILE when set.
 //
 // Modes (stdio unless noted):
 //   ok             tools: echo, add_tool (registers a tool: list_changed), crash
@@ -52,9 +53,17 @@ function build() {
 }
 
 switch (mode) {
-  case "ok":
-    await build().connect(new StdioServerTransport());
+  case "ok": {
+    const transport = new StdioServerTransport();
+    await build().connect(transport);
+    // Wrapped before the first message can arrive (stdin data comes in a later task).
+    const deliver = transport.onmessage;
+    transport.onmessage = (message, extra) => {
+      if (process.env.METHODS_FILE && message.method) appendFileSync(process.env.METHODS_FILE, `${message.method}\n`);
+      deliver(message, extra);
+    };
     break;
+  }
   case "paged": {
     const server = new Server({ name: "paged", version: "1.0.0" }, { capabilities: { tools: {}, resources: {} } });
     const page = (items, cursor) => {

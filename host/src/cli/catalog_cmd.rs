@@ -70,6 +70,7 @@ fn services(tools: &[Tool]) -> StaticServices {
                 tool_count: 1,
                 lifecycle: Lifecycle::Lazy,
                 last_error: None,
+                protocol_version: None,
             }),
         }
     }

@@ -106,7 +106,12 @@ fn status_line(s: &ServerStatus, host: &Host) -> String {
         mcpw::config::Lifecycle::KeepAlive => "keep-alive",
     };
     match s.state {
-        ConnectionState::Connected => format!("✓ {} ({} tools, {lifecycle})", s.name, s.tool_count),
+        ConnectionState::Connected => format!(
+            "✓ {} ({} tools, {lifecycle}, MCP {})",
+            s.name,
+            s.tool_count,
+            s.protocol_version.as_deref().unwrap_or("?")
+        ),
         ConnectionState::Cached => format!(
             "○ {} ({} tools, cached, not connected, {lifecycle})",
             s.name, s.tool_count

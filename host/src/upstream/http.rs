@@ -5,10 +5,10 @@ use super::handler::UpstreamHandler;
 use super::{ConnectContext, ConnectError, secrets};
 use crate::config::{ServerConfig, Transport};
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
+use rmcp::RoleClient;
 use rmcp::service::RunningService;
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-use rmcp::{RoleClient, ServiceExt};
 use std::collections::HashMap;
 
 /// Resolved request headers.
@@ -78,8 +78,7 @@ pub async fn connect(
         .collect();
     let config = StreamableHttpClientTransportConfig::with_uri(url).custom_headers(custom);
     let transport = StreamableHttpClientTransport::with_client(reqwest::Client::new(), config);
-    UpstreamHandler::new(ctx, routes.clone())
-        .serve(transport)
+    super::handshake(UpstreamHandler::new(ctx, routes.clone()), transport, ctx)
         .await
         .map_err(|e| ConnectError::from_init(e, None))
 }
