@@ -1,6 +1,6 @@
 //! What the literals in a query imply. "read notes.txt" is about a file even
 //! though it never says "file"; "close #34" is about an issue; "acme/web" is a
-//! repository; "1.1.1.1" an IP address. Each shape adds the word it implies as
+//! repository; "1.1.1.1" an IP address; "#general" a chat channel. Each shape adds the word it implies as
 //! an extra, lighter concept of the query.
 
 /// File name extensions: a query naming `notes.txt` is about a file.
@@ -17,7 +17,7 @@ const FILE_EXTENSIONS: &[&str] = &[
 pub fn implied(query: &str, known: &dyn Fn(&str) -> bool) -> Vec<&'static [&'static str]> {
     let literals: Vec<&str> = query
         .split_whitespace()
-        .map(|w| w.trim_matches(|c: char| !c.is_alphanumeric() && c != '#' && c != '/'))
+        .map(|w| w.trim_matches(|c: char| !c.is_alphanumeric() && !matches!(c, '#' | '/' | '@')))
         .filter(|w| !w.is_empty())
         .collect();
     let any = |f: fn(&str) -> bool| literals.iter().any(|w| f(w));
@@ -38,6 +38,12 @@ pub fn implied(query: &str, known: &dyn Fn(&str) -> bool) -> Vec<&'static [&'sta
     }
     if any(is_email) {
         out.push(&["email"]);
+    }
+    if any(is_channel) {
+        out.push(&["channel"]);
+    }
+    if any(is_handle) {
+        out.push(&["user"]);
     }
     out
 }
@@ -102,6 +108,27 @@ fn is_email(w: &str) -> bool {
     })
 }
 
+/// `#general`, `#team-releases`: a chat channel (a number after `#` is an issue).
+fn is_channel(w: &str) -> bool {
+    w.strip_prefix('#').is_some_and(|name| {
+        name.chars().next().is_some_and(|c| c.is_ascii_alphabetic())
+            && name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+    })
+}
+
+/// `@alice`: a person's handle (an address has a domain after the `@`).
+fn is_handle(w: &str) -> bool {
+    w.strip_prefix('@').is_some_and(|name| {
+        name.chars().next().is_some_and(|c| c.is_ascii_alphabetic())
+            && name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+            && !name.ends_with('.')
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -124,11 +151,14 @@ mod tests {
         assert_eq!(shapes("who owns 1.1.1.1?"), ["ip"]);
         assert_eq!(shapes("hosts in 10.0.0.0/8"), ["ip"]);
         assert_eq!(shapes("mail bob@example.com"), ["email"]);
+        assert_eq!(shapes("tell #team-releases we shipped"), ["channel"]);
+        assert_eq!(shapes("ping @alice about it"), ["user"]);
         // Look-alikes that are none of these.
         assert!(shapes("read/write files").is_empty());
         assert!(shapes("version 1.2.3 of node 20").is_empty());
         assert!(shapes("the 3/4 mark, on 2024/05").is_empty());
         assert!(shapes("Mr. Smith @ home").is_empty());
+        assert!(shapes("C# and F# code, @ 5pm, # of rows").is_empty());
         assert!(shapes("COVID-19 figures for 999.1.1.1").is_empty());
     }
 }

@@ -128,7 +128,7 @@ pub const GROUPS: &[&[&str]] = &[
     ],
     &["activity", "feed"],
     // Data platforms.
-    &["schema", "ddl", "table definition", "structure"],
+    &["schema", "ddl", "table definition", "structure", "columns"],
     &["graph database", "graph db", "neo4j"],
     &[
         "gds",
