@@ -64,7 +64,7 @@ fn strip_mcp_suffix(server: &str) -> &str {
         return server;
     }
     let mut cut = server.len() - 3;
-    if server[..cut].ends_with('-') {
+    if server[..cut].ends_with(['-', '_']) {
         cut -= 1;
     }
     &server[..cut]
@@ -113,10 +113,20 @@ pub fn name_for(tool: &Tool, mode: PrefixMode) -> String {
     let prefix = server_prefix(&tool.server, mode);
     let part = tool_part(tool);
     let full = if prefix.is_empty() {
-        part
+        part.clone()
     } else {
         format!("{prefix}{SEPARATOR}{part}")
     };
+    if full.len() <= MAX_NAME_LEN {
+        return full;
+    }
+    // Too long: shorten the server prefix first, so the name still says which
+    // tool it is; the hash of the whole name keeps shortened names apart.
+    let hash = format!("{:08x}", fnv1a64(full.as_bytes()) as u32);
+    let room = MAX_NAME_LEN.saturating_sub(SEPARATOR.len() + part.len() + 1 + hash.len());
+    if !prefix.is_empty() && room >= 8 && room < prefix.len() {
+        return format!("{}{SEPARATOR}{part}_{hash}", &prefix[..room]);
+    }
     fit(full)
 }
 
@@ -257,6 +267,18 @@ mod tests {
         assert_eq!(na, name_for(&a, PrefixMode::Server), "stable");
         // The hash is pinned: changing it would rename users' tools.
         assert_eq!(fnv1a64(b"abc"), 0xe71fa2190541574b);
+    }
+
+    #[test]
+    fn a_long_server_name_is_shortened_before_the_tool_name() {
+        let t = Tool::new(&"s".repeat(70), "read_file", "");
+        let name = name_for(&t, PrefixMode::Server);
+        assert_eq!(name.len(), MAX_NAME_LEN);
+        assert!(valid(&name));
+        assert!(name.contains("__read_file_"), "{name}");
+        let other = Tool::new(&format!("{}x", "s".repeat(69)), "read_file", "");
+        assert_ne!(name, name_for(&other, PrefixMode::Server));
+        assert_eq!(server_prefix("foo_mcp", PrefixMode::Short), "foo");
     }
 
     #[test]

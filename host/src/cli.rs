@@ -105,7 +105,14 @@ pub fn main() -> ExitCode {
             ExitCode::SUCCESS
         }
         Err(e) => {
-            eprintln!("mcpw: {e:#}");
+            // The chain, without repeating a cause its error already quotes.
+            let mut message = e.to_string();
+            for cause in e.chain().skip(1).map(ToString::to_string) {
+                if !message.contains(&cause) {
+                    message = format!("{message}: {cause}");
+                }
+            }
+            eprintln!("mcpw: {message}");
             ExitCode::FAILURE
         }
     }

@@ -58,8 +58,6 @@ pub struct Shared {
     /// the first answer that needs the catalog.
     bootstrap: tokio::sync::OnceCell<()>,
     exposure: Exposure,
-    /// Tools loaded by ToolSearch (shared by the sessions of this process).
-    activated: Mutex<BTreeSet<String>>,
     budget: usize,
 }
 
@@ -77,7 +75,6 @@ impl Shared {
             host,
             exposure,
             bootstrap: tokio::sync::OnceCell::new(),
-            activated: Mutex::new(BTreeSet::new()),
             budget,
         })
     }
@@ -90,6 +87,11 @@ impl Shared {
             .await;
     }
 
+    /// Has every server been listed at least once?
+    pub fn is_ready(&self) -> bool {
+        self.bootstrap.initialized()
+    }
+
     /// The host behind the gateway.
     pub fn host(&self) -> &Arc<Host> {
         &self.host
@@ -100,12 +102,17 @@ impl Shared {
 #[derive(Clone)]
 pub struct Gateway {
     shared: Arc<Shared>,
+    /// Tools this session loaded with ToolSearch: each agent its own list.
+    activated: Arc<Mutex<BTreeSet<String>>>,
 }
 
 impl Gateway {
     /// A session over shared state.
     pub fn new(shared: Arc<Shared>) -> Self {
-        Gateway { shared }
+        Gateway {
+            shared,
+            activated: Default::default(),
+        }
     }
 }
 
@@ -176,8 +183,7 @@ impl Gateway {
                     .map(|e| e.name)
                     .collect();
                 shown.extend(
-                    self.shared
-                        .activated
+                    self.activated
                         .lock()
                         .unwrap_or_else(|p| p.into_inner())
                         .iter()
@@ -201,6 +207,23 @@ impl Gateway {
         values.into_iter().map(from_json).collect()
     }
 
+    /// One attempt at a call; the client cancelling it is an error of its own.
+    async fn call_once(
+        &self,
+        name: &str,
+        args: Option<serde_json::Map<String, Value>>,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<Result<crate::host::CallOutcome, HostError>, McpError> {
+        let call = self
+            .shared
+            .host
+            .call_with(name, args, progress_forwarding(context));
+        tokio::select! {
+            r = call => Ok(r),
+            _ = context.ct.cancelled() => Err(McpError::internal_error("cancelled by the client", None)),
+        }
+    }
+
     /// Calls an upstream tool for the agent, forwarding progress and cancellation.
     async fn call_upstream(
         &self,
@@ -208,13 +231,13 @@ impl Gateway {
         args: Option<serde_json::Map<String, Value>>,
         context: &RequestContext<RoleServer>,
     ) -> Result<CallToolResult, McpError> {
-        self.shared.ready().await;
-        let options = progress_forwarding(context);
-        let call = self.shared.host.call_with(name, args, options);
-        let outcome = tokio::select! {
-            r = call => r,
-            _ = context.ct.cancelled() => return Err(McpError::internal_error("cancelled by the client", None)),
-        };
+        // A known name (or one whose server prefix says where it lives) is
+        // called at once; only an unknown one waits for every server's list.
+        let mut outcome = self.call_once(name, args.clone(), context).await?;
+        if matches!(outcome, Err(HostError::ToolNotFound { .. })) && !self.shared.is_ready() {
+            self.shared.ready().await;
+            outcome = self.call_once(name, args, context).await?;
+        }
         match outcome {
             Ok(out) => result(&out.content, out.structured_content, out.is_error),
             Err(e @ HostError::ToolNotFound { .. }) => {
@@ -265,7 +288,7 @@ impl ServerHandler for Gateway {
         };
         serde_json::from_value(json!({
             "protocolVersion": rmcp::model::ProtocolVersion::LATEST_WITH_INITIALIZE,
-            "capabilities": {"tools": {"listChanged": true}, "prompts": {"listChanged": true}},
+            "capabilities": {"tools": {"listChanged": self.shared.exposure != Exposure::Proxy}, "prompts": {"listChanged": true}},
             "serverInfo": {"name": "mcpw", "version": env!("CARGO_PKG_VERSION")},
             "instructions": instructions,
         }))
@@ -343,17 +366,18 @@ impl ServerHandler for Gateway {
     }
 
     async fn on_initialized(&self, context: rmcp::service::NotificationContext<RoleServer>) {
-        // Upstream tools changing changes what direct and tool-search sessions list.
-        if self.shared.exposure == Exposure::Proxy {
-            return;
-        }
+        // Upstream tools changing changes what direct and tool-search sessions
+        // list; upstream prompts are served in every mode.
+        let tools_change = self.shared.exposure != Exposure::Proxy;
         let mut events = self.shared.host.manager().subscribe();
         let peer = context.peer.clone();
         tokio::spawn(async move {
             loop {
                 match events.recv().await {
                     Ok(LifecycleEvent::CatalogChanged(_)) => {
-                        if peer.notify_tool_list_changed().await.is_err() {
+                        if tools_change && peer.notify_tool_list_changed().await.is_err()
+                            || peer.notify_prompt_list_changed().await.is_err()
+                        {
                             return;
                         }
                     }

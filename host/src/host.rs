@@ -178,6 +178,17 @@ impl Host {
             &env.state_dir(),
         )
         .map(|c| Arc::new(crate::stats::Stats::new(c)));
+        if let Some(stats) = &stats {
+            // A signal must not lose the calls recorded since the last flush.
+            let stats = Arc::downgrade(stats);
+            crate::upstream::processes::at_signal_exit(move || {
+                if let Some(s) = stats.upgrade()
+                    && let Err(e) = s.flush()
+                {
+                    tracing::warn!("cannot write call statistics: {e}");
+                }
+            });
+        }
         Ok(Host {
             stats,
             config,

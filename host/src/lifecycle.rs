@@ -34,6 +34,9 @@ pub struct LifecycleOptions {
     pub health_interval: Duration,
     /// Most servers connecting at once at start-up.
     pub max_parallel_connects: usize,
+    /// How long a keep-alive server may take to answer the health check's ping
+    /// before its connection counts as hung and is replaced.
+    pub ping_timeout: Duration,
 }
 
 impl Default for LifecycleOptions {
@@ -42,6 +45,7 @@ impl Default for LifecycleOptions {
             backoff: Duration::from_secs(60),
             health_interval: Duration::from_secs(30),
             max_parallel_connects: 10,
+            ping_timeout: Duration::from_secs(10),
         }
     }
 }
@@ -108,8 +112,27 @@ struct Slot {
     server: Server,
     hash: String,
     connect_lock: tokio::sync::Mutex<()>,
+    relist_lock: tokio::sync::Mutex<()>,
     state: Mutex<SlotState>,
     in_flight: AtomicUsize,
+}
+
+/// One call in flight on a slot, from `enter` until dropped.
+struct InFlight<'a>(&'a Slot);
+
+impl<'a> InFlight<'a> {
+    fn enter(slot: &'a Slot) -> Self {
+        slot.in_flight.fetch_add(1, Ordering::AcqRel);
+        slot.state().last_used = Instant::now();
+        InFlight(slot)
+    }
+}
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        self.0.in_flight.fetch_sub(1, Ordering::AcqRel);
+        self.0.state().last_used = Instant::now();
+    }
 }
 
 impl Slot {
@@ -197,6 +220,7 @@ impl Manager {
                     hash,
                     connect_lock: tokio::sync::Mutex::new(()),
                     in_flight: AtomicUsize::new(0),
+                    relist_lock: Default::default(),
                 })
             })
             .collect();
@@ -372,6 +396,7 @@ impl Manager {
             env: self.env.clone(),
             events: self.upstream_tx.clone(),
             legacy_only,
+            redact: Default::default(),
         };
         let result = Connection::open(&slot.server.config, &ctx).await;
         match result {
@@ -495,11 +520,12 @@ impl Manager {
     {
         let conn = self.connect(name, false).await?;
         let slot = self.slot(name)?;
-        slot.in_flight.fetch_add(1, Ordering::AcqRel);
-        slot.state().last_used = Instant::now();
-        let result = f(conn.clone()).await;
-        slot.in_flight.fetch_sub(1, Ordering::AcqRel);
-        slot.state().last_used = Instant::now();
+        let result = {
+            // Counted down on drop too: a call abandoned by its caller (a
+            // cancelled request) must not pin the server as busy forever.
+            let _busy = InFlight::enter(slot);
+            f(conn.clone()).await
+        };
         let dead = match &result {
             Err(e) => e.is_fatal() || !conn.is_open(),
             Ok(_) => false,
@@ -549,8 +575,36 @@ impl Manager {
         }
     }
 
-    /// Closes idle servers and reconnects keep-alive ones; call periodically.
+    /// Closes idle servers and reconnects keep-alive ones (pinging those that
+    /// look connected, so a hung server is replaced too); call periodically.
     pub async fn maintain(&self) {
+        let keep_alive = self.slots.iter().filter(|s| {
+            s.server.config.enabled && s.server.config.lifecycle == Lifecycle::KeepAlive
+        });
+        let pings = keep_alive.filter_map(|slot| {
+            let conn = slot.live()?;
+            let timeout = self.options.ping_timeout;
+            Some(async move { (slot, conn.clone(), conn.ping(timeout).await) })
+        });
+        for (slot, conn, alive) in futures::future::join_all(pings).await {
+            if alive {
+                continue;
+            }
+            tracing::warn!(server = slot.name(), "no answer to a ping; reconnecting");
+            let hung = {
+                let mut st = slot.state();
+                match &st.conn {
+                    Some(c) if Arc::ptr_eq(c, &conn) => st.conn.take(),
+                    _ => None,
+                }
+            };
+            if let Some(hung) = hung {
+                close(hung).await;
+                let _ = self
+                    .events
+                    .send(LifecycleEvent::StatusChanged(slot.name().to_string()));
+            }
+        }
         for slot in &self.slots {
             let live = slot.live();
             if let (Some(conn), Some(idle)) = (&live, slot.idle_timeout(self.global_idle_minutes)) {
@@ -605,23 +659,39 @@ impl Manager {
             let Some(manager) = weak.upgrade() else {
                 return;
             };
-            let Ok(slot) = manager.slot(&server).cloned() else {
-                continue;
-            };
-            let Some(conn) = slot.live() else { continue };
-            let generation = slot.state().generation;
-            match conn.relist(slot.server.config.expose_resources).await {
-                Ok(listing) => {
-                    if !manager.store_listing(&slot, &listing, generation) {
-                        continue;
-                    }
-                    tracing::info!(server = %server, "tool list changed; catalog and cache refreshed");
-                    let _ = manager.events.send(LifecycleEvent::CatalogChanged(server));
-                }
-                Err(e) => {
-                    tracing::warn!(server = %server, "relisting after list_changed failed: {e}")
+            // Each server relists on its own: one that never answers holds up
+            // only its own refresh, and only until its call timeout.
+            tokio::spawn(async move { manager.relist(&server).await });
+        }
+    }
+
+    /// Lists a server's tools again after it announced a change. Relists of one
+    /// server run one after another, so an older answer never lands last.
+    async fn relist(&self, server: &str) {
+        let Ok(slot) = self.slot(server).cloned() else {
+            return;
+        };
+        let _one_at_a_time = slot.relist_lock.lock().await;
+        let Some(conn) = slot.live() else { return };
+        let generation = slot.state().generation;
+        let timeout = self.call_timeout(server);
+        let relisted =
+            tokio::time::timeout(timeout, conn.relist(slot.server.config.expose_resources)).await;
+        match relisted {
+            Ok(Ok(listing)) => {
+                if self.store_listing(&slot, &listing, generation) {
+                    tracing::info!(server, "tool list changed; catalog and cache refreshed");
+                    let _ = self
+                        .events
+                        .send(LifecycleEvent::CatalogChanged(server.to_string()));
                 }
             }
+            Ok(Err(e)) => tracing::warn!(server, "relisting after list_changed failed: {e}"),
+            Err(_) => tracing::warn!(
+                server,
+                "relisting after list_changed got no answer within {} ms",
+                timeout.as_millis()
+            ),
         }
     }
 

@@ -53,6 +53,9 @@ pub struct ConnectContext {
     /// The server last spoke an `initialize`-era revision: open with
     /// `initialize` straight away instead of probing with `server/discover`.
     pub legacy_only: bool,
+    /// Secret values to mask out of this connection's errors (filled as they
+    /// are resolved).
+    pub redact: secrets::Redactions,
 }
 
 /// The MCP revision offered first: the stateless one, opened with `server/discover`.
@@ -93,6 +96,7 @@ pub struct Connection {
     stderr: Option<Arc<stdio::StderrTail>>,
     group: Option<processes::GroupGuard>,
     progress: ProgressRoutes,
+    redact: secrets::Redactions,
 }
 
 /// What a server offers, listed right after connecting.
@@ -142,6 +146,7 @@ impl Connection {
                         stderr: Some(tail),
                         group: Some(group),
                         progress: routes.clone(),
+                        redact: ctx.redact.clone(),
                     }
                 }
                 Transport::Http { url, kind, .. } => {
@@ -155,6 +160,7 @@ impl Connection {
                                 stderr: None,
                                 group: None,
                                 progress: routes.clone(),
+                                redact: ctx.redact.clone(),
                             },
                             Err(e) if e.is_auth() => return Err(e),
                             Err(streamable) => {
@@ -178,13 +184,29 @@ impl Connection {
             let listing = conn.list(config.expose_resources).await?;
             Ok::<_, ConnectError>((conn, listing))
         };
+        if let Transport::Http { url, .. } = &config.transport {
+            ctx.redact.add_url(url);
+        }
         match tokio::time::timeout(timeout, attempt).await {
             Ok(result) => result,
             Err(_) => Err(ConnectError::Timeout {
                 ms: config.startup_timeout_ms,
+                note: stderr_for_timeout.as_ref().and_then(|t| t.stdout_note()),
                 stderr: stderr_for_timeout.map(|t| t.text()),
             }),
         }
+        .map_err(|e| match e {
+            // Credentials were sent and refused: the hint is to fix them, not to add some.
+            ConnectError::NeedsAuth { status, .. } if config.has_credentials() => {
+                ConnectError::NeedsAuth {
+                    status,
+                    hint: "the server refused the credentials configured for it \
+                           (`bearerToken`, `bearerTokenEnv` or an `Authorization` header); check or renew them"
+                        .into(),
+                }
+            }
+            e => e.redacted(&ctx.redact),
+        })
     }
 
     async fn list(&self, resources: bool) -> Result<Listing, ConnectError> {
@@ -259,9 +281,7 @@ impl Connection {
             }
             return match tokio::time::timeout(timeout, self.service.call_tool(params)).await {
                 Ok(r) => r.map_err(|e| self.service_error(e)),
-                Err(_) => Err(ConnectError::CallTimeout {
-                    ms: timeout.as_millis() as u64,
-                }),
+                Err(_) => Err(self.timed_out(timeout)),
             };
         };
         // rmcp gives every request its own progress token; the handle says which.
@@ -293,9 +313,7 @@ impl Connection {
             .unwrap_or_else(|p| p.into_inner())
             .remove(&key);
         match response {
-            Err(_) => Err(ConnectError::CallTimeout {
-                ms: timeout.as_millis() as u64,
-            }),
+            Err(_) => Err(self.timed_out(timeout)),
             Ok(r) => {
                 guard.id = None;
                 match r.map_err(|e| self.service_error(e))? {
@@ -322,9 +340,7 @@ impl Connection {
         }
         match tokio::time::timeout(timeout, self.service.get_prompt(params)).await {
             Ok(r) => r.map_err(|e| self.service_error(e)),
-            Err(_) => Err(ConnectError::CallTimeout {
-                ms: timeout.as_millis() as u64,
-            }),
+            Err(_) => Err(self.timed_out(timeout)),
         }
     }
 
@@ -339,9 +355,7 @@ impl Connection {
             .read_resource(ReadResourceRequestParams::new(uri));
         match tokio::time::timeout(timeout, read).await {
             Ok(r) => r.map_err(|e| self.service_error(e)),
-            Err(_) => Err(ConnectError::CallTimeout {
-                ms: timeout.as_millis() as u64,
-            }),
+            Err(_) => Err(self.timed_out(timeout)),
         }
     }
 
@@ -359,7 +373,22 @@ impl Connection {
 
     /// The last lines the server wrote to stderr (stdio only).
     pub fn stderr(&self) -> Option<String> {
-        self.stderr.as_ref().map(|t| t.text())
+        self.stderr.as_ref().map(|t| self.redact.apply(&t.text()))
+    }
+
+    /// Does the server still answer? Any answer counts, an error too (a
+    /// server may not implement `ping`); silence for `timeout` or a closed
+    /// connection does not.
+    pub async fn ping(&self, timeout: Duration) -> bool {
+        let ping = self
+            .service
+            .send_request(rmcp::model::ClientRequest::PingRequest(
+                rmcp::model::PingRequest::default(),
+            ));
+        match tokio::time::timeout(timeout, ping).await {
+            Ok(Ok(_)) | Ok(Err(ServiceError::McpError(_))) => true,
+            Ok(Err(_)) | Err(_) => false,
+        }
     }
 
     /// The MCP revision negotiated with the server.
@@ -374,8 +403,15 @@ impl Connection {
         self.group.as_ref().map(|g| g.pid())
     }
 
+    fn timed_out(&self, timeout: Duration) -> ConnectError {
+        ConnectError::CallTimeout {
+            ms: timeout.as_millis() as u64,
+            note: self.stderr.as_ref().and_then(|t| t.stdout_note()),
+        }
+    }
+
     fn service_error(&self, e: ServiceError) -> ConnectError {
-        ConnectError::from_service(e, self.stderr.as_deref())
+        ConnectError::from_service(e, self.stderr.as_deref()).redacted(&self.redact)
     }
 
     /// Closes the connection; a stdio server's whole process group is killed.
@@ -427,5 +463,6 @@ async fn sse_connect(
         stderr: None,
         group: None,
         progress: routes.clone(),
+        redact: ctx.redact.clone(),
     })
 }

@@ -167,24 +167,71 @@ fn no_server_outlives_the_cli_even_on_sigterm() {
         "server and grandchild are gone after exit"
     );
 
-    // SIGTERM in the middle of a call.
+    // A signal in the middle of a call: the server has the call when it comes.
+    let methods = d.root.path().join("methods");
+    s["env"]["METHODS_FILE"] = json!(methods.display().to_string());
+    d.user(&json!({"mcpServers": {"s": s}}).to_string());
+    let calls = || {
+        std::fs::read_to_string(&methods)
+            .unwrap_or_default()
+            .lines()
+            .filter(|m| *m == "tools/call")
+            .count()
+    };
+    for (signal, code) in [
+        (libc::SIGTERM, 143),
+        (libc::SIGINT, 130),
+        (libc::SIGHUP, 129),
+    ] {
+        let before = calls();
+        let mut child = mcpw(&d.home())
+            .args(["call", "s__hang"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while calls() == before {
+            assert!(
+                Instant::now() < deadline,
+                "the call never reached the server"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        // SAFETY: signalling the child we spawned.
+        unsafe { libc::kill(child.id() as i32, signal) };
+        let status = child.wait().unwrap();
+        assert_eq!(status.code(), Some(code), "signal {signal}");
+        assert!(
+            all_gone(&pids(&pf), Duration::from_secs(5)),
+            "no server outlives mcpw on signal {signal}"
+        );
+    }
+}
+
+#[test]
+fn a_secret_command_dies_with_mcpw() {
+    let d = ConfigDirs::new();
+    let pf = d.root.path().join("secret-pids");
+    let mut s = ok_server(&d.root.path().join("pids"));
+    s["env"]["K"] = json!(format!("!echo $$ >> {}; sleep 30; echo late", pf.display()));
+    d.user(&json!({"mcpServers": {"s": s}}).to_string());
     let mut child = mcpw(&d.home())
-        .args(["call", "s__hang"])
+        .args(["connect", "s"])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
     let deadline = Instant::now() + Duration::from_secs(20);
-    while pids(&pf).len() < 3 {
-        assert!(Instant::now() < deadline, "the server never started");
+    while pids(&pf).is_empty() {
+        assert!(Instant::now() < deadline, "the secret command never ran");
         std::thread::sleep(Duration::from_millis(20));
     }
     // SAFETY: signalling the child we spawned.
     unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
-    let status = child.wait().unwrap();
-    assert_eq!(status.code(), Some(143));
+    assert_eq!(child.wait().unwrap().code(), Some(143));
     assert!(
         all_gone(&pids(&pf), Duration::from_secs(5)),
-        "no server outlives a terminated mcpw"
+        "the secret command was killed"
     );
 }

@@ -293,6 +293,31 @@ fn config_validate_exits_1_and_names_file_server_field() {
 }
 
 #[test]
+fn config_validate_loads_the_guests_it_names() {
+    let home = tempfile::tempdir().unwrap();
+    write(
+        home.path(),
+        ".config/mcpw/mcp.json",
+        r#"{"settings": {"plugins": {"naming": "empty.wasm", "ranking": "junk.wasm"}}}"#,
+    );
+    write_wat(home.path(), ".config/mcpw/empty.wasm", "(component)");
+    write(home.path(), ".config/mcpw/junk.wasm", "not wasm");
+    let out = mcpw(home.path(), &["config", "validate", "--json"]);
+    assert_eq!(out.status.code(), Some(1));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let problems: Vec<(String, String)> = v["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| (d["field"].as_str().unwrap().to_string(), d["message"].as_str().unwrap().to_string()))
+        .collect();
+    assert_eq!(problems.len(), 2, "{problems:?}");
+    assert_eq!(problems[0].0, "settings.plugins.naming");
+    assert!(problems[0].1.contains("does not implement the naming role"), "{problems:?}");
+    assert_eq!(problems[1].0, "settings.plugins.ranking");
+}
+
+#[test]
 fn config_show_masks_secrets() {
     let home = tempfile::tempdir().unwrap();
     write(

@@ -185,6 +185,23 @@ fn unknown_fields_warn_in_own_files() {
 }
 
 #[test]
+fn every_documented_server_field_is_known() {
+    let d = ConfigDirs::new();
+    d.user(
+        r#"{"mcpServers": {
+            "s": {"command": "x", "args": [], "env": {}, "cwd": "/tmp", "lifecycle": "lazy",
+                  "idleTimeout": 5, "startupTimeoutMs": 1000, "callTimeoutMs": 2000,
+                  "exposeResources": false, "directTools": true, "excludeTools": [],
+                  "debug": false, "searchKeywords": ["k"], "description": "d", "enabled": true},
+            "h": {"url": "http://127.0.0.1:1/mcp", "type": "http", "headers": {},
+                  "bearerTokenEnv": "T", "lifecycle": "keep-alive"}
+        }}"#,
+    );
+    let cfg = d.load();
+    assert!(cfg.diagnostics.is_empty(), "{:?}", cfg.diagnostics);
+}
+
+#[test]
 fn settings_errors_name_the_setting() {
     let d = ConfigDirs::new();
     d.user(

@@ -311,12 +311,15 @@ async fn every_page_of_tools_and_resources_is_listed() {
 #[tokio::test(flavor = "multi_thread")]
 async fn secrets_from_commands_reach_the_server_and_nothing_else() {
     let s = servers();
-    let d = ConfigDirs::new();
+    let mut d = ConfigDirs::new();
+    // Only the config text decides what runs, never a variable's value.
+    d.env = d.env.clone().with("BANG", "!echo injected");
     let host = host(
         &d,
         json!({
             "e": {"command": "node", "args": [s.everything(), "stdio"],
-                  "env": {"FROM_COMMAND": "!printf '  s3cr3t-from-cmd  '", "LITERAL_BANG": "!!not-run"}},
+                  "env": {"FROM_COMMAND": "!printf '  s3cr3t-from-cmd  '", "LITERAL_BANG": "!!not-run",
+                          "FROM_VAR": "${BANG}"}},
             "broken": {"command": "node", "args": [s.everything(), "stdio"], "env": {"K": "!echo leaked; exit 7"}}
         }),
         |_| {},
@@ -328,6 +331,10 @@ async fn secrets_from_commands_reach_the_server_and_nothing_else() {
         "trimmed secret reached the server"
     );
     assert!(env.contains("!not-run"), "!! is a literal !");
+    assert!(
+        env.contains("!echo injected") && !env.contains("\"injected"),
+        "a variable's value is data: {env}"
+    );
     let err = host.connect("broken").await.unwrap_err().to_string();
     assert!(
         err.contains("env.K") && err.contains("exit status: 7"),

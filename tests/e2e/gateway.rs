@@ -281,19 +281,43 @@ fn direct_over_http() {
     check_direct(json!({"url": serving.url()}), &s);
 }
 
+/// Lists every server once (`mcpw tools`), so that a gateway started later
+/// connects nothing by itself and every list_changed it sends is one a test caused.
+fn warm_cache(setup: &Setup) {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_mcpw"));
+    cmd.args(["tools", "--json"]);
+    for (k, v) in env(setup).as_object().unwrap() {
+        cmd.env(k, v.as_str().unwrap());
+    }
+    let out = cmd.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 fn check_tool_search(connect: Value) {
-    let r = client(
+    let mut r = client(
         connect,
         json!([
             {"op": "listTools"},
+            {"op": "markListChanged"},
             {"op": "callTool", "name": "ToolSearch", "arguments": {"query": "knowledge graph entities"}},
-            {"op": "waitToolListChanged"},
+            {"op": "waitToolListChanged", "sinceMark": true},
             {"op": "listTools"},
             {"op": "callTool", "name": "ToolSearch", "arguments": {"query": "select:everything__get-sum"}},
             {"op": "callTool", "name": "everything__get-sum", "arguments": {"a": 20, "b": 22}}
         ]),
     )
     .unwrap();
+    assert!(
+        r[3]["changed"].as_u64() > r[1]["count"].as_u64(),
+        "activation announced itself: {} then {}",
+        r[1],
+        r[3]
+    );
+    r.remove(1);
     let before = names(&r[0]);
     assert_eq!(
         before,
@@ -331,6 +355,15 @@ fn check_tool_search(connect: Value) {
 #[test]
 fn tool_search_over_stdio() {
     let s = setup(json!({}));
+    warm_cache(&s);
+    // With the default budget every deferred tool of these servers fits.
+    let r = client(stdio(&s, "tool-search"), json!([{"op": "listTools"}])).unwrap();
+    let description = r[0][0]["description"].as_str().unwrap();
+    assert!(
+        description.contains("Available tools:\n- ")
+            && description.contains("\n- memory__read_graph: "),
+        "{description}"
+    );
     let mut connect = stdio(&s, "tool-search");
     connect["env"]["MCP_DIRECT_TOOLS"] = json!("everything/echo");
     check_tool_search(connect);
@@ -347,6 +380,7 @@ fn tool_search_over_http_with_a_small_budget() {
         c["mcpServers"]["everything"]["directTools"] = json!(["echo"]);
         c.to_string()
     });
+    warm_cache(&s);
     let serving = Serving::start(&s, &[]);
     let r = client(json!({"url": serving.url()}), json!([{"op": "listTools"}])).unwrap();
     let description = r[0][0]["description"].as_str().unwrap();
@@ -355,7 +389,11 @@ fn tool_search_over_http_with_a_small_budget() {
         "the budget bounds the description: {} tokens",
         description.len() / 4
     );
+    assert!(!description.contains("Available tools:"), "{description}");
     check_tool_search(json!({"url": serving.url()}));
+    // Another agent's session starts from the direct tools alone.
+    let r = client(json!({"url": serving.url()}), json!([{"op": "listTools"}])).unwrap();
+    assert_eq!(names(&r[0]), vec!["ToolSearch", "everything__echo"]);
 }
 
 #[test]
@@ -375,6 +413,9 @@ fn http_beyond_loopback_needs_a_token() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+    let out = cmd.args(["--token", " "]).output().unwrap();
+    assert!(!out.status.success(), "an empty token is no token");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--token is empty"));
 
     let serving = Serving::start(&s, &["--http", &addr, "--token", "s3cret"]);
     let url = serving.url();
@@ -495,7 +536,8 @@ fn mcp_inspector_cli_over_stdio_and_http() {
 
 #[test]
 fn call_statistics_are_captured_and_shown() {
-    let s = setup(json!({"captureStats": {"flushDelayMs": 10}}));
+    // No delayed flush during the test: only shutting down writes the file.
+    let s = setup(json!({"captureStats": {"flushDelayMs": 600000}}));
     let r = client(
         stdio(&s, "direct"),
         json!([
@@ -506,26 +548,16 @@ fn call_statistics_are_captured_and_shown() {
     )
     .unwrap();
     assert_eq!(r[2]["isError"], true);
-    // The client closed stdin: mcpw shut down and flushed the statistics.
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_mcpw"));
-    cmd.args(["stats", "--json"]);
-    for (k, v) in env(&s).as_object().unwrap() {
-        cmd.env(k, v.as_str().unwrap());
-    }
+    // The client closed stdin: mcpw shuts down and flushes (it may still be
+    // doing so when the client returns).
     let deadline = Instant::now() + Duration::from_secs(10);
     let echo = loop {
-        let out: Value = serde_json::from_slice(&cmd.output().unwrap().stdout).unwrap();
-        if let Some(t) = out["tools"]
-            .as_array()
-            .and_then(|t| t.iter().find(|t| t["name"] == "everything__echo").cloned())
+        if let Some(t) = stats(&s, "everything__echo")
             && t["calls"] == 3
         {
             break t;
         }
-        assert!(
-            Instant::now() < deadline,
-            "statistics were not written: {out}"
-        );
+        assert!(Instant::now() < deadline, "statistics were not written");
         std::thread::sleep(Duration::from_millis(50));
     };
     assert_eq!(
@@ -533,6 +565,30 @@ fn call_statistics_are_captured_and_shown() {
         (Some(1), Some("everything"))
     );
     assert!(echo["bytes"].as_u64().unwrap() > 0 && echo["meanMs"].as_f64().unwrap() > 0.0);
+
+    // Ended by a signal, it flushes too.
+    let serving = Serving::start(&s, &["--exposure", "direct"]);
+    client(
+        json!({"url": serving.url()}),
+        json!([{"op": "callTool", "name": "everything__get-sum", "arguments": {"a": 1, "b": 2}}]),
+    )
+    .unwrap();
+    assert_eq!(stats(&s, "everything__get-sum"), None, "not flushed yet");
+    drop(serving); // SIGTERM, and waits for the exit
+    assert_eq!(stats(&s, "everything__get-sum").unwrap()["calls"], 1);
+}
+
+/// The recorded statistics of one tool, per `mcpw stats --json`.
+fn stats(s: &Setup, tool: &str) -> Option<Value> {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_mcpw"));
+    cmd.args(["stats", "--json"]);
+    for (k, v) in env(s).as_object().unwrap() {
+        cmd.env(k, v.as_str().unwrap());
+    }
+    let out: Value = serde_json::from_slice(&cmd.output().unwrap().stdout).unwrap();
+    out["tools"]
+        .as_array()
+        .and_then(|t| t.iter().find(|t| t["name"] == tool).cloned())
 }
 
 /// mcpw behind mcpw: rmcp on both sides speaks the stateless 2026-07-28
@@ -568,4 +624,33 @@ async fn mcpw_behind_mcpw_speaks_the_stateless_revision() {
         );
     }
     host.shutdown().await;
+}
+
+#[test]
+fn a_call_does_not_wait_for_other_servers_to_start() {
+    let s = setup(json!({}));
+    let mut c: Value = serde_json::from_str(
+        &std::fs::read_to_string(s.dirs.home().join(".config/mcpw/mcp.json")).unwrap(),
+    )
+    .unwrap();
+    // Nothing cached, and one server that takes a minute to start.
+    c["mcpServers"]["sleepy"] = json!({"command": "node", "args": [servers().misbehave(), "slow-start"],
+        "env": {"DELAY_MS": "60000"}, "startupTimeoutMs": 60000});
+    s.dirs.user(&c.to_string());
+    for exposure in ["proxy", "direct"] {
+        let call = if exposure == "proxy" {
+            mcp(json!({"tool": "everything__echo", "args": {"message": "now"}}))
+        } else {
+            json!({"op": "callTool", "name": "everything__echo", "arguments": {"message": "now"}})
+        };
+        let r = client(
+            stdio(&s, exposure),
+            json!([{"op": "parallel", "steps": [call]}]),
+        )
+        .unwrap();
+        let answer = &r[0][0];
+        assert!(text(&answer["result"]).contains("Echo: now"), "{answer}");
+        // Waiting for every server would take sleepy's whole minute.
+        assert!(answer["elapsedMs"].as_u64().unwrap() < 30_000, "{answer}");
+    }
 }

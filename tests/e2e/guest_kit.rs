@@ -214,3 +214,27 @@ fn a_python_guest_passes_the_conformance_suite() {
         ["github__createIssue"]
     );
 }
+
+#[test]
+fn a_search_profile_for_the_default_guest_does_not_break_a_user_ranker() {
+    let home = tempfile::tempdir().unwrap();
+    crate::common::write(
+        home.path(),
+        ".config/mcpw/mcp.json",
+        &serde_json::json!({"settings": {"searchProfile": "default",
+            "plugins": {"ranking": bm25(), "limits": {"deadlineMs": 20000}}}})
+        .to_string(),
+    );
+    let catalog = fixture("catalog.json");
+    let out = Command::new(env!("CARGO_BIN_EXE_mcpw"))
+        .args(["search", "--catalog", catalog.to_str().unwrap(), "create a pull request", "--json"])
+        .env("HOME", home.path())
+        .current_dir(home.path())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let hits: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(!hits.as_array().unwrap().is_empty());
+    // bm25 answered (not the fallback): the default guest's warning would say so.
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("falls back"));
+}

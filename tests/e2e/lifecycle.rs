@@ -174,6 +174,36 @@ async fn idle_servers_close_unless_a_call_is_in_flight() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn an_abandoned_call_does_not_keep_the_server_busy() {
+    let d = ConfigDirs::new();
+    let pf = d.root.path().join("pids");
+    let host = host(
+        &d,
+        json!({"s": misbehave("ok", &pf, json!({"idleTimeout": 0.002}))}),
+        |_| {},
+    )
+    .await;
+    let host = std::sync::Arc::new(host);
+    // A caller that gives up (a cancelled request) drops the call mid-flight.
+    let h = host.clone();
+    let hanging = tokio::spawn(async move { h.call("s__hang", None).await });
+    eventually("the call to be in flight", || {
+        host.manager().in_flight("s") == 1
+    })
+    .await;
+    hanging.abort();
+    assert!(hanging.await.unwrap_err().is_cancelled());
+    assert_eq!(host.manager().in_flight("s"), 0);
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    host.manager().maintain().await;
+    assert_eq!(
+        host.manager().server_status("s").unwrap().state,
+        ConnectionState::Cached
+    );
+    host.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn the_health_check_reconnects_keep_alive_servers() {
     let d = ConfigDirs::new();
     let pf = d.root.path().join("pids");
@@ -195,6 +225,35 @@ async fn the_health_check_reconnects_keep_alive_servers() {
     let second = host.manager().pid("kept").expect("reconnected");
     assert_ne!(first, second);
     assert!(alive(second));
+    host.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_health_check_replaces_a_hung_keep_alive_server() {
+    let d = ConfigDirs::new();
+    let pf = d.root.path().join("pids");
+    let host = host(
+        &d,
+        json!({"kept": misbehave("ok", &pf, json!({"lifecycle": "keep-alive"}))}),
+        |o| o.lifecycle.ping_timeout = Duration::from_millis(300),
+    )
+    .await;
+    host.connect_at_start().await;
+    let first = host.manager().pid("kept").unwrap();
+    // Answering pings: left alone.
+    host.manager().maintain().await;
+    assert_eq!(host.manager().pid("kept"), Some(first));
+    // Stopped, its connection stays open but nothing answers.
+    // SAFETY: sending a signal to a process we started.
+    unsafe { libc::kill(first as i32, libc::SIGSTOP) };
+    host.manager().maintain().await;
+    let second = host.manager().pid("kept").expect("reconnected");
+    assert_ne!(first, second);
+    assert!(
+        all_gone(&[first], Duration::from_secs(5)),
+        "the hung one was killed"
+    );
+    host.call("kept__echo", echo()).await.unwrap();
     host.shutdown().await;
 }
 

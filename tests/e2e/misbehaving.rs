@@ -85,7 +85,7 @@ async fn hang() {
     let (host, pid_file) = pair(&d, "ok", json!({})).await;
     let err = connect_error(host.call("bad__hang", None).await.unwrap_err());
     assert!(
-        matches!(err, ConnectError::CallTimeout { ms: 1500 }),
+        matches!(err, ConnectError::CallTimeout { ms: 1500, .. }),
         "{err}"
     );
     good_still_works(&host).await;
@@ -123,12 +123,11 @@ async fn garbage_on_stdout() {
     let d = ConfigDirs::new();
     let (host, pid_file) = pair(&d, "garbage", json!({"startupTimeoutMs": 1500})).await;
     let err = connect_error(host.connect("bad").await.unwrap_err());
+    assert!(matches!(err, ConnectError::Timeout { .. }), "{err}");
     assert!(
-        matches!(
-            err,
-            ConnectError::Timeout { .. } | ConnectError::Protocol { .. }
-        ),
-        "{err}"
+        err.to_string()
+            .contains("not JSON-RPC on stdout: \"this is not JSON-RPC\""),
+        "the error says what the server wrote: {err}"
     );
     good_still_works(&host).await;
     finish(host, pid_file).await;
@@ -160,20 +159,19 @@ async fn a_huge_result() {
     let (host, pid_file) = pair(
         &d,
         "ok",
-        json!({"env": {"HUGE_BYTES": (20 << 20).to_string()}}),
+        json!({"env": {"HUGE_BYTES": (20 << 20).to_string()}, "callTimeoutMs": 30000}),
     )
     .await;
     let err = connect_error(host.call("bad__huge", None).await.unwrap_err());
-    assert!(matches!(err, ConnectError::CallTimeout { .. }), "{err}");
+    // Said at once, not after the call timeout: the message cannot arrive.
+    assert!(matches!(err, ConnectError::Protocol { .. }), "{err}");
+    assert!(err.to_string().contains("larger than 16 MiB"), "{err}");
     good_still_works(&host).await;
     let out = host
         .call("bad__echo", json!({"message": "ok"}).as_object().cloned())
         .await
         .unwrap();
-    assert!(
-        !out.is_error,
-        "the connection survives a dropped oversized message"
-    );
+    assert!(!out.is_error, "the next call reconnects");
     finish(host, pid_file).await;
 }
 
@@ -225,5 +223,34 @@ async fn http_401_means_needs_auth_and_a_token_fixes_it() {
     // bearerTokenEnv names a variable this environment does not have.
     let err = connect_error(host.connect("token-env").await.unwrap_err());
     assert!(err.to_string().contains("THE_TOKEN"), "{err}");
+    host.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_sse_endpoint_on_another_origin_gets_no_credentials() {
+    let s = servers();
+    // Where the endpoint event points: nothing may arrive here.
+    let elsewhere = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    elsewhere.set_nonblocking(true).unwrap();
+    let other_port = elsewhere.local_addr().unwrap().port().to_string();
+    let server = Background::node(
+        &[&s.misbehave(), "sse-elsewhere"],
+        &[("OTHER_PORT", &other_port)],
+    );
+    let d = ConfigDirs::new();
+    let host = host(
+        &d,
+        json!({"sse": {"type": "sse", "url": server.url("/sse"), "bearerToken": "TOPSECRET"}}),
+        |_| {},
+    )
+    .await;
+    let err = host.connect("sse").await.unwrap_err().to_string();
+    assert!(err.contains("another origin"), "{err}");
+    assert!(!err.contains("TOPSECRET"));
+    assert_eq!(
+        elsewhere.accept().unwrap_err().kind(),
+        std::io::ErrorKind::WouldBlock,
+        "nothing was sent to the other origin"
+    );
     host.shutdown().await;
 }

@@ -2,7 +2,8 @@
 //   node client.mjs '<plan JSON>'
 // plan = {"connect": {"command", "args", "env"} | {"url", "token"}, "steps": [step, ...]}
 // steps: {"op": "listTools"} | {"op": "callTool", "name", "arguments", "progress": bool}
-//        {"op": "waitToolListChanged", "timeoutMs"} | {"op": "listPrompts"} | {"op": "getPrompt", "name", "arguments"}
+//        {"op": "waitToolListChanged", "timeoutMs", "sinceMark"} | {"op": "markListChanged"}
+//        {"op": "listPrompts"} | {"op": "getPrompt", "name", "arguments"}
 //        {"op": "cancelCall", "name", "arguments", "afterMs"} | {"op": "bench", "name", "arguments", "n"}
 //        {"op": "parallel", "steps": [...]} (each result gets "elapsedMs")
 // Prints {"results": [...]} (one entry per step) or {"error": "..."} on stdout.
@@ -14,6 +15,7 @@ import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/typ
 const plan = JSON.parse(process.argv[2]);
 const client = new Client({ name: "mcpw-test-client", version: "1.0.0" });
 let listChanged = 0;
+let mark = 0;
 const waiters = [];
 client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
   listChanged++;
@@ -38,12 +40,17 @@ async function step(s) {
       const r = await client.callTool({ name: s.name, arguments: s.arguments ?? {} }, undefined, options);
       return { ...r, progress };
     }
+    case "markListChanged":
+      mark = listChanged;
+      return { count: listChanged };
     case "waitToolListChanged": {
-      if (listChanged > 0) return { changed: listChanged };
-      await new Promise((resolve, reject) => {
-        waiters.push(resolve);
-        setTimeout(() => reject(new Error("no tools/list_changed")), s.timeoutMs ?? 10000);
-      });
+      const floor = s.sinceMark ? mark : 0;
+      while (listChanged <= floor) {
+        await new Promise((resolve, reject) => {
+          waiters.push(resolve);
+          setTimeout(() => reject(new Error("no tools/list_changed")), s.timeoutMs ?? 10000);
+        });
+      }
       return { changed: listChanged };
     }
     case "listPrompts":

@@ -21,8 +21,42 @@ pub enum ConfigCommand {
     },
 }
 
+/// Loads every user guest the settings name, as `serve` would, so a guest that
+/// cannot be read, compiled or linked, or lacks its role, fails validation.
+fn guest_problems(cfg: &config::Config, sources: &ConfigSources) -> Vec<config::Diagnostic> {
+    let mut out = Vec::new();
+    for (role, path) in &cfg.settings.plugins.guests {
+        let problem = match std::fs::read(path) {
+            Err(e) => Some(format!("cannot read the guest: {e}")),
+            Ok(bytes) => match mcpw::plugin::GuestModule::load(
+                &path.display().to_string(),
+                &bytes,
+                super::plugin_cmd::load_options(sources, cfg.settings.plugins.limits),
+            ) {
+                Err(e) => Some(e.to_string()),
+                Ok(m) if !m.roles().contains(role) => Some(format!(
+                    "the guest does not implement the {} role (it must export `{}`)",
+                    role.config_key(),
+                    role.export_name()
+                )),
+                Ok(_) => None,
+            },
+        };
+        if let Some(message) = problem {
+            let mut d = config::Diagnostic::file(Severity::Error, path, message);
+            d.field = Some(format!("settings.plugins.{}", role.config_key()));
+            out.push(d);
+        }
+    }
+    out
+}
+
 pub fn run(cmd: ConfigCommand, sources: &ConfigSources) -> Result<ExitCode> {
-    let cfg = config::load(sources);
+    let mut cfg = config::load(sources);
+    if matches!(cmd, ConfigCommand::Validate { .. }) {
+        let problems = guest_problems(&cfg, sources);
+        cfg.diagnostics.extend(problems);
+    }
     match cmd {
         ConfigCommand::Show { json } => {
             if json {

@@ -67,7 +67,7 @@ pub fn run(cmd: PluginCommand, sources: &ConfigSources) -> Result<ExitCode> {
     }
 }
 
-fn load_options(sources: &ConfigSources, limits: mcpw::plugin::Limits) -> LoadOptions {
+pub(super) fn load_options(sources: &ConfigSources, limits: mcpw::plugin::Limits) -> LoadOptions {
     LoadOptions {
         limits,
         grants: Grants::none(),

@@ -49,6 +49,9 @@ pub async fn serve(args: ServeArgs, sources: &ConfigSources) -> Result<ExitCode>
     let Some(exposure) = Exposure::parse(&exposure_name) else {
         bail!("unknown exposure {exposure_name:?}: use proxy, tool-search or direct");
     };
+    if args.token.as_deref().is_some_and(|t| t.trim().is_empty()) {
+        bail!("--token is empty: give the bearer token clients must send");
+    }
     let token = args.token.clone().or_else(|| {
         sources
             .env

@@ -72,6 +72,9 @@ pub enum CacheCommand {
     Clear {
         /// Only this server.
         server: Option<String>,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
     },
 }
 
@@ -370,15 +373,20 @@ pub fn cache(cmd: CacheCommand, sources: &ConfigSources) -> Result<ExitCode> {
                 }
             }
         }
-        CacheCommand::Clear { server } => {
+        CacheCommand::Clear { server, json } => {
             let n = match server {
                 Some(s) => {
+                    let held = cache.read().contains_key(&s);
                     cache.update([(s, None)].into())?;
-                    1
+                    held as usize
                 }
                 None => cache.clear()?,
             };
-            outln!("cleared {n} cache entr{}", if n == 1 { "y" } else { "ies" });
+            if json {
+                super::print_json(&json!({"cleared": n}))?;
+            } else {
+                outln!("cleared {n} cache entr{}", if n == 1 { "y" } else { "ies" });
+            }
         }
     }
     Ok(ExitCode::SUCCESS)

@@ -114,6 +114,16 @@ pub struct ServerConfig {
     pub search_keywords: Vec<String>,
 }
 
+impl ServerConfig {
+    /// Does this server send credentials (a bearer token or an `Authorization` header)?
+    pub fn has_credentials(&self) -> bool {
+        self.bearer_token.is_some()
+            || self.bearer_token_env.is_some()
+            || matches!(&self.transport, Transport::Http { headers, .. }
+                if headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("authorization")))
+    }
+}
+
 /// Default `startupTimeoutMs`.
 pub const DEFAULT_STARTUP_TIMEOUT_MS: u64 = 30_000;
 /// Default `settings.callTimeoutMs`: how long one call may take.

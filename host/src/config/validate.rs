@@ -29,6 +29,7 @@ const SERVER_FIELDS: &[&str] = &[
     "lifecycle",
     "idleTimeout",
     "startupTimeoutMs",
+    "callTimeoutMs",
     "exposeResources",
     "directTools",
     "excludeTools",
@@ -73,11 +74,27 @@ impl Reader<'_> {
         self.problem(Severity::Error, field, message.into());
     }
 
-    /// Interpolates `${VAR}` references; values run as commands (`!...`) are kept.
-    fn expand(&mut self, field: &str, text: &str) -> String {
+    /// Interpolates `${VAR}` references in a value that may name a secret
+    /// command (`env`, `headers`, `bearerToken`). Only the config text decides
+    /// what runs: a `!command` is kept as written (the shell expands its own
+    /// variables), and a variable whose value starts with `!` stays a literal.
+    fn expand_secret(&mut self, field: &str, text: &str) -> String {
+        if let Some(rest) = text.strip_prefix("!!") {
+            return format!("!!{}", self.expand(field, rest));
+        }
         if text.starts_with('!') {
             return text.to_string();
         }
+        let value = self.expand(field, text);
+        if value.starts_with('!') {
+            format!("!{value}")
+        } else {
+            value
+        }
+    }
+
+    /// Interpolates `${VAR}` references, warning about unset ones.
+    fn expand(&mut self, field: &str, text: &str) -> String {
         let r = interpolate(text, self.env);
         for name in r.missing {
             self.problem(
@@ -97,6 +114,13 @@ impl Reader<'_> {
                 self.error(key, format!("expected a string, found {}", kind(other)));
                 None
             }
+        }
+    }
+
+    fn secret_string(&mut self, key: &str) -> Option<String> {
+        match self.obj.get(key) {
+            Some(Value::String(s)) => Some(self.expand_secret(key, s)),
+            _ => self.string(key),
         }
     }
 
@@ -138,7 +162,8 @@ impl Reader<'_> {
         }
     }
 
-    /// A string map; numbers and booleans are accepted and written as text.
+    /// A string map of values that may be secret commands; numbers and
+    /// booleans are accepted and written as text.
     fn string_map(&mut self, key: &str) -> Vec<(String, String)> {
         match self.obj.get(key) {
             None | Some(Value::Null) => Vec::new(),
@@ -147,7 +172,7 @@ impl Reader<'_> {
                 for (k, v) in map {
                     let field = format!("{key}.{k}");
                     let text = match v {
-                        Value::String(s) => self.expand(&field, s),
+                        Value::String(s) => self.expand_secret(&field, s),
                         Value::Number(n) => n.to_string(),
                         Value::Bool(b) => b.to_string(),
                         other => {
@@ -325,7 +350,7 @@ pub fn server(
             None
         }
     };
-    let bearer_token = r.string("bearerToken");
+    let bearer_token = r.secret_string("bearerToken");
     let bearer_token_env = r.raw_string("bearerTokenEnv");
     let lifecycle = match r.raw_string("lifecycle") {
         None => Lifecycle::default(),
@@ -525,19 +550,19 @@ fn plugins(value: &Value, file: &Path, diags: &mut Vec<Diagnostic>) -> Option<Va
                         );
                         continue;
                     };
-                    let mut ok = true;
+                    // A bad entry is reported and dropped; the valid ones stay granted.
+                    let mut valid = Vec::new();
                     for (i, c) in list.iter().enumerate() {
                         if c.as_str().and_then(Capability::parse).is_none() {
                             err(
                                 &format!(".grants.{role}[{i}]"),
                                 format!("unknown capability {c}: use catalog, lifecycle or calls"),
                             );
-                            ok = false;
+                        } else {
+                            valid.push(c.clone());
                         }
                     }
-                    if ok {
-                        good.insert(role.clone(), caps.clone());
-                    }
+                    good.insert(role.clone(), Value::Array(valid));
                 }
                 out.insert(key.clone(), Value::Object(good));
             }

@@ -88,10 +88,13 @@ pub async fn call(
 ) -> Result<CallToolResult, McpError> {
     let host = &gw.shared.host;
     let server = str_param(&params, "server");
-    let is_status = ["tool", "connect", "describe", "search", "server"]
+    // Search, describe and list need every server's tools; status, connect
+    // and calls do not (a call finds its server by name, connecting only it).
+    if ["describe", "search", "server"]
         .iter()
-        .all(|k| !params.contains_key(*k));
-    if !is_status {
+        .any(|k| params.contains_key(*k))
+        && !["tool", "connect"].iter().any(|k| params.contains_key(*k))
+    {
         gw.shared.ready().await;
     }
     let reply = if let Some(tool) = str_param(&params, "tool") {
@@ -216,7 +219,7 @@ async fn list(host: &Host, server: &str) -> Reply {
     let note = if connected {
         ""
     } else {
-        " (not connected, cached)"
+        ", not connected, cached"
     };
     let mut text = format!("{server} ({} tools{note}):\n\n", tools.len());
     for e in &tools {
@@ -267,7 +270,7 @@ async fn describe(host: &Host, name: &str) -> Reply {
     let Ok(e) = host.resolve(name).await else {
         return Reply::error(
             format!("Tool \"{name}\" not found. Use mcp({{ search: \"...\" }}) to search."),
-            json!({"mode": "describe", "error": "tool_not_found", "requestedTool": name}),
+            json!({"mode": "describe", "error": "tool_not_found", "tool": name}),
         );
     };
     let text = present::describe(&e);
@@ -357,6 +360,8 @@ async fn search(
                     "\n  Parameters:\n{}\n",
                     present::format_schema(&e.tool.input_schema, "    ")
                 ));
+            } else {
+                text.push_str("  No parameters (call directly).\n");
             }
             text.push('\n');
         } else {
@@ -438,7 +443,13 @@ async fn call_tool(
             target = e.name.clone();
         }
     }
-    let entry = match host.resolve(&target).await {
+    let mut resolved = host.resolve(&target).await;
+    if matches!(resolved, Err(HostError::ToolNotFound { .. })) && !gw.shared.is_ready() {
+        // Not a known name yet: wait until every server has been listed once.
+        gw.shared.ready().await;
+        resolved = host.resolve(&target).await;
+    }
+    let entry = match resolved {
         Ok(e) => e,
         Err(HostError::Lifecycle(e)) => {
             let s = lifecycle_server(&e).unwrap_or_default();
@@ -471,7 +482,7 @@ async fn call_tool(
             };
             return reply(
                 format!("Tool \"{name}\" not found. {hint}"),
-                json!({"mode": "call", "error": "tool_not_found", "requestedTool": name}),
+                json!({"mode": "call", "error": "tool_not_found", "tool": name}),
             );
         }
     };

@@ -163,13 +163,17 @@ pub async fn call(
         );
     }
     let names: Vec<String> = hits.iter().map(|(e, _)| e.name.clone()).collect();
+    let direct: BTreeSet<String> = host
+        .direct_entries()
+        .await
+        .map(|d| d.into_iter().map(|e| e.name).collect())
+        .unwrap_or_default();
     let newly = {
-        let mut active = gw
-            .shared
-            .activated
-            .lock()
-            .unwrap_or_else(|p| p.into_inner());
-        names.iter().filter(|n| active.insert((*n).clone())).count()
+        let mut active = gw.activated.lock().unwrap_or_else(|p| p.into_inner());
+        names
+            .iter()
+            .filter(|n| !direct.contains(*n) && active.insert((*n).clone()))
+            .count()
     };
     if newly > 0 {
         let _ = ctx.peer.notify_tool_list_changed().await;
@@ -186,6 +190,16 @@ pub async fn call(
             e.name,
             present::truncate_at_word(&e.tool.description, 80)
         ));
+    }
+    if select {
+        let missing: Vec<&str> = query[7..]
+            .split(',')
+            .map(str::trim)
+            .filter(|n| !n.is_empty() && !names.iter().any(|m| m == n))
+            .collect();
+        if !missing.is_empty() {
+            text.push_str(&format!("Not found: {}\n", missing.join(", ")));
+        }
     }
     result(
         &[Content::text(text.trim_end())],

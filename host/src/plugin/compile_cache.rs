@@ -96,11 +96,20 @@ fn read_verified(path: &Path) -> Option<Vec<u8>> {
     let mut bytes = std::fs::read(path).ok()?;
     #[cfg(unix)]
     {
-        use std::os::unix::fs::PermissionsExt;
-        // A file others could have written is not ours to trust.
-        let mode = std::fs::metadata(path).ok()?.permissions().mode();
-        if mode & 0o022 != 0 {
-            tracing::warn!("ignoring {}: writable by others", path.display());
+        use std::os::unix::fs::MetadataExt;
+        // Only a file this user wrote, in a directory no one else can write
+        // to, is trusted: anything else could have been planted.
+        let trusted = |p: &Path| {
+            std::fs::metadata(p).is_ok_and(|m| {
+                // SAFETY: geteuid has no preconditions.
+                m.uid() == unsafe { libc::geteuid() } && m.mode() & 0o022 == 0
+            })
+        };
+        if !trusted(path) || !path.parent().is_some_and(trusted) {
+            tracing::warn!(
+                "ignoring {}: not written by this user, or writable by others",
+                path.display()
+            );
             return None;
         }
     }

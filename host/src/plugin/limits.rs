@@ -22,6 +22,17 @@ impl Default for Limits {
     }
 }
 
+impl Limits {
+    /// Each limit the larger of the two: what the embedded default guest runs
+    /// with, so that limits set for user guests can never starve the fallback.
+    pub fn at_least(self, other: Limits) -> Limits {
+        Limits {
+            memory_bytes: self.memory_bytes.max(other.memory_bytes),
+            deadline: self.deadline.max(other.deadline),
+        }
+    }
+}
+
 /// Which limit stopped a guest.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum LimitHit {

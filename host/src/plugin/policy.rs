@@ -142,6 +142,8 @@ impl Policy {
             DEFAULT_GUEST,
             LoadOptions {
                 grants: Grants::none(),
+                // The fallback must work whatever limits user guests are given.
+                limits: config.limits.at_least(Limits::default()),
                 ..options(Role::Naming)
             },
         )?;
@@ -248,7 +250,31 @@ impl Policy {
         let slot = self.ranking.clone();
         let mut user = None;
         if let Some(u) = slot.user.as_ref().filter(|u| u.active()) {
-            match u.guest.index(entries.clone(), options.clone()) {
+            let mut built = u.guest.index(entries.clone(), options.clone());
+            // `searchProfile` names a profile of the default guest; a user guest
+            // that does not know it ranks its own way rather than not at all.
+            if options.profile.is_some()
+                && matches!(
+                    &built,
+                    Err(PluginError::Guest {
+                        error: super::GuestError::InvalidInput(_),
+                        ..
+                    })
+                )
+            {
+                tracing::debug!(
+                    "the ranking guest does not know profile {:?}; using its own ranking",
+                    options.profile
+                );
+                built = u.guest.index(
+                    entries.clone(),
+                    IndexOptions {
+                        profile: None,
+                        ..options.clone()
+                    },
+                );
+            }
+            match built {
                 Ok(index) => {
                     u.strikes.store(0, Ordering::Relaxed);
                     user = Some(index);

@@ -18,18 +18,22 @@ pub enum ConnectError {
     #[error("{0}")]
     Secret(String),
     /// The server did not get ready within `startupTimeoutMs`.
-    #[error("no answer within {ms} ms (startupTimeoutMs){}", tail(.stderr))]
+    #[error("no answer within {ms} ms (startupTimeoutMs){}{}", with(.note), tail(.stderr))]
     Timeout {
         /// The timeout.
         ms: u64,
+        /// What was wrong with the server's output, if anything.
+        note: Option<String>,
         /// The server's last stderr output.
         stderr: Option<String>,
     },
     /// A call got no answer within `callTimeoutMs`.
-    #[error("no answer within {ms} ms (callTimeoutMs); the call was cancelled")]
+    #[error("no answer within {ms} ms (callTimeoutMs); the call was cancelled{}", with(.note))]
     CallTimeout {
         /// The timeout.
         ms: u64,
+        /// What was wrong with the server's output, if anything.
+        note: Option<String>,
     },
     /// The server answered 401 or 403.
     #[error("the server requires authentication (HTTP {status}): {hint}")]
@@ -55,6 +59,12 @@ pub enum ConnectError {
     Rpc(String),
 }
 
+fn with(note: &Option<String>) -> String {
+    note.as_deref()
+        .map(|n| format!("; {n}"))
+        .unwrap_or_default()
+}
+
 fn tail(stderr: &Option<String>) -> String {
     match stderr.as_deref().map(str::trim) {
         Some(s) if !s.is_empty() => format!("; server stderr:\n{s}"),
@@ -69,6 +79,36 @@ impl ConnectError {
         matches!(self, ConnectError::Protocol { .. })
     }
 
+    /// The same error with every secret in `redact` masked, and Rust type
+    /// names (`Transport [rmcp::…<…>]`) that libraries put in their messages removed.
+    pub fn redacted(self, redact: &super::secrets::Redactions) -> Self {
+        let clean = |t: String| redact.apply(&without_type_names(&t));
+        let clean_opt = |t: Option<String>| t.map(|t| redact.apply(&t));
+        match self {
+            ConnectError::Spawn { command, message } => ConnectError::Spawn {
+                command: redact.apply(&command),
+                message: clean(message),
+            },
+            ConnectError::Secret(m) => ConnectError::Secret(clean(m)),
+            ConnectError::Timeout { ms, note, stderr } => ConnectError::Timeout {
+                ms,
+                note: clean_opt(note),
+                stderr: clean_opt(stderr),
+            },
+            ConnectError::NeedsAuth { status, hint } => ConnectError::NeedsAuth { status, hint },
+            ConnectError::Http(m) => ConnectError::Http(clean(m)),
+            ConnectError::Protocol { message, stderr } => ConnectError::Protocol {
+                message: clean(message),
+                stderr: clean_opt(stderr),
+            },
+            ConnectError::Rpc(m) => ConnectError::Rpc(clean(m)),
+            ConnectError::CallTimeout { ms, note } => ConnectError::CallTimeout {
+                ms,
+                note: clean_opt(note),
+            },
+        }
+    }
+
     /// True for 401/403.
     pub fn is_auth(&self) -> bool {
         matches!(self, ConnectError::NeedsAuth { .. })
@@ -81,11 +121,14 @@ impl ConnectError {
         if let Some(auth) = auth_status(&e) {
             return auth;
         }
-        let message = match &e {
-            ClientInitializeError::ConnectionClosed(_) => {
+        let message = match (&e, stderr.and_then(|t| t.stdout_note())) {
+            (ClientInitializeError::ConnectionClosed(_), Some(note)) => {
+                format!("the connection closed during initialize: {note}")
+            }
+            (ClientInitializeError::ConnectionClosed(_), None) => {
                 "the server closed the connection during initialize".to_string()
             }
-            other => format!("initialize failed: {other}"),
+            (other, _) => format!("initialize failed: {other}{}", root_cause(other)),
         };
         ConnectError::Protocol {
             message,
@@ -100,7 +143,10 @@ impl ConnectError {
         match e {
             ServiceError::McpError(data) => ConnectError::Rpc(data.message.to_string()),
             ServiceError::TransportClosed => ConnectError::Protocol {
-                message: "the connection to the server closed".into(),
+                message: match stderr.and_then(|t| t.stdout_note()) {
+                    Some(note) => format!("the connection to the server closed: {note}"),
+                    None => "the connection to the server closed".into(),
+                },
                 stderr: stderr.map(|t| t.text()),
             },
             other => ConnectError::Protocol {
@@ -109,6 +155,43 @@ impl ConnectError {
             },
         }
     }
+}
+
+/// The innermost cause of an error (`Connection refused`), when its message
+/// does not already say it.
+fn root_cause(e: &(dyn std::error::Error + 'static)) -> String {
+    let top = e.to_string();
+    let mut cur = e.source();
+    let mut last = None;
+    while let Some(err) = cur {
+        last = Some(err.to_string());
+        cur = err.source();
+    }
+    match last {
+        Some(root) if !top.contains(&root) => format!(" ({root})"),
+        _ => String::new(),
+    }
+}
+
+/// Drops bracketed Rust type paths (`[rmcp::transport::Worker<…>]`) from a message.
+fn without_type_names(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(open) = rest.find('[') {
+        let Some(close) = rest[open..].find(']').map(|c| open + c) else {
+            break;
+        };
+        out.push_str(&rest[..open]);
+        let inner = &rest[open + 1..close];
+        if !inner.contains("::") {
+            out.push_str(&rest[open..=close]);
+        } else if out.ends_with(' ') && rest[close + 1..].starts_with(' ') {
+            out.pop();
+        }
+        rest = &rest[close + 1..];
+    }
+    out.push_str(rest);
+    out
 }
 
 /// Finds a 401/403 anywhere in an error's chain.
@@ -146,5 +229,34 @@ pub(super) fn needs_auth(status: u16) -> ConnectError {
         hint:
             "set `bearerToken` or `bearerTokenEnv` (or an `Authorization` header) for this server"
                 .into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn type_names_go_and_secrets_are_masked() {
+        let r = crate::upstream::secrets::Redactions::default();
+        r.add_url("http://me:pw-1234@127.0.0.1:9/mcp?api_key=SUPERSECRET&v=1");
+        let e = ConnectError::Protocol {
+            message: "Send message error Transport [rmcp::transport::worker::WorkerTransport<rmcp::X<reqwest::Client>>] error: \
+                      error sending request for url (http://me:pw-1234@127.0.0.1:9/mcp?api_key=SUPERSECRET&v=1) [retry 2]"
+                .into(),
+            stderr: Some("key SUPERSECRET rejected".into()),
+        }
+        .redacted(&r);
+        let text = e.to_string();
+        assert!(
+            !text.contains("SUPERSECRET") && !text.contains("pw-1234"),
+            "{text}"
+        );
+        assert!(!text.contains("rmcp::"), "{text}");
+        assert!(
+            text.contains("Transport error:") && text.contains("[retry 2]"),
+            "{text}"
+        );
+        assert!(text.contains("api_key=****"), "{text}");
     }
 }

@@ -245,8 +245,16 @@ async fn populate(req: &NpxRequest, env: &Environment) {
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .kill_on_drop(true)
-        .status()
-        .await;
+        // Its own group, registered, so it dies with mcpw even on a signal.
+        .process_group(0)
+        .spawn();
+    let result = match result {
+        Ok(mut child) => {
+            let _group = child.id().map(super::processes::GroupGuard::new);
+            child.wait().await
+        }
+        Err(e) => Err(e),
+    };
     if !result.is_ok_and(|s| s.success()) {
         tracing::debug!("npm exec could not install {}", req.package);
     }

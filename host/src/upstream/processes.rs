@@ -1,11 +1,27 @@
 //! Every stdio server runs as the leader of its own process group, so that the
 //! server and anything it starts are killed together: on close, on drop, and when
-//! mcpw exits or receives SIGINT/SIGTERM. No server outlives mcpw.
+//! mcpw exits or receives SIGINT/SIGTERM/SIGHUP. No server outlives mcpw. The
+//! same registry holds the short-lived helpers mcpw starts (secret commands,
+//! `npm exec`).
 
 use std::collections::BTreeSet;
 use std::sync::Mutex;
 
 static GROUPS: Mutex<BTreeSet<i32>> = Mutex::new(BTreeSet::new());
+
+type Hook = Box<dyn FnOnce() + Send>;
+
+/// Work that must not be lost when a signal ends mcpw (flushing statistics).
+static EXIT_HOOKS: Mutex<Vec<Hook>> = Mutex::new(Vec::new());
+
+/// Runs `hook` before mcpw exits on a signal. Hooks run synchronously, in
+/// the order registered, and should be quick.
+pub fn at_signal_exit(hook: impl FnOnce() + Send + 'static) {
+    EXIT_HOOKS
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .push(Box::new(hook));
+}
 
 fn groups() -> std::sync::MutexGuard<'static, BTreeSet<i32>> {
     GROUPS.lock().unwrap_or_else(|p| p.into_inner())
@@ -64,15 +80,17 @@ pub fn live_groups() -> usize {
     groups().len()
 }
 
-/// On SIGINT or SIGTERM: kill every server group, then exit with the
-/// conventional status (130 / 143). Call once, inside a tokio runtime.
+/// On SIGINT, SIGTERM or SIGHUP (a closed terminal): run the exit hooks, kill
+/// every server group, then exit with the conventional status (130 / 143 /
+/// 129). Call once, inside a tokio runtime.
 pub fn exit_on_signals() {
     #[cfg(unix)]
     tokio::spawn(async {
         use tokio::signal::unix::{SignalKind, signal};
-        let (Ok(mut int), Ok(mut term)) = (
+        let (Ok(mut int), Ok(mut term), Ok(mut hup)) = (
             signal(SignalKind::interrupt()),
             signal(SignalKind::terminate()),
+            signal(SignalKind::hangup()),
         ) else {
             tracing::warn!(
                 "cannot install signal handlers; servers may outlive an interrupted mcpw"
@@ -82,7 +100,12 @@ pub fn exit_on_signals() {
         let code = tokio::select! {
             _ = int.recv() => 130,
             _ = term.recv() => 143,
+            _ = hup.recv() => 129,
         };
+        let hooks = std::mem::take(&mut *EXIT_HOOKS.lock().unwrap_or_else(|p| p.into_inner()));
+        for hook in hooks {
+            hook();
+        }
         kill_all();
         std::process::exit(code);
     });

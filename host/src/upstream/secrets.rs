@@ -5,7 +5,49 @@
 
 use super::ConnectError;
 use std::process::Stdio;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
+
+/// The secret values of one connection (resolved `env`, `headers`, tokens,
+/// credentials in its URL), masked out of every error text it produces: a
+/// library's error may quote a request URL or a server may echo its input.
+#[derive(Clone, Default)]
+pub struct Redactions(Arc<Mutex<Vec<String>>>);
+
+impl Redactions {
+    /// Masks `value` from now on. Values this short are too common to mask
+    /// without garbling messages (and too short to be credentials).
+    pub fn add(&self, value: &str) {
+        if value.trim().len() >= 4 {
+            let mut v = self.0.lock().unwrap_or_else(|p| p.into_inner());
+            v.push(value.trim().to_string());
+            // Longest first, so a secret containing another is masked whole.
+            v.sort_by_key(|s| std::cmp::Reverse(s.len()));
+            v.dedup();
+        }
+    }
+
+    /// Masks a URL's credentials: user info and query values.
+    pub fn add_url(&self, url: &str) {
+        if let Ok(u) = reqwest::Url::parse(url) {
+            self.add(u.username());
+            if let Some(p) = u.password() {
+                self.add(p);
+            }
+            for (_, v) in u.query_pairs() {
+                self.add(&v);
+            }
+        }
+    }
+
+    /// `text` with every known secret replaced by `****`.
+    pub fn apply(&self, text: &str) -> String {
+        let v = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        v.iter().fold(text.to_string(), |t, secret| {
+            t.replace(secret.as_str(), "****")
+        })
+    }
+}
 
 /// How long a secret command may run.
 pub const SECRET_TIMEOUT: Duration = Duration::from_secs(10);
@@ -30,8 +72,11 @@ pub async fn resolve(value: &str, what: &str, server: &str) -> Result<String, Co
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .kill_on_drop(true)
+        // Its own group, registered, so it dies with mcpw even on a signal.
+        .process_group(0)
         .spawn()
         .map_err(|e| fail(format!("could not start: {e}")))?;
+    let _group = child.id().map(super::processes::GroupGuard::new);
     let output = match tokio::time::timeout(SECRET_TIMEOUT, child.wait_with_output()).await {
         Err(_) => {
             return Err(fail(format!(
@@ -54,18 +99,18 @@ pub async fn resolve(value: &str, what: &str, server: &str) -> Result<String, Co
     Ok(secret.to_string())
 }
 
-/// Resolves every value of a map (`env`, `headers`).
+/// Resolves every value of a map (`env`, `headers`), adding each to `redact`.
 pub async fn resolve_all(
     pairs: &[(String, String)],
     field: &str,
     server: &str,
+    redact: &Redactions,
 ) -> Result<Vec<(String, String)>, ConnectError> {
     let mut out = Vec::with_capacity(pairs.len());
     for (k, v) in pairs {
-        out.push((
-            k.clone(),
-            resolve(v, &format!("{field}.{k}"), server).await?,
-        ));
+        let value = resolve(v, &format!("{field}.{k}"), server).await?;
+        redact.add(&value);
+        out.push((k.clone(), value));
     }
     Ok(out)
 }

@@ -24,7 +24,17 @@ pub struct SseTransport {
 }
 
 fn http_error(what: &str, e: reqwest::Error) -> ConnectError {
-    ConnectError::Http(format!("{what}: {}", e.without_url()))
+    let e = e.without_url();
+    let mut root = None;
+    let mut cur = std::error::Error::source(&e);
+    while let Some(inner) = cur {
+        root = Some(inner.to_string());
+        cur = inner.source();
+    }
+    match root {
+        Some(root) => ConnectError::Http(format!("{what}: {e} ({root})")),
+        None => ConnectError::Http(format!("{what}: {e}")),
+    }
 }
 
 impl SseTransport {
@@ -64,9 +74,17 @@ impl SseTransport {
             match events.next().await {
                 Some(Ok(ev)) if ev.event.as_deref() == Some("endpoint") => {
                     let data = ev.data.unwrap_or_default();
-                    break base.join(data.trim()).map_err(|e| {
+                    let endpoint = base.join(data.trim()).map_err(|e| {
                         ConnectError::Http(format!("bad SSE endpoint {data:?}: {e}"))
                     })?;
+                    // Credentials go with every POST: only to the server we asked.
+                    if endpoint.origin() != base.origin() {
+                        return Err(ConnectError::Http(format!(
+                            "the SSE endpoint is on another origin ({}), refused",
+                            endpoint.origin().ascii_serialization()
+                        )));
+                    }
+                    break endpoint;
                 }
                 Some(Ok(_)) => continue,
                 Some(Err(e)) => return Err(ConnectError::Http(format!("SSE stream: {e}"))),

@@ -1,26 +1,52 @@
 //! Stdio servers: a child process in its own process group, its stderr kept in a
-//! bounded buffer for error messages (and shown live with `debug: true`).
+//! bounded buffer for error messages (and shown live with `debug: true`), its
+//! stdout watched for what the MCP codec would drop silently.
+
+mod watch;
 
 use super::processes::GroupGuard;
 use super::{ConnectContext, ConnectError, npx, secrets};
 use crate::config::{ServerConfig, Transport};
 use process_wrap::tokio::{CommandWrap, ProcessGroup};
-use rmcp::transport::TokioChildProcess;
+use rmcp::RoleClient;
+use rmcp::transport::async_rw::{AsyncRwTransport, DEFAULT_MAX_LINE_LENGTH};
 use std::collections::VecDeque;
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::process::{ChildStdin, ChildStdout};
 
 /// The most stderr kept per server.
 const STDERR_KEEP_BYTES: usize = 8 * 1024;
 
-/// The last lines a server wrote to stderr.
+/// The last lines a server wrote to stderr, and what was wrong with its
+/// stdout if anything.
 #[derive(Default)]
 pub struct StderrTail {
     lines: Mutex<(VecDeque<String>, usize)>,
+    stdout: Mutex<Option<String>>,
 }
 
+/// The transport to a stdio server: rmcp's line codec over its watched pipes.
+pub type StdioTransport = AsyncRwTransport<RoleClient, watch::Watched<ChildStdout>, ChildStdin>;
+
 impl StderrTail {
+    /// Records what was wrong with stdout; the first note stays unless `replace`.
+    fn note(&self, text: String, replace: bool) {
+        let mut note = self.stdout.lock().unwrap_or_else(|p| p.into_inner());
+        if replace || note.is_none() {
+            *note = Some(text);
+        }
+    }
+
+    /// What was wrong with the server's stdout, if anything.
+    pub fn stdout_note(&self) -> Option<String> {
+        self.stdout
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
     fn push(&self, line: String) {
         let mut guard = self.lines.lock().unwrap_or_else(|p| p.into_inner());
         let (lines, bytes) = &mut *guard;
@@ -44,7 +70,7 @@ impl StderrTail {
 pub async fn spawn(
     config: &ServerConfig,
     ctx: &ConnectContext,
-) -> Result<(TokioChildProcess, Arc<StderrTail>, GroupGuard), ConnectError> {
+) -> Result<(StdioTransport, Arc<StderrTail>, GroupGuard), ConnectError> {
     let Transport::Stdio {
         command,
         args,
@@ -54,7 +80,15 @@ pub async fn spawn(
     else {
         unreachable!("spawn is only called for stdio servers")
     };
-    let env = secrets::resolve_all(env, "env", &ctx.server).await?;
+    let env = secrets::resolve_all(env, "env", &ctx.server, &ctx.redact).await?;
+    if let Some(dir) = cwd
+        && !std::path::Path::new(dir).is_dir()
+    {
+        return Err(ConnectError::Spawn {
+            command: command.clone(),
+            message: format!("the working directory {dir} (`cwd`) does not exist"),
+        });
+    }
     let is_npx = std::path::Path::new(command)
         .file_name()
         .is_some_and(|n| n == "npx");
@@ -75,19 +109,35 @@ pub async fn spawn(
     }
     let mut wrapped = CommandWrap::from(cmd);
     wrapped.wrap(ProcessGroup::leader());
-    let (process, stderr) = TokioChildProcess::builder(wrapped)
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|e| ConnectError::Spawn {
-            command: program.clone(),
-            message: e.to_string(),
-        })?;
-    let pid = process.id().ok_or_else(|| ConnectError::Spawn {
+    wrapped
+        .command_mut()
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = wrapped.spawn().map_err(|e| ConnectError::Spawn {
+        command: program.clone(),
+        message: e.to_string(),
+    })?;
+    let pid = child.id().ok_or_else(|| ConnectError::Spawn {
         command: program.clone(),
         message: "exited at once".into(),
     })?;
+    let (stdin, stdout, stderr) = (
+        child.stdin().take(),
+        child.stdout().take(),
+        child.stderr().take(),
+    );
+    // Reaped when it exits; killing is the group guard's job.
+    tokio::spawn(async move {
+        let _ = child.wait().await;
+    });
     let group = GroupGuard::new(pid);
+    let (Some(stdin), Some(stdout)) = (stdin, stdout) else {
+        unreachable!("stdin and stdout were piped")
+    };
     let tail = Arc::new(StderrTail::default());
+    let stdout = watch::Watched::new(stdout, tail.clone(), DEFAULT_MAX_LINE_LENGTH);
+    let transport = AsyncRwTransport::new(stdout, stdin);
     if let Some(stderr) = stderr {
         let (tail, server, debug) = (tail.clone(), ctx.server.clone(), config.debug);
         tokio::spawn(async move {
@@ -100,7 +150,7 @@ pub async fn spawn(
             }
         });
     }
-    Ok((process, tail, group))
+    Ok((transport, tail, group))
 }
 
 #[cfg(test)]
