@@ -463,6 +463,16 @@ impl HybridIndex {
             .filter(|w| !text::is_stop(w))
             .map(|w| stem(&w))
             .collect();
+        // A product named in words stands for its one-word name ("ant design" → antd).
+        let mut ws = ws;
+        for m in lexicon::meanings(&ws.clone()).iter().filter(|m| m.len > 1) {
+            ws.extend(
+                m.alternatives
+                    .iter()
+                    .filter(|a| a.len() == 1)
+                    .map(|a| a[0].clone()),
+            );
+        }
         for w in &ws {
             if let Some(list) = self.servers_by_word.get(w) {
                 named.extend(list);

@@ -26,9 +26,14 @@ pub fn implied(query: &str, known: &dyn Fn(&str) -> bool) -> Vec<&'static [&'sta
         out.push(&["url"]);
     } else if any(is_file_name) {
         out.push(&["file"]);
+    } else if any(is_path) {
+        out.push(&["directory", "file", "path"]);
     }
-    if any(is_issue_ref) {
+    if any(is_issue_key) {
         out.push(&["issue"]);
+    } else if any(is_number_ref) {
+        // `#120` numbers issues and pull requests alike.
+        out.push(&["issue", "pull"]);
     }
     if literals.iter().any(|w| is_slug(w, known)) {
         out.push(&["repository", "repo"]);
@@ -62,23 +67,40 @@ fn is_file_name(w: &str) -> bool {
     })
 }
 
+/// `/home/me/src`, `~/project`, `./lib`: a place in a file system.
+fn is_path(w: &str) -> bool {
+    let rest = w
+        .strip_prefix("~/")
+        .or_else(|| w.strip_prefix("./"))
+        .or_else(|| w.strip_prefix('/'));
+    rest.is_some_and(|r| {
+        !r.is_empty()
+            && r.split('/').all(|p| !p.is_empty() || r.ends_with('/'))
+            && r.chars().any(|c| c.is_alphabetic())
+    }) && !w.starts_with("//")
+}
+
 /// Names of standards and versions that look like issue keys (`SHA-256`).
 const NOT_ISSUE_KEYS: &[&str] = &[
     "SHA", "UTF", "ISO", "RFC", "COVID", "GPT", "AES", "RSA", "MD", "PEP", "ES", "IPV", "TLS",
     "HTTP", "ECMA", "IEEE", "X",
 ];
 
-/// An issue key (`PROJ-12`) or number (`#42`).
-fn is_issue_ref(w: &str) -> bool {
-    let key = w.split_once('-').is_some_and(|(p, n)| {
+/// `#42`.
+fn is_number_ref(w: &str) -> bool {
+    w.starts_with('#') && w.len() > 1 && w[1..].chars().all(|c| c.is_ascii_digit())
+}
+
+/// An issue key (`PROJ-12`).
+fn is_issue_key(w: &str) -> bool {
+    w.split_once('-').is_some_and(|(p, n)| {
         p.len() >= 2
             && !NOT_ISSUE_KEYS.contains(&p)
             && p.chars()
                 .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit())
             && !n.is_empty()
             && n.chars().all(|c| c.is_ascii_digit())
-    });
-    key || (w.starts_with('#') && w.len() > 1 && w[1..].chars().all(|c| c.is_ascii_digit()))
+    })
 }
 
 /// `owner/name`: two parts, no leading slash or dots, not two ordinary words.
@@ -150,11 +172,14 @@ mod tests {
         assert_eq!(shapes("stars of facebook/react"), ["repository"]);
         assert_eq!(shapes("who owns 1.1.1.1?"), ["ip"]);
         assert_eq!(shapes("hosts in 10.0.0.0/8"), ["ip"]);
+        assert_eq!(shapes("grep TODO in /home/me/project/src"), ["directory"]);
+        assert_eq!(shapes("what is in ~/Downloads"), ["directory"]);
         assert_eq!(shapes("mail bob@example.com"), ["email"]);
         assert_eq!(shapes("tell #team-releases we shipped"), ["channel"]);
         assert_eq!(shapes("ping @alice about it"), ["user"]);
         // Look-alikes that are none of these.
         assert!(shapes("read/write files").is_empty());
+        assert!(shapes("50/50, // a comment, /").is_empty());
         assert!(shapes("version 1.2.3 of node 20").is_empty());
         assert!(shapes("the 3/4 mark, on 2024/05").is_empty());
         assert!(shapes("Mr. Smith @ home").is_empty());
