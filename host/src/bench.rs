@@ -40,6 +40,44 @@ pub fn load_queries(path: &Path) -> Result<Vec<Query>, QueriesError> {
         .map_err(|e| fail(format!("line {} column {}: {e}", e.line(), e.column())))
 }
 
+/// Checks labelled queries against the catalog they will run on: an empty
+/// query or one with nothing relevant is an error (it would skew the means);
+/// labels naming no tool of the catalog are returned as warnings.
+pub fn check_queries(
+    queries: &[Query],
+    entries: &[crate::catalog::Entry],
+) -> Result<Vec<String>, String> {
+    let ids: HashSet<String> = entries.iter().map(|e| e.tool.id()).collect();
+    let mut warnings = Vec::new();
+    for (i, q) in queries.iter().enumerate() {
+        if q.query.trim().is_empty() {
+            return Err(format!("query {} is empty", i + 1));
+        }
+        if q.relevant.is_empty() {
+            return Err(format!(
+                "query {} ({:?}) lists no relevant tool",
+                i + 1,
+                q.query
+            ));
+        }
+        let unknown: Vec<&str> = q
+            .relevant
+            .iter()
+            .filter(|r| !ids.contains(*r))
+            .map(String::as_str)
+            .collect();
+        if !unknown.is_empty() {
+            warnings.push(format!(
+                "query {} ({:?}): not in the catalog: {}",
+                i + 1,
+                q.query,
+                unknown.join(", ")
+            ));
+        }
+    }
+    Ok(warnings)
+}
+
 /// Averaged quality metrics.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
 pub struct Quality {

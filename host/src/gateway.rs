@@ -239,6 +239,19 @@ impl Gateway {
             outcome = self.call_once(name, args, context).await?;
         }
         match outcome {
+            // An MCP client takes every kind of content: the server's blocks
+            // (audio, resource links, annotations) pass through as they are.
+            Ok(out)
+                if !out.is_error
+                    && out.resource_uri.is_none()
+                    && out.mcp_result.get("content").is_some_and(Value::is_array) =>
+            {
+                let mut v = json!({"content": out.mcp_result["content"], "isError": false});
+                if let Some(s) = out.structured_content {
+                    v["structuredContent"] = s;
+                }
+                from_json(v)
+            }
             Ok(out) => result(&out.content, out.structured_content, out.is_error),
             Err(e @ HostError::ToolNotFound { .. }) => {
                 result(&[Content::text(e.to_string())], None, true)

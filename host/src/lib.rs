@@ -6,7 +6,7 @@
 //! - [`catalog`] holds what is known of the servers' tools.
 //! - [`plugin`] runs policy guests under wasmtime, with a sandbox and a fallback
 //!   to the embedded default guest.
-//! - [`bench`] measures search quality and speed the way the reference evaluation does.
+//! - [`bench`](mod@bench) measures search quality and speed the way the reference evaluation does.
 //! - [`upstream`] connects to servers (stdio, Streamable HTTP, legacy SSE); [`lifecycle`]
 //!   decides when; [`cache`] remembers what they offer.
 //! - [`host`] ties it all together: [`host::Host`] is the API for embedding mcpw.

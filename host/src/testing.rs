@@ -45,7 +45,12 @@ fn options(limits: Limits) -> LoadOptions {
         limits,
         grants: Grants::none(),
         services: Arc::new(StaticServices::default()),
-        cache: CompileCache::default(),
+        // Kept between runs, so a rerun does not recompile (private to this user).
+        cache: CompileCache::new(Some(std::env::temp_dir().join(format!(
+            "mcpw-test-guests-{}",
+            // SAFETY: geteuid has no preconditions.
+            unsafe { libc::geteuid() }
+        )))),
     }
 }
 

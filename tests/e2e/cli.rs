@@ -309,11 +309,19 @@ fn config_validate_loads_the_guests_it_names() {
         .as_array()
         .unwrap()
         .iter()
-        .map(|d| (d["field"].as_str().unwrap().to_string(), d["message"].as_str().unwrap().to_string()))
+        .map(|d| {
+            (
+                d["field"].as_str().unwrap().to_string(),
+                d["message"].as_str().unwrap().to_string(),
+            )
+        })
         .collect();
     assert_eq!(problems.len(), 2, "{problems:?}");
     assert_eq!(problems[0].0, "settings.plugins.naming");
-    assert!(problems[0].1.contains("does not implement the naming role"), "{problems:?}");
+    assert!(
+        problems[0].1.contains("does not implement the naming role"),
+        "{problems:?}"
+    );
     assert_eq!(problems[1].0, "settings.plugins.ranking");
 }
 

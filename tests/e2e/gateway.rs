@@ -202,6 +202,92 @@ fn check_proxy(connect: Value) {
 }
 
 #[test]
+fn the_proxy_tool_modes_and_error_kinds() {
+    let s = setup(json!({}));
+    let mut c: Value = serde_json::from_str(
+        &std::fs::read_to_string(s.dirs.home().join(".config/mcpw/mcp.json")).unwrap(),
+    )
+    .unwrap();
+    c["mcpServers"]["broken"] = json!({"command": "/nonexistent/mcpw-test-server"});
+    s.dirs.user(&c.to_string());
+    let r = client(
+        stdio(&s, "proxy"),
+        json!([
+            mcp(json!({"tool": "broken__x"})),
+            mcp(json!({"tool": "broken__x"})),
+            mcp(json!({"server": "broken"})),
+            mcp(json!({"search": "  "})),
+            mcp(json!({"search": "echo sum", "includeSchemas": false, "limit": 20})),
+            mcp(json!({"search": "read", "server": "memory", "includeSchemas": false})),
+            mcp(json!({"search": "^everything__get-s", "regex": true, "includeSchemas": false})),
+            mcp(json!({"search": "add two numbers"})),
+            mcp(json!({"tool": "everything__get_sum", "args": {"a": 1, "b": 2}})),
+            mcp(json!({"tool": "everything__get-sum", "args": {"a": "one"}})),
+            mcp(json!({"connect": "memory"})),
+            mcp(json!({"tool": "everything__echo", "args": {"message": "first"}, "search": "x", "connect": "memory"}))
+        ]),
+    )
+    .unwrap();
+    let kind = |i: usize| r[i]["structuredContent"]["error"].clone();
+    let matches = |i: usize| -> Vec<String> {
+        r[i]["structuredContent"]["matches"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| m["tool"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(kind(0), "server_unavailable", "{}", r[0]);
+    assert!(
+        text(&r[0]).contains("/nonexistent/mcpw-test-server"),
+        "{}",
+        text(&r[0])
+    );
+    assert_eq!(kind(1), "server_backoff", "{}", r[1]);
+    assert!(text(&r[1]).contains("retry"), "{}", text(&r[1]));
+    assert_eq!(kind(2), "not_connected", "{}", r[2]);
+    assert_eq!(kind(3), "empty_query", "{}", r[3]);
+    let found = matches(4);
+    assert!(
+        found.contains(&"everything__echo".into()) && found.contains(&"everything__get-sum".into()),
+        "words are OR'd: {found:?}"
+    );
+    let found = matches(5);
+    assert!(
+        !found.is_empty() && found.iter().all(|m| m.starts_with("memory__")),
+        "{found:?}"
+    );
+    let found = matches(6);
+    assert!(
+        !found.is_empty() && found.iter().all(|m| m.starts_with("everything__get-s")),
+        "{found:?}"
+    );
+    assert!(
+        text(&r[7]).contains("Parameters:") && text(&r[7]).contains("a (number) *required*"),
+        "schemas by default: {}",
+        text(&r[7])
+    );
+    assert!(
+        text(&r[8]).contains('3'),
+        "hyphens and underscores match: {}",
+        r[8]
+    );
+    assert_eq!(kind(9), "tool_error", "{}", r[9]);
+    assert!(
+        text(&r[9]).contains("Expected parameters:"),
+        "{}",
+        text(&r[9])
+    );
+    assert_eq!(r[10]["isError"], false, "{}", r[10]);
+    assert_eq!(r[10]["structuredContent"]["mode"], "connect");
+    assert_eq!(
+        r[11]["structuredContent"]["mode"], "call",
+        "tool comes first"
+    );
+    assert_eq!(text(&r[11]), "Echo: first");
+}
+
+#[test]
 fn proxy_over_stdio() {
     let s = setup(json!({}));
     check_proxy(stdio(&s, "proxy"));
@@ -227,10 +313,16 @@ fn check_direct(connect: Value, s: &Setup) {
             ]},
             {"op": "cancelCall", "name": "slow__hang", "afterMs": 300},
             {"op": "listPrompts"},
-            {"op": "getPrompt", "name": "everything__simple-prompt"}
+            {"op": "getPrompt", "name": "everything__simple-prompt"},
+            {"op": "callTool", "name": "slow__audio"}
         ]),
     )
     .unwrap();
+    assert_eq!(
+        r[7]["content"],
+        json!([{"type": "audio", "data": "UklGRiQAAABXQVZF", "mimeType": "audio/wav"}]),
+        "content passes through as the server sent it"
+    );
     let tools = names(&r[0]);
     for t in ["everything__echo", "memory__read_graph", "slow__hang"] {
         assert!(tools.contains(&t.to_string()), "{t} in {tools:?}");

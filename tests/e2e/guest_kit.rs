@@ -227,12 +227,22 @@ fn a_search_profile_for_the_default_guest_does_not_break_a_user_ranker() {
     );
     let catalog = fixture("catalog.json");
     let out = Command::new(env!("CARGO_BIN_EXE_mcpw"))
-        .args(["search", "--catalog", catalog.to_str().unwrap(), "create a pull request", "--json"])
+        .args([
+            "search",
+            "--catalog",
+            catalog.to_str().unwrap(),
+            "create a pull request",
+            "--json",
+        ])
         .env("HOME", home.path())
         .current_dir(home.path())
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let hits: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert!(!hits.as_array().unwrap().is_empty());
     // bm25 answered (not the fallback): the default guest's warning would say so.

@@ -6,7 +6,7 @@
 //
 // Modes (stdio unless noted):
 //   ok             tools: echo, add_tool (registers a tool: list_changed), crash
-//                  (exits mid-call), hang (never answers), huge (a result of
+//                  (exits mid-call), audio (an audio clip), hang (never answers), huge (a result of
 //                  $HUGE_BYTES bytes), spawn_child (starts a sleeping grandchild)
 //   exit-on-init   exits as soon as it reads anything
 //   garbage        answers everything with lines that are not JSON
@@ -40,6 +40,8 @@ function build() {
       return { content: [{ type: "text", text: `added ${name}` }] };
     });
   server.registerTool("crash", { description: "Exits in the middle of the call" }, async () => { process.exit(3); });
+  server.registerTool("audio", { description: "Answers with a short audio clip" },
+    async () => ({ content: [{ type: "audio", data: "UklGRiQAAABXQVZF", mimeType: "audio/wav" }] }));
   server.registerTool("hang", { description: "Never answers (records a cancellation in $CANCEL_FILE)" }, (extra) => new Promise(() => {
     extra.signal.addEventListener("abort", () => { if (process.env.CANCEL_FILE) appendFileSync(process.env.CANCEL_FILE, "cancelled\n"); });
   }));

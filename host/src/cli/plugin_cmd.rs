@@ -131,7 +131,8 @@ fn bench(
 ) -> Result<ExitCode> {
     let cfg = super::load_config(sources);
     let tools = mcpw::bench::scale(&mcpw::catalog::load_catalog(&catalog)?, scale);
-    let queries = mcpw::bench::load_queries(&queries)?;
+    let queries_path = queries;
+    let queries = mcpw::bench::load_queries(&queries_path)?;
     // Names come from the default naming guest, so every ranking guest sees the same entries.
     let policy = mcpw::plugin::Policy::load(
         &mcpw::plugin::PolicyConfig {
@@ -160,6 +161,11 @@ fn bench(
         profile,
         ..Default::default()
     };
+    for warning in mcpw::bench::check_queries(&queries, &entries)
+        .map_err(|e| anyhow::anyhow!("{}: {e}", queries_path.display()))?
+    {
+        tracing::warn!("{}: {warning}", queries_path.display());
+    }
     let report = mcpw::bench::run(&ranker, entries.clone(), &queries, options)?;
     if json {
         super::print_json(&report)?;

@@ -154,7 +154,11 @@ fn status(host: &Host) -> Reply {
         };
         text.push_str(&line);
         text.push('\n');
-        list.push(json!({"name": s.name, "status": status, "toolCount": s.tool_count, "failedAgo": failed}));
+        let mut entry = json!({"name": s.name, "status": status, "toolCount": s.tool_count});
+        if let Some(ago) = failed {
+            entry["failedAgo"] = json!(ago);
+        }
+        list.push(entry);
     }
     let connected = servers
         .iter()

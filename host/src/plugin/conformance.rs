@@ -345,7 +345,7 @@ fn ranking(suite: &mut Suite, module: &Arc<GuestModule>) {
                 .find(|h| catalog[h.index].tool.server != "server-03")
             {
                 Some(h) => Err(format!(
-                    "hit {} is on server {}",
+                    "asked for server-03 only, got {} (server {})",
                     catalog[h.index].name, catalog[h.index].tool.server
                 )),
                 None => Ok(()),
