@@ -135,7 +135,8 @@ struct View {
 
 /// An MCP gateway host.
 pub struct Host {
-    config: Config,
+    /// Replaced by [`Host::reload`].
+    config: std::sync::RwLock<Arc<Config>>,
     env: Environment,
     manager: Arc<Manager>,
     policy: Arc<Policy>,
@@ -191,7 +192,7 @@ impl Host {
         }
         Ok(Host {
             stats,
-            config,
+            config: std::sync::RwLock::new(Arc::new(config)),
             env,
             manager,
             policy: Arc::new(policy),
@@ -259,9 +260,25 @@ impl Host {
         self.entries().await
     }
 
-    /// The configuration.
-    pub fn config(&self) -> &Config {
-        &self.config
+    /// The configuration in force.
+    pub fn config(&self) -> Arc<Config> {
+        self.config
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// Switches to a new configuration's servers without a restart: unchanged
+    /// servers keep their connections, changed and removed ones are closed,
+    /// added ones are known from the cache or connect on first use. A connect
+    /// still running for a changed server is dropped when it finishes. Settings
+    /// other than the servers' (naming, plugins, limits) apply at the next
+    /// start. Returns the servers added, changed or removed.
+    pub async fn reload(&self, config: Config) -> Vec<String> {
+        let config = Arc::new(config);
+        // The config first: views rebuilt after the servers change must see it.
+        *self.config.write().unwrap_or_else(|p| p.into_inner()) = config.clone();
+        self.manager.reload(&config).await
     }
 
     /// The environment (for `MCP_DIRECT_TOOLS` and interpolation).
@@ -278,7 +295,7 @@ impl Host {
         let options = DirectOptions {
             env_override: self.env.get("MCP_DIRECT_TOOLS").map(str::to_string),
             servers: self
-                .config
+                .config()
                 .servers
                 .iter()
                 .map(|s| {
@@ -370,14 +387,14 @@ impl Host {
             return Ok((entries, index));
         }
         let keywords: Vec<(String, Vec<String>)> = self
-            .config
+            .config()
             .servers
             .iter()
             .filter(|s| !s.config.search_keywords.is_empty())
             .map(|s| (s.name.clone(), s.config.search_keywords.clone()))
             .collect();
         let (policy, e) = (self.policy.clone(), entries.clone());
-        let profile = self.config.settings.search_profile.clone();
+        let profile = self.config().settings.search_profile.clone();
         let index = tokio::task::spawn_blocking(move || {
             policy.index(
                 e,

@@ -56,6 +56,9 @@ pub enum LifecycleError {
     /// No such server in the config.
     #[error("server \"{0}\" is not configured")]
     NotFound(String),
+    /// The server's config changed (a reload) while it was connecting.
+    #[error("server \"{0}\" was reconfigured while connecting; try again")]
+    Reconfigured(String),
     /// `enabled: false`.
     #[error("server \"{0}\" is disabled in the config")]
     Disabled(String),
@@ -106,6 +109,9 @@ struct SlotState {
     last_error: Option<String>,
     needs_auth: bool,
     last_used: Instant,
+    /// Replaced or removed by a reload: a connect or listing finishing late
+    /// is dropped, never stored.
+    retired: bool,
 }
 
 struct Slot {
@@ -169,7 +175,9 @@ impl Slot {
 
 /// Every configured server and its connection.
 pub struct Manager {
-    slots: Vec<Arc<Slot>>,
+    /// Replaced as a whole on reload; a slot whose server did not change is
+    /// carried over with its connection.
+    slots: std::sync::RwLock<Arc<Vec<Arc<Slot>>>>,
     env: Environment,
     cache: MetadataCache,
     options: LifecycleOptions,
@@ -179,6 +187,37 @@ pub struct Manager {
     events: broadcast::Sender<LifecycleEvent>,
     /// Bumped whenever any server's tools change, before the event is sent.
     catalog_version: AtomicU64,
+}
+
+/// A slot for `server`, knowing its tools from a valid cache entry.
+fn new_slot(
+    server: &Server,
+    entries: &std::collections::BTreeMap<String, cache::Entry>,
+) -> Arc<Slot> {
+    let hash = cache::config_hash(&server.raw);
+    let cached = entries
+        .get(&server.name)
+        .filter(|e| e.is_valid(&hash, cache::now_ms()));
+    Arc::new(Slot {
+        server: server.clone(),
+        state: Mutex::new(SlotState {
+            conn: None,
+            generation: 0,
+            prompts: cached.map(|e| e.prompts.clone()).unwrap_or_default(),
+            tools: cached.map(|e| tools_from_entry(server, e)),
+            protocol_version: cached.and_then(|e| e.protocol_version.clone()),
+            from_cache: cached.is_some(),
+            failed_at: None,
+            last_error: None,
+            needs_auth: false,
+            last_used: Instant::now(),
+            retired: false,
+        }),
+        hash,
+        connect_lock: tokio::sync::Mutex::new(()),
+        in_flight: AtomicUsize::new(0),
+        relist_lock: Default::default(),
+    })
 }
 
 /// Decodes a cache entry into catalog tools.
@@ -196,38 +235,15 @@ impl Manager {
         options: LifecycleOptions,
     ) -> Arc<Manager> {
         let entries = cache.read();
-        let now = cache::now_ms();
         let slots = config
             .servers
             .iter()
-            .map(|server| {
-                let hash = cache::config_hash(&server.raw);
-                let cached = entries.get(&server.name).filter(|e| e.is_valid(&hash, now));
-                Arc::new(Slot {
-                    server: server.clone(),
-                    state: Mutex::new(SlotState {
-                        conn: None,
-                        generation: 0,
-                        prompts: cached.map(|e| e.prompts.clone()).unwrap_or_default(),
-                        tools: cached.map(|e| tools_from_entry(server, e)),
-                        protocol_version: cached.and_then(|e| e.protocol_version.clone()),
-                        from_cache: cached.is_some(),
-                        failed_at: None,
-                        last_error: None,
-                        needs_auth: false,
-                        last_used: Instant::now(),
-                    }),
-                    hash,
-                    connect_lock: tokio::sync::Mutex::new(()),
-                    in_flight: AtomicUsize::new(0),
-                    relist_lock: Default::default(),
-                })
-            })
+            .map(|server| new_slot(server, &entries))
             .collect();
         let (upstream_tx, upstream_rx) = mpsc::unbounded_channel();
         let (events, _) = broadcast::channel(256);
         let manager = Arc::new(Manager {
-            slots,
+            slots: std::sync::RwLock::new(Arc::new(slots)),
             env,
             cache,
             options,
@@ -251,21 +267,27 @@ impl Manager {
         self.events.subscribe()
     }
 
-    fn slot(&self, name: &str) -> Result<&Arc<Slot>, LifecycleError> {
-        self.slots
+    /// The current slots (a snapshot: a reload swaps in a new list).
+    fn slots(&self) -> Arc<Vec<Arc<Slot>>> {
+        self.slots.read().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    fn slot(&self, name: &str) -> Result<Arc<Slot>, LifecycleError> {
+        self.slots()
             .iter()
             .find(|s| s.name() == name)
+            .cloned()
             .ok_or_else(|| LifecycleError::NotFound(name.to_string()))
     }
 
     /// Names of every configured server, in config order.
     pub fn server_names(&self) -> Vec<String> {
-        self.slots.iter().map(|s| s.name().to_string()).collect()
+        self.slots().iter().map(|s| s.name().to_string()).collect()
     }
 
     /// The server's config.
-    pub fn server(&self, name: &str) -> Option<&Server> {
-        self.slot(name).ok().map(|s| &s.server)
+    pub fn server(&self, name: &str) -> Option<Server> {
+        self.slot(name).ok().map(|s| s.server.clone())
     }
 
     /// Has a valid cache entry or live listing?
@@ -275,12 +297,12 @@ impl Manager {
 
     /// The status of every server.
     pub fn status(&self) -> Vec<ServerStatus> {
-        self.slots.iter().map(|s| self.slot_status(s)).collect()
+        self.slots().iter().map(|s| self.slot_status(s)).collect()
     }
 
     /// The status of one server.
     pub fn server_status(&self, name: &str) -> Result<ServerStatus, LifecycleError> {
-        Ok(self.slot_status(self.slot(name)?))
+        Ok(self.slot_status(self.slot(name)?.as_ref()))
     }
 
     /// Seconds since the last failure and seconds of backoff left, if failed.
@@ -323,7 +345,7 @@ impl Manager {
 
     /// Every known tool, in config order (live listing, else cache).
     pub fn tools(&self) -> Vec<Tool> {
-        self.slots
+        self.slots()
             .iter()
             .filter(|s| s.server.config.enabled)
             .flat_map(|s| s.state().tools.clone().unwrap_or_default())
@@ -332,7 +354,7 @@ impl Manager {
 
     /// Every known prompt (MCP prompt JSON) with its server, in config order.
     pub fn prompts(&self) -> Vec<(String, Value)> {
-        self.slots
+        self.slots()
             .iter()
             .filter(|s| s.server.config.enabled)
             .flat_map(|s| {
@@ -363,7 +385,7 @@ impl Manager {
         name: &str,
         force: bool,
     ) -> Result<Arc<Connection>, LifecycleError> {
-        let slot = self.slot(name)?.clone();
+        let slot = self.slot(name)?;
         if !slot.server.config.enabled {
             return Err(LifecycleError::Disabled(name.to_string()));
         }
@@ -408,13 +430,22 @@ impl Manager {
                     st.generation
                 };
                 self.store_listing(&slot, &listing, generation);
-                {
+                let retired = {
                     let mut st = slot.state();
-                    st.conn = Some(conn.clone());
-                    st.failed_at = None;
-                    st.last_error = None;
-                    st.needs_auth = false;
-                    st.last_used = Instant::now();
+                    if !st.retired {
+                        st.conn = Some(conn.clone());
+                        st.failed_at = None;
+                        st.last_error = None;
+                        st.needs_auth = false;
+                        st.last_used = Instant::now();
+                    }
+                    st.retired
+                };
+                if retired {
+                    // The config changed while connecting: this connection
+                    // belongs to a server that no longer exists as it was.
+                    close(conn).await;
+                    return Err(LifecycleError::Reconfigured(name.to_string()));
                 }
                 tracing::info!(server = name, transport = ?conn.kind(), "connected");
                 let _ = self
@@ -477,7 +508,7 @@ impl Manager {
             .collect();
         {
             let mut st = slot.state();
-            if st.generation != generation {
+            if st.generation != generation || st.retired {
                 tracing::debug!(
                     server = slot.name(),
                     "dropping a listing from a replaced connection"
@@ -523,7 +554,7 @@ impl Manager {
         let result = {
             // Counted down on drop too: a call abandoned by its caller (a
             // cancelled request) must not pin the server as busy forever.
-            let _busy = InFlight::enter(slot);
+            let _busy = InFlight::enter(&slot);
             f(conn.clone()).await
         };
         let dead = match &result {
@@ -551,7 +582,7 @@ impl Manager {
     /// `max_parallel_connects` at once. Failures are recorded, not returned.
     pub async fn connect_at_start(&self) {
         let names: Vec<String> = self
-            .slots
+            .slots()
             .iter()
             .filter(|s| s.server.config.enabled && s.server.config.lifecycle != Lifecycle::Lazy)
             .map(|s| s.name().to_string())
@@ -578,7 +609,8 @@ impl Manager {
     /// Closes idle servers and reconnects keep-alive ones (pinging those that
     /// look connected, so a hung server is replaced too); call periodically.
     pub async fn maintain(&self) {
-        let keep_alive = self.slots.iter().filter(|s| {
+        let slots = self.slots();
+        let keep_alive = slots.iter().filter(|s| {
             s.server.config.enabled && s.server.config.lifecycle == Lifecycle::KeepAlive
         });
         let pings = keep_alive.filter_map(|slot| {
@@ -605,7 +637,7 @@ impl Manager {
                     .send(LifecycleEvent::StatusChanged(slot.name().to_string()));
             }
         }
-        for slot in &self.slots {
+        for slot in slots.iter() {
             let live = slot.live();
             if let (Some(conn), Some(idle)) = (&live, slot.idle_timeout(self.global_idle_minutes)) {
                 let quiet = slot.state().last_used.elapsed();
@@ -668,7 +700,7 @@ impl Manager {
     /// Lists a server's tools again after it announced a change. Relists of one
     /// server run one after another, so an older answer never lands last.
     async fn relist(&self, server: &str) {
-        let Ok(slot) = self.slot(server).cloned() else {
+        let Ok(slot) = self.slot(server) else {
             return;
         };
         let _one_at_a_time = slot.relist_lock.lock().await;
@@ -695,10 +727,65 @@ impl Manager {
         }
     }
 
+    /// Switches to the servers of `config`. A server whose definition did not
+    /// change keeps its slot and connection; a changed or removed one is retired
+    /// (its connection closed, late results dropped); new ones start from the
+    /// cache. Returns the names of the servers added, changed or removed.
+    pub async fn reload(&self, config: &Config) -> Vec<String> {
+        let entries = self.cache.read();
+        let old = self.slots();
+        let next: Vec<Arc<Slot>> = config
+            .servers
+            .iter()
+            .map(|server| {
+                old.iter()
+                    .find(|s| s.server == *server)
+                    .cloned()
+                    .unwrap_or_else(|| new_slot(server, &entries))
+            })
+            .collect();
+        let retired: Vec<Arc<Slot>> = old
+            .iter()
+            .filter(|s| !next.iter().any(|n| Arc::ptr_eq(n, s)))
+            .cloned()
+            .collect();
+        let mut changed: Vec<String> = next
+            .iter()
+            .filter(|n| !old.iter().any(|s| Arc::ptr_eq(n, s)))
+            .map(|s| s.name().to_string())
+            .collect();
+        *self.slots.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(next);
+        for slot in &retired {
+            let conn = {
+                let mut st = slot.state();
+                st.retired = true;
+                st.conn.take()
+            };
+            if let Some(conn) = conn {
+                close(conn).await;
+            }
+            if !changed.iter().any(|c| c == slot.name()) {
+                changed.push(slot.name().to_string());
+            }
+        }
+        if !changed.is_empty() {
+            self.catalog_version.fetch_add(1, Ordering::AcqRel);
+            for name in &changed {
+                let _ = self
+                    .events
+                    .send(LifecycleEvent::StatusChanged(name.clone()));
+                let _ = self
+                    .events
+                    .send(LifecycleEvent::CatalogChanged(name.clone()));
+            }
+        }
+        changed
+    }
+
     /// Closes every connection (each stdio server's process group is killed).
     pub async fn shutdown(&self) {
         let conns: Vec<Arc<Connection>> = self
-            .slots
+            .slots()
             .iter()
             .filter_map(|s| s.state().conn.take())
             .collect();

@@ -395,3 +395,27 @@ fn the_demo_runs_against_real_servers() {
         assert!(text.contains(expected), "missing {expected:?} in:\n{text}");
     }
 }
+
+#[test]
+fn debug_shows_a_servers_stderr_live() {
+    let home = tempfile::tempdir().unwrap();
+    let server = |debug: bool| {
+        serde_json::json!({"command": "sh", "args": ["-c", format!("echo hello-from-stderr >&2; exec node {} ok", crate::servers::servers().misbehave())],
+                           "debug": debug})
+    };
+    for debug in [false, true] {
+        write(
+            home.path(),
+            ".config/mcpw/mcp.json",
+            &serde_json::json!({"mcpServers": {"s": server(debug)}}).to_string(),
+        );
+        let out = mcpw(home.path(), &["call", "s__echo", r#"{"message": "x"}"#]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        assert_eq!(
+            stderr(&out).contains("hello-from-stderr"),
+            debug,
+            "{}",
+            stderr(&out)
+        );
+    }
+}

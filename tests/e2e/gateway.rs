@@ -746,3 +746,41 @@ fn a_call_does_not_wait_for_other_servers_to_start() {
         assert!(answer["elapsedMs"].as_u64().unwrap() < 30_000, "{answer}");
     }
 }
+
+#[test]
+fn serve_follows_config_edits() {
+    let s = setup(json!({}));
+    warm_cache(&s);
+    let serving = Serving::start(&s, &["--exposure", "direct"]);
+    let list =
+        || names(&client(json!({"url": serving.url()}), json!([{"op": "listTools"}])).unwrap()[0]);
+    assert!(!list().iter().any(|t| t.starts_with("extra__")));
+    let path = s.dirs.home().join(".config/mcpw/mcp.json");
+    let mut c: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    c["mcpServers"]["extra"] = json!({"command": "node", "args": [servers().misbehave(), "ok"]});
+    c["mcpServers"].as_object_mut().unwrap().remove("memory");
+    s.dirs.user(&c.to_string());
+    // The gateway checks its config files every few seconds; nothing signals the test.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let tools = list();
+        if tools.contains(&"extra__echo".to_string()) {
+            assert!(
+                !tools.iter().any(|t| t.starts_with("memory__")),
+                "{tools:?}"
+            );
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the edit was not picked up: {tools:?}"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let r = client(
+        json!({"url": serving.url()}),
+        json!([{"op": "callTool", "name": "extra__echo", "arguments": {"message": "new"}}]),
+    )
+    .unwrap();
+    assert_eq!(text(&r[0]), "Echo: new");
+}

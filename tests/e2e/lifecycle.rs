@@ -371,3 +371,77 @@ async fn the_search_profile_setting_chooses_the_scoring() {
     );
     assert_ne!(seed_score, default_score);
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_reload_keeps_unchanged_servers_and_retires_the_rest() {
+    let d = ConfigDirs::new();
+    let pf = d.root.path().join("pids");
+    let keep = misbehave("ok", &pf, json!({}));
+    let host = host(
+        &d,
+        json!({"keep": keep, "gone": misbehave("ok", &pf, json!({})), "edited": misbehave("ok", &pf, json!({}))}),
+        |_| {},
+    )
+    .await;
+    for s in ["keep", "gone", "edited"] {
+        host.connect(s).await.unwrap();
+    }
+    let (kept, gone, edited) = (
+        host.manager().pid("keep").unwrap(),
+        host.manager().pid("gone").unwrap(),
+        host.manager().pid("edited").unwrap(),
+    );
+    d.user(
+        &json!({"mcpServers": {
+            "keep": keep,
+            "edited": misbehave("ok", &pf, json!({"env": {"PID_FILE": pf.display().to_string(), "X": "1"}})),
+            "added": misbehave("ok", &pf, json!({}))
+        }})
+        .to_string(),
+    );
+    let mut changed = host.reload(d.load()).await;
+    changed.sort();
+    assert_eq!(changed, ["added", "edited", "gone"]);
+    assert_eq!(
+        host.manager().pid("keep"),
+        Some(kept),
+        "unchanged: same connection"
+    );
+    assert!(all_gone(&[gone, edited], Duration::from_secs(5)));
+    assert!(host.manager().server_status("gone").is_err());
+    assert_eq!(host.manager().pid("edited"), None, "reconnects on next use");
+    host.call("added__echo", echo()).await.unwrap();
+    host.call("edited__echo", echo()).await.unwrap();
+    host.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_connect_finishing_after_a_reload_is_dropped() {
+    let d = ConfigDirs::new();
+    let pf = d.root.path().join("pids");
+    let slow = |delay: &str| {
+        json!({"command": "node", "args": [servers().misbehave(), "slow-start"],
+               "env": {"PID_FILE": pf.display().to_string(), "DELAY_MS": delay}})
+    };
+    let host = std::sync::Arc::new(host(&d, json!({"s": slow("800")}), |_| {}).await);
+    let h = host.clone();
+    let connecting = tokio::spawn(async move { h.connect("s").await });
+    eventually("the server to start", || pids(&pf).len() == 1).await;
+    d.user(&json!({"mcpServers": {"s": slow("0")}}).to_string());
+    assert_eq!(host.reload(d.load()).await, ["s"]);
+    let err = connecting.await.unwrap().unwrap_err();
+    assert!(
+        matches!(err, HostError::Lifecycle(LifecycleError::Reconfigured(_))),
+        "{err}"
+    );
+    assert!(
+        all_gone(&pids(&pf), Duration::from_secs(5)),
+        "its process was closed"
+    );
+    assert_eq!(
+        host.manager().pid("s"),
+        None,
+        "nothing stored for the new definition"
+    );
+    host.shutdown().await;
+}

@@ -254,3 +254,72 @@ async fn an_sse_endpoint_on_another_origin_gets_no_credentials() {
     );
     host.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn http_403_needs_auth_and_a_refused_token_says_so() {
+    let s = servers();
+    let server = Background::node(
+        &[&s.misbehave(), "http"],
+        &[("TOKEN", "s3cret"), ("AUTH_STATUS", "403")],
+    );
+    let d = ConfigDirs::new();
+    let host = host(
+        &d,
+        json!({"anonymous": {"url": server.url("/mcp")}, "wrong": {"url": server.url("/mcp"), "bearerToken": "nope"}}),
+        |_| {},
+    )
+    .await;
+    let err = connect_error(host.connect("anonymous").await.unwrap_err());
+    assert!(
+        matches!(err, ConnectError::NeedsAuth { status: 403, .. }),
+        "{err}"
+    );
+    assert!(err.to_string().contains("set `bearerToken`"), "{err}");
+    let err = connect_error(host.connect("wrong").await.unwrap_err());
+    assert!(
+        err.to_string().contains("refused the credentials"),
+        "a token was sent, so the hint is to check it: {err}"
+    );
+    assert!(!err.to_string().contains("nope"));
+    host.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn cwd_is_used_and_a_missing_one_is_named() {
+    let s = servers();
+    let d = ConfigDirs::new();
+    let work = d.root.path().join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    let host = host(
+        &d,
+        json!({
+            "here": {"command": "node", "args": [s.misbehave(), "ok"], "cwd": work.display().to_string(),
+                     "env": {"PID_FILE": "relative-pids"}},
+            "nowhere": {"command": "node", "args": [s.misbehave(), "ok"], "cwd": "/nonexistent/dir"}
+        }),
+        |_| {},
+    )
+    .await;
+    host.connect("here").await.unwrap();
+    assert_eq!(
+        pids(&work.join("relative-pids")).len(),
+        1,
+        "started in its cwd"
+    );
+    let err = host.connect("nowhere").await.unwrap_err().to_string();
+    assert!(
+        err.contains("/nonexistent/dir") && err.contains("`cwd`"),
+        "{err}"
+    );
+    host.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn dropping_the_host_stops_its_servers() {
+    let d = ConfigDirs::new();
+    let (host, pid_file) = pair(&d, "ok", json!({})).await;
+    host.connect("bad").await.unwrap();
+    host.connect("good").await.unwrap();
+    drop(host); // no shutdown()
+    assert!(all_gone(&pids(&pid_file), Duration::from_secs(5)));
+}

@@ -13,7 +13,7 @@
 //   slow-start     waits $DELAY_MS before serving
 //   paged          10 tools and 5 resources, listed 3 per page with cursors
 //   http           Streamable HTTP on 127.0.0.1:$PORT; requires "Authorization:
-//                  Bearer $TOKEN" when $TOKEN is set (401 otherwise)
+//                  Bearer $TOKEN" when $TOKEN is set ($AUTH_STATUS, default 401, otherwise)
 //   sse-elsewhere  legacy SSE on 127.0.0.1:$PORT whose endpoint event points at
 //                  another origin (port $OTHER_PORT)
 import { appendFileSync } from "node:fs";
@@ -103,7 +103,7 @@ switch (mode) {
     const transports = new Map();
     const http = createServer(async (req, res) => {
       if (process.env.TOKEN && req.headers.authorization !== `Bearer ${process.env.TOKEN}`) {
-        res.writeHead(401, { "WWW-Authenticate": "Bearer" }).end("unauthorized");
+        res.writeHead(Number(process.env.AUTH_STATUS ?? 401), { "WWW-Authenticate": "Bearer" }).end("unauthorized");
         return;
       }
       const chunks = [];

@@ -33,6 +33,74 @@ fn parse_addr(s: &str) -> Result<SocketAddr> {
         .with_context(|| format!("--http {s:?}: expected PORT, :PORT or IP:PORT"))
 }
 
+/// How often the config files are checked for changes.
+const CONFIG_POLL: std::time::Duration = std::time::Duration::from_secs(2);
+
+type Fingerprint = Vec<(std::path::PathBuf, Option<(std::time::SystemTime, u64)>)>;
+
+/// Every config file mcpw read or looked for, with its size and change time.
+fn fingerprint(files: &[mcpw::config::SourceFile]) -> Fingerprint {
+    files
+        .iter()
+        .map(|s| {
+            let meta = std::fs::metadata(&s.path).ok();
+            (
+                s.path.clone(),
+                meta.and_then(|m| Some((m.modified().ok()?, m.len()))),
+            )
+        })
+        .collect()
+}
+
+/// Applies edits of the config files to the running gateway: servers added,
+/// changed or removed take effect without a restart. A config with errors is
+/// reported and ignored until fixed.
+async fn follow_config(host: Arc<Host>, sources: ConfigSources) {
+    let mut files = host.config().sources.clone();
+    let mut seen = fingerprint(&files);
+    let mut tick = tokio::time::interval(CONFIG_POLL);
+    tick.tick().await;
+    loop {
+        tick.tick().await;
+        if fingerprint(&files) == seen {
+            continue;
+        }
+        let cfg = mcpw::config::load(&sources);
+        files = cfg.sources.clone();
+        seen = fingerprint(&files);
+        if cfg.has_errors() {
+            for d in cfg
+                .diagnostics
+                .iter()
+                .filter(|d| d.severity == mcpw::config::Severity::Error)
+            {
+                tracing::warn!("config not reloaded: {d}");
+            }
+            continue;
+        }
+        let changed = host.reload(cfg).await;
+        if !changed.is_empty() {
+            tracing::info!("config reloaded; servers changed: {}", changed.join(", "));
+        }
+        // As at start: the catalog should know every server's tools, and eager
+        // servers connect. Sessions hear of the new tools as they arrive.
+        let pending: Vec<String> = changed
+            .into_iter()
+            .filter(|n| {
+                host.manager().server(n).is_some_and(|s| {
+                    s.config.enabled
+                        && (s.config.lifecycle != mcpw::config::Lifecycle::Lazy
+                            || !host.manager().has_tools(n))
+                })
+            })
+            .collect();
+        if !pending.is_empty() {
+            let h = host.clone();
+            tokio::spawn(async move { h.manager().connect_many(pending, |_, _| {}).await });
+        }
+    }
+}
+
 pub async fn serve(args: ServeArgs, sources: &ConfigSources) -> Result<ExitCode> {
     let cfg = super::load_config(sources);
     let exposure_name = args
@@ -70,6 +138,7 @@ pub async fn serve(args: ServeArgs, sources: &ConfigSources) -> Result<ExitCode>
         Arc::new(Host::start(cfg, sources.env.clone(), HostOptions::for_env(&sources.env)).await?);
     let starting = host.clone();
     tokio::spawn(async move { starting.connect_at_start().await });
+    tokio::spawn(follow_config(host.clone(), sources.clone()));
     let shared = Shared::new(host.clone(), exposure);
     match http_addr {
         Some(addr) => {

@@ -541,7 +541,9 @@ async fn call_tool(
 
 fn lifecycle_server(e: &LifecycleError) -> Option<String> {
     match e {
-        LifecycleError::NotFound(s) | LifecycleError::Disabled(s) => Some(s.clone()),
+        LifecycleError::NotFound(s)
+        | LifecycleError::Disabled(s)
+        | LifecycleError::Reconfigured(s) => Some(s.clone()),
         LifecycleError::Backoff { server, .. } | LifecycleError::Connect { server, .. } => {
             Some(server.clone())
         }

@@ -37,8 +37,8 @@ pub fn definition(
     for e in &deferred {
         *per_server.entry(e.tool.server.as_str()).or_default() += 1;
     }
-    let order: Vec<&str> = host
-        .config()
+    let config = host.config();
+    let order: Vec<&str> = config
         .servers
         .iter()
         .map(|s| s.name.as_str())
