@@ -29,6 +29,14 @@ fn setup(settings: Value) -> Setup {
     Setup { dirs, cancel_file }
 }
 
+/// Edits the user config of a setup.
+fn edit_config(setup: &Setup, edit: impl FnOnce(&mut Value)) {
+    let path = setup.dirs.home().join(".config/mcpw/mcp.json");
+    let mut c: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    edit(&mut c);
+    setup.dirs.user(&c.to_string());
+}
+
 fn env(setup: &Setup) -> Value {
     json!({"HOME": setup.dirs.home().display().to_string(), "XDG_CONFIG_HOME": "", "XDG_CACHE_HOME": "", "XDG_STATE_HOME": "", "MCPW_CONFIG": ""})
 }
@@ -204,12 +212,9 @@ fn check_proxy(connect: Value) {
 #[test]
 fn the_proxy_tool_modes_and_error_kinds() {
     let s = setup(json!({}));
-    let mut c: Value = serde_json::from_str(
-        &std::fs::read_to_string(s.dirs.home().join(".config/mcpw/mcp.json")).unwrap(),
-    )
-    .unwrap();
-    c["mcpServers"]["broken"] = json!({"command": "/nonexistent/mcpw-test-server"});
-    s.dirs.user(&c.to_string());
+    edit_config(&s, |c| {
+        c["mcpServers"]["broken"] = json!({"command": "/nonexistent/mcpw-test-server"})
+    });
     let r = client(
         stdio(&s, "proxy"),
         json!([
@@ -464,13 +469,8 @@ fn tool_search_over_stdio() {
 #[test]
 fn tool_search_over_http_with_a_small_budget() {
     let s = setup(json!({"toolSearchBudget": 120, "exposure": "tool-search"}));
-    s.dirs.user(&{
-        let mut c: Value = serde_json::from_str(
-            &std::fs::read_to_string(s.dirs.home().join(".config/mcpw/mcp.json")).unwrap(),
-        )
-        .unwrap();
-        c["mcpServers"]["everything"]["directTools"] = json!(["echo"]);
-        c.to_string()
+    edit_config(&s, |c| {
+        c["mcpServers"]["everything"]["directTools"] = json!(["echo"])
     });
     warm_cache(&s);
     let serving = Serving::start(&s, &[]);
@@ -721,14 +721,11 @@ async fn mcpw_behind_mcpw_speaks_the_stateless_revision() {
 #[test]
 fn a_call_does_not_wait_for_other_servers_to_start() {
     let s = setup(json!({}));
-    let mut c: Value = serde_json::from_str(
-        &std::fs::read_to_string(s.dirs.home().join(".config/mcpw/mcp.json")).unwrap(),
-    )
-    .unwrap();
     // Nothing cached, and one server that takes a minute to start.
-    c["mcpServers"]["sleepy"] = json!({"command": "node", "args": [servers().misbehave(), "slow-start"],
-        "env": {"DELAY_MS": "60000"}, "startupTimeoutMs": 60000});
-    s.dirs.user(&c.to_string());
+    edit_config(&s, |c| {
+        c["mcpServers"]["sleepy"] = json!({"command": "node", "args": [servers().misbehave(), "slow-start"],
+            "env": {"DELAY_MS": "60000"}, "startupTimeoutMs": 60000})
+    });
     for exposure in ["proxy", "direct"] {
         let call = if exposure == "proxy" {
             mcp(json!({"tool": "everything__echo", "args": {"message": "now"}}))
@@ -755,11 +752,11 @@ fn serve_follows_config_edits() {
     let list =
         || names(&client(json!({"url": serving.url()}), json!([{"op": "listTools"}])).unwrap()[0]);
     assert!(!list().iter().any(|t| t.starts_with("extra__")));
-    let path = s.dirs.home().join(".config/mcpw/mcp.json");
-    let mut c: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
-    c["mcpServers"]["extra"] = json!({"command": "node", "args": [servers().misbehave(), "ok"]});
-    c["mcpServers"].as_object_mut().unwrap().remove("memory");
-    s.dirs.user(&c.to_string());
+    edit_config(&s, |c| {
+        c["mcpServers"]["extra"] =
+            json!({"command": "node", "args": [servers().misbehave(), "ok"]});
+        c["mcpServers"].as_object_mut().unwrap().remove("memory");
+    });
     // The gateway checks its config files every few seconds; nothing signals the test.
     let deadline = Instant::now() + Duration::from_secs(20);
     loop {
