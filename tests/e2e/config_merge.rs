@@ -285,6 +285,19 @@ fn unset_variables_are_kept_and_warned_about() {
 }
 
 #[test]
+fn an_unterminated_reference_is_warned_about() {
+    let d = ConfigDirs::new();
+    d.user(r#"{"mcpServers": {"s": {"command": "x", "args": ["${HOME"]}}}"#);
+    let cfg = d.load();
+    let d0 = &cfg.diagnostics[0];
+    assert_eq!(
+        (d0.severity, d0.field.as_deref()),
+        (Severity::Warning, Some("args[0]"))
+    );
+    assert!(d0.message.contains("closing"), "{}", d0.message);
+}
+
+#[test]
 fn secret_commands_are_not_interpolated_at_load() {
     let d = ConfigDirs::new();
     d.user(r#"{"mcpServers": {"s": {"command": "x", "env": {"K": "!pass show $USER/api"}}}}"#);

@@ -445,3 +445,28 @@ async fn a_connect_finishing_after_a_reload_is_dropped() {
     );
     host.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_periodic_health_check_runs_by_itself() {
+    let d = ConfigDirs::new();
+    let pf = d.root.path().join("pids");
+    let host = host(
+        &d,
+        json!({"kept": misbehave("ok", &pf, json!({"lifecycle": "keep-alive"}))}),
+        |o| {
+            o.maintenance = true;
+            o.lifecycle.health_interval = Duration::from_millis(100);
+        },
+    )
+    .await;
+    host.connect_at_start().await;
+    let first = host.manager().pid("kept").unwrap();
+    // SAFETY: sending a signal to a process we started.
+    unsafe { libc::kill(first as i32, libc::SIGKILL) };
+    // Nobody calls maintain(): the host's own task notices and reconnects.
+    eventually("a reconnect by the periodic check", || {
+        host.manager().pid("kept").is_some_and(|p| p != first)
+    })
+    .await;
+    host.shutdown().await;
+}

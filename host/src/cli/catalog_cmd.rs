@@ -150,8 +150,13 @@ pub fn search(args: SearchArgs, sources: &ConfigSources) -> Result<ExitCode> {
         } else {
             QueryMode::Keyword
         },
-        server: args.server,
+        server: args.server.clone(),
     };
+    if let Some(s) = &args.server
+        && !entries.iter().any(|e| &e.tool.server == s)
+    {
+        anyhow::bail!("--server {s:?}: the catalog has no server of that name");
+    }
     let hits = index.search(&args.query, &options)?;
     if args.json {
         let out: Vec<_> = hits

@@ -95,6 +95,16 @@ impl Reader<'_> {
 
     /// Interpolates `${VAR}` references, warning about unset ones.
     fn expand(&mut self, field: &str, text: &str) -> String {
+        if text
+            .match_indices("${")
+            .any(|(at, _)| !text[at..].contains('}'))
+        {
+            self.problem(
+                Severity::Warning,
+                field,
+                "`${` without a closing `}`: kept as written".to_string(),
+            );
+        }
         let r = interpolate(text, self.env);
         for name in r.missing {
             self.problem(

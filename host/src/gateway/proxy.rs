@@ -327,6 +327,10 @@ async fn search(
     };
     if hits.is_empty() {
         let text = match server {
+            Some(s) if host.manager().server(s).is_none() => format!(
+                "No tools matching \"{query}\" in \"{s}\": no server has that name (servers: {})",
+                host.manager().server_names().join(", ")
+            ),
             Some(s) => format!("No tools matching \"{query}\" in \"{s}\""),
             None => format!("No tools matching \"{query}\""),
         };
