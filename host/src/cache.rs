@@ -7,7 +7,9 @@
 //! 7 days old. Original MCP names are stored, so naming changes never invalidate
 //! it. Writes lock a sibling lock file, re-read, merge, write a temp file and
 //! rename it over: concurrent mcpw processes neither corrupt the file nor drop
-//! each other's entries. A corrupt file is set aside and rebuilt.
+//! each other's entries. A corrupt file is set aside and rebuilt. The same file
+//! records each server's last failed connect (`failures`), so that every mcpw
+//! process honours the backoff and can say what went wrong.
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -60,10 +62,28 @@ pub struct Entry {
     pub protocol_version: Option<String>,
 }
 
+/// A server's last failed connect, so that another mcpw process honours its
+/// backoff and `mcpw status` can say what went wrong.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Failure {
+    /// Hash of the identity fields it failed under (a changed config retries at once).
+    pub config_hash: String,
+    /// When, in milliseconds since the Unix epoch.
+    pub at: u64,
+    /// The error.
+    pub error: String,
+    /// It answered 401/403.
+    #[serde(default)]
+    pub needs_auth: bool,
+}
+
 #[derive(Debug, Default, Serialize, Deserialize)]
 struct File {
     version: u32,
     servers: BTreeMap<String, Entry>,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    failures: BTreeMap<String, Failure>,
 }
 
 /// A cache file that could not be written.
@@ -151,7 +171,7 @@ impl MetadataCache {
             Err(_) => {
                 return File {
                     version: VERSION,
-                    servers: BTreeMap::new(),
+                    ..Default::default()
                 };
             }
         };
@@ -165,7 +185,7 @@ impl MetadataCache {
                 );
                 File {
                     version: VERSION,
-                    servers: BTreeMap::new(),
+                    ..Default::default()
                 }
             }
             Err(e) => {
@@ -178,14 +198,48 @@ impl MetadataCache {
                 let _ = std::fs::rename(&self.path, &aside);
                 File {
                     version: VERSION,
-                    servers: BTreeMap::new(),
+                    ..Default::default()
                 }
             }
         }
     }
 
+    /// The recorded failures.
+    pub fn failures(&self) -> BTreeMap<String, Failure> {
+        self.read_file().failures
+    }
+
+    /// Records (`Some`) or forgets (`None`) a server's last failure.
+    pub fn record_failure(&self, server: &str, failure: Option<Failure>) -> Result<(), CacheError> {
+        self.modify(|file| {
+            match failure {
+                Some(f) => file.failures.insert(server.to_string(), f),
+                None => file.failures.remove(server),
+            };
+        })
+    }
+
     /// Stores (`Some`) or removes (`None`) entries, keeping everyone else's.
+    /// Either way the server's recorded failure goes: it connected, or is forgotten.
     pub fn update(&self, changes: BTreeMap<String, Option<Entry>>) -> Result<(), CacheError> {
+        self.modify(|file| {
+            for (name, change) in changes {
+                match change {
+                    Some(entry) => {
+                        file.failures.remove(&name);
+                        file.servers.insert(name, entry)
+                    }
+                    None => {
+                        file.failures.remove(&name);
+                        file.servers.remove(&name)
+                    }
+                };
+            }
+        })
+    }
+
+    /// Read-merge-write under the lock.
+    fn modify(&self, change: impl FnOnce(&mut File)) -> Result<(), CacheError> {
         let err = |source| CacheError {
             path: self.path.clone(),
             source,
@@ -201,12 +255,7 @@ impl MetadataCache {
             .map_err(err)?;
         lock.lock().map_err(err)?;
         let mut file = self.read_file();
-        for (name, change) in changes {
-            match change {
-                Some(entry) => file.servers.insert(name, entry),
-                None => file.servers.remove(&name),
-            };
-        }
+        change(&mut file);
         let result = self.write_atomically(&file).map_err(err);
         let _ = lock.unlock();
         result

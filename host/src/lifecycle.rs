@@ -189,15 +189,30 @@ pub struct Manager {
     catalog_version: AtomicU64,
 }
 
+/// How long a failure recorded in the cache is shown (and its backoff honoured).
+const REMEMBERED_FAILURE: Duration = Duration::from_secs(3600);
+
 /// A slot for `server`, knowing its tools from a valid cache entry.
 fn new_slot(
     server: &Server,
     entries: &std::collections::BTreeMap<String, cache::Entry>,
+    failures: &std::collections::BTreeMap<String, cache::Failure>,
 ) -> Arc<Slot> {
     let hash = cache::config_hash(&server.raw);
     let cached = entries
         .get(&server.name)
         .filter(|e| e.is_valid(&hash, cache::now_ms()));
+    // A recent failure recorded by any mcpw process: its backoff and message hold here too.
+    let failed = failures
+        .get(&server.name)
+        .filter(|f| f.config_hash == hash)
+        .and_then(|f| {
+            let age = Duration::from_millis(cache::now_ms().saturating_sub(f.at));
+            (age < REMEMBERED_FAILURE)
+                .then(|| Instant::now().checked_sub(age))
+                .flatten()
+                .map(|at| (at, f))
+        });
     Arc::new(Slot {
         server: server.clone(),
         state: Mutex::new(SlotState {
@@ -207,9 +222,9 @@ fn new_slot(
             tools: cached.map(|e| tools_from_entry(server, e)),
             protocol_version: cached.and_then(|e| e.protocol_version.clone()),
             from_cache: cached.is_some(),
-            failed_at: None,
-            last_error: None,
-            needs_auth: false,
+            failed_at: failed.map(|(at, _)| at),
+            last_error: failed.map(|(_, f)| f.error.clone()),
+            needs_auth: failed.is_some_and(|(_, f)| f.needs_auth),
             last_used: Instant::now(),
             retired: false,
         }),
@@ -235,10 +250,11 @@ impl Manager {
         options: LifecycleOptions,
     ) -> Arc<Manager> {
         let entries = cache.read();
+        let failures = cache.failures();
         let slots = config
             .servers
             .iter()
-            .map(|server| new_slot(server, &entries))
+            .map(|server| new_slot(server, &entries, &failures))
             .collect();
         let (upstream_tx, upstream_rx) = mpsc::unbounded_channel();
         let (events, _) = broadcast::channel(256);
@@ -462,6 +478,15 @@ impl Manager {
                     st.failed_at = Some(Instant::now());
                     st.last_error = Some(error.to_string());
                     st.needs_auth = error.is_auth();
+                }
+                let failure = cache::Failure {
+                    config_hash: slot.hash.clone(),
+                    at: cache::now_ms(),
+                    error: error.to_string(),
+                    needs_auth: error.is_auth(),
+                };
+                if let Err(e) = self.cache.record_failure(name, Some(failure)) {
+                    tracing::warn!("{e}");
                 }
                 tracing::warn!(server = name, "connect failed: {error}");
                 let _ = self
@@ -733,6 +758,7 @@ impl Manager {
     /// cache. Returns the names of the servers added, changed or removed.
     pub async fn reload(&self, config: &Config) -> Vec<String> {
         let entries = self.cache.read();
+        let failures = self.cache.failures();
         let old = self.slots();
         let next: Vec<Arc<Slot>> = config
             .servers
@@ -741,7 +767,7 @@ impl Manager {
                 old.iter()
                     .find(|s| s.server == *server)
                     .cloned()
-                    .unwrap_or_else(|| new_slot(server, &entries))
+                    .unwrap_or_else(|| new_slot(server, &entries, &failures))
             })
             .collect();
         let retired: Vec<Arc<Slot>> = old

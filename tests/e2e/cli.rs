@@ -419,3 +419,31 @@ fn debug_shows_a_servers_stderr_live() {
         );
     }
 }
+
+#[test]
+fn a_failure_is_remembered_across_runs() {
+    let home = tempfile::tempdir().unwrap();
+    write(
+        home.path(),
+        ".config/mcpw/mcp.json",
+        r#"{"mcpServers": {"bad": {"command": "/nonexistent/mcpw-test-server"}}}"#,
+    );
+    let out = mcpw(home.path(), &["connect", "bad"]);
+    assert_eq!(out.status.code(), Some(1));
+    // Another run: the status says what failed and when, and the backoff holds.
+    let status = json(&mcpw(home.path(), &["status", "--json"]));
+    let bad = &status["servers"][0];
+    assert_eq!(bad["state"], "failed", "{status}");
+    assert!(
+        bad["lastError"]
+            .as_str()
+            .unwrap()
+            .contains("/nonexistent/mcpw-test-server")
+    );
+    assert!(bad["retryInSeconds"].as_u64().unwrap() > 0);
+    let out = mcpw(home.path(), &["call", "bad__x"]);
+    assert!(stderr(&out).contains("retrying in"), "{}", stderr(&out));
+    // An explicit connect still tries.
+    let out = mcpw(home.path(), &["connect", "bad"]);
+    assert!(stderr(&out).contains("cannot start"), "{}", stderr(&out));
+}
