@@ -470,3 +470,35 @@ async fn the_periodic_health_check_runs_by_itself() {
     .await;
     host.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn start_up_connects_a_bounded_number_at_once() {
+    let d = ConfigDirs::new();
+    let pf = d.root.path().join("pids");
+    let gate = d.root.path().join("gate");
+    let server = json!({"command": "node", "args": [servers().misbehave(), "gated"], "lifecycle": "eager",
+        "env": {"PID_FILE": pf.display().to_string(), "GATE_FILE": gate.display().to_string()}});
+    let five: serde_json::Map<String, Value> =
+        (0..5).map(|i| (format!("s{i}"), server.clone())).collect();
+    let host = std::sync::Arc::new(
+        host(&d, Value::Object(five), |o| {
+            o.lifecycle.max_parallel_connects = 2
+        })
+        .await,
+    );
+    let h = host.clone();
+    let starting = tokio::spawn(async move { h.connect_at_start().await });
+    eventually("two servers to start", || pids(&pf).len() == 2).await;
+    // Nothing to wait for that would signal a third start; give it the chance.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(pids(&pf).len(), 2, "at most two connect at once");
+    std::fs::write(&gate, "").unwrap();
+    starting.await.unwrap();
+    assert_eq!(pids(&pf).len(), 5);
+    assert!(
+        host.status()
+            .iter()
+            .all(|s| s.state == ConnectionState::Connected)
+    );
+    host.shutdown().await;
+}

@@ -11,12 +11,13 @@
 //   exit-on-init   exits as soon as it reads anything
 //   garbage        answers everything with lines that are not JSON
 //   slow-start     waits $DELAY_MS before serving
+//   gated          waits until $GATE_FILE exists before serving
 //   paged          10 tools and 5 resources, listed 3 per page with cursors
 //   http           Streamable HTTP on 127.0.0.1:$PORT; requires "Authorization:
 //                  Bearer $TOKEN" when $TOKEN is set ($AUTH_STATUS, default 401, otherwise)
 //   sse-elsewhere  legacy SSE on 127.0.0.1:$PORT whose endpoint event points at
 //                  another origin (port $OTHER_PORT)
-import { appendFileSync } from "node:fs";
+import { appendFileSync, existsSync } from "node:fs";
 import { spawn } from "node:child_process";
 import { createServer } from "node:http";
 import { randomUUID } from "node:crypto";
@@ -97,6 +98,10 @@ switch (mode) {
     break;
   case "slow-start":
     await new Promise((r) => setTimeout(r, Number(process.env.DELAY_MS ?? 5000)));
+    await build().connect(new StdioServerTransport());
+    break;
+  case "gated":
+    while (!existsSync(process.env.GATE_FILE)) await new Promise((r) => setTimeout(r, 20));
     await build().connect(new StdioServerTransport());
     break;
   case "http": {
