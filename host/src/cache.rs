@@ -38,6 +38,7 @@ const IDENTITY_FIELDS: &[&str] = &[
     "bearerTokenEnv",
     "exposeResources",
     "excludeTools",
+    "includeTools",
 ];
 
 /// One server's cached listing.

@@ -85,6 +85,8 @@ args = ["-y", "docs-server"]
 env = { "API_KEY" = "k" }
 startup_timeout_sec = 20
 disabled_tools = ["dangerous"]
+enabled_tools = ["search", "read"]
+tool_timeout_sec = 90
 
 [mcp_servers.remote]
 url = "https://mcp.example.test/mcp"
@@ -108,6 +110,8 @@ env_http_headers = { "X-Key" = "KEY_VAR" }
     assert_eq!(env, &[("API_KEY".to_string(), "k".to_string())]);
     assert_eq!(docs.startup_timeout_ms, 20_000);
     assert_eq!(docs.exclude_tools, vec!["dangerous"]);
+    assert_eq!(docs.include_tools, vec!["search", "read"]);
+    assert_eq!(docs.call_timeout_ms, Some(90_000));
     let (url, mut headers, _) = http(&cfg, "remote");
     headers.sort();
     assert_eq!(url, "https://mcp.example.test/mcp");

@@ -191,7 +191,7 @@ fn every_documented_server_field_is_known() {
         r#"{"mcpServers": {
             "s": {"command": "x", "args": [], "env": {}, "cwd": "/tmp", "lifecycle": "lazy",
                   "idleTimeout": 5, "startupTimeoutMs": 1000, "callTimeoutMs": 2000,
-                  "exposeResources": false, "directTools": true, "excludeTools": [],
+                  "exposeResources": false, "directTools": true, "excludeTools": [], "includeTools": [],
                   "debug": false, "searchKeywords": ["k"], "description": "d", "enabled": true},
             "h": {"url": "http://127.0.0.1:1/mcp", "type": "http", "headers": {},
                   "bearerTokenEnv": "T", "lifecycle": "keep-alive"}

@@ -272,6 +272,17 @@ fn codex(text: &str, path: &Path, diags: &mut Vec<Diagnostic>) -> Vec<(String, V
                         "disabled_tools" => {
                             out.insert("excludeTools".into(), value);
                         }
+                        "enabled_tools" => {
+                            out.insert("includeTools".into(), value);
+                        }
+                        "tool_timeout_sec" => {
+                            if let Some(s) = value.as_f64() {
+                                out.insert(
+                                    "callTimeoutMs".into(),
+                                    Value::from((s * 1000.0) as u64),
+                                );
+                            }
+                        }
                         _ => {}
                     }
                 }

@@ -108,6 +108,8 @@ pub struct ServerConfig {
     pub direct_tools: DirectTools,
     /// `excludeTools`.
     pub exclude_tools: Vec<String>,
+    /// `includeTools`: when not empty, only these tools are exposed.
+    pub include_tools: Vec<String>,
     /// `debug`: show the server's stderr.
     pub debug: bool,
     /// `searchKeywords`: extra words that describe the server to search.

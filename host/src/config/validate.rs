@@ -33,6 +33,7 @@ const SERVER_FIELDS: &[&str] = &[
     "exposeResources",
     "directTools",
     "excludeTools",
+    "includeTools",
     "debug",
     "searchKeywords",
     "description",
@@ -395,6 +396,7 @@ pub fn server(
         }
     };
     let exclude_tools = r.strings("excludeTools", false);
+    let include_tools = r.strings("includeTools", false);
     let debug = r.bool("debug").unwrap_or(false);
     let search_keywords = r.strings("searchKeywords", false);
 
@@ -414,6 +416,7 @@ pub fn server(
         expose_resources,
         direct_tools,
         exclude_tools,
+        include_tools,
         debug,
         search_keywords,
     })

@@ -28,6 +28,11 @@ pub fn excluded(server: &str, name: &str, kind: ToolKind, exclude: &[String]) ->
     exclude.iter().any(|e| candidates.contains(&norm(e)))
 }
 
+/// Is the tool on the `includeTools` list (or is there no list)?
+pub fn included(server: &str, name: &str, kind: ToolKind, include: &[String]) -> bool {
+    include.is_empty() || excluded(server, name, kind, include)
+}
+
 /// The server prefix a prefix mode gives, as the default naming guest computes
 /// it (used to recognise a server in a tool name before its tools are known).
 pub fn server_prefix(server: &str, mode: crate::plugin::PrefixMode) -> String {
@@ -88,7 +93,9 @@ pub fn catalog_tools(
         let Some(name) = text(t, "name") else {
             continue;
         };
-        if excluded(server, &name, ToolKind::Tool, &config.exclude_tools) {
+        if excluded(server, &name, ToolKind::Tool, &config.exclude_tools)
+            || !included(server, &name, ToolKind::Tool, &config.include_tools)
+        {
             continue;
         }
         let annotations = t.get("annotations").filter(|a| a.is_object()).cloned();
@@ -111,7 +118,9 @@ pub fn catalog_tools(
             let (Some(name), Some(uri)) = (text(r, "name"), text(r, "uri")) else {
                 continue;
             };
-            if excluded(server, &name, ToolKind::Resource, &config.exclude_tools) {
+            if excluded(server, &name, ToolKind::Resource, &config.exclude_tools)
+                || !included(server, &name, ToolKind::Resource, &config.include_tools)
+            {
                 continue;
             }
             let description = text(r, "description")
@@ -154,5 +163,36 @@ mod tests {
             excluded("github-mcp", "x", ToolKind::Tool, &["github__x".into()]),
             "short prefix form"
         );
+    }
+
+    #[test]
+    fn an_include_list_keeps_only_its_tools() {
+        let config = |include: &[&str]| {
+            crate::config::validate::server(
+                "s",
+                &serde_json::json!({"command": "x", "includeTools": include}),
+                std::path::Path::new("mcp.json"),
+                &Default::default(),
+                true,
+                &mut Vec::new(),
+            )
+            .unwrap()
+        };
+        let tools = [
+            serde_json::json!({"name": "search"}),
+            serde_json::json!({"name": "delete_all"}),
+        ];
+        let names = |c: &ServerConfig| -> Vec<String> {
+            catalog_tools("s", c, &tools, &[])
+                .into_iter()
+                .map(|t| t.name)
+                .collect()
+        };
+        assert_eq!(
+            names(&config(&[])),
+            ["search", "delete_all"],
+            "no list: all"
+        );
+        assert_eq!(names(&config(&["s__search"])), ["search"]);
     }
 }
