@@ -149,9 +149,9 @@ pub async fn status(args: StatusArgs, sources: &ConfigSources) -> Result<ExitCod
             .map(|s| s.name)
             .collect();
         host.manager().connect_many(names, progress).await;
-    } else {
-        host.connect_at_start().await;
     }
+    // Without --connect, status starts nothing: it reports what is cached and
+    // what failed recently.
     let servers = host.status();
     if args.json {
         let list: Vec<Value> = servers
