@@ -68,7 +68,7 @@ pub struct Entry {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Failure {
-    /// Hash of the identity fields it failed under (a changed config retries at once).
+    /// [`definition_hash`] of the definition it failed under (an edited one retries at once).
     pub config_hash: String,
     /// When, in milliseconds since the Unix epoch.
     pub at: u64,
@@ -97,34 +97,46 @@ pub struct CacheError {
     pub source: std::io::Error,
 }
 
-/// The sha256 of a server definition's identity fields, with object keys sorted so
-/// that reordering a config does not invalidate the cache.
-pub fn config_hash(raw: &Value) -> String {
-    fn canonical(v: &Value) -> Value {
-        match v {
-            Value::Object(m) => {
-                let sorted: BTreeMap<&String, Value> =
-                    m.iter().map(|(k, v)| (k, canonical(v))).collect();
-                Value::Object(
-                    sorted
-                        .into_iter()
-                        .map(|(k, v)| (k.clone(), v))
-                        .collect::<Map<_, _>>(),
-                )
-            }
-            Value::Array(a) => Value::Array(a.iter().map(canonical).collect()),
-            other => other.clone(),
+fn canonical(v: &Value) -> Value {
+    match v {
+        Value::Object(m) => {
+            let sorted: BTreeMap<&String, Value> =
+                m.iter().map(|(k, v)| (k, canonical(v))).collect();
+            Value::Object(
+                sorted
+                    .into_iter()
+                    .map(|(k, v)| (k.clone(), v))
+                    .collect::<Map<_, _>>(),
+            )
         }
+        Value::Array(a) => Value::Array(a.iter().map(canonical).collect()),
+        other => other.clone(),
     }
-    let identity: BTreeMap<&str, Value> = IDENTITY_FIELDS
-        .iter()
-        .map(|f| (*f, raw.get(*f).map(canonical).unwrap_or(Value::Null)))
-        .collect();
-    let text = serde_json::to_string(&identity).unwrap_or_default();
+}
+
+fn sha256_hex(v: &impl Serialize) -> String {
+    let text = serde_json::to_string(v).unwrap_or_default();
     Sha256::digest(text.as_bytes())
         .iter()
         .map(|b| format!("{b:02x}"))
         .collect()
+}
+
+/// The sha256 of a server definition's identity fields, with object keys sorted so
+/// that reordering a config does not invalidate the cache.
+pub fn config_hash(raw: &Value) -> String {
+    let identity: BTreeMap<&str, Value> = IDENTITY_FIELDS
+        .iter()
+        .map(|f| (*f, raw.get(*f).map(canonical).unwrap_or(Value::Null)))
+        .collect();
+    sha256_hex(&identity)
+}
+
+/// The sha256 of a whole server definition (keys sorted): a failure recorded
+/// under one definition does not hold for any edit of it (a longer
+/// `startupTimeoutMs` deserves a try at once).
+pub fn definition_hash(raw: &Value) -> String {
+    sha256_hex(&canonical(raw))
 }
 
 /// Milliseconds since the Unix epoch.
@@ -262,12 +274,14 @@ impl MetadataCache {
         result
     }
 
-    /// Removes every entry.
+    /// Removes every entry and recorded failure; returns how many entries there were.
     pub fn clear(&self) -> Result<usize, CacheError> {
-        let names: BTreeMap<String, Option<Entry>> =
-            self.read().into_keys().map(|k| (k, None)).collect();
-        let n = names.len();
-        self.update(names)?;
+        let mut n = 0;
+        self.modify(|file| {
+            n = file.servers.len();
+            file.servers.clear();
+            file.failures.clear();
+        })?;
         Ok(n)
     }
 

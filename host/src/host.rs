@@ -274,7 +274,9 @@ impl Host {
     /// still running for a changed server is dropped when it finishes. Settings
     /// other than the servers' (naming, plugins, limits) apply at the next
     /// start. Returns the servers added, changed or removed.
-    pub async fn reload(&self, config: Config) -> Vec<String> {
+    pub async fn reload(&self, mut config: Config) -> Vec<String> {
+        // Settings stay as started: naming, plugins and limits were built from them.
+        config.settings = self.config().settings.clone();
         let config = Arc::new(config);
         // The config first: views rebuilt after the servers change must see it.
         *self.config.write().unwrap_or_else(|p| p.into_inner()) = config.clone();

@@ -187,6 +187,7 @@ pub struct Manager {
     events: broadcast::Sender<LifecycleEvent>,
     /// Bumped whenever any server's tools change, before the event is sent.
     catalog_version: AtomicU64,
+    reload_lock: tokio::sync::Mutex<()>,
 }
 
 /// How long a failure recorded in the cache is shown (and its backoff honoured).
@@ -203,9 +204,10 @@ fn new_slot(
         .get(&server.name)
         .filter(|e| e.is_valid(&hash, cache::now_ms()));
     // A recent failure recorded by any mcpw process: its backoff and message hold here too.
+    let definition = cache::definition_hash(&server.raw);
     let failed = failures
         .get(&server.name)
-        .filter(|f| f.config_hash == hash)
+        .filter(|f| f.config_hash == definition)
         .and_then(|f| {
             let age = Duration::from_millis(cache::now_ms().saturating_sub(f.at));
             (age < REMEMBERED_FAILURE)
@@ -268,6 +270,7 @@ impl Manager {
             upstream_tx,
             events,
             catalog_version: AtomicU64::new(1),
+            reload_lock: Default::default(),
         });
         tokio::spawn(Self::upstream_loop(Arc::downgrade(&manager), upstream_rx));
         manager
@@ -480,7 +483,7 @@ impl Manager {
                     st.needs_auth = error.is_auth();
                 }
                 let failure = cache::Failure {
-                    config_hash: slot.hash.clone(),
+                    config_hash: cache::definition_hash(&slot.server.raw),
                     at: cache::now_ms(),
                     error: error.to_string(),
                     needs_auth: error.is_auth(),
@@ -639,6 +642,12 @@ impl Manager {
             s.server.config.enabled && s.server.config.lifecycle == Lifecycle::KeepAlive
         });
         let pings = keep_alive.filter_map(|slot| {
+            // A server busy with a call, or heard from lately, is not questioned:
+            // a single-threaded server may not answer a ping mid-call.
+            let quiet = slot.state().last_used.elapsed();
+            if slot.in_flight.load(Ordering::Acquire) > 0 || quiet < self.options.ping_timeout {
+                return None;
+            }
             let conn = slot.live()?;
             let timeout = self.options.ping_timeout;
             Some(async move { (slot, conn.clone(), conn.ping(timeout).await) })
@@ -757,36 +766,43 @@ impl Manager {
     /// (its connection closed, late results dropped); new ones start from the
     /// cache. Returns the names of the servers added, changed or removed.
     pub async fn reload(&self, config: &Config) -> Vec<String> {
+        // One reload at a time: each builds on the slots the previous one left.
+        let _one_at_a_time = self.reload_lock.lock().await;
         let entries = self.cache.read();
-        let failures = self.cache.failures();
-        let old = self.slots();
-        let next: Vec<Arc<Slot>> = config
-            .servers
-            .iter()
-            .map(|server| {
-                old.iter()
-                    .find(|s| s.server == *server)
-                    .cloned()
-                    .unwrap_or_else(|| new_slot(server, &entries, &failures))
-            })
-            .collect();
-        let retired: Vec<Arc<Slot>> = old
-            .iter()
-            .filter(|s| !next.iter().any(|n| Arc::ptr_eq(n, s)))
-            .cloned()
-            .collect();
-        let mut changed: Vec<String> = next
-            .iter()
-            .filter(|n| !old.iter().any(|s| Arc::ptr_eq(n, s)))
-            .map(|s| s.name().to_string())
-            .collect();
-        *self.slots.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(next);
+        let (retired, mut changed) = {
+            let mut slots = self.slots.write().unwrap_or_else(|p| p.into_inner());
+            let old = slots.clone();
+            let next: Vec<Arc<Slot>> = config
+                .servers
+                .iter()
+                .map(|server| {
+                    old.iter()
+                        .find(|s| s.server == *server)
+                        .cloned()
+                        // A new definition starts afresh: no failure of the old one holds.
+                        .unwrap_or_else(|| new_slot(server, &entries, &Default::default()))
+                })
+                .collect();
+            let retired: Vec<Arc<Slot>> = old
+                .iter()
+                .filter(|s| !next.iter().any(|n| Arc::ptr_eq(n, s)))
+                .cloned()
+                .collect();
+            // Retired in the same step as the swap, so that nothing finishing
+            // afterwards can store into them.
+            for slot in &retired {
+                slot.state().retired = true;
+            }
+            let changed: Vec<String> = next
+                .iter()
+                .filter(|n| !old.iter().any(|s| Arc::ptr_eq(n, s)))
+                .map(|s| s.name().to_string())
+                .collect();
+            *slots = Arc::new(next);
+            (retired, changed)
+        };
         for slot in &retired {
-            let conn = {
-                let mut st = slot.state();
-                st.retired = true;
-                st.conn.take()
-            };
+            let conn = slot.state().conn.take();
             if let Some(conn) = conn {
                 close(conn).await;
             }

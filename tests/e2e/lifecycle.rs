@@ -240,6 +240,8 @@ async fn the_health_check_replaces_a_hung_keep_alive_server() {
     .await;
     host.connect_at_start().await;
     let first = host.manager().pid("kept").unwrap();
+    // Pings go to servers quiet for longer than the ping timeout.
+    tokio::time::sleep(Duration::from_millis(350)).await;
     // Answering pings: left alone.
     host.manager().maintain().await;
     assert_eq!(host.manager().pid("kept"), Some(first));
@@ -500,5 +502,36 @@ async fn start_up_connects_a_bounded_number_at_once() {
             .iter()
             .all(|s| s.state == ConnectionState::Connected)
     );
+    host.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_keep_alive_server_busy_with_a_call_is_not_pinged() {
+    let d = ConfigDirs::new();
+    let pf = d.root.path().join("pids");
+    let host = std::sync::Arc::new(
+        host(
+            &d,
+            json!({"kept": misbehave("ok", &pf, json!({"lifecycle": "keep-alive", "callTimeoutMs": 60000}))}),
+            |o| o.lifecycle.ping_timeout = Duration::from_millis(300),
+        )
+        .await,
+    );
+    host.connect_at_start().await;
+    let pid = host.manager().pid("kept").unwrap();
+    let h = host.clone();
+    let call = tokio::spawn(async move { h.call("kept__hang", None).await });
+    eventually("the call to be in flight", || {
+        host.manager().in_flight("kept") == 1
+    })
+    .await;
+    // Busy and silent (as a single-threaded server mid-call would be): not replaced.
+    // SAFETY: sending signals to a process we started.
+    unsafe { libc::kill(pid as i32, libc::SIGSTOP) };
+    tokio::time::sleep(Duration::from_millis(350)).await;
+    host.manager().maintain().await;
+    assert_eq!(host.manager().pid("kept"), Some(pid));
+    unsafe { libc::kill(pid as i32, libc::SIGCONT) };
+    call.abort();
     host.shutdown().await;
 }

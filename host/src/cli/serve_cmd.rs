@@ -58,16 +58,34 @@ fn fingerprint(files: &[mcpw::config::SourceFile]) -> Fingerprint {
 async fn follow_config(host: Arc<Host>, sources: ConfigSources) {
     let mut files = host.config().sources.clone();
     let mut seen = fingerprint(&files);
+    let mut settling: Option<Fingerprint> = None;
     let mut tick = tokio::time::interval(CONFIG_POLL);
     tick.tick().await;
     loop {
         tick.tick().await;
-        if fingerprint(&files) == seen {
+        let now = fingerprint(&files);
+        if now == seen {
+            settling = None;
             continue;
         }
+        // Only files that stayed the same for a whole poll are read: an editor
+        // may be halfway through saving (a truncated file, a rename).
+        if settling.as_ref() != Some(&now) {
+            settling = Some(now);
+            continue;
+        }
+        settling = None;
+        seen = now;
         let cfg = mcpw::config::load(&sources);
-        files = cfg.sources.clone();
-        seen = fingerprint(&files);
+        if cfg
+            .sources
+            .iter()
+            .map(|s| &s.path)
+            .ne(files.iter().map(|s| &s.path))
+        {
+            files = cfg.sources.clone();
+            seen = fingerprint(&files);
+        }
         if cfg.has_errors() {
             for d in cfg
                 .diagnostics

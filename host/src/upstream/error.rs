@@ -83,6 +83,8 @@ impl ConnectError {
     /// names (`Transport [rmcp::…<…>]`) that libraries put in their messages removed.
     pub fn redacted(self, redact: &super::secrets::Redactions) -> Self {
         let clean = |t: String| redact.apply(&without_type_names(&t));
+        // The server's own words are only masked, never rewritten.
+        let mask = |t: String| redact.apply(&t);
         let clean_opt = |t: Option<String>| t.map(|t| redact.apply(&t));
         match self {
             ConnectError::Spawn { command, message } => ConnectError::Spawn {
@@ -101,7 +103,7 @@ impl ConnectError {
                 message: clean(message),
                 stderr: clean_opt(stderr),
             },
-            ConnectError::Rpc(m) => ConnectError::Rpc(clean(m)),
+            ConnectError::Rpc(m) => ConnectError::Rpc(mask(m)),
             ConnectError::CallTimeout { ms, note } => ConnectError::CallTimeout {
                 ms,
                 note: clean_opt(note),
@@ -183,7 +185,12 @@ fn without_type_names(text: &str) -> String {
         };
         out.push_str(&rest[..open]);
         let inner = &rest[open + 1..close];
-        if !inner.contains("::") {
+        // A Rust path has letters beyond hex digits; an IPv6 address (`[::1]`) does not.
+        let is_path = inner.contains("::")
+            && inner
+                .chars()
+                .any(|c| !(c.is_ascii_hexdigit() || matches!(c, ':' | '.' | '%')));
+        if !is_path {
             out.push_str(&rest[open..=close]);
         } else if out.ends_with(' ') && rest[close + 1..].starts_with(' ') {
             out.pop();
@@ -258,5 +265,19 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("api_key=****"), "{text}");
+        // Addresses in brackets stay; short everyday values are not masked.
+        r.add("info");
+        let e = ConnectError::Http("cannot reach http://[::1]:8080/mcp at level info".into())
+            .redacted(&r);
+        assert_eq!(
+            e.to_string(),
+            "cannot reach http://[::1]:8080/mcp at level info"
+        );
+        // The server's own words are masked, never rewritten.
+        let e = ConnectError::Rpc("bad [a::b<c>] SUPERSECRET".into()).redacted(&r);
+        assert_eq!(
+            e.to_string(),
+            "the server answered with an error: bad [a::b<c>] ****"
+        );
     }
 }

@@ -43,7 +43,7 @@ pub async fn request_headers(
         (None, None) => None,
     };
     if let Some(token) = &token {
-        ctx.redact.add(token);
+        ctx.redact.add_secret(token);
     }
     if let Some(token) = token
         && !out

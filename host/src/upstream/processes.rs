@@ -67,11 +67,60 @@ impl Drop for GroupGuard {
     }
 }
 
-/// Kills every server process group still registered (at exit).
+/// Processes registered on their own (not as a group).
+static SINGLES: Mutex<BTreeSet<i32>> = Mutex::new(BTreeSet::new());
+
+fn singles() -> std::sync::MutexGuard<'static, BTreeSet<i32>> {
+    SINGLES.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Owns a helper process: killed when mcpw exits on a signal; a group it
+/// leads is also killed on drop.
+#[derive(Debug)]
+pub enum Guard {
+    /// The leader of its own process group.
+    Group(GroupGuard),
+    /// A process in mcpw's own group.
+    Single(i32),
+}
+
+impl Guard {
+    /// Registers `pid`, which leads its own group when `group`.
+    pub fn new(pid: u32, group: bool) -> Guard {
+        if group {
+            Guard::Group(GroupGuard::new(pid))
+        } else {
+            singles().insert(pid as i32);
+            Guard::Single(pid as i32)
+        }
+    }
+}
+
+impl Drop for Guard {
+    fn drop(&mut self) {
+        // A lone process is killed by its owner (`kill_on_drop`) and reaped
+        // there; here it only leaves the list, so a recycled pid is never hit.
+        if let Guard::Single(pid) = self {
+            singles().remove(pid);
+        }
+    }
+}
+
+/// Is mcpw attached to a terminal (someone could answer a password prompt)?
+pub fn at_a_terminal() -> bool {
+    // SAFETY: isatty only inspects the descriptor.
+    unsafe { libc::isatty(0) == 1 || libc::isatty(2) == 1 }
+}
+
+/// Kills every server process group and helper still registered (at exit).
 pub fn kill_all() {
     let all: Vec<i32> = std::mem::take(&mut *groups()).into_iter().collect();
     for pgid in all {
         kill_group(pgid);
+    }
+    for pid in std::mem::take(&mut *singles()) {
+        // SAFETY: kill only sends a signal.
+        unsafe { libc::kill(pid, libc::SIGKILL) };
     }
 }
 
@@ -102,11 +151,12 @@ pub fn exit_on_signals() {
             _ = term.recv() => 143,
             _ = hup.recv() => 129,
         };
+        // Servers first: nothing a hook does may keep them alive.
+        kill_all();
         let hooks = std::mem::take(&mut *EXIT_HOOKS.lock().unwrap_or_else(|p| p.into_inner()));
         for hook in hooks {
-            hook();
+            let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(hook));
         }
-        kill_all();
         std::process::exit(code);
     });
 }

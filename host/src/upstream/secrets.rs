@@ -15,9 +15,17 @@ use std::time::Duration;
 pub struct Redactions(Arc<Mutex<Vec<String>>>);
 
 impl Redactions {
-    /// Masks `value` from now on. Values this short are too common to mask
-    /// without garbling messages (and too short to be credentials).
+    /// Masks `value` from now on, if it is long enough to be a credential
+    /// (masking every short word would garble messages: `LOG_LEVEL=info`).
     pub fn add(&self, value: &str) {
+        if value.trim().len() >= 8 {
+            self.add_secret(value);
+        }
+    }
+
+    /// Masks `value` from now on: something known to be secret (a command's
+    /// output, a token), unless too short to mask without garbling messages.
+    pub fn add_secret(&self, value: &str) {
         if value.trim().len() >= 4 {
             let mut v = self.0.lock().unwrap_or_else(|p| p.into_inner());
             v.push(value.trim().to_string());
@@ -32,10 +40,16 @@ impl Redactions {
         if let Ok(u) = reqwest::Url::parse(url) {
             self.add(u.username());
             if let Some(p) = u.password() {
-                self.add(p);
+                self.add_secret(p);
             }
             for (_, v) in u.query_pairs() {
-                self.add(&v);
+                self.add_secret(&v);
+            }
+            // As written, too: error texts quote the URL still encoded.
+            for pair in u.query().unwrap_or("").split('&') {
+                if let Some((_, v)) = pair.split_once('=') {
+                    self.add_secret(v);
+                }
             }
         }
     }
@@ -65,18 +79,27 @@ pub async fn resolve(value: &str, what: &str, server: &str) -> Result<String, Co
             "server \"{server}\": the secret command for `{what}` {why}"
         ))
     };
-    let child = tokio::process::Command::new("sh")
+    let mut shell = tokio::process::Command::new("sh");
+    shell
         .arg("-c")
         .arg(command)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
-        .kill_on_drop(true)
-        // Its own group, registered, so it dies with mcpw even on a signal.
-        .process_group(0)
+        .kill_on_drop(true);
+    // Its own process group, registered, so that it dies with mcpw even on a
+    // signal; but at a terminal it stays in ours, where it may ask for a
+    // password (`op`, `pass`, pinentry) — a background group cannot.
+    let interactive = super::processes::at_a_terminal();
+    if !interactive {
+        shell.process_group(0);
+    }
+    let child = shell
         .spawn()
         .map_err(|e| fail(format!("could not start: {e}")))?;
-    let _group = child.id().map(super::processes::GroupGuard::new);
+    let _guard = child
+        .id()
+        .map(|pid| super::processes::Guard::new(pid, !interactive));
     let output = match tokio::time::timeout(SECRET_TIMEOUT, child.wait_with_output()).await {
         Err(_) => {
             return Err(fail(format!(
@@ -109,7 +132,11 @@ pub async fn resolve_all(
     let mut out = Vec::with_capacity(pairs.len());
     for (k, v) in pairs {
         let value = resolve(v, &format!("{field}.{k}"), server).await?;
-        redact.add(&value);
+        if v.starts_with('!') && !v.starts_with("!!") {
+            redact.add_secret(&value);
+        } else {
+            redact.add(&value);
+        }
         out.push((k.clone(), value));
     }
     Ok(out)

@@ -66,7 +66,8 @@ impl<R: AsyncRead + Unpin> AsyncRead for Watched<R> {
             let room = HEAD.saturating_sub(this.head.len());
             this.head
                 .extend_from_slice(&content[..content.len().min(room)]);
-            if this.line_len > this.limit {
+            // rmcp drops a line whose content reaches the limit (with its newline, over it).
+            if this.line_len >= this.limit {
                 let mib = this.limit >> 20;
                 this.notes.note(
                     format!("the server sent a message larger than {mib} MiB (the limit), so the connection was closed"),
@@ -124,9 +125,11 @@ mod tests {
         let (out, note) = read_all(&input, 2 << 20).await;
         assert!(out.is_err());
         assert!(note.unwrap().contains("larger than 2 MiB"));
-        // Exactly at the limit is fine.
-        let mut input = vec![b'{'; 1 << 20];
+        // Just under the limit is fine; at it, rmcp would drop it.
+        let mut input = vec![b'{'; (1 << 20) - 1];
         input.push(b'\n');
         assert!(read_all(&input, 1 << 20).await.0.is_ok());
+        input.insert(0, b'{');
+        assert!(read_all(&input, 1 << 20).await.0.is_err());
     }
 }
