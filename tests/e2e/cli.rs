@@ -331,18 +331,29 @@ fn config_show_masks_secrets() {
     write(
         home.path(),
         ".config/mcpw/mcp.json",
-        r#"{"mcpServers": {"s": {"command": "x", "env": {"LITERAL": "ghp_very_secret", "REF": "${GH_TOKEN}"}},
+        r#"{"mcpServers": {"s": {"command": "x", "env": {"LITERAL": "ghp_very_secret", "REF": "${GH_TOKEN}", "BANG": "!!bang_secret", "CMD": "!pass show gh"}},
                           "h": {"url": "https://user:pw@h.test/mcp?key=abc", "headers": {"Authorization": "Bearer sk-123"}, "bearerToken": "tok"}}}"#,
     );
     let out = mcpw(home.path(), &["config", "show", "--json"]);
     let text = stdout(&out);
-    for secret in ["ghp_very_secret", "sk-123", "pw@", "abc", "\"tok\""] {
+    for secret in [
+        "ghp_very_secret",
+        "sk-123",
+        "pw@",
+        "abc",
+        "\"tok\"",
+        "bang_secret",
+    ] {
         assert!(!text.contains(secret), "{secret} leaked: {text}");
     }
     let v = json(&out);
     let s = &v["mcpServers"]["s"];
     assert_eq!(s["env"]["LITERAL"], "****");
     assert_eq!(s["env"]["REF"], "${GH_TOKEN}");
+    assert_eq!(
+        s["env"]["CMD"], "!pass show gh",
+        "a command is not the secret"
+    );
     assert_eq!(s["source"]["kind"], "user");
     let plain = stdout(&mcpw(home.path(), &["config", "show"]));
     assert!(

@@ -70,6 +70,27 @@ fn claude_desktop_from_its_config_directory() {
     assert_eq!(command(&with_import(&d, "claude-desktop"), "cd"), "desk");
 }
 
+#[tokio::test]
+async fn a_leading_bang_in_another_clients_config_is_a_character() {
+    let d = ConfigDirs::new();
+    write(
+        &d.home(),
+        ".config/Claude/claude_desktop_config.json",
+        r#"{"mcpServers": {"cd": {"command": "desk", "env": {"PASSWORD": "!s3cret; touch /tmp/x"}}}}"#,
+    );
+    let cfg = with_import(&d, "claude-desktop");
+    let Transport::Stdio { env, .. } = &cfg.server("cd").unwrap().config.transport else {
+        panic!()
+    };
+    let value = mcpw::upstream::secrets::resolve(&env[0].1, "env.PASSWORD", "cd")
+        .await
+        .unwrap();
+    assert_eq!(
+        value, "!s3cret; touch /tmp/x",
+        "passed on as written, never run"
+    );
+}
+
 #[test]
 fn codex_toml() {
     let d = ConfigDirs::new();

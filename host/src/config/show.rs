@@ -10,7 +10,10 @@ pub const MASK: &str = "****";
 /// Masks a secret value unless it only refers to one (`${TOKEN}`, `Bearer ${TOKEN}`)
 /// or is a command that fetches one (`!op read ...`).
 pub fn mask_secret(value: &str) -> String {
-    if has_reference(value) || value.starts_with('!') || value.is_empty() {
+    // A command (`!pass show x`) or a reference is not the secret itself; a
+    // literal (`!!...`) is.
+    let command = value.starts_with('!') && !value.starts_with("!!");
+    if has_reference(value) || command || value.is_empty() {
         value.to_string()
     } else {
         MASK.to_string()

@@ -55,6 +55,9 @@ struct Reader<'a> {
     env: &'a Environment,
     diags: &'a mut Vec<Diagnostic>,
     failed: bool,
+    /// `!command` values run only from mcpw's own files: in another client's
+    /// config (an import) a leading `!` is just a character.
+    commands: bool,
 }
 
 impl Reader<'_> {
@@ -80,6 +83,14 @@ impl Reader<'_> {
     /// what runs: a `!command` is kept as written (the shell expands its own
     /// variables), and a variable whose value starts with `!` stays a literal.
     fn expand_secret(&mut self, field: &str, text: &str) -> String {
+        if !self.commands {
+            let value = self.expand(field, text);
+            return if value.starts_with('!') {
+                format!("!{value}")
+            } else {
+                value
+            };
+        }
         if let Some(rest) = text.strip_prefix("!!") {
             return format!("!!{}", self.expand(field, rest));
         }
@@ -289,6 +300,7 @@ pub fn server(
         env,
         diags,
         failed: false,
+        commands: strict,
     };
     if strict {
         for key in obj.keys().filter(|k| !SERVER_FIELDS.contains(&k.as_str())) {
