@@ -7,9 +7,12 @@
 //! timeout unless a call is in flight; keep-alive servers are reconnected by the
 //! health check. Every fresh listing updates the metadata cache.
 
+mod health;
 mod listing;
+mod reload;
 
 pub use listing::{catalog_tools, excluded, server_prefix};
+use reload::new_slot;
 
 use crate::cache::{self, MetadataCache};
 use crate::catalog::{ConnectionState, ServerStatus, Tool};
@@ -188,53 +191,6 @@ pub struct Manager {
     /// Bumped whenever any server's tools change, before the event is sent.
     catalog_version: AtomicU64,
     reload_lock: tokio::sync::Mutex<()>,
-}
-
-/// How long a failure recorded in the cache is shown (and its backoff honoured).
-const REMEMBERED_FAILURE: Duration = Duration::from_secs(3600);
-
-/// A slot for `server`, knowing its tools from a valid cache entry.
-fn new_slot(
-    server: &Server,
-    entries: &std::collections::BTreeMap<String, cache::Entry>,
-    failures: &std::collections::BTreeMap<String, cache::Failure>,
-) -> Arc<Slot> {
-    let hash = cache::config_hash(&server.raw);
-    let cached = entries
-        .get(&server.name)
-        .filter(|e| e.is_valid(&hash, cache::now_ms()));
-    // A recent failure recorded by any mcpw process: its backoff and message hold here too.
-    let definition = cache::definition_hash(&server.raw);
-    let failed = failures
-        .get(&server.name)
-        .filter(|f| f.config_hash == definition)
-        .and_then(|f| {
-            let age = Duration::from_millis(cache::now_ms().saturating_sub(f.at));
-            (age < REMEMBERED_FAILURE)
-                .then(|| Instant::now().checked_sub(age))
-                .flatten()
-                .map(|at| (at, f))
-        });
-    Arc::new(Slot {
-        server: server.clone(),
-        state: Mutex::new(SlotState {
-            conn: None,
-            generation: 0,
-            prompts: cached.map(|e| e.prompts.clone()).unwrap_or_default(),
-            tools: cached.map(|e| tools_from_entry(server, e)),
-            protocol_version: cached.and_then(|e| e.protocol_version.clone()),
-            from_cache: cached.is_some(),
-            failed_at: failed.map(|(at, _)| at),
-            last_error: failed.map(|(_, f)| f.error.clone()),
-            needs_auth: failed.is_some_and(|(_, f)| f.needs_auth),
-            last_used: Instant::now(),
-            retired: false,
-        }),
-        hash,
-        connect_lock: tokio::sync::Mutex::new(()),
-        in_flight: AtomicUsize::new(0),
-        relist_lock: Default::default(),
-    })
 }
 
 /// Decodes a cache entry into catalog tools.
@@ -632,196 +588,6 @@ impl Manager {
         while let Some((name, result)) = attempts.next().await {
             progress(&name, &result);
         }
-    }
-
-    /// Closes idle servers and reconnects keep-alive ones (pinging those that
-    /// look connected, so a hung server is replaced too); call periodically.
-    pub async fn maintain(&self) {
-        let slots = self.slots();
-        let keep_alive = slots.iter().filter(|s| {
-            s.server.config.enabled && s.server.config.lifecycle == Lifecycle::KeepAlive
-        });
-        let pings = keep_alive.filter_map(|slot| {
-            // A server busy with a call, or heard from lately, is not questioned:
-            // a single-threaded server may not answer a ping mid-call.
-            let quiet = slot.state().last_used.elapsed();
-            if slot.in_flight.load(Ordering::Acquire) > 0 || quiet < self.options.ping_timeout {
-                return None;
-            }
-            let conn = slot.live()?;
-            let timeout = self.options.ping_timeout;
-            Some(async move { (slot, conn.clone(), conn.ping(timeout).await) })
-        });
-        for (slot, conn, alive) in futures::future::join_all(pings).await {
-            if alive {
-                continue;
-            }
-            tracing::warn!(server = slot.name(), "no answer to a ping; reconnecting");
-            let hung = {
-                let mut st = slot.state();
-                match &st.conn {
-                    Some(c) if Arc::ptr_eq(c, &conn) => st.conn.take(),
-                    _ => None,
-                }
-            };
-            if let Some(hung) = hung {
-                close(hung).await;
-                let _ = self
-                    .events
-                    .send(LifecycleEvent::StatusChanged(slot.name().to_string()));
-            }
-        }
-        for slot in slots.iter() {
-            let live = slot.live();
-            if let (Some(conn), Some(idle)) = (&live, slot.idle_timeout(self.global_idle_minutes)) {
-                let quiet = slot.state().last_used.elapsed();
-                if slot.in_flight.load(Ordering::Acquire) == 0 && quiet >= idle && conn.is_open() {
-                    let old = slot.state().conn.take();
-                    if let Some(old) = old {
-                        tracing::info!(
-                            server = slot.name(),
-                            "closing after {}s idle",
-                            quiet.as_secs()
-                        );
-                        close(old).await;
-                        let _ = self
-                            .events
-                            .send(LifecycleEvent::StatusChanged(slot.name().to_string()));
-                    }
-                }
-            }
-            if live.is_none()
-                && slot.server.config.enabled
-                && slot.server.config.lifecycle == Lifecycle::KeepAlive
-            {
-                let _ = self.connect(slot.name(), false).await;
-            }
-        }
-    }
-
-    /// Runs [`Manager::maintain`] every `health_interval` until the manager is dropped.
-    pub fn spawn_maintenance(self: &Arc<Self>) -> tokio::task::JoinHandle<()> {
-        let weak = Arc::downgrade(self);
-        let every = self.options.health_interval;
-        tokio::spawn(async move {
-            let mut tick = tokio::time::interval(every);
-            tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-            tick.tick().await;
-            loop {
-                tick.tick().await;
-                let Some(manager) = weak.upgrade() else {
-                    return;
-                };
-                manager.maintain().await;
-            }
-        })
-    }
-
-    async fn upstream_loop(
-        weak: std::sync::Weak<Manager>,
-        mut rx: mpsc::UnboundedReceiver<UpstreamEvent>,
-    ) {
-        while let Some(UpstreamEvent::ListChanged(server)) = rx.recv().await {
-            let Some(manager) = weak.upgrade() else {
-                return;
-            };
-            // Each server relists on its own: one that never answers holds up
-            // only its own refresh, and only until its call timeout.
-            tokio::spawn(async move { manager.relist(&server).await });
-        }
-    }
-
-    /// Lists a server's tools again after it announced a change. Relists of one
-    /// server run one after another, so an older answer never lands last.
-    async fn relist(&self, server: &str) {
-        let Ok(slot) = self.slot(server) else {
-            return;
-        };
-        let _one_at_a_time = slot.relist_lock.lock().await;
-        let Some(conn) = slot.live() else { return };
-        let generation = slot.state().generation;
-        let timeout = self.call_timeout(server);
-        let relisted =
-            tokio::time::timeout(timeout, conn.relist(slot.server.config.expose_resources)).await;
-        match relisted {
-            Ok(Ok(listing)) => {
-                if self.store_listing(&slot, &listing, generation) {
-                    tracing::info!(server, "tool list changed; catalog and cache refreshed");
-                    let _ = self
-                        .events
-                        .send(LifecycleEvent::CatalogChanged(server.to_string()));
-                }
-            }
-            Ok(Err(e)) => tracing::warn!(server, "relisting after list_changed failed: {e}"),
-            Err(_) => tracing::warn!(
-                server,
-                "relisting after list_changed got no answer within {} ms",
-                timeout.as_millis()
-            ),
-        }
-    }
-
-    /// Switches to the servers of `config`. A server whose definition did not
-    /// change keeps its slot and connection; a changed or removed one is retired
-    /// (its connection closed, late results dropped); new ones start from the
-    /// cache. Returns the names of the servers added, changed or removed.
-    pub async fn reload(&self, config: &Config) -> Vec<String> {
-        // One reload at a time: each builds on the slots the previous one left.
-        let _one_at_a_time = self.reload_lock.lock().await;
-        let entries = self.cache.read();
-        let (retired, mut changed) = {
-            let mut slots = self.slots.write().unwrap_or_else(|p| p.into_inner());
-            let old = slots.clone();
-            let next: Vec<Arc<Slot>> = config
-                .servers
-                .iter()
-                .map(|server| {
-                    old.iter()
-                        .find(|s| s.server == *server)
-                        .cloned()
-                        // A new definition starts afresh: no failure of the old one holds.
-                        .unwrap_or_else(|| new_slot(server, &entries, &Default::default()))
-                })
-                .collect();
-            let retired: Vec<Arc<Slot>> = old
-                .iter()
-                .filter(|s| !next.iter().any(|n| Arc::ptr_eq(n, s)))
-                .cloned()
-                .collect();
-            // Retired in the same step as the swap, so that nothing finishing
-            // afterwards can store into them.
-            for slot in &retired {
-                slot.state().retired = true;
-            }
-            let changed: Vec<String> = next
-                .iter()
-                .filter(|n| !old.iter().any(|s| Arc::ptr_eq(n, s)))
-                .map(|s| s.name().to_string())
-                .collect();
-            *slots = Arc::new(next);
-            (retired, changed)
-        };
-        for slot in &retired {
-            let conn = slot.state().conn.take();
-            if let Some(conn) = conn {
-                close(conn).await;
-            }
-            if !changed.iter().any(|c| c == slot.name()) {
-                changed.push(slot.name().to_string());
-            }
-        }
-        if !changed.is_empty() {
-            self.catalog_version.fetch_add(1, Ordering::AcqRel);
-            for name in &changed {
-                let _ = self
-                    .events
-                    .send(LifecycleEvent::StatusChanged(name.clone()));
-                let _ = self
-                    .events
-                    .send(LifecycleEvent::CatalogChanged(name.clone()));
-            }
-        }
-        changed
     }
 
     /// Closes every connection (each stdio server's process group is killed).

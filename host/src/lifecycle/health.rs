@@ -1,0 +1,133 @@
+//! Keeping connections healthy: idle servers are closed, keep-alive ones
+//! pinged and reconnected, and a server's changed tool list is fetched again.
+
+use super::*;
+
+impl Manager {
+    /// Closes idle servers and reconnects keep-alive ones (pinging those that
+    /// look connected, so a hung server is replaced too); call periodically.
+    pub async fn maintain(&self) {
+        let slots = self.slots();
+        let keep_alive = slots.iter().filter(|s| {
+            s.server.config.enabled && s.server.config.lifecycle == Lifecycle::KeepAlive
+        });
+        let pings = keep_alive.filter_map(|slot| {
+            // A server busy with a call, or heard from lately, is not questioned:
+            // a single-threaded server may not answer a ping mid-call.
+            let quiet = slot.state().last_used.elapsed();
+            if slot.in_flight.load(Ordering::Acquire) > 0 || quiet < self.options.ping_timeout {
+                return None;
+            }
+            let conn = slot.live()?;
+            let timeout = self.options.ping_timeout;
+            Some(async move { (slot, conn.clone(), conn.ping(timeout).await) })
+        });
+        for (slot, conn, alive) in futures::future::join_all(pings).await {
+            if alive {
+                continue;
+            }
+            tracing::warn!(server = slot.name(), "no answer to a ping; reconnecting");
+            let hung = {
+                let mut st = slot.state();
+                match &st.conn {
+                    Some(c) if Arc::ptr_eq(c, &conn) => st.conn.take(),
+                    _ => None,
+                }
+            };
+            if let Some(hung) = hung {
+                close(hung).await;
+                let _ = self
+                    .events
+                    .send(LifecycleEvent::StatusChanged(slot.name().to_string()));
+            }
+        }
+        for slot in slots.iter() {
+            let live = slot.live();
+            if let (Some(conn), Some(idle)) = (&live, slot.idle_timeout(self.global_idle_minutes)) {
+                let quiet = slot.state().last_used.elapsed();
+                if slot.in_flight.load(Ordering::Acquire) == 0 && quiet >= idle && conn.is_open() {
+                    let old = slot.state().conn.take();
+                    if let Some(old) = old {
+                        tracing::info!(
+                            server = slot.name(),
+                            "closing after {}s idle",
+                            quiet.as_secs()
+                        );
+                        close(old).await;
+                        let _ = self
+                            .events
+                            .send(LifecycleEvent::StatusChanged(slot.name().to_string()));
+                    }
+                }
+            }
+            if live.is_none()
+                && slot.server.config.enabled
+                && slot.server.config.lifecycle == Lifecycle::KeepAlive
+            {
+                let _ = self.connect(slot.name(), false).await;
+            }
+        }
+    }
+
+    /// Runs [`Manager::maintain`] every `health_interval` until the manager is dropped.
+    pub fn spawn_maintenance(self: &Arc<Self>) -> tokio::task::JoinHandle<()> {
+        let weak = Arc::downgrade(self);
+        let every = self.options.health_interval;
+        tokio::spawn(async move {
+            let mut tick = tokio::time::interval(every);
+            tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            tick.tick().await;
+            loop {
+                tick.tick().await;
+                let Some(manager) = weak.upgrade() else {
+                    return;
+                };
+                manager.maintain().await;
+            }
+        })
+    }
+
+    pub(super) async fn upstream_loop(
+        weak: std::sync::Weak<Manager>,
+        mut rx: mpsc::UnboundedReceiver<UpstreamEvent>,
+    ) {
+        while let Some(UpstreamEvent::ListChanged(server)) = rx.recv().await {
+            let Some(manager) = weak.upgrade() else {
+                return;
+            };
+            // Each server relists on its own: one that never answers holds up
+            // only its own refresh, and only until its call timeout.
+            tokio::spawn(async move { manager.relist(&server).await });
+        }
+    }
+
+    /// Lists a server's tools again after it announced a change. Relists of one
+    /// server run one after another, so an older answer never lands last.
+    async fn relist(&self, server: &str) {
+        let Ok(slot) = self.slot(server) else {
+            return;
+        };
+        let _one_at_a_time = slot.relist_lock.lock().await;
+        let Some(conn) = slot.live() else { return };
+        let generation = slot.state().generation;
+        let timeout = self.call_timeout(server);
+        let relisted =
+            tokio::time::timeout(timeout, conn.relist(slot.server.config.expose_resources)).await;
+        match relisted {
+            Ok(Ok(listing)) => {
+                if self.store_listing(&slot, &listing, generation) {
+                    tracing::info!(server, "tool list changed; catalog and cache refreshed");
+                    let _ = self
+                        .events
+                        .send(LifecycleEvent::CatalogChanged(server.to_string()));
+                }
+            }
+            Ok(Err(e)) => tracing::warn!(server, "relisting after list_changed failed: {e}"),
+            Err(_) => tracing::warn!(
+                server,
+                "relisting after list_changed got no answer within {} ms",
+                timeout.as_millis()
+            ),
+        }
+    }
+}

@@ -1,0 +1,116 @@
+//! Switching to a new configuration without a restart, and the slots it
+//! creates for new server definitions.
+
+use super::*;
+
+/// How long a failure recorded in the cache is shown (and its backoff honoured).
+const REMEMBERED_FAILURE: Duration = Duration::from_secs(3600);
+
+/// A slot for `server`, knowing its tools from a valid cache entry.
+pub(super) fn new_slot(
+    server: &Server,
+    entries: &std::collections::BTreeMap<String, cache::Entry>,
+    failures: &std::collections::BTreeMap<String, cache::Failure>,
+) -> Arc<Slot> {
+    let hash = cache::config_hash(&server.raw);
+    let cached = entries
+        .get(&server.name)
+        .filter(|e| e.is_valid(&hash, cache::now_ms()));
+    // A recent failure recorded by any mcpw process: its backoff and message hold here too.
+    let definition = cache::definition_hash(&server.raw);
+    let failed = failures
+        .get(&server.name)
+        .filter(|f| f.config_hash == definition)
+        .and_then(|f| {
+            let age = Duration::from_millis(cache::now_ms().saturating_sub(f.at));
+            (age < REMEMBERED_FAILURE)
+                .then(|| Instant::now().checked_sub(age))
+                .flatten()
+                .map(|at| (at, f))
+        });
+    Arc::new(Slot {
+        server: server.clone(),
+        state: Mutex::new(SlotState {
+            conn: None,
+            generation: 0,
+            prompts: cached.map(|e| e.prompts.clone()).unwrap_or_default(),
+            tools: cached.map(|e| tools_from_entry(server, e)),
+            protocol_version: cached.and_then(|e| e.protocol_version.clone()),
+            from_cache: cached.is_some(),
+            failed_at: failed.map(|(at, _)| at),
+            last_error: failed.map(|(_, f)| f.error.clone()),
+            needs_auth: failed.is_some_and(|(_, f)| f.needs_auth),
+            last_used: Instant::now(),
+            retired: false,
+        }),
+        hash,
+        connect_lock: tokio::sync::Mutex::new(()),
+        in_flight: AtomicUsize::new(0),
+        relist_lock: Default::default(),
+    })
+}
+
+impl Manager {
+    /// Switches to the servers of `config`. A server whose definition did not
+    /// change keeps its slot and connection; a changed or removed one is retired
+    /// (its connection closed, late results dropped); new ones start from the
+    /// cache. Returns the names of the servers added, changed or removed.
+    pub async fn reload(&self, config: &Config) -> Vec<String> {
+        // One reload at a time: each builds on the slots the previous one left.
+        let _one_at_a_time = self.reload_lock.lock().await;
+        let entries = self.cache.read();
+        let (retired, mut changed) = {
+            let mut slots = self.slots.write().unwrap_or_else(|p| p.into_inner());
+            let old = slots.clone();
+            let next: Vec<Arc<Slot>> = config
+                .servers
+                .iter()
+                .map(|server| {
+                    old.iter()
+                        .find(|s| s.server == *server)
+                        .cloned()
+                        // A new definition starts afresh: no failure of the old one holds.
+                        .unwrap_or_else(|| new_slot(server, &entries, &Default::default()))
+                })
+                .collect();
+            let retired: Vec<Arc<Slot>> = old
+                .iter()
+                .filter(|s| !next.iter().any(|n| Arc::ptr_eq(n, s)))
+                .cloned()
+                .collect();
+            // Retired in the same step as the swap, so that nothing finishing
+            // afterwards can store into them.
+            for slot in &retired {
+                slot.state().retired = true;
+            }
+            let changed: Vec<String> = next
+                .iter()
+                .filter(|n| !old.iter().any(|s| Arc::ptr_eq(n, s)))
+                .map(|s| s.name().to_string())
+                .collect();
+            *slots = Arc::new(next);
+            (retired, changed)
+        };
+        for slot in &retired {
+            let conn = slot.state().conn.take();
+            if let Some(conn) = conn {
+                close(conn).await;
+            }
+            if !changed.iter().any(|c| c == slot.name()) {
+                changed.push(slot.name().to_string());
+            }
+        }
+        if !changed.is_empty() {
+            self.catalog_version.fetch_add(1, Ordering::AcqRel);
+            for name in &changed {
+                let _ = self
+                    .events
+                    .send(LifecycleEvent::StatusChanged(name.clone()));
+                let _ = self
+                    .events
+                    .send(LifecycleEvent::CatalogChanged(name.clone()));
+            }
+        }
+        changed
+    }
+}
