@@ -585,45 +585,55 @@ fn inspector(target: &[&str], s: &Setup, method: &[&str]) -> Value {
 fn mcp_inspector_cli_over_stdio_and_http() {
     let s = setup(json!({}));
     let mcpw = env!("CARGO_BIN_EXE_mcpw");
-    let list = inspector(
-        &[mcpw, "serve", "--exposure", "direct"],
-        &s,
-        &["tools/list"],
-    );
-    assert!(names(&list["tools"]).contains(&"everything__echo".to_string()));
-    let call = inspector(
-        &[mcpw, "serve"],
-        &s,
-        &[
-            "tools/call",
-            "--tool-name",
-            "mcp",
-            "--tool-arg",
-            "tool=everything__echo",
-            "args={\"message\":\"inspected\"}",
-        ],
-    );
-    assert_eq!(text(&call), "Echo: inspected");
-    let serving = Serving::start(&s, &["--exposure", "tool-search"]);
-    let url = serving.url();
-    let list = inspector(&[&url, "--transport", "http"], &s, &["tools/list"]);
-    assert_eq!(names(&list["tools"])[0], "ToolSearch");
-    let found = inspector(
-        &[&url, "--transport", "http"],
-        &s,
-        &[
-            "tools/call",
-            "--tool-name",
-            "ToolSearch",
-            "--tool-arg",
-            "query=echo",
-        ],
-    );
-    assert!(
-        text(&found).contains("everything__echo"),
-        "{}",
-        text(&found)
-    );
+    for exposure in ["proxy", "tool-search", "direct"] {
+        // The same checks over stdio and over Streamable HTTP.
+        let serving = Serving::start(&s, &["--exposure", exposure]);
+        let url = serving.url();
+        let stdio_target = [mcpw, "serve", "--exposure", exposure];
+        let http_target = [url.as_str(), "--transport", "http"];
+        for target in [&stdio_target[..], &http_target[..]] {
+            let list = inspector(target, &s, &["tools/list"]);
+            let tools = names(&list["tools"]);
+            let (first, call): (&str, Vec<&str>) = match exposure {
+                "proxy" => (
+                    "mcp",
+                    vec![
+                        "--tool-name",
+                        "mcp",
+                        "--tool-arg",
+                        "tool=everything__echo",
+                        "args={\"message\":\"inspected\"}",
+                    ],
+                ),
+                "tool-search" => (
+                    "ToolSearch",
+                    vec!["--tool-name", "ToolSearch", "--tool-arg", "query=echo"],
+                ),
+                _ => (
+                    "everything__echo",
+                    vec![
+                        "--tool-name",
+                        "everything__echo",
+                        "--tool-arg",
+                        "message=inspected",
+                    ],
+                ),
+            };
+            assert!(
+                tools.contains(&first.to_string()),
+                "{exposure} {target:?}: {tools:?}"
+            );
+            let mut args = vec!["tools/call"];
+            args.extend(call);
+            let answer = text(&inspector(target, &s, &args));
+            let expected = if exposure == "tool-search" {
+                "everything__echo"
+            } else {
+                "Echo: inspected"
+            };
+            assert!(answer.contains(expected), "{exposure} {target:?}: {answer}");
+        }
+    }
 }
 
 #[test]
