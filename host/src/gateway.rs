@@ -88,8 +88,20 @@ impl Shared {
     }
 
     /// Has every server been listed at least once?
-    pub fn is_ready(&self) -> bool {
+    fn is_ready(&self) -> bool {
         self.bootstrap.initialized()
+    }
+
+    /// Resolves a tool name for a call. A known name (or one whose server
+    /// prefix says where it lives) resolves at once; only an unknown one waits
+    /// until every server has been listed, then is looked up again.
+    pub async fn resolve(&self, name: &str) -> Result<crate::catalog::Entry, HostError> {
+        let resolved = self.host.resolve(name).await;
+        if matches!(resolved, Err(HostError::ToolNotFound { .. })) && !self.is_ready() {
+            self.ready().await;
+            return self.host.resolve(name).await;
+        }
+        resolved
     }
 
     /// The host behind the gateway.
@@ -231,13 +243,10 @@ impl Gateway {
         args: Option<serde_json::Map<String, Value>>,
         context: &RequestContext<RoleServer>,
     ) -> Result<CallToolResult, McpError> {
-        // A known name (or one whose server prefix says where it lives) is
-        // called at once; only an unknown one waits for every server's list.
-        let mut outcome = self.call_once(name, args.clone(), context).await?;
-        if matches!(outcome, Err(HostError::ToolNotFound { .. })) && !self.shared.is_ready() {
-            self.shared.ready().await;
-            outcome = self.call_once(name, args, context).await?;
-        }
+        let outcome = match self.shared.resolve(name).await {
+            Ok(entry) => self.call_once(&entry.name, args, context).await?,
+            Err(e) => Err(e),
+        };
         match outcome {
             // An MCP client takes every kind of content: the server's blocks
             // (audio, resource links, annotations) pass through as they are.

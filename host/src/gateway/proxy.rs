@@ -451,13 +451,7 @@ async fn call_tool(
             target = e.name.clone();
         }
     }
-    let mut resolved = host.resolve(&target).await;
-    if matches!(resolved, Err(HostError::ToolNotFound { .. })) && !gw.shared.is_ready() {
-        // Not a known name yet: wait until every server has been listed once.
-        gw.shared.ready().await;
-        resolved = host.resolve(&target).await;
-    }
-    let entry = match resolved {
+    let entry = match gw.shared.resolve(&target).await {
         Ok(e) => e,
         Err(HostError::Lifecycle(e)) => {
             let s = lifecycle_server(&e).unwrap_or_default();
