@@ -161,7 +161,7 @@ impl ConnectError {
 
 /// The innermost cause of an error (`Connection refused`), when its message
 /// does not already say it.
-fn root_cause(e: &(dyn std::error::Error + 'static)) -> String {
+pub(super) fn root_cause(e: &(dyn std::error::Error + 'static)) -> String {
     let top = e.to_string();
     let mut cur = e.source();
     let mut last = None;

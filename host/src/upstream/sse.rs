@@ -3,7 +3,10 @@
 //! to that endpoint while responses arrive as `message` events.
 
 use super::http::{Headers, StatusError, header_map};
-use super::{ConnectError, error::needs_auth};
+use super::{
+    ConnectError,
+    error::{needs_auth, root_cause},
+};
 use futures::StreamExt;
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap};
 use rmcp::RoleClient;
@@ -25,16 +28,7 @@ pub struct SseTransport {
 
 fn http_error(what: &str, e: reqwest::Error) -> ConnectError {
     let e = e.without_url();
-    let mut root = None;
-    let mut cur = std::error::Error::source(&e);
-    while let Some(inner) = cur {
-        root = Some(inner.to_string());
-        cur = inner.source();
-    }
-    match root {
-        Some(root) => ConnectError::Http(format!("{what}: {e} ({root})")),
-        None => ConnectError::Http(format!("{what}: {e}")),
-    }
+    ConnectError::Http(format!("{what}: {e}{}", root_cause(&e)))
 }
 
 impl SseTransport {
