@@ -1,11 +1,11 @@
 //! The metadata cache across processes, and server processes across mcpw's exit.
 
 use crate::common::{ConfigDirs, host, write};
-use crate::servers::{all_gone, pids, servers};
+use crate::servers::{all_gone, pids, servers, wait_until};
 use mcpw::catalog::ConnectionState;
 use serde_json::{Value, json};
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 fn ok_server(pf: &std::path::Path) -> Value {
     json!({"command": "node", "args": [servers().misbehave(), "ok"], "env": {"PID_FILE": pf.display().to_string()}})
@@ -190,14 +190,11 @@ fn no_server_outlives_the_cli_even_on_sigterm() {
             .stderr(Stdio::null())
             .spawn()
             .unwrap();
-        let deadline = Instant::now() + Duration::from_secs(20);
-        while calls() == before {
-            assert!(
-                Instant::now() < deadline,
-                "the call never reached the server"
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        wait_until(
+            "the call to reach the server",
+            Duration::from_secs(20),
+            || calls() != before,
+        );
         // SAFETY: signalling the child we spawned.
         unsafe { libc::kill(child.id() as i32, signal) };
         let status = child.wait().unwrap();
@@ -222,11 +219,9 @@ fn a_secret_command_dies_with_mcpw() {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while pids(&pf).is_empty() {
-        assert!(Instant::now() < deadline, "the secret command never ran");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    wait_until("the secret command to run", Duration::from_secs(20), || {
+        !pids(&pf).is_empty()
+    });
     // SAFETY: signalling the child we spawned.
     unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
     assert_eq!(child.wait().unwrap().code(), Some(143));

@@ -3,7 +3,7 @@
 //! exposure, with server-everything and a second real server behind it.
 
 use crate::common::ConfigDirs;
-use crate::servers::{free_port, servers};
+use crate::servers::{free_port, servers, wait_until};
 use serde_json::{Value, json};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -91,11 +91,9 @@ impl Serving {
         let port = args.iter().position(|a| *a == "--http").map_or(port, |i| {
             args[i + 1].rsplit(':').next().unwrap().parse().unwrap()
         });
-        let deadline = Instant::now() + Duration::from_secs(20);
-        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(Instant::now() < deadline, "mcpw serve did not listen");
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        wait_until("mcpw serve to listen", Duration::from_secs(20), || {
+            std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
+        });
         Serving { child, port }
     }
 
@@ -350,14 +348,11 @@ fn check_direct(connect: Value, s: &Setup) {
     );
     assert!(text(&hang["result"]).contains("callTimeoutMs"), "{hang}");
     assert_eq!(r[4]["aborted"], true);
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while !std::fs::read_to_string(&s.cancel_file).is_ok_and(|c| c.contains("cancelled")) {
-        assert!(
-            Instant::now() < deadline,
-            "the cancellation reached the upstream server"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    wait_until(
+        "the cancellation to reach the upstream server",
+        Duration::from_secs(10),
+        || std::fs::read_to_string(&s.cancel_file).is_ok_and(|c| c.contains("cancelled")),
+    );
     assert!(
         r[6]["messages"].as_array().is_some_and(|m| !m.is_empty()),
         "{}",

@@ -167,14 +167,11 @@ impl Background {
             .stderr(Stdio::null())
             .spawn()
             .unwrap();
-        let deadline = Instant::now() + Duration::from_secs(20);
-        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(
-                Instant::now() < deadline,
-                "server {args:?} did not listen on {port}"
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        wait_until(
+            &format!("server {args:?} to listen on {port}"),
+            Duration::from_secs(20),
+            || std::net::TcpStream::connect(("127.0.0.1", port)).is_ok(),
+        );
         Background { child, port }
     }
 
@@ -187,6 +184,16 @@ impl Drop for Background {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+    }
+}
+
+/// Polls `cond` (a state the test cannot subscribe to) every 20 ms; fails the
+/// test, naming `what` it waited for, after `within`.
+pub fn wait_until(what: &str, within: Duration, mut cond: impl FnMut() -> bool) {
+    let deadline = Instant::now() + within;
+    while !cond() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(20));
     }
 }
 
