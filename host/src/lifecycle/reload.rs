@@ -17,10 +17,10 @@ pub(super) fn new_slot(
         .get(&server.name)
         .filter(|e| e.is_valid(&hash, cache::now_ms()));
     // A recent failure recorded by any mcpw process: its backoff and message hold here too.
-    let definition = cache::definition_hash(&server.raw);
+    // Hashed only for a server with a recorded failure: start-up stays cheap.
     let failed = failures
         .get(&server.name)
-        .filter(|f| f.config_hash == definition)
+        .filter(|f| f.config_hash == cache::definition_hash(&server.raw))
         .and_then(|f| {
             let age = Duration::from_millis(cache::now_ms().saturating_sub(f.at));
             (age < REMEMBERED_FAILURE)
