@@ -11,6 +11,10 @@
 //! records each server's last failed connect (`failures`), so that every mcpw
 //! process honours the backoff and can say what went wrong.
 
+mod writer;
+
+pub use writer::CacheWriter;
+
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
@@ -224,31 +228,13 @@ impl MetadataCache {
 
     /// Records (`Some`) or forgets (`None`) a server's last failure.
     pub fn record_failure(&self, server: &str, failure: Option<Failure>) -> Result<(), CacheError> {
-        self.modify(|file| {
-            match failure {
-                Some(f) => file.failures.insert(server.to_string(), f),
-                None => file.failures.remove(server),
-            };
-        })
+        self.apply(vec![writer::Change::Failure(server.to_string(), failure)])
     }
 
     /// Stores (`Some`) or removes (`None`) entries, keeping everyone else's.
     /// Either way the server's recorded failure goes: it connected, or is forgotten.
     pub fn update(&self, changes: BTreeMap<String, Option<Entry>>) -> Result<(), CacheError> {
-        self.modify(|file| {
-            for (name, change) in changes {
-                match change {
-                    Some(entry) => {
-                        file.failures.remove(&name);
-                        file.servers.insert(name, entry)
-                    }
-                    None => {
-                        file.failures.remove(&name);
-                        file.servers.remove(&name)
-                    }
-                };
-            }
-        })
+        self.apply(vec![writer::Change::Update(changes)])
     }
 
     /// Read-merge-write under the lock.

@@ -19,8 +19,8 @@ pub mod validate;
 pub use imports::ImportKind;
 pub use load::load;
 pub use model::{
-    DirectTools, HttpKind, Lifecycle, Origin, PluginSettings, Server, ServerConfig, Settings,
-    SourceKind, Transport,
+    CaptureStats, DEFAULT_TOOL_SEARCH_BUDGET, DirectTools, Exposure, HttpKind, Lifecycle, Origin,
+    PluginSettings, Server, ServerConfig, Settings, SourceKind, Transport,
 };
 
 use crate::paths::Environment;

@@ -10,9 +10,12 @@ pub mod http;
 mod proxy;
 mod tool_search;
 
-use crate::host::{CallOptions, Host, HostError};
+pub use crate::config::{DEFAULT_TOOL_SEARCH_BUDGET, Exposure};
+
+use crate::host::{CallOptions, EntryRef, Host, HostError, RawResult, Snapshot};
 use crate::lifecycle::LifecycleEvent;
 use crate::present::Content;
+use arc_swap::ArcSwapOption;
 use rmcp::model::{
     CallToolRequestParams, CallToolResult, GetPromptRequestParams, GetPromptResult,
     ListPromptsResult, ListToolsResult, PaginatedRequestParams, ServerConfig, Tool,
@@ -21,35 +24,7 @@ use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData as McpError, ServerHandler};
 use serde_json::{Value, json};
 use std::collections::BTreeSet;
-use std::sync::{Arc, Mutex};
-
-/// How upstream tools are shown to the agent.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum Exposure {
-    /// One `mcp` tool.
-    #[default]
-    Proxy,
-    /// Direct tools plus `ToolSearch`.
-    ToolSearch,
-    /// Every tool.
-    Direct,
-}
-
-impl Exposure {
-    /// Parses `proxy`, `tool-search` or `direct`.
-    pub fn parse(s: &str) -> Option<Exposure> {
-        match s {
-            "proxy" => Some(Exposure::Proxy),
-            "tool-search" => Some(Exposure::ToolSearch),
-            "direct" => Some(Exposure::Direct),
-            _ => None,
-        }
-    }
-}
-
-/// Default `settings.toolSearchBudget`: tokens the ToolSearch description may
-/// spend listing deferred tools.
-pub const DEFAULT_TOOL_SEARCH_BUDGET: usize = 1000;
+use std::sync::{Arc, Mutex, OnceLock};
 
 /// What every session of one `mcpw serve` shares.
 pub struct Shared {
@@ -59,23 +34,30 @@ pub struct Shared {
     bootstrap: tokio::sync::OnceCell<()>,
     exposure: Exposure,
     budget: usize,
+    /// The tool lists of the current snapshot, made once per snapshot.
+    listing: ArcSwapOption<Listing>,
+}
+
+/// Tool lists of one snapshot, as MCP tools.
+struct Listing {
+    version: u64,
+    /// Every entry (direct exposure).
+    all: OnceLock<Arc<[Tool]>>,
+    /// Tool-search exposure before a session loads anything: `ToolSearch`
+    /// and the direct tools.
+    base: OnceLock<Arc<[Tool]>>,
 }
 
 impl Shared {
     /// State for serving `host` with `exposure`.
     pub fn new(host: Arc<Host>, exposure: Exposure) -> Arc<Shared> {
-        let budget = host
-            .config()
-            .settings
-            .raw
-            .get("toolSearchBudget")
-            .and_then(Value::as_u64)
-            .map_or(DEFAULT_TOOL_SEARCH_BUDGET, |b| b as usize);
+        let budget = host.config().settings.tool_search_budget;
         Arc::new(Shared {
             host,
             exposure,
             bootstrap: tokio::sync::OnceCell::new(),
             budget,
+            listing: ArcSwapOption::empty(),
         })
     }
 
@@ -93,9 +75,9 @@ impl Shared {
     }
 
     /// Resolves a tool name for a call. A known name (or one whose server
-    /// prefix says where it lives) resolves at once; only an unknown one waits
+    /// the naming guest can tell) resolves at once; only an unknown one waits
     /// until every server has been listed, then is looked up again.
-    pub async fn resolve(&self, name: &str) -> Result<crate::catalog::Entry, HostError> {
+    pub async fn resolve(&self, name: &str) -> Result<EntryRef, HostError> {
         let resolved = self.host.resolve(name).await;
         if matches!(resolved, Err(HostError::ToolNotFound { .. })) && !self.is_ready() {
             self.ready().await;
@@ -108,7 +90,33 @@ impl Shared {
     pub fn host(&self) -> &Arc<Host> {
         &self.host
     }
+
+    /// The tool lists of `snapshot`, made on first need.
+    fn listing(&self, snapshot: &Snapshot) -> Arc<Listing> {
+        if let Some(l) = self.listing.load_full()
+            && l.version == snapshot.version()
+        {
+            return l;
+        }
+        let fresh = Arc::new(Listing {
+            version: snapshot.version(),
+            all: OnceLock::new(),
+            base: OnceLock::new(),
+        });
+        // Only a newer snapshot's lists replace the ones held.
+        self.listing.rcu(|held| match held {
+            Some(h) if h.version >= fresh.version => Some(h.clone()),
+            _ => Some(fresh.clone()),
+        });
+        self.listing
+            .load_full()
+            .filter(|l| l.version == fresh.version)
+            .unwrap_or(fresh)
+    }
 }
+
+/// (snapshot version, tools loaded, the list).
+type SessionList = (u64, usize, Arc<[Tool]>);
 
 /// One MCP session of the gateway.
 #[derive(Clone)]
@@ -116,6 +124,8 @@ pub struct Gateway {
     shared: Arc<Shared>,
     /// Tools this session loaded with ToolSearch: each agent its own list.
     activated: Arc<Mutex<BTreeSet<String>>>,
+    /// This session's tool-search list, for the snapshot and tools loaded it was made for.
+    listed: Arc<Mutex<Option<SessionList>>>,
 }
 
 impl Gateway {
@@ -124,6 +134,7 @@ impl Gateway {
         Gateway {
             shared,
             activated: Default::default(),
+            listed: Default::default(),
         }
     }
 }
@@ -157,6 +168,10 @@ pub(crate) fn tool_json(entry: &crate::catalog::Entry) -> Value {
     tool
 }
 
+fn mcp_tool(entry: &crate::catalog::Entry) -> Result<Tool, McpError> {
+    from_json(tool_json(entry))
+}
+
 /// A `tools/call` result from content, details and the error flag.
 pub(crate) fn result(
     content: &[Content],
@@ -173,97 +188,110 @@ pub(crate) fn result(
 impl Gateway {
     async fn tools(&self) -> Result<Vec<Tool>, McpError> {
         let host = &self.shared.host;
-        if self.shared.exposure != Exposure::Proxy {
-            self.shared.ready().await;
+        if self.shared.exposure == Exposure::Proxy {
+            return Ok(vec![from_json(proxy::tool_definition(host))?]);
         }
-        let values: Vec<Value> = match self.shared.exposure {
-            Exposure::Proxy => vec![proxy::tool_definition(host)],
-            Exposure::Direct => host
-                .entries()
-                .await
-                .map_err(internal)?
-                .iter()
-                .map(tool_json)
-                .collect(),
-            Exposure::ToolSearch => {
-                let entries = host.entries().await.map_err(internal)?;
-                let mut shown: BTreeSet<String> = host
-                    .direct_entries()
-                    .await
-                    .map_err(internal)?
-                    .into_iter()
-                    .map(|e| e.name)
-                    .collect();
-                shown.extend(
-                    self.activated
-                        .lock()
-                        .unwrap_or_else(|p| p.into_inner())
+        self.shared.ready().await;
+        let snapshot = host.snapshot().await.map_err(internal)?;
+        let listing = self.shared.listing(&snapshot);
+        let tools = match self.shared.exposure {
+            Exposure::Direct => match listing.all.get() {
+                Some(all) => all.clone(),
+                None => {
+                    let all: Arc<[Tool]> = snapshot
+                        .entries()
                         .iter()
-                        .cloned(),
-                );
-                let mut v = vec![tool_search::definition(
-                    host,
-                    &entries,
-                    &shown,
-                    self.shared.budget,
-                )];
-                v.extend(
-                    entries
-                        .iter()
-                        .filter(|e| shown.contains(&e.name))
-                        .map(tool_json),
-                );
-                v
-            }
+                        .map(mcp_tool)
+                        .collect::<Result<_, _>>()?;
+                    listing.all.get_or_init(|| all).clone()
+                }
+            },
+            _ => self.tool_search_list(&snapshot, &listing)?,
         };
-        values.into_iter().map(from_json).collect()
+        Ok(tools.to_vec())
     }
 
-    /// One attempt at a call; the client cancelling it is an error of its own.
-    async fn call_once(
+    /// `ToolSearch`, the direct tools and the tools this session loaded. Made
+    /// once per snapshot and per tool loaded, then served as it is.
+    fn tool_search_list(
         &self,
-        name: &str,
-        args: Option<serde_json::Map<String, Value>>,
-        context: &RequestContext<RoleServer>,
-    ) -> Result<Result<crate::host::CallOutcome, HostError>, McpError> {
-        let call = self
-            .shared
-            .host
-            .call_with(name, args, progress_forwarding(context));
-        tokio::select! {
-            r = call => Ok(r),
-            _ = context.ct.cancelled() => Err(McpError::internal_error("cancelled by the client", None)),
+        snapshot: &Snapshot,
+        listing: &Listing,
+    ) -> Result<Arc<[Tool]>, McpError> {
+        let activated = self
+            .activated
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        let version = snapshot.version();
+        if activated.is_empty()
+            && let Some(base) = listing.base.get()
+        {
+            return Ok(base.clone());
         }
+        if let Some((v, n, list)) = &*self.listed.lock().unwrap_or_else(|p| p.into_inner())
+            && *v == version
+            && *n == activated.len()
+            && !activated.is_empty()
+        {
+            return Ok(list.clone());
+        }
+        let mut shown: BTreeSet<&str> = snapshot
+            .direct_entries()
+            .map(|e| e.name.as_str())
+            .collect();
+        shown.extend(activated.iter().map(String::as_str));
+        let mut list = vec![from_json(tool_search::definition(
+            self.shared.host.config().as_ref(),
+            snapshot.entries(),
+            &shown,
+            self.shared.budget,
+        ))?];
+        for e in snapshot
+            .entries()
+            .iter()
+            .filter(|e| shown.contains(e.name.as_str()))
+        {
+            list.push(mcp_tool(e)?);
+        }
+        let list: Arc<[Tool]> = list.into();
+        if activated.is_empty() {
+            return Ok(listing.base.get_or_init(|| list).clone());
+        }
+        *self.listed.lock().unwrap_or_else(|p| p.into_inner()) =
+            Some((version, activated.len(), list.clone()));
+        Ok(list)
     }
 
-    /// Calls an upstream tool for the agent, forwarding progress and cancellation.
+    /// Calls an upstream tool for the agent, forwarding progress and
+    /// cancellation. The server's result passes through as it came, unless
+    /// it is an error, which gets the tool's parameters appended.
     async fn call_upstream(
         &self,
         name: &str,
         args: Option<serde_json::Map<String, Value>>,
         context: &RequestContext<RoleServer>,
     ) -> Result<CallToolResult, McpError> {
-        let outcome = match self.shared.resolve(name).await {
-            Ok(entry) => self.call_once(&entry.name, args, context).await?,
-            Err(e) => Err(e),
-        };
-        match outcome {
-            // An MCP client takes every kind of content: the server's blocks
-            // (audio, resource links, annotations) pass through as they are.
-            Ok(out)
-                if !out.is_error
-                    && out.resource_uri.is_none()
-                    && out.mcp_result.get("content").is_some_and(Value::is_array) =>
-            {
-                let mut v = json!({"content": out.mcp_result["content"], "isError": false});
-                if let Some(s) = out.structured_content {
-                    v["structuredContent"] = s;
-                }
-                from_json(v)
-            }
-            Ok(out) => result(&out.content, out.structured_content, out.is_error),
+        let entry = match self.shared.resolve(name).await {
+            Ok(entry) => entry,
             Err(e @ HostError::ToolNotFound { .. }) => {
-                result(&[Content::text(e.to_string())], None, true)
+                return result(&[Content::text(e.to_string())], None, true);
+            }
+            Err(e) => return result(&[Content::text(format!("Error: {e}"))], None, true),
+        };
+        let call = self
+            .shared
+            .host
+            .call_raw(&entry, args, progress_forwarding(context));
+        let raw = tokio::select! {
+            r = call => r,
+            _ = context.ct.cancelled() => return Err(McpError::internal_error("cancelled by the client", None)),
+        };
+        match raw {
+            Ok(RawResult::Tool(r)) if r.is_error != Some(true) => Ok(r),
+            Ok(raw) => {
+                let out = crate::host::present_result(&entry, raw);
+                result(&out.content, out.structured_content, out.is_error)
             }
             Err(e) => result(&[Content::text(format!("Error: {e}"))], None, true),
         }
@@ -357,11 +385,10 @@ impl ServerHandler for Gateway {
         _context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, McpError> {
         self.shared.ready().await;
-        let prompts: Vec<Value> = self
-            .shared
-            .host
+        let snapshot = self.shared.host.snapshot().await.map_err(internal)?;
+        let prompts: Vec<Value> = snapshot
             .prompts()
-            .into_iter()
+            .iter()
             .map(|p| {
                 let mut v = p.prompt.clone();
                 v["name"] = json!(p.name);

@@ -1,20 +1,26 @@
 //! [`Host`]: config, server lifecycle, metadata cache and policy guests together.
 //! The CLI and the MCP gateway are built on it; Rust agents can embed it.
 
+mod calls;
+mod prompts;
 mod services;
+pub mod snapshot;
+
+pub use calls::{CallOptions, CallOutcome, RawResult, present_result};
+pub use snapshot::{PromptEntry, Snapshot};
 
 use crate::cache::MetadataCache;
-use crate::catalog::{Entry, ServerStatus, ToolKind};
+use crate::catalog::{Entry, ServerStatus};
 use crate::config::Config;
 use crate::lifecycle::{LifecycleError, LifecycleOptions, Manager};
 use crate::paths::Environment;
-use crate::plugin::{
-    CompileCache, IndexOptions, NamingOptions, PluginError, Policy, SearchIndex, SearchOptions,
-};
-use crate::present::{self, Content};
-use serde_json::{Map, Value};
+use crate::plugin::{CompileCache, NamingOptions, PluginError, Policy, SearchOptions};
+use arc_swap::ArcSwap;
+use serde_json::Value;
+use snapshot::{BuildInput, Publisher};
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::sync::atomic::Ordering;
 
 /// Names the gateway keeps for its own tools.
 pub const RESERVED_NAMES: &[&str] = &["mcp", "ToolSearch"];
@@ -56,6 +62,9 @@ pub enum HostError {
     /// A policy guest failed (after falling back to the default guest).
     #[error(transparent)]
     Policy(#[from] PluginError),
+    /// Building the catalog snapshot failed (the naming or direct-tools role).
+    #[error(transparent)]
+    Catalog(Arc<PluginError>),
     /// A server could not be used.
     #[error(transparent)]
     Lifecycle(#[from] LifecycleError),
@@ -83,67 +92,38 @@ fn suggest(names: &[String]) -> String {
     }
 }
 
-/// The result of calling a tool (or reading a resource tool).
-#[derive(Clone, Debug, serde::Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct CallOutcome {
-    /// The server.
-    pub server: String,
-    /// The tool's original name.
-    pub tool: String,
-    /// The agent-facing name.
-    pub name: String,
-    /// Content for the agent.
-    pub content: Vec<Content>,
-    /// `structuredContent`, when the tool returned one.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub structured_content: Option<Value>,
-    /// The tool reported an error.
-    pub is_error: bool,
-    /// For a resource tool: the URI read.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub resource_uri: Option<String>,
-    /// The raw MCP result.
-    pub mcp_result: Value,
-}
-
-/// An upstream prompt as the host exposes it.
-#[derive(Clone, Debug, serde::Serialize)]
-pub struct PromptEntry {
-    /// The exposed name, `<server prefix>__<prompt>`.
-    pub name: String,
-    /// The server.
-    pub server: String,
-    /// The server's own name for it.
-    pub original: String,
-    /// The MCP prompt (name, description, arguments).
-    pub prompt: Value,
-}
-
-/// Options of one call.
-#[derive(Clone, Debug, Default)]
-pub struct CallOptions {
-    /// Where the server's progress notifications for this call go.
-    pub progress: Option<tokio::sync::mpsc::UnboundedSender<crate::upstream::ProgressUpdate>>,
-}
-
-struct View {
-    version: u64,
-    entries: Arc<[Entry]>,
-    index: Option<Arc<SearchIndex>>,
-}
-
 /// An MCP gateway host.
 pub struct Host {
-    /// Replaced by [`Host::reload`].
-    config: std::sync::RwLock<Arc<Config>>,
+    /// Replaced by [`Host::reload`]; read without locks.
+    config: Arc<ArcSwap<Config>>,
     env: Environment,
     manager: Arc<Manager>,
     policy: Arc<Policy>,
     naming: NamingOptions,
-    view: tokio::sync::Mutex<View>,
+    catalog: Arc<Publisher>,
     stats: Option<Arc<crate::stats::Stats>>,
     tasks: Vec<tokio::task::JoinHandle<()>>,
+}
+
+/// A resolved catalog entry: a handle into the snapshot it was found in, so
+/// that resolving a name copies nothing.
+#[derive(Clone)]
+pub struct EntryRef {
+    snapshot: Arc<Snapshot>,
+    index: usize,
+}
+
+impl std::ops::Deref for EntryRef {
+    type Target = Entry;
+    fn deref(&self) -> &Entry {
+        &self.snapshot.entries()[self.index]
+    }
+}
+
+impl std::fmt::Debug for EntryRef {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        (**self).fmt(f)
+    }
 }
 
 impl Host {
@@ -160,12 +140,22 @@ impl Host {
                 .clone()
                 .unwrap_or_else(|| env.cache_dir().join("metadata.json")),
         );
-        let manager = Manager::new(&config, env.clone(), cache, options.lifecycle.clone());
-        let services = Arc::new(services::LiveServices::new(&manager));
+        let catalog = Publisher::new();
+        let services = Arc::new(services::LiveServices::new(catalog.clone()));
+        // Reading the cache and loading the guests are both blocking, and
+        // independent: they run side by side.
         let policy_config = config.policy_config(options.compile_cache.clone());
-        let policy = tokio::task::spawn_blocking(move || Policy::load(&policy_config, services))
-            .await
-            .expect("policy loading does not panic")?;
+        let guest_services = services.clone();
+        let policy =
+            tokio::task::spawn_blocking(move || Policy::load(&policy_config, guest_services));
+        let manager = {
+            let (config, env, lifecycle) = (config.clone(), env.clone(), options.lifecycle.clone());
+            tokio::task::spawn_blocking(move || Manager::new(&config, env, cache, lifecycle))
+                .await
+                .expect("reading the metadata cache does not panic")
+        };
+        services.attach(&manager);
+        let policy = policy.await.expect("policy loading does not panic")?;
         let mut tasks = Vec::new();
         if options.maintenance {
             tasks.push(manager.spawn_maintenance());
@@ -175,7 +165,7 @@ impl Host {
             reserved: RESERVED_NAMES.iter().map(|s| s.to_string()).collect(),
         };
         let stats = crate::stats::StatsConfig::from_setting(
-            config.settings.raw.get("captureStats"),
+            config.settings.capture_stats.as_ref(),
             &env.state_dir(),
         )
         .map(|c| Arc::new(crate::stats::Stats::new(c)));
@@ -192,16 +182,12 @@ impl Host {
         }
         Ok(Host {
             stats,
-            config: std::sync::RwLock::new(Arc::new(config)),
+            config: Arc::new(ArcSwap::from_pointee(config)),
             env,
             manager,
             policy: Arc::new(policy),
             naming,
-            view: tokio::sync::Mutex::new(View {
-                version: 0,
-                entries: Arc::from(Vec::new()),
-                index: None,
-            }),
+            catalog,
             tasks,
         })
     }
@@ -255,17 +241,9 @@ impl Host {
         self.manager.subscribe()
     }
 
-    /// Every exposed tool (same as [`Host::entries`]).
-    pub async fn tools(&self) -> Result<Arc<[Entry]>, HostError> {
-        self.entries().await
-    }
-
     /// The configuration in force.
     pub fn config(&self) -> Arc<Config> {
-        self.config
-            .read()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone()
+        self.config.load_full()
     }
 
     /// Switches to a new configuration's servers without a restart: unchanged
@@ -278,43 +256,14 @@ impl Host {
         // Settings stay as started: naming, plugins and limits were built from them.
         config.settings = self.config().settings.clone();
         let config = Arc::new(config);
-        // The config first: views rebuilt after the servers change must see it.
-        *self.config.write().unwrap_or_else(|p| p.into_inner()) = config.clone();
+        // The config first: snapshots built after the servers change must see it.
+        self.config.store(config.clone());
         self.manager.reload(&config).await
     }
 
     /// The environment (for `MCP_DIRECT_TOOLS` and interpolation).
     pub fn env(&self) -> &Environment {
         &self.env
-    }
-
-    /// The tools to load directly (not deferred behind search): chosen by the
-    /// direct-tools guest from `MCP_DIRECT_TOOLS` and each server's `directTools`.
-    pub async fn direct_entries(&self) -> Result<Vec<Entry>, HostError> {
-        use crate::config::DirectTools;
-        use crate::plugin::{DirectOptions, ServerDirect};
-        let entries = self.entries().await?;
-        let options = DirectOptions {
-            env_override: self.env.get("MCP_DIRECT_TOOLS").map(str::to_string),
-            servers: self
-                .config()
-                .servers
-                .iter()
-                .map(|s| {
-                    let d = match &s.config.direct_tools {
-                        DirectTools::All => ServerDirect::All,
-                        DirectTools::None => ServerDirect::None,
-                        DirectTools::Only(list) => ServerDirect::Only(list.clone()),
-                    };
-                    (s.name.clone(), d)
-                })
-                .collect(),
-        };
-        let (policy, e) = (self.policy.clone(), entries.clone());
-        let picked = tokio::task::spawn_blocking(move || policy.direct(&e, &options))
-            .await
-            .expect("direct policy does not panic")?;
-        Ok(picked.into_iter().map(|i| entries[i].clone()).collect())
     }
 
     /// The lifecycle manager.
@@ -327,9 +276,23 @@ impl Host {
         &self.policy
     }
 
-    /// The status of every server.
+    /// The status of every server; tool counts are of exposed tools once the
+    /// catalog snapshot is current (see [`Host::snapshot`]).
     pub fn status(&self) -> Vec<ServerStatus> {
-        self.manager.status()
+        let mut all = self.manager.status();
+        for s in &mut all {
+            self.exposed_count(s);
+        }
+        all
+    }
+
+    fn exposed_count(&self, status: &mut ServerStatus) {
+        let snapshot = self.catalog.latest();
+        if snapshot.version() == self.manager.catalog_version()
+            && let Some(n) = snapshot.tool_count(&status.name)
+        {
+            status.tool_count = n;
+        }
     }
 
     /// Connects eager and keep-alive servers (at most 10 at once).
@@ -340,131 +303,137 @@ impl Host {
     /// Connects every enabled server whose tools are not known yet (no valid
     /// cache entry), so that a first run sees every tool.
     pub async fn bootstrap(&self, progress: impl Fn(&str, &Result<(), LifecycleError>)) {
-        let missing: Vec<String> = self
-            .manager
-            .status()
-            .into_iter()
-            .filter(|s| {
-                s.state != crate::catalog::ConnectionState::Disabled
-                    && !self.manager.has_tools(&s.name)
-            })
-            .map(|s| s.name)
-            .collect();
-        self.manager.connect_many(missing, progress).await;
+        self.manager.connect_unlisted(progress).await;
     }
 
     /// Connects (or reconnects) a server now, bypassing backoff, and refreshes
     /// its tools and the cache.
     pub async fn connect(&self, server: &str) -> Result<ServerStatus, HostError> {
         self.manager.connect(server, true).await?;
-        Ok(self.manager.server_status(server)?)
+        self.snapshot().await?;
+        let mut status = self.manager.server_status(server)?;
+        self.exposed_count(&mut status);
+        Ok(status)
+    }
+
+    /// The catalog snapshot of the current catalog version: built on first
+    /// need after a change (once, however many ask at the same time), then
+    /// read without locks.
+    pub async fn snapshot(&self) -> Result<Arc<Snapshot>, HostError> {
+        let version = self.manager.catalog_version();
+        let latest = self.catalog.latest();
+        if latest.version() >= version {
+            return Ok(latest);
+        }
+        let (manager, config) = (self.manager.clone(), self.config.clone());
+        let env_override = self.env.get("MCP_DIRECT_TOOLS").map(str::to_string);
+        let naming = self.naming.clone();
+        let input = move || BuildInput {
+            // Read before the tools: a change after this point bumps it again.
+            version: manager.catalog_version(),
+            tools: manager.tools(),
+            prompts: manager.prompts(),
+            config: config.load_full(),
+            env_override,
+            naming,
+        };
+        self.catalog
+            .at_least(version, input, &self.policy)
+            .await
+            .map_err(HostError::Catalog)
+    }
+
+    /// How many catalog snapshots and search indexes this host has built.
+    pub fn builds(&self) -> (u64, u64) {
+        (
+            self.catalog.builds.load(Ordering::Relaxed),
+            self.catalog.index_builds.load(Ordering::Relaxed),
+        )
     }
 
     /// Every exposed tool with its agent-facing name, in config order.
     pub async fn entries(&self) -> Result<Arc<[Entry]>, HostError> {
-        Ok(self.view().await?.0)
+        Ok(self.snapshot().await?.entries().clone())
     }
 
-    async fn view(&self) -> Result<(Arc<[Entry]>, Option<Arc<SearchIndex>>), HostError> {
-        let mut view = self.view.lock().await;
-        let current = self.manager.catalog_version();
-        if view.version != current {
-            let tools = self.manager.tools();
-            let (policy, naming) = (self.policy.clone(), self.naming.clone());
-            let entries = tokio::task::spawn_blocking(move || policy.entries(&tools, &naming))
-                .await
-                .expect("naming does not panic")?;
-            *view = View {
-                version: current,
-                entries: entries.into(),
-                index: None,
-            };
-        }
-        Ok((view.entries.clone(), view.index.clone()))
+    /// Every exposed tool (same as [`Host::entries`]).
+    pub async fn tools(&self) -> Result<Arc<[Entry]>, HostError> {
+        self.entries().await
     }
 
-    async fn index(&self) -> Result<(Arc<[Entry]>, Arc<SearchIndex>), HostError> {
-        let (entries, index) = self.view().await?;
-        if let Some(index) = index {
-            return Ok((entries, index));
-        }
-        let keywords: Vec<(String, Vec<String>)> = self
-            .config()
-            .servers
-            .iter()
-            .filter(|s| !s.config.search_keywords.is_empty())
-            .map(|s| (s.name.clone(), s.config.search_keywords.clone()))
-            .collect();
-        let (policy, e) = (self.policy.clone(), entries.clone());
-        let profile = self.config().settings.search_profile.clone();
-        let index = tokio::task::spawn_blocking(move || {
-            policy.index(
-                e,
-                IndexOptions {
-                    server_keywords: keywords,
-                    profile,
-                },
-            )
-        })
-        .await
-        .expect("index building does not panic")?;
-        let index = Arc::new(index);
-        let mut view = self.view.lock().await;
-        if Arc::ptr_eq(&view.entries, &entries) {
-            view.index = Some(index.clone());
-        }
-        Ok((entries, index))
+    /// The tools to load directly (not deferred behind search): chosen by the
+    /// direct-tools guest from `MCP_DIRECT_TOOLS` and each server's `directTools`.
+    pub async fn direct_entries(&self) -> Result<Vec<Entry>, HostError> {
+        Ok(self.snapshot().await?.direct_entries().cloned().collect())
     }
 
-    /// Searches the catalog with the ranking guest; best first.
+    /// Searches the catalog with the ranking guest; best first. Searches run
+    /// in parallel (see [`crate::plugin::Ranker`]).
     pub async fn search(
         &self,
         query: &str,
         options: SearchOptions,
     ) -> Result<Vec<(Entry, f32)>, HostError> {
-        let (entries, index) = self.index().await?;
+        Ok(self
+            .search_refs(query, options)
+            .await?
+            .into_iter()
+            .map(|(e, score)| ((*e).clone(), score))
+            .collect())
+    }
+
+    /// [`Host::search`], answering handles into the snapshot searched.
+    pub async fn search_refs(
+        &self,
+        query: &str,
+        options: SearchOptions,
+    ) -> Result<Vec<(EntryRef, f32)>, HostError> {
+        let snapshot = self.snapshot().await?;
+        let index = snapshot
+            .index(&self.policy, &self.catalog.index_builds)
+            .await?;
         let query = query.to_string();
         let hits = tokio::task::spawn_blocking(move || index.search(&query, &options))
             .await
             .expect("search does not panic")?;
         Ok(hits
             .into_iter()
-            .map(|h| (entries[h.index].clone(), h.score))
+            .map(|h| {
+                let entry = EntryRef {
+                    snapshot: snapshot.clone(),
+                    index: h.index,
+                };
+                (entry, h.score)
+            })
             .collect())
     }
 
     /// Finds a tool by agent-facing name: exactly, then with hyphens and
     /// underscores treated as equal.
-    pub async fn find(&self, name: &str) -> Result<Option<Entry>, HostError> {
-        let entries = self.entries().await?;
-        let norm = |s: &str| s.replace('-', "_");
-        Ok(entries
-            .iter()
-            .find(|e| e.name == name)
-            .or_else(|| entries.iter().find(|e| norm(&e.name) == norm(name)))
-            .cloned())
+    pub async fn find(&self, name: &str) -> Result<Option<EntryRef>, HostError> {
+        let snapshot = self.snapshot().await?;
+        Ok(snapshot
+            .position(name)
+            .map(|index| EntryRef { snapshot, index }))
     }
 
-    /// Resolves a name to a tool, connecting the server whose prefix it carries
-    /// when that server's tools are not known yet.
-    pub async fn resolve(&self, name: &str) -> Result<Entry, HostError> {
-        if let Some(entry) = self.find(name).await? {
-            return Ok(entry);
+    /// Resolves a name to a tool. A name whose server (by the naming guest's
+    /// rule) has no tools known yet connects that server first.
+    pub async fn resolve(&self, name: &str) -> Result<EntryRef, HostError> {
+        let snapshot = self.snapshot().await?;
+        if let Some(index) = snapshot.position(name) {
+            return Ok(EntryRef { snapshot, index });
         }
-        let unknown_prefix = self.manager.server_names().into_iter().find(|server| {
-            let prefix = crate::lifecycle::server_prefix(server, self.naming.prefix);
-            !prefix.is_empty()
-                && name.starts_with(&format!("{prefix}__"))
-                && !self.manager.has_tools(server)
-        });
-        if let Some(server) = unknown_prefix {
-            self.manager.connect(&server, false).await?;
+        if let Some(server) = snapshot.owner(name)
+            && !self.manager.has_tools(server)
+        {
+            self.manager.connect(server, false).await?;
             if let Some(entry) = self.find(name).await? {
                 return Ok(entry);
             }
         }
         let suggestions = match self
-            .search(
+            .search_refs(
                 name,
                 SearchOptions {
                     limit: 3,
@@ -473,7 +442,7 @@ impl Host {
             )
             .await
         {
-            Ok(hits) => hits.into_iter().map(|(e, _)| e.name).collect(),
+            Ok(hits) => hits.into_iter().map(|(e, _)| e.name.clone()).collect(),
             Err(_) => Vec::new(),
         };
         Err(HostError::ToolNotFound {
@@ -482,207 +451,8 @@ impl Host {
         })
     }
 
-    /// Calls a tool by agent-facing name (reads the resource of a resource tool),
-    /// connecting its server if needed. A tool error is an outcome with
-    /// `is_error`, the expected parameters appended; only failing to reach the
-    /// server is an `Err`.
-    pub async fn call(
-        &self,
-        name: &str,
-        arguments: Option<Map<String, Value>>,
-    ) -> Result<CallOutcome, HostError> {
-        self.call_with(name, arguments, CallOptions::default())
-            .await
-    }
-
-    /// [`Host::call`] with options (progress notifications).
-    pub async fn call_with(
-        &self,
-        name: &str,
-        arguments: Option<Map<String, Value>>,
-        options: CallOptions,
-    ) -> Result<CallOutcome, HostError> {
-        let entry = self.resolve(name).await?;
-        let started = std::time::Instant::now();
-        let outcome = self.call_entry(&entry, arguments, options).await;
-        if let Some(stats) = &self.stats {
-            let (error, bytes) = match &outcome {
-                Ok(o) => (
-                    o.is_error,
-                    serde_json::to_vec(&o.content).map_or(0, |b| b.len() as u64),
-                ),
-                Err(_) => (true, 0),
-            };
-            stats.record(
-                &entry.name,
-                &entry.tool.server,
-                &entry.tool.name,
-                started.elapsed(),
-                error,
-                bytes,
-            );
-            if stats.claim_flush() {
-                let s = stats.clone();
-                tokio::spawn(async move {
-                    tokio::time::sleep(s.flush_delay()).await;
-                    if let Err(e) = tokio::task::spawn_blocking(move || s.flush())
-                        .await
-                        .unwrap_or(Ok(()))
-                    {
-                        tracing::warn!("cannot write call statistics: {e}");
-                    }
-                });
-            }
-        }
-        outcome
-    }
-
-    async fn call_entry(
-        &self,
-        entry: &Entry,
-        arguments: Option<Map<String, Value>>,
-        options: CallOptions,
-    ) -> Result<CallOutcome, HostError> {
-        let tool = &entry.tool;
-        let schema = (tool.kind == ToolKind::Tool).then_some(&tool.input_schema);
-        let outcome = |content: Vec<Content>, structured, is_error, raw: Value| CallOutcome {
-            server: tool.server.clone(),
-            tool: tool.name.clone(),
-            name: entry.name.clone(),
-            content,
-            structured_content: structured,
-            is_error,
-            resource_uri: tool.resource_uri.clone(),
-            mcp_result: raw,
-        };
-        let timeout = self.manager.call_timeout(&tool.server);
-        let result = match (&tool.kind, &tool.resource_uri) {
-            (ToolKind::Resource, Some(uri)) => {
-                let uri = uri.clone();
-                self.manager
-                    .with_connection(&tool.server, |c| async move {
-                        c.read_resource(&uri, timeout).await
-                    })
-                    .await
-                    .map(|r| serde_json::to_value(r).unwrap_or(Value::Null))
-            }
-            _ => {
-                let (original, args) = (tool.name.clone(), arguments.unwrap_or_default());
-                self.manager
-                    .with_connection(&tool.server, |c| async move {
-                        c.call_tool(&original, Some(args), timeout, options.progress)
-                            .await
-                    })
-                    .await
-                    .map(|r| serde_json::to_value(r).unwrap_or(Value::Null))
-            }
-        };
-        match result {
-            Ok(raw) if tool.kind == ToolKind::Resource => {
-                let contents = raw
-                    .get("contents")
-                    .and_then(Value::as_array)
-                    .cloned()
-                    .unwrap_or_default();
-                Ok(outcome(
-                    present::map_resource_contents(&contents),
-                    None,
-                    false,
-                    raw,
-                ))
-            }
-            Ok(raw) => {
-                let blocks = raw
-                    .get("content")
-                    .and_then(Value::as_array)
-                    .cloned()
-                    .unwrap_or_default();
-                let mut content = present::map_content(&blocks);
-                let is_error = raw.get("isError").and_then(Value::as_bool).unwrap_or(false);
-                if is_error {
-                    let text: Vec<String> = content
-                        .iter()
-                        .filter_map(|c| {
-                            if let Content::Text { text } = c {
-                                Some(text.clone())
-                            } else {
-                                None
-                            }
-                        })
-                        .collect();
-                    let message = if text.is_empty() {
-                        "Error: the tool reported an error".to_string()
-                    } else {
-                        text.join("\n")
-                    };
-                    content.retain(|c| !matches!(c, Content::Text { .. }));
-                    content.insert(
-                        0,
-                        Content::text(present::error_with_parameters(&message, schema)),
-                    );
-                }
-                let structured = raw.get("structuredContent").cloned();
-                Ok(outcome(content, structured, is_error, raw))
-            }
-            Err(LifecycleError::Connect {
-                error: crate::upstream::ConnectError::Rpc(message),
-                ..
-            }) => {
-                let text = present::error_with_parameters(&format!("Error: {message}"), schema);
-                Ok(outcome(vec![Content::text(text)], None, true, Value::Null))
-            }
-            Err(e) => Err(e.into()),
-        }
-    }
-
-    /// Every upstream prompt, named `<server prefix>__<prompt>`.
-    pub fn prompts(&self) -> Vec<PromptEntry> {
-        self.manager
-            .prompts()
-            .into_iter()
-            .filter_map(|(server, prompt)| {
-                let original = prompt.get("name")?.as_str()?.to_string();
-                let prefix = crate::lifecycle::server_prefix(&server, self.naming.prefix);
-                let part = crate::plugin::sanitize_name(&original);
-                let name = if prefix.is_empty() {
-                    part
-                } else {
-                    format!("{prefix}__{part}")
-                };
-                Some(PromptEntry {
-                    name,
-                    server,
-                    original,
-                    prompt,
-                })
-            })
-            .collect()
-    }
-
-    /// Gets an upstream prompt by its prefixed name; returns the MCP
-    /// `GetPromptResult` as JSON.
-    pub async fn get_prompt(
-        &self,
-        name: &str,
-        arguments: Option<Map<String, Value>>,
-    ) -> Result<Value, HostError> {
-        let prompts = self.prompts();
-        let entry = prompts
-            .iter()
-            .find(|p| p.name == name)
-            .ok_or_else(|| HostError::PromptNotFound(name.to_string()))?;
-        let timeout = self.manager.call_timeout(&entry.server);
-        let original = entry.original.clone();
-        let result = self
-            .manager
-            .with_connection(&entry.server, |c| async move {
-                c.get_prompt(&original, arguments, timeout).await
-            })
-            .await?;
-        Ok(serde_json::to_value(result).unwrap_or(Value::Null))
-    }
-
-    /// Closes every connection, stops background work and writes the call statistics.
+    /// Closes every connection, stops background work and writes the call
+    /// statistics and the metadata cache.
     pub async fn shutdown(&self) {
         for t in &self.tasks {
             t.abort();

@@ -11,10 +11,10 @@ mod health;
 mod listing;
 mod reload;
 
-pub use listing::{catalog_tools, excluded, server_prefix};
+pub use listing::catalog_tools;
 use reload::new_slot;
 
-use crate::cache::{self, MetadataCache};
+use crate::cache::{self, CacheWriter, MetadataCache};
 use crate::catalog::{ConnectionState, ServerStatus, Tool};
 use crate::config::{Config, Lifecycle, Server};
 use crate::paths::Environment;
@@ -166,6 +166,16 @@ impl Slot {
         }
     }
 
+    /// Connected at start-up (eager and keep-alive servers).
+    fn starts_eagerly(&self) -> bool {
+        self.server.config.enabled && self.server.config.lifecycle != Lifecycle::Lazy
+    }
+
+    /// Enabled, and its tools not known from a listing or the cache.
+    fn unlisted(&self) -> bool {
+        self.server.config.enabled && self.state().tools.is_none()
+    }
+
     fn idle_timeout(&self, global_minutes: f64) -> Option<Duration> {
         let c = &self.server.config;
         let minutes = c.idle_timeout.unwrap_or(match c.lifecycle {
@@ -183,6 +193,8 @@ pub struct Manager {
     slots: std::sync::RwLock<Arc<Vec<Arc<Slot>>>>,
     env: Environment,
     cache: MetadataCache,
+    /// Cache writes, off the async threads.
+    writer: CacheWriter,
     options: LifecycleOptions,
     global_idle_minutes: f64,
     global_call_timeout_ms: u64,
@@ -200,7 +212,8 @@ fn tools_from_entry(server: &Server, entry: &cache::Entry) -> Vec<Tool> {
 
 impl Manager {
     /// A manager for the config's servers, with their valid cache entries loaded.
-    /// Spawns its event loop; call inside a tokio runtime.
+    /// Spawns its event loop; call inside a tokio runtime. Reads the cache
+    /// file: blocking.
     pub fn new(
         config: &Config,
         env: Environment,
@@ -219,6 +232,7 @@ impl Manager {
         let manager = Arc::new(Manager {
             slots: std::sync::RwLock::new(Arc::new(slots)),
             env,
+            writer: CacheWriter::new(cache.clone()),
             cache,
             options,
             global_idle_minutes: config.settings.idle_timeout,
@@ -444,9 +458,7 @@ impl Manager {
                     error: error.to_string(),
                     needs_auth: error.is_auth(),
                 };
-                if let Err(e) = self.cache.record_failure(name, Some(failure)) {
-                    tracing::warn!("{e}");
-                }
+                self.writer.record_failure(name, Some(failure));
                 tracing::warn!(server = name, "connect failed: {error}");
                 let _ = self
                     .events
@@ -490,7 +502,7 @@ impl Manager {
             .iter()
             .filter_map(|p| serde_json::to_value(p).ok())
             .collect();
-        {
+        let changed = {
             let mut st = slot.state();
             if st.generation != generation || st.retired {
                 tracing::debug!(
@@ -499,12 +511,17 @@ impl Manager {
                 );
                 return false;
             }
+            // A reconnect that lists the same tools is no catalog change.
+            let changed = st.tools.as_ref() != Some(&catalog) || st.prompts != prompts;
             st.tools = Some(catalog);
             st.prompts = prompts.clone();
             st.protocol_version = listing.protocol_version.clone();
             st.from_cache = false;
+            changed
+        };
+        if changed {
+            self.catalog_version.fetch_add(1, Ordering::AcqRel);
         }
-        self.catalog_version.fetch_add(1, Ordering::AcqRel);
         let entry = cache::Entry {
             config_hash: slot.hash.clone(),
             tools,
@@ -513,12 +530,8 @@ impl Manager {
             cached_at: cache::now_ms(),
             protocol_version: listing.protocol_version.clone(),
         };
-        if let Err(e) = self
-            .cache
-            .update([(slot.name().to_string(), Some(entry))].into())
-        {
-            tracing::warn!("{e}");
-        }
+        self.writer
+            .update([(slot.name().to_string(), Some(entry))].into());
         true
     }
 
@@ -568,7 +581,7 @@ impl Manager {
         let names: Vec<String> = self
             .slots()
             .iter()
-            .filter(|s| s.server.config.enabled && s.server.config.lifecycle != Lifecycle::Lazy)
+            .filter(|s| s.starts_eagerly())
             .map(|s| s.name().to_string())
             .collect();
         self.connect_many(names, |_, _| {}).await;
@@ -590,7 +603,8 @@ impl Manager {
         }
     }
 
-    /// Closes every connection (each stdio server's process group is killed).
+    /// Closes every connection (each stdio server's process group is killed)
+    /// and writes what is queued for the cache.
     pub async fn shutdown(&self) {
         let conns: Vec<Arc<Connection>> = self
             .slots()
@@ -598,6 +612,38 @@ impl Manager {
             .filter_map(|s| s.state().conn.take())
             .collect();
         futures::future::join_all(conns.into_iter().map(close)).await;
+        self.writer.flush().await;
+    }
+
+    /// Waits until every change queued for the metadata cache is written.
+    pub async fn flush_cache(&self) {
+        self.writer.flush().await;
+    }
+
+    /// Connects every enabled server whose tools are not known yet (no valid
+    /// cache entry, never listed), so that the catalog knows every tool.
+    pub async fn connect_unlisted(&self, progress: impl Fn(&str, &Result<(), LifecycleError>)) {
+        let names: Vec<String> = self
+            .slots()
+            .iter()
+            .filter(|s| s.unlisted())
+            .map(|s| s.name().to_string())
+            .collect();
+        self.connect_many(names, progress).await;
+    }
+
+    /// After a reload, connects what start-up would have: of the servers
+    /// added or changed, the eager and keep-alive ones, and those whose tools
+    /// are not known.
+    pub async fn connect_changed(&self, changed: &[String]) {
+        let names: Vec<String> = self
+            .slots()
+            .iter()
+            .filter(|s| changed.iter().any(|c| c == s.name()))
+            .filter(|s| s.starts_eagerly() || s.unlisted())
+            .map(|s| s.name().to_string())
+            .collect();
+        self.connect_many(names, |_, _| {}).await;
     }
 
     /// The metadata cache in use.

@@ -70,31 +70,19 @@ pub struct StatsConfig {
 }
 
 impl StatsConfig {
-    /// From `settings.captureStats` (`true`, or `{"path", "flushDelayMs"}`); `None` when off.
+    /// From `settings.captureStats`; `None` when off.
     pub fn from_setting(
-        setting: Option<&serde_json::Value>,
+        setting: Option<&crate::config::CaptureStats>,
         state_dir: &Path,
     ) -> Option<StatsConfig> {
-        let default_path = state_dir.join("stats.json");
-        match setting? {
-            serde_json::Value::Bool(true) => Some(StatsConfig {
-                path: default_path,
-                flush_delay: Duration::from_millis(500),
-            }),
-            serde_json::Value::Object(o) => Some(StatsConfig {
-                path: o
-                    .get("path")
-                    .and_then(|p| p.as_str())
-                    .map(PathBuf::from)
-                    .unwrap_or(default_path),
-                flush_delay: Duration::from_millis(
-                    o.get("flushDelayMs")
-                        .and_then(|d| d.as_u64())
-                        .unwrap_or(500),
-                ),
-            }),
-            _ => None,
-        }
+        let s = setting?;
+        Some(StatsConfig {
+            path: s
+                .path
+                .clone()
+                .unwrap_or_else(|| state_dir.join("stats.json")),
+            flush_delay: Duration::from_millis(s.flush_delay_ms.unwrap_or(500)),
+        })
     }
 }
 
@@ -233,19 +221,22 @@ mod tests {
     #[test]
     fn setting_forms() {
         let state = Path::new("/state");
+        let stats = |setting: serde_json::Value| {
+            let cfg = crate::config::load(&crate::config::ConfigSources {
+                user_file: None,
+                user_value: Some(serde_json::json!({"settings": {"captureStats": setting}})),
+                project_dir: None,
+                env: crate::paths::Environment::from_pairs([("HOME", "/home")]),
+            });
+            StatsConfig::from_setting(cfg.settings.capture_stats.as_ref(), state)
+        };
         assert!(StatsConfig::from_setting(None, state).is_none());
-        assert!(StatsConfig::from_setting(Some(&serde_json::json!(false)), state).is_none());
+        assert!(stats(serde_json::json!(false)).is_none());
         assert_eq!(
-            StatsConfig::from_setting(Some(&serde_json::json!(true)), state)
-                .unwrap()
-                .path,
+            stats(serde_json::json!(true)).unwrap().path,
             state.join("stats.json")
         );
-        let c = StatsConfig::from_setting(
-            Some(&serde_json::json!({"path": "/x.json", "flushDelayMs": 5})),
-            state,
-        )
-        .unwrap();
+        let c = stats(serde_json::json!({"path": "/x.json", "flushDelayMs": 5})).unwrap();
         assert_eq!(
             (c.path, c.flush_delay),
             (PathBuf::from("/x.json"), Duration::from_millis(5))

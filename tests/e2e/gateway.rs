@@ -786,3 +786,69 @@ fn serve_follows_config_edits() {
     .unwrap();
     assert_eq!(text(&r[0]), "Echo: new");
 }
+
+async fn call_mcp(
+    client: &rmcp::service::RunningService<rmcp::RoleClient, ()>,
+    args: Value,
+) -> Value {
+    let request = rmcp::model::CallToolRequestParams::new("mcp")
+        .with_arguments(args.as_object().cloned().unwrap());
+    serde_json::to_value(client.call_tool(request).await.unwrap()).unwrap()
+}
+
+/// 50 HTTP sessions search and call at the same time; each gets its own answers.
+#[test]
+fn fifty_sessions_at_once_never_get_each_others_answers() {
+    use rmcp::ServiceExt;
+    use rmcp::transport::StreamableHttpClientTransport;
+
+    let setup = setup(json!({}));
+    let serving = Serving::start(&setup, &["--exposure", "proxy"]);
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let url = serving.url();
+    rt.block_on(async move {
+        // The tools every session will search for, one each in turn.
+        let first = ().serve(StreamableHttpClientTransport::from_uri(url.clone())).await.unwrap();
+        let listed = call_mcp(&first, json!({"server": "everything"})).await;
+        let tools: Vec<String> = listed["structuredContent"]["tools"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{listed}"))
+            .iter()
+            .map(|n| n.as_str().unwrap().to_string())
+            .collect();
+        assert!(tools.len() >= 5, "{listed}");
+        first.cancel().await.unwrap();
+
+        let sessions: Vec<_> = (0..50)
+            .map(|i| {
+                let (url, tools) = (url.clone(), tools.clone());
+                tokio::spawn(async move {
+                    let client = ().serve(StreamableHttpClientTransport::from_uri(url)).await.unwrap();
+                    for round in 0..3 {
+                        let wanted = &tools[(i + round) % tools.len()];
+                        let found = call_mcp(&client, json!({"search": wanted, "includeSchemas": false})).await;
+                        let matches: Vec<&str> = found["structuredContent"]["matches"]
+                            .as_array()
+                            .unwrap_or_else(|| panic!("session {i}: {found}"))
+                            .iter()
+                            .map(|m| m["tool"].as_str().unwrap())
+                            .collect();
+                        assert!(matches.contains(&wanted.as_str()), "session {i} searched {wanted}, got {matches:?}");
+                        let message = format!("session {i} round {round}");
+                        let echoed = call_mcp(&client, json!({"tool": "everything__echo", "args": {"message": message}})).await;
+                        assert_eq!(text(&echoed), format!("Echo: {message}"), "session {i}");
+                    }
+                    client.cancel().await.unwrap();
+                })
+            })
+            .collect();
+        for s in sessions {
+            s.await.unwrap();
+        }
+    });
+    drop(serving);
+}

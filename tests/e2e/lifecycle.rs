@@ -279,6 +279,7 @@ async fn list_changed_refreshes_the_catalog_and_the_cache() {
         }
     }
     assert!(host.find("s__fresh").await.unwrap().is_some());
+    host.manager().flush_cache().await;
     let cached = std::fs::read_to_string(host.manager().cache().path()).unwrap();
     assert!(cached.contains("\"fresh\""), "the cache was updated too");
     let out = host.call("s__fresh", None).await.unwrap();

@@ -18,3 +18,4 @@ mod misbehaving;
 mod ranking_quality;
 mod sandbox;
 mod servers;
+mod snapshot;

@@ -63,7 +63,10 @@ async fn follow_config(host: Arc<Host>, sources: ConfigSources) {
     tick.tick().await;
     loop {
         tick.tick().await;
-        let now = fingerprint(&files);
+        let probe = files.clone();
+        let Ok(now) = tokio::task::spawn_blocking(move || fingerprint(&probe)).await else {
+            continue;
+        };
         if now == seen {
             settling = None;
             continue;
@@ -76,7 +79,10 @@ async fn follow_config(host: Arc<Host>, sources: ConfigSources) {
         }
         settling = None;
         seen = now;
-        let cfg = mcpw::config::load(&sources);
+        let from = sources.clone();
+        let Ok(cfg) = tokio::task::spawn_blocking(move || mcpw::config::load(&from)).await else {
+            continue;
+        };
         if cfg
             .sources
             .iter()
@@ -99,41 +105,27 @@ async fn follow_config(host: Arc<Host>, sources: ConfigSources) {
         let changed = host.reload(cfg).await;
         if !changed.is_empty() {
             tracing::info!("config reloaded; servers changed: {}", changed.join(", "));
-        }
-        // As at start: the catalog should know every server's tools, and eager
-        // servers connect. Sessions hear of the new tools as they arrive.
-        let pending: Vec<String> = changed
-            .into_iter()
-            .filter(|n| {
-                host.manager().server(n).is_some_and(|s| {
-                    s.config.enabled
-                        && (s.config.lifecycle != mcpw::config::Lifecycle::Lazy
-                            || !host.manager().has_tools(n))
-                })
-            })
-            .collect();
-        if !pending.is_empty() {
+            // As at start: the catalog should know every server's tools, and eager
+            // servers connect. Sessions hear of the new tools as they arrive.
             let h = host.clone();
-            tokio::spawn(async move { h.manager().connect_many(pending, |_, _| {}).await });
+            tokio::spawn(async move { h.manager().connect_changed(&changed).await });
         }
     }
 }
 
 pub async fn serve(args: ServeArgs, sources: &ConfigSources) -> Result<ExitCode> {
     let cfg = super::load_config(sources);
-    let exposure_name = args
-        .exposure
-        .clone()
-        .or_else(|| {
-            cfg.settings
-                .raw
-                .get("exposure")
-                .and_then(|v| v.as_str())
-                .map(str::to_string)
-        })
-        .unwrap_or_else(|| "proxy".into());
-    let Some(exposure) = Exposure::parse(&exposure_name) else {
-        bail!("unknown exposure {exposure_name:?}: use proxy, tool-search or direct");
+    let exposure = match args.exposure.as_deref() {
+        Some(name) => match Exposure::parse(name) {
+            Some(e) => e,
+            None => bail!("unknown exposure {name:?}: use proxy, tool-search or direct"),
+        },
+        None => cfg.settings.exposure.unwrap_or_default(),
+    };
+    let exposure_name = match exposure {
+        Exposure::Proxy => "proxy",
+        Exposure::ToolSearch => "tool-search",
+        Exposure::Direct => "direct",
     };
     if args.token.as_deref().is_some_and(|t| t.trim().is_empty()) {
         bail!("--token is empty: give the bearer token clients must send");

@@ -402,7 +402,7 @@ pub struct StatsArgs {
 /// `mcpw stats`: calls per tool, as recorded with `settings.captureStats`.
 pub fn stats(args: StatsArgs, sources: &ConfigSources) -> Result<ExitCode> {
     let cfg = super::load_config(sources);
-    let setting = cfg.settings.raw.get("captureStats");
+    let setting = cfg.settings.capture_stats.as_ref();
     let config = mcpw::stats::StatsConfig::from_setting(setting, &sources.env.state_dir());
     let path = config
         .map(|c| c.path)

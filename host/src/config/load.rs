@@ -399,6 +399,21 @@ fn interpret_settings(raw: Map<String, Value>) -> Settings {
         .get("searchProfile")
         .and_then(Value::as_str)
         .map(str::to_string);
+    s.exposure = raw
+        .get("exposure")
+        .and_then(Value::as_str)
+        .and_then(super::Exposure::parse);
+    if let Some(b) = raw.get("toolSearchBudget").and_then(Value::as_u64) {
+        s.tool_search_budget = b as usize;
+    }
+    s.capture_stats = match raw.get("captureStats") {
+        Some(Value::Bool(true)) => Some(super::CaptureStats::default()),
+        Some(Value::Object(o)) => Some(super::CaptureStats {
+            path: o.get("path").and_then(Value::as_str).map(PathBuf::from),
+            flush_delay_ms: o.get("flushDelayMs").and_then(Value::as_u64),
+        }),
+        _ => None,
+    };
     if let Some(plugins) = raw.get("plugins").and_then(Value::as_object) {
         let mut p = PluginSettings::default();
         for role in Role::ALL {

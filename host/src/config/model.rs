@@ -5,6 +5,45 @@ use serde::Serialize;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
+/// How `mcpw serve` shows upstream tools to the agent (`settings.exposure`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Exposure {
+    /// One `mcp` tool.
+    #[default]
+    Proxy,
+    /// Direct tools plus `ToolSearch`.
+    ToolSearch,
+    /// Every tool.
+    Direct,
+}
+
+impl Exposure {
+    /// Parses `proxy`, `tool-search` or `direct`.
+    pub fn parse(s: &str) -> Option<Exposure> {
+        match s {
+            "proxy" => Some(Exposure::Proxy),
+            "tool-search" => Some(Exposure::ToolSearch),
+            "direct" => Some(Exposure::Direct),
+            _ => None,
+        }
+    }
+}
+
+/// Default `settings.toolSearchBudget`: tokens the ToolSearch description may
+/// spend listing deferred tools.
+pub const DEFAULT_TOOL_SEARCH_BUDGET: usize = 1000;
+
+/// `settings.captureStats`: `true`, or `{"path", "flushDelayMs"}`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CaptureStats {
+    /// The stats file; default `$XDG_STATE_HOME/mcpw/stats.json`.
+    pub path: Option<PathBuf>,
+    /// How long recorded calls wait before they are written, in ms (default 500).
+    pub flush_delay_ms: Option<u64>,
+}
+
 /// When a server is connected.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
@@ -206,6 +245,12 @@ pub struct Settings {
     pub plugins: PluginSettings,
     /// `searchProfile`: the ranking guest's scoring profile; `None` for its default.
     pub search_profile: Option<String>,
+    /// `exposure`: how `mcpw serve` shows tools when `--exposure` is not given.
+    pub exposure: Option<Exposure>,
+    /// `toolSearchBudget`: tokens the ToolSearch description may spend listing tools.
+    pub tool_search_budget: usize,
+    /// `captureStats`: call statistics, when on.
+    pub capture_stats: Option<CaptureStats>,
     /// Every setting as merged (paths in `plugins` resolved), including ones this
     /// version does not interpret.
     pub raw: serde_json::Map<String, serde_json::Value>,
@@ -219,6 +264,9 @@ impl Default for Settings {
             call_timeout_ms: DEFAULT_CALL_TIMEOUT_MS,
             plugins: PluginSettings::default(),
             search_profile: None,
+            exposure: None,
+            tool_search_budget: DEFAULT_TOOL_SEARCH_BUDGET,
+            capture_stats: None,
             raw: Default::default(),
         }
     }

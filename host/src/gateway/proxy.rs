@@ -194,8 +194,16 @@ async fn list(host: &Host, server: &str) -> Reply {
         r.details["count"] = json!(0);
         return r;
     }
-    let entries = host.entries().await.map(|e| e.to_vec()).unwrap_or_default();
-    let tools: Vec<&Entry> = entries.iter().filter(|e| e.tool.server == server).collect();
+    let snapshot = match host.snapshot().await {
+        Ok(s) => s,
+        Err(e) => {
+            return Reply::error(
+                format!("Error: {e}"),
+                json!({"mode": "list", "server": server, "error": "catalog_failed"}),
+            );
+        }
+    };
+    let tools: Vec<&Entry> = snapshot.server_entries(server).collect();
     let connected = host
         .manager()
         .server_status(server)
@@ -307,7 +315,7 @@ async fn search(
         },
         server: server.map(str::to_string),
     };
-    let hits = match host.search(query, options).await {
+    let hits = match host.search_refs(query, options).await {
         Ok(h) => h,
         Err(HostError::Policy(PluginError::Guest {
             error: GuestError::InvalidPattern(_),
@@ -443,10 +451,10 @@ async fn call_tool(
                 json!({"mode": "call", "server": s, "error": unavailable_kind(&e)}),
             );
         }
-        let entries = host.entries().await.map(|e| e.to_vec()).unwrap_or_default();
-        if let Some(e) = entries
-            .iter()
-            .find(|e| e.tool.server == s && (e.name == name || e.tool.name == name))
+        if let Ok(snapshot) = host.snapshot().await
+            && let Some(e) = snapshot
+                .server_entries(s)
+                .find(|e| e.name == name || e.tool.name == name)
         {
             target = e.name.clone();
         }
@@ -461,19 +469,12 @@ async fn call_tool(
             );
         }
         Err(_) => {
-            let entries = host.entries().await.map(|e| e.to_vec()).unwrap_or_default();
-            let in_server: Vec<&str> = entries
+            let snapshot = host.snapshot().await.ok();
+            let owner = snapshot.as_ref().and_then(|s| s.owner(name));
+            let in_server: Vec<&str> = snapshot
                 .iter()
-                .filter(|e| {
-                    server.is_some_and(|s| e.tool.server == s)
-                        || name.starts_with(&format!(
-                            "{}__",
-                            crate::lifecycle::server_prefix(
-                                &e.tool.server,
-                                host.config().settings.tool_prefix
-                            )
-                        ))
-                })
+                .flat_map(|s| s.entries().iter())
+                .filter(|e| server.or(owner) == Some(e.tool.server.as_str()))
                 .map(|e| e.name.as_str())
                 .take(30)
                 .collect();
@@ -490,7 +491,7 @@ async fn call_tool(
     };
     let options = super::progress_forwarding(ctx);
     let outcome = tokio::select! {
-        r = host.call_with(&entry.name, args, options) => r,
+        r = host.call_raw(&entry, args, options) => r.map(|raw| crate::host::present_result(&entry, raw)),
         _ = ctx.ct.cancelled() => return Err(McpError::internal_error("cancelled by the client", None)),
     };
     let base = |extra: Value| {

@@ -3,7 +3,7 @@
 
 use super::{Gateway, result};
 use crate::catalog::Entry;
-use crate::host::Host;
+use crate::config::Config;
 use crate::plugin::SearchOptions;
 use crate::present::{self, Content};
 use rmcp::ErrorData as McpError;
@@ -24,20 +24,19 @@ pub fn tokens(text: &str) -> usize {
 /// The ToolSearch definition: a summary of the servers, and the deferred tools
 /// one per line while they fit in `budget` tokens.
 pub fn definition(
-    host: &Host,
+    config: &Config,
     entries: &[Entry],
-    shown: &BTreeSet<String>,
+    shown: &BTreeSet<&str>,
     budget: usize,
 ) -> Value {
     let deferred: Vec<&Entry> = entries
         .iter()
-        .filter(|e| !shown.contains(&e.name))
+        .filter(|e| !shown.contains(e.name.as_str()))
         .collect();
     let mut per_server: BTreeMap<&str, usize> = BTreeMap::new();
     for e in &deferred {
         *per_server.entry(e.tool.server.as_str()).or_default() += 1;
     }
-    let config = host.config();
     let order: Vec<&str> = config
         .servers
         .iter()
@@ -47,8 +46,7 @@ pub fn definition(
     let summary: Vec<String> = order
         .iter()
         .map(|s| {
-            let keywords = host
-                .config()
+            let keywords = config
                 .server(s)
                 .map(|c| c.config.search_keywords.join(", "))
                 .unwrap_or_default();
@@ -140,7 +138,7 @@ pub async fn call(
         DEFAULT_RESULTS
     };
     let hits = match host
-        .search(
+        .search_refs(
             &query,
             SearchOptions {
                 limit,
@@ -163,16 +161,15 @@ pub async fn call(
         );
     }
     let names: Vec<String> = hits.iter().map(|(e, _)| e.name.clone()).collect();
-    let direct: BTreeSet<String> = host
-        .direct_entries()
-        .await
-        .map(|d| d.into_iter().map(|e| e.name).collect())
-        .unwrap_or_default();
+    let snapshot = match host.snapshot().await {
+        Ok(s) => s,
+        Err(e) => return result(&[Content::text(format!("Error: {e}"))], None, true),
+    };
     let newly = {
         let mut active = gw.activated.lock().unwrap_or_else(|p| p.into_inner());
         names
             .iter()
-            .filter(|n| !direct.contains(*n) && active.insert((*n).clone()))
+            .filter(|n| !snapshot.is_direct_name(n) && active.insert((*n).clone()))
             .count()
     };
     if newly > 0 {

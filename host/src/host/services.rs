@@ -1,29 +1,38 @@
 //! The guests' `catalog`, `lifecycle` and `calls` imports, on live connections.
 //! Guests run on blocking threads, so these block on the runtime.
 
+use super::snapshot::Publisher;
 use crate::catalog::{ServerStatus, Tool, ToolKind};
 use crate::lifecycle::{LifecycleError, Manager};
 use crate::plugin::{CallOutcome, HostServices, ServiceError};
-use std::sync::{Arc, Weak};
+use std::sync::{Arc, OnceLock, Weak};
 use tokio::runtime::Handle;
 
 pub struct LiveServices {
-    manager: Weak<Manager>,
+    /// Set once the manager exists (the guests load while it reads the cache).
+    manager: OnceLock<Weak<Manager>>,
+    catalog: Arc<Publisher>,
     runtime: Handle,
 }
 
 impl LiveServices {
-    pub fn new(manager: &Arc<Manager>) -> Self {
+    pub fn new(catalog: Arc<Publisher>) -> Self {
         LiveServices {
-            manager: Arc::downgrade(manager),
+            manager: OnceLock::new(),
+            catalog,
             runtime: Handle::current(),
         }
     }
 
+    pub fn attach(&self, manager: &Arc<Manager>) {
+        let _ = self.manager.set(Arc::downgrade(manager));
+    }
+
     fn manager(&self) -> Result<Arc<Manager>, ServiceError> {
         self.manager
-            .upgrade()
-            .ok_or_else(|| ServiceError::Unavailable("the host is shutting down".into()))
+            .get()
+            .and_then(Weak::upgrade)
+            .ok_or_else(|| ServiceError::Unavailable("the host is not running".into()))
     }
 }
 
@@ -39,15 +48,27 @@ impl HostServices for LiveServices {
         self.manager().map(|m| m.status()).unwrap_or_default()
     }
 
+    /// The exposed tools of the latest catalog snapshot (a guest running while
+    /// a snapshot is built sees the one before), or what the servers listed
+    /// before any snapshot exists.
     fn tools(&self, server: Option<&str>) -> Result<Vec<Tool>, ServiceError> {
         let m = self.manager()?;
-        match server {
-            None => Ok(m.tools()),
-            Some(s) => Ok(m
-                .server_tools(s)
-                .map_err(service_error)?
-                .unwrap_or_default()),
+        if let Some(s) = server {
+            m.server_status(s).map_err(service_error)?;
         }
+        let snapshot = self.catalog.latest();
+        if snapshot.version() == 0 {
+            return Ok(match server {
+                None => m.tools(),
+                Some(s) => m.server_tools(s).ok().flatten().unwrap_or_default(),
+            });
+        }
+        Ok(snapshot
+            .entries()
+            .iter()
+            .filter(|e| server.is_none_or(|s| e.tool.server == s))
+            .map(|e| e.tool.clone())
+            .collect())
     }
 
     fn connect(&self, server: &str, refresh: bool) -> Result<ServerStatus, ServiceError> {
@@ -89,17 +110,10 @@ impl HostServices for LiveServices {
                 c.call_tool(&name, Some(args), timeout, None).await
             }))
             .map_err(service_error)?;
-        let raw = serde_json::to_value(&result).unwrap_or_default();
         Ok(CallOutcome {
-            content: raw
-                .get("content")
-                .map(|c| c.to_string())
-                .unwrap_or_else(|| "[]".into()),
-            structured_content: raw.get("structuredContent").map(|c| c.to_string()),
-            is_error: raw
-                .get("isError")
-                .and_then(|v| v.as_bool())
-                .unwrap_or(false),
+            content: serde_json::to_string(&result.content).unwrap_or_else(|_| "[]".into()),
+            structured_content: result.structured_content.as_ref().map(|s| s.to_string()),
+            is_error: result.is_error == Some(true),
         })
     }
 
@@ -113,10 +127,6 @@ impl HostServices for LiveServices {
                     c.read_resource(&uri, timeout).await
                 }))
                 .map_err(service_error)?;
-        let raw = serde_json::to_value(&result).unwrap_or_default();
-        Ok(raw
-            .get("contents")
-            .map(|c| c.to_string())
-            .unwrap_or_else(|| "[]".into()))
+        Ok(serde_json::to_string(&result.contents).unwrap_or_else(|_| "[]".into()))
     }
 }

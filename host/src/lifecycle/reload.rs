@@ -58,7 +58,10 @@ impl Manager {
     pub async fn reload(&self, config: &Config) -> Vec<String> {
         // One reload at a time: each builds on the slots the previous one left.
         let _one_at_a_time = self.reload_lock.lock().await;
-        let entries = self.cache.read();
+        let cache = self.cache.clone();
+        let entries = tokio::task::spawn_blocking(move || cache.read())
+            .await
+            .unwrap_or_default();
         let (retired, mut changed) = {
             let mut slots = self.slots.write().unwrap_or_else(|p| p.into_inner());
             let old = slots.clone();

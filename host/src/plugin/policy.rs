@@ -21,7 +21,7 @@ use crate::catalog::{Entry, Tool};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, OnceLock};
 
 /// Consecutive failures after which a user guest is no longer called.
 pub const MAX_STRIKES: u32 = 3;
@@ -292,7 +292,7 @@ impl Policy {
             entries,
             options,
             user,
-            default: Mutex::new(default),
+            default: default.map(OnceLock::from).unwrap_or_default(),
         })
     }
 }
@@ -303,7 +303,9 @@ pub struct SearchIndex {
     entries: Arc<[Entry]>,
     options: IndexOptions,
     user: Option<RankIndex>,
-    default: Mutex<Option<RankIndex>>,
+    /// The default guest's index: built at once without a user guest, else on
+    /// the user guest's first failure.
+    default: OnceLock<RankIndex>,
 }
 
 impl SearchIndex {
@@ -325,17 +327,17 @@ impl SearchIndex {
                 Err(e) => u.strike(Role::Ranking, &e),
             }
         }
-        let mut default = self.default.lock().unwrap_or_else(|p| p.into_inner());
-        if default.is_none() {
-            *default = Some(
-                self.slot
+        let default = match self.default.get() {
+            Some(index) => index,
+            None => {
+                let built = self
+                    .slot
                     .default
-                    .index(self.entries.clone(), self.options.clone())?,
-            );
-        }
-        default
-            .as_ref()
-            .expect("built above")
-            .search(query, options)
+                    .index(self.entries.clone(), self.options.clone())?;
+                // Two searches may race to build it; one copy is kept.
+                self.default.get_or_init(|| built)
+            }
+        };
+        default.search(query, options)
     }
 }

@@ -10,6 +10,7 @@ use super::state::wit_tool;
 use super::{GuestError, PluginError, Role};
 use crate::catalog::{Entry, Tool};
 use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use wasmtime::component::ResourceAny;
 
@@ -348,12 +349,49 @@ struct RankerState {
     instance: GuestInstance,
     /// Live guest-side indexes: id -> (resource, instance generation it lives in).
     built: HashMap<u64, (ResourceAny, u64)>,
-    next_id: u64,
+}
+
+impl RankerState {
+    /// Frees the guest-side indexes of dropped [`RankIndex`]es that were left
+    /// to this instance (pool slot `slot`) while it was busy.
+    fn drop_stale(&mut self, slot: usize, stale: &Mutex<Vec<(u64, usize)>>) {
+        let ids: Vec<u64> = {
+            let mut stale = lock(stale);
+            let mine = stale.iter().filter(|(_, s)| *s == slot).map(|(id, _)| *id).collect();
+            stale.retain(|(_, s)| *s != slot);
+            mine
+        };
+        for id in ids {
+            self.forget(id);
+        }
+    }
+
+    fn forget(&mut self, id: u64) {
+        if let Some((resource, generation)) = self.built.remove(&id)
+            && generation == self.instance.generation()
+        {
+            // Frees the guest's memory for this index; a failure only means the
+            // instance is gone already.
+            let _ = self.instance.run(|store, _| resource.resource_drop(store));
+        }
+    }
+}
+
+/// Instances of one ranking guest. A wasm store runs one call at a time, so
+/// searches from many sessions run in parallel on separate instances, each
+/// holding its own copy of an index (built there on first need).
+fn pool_size() -> usize {
+    std::thread::available_parallelism()
+        .map_or(2, |n| n.get())
+        .clamp(1, 4)
 }
 
 /// The ranking role of one guest.
 pub struct Ranker {
-    state: Mutex<RankerState>,
+    pool: Vec<Mutex<RankerState>>,
+    /// Indexes dropped while the instance holding them was busy: (index id, pool slot).
+    stale: Mutex<Vec<(u64, usize)>>,
+    next_id: AtomicU64,
     indices: wit_ranking::GuestIndices,
 }
 
@@ -363,6 +401,8 @@ pub struct RankIndex {
     id: u64,
     entries: Arc<[Entry]>,
     options: IndexOptions,
+    /// Bit i set: instance i has (or had) this index built.
+    built_on: AtomicU64,
 }
 
 impl Ranker {
@@ -374,13 +414,18 @@ impl Ranker {
                 guest: module.name().to_string(),
                 message: format!("{e:#}"),
             })?;
-        let state = RankerState {
-            instance: GuestInstance::new(module),
-            built: HashMap::new(),
-            next_id: 0,
-        };
+        let pool = (0..pool_size())
+            .map(|_| {
+                Mutex::new(RankerState {
+                    instance: GuestInstance::new(module.clone()),
+                    built: HashMap::new(),
+                })
+            })
+            .collect();
         Ok(Arc::new(Ranker {
-            state: Mutex::new(state),
+            pool,
+            stale: Mutex::new(Vec::new()),
+            next_id: AtomicU64::new(0),
             indices,
         }))
     }
@@ -391,26 +436,37 @@ impl Ranker {
         entries: Arc<[Entry]>,
         options: IndexOptions,
     ) -> Result<RankIndex, PluginError> {
-        let mut state = lock(&self.state);
-        let id = state.next_id;
-        state.next_id += 1;
         let index = RankIndex {
             ranker: self.clone(),
-            id,
+            id: self.next_id.fetch_add(1, Ordering::Relaxed),
             entries,
             options,
+            built_on: AtomicU64::new(0),
         };
-        let built = self.build(&mut state, &index);
-        // Release the lock before `index` can be dropped: its Drop takes the lock.
+        let (slot, mut state) = self.any_instance();
+        let built = self.build(&mut state, slot, &index);
+        // Release the lock before `index` can be dropped: its Drop takes it.
         drop(state);
         built.map(|_| index)
+    }
+
+    /// A free instance if there is one, else waits for the first.
+    fn any_instance(&self) -> (usize, MutexGuard<'_, RankerState>) {
+        for (i, m) in self.pool.iter().enumerate() {
+            if let Ok(state) = m.try_lock() {
+                return (i, state);
+            }
+        }
+        (0, lock(&self.pool[0]))
     }
 
     fn build(
         &self,
         state: &mut RankerState,
+        slot: usize,
         index: &RankIndex,
     ) -> Result<ResourceAny, PluginError> {
+        state.drop_stale(slot, &self.stale);
         let input: Vec<wit::Entry> = index.entries.iter().map(wit_entry).collect();
         let opts = wit_ranking::IndexOptions {
             server_keywords: index
@@ -435,6 +491,7 @@ impl Ranker {
         state
             .built
             .insert(index.id, (resource, state.instance.generation()));
+        index.built_on.fetch_or(1 << slot, Ordering::AcqRel);
         Ok(resource)
     }
 }
@@ -445,15 +502,32 @@ impl RankIndex {
         &self.entries
     }
 
+    /// An instance to search on: a free one holding this index; else a free
+    /// one (the index is built there); else waits for one holding it.
+    fn instance(&self) -> (usize, MutexGuard<'_, RankerState>) {
+        let pool = &self.ranker.pool;
+        let built = self.built_on.load(Ordering::Acquire);
+        let holds = |i: usize| built & (1 << i) != 0;
+        let free = |i: usize| pool[i].try_lock().ok().map(|s| (i, s));
+        if let Some(found) = (0..pool.len()).filter(|&i| holds(i)).find_map(free) {
+            return found;
+        }
+        if let Some(found) = (0..pool.len()).filter(|&i| !holds(i)).find_map(free) {
+            return found;
+        }
+        let i = (0..pool.len()).find(|&i| holds(i)).unwrap_or(0);
+        (i, lock(&pool[i]))
+    }
+
     /// Answers a query; hits are checked (in range, within the limit, no index
-    /// twice, finite scores, best first). A guest instance replaced since the build
-    /// gets the index rebuilt first.
+    /// twice, finite scores, best first). An instance that does not hold the
+    /// index (new, or replaced since) gets it built first.
     pub fn search(&self, query: &str, options: &SearchOptions) -> Result<Vec<Hit>, PluginError> {
         let ranker = &self.ranker;
-        let mut state = lock(&ranker.state);
+        let (slot, mut state) = self.instance();
         let resource = match state.built.get(&self.id) {
             Some((r, generation)) if *generation == state.instance.generation() => *r,
-            _ => ranker.build(&mut state, self)?,
+            _ => ranker.build(&mut state, slot, self)?,
         };
         let opts = wit_ranking::SearchOptions {
             limit: options.limit,
@@ -478,13 +552,17 @@ impl RankIndex {
 
 impl Drop for RankIndex {
     fn drop(&mut self) {
-        let mut state = lock(&self.ranker.state);
-        if let Some((resource, generation)) = state.built.remove(&self.id)
-            && generation == state.instance.generation()
-        {
-            // Frees the guest's memory for this index; a failure only means the
-            // instance is gone already.
-            let _ = state.instance.run(|store, _| resource.resource_drop(store));
+        let built = self.built_on.load(Ordering::Acquire);
+        for (i, m) in self.ranker.pool.iter().enumerate() {
+            if built & (1 << i) == 0 {
+                continue;
+            }
+            // Never wait here (this may run on an async thread): an instance
+            // busy with a search frees the index on its next use instead.
+            match m.try_lock() {
+                Ok(mut state) => state.forget(self.id),
+                Err(_) => lock(&self.ranker.stale).push((self.id, i)),
+            }
         }
     }
 }

@@ -1,0 +1,224 @@
+//! Calling a resolved tool: the server's result as it sent it, for the gateway
+//! to forward, or presented for an agent (content mapped, a tool error with
+//! the expected parameters), for the CLI, the proxy tool and Rust callers.
+
+use super::{Host, HostError};
+use crate::catalog::{Entry, ToolKind};
+use crate::lifecycle::LifecycleError;
+use crate::present::{self, Content};
+use rmcp::model::{CallToolResult, ReadResourceResult};
+use serde_json::{Map, Value};
+
+/// Options of one call.
+#[derive(Clone, Debug, Default)]
+pub struct CallOptions {
+    /// Where the server's progress notifications for this call go.
+    pub progress: Option<tokio::sync::mpsc::UnboundedSender<crate::upstream::ProgressUpdate>>,
+}
+
+/// What the server answered, decoded once and not converted.
+#[derive(Clone, Debug)]
+pub enum RawResult {
+    /// A tool's `tools/call` result.
+    Tool(CallToolResult),
+    /// A resource tool's `resources/read` result.
+    Resource(ReadResourceResult),
+    /// The server answered the request with a JSON-RPC error.
+    Rpc(String),
+}
+
+/// The result of calling a tool (or reading a resource tool).
+#[derive(Clone, Debug, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CallOutcome {
+    /// The server.
+    pub server: String,
+    /// The tool's original name.
+    pub tool: String,
+    /// The agent-facing name.
+    pub name: String,
+    /// Content for the agent.
+    pub content: Vec<Content>,
+    /// `structuredContent`, when the tool returned one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub structured_content: Option<Value>,
+    /// The tool reported an error.
+    pub is_error: bool,
+    /// For a resource tool: the URI read.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub resource_uri: Option<String>,
+    /// The raw MCP result.
+    pub mcp_result: Value,
+}
+
+impl Host {
+    /// Calls a tool by agent-facing name (reads the resource of a resource tool),
+    /// connecting its server if needed. A tool error is an outcome with
+    /// `is_error`, the expected parameters appended; only failing to reach the
+    /// server is an `Err`.
+    pub async fn call(
+        &self,
+        name: &str,
+        arguments: Option<Map<String, Value>>,
+    ) -> Result<CallOutcome, HostError> {
+        self.call_with(name, arguments, CallOptions::default())
+            .await
+    }
+
+    /// [`Host::call`] with options (progress notifications).
+    pub async fn call_with(
+        &self,
+        name: &str,
+        arguments: Option<Map<String, Value>>,
+        options: CallOptions,
+    ) -> Result<CallOutcome, HostError> {
+        let entry = self.resolve(name).await?;
+        let raw = self.call_raw(&entry, arguments, options).await?;
+        Ok(present_result(&entry, raw))
+    }
+
+    /// Calls a resolved entry and returns what the server sent. Counts the
+    /// call in the statistics when they are on.
+    pub async fn call_raw(
+        &self,
+        entry: &Entry,
+        arguments: Option<Map<String, Value>>,
+        options: CallOptions,
+    ) -> Result<RawResult, HostError> {
+        let started = std::time::Instant::now();
+        let tool = &entry.tool;
+        let timeout = self.manager.call_timeout(&tool.server);
+        let result = match (&tool.kind, &tool.resource_uri) {
+            (ToolKind::Resource, Some(uri)) => self
+                .manager
+                .with_connection(&tool.server, |c| async move {
+                    c.read_resource(uri, timeout).await
+                })
+                .await
+                .map(RawResult::Resource),
+            _ => {
+                let args = arguments.unwrap_or_default();
+                self.manager
+                    .with_connection(&tool.server, |c| async move {
+                        c.call_tool(&tool.name, Some(args), timeout, options.progress)
+                            .await
+                    })
+                    .await
+                    .map(RawResult::Tool)
+            }
+        };
+        let result = match result {
+            Err(LifecycleError::Connect {
+                error: crate::upstream::ConnectError::Rpc(message),
+                ..
+            }) => Ok(RawResult::Rpc(message)),
+            other => other.map_err(HostError::from),
+        };
+        if let Some(stats) = &self.stats {
+            self.record(stats, entry, &result, started.elapsed());
+        }
+        result
+    }
+
+    fn record(
+        &self,
+        stats: &std::sync::Arc<crate::stats::Stats>,
+        entry: &Entry,
+        result: &Result<RawResult, HostError>,
+        elapsed: std::time::Duration,
+    ) {
+        let (error, bytes) = match result {
+            Ok(RawResult::Tool(r)) => (
+                r.is_error == Some(true),
+                serde_json::to_vec(&r.content).map_or(0, |b| b.len() as u64),
+            ),
+            Ok(RawResult::Resource(r)) => (
+                false,
+                serde_json::to_vec(&r.contents).map_or(0, |b| b.len() as u64),
+            ),
+            Ok(RawResult::Rpc(_)) | Err(_) => (true, 0),
+        };
+        stats.record(
+            &entry.name,
+            &entry.tool.server,
+            &entry.tool.name,
+            elapsed,
+            error,
+            bytes,
+        );
+        if stats.claim_flush() {
+            let s = stats.clone();
+            tokio::spawn(async move {
+                tokio::time::sleep(s.flush_delay()).await;
+                if let Err(e) = tokio::task::spawn_blocking(move || s.flush())
+                    .await
+                    .unwrap_or(Ok(()))
+                {
+                    tracing::warn!("cannot write call statistics: {e}");
+                }
+            });
+        }
+    }
+}
+
+/// The agent's view of a result: content blocks mapped, a tool error (or a
+/// JSON-RPC error) as text with the tool's expected parameters appended.
+pub fn present_result(entry: &Entry, raw: RawResult) -> CallOutcome {
+    let tool = &entry.tool;
+    let schema = (tool.kind == ToolKind::Tool).then_some(&tool.input_schema);
+    let outcome = |content: Vec<Content>, structured, is_error, raw: Value| CallOutcome {
+        server: tool.server.clone(),
+        tool: tool.name.clone(),
+        name: entry.name.clone(),
+        content,
+        structured_content: structured,
+        is_error,
+        resource_uri: tool.resource_uri.clone(),
+        mcp_result: raw,
+    };
+    match raw {
+        RawResult::Resource(r) => {
+            let raw = serde_json::to_value(&r).unwrap_or(Value::Null);
+            let contents = raw
+                .get("contents")
+                .and_then(Value::as_array)
+                .map(Vec::as_slice)
+                .unwrap_or_default();
+            outcome(present::map_resource_contents(contents), None, false, raw)
+        }
+        RawResult::Tool(r) => {
+            let raw = serde_json::to_value(&r).unwrap_or(Value::Null);
+            let blocks = raw
+                .get("content")
+                .and_then(Value::as_array)
+                .map(Vec::as_slice)
+                .unwrap_or_default();
+            let mut content = present::map_content(blocks);
+            let is_error = r.is_error == Some(true);
+            if is_error {
+                let text: Vec<&str> = content
+                    .iter()
+                    .filter_map(|c| match c {
+                        Content::Text { text } => Some(text.as_str()),
+                        _ => None,
+                    })
+                    .collect();
+                let message = if text.is_empty() {
+                    "Error: the tool reported an error".to_string()
+                } else {
+                    text.join("\n")
+                };
+                content.retain(|c| !matches!(c, Content::Text { .. }));
+                content.insert(
+                    0,
+                    Content::text(present::error_with_parameters(&message, schema)),
+                );
+            }
+            outcome(content, r.structured_content, is_error, raw)
+        }
+        RawResult::Rpc(message) => {
+            let text = present::error_with_parameters(&format!("Error: {message}"), schema);
+            outcome(vec![Content::text(text)], None, true, Value::Null)
+        }
+    }
+}

@@ -1,0 +1,560 @@
+//! The catalog snapshot: everything derived from the servers' tools for one
+//! catalog version, built in one place and then only read.
+//!
+//! A build runs the policy guests in one blocking step: naming (which also
+//! decides what `excludeTools` / `includeTools` / `directTools` select, and
+//! which server a name belongs to) → direct tools → prompt names. The search
+//! index of the snapshot is built once, when first needed. Readers load the
+//! published snapshot without locks; requests for a newer version than the
+//! published one share one build.
+
+use crate::catalog::{Entry, Tool};
+use crate::config::{Config, DirectTools};
+use crate::plugin::{
+    DirectOptions, IndexOptions, NameOutcome, NamingOptions, PluginError, Policy, PrefixMode,
+    SearchIndex, ServerDirect,
+};
+use arc_swap::ArcSwap;
+use futures::FutureExt;
+use futures::future::{BoxFuture, Shared};
+use serde_json::Value;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+/// An upstream prompt as the host exposes it.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct PromptEntry {
+    /// The exposed name, given by the naming guest (`<server>__<prompt>` by default).
+    pub name: String,
+    /// The server.
+    pub server: String,
+    /// The server's own name for it.
+    pub original: String,
+    /// The MCP prompt (name, description, arguments).
+    pub prompt: Value,
+}
+
+/// One immutable view of the catalog.
+pub struct Snapshot {
+    version: u64,
+    entries: Arc<[Entry]>,
+    by_name: HashMap<String, usize>,
+    /// Names with hyphens read as underscores, for forgiving lookups.
+    by_loose: HashMap<String, usize>,
+    direct: Vec<bool>,
+    /// A name `head…tail` belongs to the server (from the naming guest).
+    owners: Vec<Owner>,
+    counts: HashMap<String, u32>,
+    prompts: Vec<PromptEntry>,
+    prompt_by_name: HashMap<String, usize>,
+    index_options: IndexOptions,
+    index: tokio::sync::OnceCell<Arc<SearchIndex>>,
+}
+
+struct Owner {
+    head: String,
+    tail: String,
+    server: String,
+}
+
+fn loose(name: &str) -> String {
+    name.replace('-', "_")
+}
+
+impl Snapshot {
+    /// The empty catalog a host starts from.
+    pub(crate) fn empty() -> Snapshot {
+        Snapshot {
+            version: 0,
+            entries: Arc::from(Vec::new()),
+            by_name: HashMap::new(),
+            by_loose: HashMap::new(),
+            direct: Vec::new(),
+            owners: Vec::new(),
+            counts: HashMap::new(),
+            prompts: Vec::new(),
+            prompt_by_name: HashMap::new(),
+            index_options: IndexOptions::default(),
+            index: tokio::sync::OnceCell::new(),
+        }
+    }
+
+    /// The catalog version it was built from.
+    pub fn version(&self) -> u64 {
+        self.version
+    }
+
+    /// Every exposed tool with its agent-facing name, in config order.
+    pub fn entries(&self) -> &Arc<[Entry]> {
+        &self.entries
+    }
+
+    /// The entry named `name`: exactly, else with hyphens and underscores equal.
+    pub fn get(&self, name: &str) -> Option<&Entry> {
+        self.position(name).map(|i| &self.entries[i])
+    }
+
+    /// Where [`Snapshot::get`] finds `name` in [`Snapshot::entries`].
+    pub fn position(&self, name: &str) -> Option<usize> {
+        self.by_name
+            .get(name)
+            .or_else(|| self.by_loose.get(&loose(name)))
+            .copied()
+    }
+
+    /// Is the entry at `index` direct (always loaded)?
+    pub fn is_direct(&self, index: usize) -> bool {
+        self.direct.get(index).copied().unwrap_or(false)
+    }
+
+    /// The direct entries, in catalog order.
+    pub fn direct_entries(&self) -> impl Iterator<Item = &Entry> {
+        self.entries
+            .iter()
+            .zip(&self.direct)
+            .filter(|(_, d)| **d)
+            .map(|(e, _)| e)
+    }
+
+    /// Is `name` a direct tool's name?
+    pub fn is_direct_name(&self, name: &str) -> bool {
+        self.by_name.get(name).is_some_and(|&i| self.direct[i])
+    }
+
+    /// The server an agent-facing name belongs to by the naming guest's rule,
+    /// whether or not such a tool is known (to connect only that server).
+    pub fn owner(&self, name: &str) -> Option<&str> {
+        self.owners
+            .iter()
+            .filter(|o| {
+                name.len() > o.head.len() + o.tail.len()
+                    && name.starts_with(&o.head)
+                    && name.ends_with(&o.tail)
+            })
+            .max_by_key(|o| o.head.len() + o.tail.len())
+            .map(|o| o.server.as_str())
+    }
+
+    /// The entries of one server.
+    pub fn server_entries<'a>(&'a self, server: &'a str) -> impl Iterator<Item = &'a Entry> {
+        self.entries.iter().filter(move |e| e.tool.server == server)
+    }
+
+    /// Exposed tools of a server.
+    pub fn tool_count(&self, server: &str) -> Option<u32> {
+        self.counts.get(server).copied()
+    }
+
+    /// Every upstream prompt under its exposed name, in config order.
+    pub fn prompts(&self) -> &[PromptEntry] {
+        &self.prompts
+    }
+
+    /// The prompt exposed as `name`.
+    pub fn prompt(&self, name: &str) -> Option<&PromptEntry> {
+        self.prompt_by_name.get(name).map(|&i| &self.prompts[i])
+    }
+
+    /// The search index, built by the ranking guest on first need (once per snapshot).
+    pub(crate) async fn index(
+        &self,
+        policy: &Arc<Policy>,
+        builds: &AtomicU64,
+    ) -> Result<Arc<SearchIndex>, PluginError> {
+        self.index
+            .get_or_try_init(|| {
+                let (policy, entries) = (policy.clone(), self.entries.clone());
+                let options = self.index_options.clone();
+                builds.fetch_add(1, Ordering::Relaxed);
+                async move {
+                    tokio::task::spawn_blocking(move || policy.index(entries, options))
+                        .await
+                        .expect("index building does not panic")
+                        .map(Arc::new)
+                }
+            })
+            .await
+            .cloned()
+    }
+}
+
+/// What one build reads.
+pub(crate) struct BuildInput {
+    pub version: u64,
+    pub tools: Vec<Tool>,
+    pub prompts: Vec<(String, Value)>,
+    pub config: Arc<Config>,
+    /// `MCP_DIRECT_TOOLS`.
+    pub env_override: Option<String>,
+    pub naming: NamingOptions,
+}
+
+/// A name for every tool as the naming guest gives it in `mode`, taken or not
+/// (a duplicate gets the name it would have had).
+fn names_in(
+    policy: &Policy,
+    tools: &[Tool],
+    mode: PrefixMode,
+) -> Result<Vec<String>, PluginError> {
+    let outcomes = policy.names(
+        tools,
+        &NamingOptions {
+            prefix: mode,
+            reserved: Vec::new(),
+        },
+    )?;
+    let mut names: Vec<String> = Vec::with_capacity(outcomes.len());
+    for outcome in outcomes {
+        let name = match outcome {
+            NameOutcome::Named(n) | NameOutcome::Reserved(n) => n,
+            NameOutcome::DuplicateOf(j) => names[j].clone(),
+        };
+        names.push(name);
+    }
+    Ok(names)
+}
+
+/// The names a config list may use for each tool: its original name and its
+/// names in every prefix mode, by the naming guest (hyphens read as underscores).
+fn aliases(policy: &Policy, tools: &[Tool]) -> Result<Vec<Vec<String>>, PluginError> {
+    let mut out: Vec<Vec<String>> = tools.iter().map(|t| vec![loose(&t.name)]).collect();
+    if tools.is_empty() {
+        return Ok(out);
+    }
+    for mode in [PrefixMode::None, PrefixMode::Server, PrefixMode::Short] {
+        for (aliases, name) in out.iter_mut().zip(names_in(policy, tools, mode)?) {
+            aliases.push(loose(&name));
+        }
+    }
+    Ok(out)
+}
+
+fn selects(list: &[String], aliases: &[String]) -> bool {
+    list.iter().any(|s| aliases.contains(&loose(s.trim())))
+}
+
+/// A tool name no server uses, to learn how the naming guest prefixes a server.
+const PROBE: &str = "mcpw_probe_7f3a";
+
+/// Builds a snapshot. Blocking: runs the naming and direct-tools guests.
+pub(crate) fn build(policy: &Policy, input: BuildInput) -> Result<Snapshot, PluginError> {
+    let BuildInput {
+        version,
+        tools,
+        prompts,
+        config,
+        env_override,
+        naming,
+    } = input;
+    let lists = |server: &str| config.server(server).map(|s| &s.config);
+    let has_lists = |server: &str| {
+        lists(server).is_some_and(|c| {
+            !c.exclude_tools.is_empty()
+                || !c.include_tools.is_empty()
+                || matches!(&c.direct_tools, DirectTools::Only(l) if !l.is_empty())
+        })
+    };
+    // Config lists select tools by any name the naming guest would give them.
+    let listed: Vec<usize> = (0..tools.len())
+        .filter(|&i| has_lists(&tools[i].server))
+        .collect();
+    let listed_tools: Vec<Tool> = listed.iter().map(|&i| tools[i].clone()).collect();
+    let mut alias_of: HashMap<usize, Vec<String>> = listed
+        .iter()
+        .copied()
+        .zip(aliases(policy, &listed_tools)?)
+        .collect();
+    let keep: Vec<bool> = (0..tools.len())
+        .map(|i| {
+            let (Some(c), Some(a)) = (lists(&tools[i].server), alias_of.get(&i)) else {
+                return true;
+            };
+            !selects(&c.exclude_tools, a)
+                && (c.include_tools.is_empty() || selects(&c.include_tools, a))
+        })
+        .collect();
+    let kept_at: Vec<usize> = (0..tools.len()).filter(|&i| keep[i]).collect();
+    let mut tools = tools;
+    let kept: Vec<Tool> = kept_at
+        .iter()
+        .map(|&i| std::mem::replace(&mut tools[i], Tool::new("", "", "")))
+        .collect();
+
+    let outcomes = policy.names(&kept, &naming)?;
+    let mut entries = Vec::with_capacity(kept.len());
+    let mut entry_aliases = Vec::with_capacity(kept.len());
+    for ((tool, outcome), at) in kept.iter().zip(outcomes).zip(&kept_at) {
+        match outcome {
+            NameOutcome::Named(name) => {
+                let mut a = alias_of.remove(at).unwrap_or_default();
+                a.push(loose(&name));
+                entry_aliases.push(a);
+                entries.push(Entry {
+                    name,
+                    tool: tool.clone(),
+                });
+            }
+            NameOutcome::DuplicateOf(winner) => tracing::warn!(
+                "tool {} is hidden: its name collides with {} (first one wins)",
+                tool.id(),
+                kept[winner].id()
+            ),
+            NameOutcome::Reserved(name) => tracing::warn!(
+                "tool {} is hidden: its name {name} is reserved by mcpw",
+                tool.id()
+            ),
+        }
+    }
+
+    // `directTools` lists reach the direct-tools guest as the original names
+    // of the tools they select, matched as the exclusion lists are.
+    let servers = config
+        .servers
+        .iter()
+        .map(|s| {
+            let d = match &s.config.direct_tools {
+                DirectTools::All => ServerDirect::All,
+                DirectTools::None => ServerDirect::None,
+                DirectTools::Only(list) => ServerDirect::Only(
+                    entries
+                        .iter()
+                        .zip(&entry_aliases)
+                        .filter(|(e, a)| e.tool.server == s.name && selects(list, a))
+                        .map(|(e, _)| e.tool.name.clone())
+                        .collect(),
+                ),
+            };
+            (s.name.clone(), d)
+        })
+        .collect();
+    let picked = policy.direct(
+        &entries,
+        &DirectOptions {
+            env_override,
+            servers,
+        },
+    )?;
+    let mut direct = vec![false; entries.len()];
+    for i in picked {
+        direct[i] = true;
+    }
+
+    // How the naming guest names a tool of each server, so that a name can be
+    // traced to its server before that server's tools are known.
+    let probes: Vec<Tool> = config
+        .servers
+        .iter()
+        .filter(|s| s.config.enabled)
+        .map(|s| Tool::new(s.name.clone(), PROBE, ""))
+        .collect();
+    let owners = names_in(policy, &probes, naming.prefix)?
+        .into_iter()
+        .zip(&probes)
+        .filter_map(|(name, probe)| {
+            let (head, tail) = match name.find(PROBE) {
+                Some(at) => (&name[..at], &name[at + PROBE.len()..]),
+                None => return None,
+            };
+            (!head.is_empty() || !tail.is_empty()).then(|| Owner {
+                head: head.to_string(),
+                tail: tail.to_string(),
+                server: probe.server.clone(),
+            })
+        })
+        .collect();
+
+    // Prompts are named by the same rule as tools, in a namespace of their own.
+    let prompt_tools: Vec<Tool> = prompts
+        .iter()
+        .filter_map(|(server, p)| {
+            let name = p.get("name")?.as_str()?;
+            Some(Tool::new(server.clone(), name, ""))
+        })
+        .collect();
+    let prompt_values = prompts
+        .into_iter()
+        .filter(|(_, p)| p.get("name").and_then(Value::as_str).is_some());
+    let outcomes = policy.names(
+        &prompt_tools,
+        &NamingOptions {
+            prefix: naming.prefix,
+            reserved: Vec::new(),
+        },
+    )?;
+    let mut exposed_prompts = Vec::new();
+    for ((tool, (server, prompt)), outcome) in prompt_tools.iter().zip(prompt_values).zip(outcomes)
+    {
+        match outcome {
+            NameOutcome::Named(name) => exposed_prompts.push(PromptEntry {
+                name,
+                server,
+                original: tool.name.clone(),
+                prompt,
+            }),
+            _ => tracing::warn!("prompt {} is hidden: its name collides", tool.id()),
+        }
+    }
+
+    let by_name: HashMap<String, usize> = entries
+        .iter()
+        .enumerate()
+        .map(|(i, e)| (e.name.clone(), i))
+        .collect();
+    let mut by_loose = HashMap::with_capacity(entries.len());
+    for (i, e) in entries.iter().enumerate() {
+        by_loose.entry(loose(&e.name)).or_insert(i);
+    }
+    let mut counts: HashMap<String, u32> = config
+        .servers
+        .iter()
+        .map(|s| (s.name.clone(), 0))
+        .collect();
+    for e in &entries {
+        *counts.entry(e.tool.server.clone()).or_default() += 1;
+    }
+    let prompt_by_name = exposed_prompts
+        .iter()
+        .enumerate()
+        .map(|(i, p)| (p.name.clone(), i))
+        .collect();
+    let index_options = IndexOptions {
+        server_keywords: config
+            .servers
+            .iter()
+            .filter(|s| !s.config.search_keywords.is_empty())
+            .map(|s| (s.name.clone(), s.config.search_keywords.clone()))
+            .collect(),
+        profile: config.settings.search_profile.clone(),
+    };
+    Ok(Snapshot {
+        version,
+        entries: entries.into(),
+        by_name,
+        by_loose,
+        direct,
+        owners,
+        counts,
+        prompts: exposed_prompts,
+        prompt_by_name,
+        index_options,
+        index: tokio::sync::OnceCell::new(),
+    })
+}
+
+type PendingBuild = Shared<BoxFuture<'static, Result<Arc<Snapshot>, Arc<PluginError>>>>;
+
+/// Where the current snapshot is published, and the build under way.
+pub(crate) struct Publisher {
+    current: ArcSwap<Snapshot>,
+    pending: Mutex<Option<(u64, PendingBuild)>>,
+    /// Snapshots built so far.
+    pub(crate) builds: AtomicU64,
+    /// Search indexes built so far.
+    pub(crate) index_builds: AtomicU64,
+}
+
+impl Publisher {
+    pub(crate) fn new() -> Arc<Publisher> {
+        Arc::new(Publisher {
+            current: ArcSwap::from_pointee(Snapshot::empty()),
+            pending: Mutex::new(None),
+            builds: AtomicU64::new(0),
+            index_builds: AtomicU64::new(0),
+        })
+    }
+
+    /// The latest published snapshot, however old.
+    pub(crate) fn latest(&self) -> Arc<Snapshot> {
+        self.current.load_full()
+    }
+
+    /// A snapshot of at least `version`: the published one when it is recent
+    /// enough, else the build under way for it, else a new build. The build runs
+    /// as a task of its own, so a caller that gives up does not waste it.
+    pub(crate) async fn at_least(
+        self: &Arc<Self>,
+        version: u64,
+        input: impl FnOnce() -> BuildInput + Send + 'static,
+        policy: &Arc<Policy>,
+    ) -> Result<Arc<Snapshot>, Arc<PluginError>> {
+        let current = self.current.load_full();
+        if current.version >= version {
+            return Ok(current);
+        }
+        let build = {
+            let mut pending = self.pending.lock().unwrap_or_else(|p| p.into_inner());
+            match &*pending {
+                Some((v, build)) if *v >= version => build.clone(),
+                _ => {
+                    let build = self.spawn_build(input, policy.clone());
+                    *pending = Some((version, build.clone()));
+                    build
+                }
+            }
+        };
+        let built = build.await;
+        if let Ok(snapshot) = &built {
+            // Done: drop the finished build, so it does not keep an old snapshot alive.
+            let mut pending = self.pending.lock().unwrap_or_else(|p| p.into_inner());
+            if pending.as_ref().is_some_and(|(v, _)| *v <= snapshot.version) {
+                *pending = None;
+            }
+        }
+        built
+    }
+
+    fn spawn_build(
+        self: &Arc<Self>,
+        input: impl FnOnce() -> BuildInput + Send + 'static,
+        policy: Arc<Policy>,
+    ) -> PendingBuild {
+        let publisher = self.clone();
+        let task = tokio::task::spawn_blocking(move || {
+            let snapshot = Arc::new(build(&policy, input())?);
+            publisher.builds.fetch_add(1, Ordering::Relaxed);
+            // A slower build of an older version never replaces a newer one.
+            publisher.current.rcu(|current| {
+                if current.version >= snapshot.version {
+                    current.clone()
+                } else {
+                    snapshot.clone()
+                }
+            });
+            Ok(snapshot)
+        });
+        async move {
+            task.await
+                .expect("building the catalog snapshot does not panic")
+                .map_err(Arc::new)
+        }
+        .boxed()
+        .shared()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_name_belongs_to_the_server_with_the_longest_matching_affix() {
+        let mut s = Snapshot::empty();
+        s.owners = vec![
+            Owner {
+                head: "git__".into(),
+                tail: String::new(),
+                server: "git".into(),
+            },
+            Owner {
+                head: "git__hub__".into(),
+                tail: String::new(),
+                server: "git--hub".into(),
+            },
+        ];
+        assert_eq!(s.owner("git__log"), Some("git"));
+        assert_eq!(s.owner("git__hub__create"), Some("git--hub"));
+        assert_eq!(s.owner("git__"), None, "a bare prefix names no tool");
+        assert_eq!(s.owner("slack__send"), None);
+    }
+}
