@@ -350,17 +350,17 @@ impl ServerHandler for Gateway {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
-        from_json(json!({"tools": self.tools().await?}))
+        Ok(ListToolsResult::with_all_items(self.tools().await?))
     }
 
     async fn call_tool(
         &self,
-        request: CallToolRequestParams,
+        mut request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::CallToolResponse, McpError> {
-        let name = request.name.to_string();
-        let args = request.arguments.clone();
-        let result = match (self.shared.exposure, name.as_str()) {
+        let args = request.arguments.take();
+        let name = request.name;
+        let result = match (self.shared.exposure, &*name) {
             (Exposure::Proxy, proxy::TOOL_NAME) => {
                 proxy::call(self, args.unwrap_or_default(), &context).await?
             }

@@ -186,11 +186,39 @@ impl Slot {
     }
 }
 
+/// The slots of one configuration, in config order, found by name at once.
+struct Slots {
+    list: Vec<Arc<Slot>>,
+    by_name: std::collections::HashMap<String, usize>,
+}
+
+impl Slots {
+    fn new(list: Vec<Arc<Slot>>) -> Slots {
+        let by_name = list
+            .iter()
+            .enumerate()
+            .map(|(i, s)| (s.name().to_string(), i))
+            .collect();
+        Slots { list, by_name }
+    }
+
+    fn get(&self, name: &str) -> Option<&Arc<Slot>> {
+        self.by_name.get(name).map(|&i| &self.list[i])
+    }
+}
+
+impl std::ops::Deref for Slots {
+    type Target = [Arc<Slot>];
+    fn deref(&self) -> &[Arc<Slot>] {
+        &self.list
+    }
+}
+
 /// Every configured server and its connection.
 pub struct Manager {
     /// Replaced as a whole on reload; a slot whose server did not change is
     /// carried over with its connection.
-    slots: std::sync::RwLock<Arc<Vec<Arc<Slot>>>>,
+    slots: arc_swap::ArcSwap<Slots>,
     env: Environment,
     cache: MetadataCache,
     /// Cache writes, off the async threads.
@@ -230,7 +258,7 @@ impl Manager {
         let (upstream_tx, upstream_rx) = mpsc::unbounded_channel();
         let (events, _) = broadcast::channel(256);
         let manager = Arc::new(Manager {
-            slots: std::sync::RwLock::new(Arc::new(slots)),
+            slots: arc_swap::ArcSwap::from_pointee(Slots::new(slots)),
             env,
             writer: CacheWriter::new(cache.clone()),
             cache,
@@ -257,14 +285,14 @@ impl Manager {
     }
 
     /// The current slots (a snapshot: a reload swaps in a new list).
-    fn slots(&self) -> Arc<Vec<Arc<Slot>>> {
-        self.slots.read().unwrap_or_else(|p| p.into_inner()).clone()
+    fn slots(&self) -> Arc<Slots> {
+        self.slots.load_full()
     }
 
     fn slot(&self, name: &str) -> Result<Arc<Slot>, LifecycleError> {
-        self.slots()
-            .iter()
-            .find(|s| s.name() == name)
+        self.slots
+            .load()
+            .get(name)
             .cloned()
             .ok_or_else(|| LifecycleError::NotFound(name.to_string()))
     }

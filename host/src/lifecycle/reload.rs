@@ -63,8 +63,7 @@ impl Manager {
             .await
             .unwrap_or_default();
         let (retired, mut changed) = {
-            let mut slots = self.slots.write().unwrap_or_else(|p| p.into_inner());
-            let old = slots.clone();
+            let old = self.slots.load_full();
             let next: Vec<Arc<Slot>> = config
                 .servers
                 .iter()
@@ -81,17 +80,18 @@ impl Manager {
                 .filter(|s| !next.iter().any(|n| Arc::ptr_eq(n, s)))
                 .cloned()
                 .collect();
-            // Retired in the same step as the swap, so that nothing finishing
-            // afterwards can store into them.
-            for slot in &retired {
-                slot.state().retired = true;
-            }
             let changed: Vec<String> = next
                 .iter()
                 .filter(|n| !old.iter().any(|s| Arc::ptr_eq(n, s)))
                 .map(|s| s.name().to_string())
                 .collect();
-            *slots = Arc::new(next);
+            // Reloads are serialised (above), so nothing swapped in meanwhile.
+            self.slots.store(Arc::new(Slots::new(next)));
+            // Retired right after the swap: nothing finishing afterwards can
+            // store into them, and their connections are closed below.
+            for slot in &retired {
+                slot.state().retired = true;
+            }
             (retired, changed)
         };
         for slot in &retired {

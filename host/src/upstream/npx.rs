@@ -190,40 +190,67 @@ fn key(req: &NpxRequest) -> String {
 
 /// Resolves `npx args`: from mcpw's resolution cache, else npm's `_npx` cache,
 /// else after `npm exec` populated it. `None` means: run `npx` as configured.
+/// The file work runs on blocking threads.
 pub async fn resolve(args: &[String], env: &Environment) -> Option<(Resolution, Vec<String>)> {
     let req = parse(args)?;
-    let cache_path = env.cache_dir().join("npx.json");
-    let mut file: CacheFile = std::fs::read(&cache_path)
-        .ok()
-        .and_then(|b| serde_json::from_slice(&b).ok())
-        .unwrap_or_default();
-    let now = crate::cache::now_ms();
-    if let Some(hit) = file.entries.get(&key(&req))
-        && now.saturating_sub(hit.resolved_at) < TTL.as_millis() as u64
-        && hit.bin_path.exists()
-    {
-        return Some((hit.clone(), req.args));
+    let (r, e) = (req.clone(), env.clone());
+    if let Some(hit) = off_thread(move || remembered(&r, &e)).await.flatten() {
+        return Some((hit, req.args));
     }
-    let found = match find_in_npm_cache(&req, env) {
-        Some(r) => Some(r),
+    let (r, e) = (req.clone(), env.clone());
+    let found = match off_thread(move || find_in_npm_cache(&r, &e)).await.flatten() {
+        Some(found) => Some(found),
         None => {
             populate(&req, env).await;
-            find_in_npm_cache(&req, env)
+            let (r, e) = (req.clone(), env.clone());
+            off_thread(move || find_in_npm_cache(&r, &e)).await.flatten()
         }
     };
     let Some(resolution) = found else {
         tracing::debug!("npx {}: not resolved; running npx itself", req.package);
         return None;
     };
-    file.entries.insert(key(&req), resolution.clone());
+    let (r, e, found) = (req.clone(), env.clone(), resolution.clone());
+    off_thread(move || remember(&r, &e, found)).await;
+    Some((resolution, req.args))
+}
+
+/// Runs file work on a blocking thread.
+async fn off_thread<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> Option<T> {
+    tokio::task::spawn_blocking(f).await.ok()
+}
+
+fn cache_file(env: &Environment) -> (PathBuf, CacheFile) {
+    let path = env.cache_dir().join("npx.json");
+    let file = std::fs::read(&path)
+        .ok()
+        .and_then(|b| serde_json::from_slice(&b).ok())
+        .unwrap_or_default();
+    (path, file)
+}
+
+/// A resolution from mcpw's own cache, still fresh and still installed.
+fn remembered(req: &NpxRequest, env: &Environment) -> Option<Resolution> {
+    let (_, file) = cache_file(env);
+    let now = crate::cache::now_ms();
+    file.entries
+        .get(&key(req))
+        .filter(|hit| {
+            now.saturating_sub(hit.resolved_at) < TTL.as_millis() as u64 && hit.bin_path.exists()
+        })
+        .cloned()
+}
+
+fn remember(req: &NpxRequest, env: &Environment, resolution: Resolution) {
+    let (path, mut file) = cache_file(env);
+    file.entries.insert(key(req), resolution);
     if let Ok(bytes) = serde_json::to_vec_pretty(&file) {
         let _ = std::fs::create_dir_all(env.cache_dir());
-        let tmp = cache_path.with_extension(format!("{}.tmp", std::process::id()));
+        let tmp = path.with_extension(format!("{}.tmp", std::process::id()));
         if std::fs::write(&tmp, bytes).is_ok() {
-            let _ = std::fs::rename(&tmp, &cache_path);
+            let _ = std::fs::rename(&tmp, &path);
         }
     }
-    Some((resolution, req.args))
 }
 
 /// Makes npm install the package into its `_npx` cache without starting it.
