@@ -79,8 +79,8 @@ impl Tool {
 pub struct Entry {
     /// The agent-facing name, e.g. `github__create_issue`.
     pub name: String,
-    /// The entry.
-    pub tool: Tool,
+    /// The entry; shared with the server's listing, not copied.
+    pub tool: std::sync::Arc<Tool>,
 }
 
 /// How the host is connected to a server.

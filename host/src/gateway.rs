@@ -86,6 +86,23 @@ impl Shared {
         resolved
     }
 
+    /// Prepares what the first requests of this exposure need, so that they
+    /// do not wait for it: the catalog snapshot and the tool list, then the
+    /// search index. Proxy exposure prepares nothing (it lists one fixed tool),
+    /// which keeps an idle proxy small; its first search builds the index.
+    pub async fn warm_up(&self, session: &Gateway) {
+        if self.exposure == Exposure::Proxy {
+            return;
+        }
+        if let Err(e) = session.tools().await {
+            tracing::debug!("warming up the tool list: {e:?}");
+        }
+        match self.host.prepare_search().await {
+            Ok(()) | Err(HostError::ShuttingDown) => {}
+            Err(e) => tracing::warn!("cannot build the search index: {e}"),
+        }
+    }
+
     /// The host behind the gateway.
     pub fn host(&self) -> &Arc<Host> {
         &self.host
@@ -148,28 +165,24 @@ fn from_json<T: serde::de::DeserializeOwned>(v: Value) -> Result<T, McpError> {
     serde_json::from_value(v).map_err(internal)
 }
 
-/// An MCP tool definition for a catalog entry.
-pub(crate) fn tool_json(entry: &crate::catalog::Entry) -> Value {
+/// The MCP tool definition of a catalog entry, built directly (a catalog has
+/// thousands): its schema always says `"type": "object"`.
+fn mcp_tool(entry: &crate::catalog::Entry) -> Tool {
     let t = &entry.tool;
     let mut schema = match &t.input_schema {
-        Value::Object(m) => Value::Object(m.clone()),
-        _ => json!({}),
+        Value::Object(m) => m.clone(),
+        _ => serde_json::Map::new(),
     };
-    if schema.get("type").is_none() {
-        schema["type"] = json!("object");
+    if !schema.contains_key("type") {
+        schema.insert("type".into(), json!("object"));
     }
-    let mut tool = json!({"name": entry.name, "description": t.description, "inputSchema": schema});
-    if let Some(title) = &t.title {
-        tool["title"] = json!(title);
-    }
-    if let Some(a) = &t.annotations {
-        tool["annotations"] = a.clone();
-    }
+    let mut tool = Tool::new(entry.name.clone(), t.description.clone(), Arc::new(schema));
+    tool.title = t.title.clone();
+    tool.annotations = t
+        .annotations
+        .as_ref()
+        .and_then(|a| serde_json::from_value(a.clone()).ok());
     tool
-}
-
-fn mcp_tool(entry: &crate::catalog::Entry) -> Result<Tool, McpError> {
-    from_json(tool_json(entry))
 }
 
 /// A `tools/call` result from content, details and the error flag.
@@ -198,11 +211,7 @@ impl Gateway {
             Exposure::Direct => match listing.all.get() {
                 Some(all) => all.clone(),
                 None => {
-                    let all: Arc<[Tool]> = snapshot
-                        .entries()
-                        .iter()
-                        .map(mcp_tool)
-                        .collect::<Result<_, _>>()?;
+                    let all: Arc<[Tool]> = snapshot.entries().iter().map(mcp_tool).collect();
                     listing.all.get_or_init(|| all).clone()
                 }
             },
@@ -252,7 +261,7 @@ impl Gateway {
             .iter()
             .filter(|e| shown.contains(e.name.as_str()))
         {
-            list.push(mcp_tool(e)?);
+            list.push(mcp_tool(e));
         }
         let list: Arc<[Tool]> = list.into();
         if activated.is_empty() {

@@ -65,6 +65,9 @@ pub enum HostError {
     /// Building the catalog snapshot failed (the naming or direct-tools role).
     #[error(transparent)]
     Catalog(Arc<PluginError>),
+    /// The host is shutting down: the work was abandoned.
+    #[error("mcpw is shutting down")]
+    ShuttingDown,
     /// A server could not be used.
     #[error(transparent)]
     Lifecycle(#[from] LifecycleError),
@@ -150,12 +153,11 @@ impl Host {
             tokio::task::spawn_blocking(move || Policy::load(&policy_config, guest_services));
         let manager = {
             let (config, env, lifecycle) = (config.clone(), env.clone(), options.lifecycle.clone());
-            tokio::task::spawn_blocking(move || Manager::new(&config, env, cache, lifecycle))
-                .await
-                .expect("reading the metadata cache does not panic")
+            joined(tokio::task::spawn_blocking(move || Manager::new(&config, env, cache, lifecycle)).await)?
         };
         services.attach(&manager);
-        let policy = policy.await.expect("policy loading does not panic")?;
+        let policy = joined(policy.await)??;
+        release_free_memory();
         let mut tasks = Vec::new();
         if options.maintenance {
             tasks.push(manager.spawn_maintenance());
@@ -331,7 +333,7 @@ impl Host {
         let input = move || BuildInput {
             // Read before the tools: a change after this point bumps it again.
             version: manager.catalog_version(),
-            tools: manager.tools(),
+            tools: manager.tool_lists(),
             prompts: manager.prompts(),
             config: config.load_full(),
             env_override,
@@ -340,7 +342,10 @@ impl Host {
         self.catalog
             .at_least(version, input, &self.policy)
             .await
-            .map_err(HostError::Catalog)
+            .map_err(|e| match e {
+                snapshot::BuildError::Policy(e) => HostError::Catalog(e),
+                snapshot::BuildError::ShuttingDown => HostError::ShuttingDown,
+            })
     }
 
     /// How many catalog snapshots and search indexes this host has built.
@@ -382,6 +387,16 @@ impl Host {
             .collect())
     }
 
+    /// Builds the search index of the current catalog now, so that the first
+    /// search does not wait for it.
+    pub async fn prepare_search(&self) -> Result<(), HostError> {
+        let snapshot = self.snapshot().await?;
+        snapshot
+            .index(&self.policy, &self.catalog.index_builds)
+            .await?;
+        Ok(())
+    }
+
     /// [`Host::search`], answering handles into the snapshot searched.
     pub async fn search_refs(
         &self,
@@ -393,9 +408,7 @@ impl Host {
             .index(&self.policy, &self.catalog.index_builds)
             .await?;
         let query = query.to_string();
-        let hits = tokio::task::spawn_blocking(move || index.search(&query, &options))
-            .await
-            .expect("search does not panic")?;
+        let hits = joined(tokio::task::spawn_blocking(move || index.search(&query, &options)).await)??;
         Ok(hits
             .into_iter()
             .map(|h| {
@@ -463,6 +476,27 @@ impl Host {
             tracing::warn!("cannot write call statistics: {e}");
         }
         self.manager.shutdown().await;
+    }
+}
+
+/// The result of a blocking task: its panic goes on unwinding here; a task
+/// cancelled because the runtime is going away is [`HostError::ShuttingDown`].
+pub(crate) fn joined<T>(r: Result<T, tokio::task::JoinError>) -> Result<T, HostError> {
+    match r {
+        Ok(t) => Ok(t),
+        Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+        Err(_) => Err(HostError::ShuttingDown),
+    }
+}
+
+/// Gives the memory freed after a burst of allocations (parsing the cache,
+/// building a snapshot) back to the system, so that the resident size
+/// reflects what is kept.
+pub(crate) fn release_free_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim only returns free heap pages to the kernel.
+    unsafe {
+        libc::malloc_trim(0);
     }
 }
 

@@ -103,7 +103,7 @@ struct SlotState {
     /// Bumped on every new connection: a relist of an older connection that
     /// finishes late must not overwrite a newer one's tools.
     generation: u64,
-    tools: Option<Vec<Tool>>,
+    tools: Option<Arc<[Arc<Tool>]>>,
     prompts: Vec<Value>,
     /// The MCP revision last negotiated (from the cache until connected).
     protocol_version: Option<String>,
@@ -234,8 +234,9 @@ pub struct Manager {
 }
 
 /// Decodes a cache entry into catalog tools.
-fn tools_from_entry(server: &Server, entry: &cache::Entry) -> Vec<Tool> {
-    catalog_tools(&server.name, &server.config, &entry.tools, &entry.resources)
+fn tools_from_entry(server: &Server, entry: cache::Entry) -> (Vec<Tool>, Vec<Value>) {
+    let tools = catalog_tools(&server.name, &server.config, entry.tools, entry.resources);
+    (tools, entry.prompts)
 }
 
 impl Manager {
@@ -248,12 +249,11 @@ impl Manager {
         cache: MetadataCache,
         options: LifecycleOptions,
     ) -> Arc<Manager> {
-        let entries = cache.read();
-        let failures = cache.failures();
+        let (mut entries, failures) = cache.read_all();
         let slots = config
             .servers
             .iter()
-            .map(|server| new_slot(server, &entries, &failures))
+            .map(|server| new_slot(server, &mut entries, &failures))
             .collect();
         let (upstream_tx, upstream_rx) = mpsc::unbounded_channel();
         let (events, _) = broadcast::channel(256);
@@ -365,7 +365,10 @@ impl Manager {
         self.slots()
             .iter()
             .filter(|s| s.server.config.enabled)
-            .flat_map(|s| s.state().tools.clone().unwrap_or_default())
+            .flat_map(|s| {
+                let tools = s.state().tools.clone().unwrap_or_default();
+                tools.iter().map(|t| Tool::clone(t)).collect::<Vec<_>>()
+            })
             .collect()
     }
 
@@ -387,7 +390,17 @@ impl Manager {
 
     /// Tools of one server, if known.
     pub fn server_tools(&self, name: &str) -> Result<Option<Vec<Tool>>, LifecycleError> {
-        Ok(self.slot(name)?.state().tools.clone())
+        let tools = self.slot(name)?.state().tools.clone();
+        Ok(tools.map(|t| t.iter().map(|t| Tool::clone(t)).collect()))
+    }
+
+    /// Every known tool, per enabled server in config order, without copying.
+    pub fn tool_lists(&self) -> Vec<Arc<[Arc<Tool>]>> {
+        self.slots()
+            .iter()
+            .filter(|s| s.server.config.enabled)
+            .filter_map(|s| s.state().tools.clone())
+            .collect()
     }
 
     /// Whether the listing of a server came from the cache (not a live connection).
@@ -524,7 +537,12 @@ impl Manager {
             .iter()
             .filter_map(|r| serde_json::to_value(r).ok())
             .collect();
-        let catalog = catalog_tools(slot.name(), &slot.server.config, &tools, &resources);
+        let catalog = catalog_tools(
+            slot.name(),
+            &slot.server.config,
+            tools.clone(),
+            resources.clone(),
+        );
         let prompts: Vec<Value> = listing
             .prompts
             .iter()
@@ -540,8 +558,11 @@ impl Manager {
                 return false;
             }
             // A reconnect that lists the same tools is no catalog change.
-            let changed = st.tools.as_ref() != Some(&catalog) || st.prompts != prompts;
-            st.tools = Some(catalog);
+            let same_tools = st.tools.as_ref().is_some_and(|old| {
+                old.len() == catalog.len() && old.iter().zip(&catalog).all(|(a, b)| **a == *b)
+            });
+            let changed = !same_tools || st.prompts != prompts;
+            st.tools = Some(catalog.into_iter().map(Arc::new).collect());
             st.prompts = prompts.clone();
             st.protocol_version = listing.protocol_version.clone();
             st.from_cache = false;

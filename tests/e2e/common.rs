@@ -66,7 +66,7 @@ pub fn entries() -> Arc<[Entry]> {
         .into_iter()
         .map(|t| Entry {
             name: format!("{}__{}", t.server, t.name),
-            tool: t,
+            tool: t.into(),
         })
         .collect()
 }

@@ -7,7 +7,8 @@
 // Modes (stdio unless noted):
 //   ok             tools: echo, add_tool (registers a tool: list_changed), crash
 //                  (exits mid-call), audio (an audio clip), hang (never answers), huge (a result of
-//                  $HUGE_BYTES bytes), spawn_child (starts a sleeping grandchild)
+//                  $HUGE_BYTES bytes), spawn_child (starts a sleeping grandchild), big (a
+//                  text of `bytes` bytes, for benchmarks)
 //   exit-on-init   exits as soon as it reads anything
 //   garbage        answers everything with lines that are not JSON
 //   slow-start     waits $DELAY_MS before serving
@@ -49,6 +50,8 @@ function build() {
   server.registerTool("huge", { description: "Returns a huge text" }, async () => ({
     content: [{ type: "text", text: "x".repeat(Number(process.env.HUGE_BYTES ?? 64 * 1024 * 1024)) }],
   }));
+  server.registerTool("big", { description: "Returns a text of `bytes` bytes", inputSchema: { bytes: z.number().int().nonnegative() } },
+    async ({ bytes }) => ({ content: [{ type: "text", text: "x".repeat(bytes) }] }));
   server.registerTool("spawn_child", { description: "Starts a grandchild process that sleeps" }, async () => {
     const child = spawn("sleep", ["300"], { stdio: "ignore" });
     if (process.env.PID_FILE) appendFileSync(process.env.PID_FILE, `${child.pid}\n`);

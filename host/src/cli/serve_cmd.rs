@@ -150,6 +150,8 @@ pub async fn serve(args: ServeArgs, sources: &ConfigSources) -> Result<ExitCode>
     tokio::spawn(async move { starting.connect_at_start().await });
     tokio::spawn(follow_config(host.clone(), sources.clone()));
     let shared = Shared::new(host.clone(), exposure);
+    let warming = shared.clone();
+    tokio::spawn(async move { warming.warm_up(&Gateway::new(warming.clone())).await });
     match http_addr {
         Some(addr) => {
             let options = HttpOptions { addr, token };

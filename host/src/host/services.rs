@@ -67,7 +67,7 @@ impl HostServices for LiveServices {
             .entries()
             .iter()
             .filter(|e| server.is_none_or(|s| e.tool.server == s))
-            .map(|e| e.tool.clone())
+            .map(|e| Tool::clone(&e.tool))
             .collect())
     }
 

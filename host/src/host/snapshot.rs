@@ -161,17 +161,16 @@ impl Snapshot {
         &self,
         policy: &Arc<Policy>,
         builds: &AtomicU64,
-    ) -> Result<Arc<SearchIndex>, PluginError> {
+    ) -> Result<Arc<SearchIndex>, super::HostError> {
         self.index
             .get_or_try_init(|| {
                 let (policy, entries) = (policy.clone(), self.entries.clone());
                 let options = self.index_options.clone();
                 builds.fetch_add(1, Ordering::Relaxed);
                 async move {
-                    tokio::task::spawn_blocking(move || policy.index(entries, options))
-                        .await
-                        .expect("index building does not panic")
-                        .map(Arc::new)
+                    let built =
+                        tokio::task::spawn_blocking(move || policy.index(entries, options)).await;
+                    Ok(Arc::new(super::joined(built)??))
                 }
             })
             .await
@@ -182,7 +181,8 @@ impl Snapshot {
 /// What one build reads.
 pub(crate) struct BuildInput {
     pub version: u64,
-    pub tools: Vec<Tool>,
+    /// Each enabled server's tools, in config order.
+    pub tools: Vec<Arc<[Arc<Tool>]>>,
     pub prompts: Vec<(String, Value)>,
     pub config: Arc<Config>,
     /// `MCP_DIRECT_TOOLS`.
@@ -192,9 +192,9 @@ pub(crate) struct BuildInput {
 
 /// A name for every tool as the naming guest gives it in `mode`, taken or not
 /// (a duplicate gets the name it would have had).
-fn names_in(
+fn names_in<T: std::borrow::Borrow<Tool>>(
     policy: &Policy,
-    tools: &[Tool],
+    tools: &[T],
     mode: PrefixMode,
 ) -> Result<Vec<String>, PluginError> {
     let outcomes = policy.names(
@@ -217,7 +217,7 @@ fn names_in(
 
 /// The names a config list may use for each tool: its original name and its
 /// names in every prefix mode, by the naming guest (hyphens read as underscores).
-fn aliases(policy: &Policy, tools: &[Tool]) -> Result<Vec<Vec<String>>, PluginError> {
+fn aliases(policy: &Policy, tools: &[Arc<Tool>]) -> Result<Vec<Vec<String>>, PluginError> {
     let mut out: Vec<Vec<String>> = tools.iter().map(|t| vec![loose(&t.name)]).collect();
     if tools.is_empty() {
         return Ok(out);
@@ -247,6 +247,7 @@ pub(crate) fn build(policy: &Policy, input: BuildInput) -> Result<Snapshot, Plug
         env_override,
         naming,
     } = input;
+    let tools: Vec<&Arc<Tool>> = tools.iter().flat_map(|t| t.iter()).collect();
     let lists = |server: &str| config.server(server).map(|s| &s.config);
     let has_lists = |server: &str| {
         lists(server).is_some_and(|c| {
@@ -259,7 +260,7 @@ pub(crate) fn build(policy: &Policy, input: BuildInput) -> Result<Snapshot, Plug
     let listed: Vec<usize> = (0..tools.len())
         .filter(|&i| has_lists(&tools[i].server))
         .collect();
-    let listed_tools: Vec<Tool> = listed.iter().map(|&i| tools[i].clone()).collect();
+    let listed_tools: Vec<Arc<Tool>> = listed.iter().map(|&i| tools[i].clone()).collect();
     let mut alias_of: HashMap<usize, Vec<String>> = listed
         .iter()
         .copied()
@@ -275,30 +276,31 @@ pub(crate) fn build(policy: &Policy, input: BuildInput) -> Result<Snapshot, Plug
         })
         .collect();
     let kept_at: Vec<usize> = (0..tools.len()).filter(|&i| keep[i]).collect();
-    let mut tools = tools;
-    let kept: Vec<Tool> = kept_at
-        .iter()
-        .map(|&i| std::mem::replace(&mut tools[i], Tool::new("", "", "")))
-        .collect();
+    // Shared with the servers' listings, not copied.
+    let kept: Vec<Arc<Tool>> = kept_at.iter().map(|&i| tools[i].clone()).collect();
 
     let outcomes = policy.names(&kept, &naming)?;
+    let ids: HashMap<usize, String> = outcomes
+        .iter()
+        .filter_map(|o| match o {
+            NameOutcome::DuplicateOf(winner) => Some((*winner, kept[*winner].id())),
+            _ => None,
+        })
+        .collect();
     let mut entries = Vec::with_capacity(kept.len());
     let mut entry_aliases = Vec::with_capacity(kept.len());
-    for ((tool, outcome), at) in kept.iter().zip(outcomes).zip(&kept_at) {
+    for ((tool, outcome), at) in kept.into_iter().zip(outcomes).zip(&kept_at) {
         match outcome {
             NameOutcome::Named(name) => {
                 let mut a = alias_of.remove(at).unwrap_or_default();
                 a.push(loose(&name));
                 entry_aliases.push(a);
-                entries.push(Entry {
-                    name,
-                    tool: tool.clone(),
-                });
+                entries.push(Entry { name, tool });
             }
             NameOutcome::DuplicateOf(winner) => tracing::warn!(
                 "tool {} is hidden: its name collides with {} (first one wins)",
                 tool.id(),
-                kept[winner].id()
+                ids[&winner]
             ),
             NameOutcome::Reserved(name) => tracing::warn!(
                 "tool {} is hidden: its name {name} is reserved by mcpw",
@@ -442,7 +444,16 @@ pub(crate) fn build(policy: &Policy, input: BuildInput) -> Result<Snapshot, Plug
     })
 }
 
-type PendingBuild = Shared<BoxFuture<'static, Result<Arc<Snapshot>, Arc<PluginError>>>>;
+/// Why a build gave no snapshot.
+#[derive(Clone, Debug)]
+pub(crate) enum BuildError {
+    /// The naming or direct-tools role failed.
+    Policy(Arc<PluginError>),
+    /// The runtime went away under it.
+    ShuttingDown,
+}
+
+type PendingBuild = Shared<BoxFuture<'static, Result<Arc<Snapshot>, BuildError>>>;
 
 /// Where the current snapshot is published, and the build under way.
 pub(crate) struct Publisher {
@@ -477,7 +488,7 @@ impl Publisher {
         version: u64,
         input: impl FnOnce() -> BuildInput + Send + 'static,
         policy: &Arc<Policy>,
-    ) -> Result<Arc<Snapshot>, Arc<PluginError>> {
+    ) -> Result<Arc<Snapshot>, BuildError> {
         let current = self.current.load_full();
         if current.version >= version {
             return Ok(current);
@@ -511,7 +522,10 @@ impl Publisher {
     ) -> PendingBuild {
         let publisher = self.clone();
         let task = tokio::task::spawn_blocking(move || {
-            let snapshot = Arc::new(build(&policy, input())?);
+            let built = build(&policy, input());
+            policy.release_idle();
+            super::release_free_memory();
+            let snapshot = Arc::new(built?);
             publisher.builds.fetch_add(1, Ordering::Relaxed);
             // A slower build of an older version never replaces a newer one.
             publisher.current.rcu(|current| {
@@ -524,9 +538,10 @@ impl Publisher {
             Ok(snapshot)
         });
         async move {
-            task.await
-                .expect("building the catalog snapshot does not panic")
-                .map_err(Arc::new)
+            match super::joined(task.await) {
+                Ok(built) => built.map_err(|e| BuildError::Policy(Arc::new(e))),
+                Err(_) => Err(BuildError::ShuttingDown),
+            }
         }
         .boxed()
         .shared()

@@ -7,49 +7,65 @@ use crate::catalog::{Tool, ToolKind};
 use crate::config::ServerConfig;
 use serde_json::Value;
 
-fn text(v: &Value, key: &str) -> Option<String> {
-    v.get(key).and_then(Value::as_str).map(str::to_string)
+/// Takes a string field out of a listed object.
+fn take_text(v: &mut Value, key: &str) -> Option<String> {
+    match v.as_object_mut()?.remove(key)? {
+        Value::String(s) => Some(s),
+        _ => None,
+    }
 }
 
-/// Catalog tools from listed MCP tools and resources (as JSON).
+/// Catalog tools from listed MCP tools and resources (as JSON), taken apart
+/// rather than copied: start-up turns every cached tool into one.
 pub fn catalog_tools(
     server: &str,
     config: &ServerConfig,
-    tools: &[Value],
-    resources: &[Value],
+    tools: Vec<Value>,
+    resources: Vec<Value>,
 ) -> Vec<Tool> {
     let mut out = Vec::with_capacity(tools.len() + resources.len());
-    for t in tools {
-        let Some(name) = text(t, "name") else {
+    for mut t in tools {
+        let Some(name) = take_text(&mut t, "name") else {
             continue;
         };
-        let annotations = t.get("annotations").filter(|a| a.is_object()).cloned();
+        let mut annotations = t
+            .as_object_mut()
+            .and_then(|o| o.remove("annotations"))
+            .filter(Value::is_object);
+        let title = take_text(&mut t, "title").or_else(|| {
+            annotations
+                .as_ref()
+                .and_then(|a| a.get("title"))
+                .and_then(Value::as_str)
+                .map(str::to_string)
+        });
         out.push(Tool {
             server: server.to_string(),
-            title: text(t, "title").or_else(|| annotations.as_ref().and_then(|a| text(a, "title"))),
-            description: text(t, "description").unwrap_or_default(),
+            title,
+            description: take_text(&mut t, "description").unwrap_or_default(),
             input_schema: t
-                .get("inputSchema")
-                .cloned()
+                .as_object_mut()
+                .and_then(|o| o.remove("inputSchema"))
                 .unwrap_or_else(|| Value::Object(Default::default())),
-            annotations,
+            annotations: annotations.take(),
             kind: ToolKind::Tool,
             resource_uri: None,
             name,
         });
     }
     if config.expose_resources {
-        for r in resources {
-            let (Some(name), Some(uri)) = (text(r, "name"), text(r, "uri")) else {
+        for mut r in resources {
+            let (Some(name), Some(uri)) = (take_text(&mut r, "name"), take_text(&mut r, "uri"))
+            else {
                 continue;
             };
-            let description = text(r, "description")
+            let description = take_text(&mut r, "description")
                 .filter(|d| !d.is_empty())
                 .unwrap_or_else(|| format!("Read resource: {uri}"));
             out.push(Tool {
                 server: server.to_string(),
                 name,
-                title: text(r, "title"),
+                title: take_text(&mut r, "title"),
                 description,
                 input_schema: Value::Object(Default::default()),
                 annotations: None,
@@ -81,7 +97,7 @@ mod tests {
         let tools = [serde_json::json!({"name": "search"})];
         let resources = [serde_json::json!({"name": "README", "uri": "file:///r"})];
         let kinds = |c: &ServerConfig| -> Vec<ToolKind> {
-            catalog_tools("s", c, &tools, &resources)
+            catalog_tools("s", c, tools.to_vec(), resources.to_vec())
                 .into_iter()
                 .map(|t| t.kind)
                 .collect()

@@ -6,16 +6,23 @@ use super::*;
 /// How long a failure recorded in the cache is shown (and its backoff honoured).
 const REMEMBERED_FAILURE: Duration = Duration::from_secs(3600);
 
-/// A slot for `server`, knowing its tools from a valid cache entry.
+/// A slot for `server`, knowing its tools from a valid cache entry (taken
+/// out of `entries`).
 pub(super) fn new_slot(
     server: &Server,
-    entries: &std::collections::BTreeMap<String, cache::Entry>,
+    entries: &mut std::collections::BTreeMap<String, cache::Entry>,
     failures: &std::collections::BTreeMap<String, cache::Failure>,
 ) -> Arc<Slot> {
     let hash = cache::config_hash(&server.raw);
     let cached = entries
-        .get(&server.name)
+        .remove(&server.name)
         .filter(|e| e.is_valid(&hash, cache::now_ms()));
+    let protocol_version = cached.as_ref().and_then(|e| e.protocol_version.clone());
+    let from_cache = cached.is_some();
+    let (tools, prompts) = match cached.map(|e| tools_from_entry(server, e)) {
+        Some((tools, prompts)) => (Some(tools.into_iter().map(Arc::new).collect()), prompts),
+        None => (None, Vec::new()),
+    };
     // A recent failure recorded by any mcpw process: its backoff and message hold here too.
     // Hashed only for a server with a recorded failure: start-up stays cheap.
     let failed = failures
@@ -33,10 +40,10 @@ pub(super) fn new_slot(
         state: Mutex::new(SlotState {
             conn: None,
             generation: 0,
-            prompts: cached.map(|e| e.prompts.clone()).unwrap_or_default(),
-            tools: cached.map(|e| tools_from_entry(server, e)),
-            protocol_version: cached.and_then(|e| e.protocol_version.clone()),
-            from_cache: cached.is_some(),
+            prompts,
+            tools,
+            protocol_version,
+            from_cache,
             failed_at: failed.map(|(at, _)| at),
             last_error: failed.map(|(_, f)| f.error.clone()),
             needs_auth: failed.is_some_and(|(_, f)| f.needs_auth),
@@ -59,7 +66,7 @@ impl Manager {
         // One reload at a time: each builds on the slots the previous one left.
         let _one_at_a_time = self.reload_lock.lock().await;
         let cache = self.cache.clone();
-        let entries = tokio::task::spawn_blocking(move || cache.read())
+        let mut entries = tokio::task::spawn_blocking(move || cache.read())
             .await
             .unwrap_or_default();
         let (retired, mut changed) = {
@@ -72,7 +79,7 @@ impl Manager {
                         .find(|s| s.server == *server)
                         .cloned()
                         // A new definition starts afresh: no failure of the old one holds.
-                        .unwrap_or_else(|| new_slot(server, &entries, &Default::default()))
+                        .unwrap_or_else(|| new_slot(server, &mut entries, &Default::default()))
                 })
                 .collect();
             let retired: Vec<Arc<Slot>> = old

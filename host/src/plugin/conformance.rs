@@ -70,7 +70,7 @@ fn entries(tools: &[Tool]) -> Arc<[Entry]> {
         .iter()
         .map(|t| Entry {
             name: format!("{}__{}", t.server.replace('-', "_"), t.name),
-            tool: t.clone(),
+            tool: t.clone().into(),
         })
         .collect()
 }
@@ -171,7 +171,7 @@ fn naming(suite: &mut Suite, module: &Arc<GuestModule>) {
             Err("two calls with the same input gave different names".into())
         }
     });
-    suite.run(role, "an empty catalog", || match namer.names(&[], &opts) {
+    suite.run(role, "an empty catalog", || match namer.names(&[] as &[Tool], &opts) {
         Ok(v) if v.is_empty() => Ok(()),
         Ok(v) => Err(format!("{} outcomes for no tools", v.len())),
         Err(e) => Err(err(e)),

@@ -173,6 +173,13 @@ impl GuestInstance {
         self.generation
     }
 
+    /// Drops the live instance and its memory; the next call makes a new one.
+    pub(crate) fn release(&mut self) {
+        if self.live.take().is_some() {
+            self.generation += 1;
+        }
+    }
+
     fn instantiate(&mut self) -> Result<&mut Live, PluginError> {
         if self.live.is_none() {
             let m = &self.module;

@@ -192,10 +192,23 @@ impl Policy {
         }
     }
 
+    /// Frees the naming and direct-tools instances: they run once per catalog
+    /// version, and their memory grows with the catalog they were given.
+    pub fn release_idle(&self) {
+        self.naming.default.release();
+        self.direct.default.release();
+        if let Some(u) = &self.naming.user {
+            u.guest.release();
+        }
+        if let Some(u) = &self.direct.user {
+            u.guest.release();
+        }
+    }
+
     /// Names a catalog.
-    pub fn names(
+    pub fn names<T: std::borrow::Borrow<Tool>>(
         &self,
-        tools: &[Tool],
+        tools: &[T],
         options: &NamingOptions,
     ) -> Result<Vec<NameOutcome>, PluginError> {
         self.naming.call(|g| g.names(tools, options))
@@ -214,7 +227,7 @@ impl Policy {
             match outcome {
                 NameOutcome::Named(name) => entries.push(Entry {
                     name,
-                    tool: tool.clone(),
+                    tool: Arc::new(tool.clone()),
                 }),
                 NameOutcome::DuplicateOf(winner) => tracing::warn!(
                     "tool {} is hidden: its name collides with {} (first one wins)",

@@ -192,12 +192,12 @@ impl Namer {
 
     /// Names every tool; the answer is checked (one outcome per tool, valid and
     /// unique names, duplicates pointing at an earlier named tool).
-    pub fn names(
+    pub fn names<T: std::borrow::Borrow<Tool>>(
         &self,
-        tools: &[Tool],
+        tools: &[T],
         options: &NamingOptions,
     ) -> Result<Vec<NameOutcome>, PluginError> {
-        let input: Vec<wit::Tool> = tools.iter().map(wit_tool).collect();
+        let input: Vec<wit::Tool> = tools.iter().map(|t| wit_tool(t.borrow())).collect();
         let opts = wit::PrefixMode::from(options.prefix);
         let opts = wit_naming::NamingOptions {
             prefix: opts,
@@ -212,6 +212,14 @@ impl Namer {
         })?;
         let answer = answer.map_err(|e| guest_error(&guest, e))?;
         check_names(&guest, tools.len(), &options.reserved, answer)
+    }
+}
+
+impl Namer {
+    /// Frees the instance's memory (it grows with the catalog it named); the
+    /// next call instantiates the guest again.
+    pub fn release(&self) {
+        lock(&self.instance).release();
     }
 }
 
@@ -291,6 +299,11 @@ impl DirectPolicy {
             instance: Mutex::new(GuestInstance::new(module)),
             indices,
         })
+    }
+
+    /// Frees the instance's memory; the next call instantiates the guest again.
+    pub fn release(&self) {
+        lock(&self.instance).release();
     }
 
     /// Indices of the direct entries, checked to be in range and strictly ascending.

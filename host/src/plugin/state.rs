@@ -100,8 +100,12 @@ pub(crate) fn wit_tool(t: &Tool) -> types::Tool {
         name: t.name.clone(),
         title: t.title.clone(),
         description: t.description.clone(),
-        input_schema: t.input_schema.to_string(),
-        annotations: t.annotations.as_ref().map(|a| a.to_string()),
+        // `to_string` goes through `Display`, a formatter adapter: slower on big catalogs.
+        input_schema: serde_json::to_string(&t.input_schema).unwrap_or_else(|_| "{}".into()),
+        annotations: t
+            .annotations
+            .as_ref()
+            .and_then(|a| serde_json::to_string(a).ok()),
         kind: match t.kind {
             ToolKind::Tool => types::ToolKind::Tool,
             ToolKind::Resource => types::ToolKind::Resource,
