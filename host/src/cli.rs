@@ -86,6 +86,11 @@ pub fn main() -> ExitCode {
         Command::Cache(cmd) => servers_cmd::cache(cmd, &sources),
         Command::Stats(args) => servers_cmd::stats(args, &sources),
         Command::Demo => with_runtime(demo_cmd::demo(&sources)),
+        // One stdio session: one runtime thread, so that a message handed from
+        // task to task never has to wake another thread.
+        Command::Serve(args) if args.on_stdio() => {
+            with_runtime_on(Flavor::OneThread, serve_cmd::serve(args, &sources))
+        }
         Command::Serve(args) => with_runtime(serve_cmd::serve(args, &sources)),
         Command::Status(args) => with_runtime(servers_cmd::status(args, &sources)),
         Command::Tools(args) => with_runtime(servers_cmd::tools(args, &sources)),
@@ -121,10 +126,27 @@ pub fn main() -> ExitCode {
 /// Runs a command that talks to servers. Every server process group is killed
 /// on the way out, and on SIGINT/SIGTERM.
 fn with_runtime(command: impl Future<Output = Result<ExitCode>>) -> Result<ExitCode> {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .context("start the async runtime")?;
+    with_runtime_on(Flavor::Threads, command)
+}
+
+enum Flavor {
+    /// A worker per core.
+    Threads,
+    /// Everything async on the calling thread (blocking work still has its own threads).
+    OneThread,
+}
+
+fn with_runtime_on(
+    flavor: Flavor,
+    command: impl Future<Output = Result<ExitCode>>,
+) -> Result<ExitCode> {
+    let runtime = match flavor {
+        Flavor::Threads => tokio::runtime::Builder::new_multi_thread(),
+        Flavor::OneThread => tokio::runtime::Builder::new_current_thread(),
+    }
+    .enable_all()
+    .build()
+    .context("start the async runtime")?;
     let result = runtime.block_on(async {
         mcpw::upstream::processes::exit_on_signals();
         command.await

@@ -24,6 +24,13 @@ pub struct ServeArgs {
     exposure: Option<String>,
 }
 
+impl ServeArgs {
+    /// Serving one session on standard input and output (no `--http`).
+    pub fn on_stdio(&self) -> bool {
+        self.http.is_none()
+    }
+}
+
 fn parse_addr(s: &str) -> Result<SocketAddr> {
     let s = s.trim();
     if let Ok(port) = s.trim_start_matches(':').parse::<u16>() {
@@ -113,6 +120,88 @@ async fn follow_config(host: Arc<Host>, sources: ConfigSources) {
     }
 }
 
+type Reader = Box<dyn tokio::io::AsyncRead + Send + Unpin>;
+type Writer = Box<dyn tokio::io::AsyncWrite + Send + Unpin>;
+
+/// Standard input and output for the MCP session. When they are pipes or
+/// sockets (as MCP clients start servers: Node.js gives socket pairs), they
+/// are read and written without blocking, on the runtime itself: tokio's
+/// `stdin()` and `stdout()` hand every read and write to a blocking thread, a
+/// thread switch per message each way.
+fn stdio() -> (Reader, Writer) {
+    #[cfg(unix)]
+    if let (Some(input), Some(output)) = (nonblocking::reader(0), nonblocking::writer(1)) {
+        return (input, output);
+    }
+    (Box::new(tokio::io::stdin()), Box::new(tokio::io::stdout()))
+}
+
+#[cfg(unix)]
+mod nonblocking {
+    use super::{Reader, Writer};
+    use std::os::fd::{FromRawFd, OwnedFd};
+
+    #[derive(PartialEq)]
+    enum Kind {
+        Pipe,
+        Socket,
+    }
+
+    fn kind(fd: i32) -> Option<Kind> {
+        // SAFETY: fstat fills the zeroed struct for an open descriptor.
+        let mut st: libc::stat = unsafe { std::mem::zeroed() };
+        if unsafe { libc::fstat(fd, &mut st) } != 0 {
+            return None;
+        }
+        match st.st_mode & libc::S_IFMT {
+            libc::S_IFIFO => Some(Kind::Pipe),
+            libc::S_IFSOCK => Some(Kind::Socket),
+            _ => None,
+        }
+    }
+
+    /// A duplicate, so that the standard descriptor itself stays open.
+    fn dup(fd: i32) -> Option<OwnedFd> {
+        // SAFETY: dup of an open descriptor; the new one is owned here.
+        let new = unsafe { libc::dup(fd) };
+        (new >= 0).then(|| unsafe { OwnedFd::from_raw_fd(new) })
+    }
+
+    fn socket(fd: OwnedFd) -> Option<tokio::net::UnixStream> {
+        let std = std::os::unix::net::UnixStream::from(fd);
+        std.set_nonblocking(true).ok()?;
+        tokio::net::UnixStream::from_std(std).ok()
+    }
+
+    /// Both standard descriptors or neither: one made non-blocking cannot go
+    /// back to tokio's blocking reader or writer.
+    fn usable() -> bool {
+        kind(0).is_some() && kind(1).is_some()
+    }
+
+    pub(super) fn reader(fd: i32) -> Option<Reader> {
+        if !usable() {
+            return None;
+        }
+        let owned = dup(fd)?;
+        Some(match kind(fd)? {
+            Kind::Pipe => Box::new(tokio::net::unix::pipe::Receiver::from_owned_fd(owned).ok()?),
+            Kind::Socket => Box::new(socket(owned)?),
+        })
+    }
+
+    pub(super) fn writer(fd: i32) -> Option<Writer> {
+        if !usable() {
+            return None;
+        }
+        let owned = dup(fd)?;
+        Some(match kind(fd)? {
+            Kind::Pipe => Box::new(tokio::net::unix::pipe::Sender::from_owned_fd(owned).ok()?),
+            Kind::Socket => Box::new(socket(owned)?),
+        })
+    }
+}
+
 pub async fn serve(args: ServeArgs, sources: &ConfigSources) -> Result<ExitCode> {
     let cfg = super::load_config(sources);
     let exposure = match args.exposure.as_deref() {
@@ -169,7 +258,7 @@ pub async fn serve(args: ServeArgs, sources: &ConfigSources) -> Result<ExitCode>
         None => {
             tracing::info!("serving MCP on stdio ({exposure_name})");
             let service = Gateway::new(shared)
-                .serve(rmcp::transport::stdio())
+                .serve(stdio())
                 .await
                 .context("MCP initialize on stdio")?;
             let _ = service.waiting().await;
