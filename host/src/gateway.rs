@@ -94,7 +94,7 @@ impl Shared {
         if self.exposure == Exposure::Proxy {
             return;
         }
-        if let Err(e) = session.tools().await {
+        if let Err(e) = session.tool_list().await {
             tracing::debug!("warming up the tool list: {e:?}");
         }
         match self.host.prepare_search().await {
@@ -199,7 +199,8 @@ pub(crate) fn result(
 }
 
 impl Gateway {
-    async fn tools(&self) -> Result<Vec<Tool>, McpError> {
+    /// What this session's `tools/list` answers.
+    pub async fn tool_list(&self) -> Result<Vec<Tool>, McpError> {
         let host = &self.shared.host;
         if self.shared.exposure == Exposure::Proxy {
             return Ok(vec![from_json(proxy::tool_definition(host))?]);
@@ -359,7 +360,7 @@ impl ServerHandler for Gateway {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
-        Ok(ListToolsResult::with_all_items(self.tools().await?))
+        Ok(ListToolsResult::with_all_items(self.tool_list().await?))
     }
 
     async fn call_tool(
