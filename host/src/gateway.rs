@@ -246,10 +246,8 @@ impl Gateway {
         {
             return Ok(list.clone());
         }
-        let mut shown: BTreeSet<&str> = snapshot
-            .direct_entries()
-            .map(|e| e.name.as_str())
-            .collect();
+        let mut shown: BTreeSet<&str> =
+            snapshot.direct_entries().map(|e| e.name.as_str()).collect();
         shown.extend(activated.iter().map(String::as_str));
         let mut list = vec![from_json(tool_search::definition(
             self.shared.host.config().as_ref(),

@@ -153,7 +153,10 @@ impl Host {
             tokio::task::spawn_blocking(move || Policy::load(&policy_config, guest_services));
         let manager = {
             let (config, env, lifecycle) = (config.clone(), env.clone(), options.lifecycle.clone());
-            joined(tokio::task::spawn_blocking(move || Manager::new(&config, env, cache, lifecycle)).await)?
+            joined(
+                tokio::task::spawn_blocking(move || Manager::new(&config, env, cache, lifecycle))
+                    .await,
+            )?
         };
         services.attach(&manager);
         let policy = joined(policy.await)??;
@@ -408,7 +411,8 @@ impl Host {
             .index(&self.policy, &self.catalog.index_builds)
             .await?;
         let query = query.to_string();
-        let hits = joined(tokio::task::spawn_blocking(move || index.search(&query, &options)).await)??;
+        let hits =
+            joined(tokio::task::spawn_blocking(move || index.search(&query, &options)).await)??;
         Ok(hits
             .into_iter()
             .map(|h| {

@@ -26,16 +26,19 @@ pub fn cache() -> CompileCache {
     ))
 }
 
+/// A test guest of the workspace (`tests/guests/*`), built for wasm32-wasip2.
+pub fn build_guest(package: &str) -> PathBuf {
+    let target = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .parent()
+        .unwrap()
+        .join("guests");
+    mcpw_guest_build::build_into(&workspace(), package, &target)
+}
+
 /// The adversarial guest (`tests/guests/adversarial`), built once per run.
 pub fn adversarial_path() -> &'static Path {
     static PATH: OnceLock<PathBuf> = OnceLock::new();
-    PATH.get_or_init(|| {
-        let target = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
-            .parent()
-            .unwrap()
-            .join("guests");
-        mcpw_guest_build::build_into(&workspace(), "mcpw-guest-adversarial", &target)
-    })
+    PATH.get_or_init(|| build_guest("mcpw-guest-adversarial"))
 }
 
 pub fn adversarial() -> Vec<u8> {

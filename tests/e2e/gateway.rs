@@ -827,19 +827,31 @@ fn fifty_sessions_at_once_never_get_each_others_answers() {
             .map(|i| {
                 let (url, tools) = (url.clone(), tools.clone());
                 tokio::spawn(async move {
-                    let client = ().serve(StreamableHttpClientTransport::from_uri(url)).await.unwrap();
+                    let client =
+                        ().serve(StreamableHttpClientTransport::from_uri(url))
+                            .await
+                            .unwrap();
                     for round in 0..3 {
                         let wanted = &tools[(i + round) % tools.len()];
-                        let found = call_mcp(&client, json!({"search": wanted, "includeSchemas": false})).await;
+                        let found =
+                            call_mcp(&client, json!({"search": wanted, "includeSchemas": false}))
+                                .await;
                         let matches: Vec<&str> = found["structuredContent"]["matches"]
                             .as_array()
                             .unwrap_or_else(|| panic!("session {i}: {found}"))
                             .iter()
                             .map(|m| m["tool"].as_str().unwrap())
                             .collect();
-                        assert!(matches.contains(&wanted.as_str()), "session {i} searched {wanted}, got {matches:?}");
+                        assert!(
+                            matches.contains(&wanted.as_str()),
+                            "session {i} searched {wanted}, got {matches:?}"
+                        );
                         let message = format!("session {i} round {round}");
-                        let echoed = call_mcp(&client, json!({"tool": "everything__echo", "args": {"message": message}})).await;
+                        let echoed = call_mcp(
+                            &client,
+                            json!({"tool": "everything__echo", "args": {"message": message}}),
+                        )
+                        .await;
                         assert_eq!(text(&echoed), format!("Echo: {message}"), "session {i}");
                     }
                     client.cancel().await.unwrap();

@@ -1,9 +1,10 @@
 //! The catalog snapshot: built once per catalog version however many ask at
 //! once, and every name-related decision taken from the naming guest.
 
-use crate::common::{ConfigDirs, cache, host_with_config, workspace};
+use crate::common::{ConfigDirs, build_guest, cache, host_with_config};
 use crate::servers::servers;
 use mcpw::cache::{self as metadata, MetadataCache};
+use mcpw::catalog::Entry;
 use mcpw::host::Host;
 use mcpw::plugin::SearchOptions;
 use serde_json::{Value, json};
@@ -13,13 +14,7 @@ use std::sync::{Arc, OnceLock};
 /// The suffix-naming guest (`tests/guests/suffix-namer`), built once per run.
 fn suffix_namer() -> &'static PathBuf {
     static PATH: OnceLock<PathBuf> = OnceLock::new();
-    PATH.get_or_init(|| {
-        let target = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
-            .parent()
-            .unwrap()
-            .join("guests");
-        mcpw_guest_build::build_into(&workspace(), "mcpw-guest-suffix-namer", &target)
-    })
+    PATH.get_or_init(|| build_guest("mcpw-guest-suffix-namer"))
 }
 
 /// Writes `config` as the user config and a warm cache entry for each server
@@ -62,10 +57,7 @@ async fn everyone_at_once(host: &Arc<Host>, n: usize) {
             tokio::spawn(async move {
                 let name = ["alpha__one", "beta__two", "gamma__three"][i % 3];
                 assert_eq!(host.resolve(name).await.unwrap().name, name);
-                let hits = host
-                    .search(name, SearchOptions::default())
-                    .await
-                    .unwrap();
+                let hits = host.search(name, SearchOptions::default()).await.unwrap();
                 assert_eq!(hits[0].0.name, name, "{name}: {hits:?}");
                 assert!(!host.entries().await.unwrap().is_empty());
             })
@@ -96,7 +88,11 @@ async fn the_snapshot_is_built_once_per_catalog_version() {
         ],
     );
     let host = Arc::new(host_with_config(&dirs, |_| {}).await);
-    assert_eq!(host.builds(), (0, 0), "nothing is built before it is needed");
+    assert_eq!(
+        host.builds(),
+        (0, 0),
+        "nothing is built before it is needed"
+    );
     everyone_at_once(&host, 50).await;
     assert_eq!(
         host.builds(),
@@ -157,15 +153,10 @@ async fn every_name_comes_from_the_naming_guest() {
         ],
     );
     let host = host_with_config(&dirs, |o| o.compile_cache = cache()).await;
-    let names: Vec<String> = host
-        .entries()
-        .await
-        .unwrap()
-        .iter()
-        .map(|e| e.name.clone())
-        .collect();
+    let names =
+        |entries: &[Entry]| -> Vec<String> { entries.iter().map(|e| e.name.clone()).collect() };
     assert_eq!(
-        names,
+        names(&host.entries().await.unwrap()),
         [
             "create_issue_on_github",
             "list_issues_on_github",
@@ -173,14 +164,10 @@ async fn every_name_comes_from_the_naming_guest() {
         ],
         "excludeTools and includeTools select by the guest's names"
     );
-    let direct: Vec<String> = host
-        .direct_entries()
-        .await
-        .unwrap()
-        .into_iter()
-        .map(|e| e.name)
-        .collect();
-    assert_eq!(direct, ["list_issues_on_github"]);
+    assert_eq!(
+        names(&host.direct_entries().await.unwrap()),
+        ["list_issues_on_github"]
+    );
     let prompts: Vec<String> = host
         .prompts()
         .await

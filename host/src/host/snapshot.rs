@@ -407,11 +407,8 @@ pub(crate) fn build(policy: &Policy, input: BuildInput) -> Result<Snapshot, Plug
     for (i, e) in entries.iter().enumerate() {
         by_loose.entry(loose(&e.name)).or_insert(i);
     }
-    let mut counts: HashMap<String, u32> = config
-        .servers
-        .iter()
-        .map(|s| (s.name.clone(), 0))
-        .collect();
+    let mut counts: HashMap<String, u32> =
+        config.servers.iter().map(|s| (s.name.clone(), 0)).collect();
     for e in &entries {
         *counts.entry(e.tool.server.clone()).or_default() += 1;
     }
@@ -508,7 +505,10 @@ impl Publisher {
         if let Ok(snapshot) = &built {
             // Done: drop the finished build, so it does not keep an old snapshot alive.
             let mut pending = self.pending.lock().unwrap_or_else(|p| p.into_inner());
-            if pending.as_ref().is_some_and(|(v, _)| *v <= snapshot.version) {
+            if pending
+                .as_ref()
+                .is_some_and(|(v, _)| *v <= snapshot.version)
+            {
                 *pending = None;
             }
         }

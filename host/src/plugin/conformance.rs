@@ -171,10 +171,12 @@ fn naming(suite: &mut Suite, module: &Arc<GuestModule>) {
             Err("two calls with the same input gave different names".into())
         }
     });
-    suite.run(role, "an empty catalog", || match namer.names(&[] as &[Tool], &opts) {
-        Ok(v) if v.is_empty() => Ok(()),
-        Ok(v) => Err(format!("{} outcomes for no tools", v.len())),
-        Err(e) => Err(err(e)),
+    suite.run(role, "an empty catalog", || {
+        match namer.names(&[] as &[Tool], &opts) {
+            Ok(v) if v.is_empty() => Ok(()),
+            Ok(v) => Err(format!("{} outcomes for no tools", v.len())),
+            Err(e) => Err(err(e)),
+        }
     });
     suite.run(
         role,

@@ -370,7 +370,11 @@ impl RankerState {
     fn drop_stale(&mut self, slot: usize, stale: &Mutex<Vec<(u64, usize)>>) {
         let ids: Vec<u64> = {
             let mut stale = lock(stale);
-            let mine = stale.iter().filter(|(_, s)| *s == slot).map(|(id, _)| *id).collect();
+            let mine = stale
+                .iter()
+                .filter(|(_, s)| *s == slot)
+                .map(|(id, _)| *id)
+                .collect();
             stale.retain(|(_, s)| *s != slot);
             mine
         };

@@ -198,12 +198,17 @@ pub async fn resolve(args: &[String], env: &Environment) -> Option<(Resolution, 
         return Some((hit, req.args));
     }
     let (r, e) = (req.clone(), env.clone());
-    let found = match off_thread(move || find_in_npm_cache(&r, &e)).await.flatten() {
+    let found = match off_thread(move || find_in_npm_cache(&r, &e))
+        .await
+        .flatten()
+    {
         Some(found) => Some(found),
         None => {
             populate(&req, env).await;
             let (r, e) = (req.clone(), env.clone());
-            off_thread(move || find_in_npm_cache(&r, &e)).await.flatten()
+            off_thread(move || find_in_npm_cache(&r, &e))
+                .await
+                .flatten()
         }
     };
     let Some(resolution) = found else {
