@@ -285,19 +285,9 @@ impl Host {
     /// catalog snapshot is current (see [`Host::snapshot`]).
     pub fn status(&self) -> Vec<ServerStatus> {
         let mut all = self.manager.status();
-        for s in &mut all {
-            self.exposed_count(s);
-        }
+        let version = self.manager.catalog_version();
+        self.catalog.latest().count_exposed(version, &mut all);
         all
-    }
-
-    fn exposed_count(&self, status: &mut ServerStatus) {
-        let snapshot = self.catalog.latest();
-        if snapshot.version() == self.manager.catalog_version()
-            && let Some(n) = snapshot.tool_count(&status.name)
-        {
-            status.tool_count = n;
-        }
     }
 
     /// Connects eager and keep-alive servers (at most 10 at once).
@@ -316,8 +306,10 @@ impl Host {
     pub async fn connect(&self, server: &str) -> Result<ServerStatus, HostError> {
         self.manager.connect(server, true).await?;
         self.snapshot().await?;
-        let mut status = self.manager.server_status(server)?;
-        self.exposed_count(&mut status);
+        let mut status = [self.manager.server_status(server)?];
+        let version = self.manager.catalog_version();
+        self.catalog.latest().count_exposed(version, &mut status);
+        let [status] = status;
         Ok(status)
     }
 

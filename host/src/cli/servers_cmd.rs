@@ -152,6 +152,10 @@ pub async fn status(args: StatusArgs, sources: &ConfigSources) -> Result<ExitCod
     }
     // Without --connect, status starts nothing: it reports what is cached and
     // what failed recently.
+    // Counts of exposed tools (after excludeTools / includeTools): those of the snapshot.
+    if let Err(e) = host.snapshot().await {
+        tracing::warn!("tool counts are of listed tools: {e}");
+    }
     let servers = host.status();
     if args.json {
         let list: Vec<Value> = servers

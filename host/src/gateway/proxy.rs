@@ -120,6 +120,8 @@ pub async fn call(
     } else if let Some(s) = server {
         list(host, s).await
     } else {
+        // Tool counts are of exposed tools: those of the current snapshot.
+        let _ = host.snapshot().await;
         status(host)
     };
     let mut content = vec![Content::text(reply.text)];

@@ -45,7 +45,14 @@ fn service_error(e: LifecycleError) -> ServiceError {
 
 impl HostServices for LiveServices {
     fn servers(&self) -> Vec<ServerStatus> {
-        self.manager().map(|m| m.status()).unwrap_or_default()
+        let Ok(m) = self.manager() else {
+            return Vec::new();
+        };
+        let mut all = m.status();
+        self.catalog
+            .latest()
+            .count_exposed(m.catalog_version(), &mut all);
+        all
     }
 
     /// The exposed tools of the latest catalog snapshot (a guest running while

@@ -8,7 +8,7 @@
 //! published snapshot without locks; requests for a newer version than the
 //! published one share one build.
 
-use crate::catalog::{Entry, Tool};
+use crate::catalog::{Entry, ServerStatus, Tool};
 use crate::config::{Config, DirectTools};
 use crate::plugin::{
     DirectOptions, IndexOptions, NameOutcome, NamingOptions, PluginError, Policy, PrefixMode,
@@ -144,6 +144,19 @@ impl Snapshot {
     /// Exposed tools of a server.
     pub fn tool_count(&self, server: &str) -> Option<u32> {
         self.counts.get(server).copied()
+    }
+
+    /// Replaces listed counts with exposed ones, when this snapshot is of
+    /// `catalog_version` (an older one may count tools since removed).
+    pub(crate) fn count_exposed(&self, catalog_version: u64, statuses: &mut [ServerStatus]) {
+        if self.version != catalog_version {
+            return;
+        }
+        for s in statuses {
+            if let Some(n) = self.tool_count(&s.name) {
+                s.tool_count = n;
+            }
+        }
     }
 
     /// Every upstream prompt under its exposed name, in config order.
@@ -492,6 +505,12 @@ impl Publisher {
         }
         let build = {
             let mut pending = self.pending.lock().unwrap_or_else(|p| p.into_inner());
+            // Looked at again under the lock: a build is published before it
+            // stops being pending, so one that finished meanwhile is seen here.
+            let current = self.current.load_full();
+            if current.version >= version {
+                return Ok(current);
+            }
             match &*pending {
                 Some((v, build)) if *v >= version => build.clone(),
                 _ => {
