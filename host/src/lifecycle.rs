@@ -271,6 +271,13 @@ impl Manager {
             reload_lock: Default::default(),
         });
         tokio::spawn(Self::upstream_loop(Arc::downgrade(&manager), upstream_rx));
+        // A signal must not lose the listings queued for the cache.
+        let queued = Arc::downgrade(&manager);
+        crate::upstream::processes::at_signal_exit(move || {
+            if let Some(m) = queued.upgrade() {
+                m.writer.flush_blocking(Duration::from_secs(2));
+            }
+        });
         manager
     }
 

@@ -19,6 +19,8 @@ enum Job {
     Change(Change),
     /// Answered once every change queued before it is written.
     Flush(tokio::sync::oneshot::Sender<()>),
+    /// The same, for a caller that cannot await (an exit on a signal).
+    FlushNow(mpsc::Sender<()>),
 }
 
 /// The writer of one cache file. Its thread starts with the first change and
@@ -57,6 +59,16 @@ impl CacheWriter {
         let _ = rx.await;
     }
 
+    /// Waits, blocking, at most `limit` for everything queued so far to be written.
+    pub fn flush_blocking(&self, limit: std::time::Duration) {
+        if self.queue.get().is_none() {
+            return;
+        }
+        let (tx, rx) = mpsc::channel();
+        self.send(Job::FlushNow(tx));
+        let _ = rx.recv_timeout(limit);
+    }
+
     fn send(&self, job: Job) {
         let queue = self.queue.get_or_init(|| {
             let (tx, rx) = mpsc::channel();
@@ -77,10 +89,12 @@ fn write_loop(cache: &MetadataCache, rx: &mpsc::Receiver<Job>) {
     while let Ok(first) = rx.recv() {
         let mut changes = Vec::new();
         let mut flushes = Vec::new();
+        let mut flushes_now = Vec::new();
         for job in std::iter::once(first).chain(rx.try_iter()) {
             match job {
                 Job::Change(c) => changes.push(c),
                 Job::Flush(done) => flushes.push(done),
+                Job::FlushNow(done) => flushes_now.push(done),
             }
         }
         if !changes.is_empty()
@@ -89,6 +103,9 @@ fn write_loop(cache: &MetadataCache, rx: &mpsc::Receiver<Job>) {
             tracing::warn!("{e}");
         }
         for done in flushes {
+            let _ = done.send(());
+        }
+        for done in flushes_now {
             let _ = done.send(());
         }
     }

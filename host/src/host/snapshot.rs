@@ -520,17 +520,17 @@ impl Publisher {
                 }
             }
         };
-        let built = build.await;
-        if let Ok(snapshot) = &built {
-            // Done: drop the finished build, so it does not keep an old snapshot alive.
-            let mut pending = self.pending.lock().unwrap_or_else(|p| p.into_inner());
-            if pending
-                .as_ref()
-                .is_some_and(|(v, _)| *v <= snapshot.version)
-            {
-                *pending = None;
-            }
+        let built = build.clone().await;
+        // Done: drop the finished build, so that it keeps no old snapshot alive
+        // and a failed one is tried again by the next request.
+        let mut pending = self.pending.lock().unwrap_or_else(|p| p.into_inner());
+        if pending
+            .as_ref()
+            .is_some_and(|(_, b)| Shared::ptr_eq(b, &build))
+        {
+            *pending = None;
         }
+        drop(pending);
         built
     }
 
