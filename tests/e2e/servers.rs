@@ -149,6 +149,35 @@ pub fn free_port() -> u16 {
         .port()
 }
 
+/// Does process `pid` hold the socket listening on TCP `port`? (Another
+/// process may be listening there: connecting proves nothing.)
+fn listens(pid: u32, port: u16) -> bool {
+    let inodes: Vec<String> = ["/proc/net/tcp", "/proc/net/tcp6"]
+        .iter()
+        .filter_map(|f| std::fs::read_to_string(f).ok())
+        .flat_map(|text| {
+            text.lines()
+                .skip(1)
+                .filter_map(|line| {
+                    let cols: Vec<&str> = line.split_whitespace().collect();
+                    let local = u16::from_str_radix(cols.get(1)?.rsplit(':').next()?, 16).ok()?;
+                    let inode = cols.get(9)?;
+                    // State 0A is LISTEN.
+                    (local == port && *cols.get(3)? == "0A").then(|| format!("socket:[{inode}]"))
+                })
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .any(|fd| {
+            std::fs::read_link(fd.path())
+                .is_ok_and(|link| inodes.iter().any(|i| link.to_string_lossy() == *i))
+        })
+}
+
 /// A server process running in the background, killed on drop.
 pub struct Background {
     child: Child,
@@ -156,23 +185,34 @@ pub struct Background {
 }
 
 impl Background {
-    /// Starts `node args...` with `PORT` set and waits until the port accepts connections.
+    /// Starts `node args...` with `PORT` set and waits until it listens there.
+    /// A free port may be taken by another test before node binds it: then
+    /// node exits, and it is started again on another port.
     pub fn node(args: &[&str], env: &[(&str, &str)]) -> Background {
-        let port = free_port();
-        let child = Command::new("node")
-            .args(args)
-            .env("PORT", port.to_string())
-            .envs(env.iter().copied())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        wait_until(
-            &format!("server {args:?} to listen on {port}"),
-            Duration::from_secs(20),
-            || std::net::TcpStream::connect(("127.0.0.1", port)).is_ok(),
-        );
-        Background { child, port }
+        for _ in 0..5 {
+            let port = free_port();
+            let mut child = Command::new("node")
+                .args(args)
+                .env("PORT", port.to_string())
+                .envs(env.iter().copied())
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap();
+            let deadline = Instant::now() + Duration::from_secs(20);
+            while Instant::now() < deadline {
+                if listens(child.id(), port) {
+                    return Background { child, port };
+                }
+                if child.try_wait().unwrap().is_some() {
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+        panic!("server {args:?} did not listen on a free port");
     }
 
     pub fn url(&self, path: &str) -> String {
