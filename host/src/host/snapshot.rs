@@ -261,7 +261,12 @@ pub(crate) fn build(policy: &Policy, input: BuildInput) -> Result<Snapshot, Plug
         naming,
     } = input;
     let tools: Vec<&Arc<Tool>> = tools.iter().flat_map(|t| t.iter()).collect();
-    let lists = |server: &str| config.server(server).map(|s| &s.config);
+    let by_server: HashMap<&str, &crate::config::ServerConfig> = config
+        .servers
+        .iter()
+        .map(|s| (s.name.as_str(), &s.config))
+        .collect();
+    let lists = |server: &str| by_server.get(server).copied();
     let has_lists = |server: &str| {
         lists(server).is_some_and(|c| {
             !c.exclude_tools.is_empty()
