@@ -221,20 +221,10 @@ impl MetadataCache {
         }
     }
 
-    /// The recorded failures.
-    pub fn failures(&self) -> BTreeMap<String, Failure> {
-        self.read_file().failures
-    }
-
     /// Every entry and every recorded failure, from one read of the file.
     pub fn read_all(&self) -> (BTreeMap<String, Entry>, BTreeMap<String, Failure>) {
         let file = self.read_file();
         (file.servers, file.failures)
-    }
-
-    /// Records (`Some`) or forgets (`None`) a server's last failure.
-    pub fn record_failure(&self, server: &str, failure: Option<Failure>) -> Result<(), CacheError> {
-        self.apply(vec![writer::Change::Failure(server.to_string(), failure)])
     }
 
     /// Stores (`Some`) or removes (`None`) entries, keeping everyone else's.

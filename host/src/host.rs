@@ -306,10 +306,11 @@ impl Host {
     pub async fn connect(&self, server: &str) -> Result<ServerStatus, HostError> {
         self.manager.connect(server, true).await?;
         self.snapshot().await?;
-        let mut status = [self.manager.server_status(server)?];
+        let mut status = self.manager.server_status(server)?;
         let version = self.manager.catalog_version();
-        self.catalog.latest().count_exposed(version, &mut status);
-        let [status] = status;
+        self.catalog
+            .latest()
+            .count_exposed(version, std::slice::from_mut(&mut status));
         Ok(status)
     }
 
@@ -385,11 +386,18 @@ impl Host {
     /// Builds the search index of the current catalog now, so that the first
     /// search does not wait for it.
     pub async fn prepare_search(&self) -> Result<(), HostError> {
+        self.current_index().await.map(|_| ())
+    }
+
+    /// The current snapshot and its search index.
+    async fn current_index(
+        &self,
+    ) -> Result<(Arc<Snapshot>, Arc<crate::plugin::SearchIndex>), HostError> {
         let snapshot = self.snapshot().await?;
-        snapshot
+        let index = snapshot
             .index(&self.policy, &self.catalog.index_builds)
             .await?;
-        Ok(())
+        Ok((snapshot, index))
     }
 
     /// [`Host::search`], answering handles into the snapshot searched.
@@ -398,10 +406,7 @@ impl Host {
         query: &str,
         options: SearchOptions,
     ) -> Result<Vec<(EntryRef, f32)>, HostError> {
-        let snapshot = self.snapshot().await?;
-        let index = snapshot
-            .index(&self.policy, &self.catalog.index_builds)
-            .await?;
+        let (snapshot, index) = self.current_index().await?;
         let query = query.to_string();
         let hits =
             joined(tokio::task::spawn_blocking(move || index.search(&query, &options)).await)??;

@@ -634,13 +634,22 @@ impl Manager {
     /// Connects every eager and keep-alive server, at most
     /// `max_parallel_connects` at once. Failures are recorded, not returned.
     pub async fn connect_at_start(&self) {
+        self.connect_where(Slot::starts_eagerly, |_, _| {}).await;
+    }
+
+    /// Connects the servers whose slot satisfies `wanted`, as [`Manager::connect_many`].
+    async fn connect_where(
+        &self,
+        wanted: impl Fn(&Slot) -> bool,
+        progress: impl Fn(&str, &Result<(), LifecycleError>),
+    ) {
         let names: Vec<String> = self
             .slots()
             .iter()
-            .filter(|s| s.starts_eagerly())
+            .filter(|s| wanted(s))
             .map(|s| s.name().to_string())
             .collect();
-        self.connect_many(names, |_, _| {}).await;
+        self.connect_many(names, progress).await;
     }
 
     /// Connects the named servers concurrently (bounded); `progress` hears each outcome.
@@ -679,27 +688,17 @@ impl Manager {
     /// Connects every enabled server whose tools are not known yet (no valid
     /// cache entry, never listed), so that the catalog knows every tool.
     pub async fn connect_unlisted(&self, progress: impl Fn(&str, &Result<(), LifecycleError>)) {
-        let names: Vec<String> = self
-            .slots()
-            .iter()
-            .filter(|s| s.unlisted())
-            .map(|s| s.name().to_string())
-            .collect();
-        self.connect_many(names, progress).await;
+        self.connect_where(Slot::unlisted, progress).await;
     }
 
     /// After a reload, connects what start-up would have: of the servers
     /// added or changed, the eager and keep-alive ones, and those whose tools
     /// are not known.
     pub async fn connect_changed(&self, changed: &[String]) {
-        let names: Vec<String> = self
-            .slots()
-            .iter()
-            .filter(|s| changed.iter().any(|c| c == s.name()))
-            .filter(|s| s.starts_eagerly() || s.unlisted())
-            .map(|s| s.name().to_string())
-            .collect();
-        self.connect_many(names, |_, _| {}).await;
+        let wanted = |s: &Slot| {
+            changed.iter().any(|c| c == s.name()) && (s.starts_eagerly() || s.unlisted())
+        };
+        self.connect_where(wanted, |_, _| {}).await;
     }
 
     /// The metadata cache in use.

@@ -4,8 +4,8 @@
 
 use super::{CacheError, Entry, Failure, MetadataCache};
 use std::collections::BTreeMap;
+use std::sync::OnceLock;
 use std::sync::mpsc;
-use std::sync::{Mutex, OnceLock};
 
 /// One queued change.
 pub(super) enum Change {
@@ -17,17 +17,15 @@ pub(super) enum Change {
 
 enum Job {
     Change(Change),
-    /// Answered once every change queued before it is written.
-    Flush(tokio::sync::oneshot::Sender<()>),
-    /// The same, for a caller that cannot await (an exit on a signal).
-    FlushNow(mpsc::Sender<()>),
+    /// Called once every change queued before it is written.
+    Flushed(Box<dyn FnOnce() + Send>),
 }
 
 /// The writer of one cache file. Its thread starts with the first change and
 /// ends when the writer is dropped, after writing what is queued.
 pub struct CacheWriter {
     cache: MetadataCache,
-    queue: OnceLock<Mutex<mpsc::Sender<Job>>>,
+    queue: OnceLock<mpsc::Sender<Job>>,
 }
 
 impl CacheWriter {
@@ -55,7 +53,9 @@ impl CacheWriter {
             return;
         }
         let (tx, rx) = tokio::sync::oneshot::channel();
-        self.send(Job::Flush(tx));
+        self.send(Job::Flushed(Box::new(move || {
+            let _ = tx.send(());
+        })));
         let _ = rx.await;
     }
 
@@ -65,7 +65,9 @@ impl CacheWriter {
             return;
         }
         let (tx, rx) = mpsc::channel();
-        self.send(Job::FlushNow(tx));
+        self.send(Job::Flushed(Box::new(move || {
+            let _ = tx.send(());
+        })));
         let _ = rx.recv_timeout(limit);
     }
 
@@ -77,9 +79,8 @@ impl CacheWriter {
                 .name("mcpw-cache-writer".into())
                 .spawn(move || write_loop(&cache, &rx))
                 .expect("a thread can be started");
-            Mutex::new(tx)
+            tx
         });
-        let queue = queue.lock().unwrap_or_else(|p| p.into_inner());
         // The thread only ends when this sender is gone: sending cannot fail.
         let _ = queue.send(job);
     }
@@ -88,13 +89,11 @@ impl CacheWriter {
 fn write_loop(cache: &MetadataCache, rx: &mpsc::Receiver<Job>) {
     while let Ok(first) = rx.recv() {
         let mut changes = Vec::new();
-        let mut flushes = Vec::new();
-        let mut flushes_now = Vec::new();
+        let mut flushed = Vec::new();
         for job in std::iter::once(first).chain(rx.try_iter()) {
             match job {
                 Job::Change(c) => changes.push(c),
-                Job::Flush(done) => flushes.push(done),
-                Job::FlushNow(done) => flushes_now.push(done),
+                Job::Flushed(done) => flushed.push(done),
             }
         }
         if !changes.is_empty()
@@ -102,11 +101,8 @@ fn write_loop(cache: &MetadataCache, rx: &mpsc::Receiver<Job>) {
         {
             tracing::warn!("{e}");
         }
-        for done in flushes {
-            let _ = done.send(());
-        }
-        for done in flushes_now {
-            let _ = done.send(());
+        for done in flushed {
+            done();
         }
     }
 }

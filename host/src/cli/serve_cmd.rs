@@ -130,8 +130,8 @@ type Writer = Box<dyn tokio::io::AsyncWrite + Send + Unpin>;
 /// thread switch per message each way.
 fn stdio() -> (Reader, Writer) {
     #[cfg(unix)]
-    if let (Some(input), Some(output)) = (nonblocking::reader(0), nonblocking::writer(1)) {
-        return (input, output);
+    if let Some(both) = nonblocking::stdio() {
+        return both;
     }
     (Box::new(tokio::io::stdin()), Box::new(tokio::io::stdout()))
 }
@@ -141,7 +141,6 @@ mod nonblocking {
     use super::{Reader, Writer};
     use std::os::fd::{FromRawFd, OwnedFd};
 
-    #[derive(PartialEq)]
     enum Kind {
         Pipe,
         Socket,
@@ -173,32 +172,21 @@ mod nonblocking {
         tokio::net::UnixStream::from_std(std).ok()
     }
 
-    /// Both standard descriptors or neither: one made non-blocking cannot go
-    /// back to tokio's blocking reader or writer.
-    fn usable() -> bool {
-        kind(0).is_some() && kind(1).is_some()
-    }
-
-    pub(super) fn reader(fd: i32) -> Option<Reader> {
-        if !usable() {
-            return None;
-        }
-        let owned = dup(fd)?;
-        Some(match kind(fd)? {
-            Kind::Pipe => Box::new(tokio::net::unix::pipe::Receiver::from_owned_fd(owned).ok()?),
-            Kind::Socket => Box::new(socket(owned)?),
-        })
-    }
-
-    pub(super) fn writer(fd: i32) -> Option<Writer> {
-        if !usable() {
-            return None;
-        }
-        let owned = dup(fd)?;
-        Some(match kind(fd)? {
-            Kind::Pipe => Box::new(tokio::net::unix::pipe::Sender::from_owned_fd(owned).ok()?),
-            Kind::Socket => Box::new(socket(owned)?),
-        })
+    /// Standard input and output, both made non-blocking, or neither (one
+    /// made non-blocking cannot go back to tokio's blocking reader or writer):
+    /// `None` when either is not a pipe or a socket.
+    pub(super) fn stdio() -> Option<(Reader, Writer)> {
+        let (input_kind, output_kind) = (kind(0)?, kind(1)?);
+        let (input, output) = (dup(0)?, dup(1)?);
+        let reader: Reader = match input_kind {
+            Kind::Pipe => Box::new(tokio::net::unix::pipe::Receiver::from_owned_fd(input).ok()?),
+            Kind::Socket => Box::new(socket(input)?),
+        };
+        let writer: Writer = match output_kind {
+            Kind::Pipe => Box::new(tokio::net::unix::pipe::Sender::from_owned_fd(output).ok()?),
+            Kind::Socket => Box::new(socket(output)?),
+        };
+        Some((reader, writer))
     }
 }
 

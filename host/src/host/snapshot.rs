@@ -10,6 +10,7 @@
 
 use crate::catalog::{Entry, ServerStatus, Tool};
 use crate::config::{Config, DirectTools};
+use crate::plugin::policy::exposed;
 use crate::plugin::{
     DirectOptions, IndexOptions, NameOutcome, NamingOptions, PluginError, Policy, PrefixMode,
     SearchIndex, ServerDirect,
@@ -101,11 +102,6 @@ impl Snapshot {
             .get(name)
             .or_else(|| self.by_loose.get(&loose(name)))
             .copied()
-    }
-
-    /// Is the entry at `index` direct (always loaded)?
-    pub fn is_direct(&self, index: usize) -> bool {
-        self.direct.get(index).copied().unwrap_or(false)
     }
 
     /// The direct entries, in catalog order.
@@ -298,33 +294,13 @@ pub(crate) fn build(policy: &Policy, input: BuildInput) -> Result<Snapshot, Plug
     let kept: Vec<Arc<Tool>> = kept_at.iter().map(|&i| tools[i].clone()).collect();
 
     let outcomes = policy.names(&kept, &naming)?;
-    let ids: HashMap<usize, String> = outcomes
-        .iter()
-        .filter_map(|o| match o {
-            NameOutcome::DuplicateOf(winner) => Some((*winner, kept[*winner].id())),
-            _ => None,
-        })
-        .collect();
     let mut entries = Vec::with_capacity(kept.len());
     let mut entry_aliases = Vec::with_capacity(kept.len());
-    for ((tool, outcome), at) in kept.into_iter().zip(outcomes).zip(&kept_at) {
-        match outcome {
-            NameOutcome::Named(name) => {
-                let mut a = alias_of.remove(at).unwrap_or_default();
-                a.push(loose(&name));
-                entry_aliases.push(a);
-                entries.push(Entry { name, tool });
-            }
-            NameOutcome::DuplicateOf(winner) => tracing::warn!(
-                "tool {} is hidden: its name collides with {} (first one wins)",
-                tool.id(),
-                ids[&winner]
-            ),
-            NameOutcome::Reserved(name) => tracing::warn!(
-                "tool {} is hidden: its name {name} is reserved by mcpw",
-                tool.id()
-            ),
-        }
+    for (i, entry) in exposed(&kept, outcomes) {
+        let mut a = alias_of.remove(&kept_at[i]).unwrap_or_default();
+        a.push(loose(&entry.name));
+        entry_aliases.push(a);
+        entries.push(entry);
     }
 
     // `directTools` lists reach the direct-tools guest as the original names
@@ -385,16 +361,14 @@ pub(crate) fn build(policy: &Policy, input: BuildInput) -> Result<Snapshot, Plug
         .collect();
 
     // Prompts are named by the same rule as tools, in a namespace of their own.
-    let prompt_tools: Vec<Tool> = prompts
-        .iter()
+    let prompts: Vec<(Tool, Value)> = prompts
+        .into_iter()
         .filter_map(|(server, p)| {
-            let name = p.get("name")?.as_str()?;
-            Some(Tool::new(server.clone(), name, ""))
+            let name = p.get("name")?.as_str()?.to_string();
+            Some((Tool::new(server, name, ""), p))
         })
         .collect();
-    let prompt_values = prompts
-        .into_iter()
-        .filter(|(_, p)| p.get("name").and_then(Value::as_str).is_some());
+    let prompt_tools: Vec<&Tool> = prompts.iter().map(|(t, _)| t).collect();
     let outcomes = policy.names(
         &prompt_tools,
         &NamingOptions {
@@ -403,13 +377,12 @@ pub(crate) fn build(policy: &Policy, input: BuildInput) -> Result<Snapshot, Plug
         },
     )?;
     let mut exposed_prompts = Vec::new();
-    for ((tool, (server, prompt)), outcome) in prompt_tools.iter().zip(prompt_values).zip(outcomes)
-    {
+    for ((tool, prompt), outcome) in prompts.into_iter().zip(outcomes) {
         match outcome {
             NameOutcome::Named(name) => exposed_prompts.push(PromptEntry {
                 name,
-                server,
-                original: tool.name.clone(),
+                server: tool.server,
+                original: tool.name,
                 prompt,
             }),
             _ => tracing::warn!("prompt {} is hidden: its name collides", tool.id()),

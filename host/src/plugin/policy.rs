@@ -221,28 +221,12 @@ impl Policy {
         tools: &[Tool],
         options: &NamingOptions,
     ) -> Result<Vec<Entry>, PluginError> {
-        let outcomes = self.names(tools, options)?;
-        let mut entries = Vec::with_capacity(tools.len());
-        for (tool, outcome) in tools.iter().zip(outcomes) {
-            match outcome {
-                NameOutcome::Named(name) => entries.push(Entry {
-                    name,
-                    tool: Arc::new(tool.clone()),
-                }),
-                NameOutcome::DuplicateOf(winner) => tracing::warn!(
-                    "tool {} is hidden: its name collides with {} (first one wins)",
-                    tool.id(),
-                    tools[winner].id()
-                ),
-                NameOutcome::Reserved(name) => {
-                    tracing::warn!(
-                        "tool {} is hidden: its name {name} is reserved by mcpw",
-                        tool.id()
-                    )
-                }
-            }
-        }
-        Ok(entries)
+        let tools: Vec<Arc<Tool>> = tools.iter().cloned().map(Arc::new).collect();
+        let outcomes = self.names(&tools, options)?;
+        Ok(exposed(&tools, outcomes)
+            .into_iter()
+            .map(|(_, entry)| entry)
+            .collect())
     }
 
     /// Indices of the direct entries.
@@ -308,6 +292,34 @@ impl Policy {
             default: default.map(OnceLock::from).unwrap_or_default(),
         })
     }
+}
+
+/// The exposed entries of a named catalog, each with the index of its tool, in
+/// catalog order. Tools that lose a name collision or hit a reserved name are
+/// left out with a warning.
+pub fn exposed(tools: &[Arc<Tool>], outcomes: Vec<NameOutcome>) -> Vec<(usize, Entry)> {
+    let mut entries = Vec::with_capacity(tools.len());
+    for (i, (tool, outcome)) in tools.iter().zip(outcomes).enumerate() {
+        match outcome {
+            NameOutcome::Named(name) => entries.push((
+                i,
+                Entry {
+                    name,
+                    tool: tool.clone(),
+                },
+            )),
+            NameOutcome::DuplicateOf(winner) => tracing::warn!(
+                "tool {} is hidden: its name collides with {} (first one wins)",
+                tool.id(),
+                tools[winner].id()
+            ),
+            NameOutcome::Reserved(name) => tracing::warn!(
+                "tool {} is hidden: its name {name} is reserved by mcpw",
+                tool.id()
+            ),
+        }
+    }
+    entries
 }
 
 /// A search index answered by the ranking role, with the same fallback.
