@@ -1,6 +1,6 @@
 //! The metadata cache across processes, and server processes across mcpw's exit.
 
-use crate::common::{ConfigDirs, host, write};
+use crate::common::{ConfigDirs, entry_names, host, write};
 use crate::servers::{all_gone, pids, servers, wait_until};
 use mcpw::catalog::ConnectionState;
 use serde_json::{Value, json};
@@ -17,13 +17,7 @@ async fn a_warm_start_knows_every_tool_without_connecting() {
     let pf = d.root.path().join("pids");
     let first = host(&d, json!({"s": ok_server(&pf)}), |_| {}).await;
     first.connect("s").await.unwrap();
-    let names: Vec<String> = first
-        .entries()
-        .await
-        .unwrap()
-        .iter()
-        .map(|e| e.name.clone())
-        .collect();
+    let names: Vec<String> = entry_names(&first).await;
     first.shutdown().await;
     drop(first);
 
@@ -33,13 +27,7 @@ async fn a_warm_start_knows_every_tool_without_connecting() {
         (status.state, status.tool_count as usize),
         (ConnectionState::Cached, names.len())
     );
-    let again: Vec<String> = second
-        .entries()
-        .await
-        .unwrap()
-        .iter()
-        .map(|e| e.name.clone())
-        .collect();
+    let again: Vec<String> = entry_names(&second).await;
     assert_eq!(again, names);
     let echo = second
         .find("s__echo")

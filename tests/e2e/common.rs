@@ -190,6 +190,16 @@ pub fn command(cfg: &mcpw::config::Config, name: &str) -> String {
     }
 }
 
+/// The agent-facing names of every exposed tool of `host`.
+pub async fn entry_names(host: &mcpw::host::Host) -> Vec<String> {
+    host.entries()
+        .await
+        .unwrap()
+        .iter()
+        .map(|e| e.name.clone())
+        .collect()
+}
+
 /// Starts a host over `servers` (the `mcpServers` object) with test-friendly
 /// options: caches in the temp home, no background maintenance.
 pub async fn host(

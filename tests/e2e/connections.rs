@@ -1,7 +1,7 @@
 //! Real MCP servers over every transport: server-everything over stdio,
 //! Streamable HTTP and legacy SSE; filesystem, memory, time and git.
 
-use crate::common::{ConfigDirs, host};
+use crate::common::{ConfigDirs, entry_names, host};
 use crate::servers::{Background, all_gone, servers};
 use mcpw::catalog::{ConnectionState, ToolKind};
 use mcpw::present::Content;
@@ -369,13 +369,7 @@ async fn excluded_tools_and_unexposed_resources_are_hidden() {
     .await;
     host.connect("a").await.unwrap();
     host.connect("b").await.unwrap();
-    let names: Vec<String> = host
-        .entries()
-        .await
-        .unwrap()
-        .iter()
-        .map(|e| e.name.clone())
-        .collect();
+    let names: Vec<String> = entry_names(&host).await;
     for hidden in ["a__echo", "a__get-sum", "a__get_architecture_md"] {
         assert!(!names.contains(&hidden.to_string()), "{hidden} is excluded");
     }

@@ -1,10 +1,9 @@
 //! The catalog snapshot: built once per catalog version however many ask at
 //! once, and every name-related decision taken from the naming guest.
 
-use crate::common::{ConfigDirs, build_guest, cache, host_with_config};
+use crate::common::{ConfigDirs, build_guest, cache, entry_names, host_with_config};
 use crate::servers::servers;
 use mcpw::cache::{self as metadata, MetadataCache};
-use mcpw::catalog::Entry;
 use mcpw::host::Host;
 use mcpw::plugin::SearchOptions;
 use serde_json::{Value, json};
@@ -153,10 +152,8 @@ async fn every_name_comes_from_the_naming_guest() {
         ],
     );
     let host = host_with_config(&dirs, |o| o.compile_cache = cache()).await;
-    let names =
-        |entries: &[Entry]| -> Vec<String> { entries.iter().map(|e| e.name.clone()).collect() };
     assert_eq!(
-        names(&host.entries().await.unwrap()),
+        entry_names(&host).await,
         [
             "create_issue_on_github",
             "list_issues_on_github",
@@ -164,10 +161,9 @@ async fn every_name_comes_from_the_naming_guest() {
         ],
         "excludeTools and includeTools select by the guest's names"
     );
-    assert_eq!(
-        names(&host.direct_entries().await.unwrap()),
-        ["list_issues_on_github"]
-    );
+    let direct = host.direct_entries().await.unwrap();
+    let direct: Vec<&str> = direct.iter().map(|e| e.name.as_str()).collect();
+    assert_eq!(direct, ["list_issues_on_github"]);
     let prompts: Vec<String> = host
         .prompts()
         .await
@@ -214,13 +210,7 @@ async fn short_prefixes_follow_the_default_guest() {
     // any of its tools are known, and the exclusion uses the same name.
     let entry = host.resolve("time__get_current_time").await.unwrap();
     assert_eq!(entry.tool.server, "time_mcp");
-    let names: Vec<String> = host
-        .entries()
-        .await
-        .unwrap()
-        .iter()
-        .map(|e| e.name.clone())
-        .collect();
+    let names: Vec<String> = entry_names(&host).await;
     assert_eq!(names, ["time__get_current_time"]);
     host.shutdown().await;
 }
