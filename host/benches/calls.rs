@@ -145,7 +145,8 @@ fn warm_start(home: &std::path::Path) -> Vec<Duration> {
             let tools = (0..13)
                 .map(|k| {
                     let t = &catalog[(i * 13 + k) % catalog.len()];
-                    json!({"name": t.name, "description": t.description, "inputSchema": t.input_schema})
+                    let t = json!({"name": t.name, "description": t.description, "inputSchema": t.input_schema});
+                    serde_json::value::to_raw_value(&t).unwrap()
                 })
                 .collect();
             (s.name.clone(), Some(cache::Entry { config_hash: cache::config_hash(&s.raw), tools, resources: vec![], prompts: vec![], cached_at: cache::now_ms(), protocol_version: None }))

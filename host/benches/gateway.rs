@@ -4,7 +4,8 @@
 //!
 //! 1. Added latency of sequential `echo` calls over stdio (official TypeScript SDK
 //!    client → server-everything): direct, through a plain byte relay, through
-//!    `mcpw serve --exposure direct`, and through the `mcp` proxy tool.
+//!    the smallest rmcp forwarder (rmcp's own floor), through `mcpw serve
+//!    --exposure direct`, and through the `mcp` proxy tool.
 //! 2. `tools/list` of the gateway in tool-search mode, in-process over an
 //!    in-memory transport, with the real 101-server / 1,287-tool catalog in a warm
 //!    metadata cache (direct exposure beside it for context).
@@ -20,6 +21,8 @@
 //! (default 500). Every process started carries a tag in its environment; at the
 //! end (or on a panic) any tagged process still alive is killed and reported.
 
+#[path = "gateway/forwarder.rs"]
+mod forwarder;
 #[path = "../../tests/e2e/servers.rs"]
 #[allow(dead_code)] // the tests use the rest of it
 mod servers;
@@ -73,6 +76,9 @@ fn main() {
     // Relay mode must win over everything else: the bench re-executes itself.
     if std::env::var_os(RELAY_ENV).is_some() {
         relay_main();
+    }
+    if std::env::var_os(forwarder::ENV).is_some() {
+        forwarder::main();
     }
     let _sweep = Sweep; // kills anything left behind, also when a row panics
     let n_calls: usize = std::env::var("BENCH_CALLS")
@@ -540,7 +546,8 @@ fn write_catalog_home(home: &Path) -> usize {
         mcpw::catalog::load_catalog(&common::workspace().join("tests/fixtures/catalog.json"))
             .expect("load tests/fixtures/catalog.json");
     assert_eq!(catalog.len(), CATALOG_TOOLS, "the catalog fixture changed");
-    let mut by_server: std::collections::BTreeMap<&str, Vec<Value>> = Default::default();
+    let mut by_server: std::collections::BTreeMap<&str, Vec<Box<serde_json::value::RawValue>>> =
+        Default::default();
     for t in &catalog {
         let mut tool =
             json!({"name": t.name, "description": t.description, "inputSchema": t.input_schema});
@@ -550,6 +557,7 @@ fn write_catalog_home(home: &Path) -> usize {
         if let Some(a) = &t.annotations {
             tool["annotations"] = a.clone();
         }
+        let tool = serde_json::value::to_raw_value(&tool).expect("a tool is JSON");
         by_server.entry(&t.server).or_default().push(tool);
     }
     let servers: serde_json::Map<String, Value> = by_server
@@ -681,6 +689,14 @@ fn row1_stdio_latency(everything: &str, home: &Path, relay: &Relay, n: usize) ->
             warm_args: echo.clone(),
         },
         SdkPath {
+            name: "minimal rmcp forwarder",
+            connect: json!({"command": std::env::current_exe().expect("the bench's own path"),
+                            "args": ["node", everything, "stdio"], "env": {forwarder::ENV: "1"}}),
+            tool: "echo",
+            args: echo.clone(),
+            warm_args: echo.clone(),
+        },
+        SdkPath {
             name: "mcpw serve --exposure direct",
             connect: serve("direct"),
             tool: "e__echo",
@@ -723,7 +739,7 @@ fn row1_stdio_latency(everything: &str, home: &Path, relay: &Relay, n: usize) ->
             rounds.join(" ")
         );
     }
-    let (relay_add, direct_add, proxy_add) = (added(1), added(2), added(3));
+    let (relay_add, floor_add, direct_add, proxy_add) = (added(1), added(2), added(3), added(4));
     let ratio = |x: f64| {
         if relay_add > 0.0 {
             format!("{:.1}×", x / relay_add)
@@ -732,22 +748,25 @@ fn row1_stdio_latency(everything: &str, home: &Path, relay: &Relay, n: usize) ->
         }
     };
     println!(
-        "mcpw added p50 = {} (direct exposure), {} (proxy) of the relay's\n",
+        "mcpw added p50 = {} (direct exposure), {} (proxy) of the relay's; direct exposure {:+.3} ms beyond the rmcp floor\n",
         ratio(direct_add),
-        ratio(proxy_add)
+        ratio(proxy_add),
+        direct_add - floor_add
     );
     let p = |i: usize, f: fn(&SdkStats) -> f64| median(&stats[i].iter().map(f).collect::<Vec<_>>());
     format!(
         "| 1 | Added latency over direct, stdio `echo`, TS SDK client ({n} calls × {ROUNDS} rounds; direct p50 {:.3} ms) \
          | direct exposure {direct_add:+.3} ms (p50 {:.3} / p99 {:.3} ms); proxy `mcp` {proxy_add:+.3} ms (p50 {:.3} / p99 {:.3} ms) \
-         | byte relay {relay_add:+.3} ms (p50 {:.3} / p99 {:.3} ms) | {} (direct), {} (proxy) of the relay |",
+         | byte relay {relay_add:+.3} ms (p50 {:.3} / p99 {:.3} ms); minimal rmcp forwarder {floor_add:+.3} ms (p50 {:.3} / p99 {:.3} ms) | {} (direct), {} (proxy) of the relay |",
         p(0, |s| s.p50),
-        p(2, |s| s.p50),
-        p(2, |s| s.p99),
         p(3, |s| s.p50),
         p(3, |s| s.p99),
+        p(4, |s| s.p50),
+        p(4, |s| s.p99),
         p(1, |s| s.p50),
         p(1, |s| s.p99),
+        p(2, |s| s.p50),
+        p(2, |s| s.p99),
         ratio(direct_add),
         ratio(proxy_add),
     )

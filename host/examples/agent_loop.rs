@@ -65,7 +65,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             continue;
         };
         println!("\n{query:?} → {} (score {score})", best.name);
-        println!("{}", present::format_schema(&best.tool.input_schema, "  "));
+        println!(
+            "{}",
+            present::format_schema(best.tool.input_schema.object(), "  ")
+        );
         let outcome = host.call(&best.name, args.as_object().cloned()).await?;
         for block in &outcome.content {
             if let Content::Text { text } = block {

@@ -16,6 +16,7 @@ mod writer;
 pub use writer::CacheWriter;
 
 use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
@@ -46,13 +47,14 @@ const IDENTITY_FIELDS: &[&str] = &[
 ];
 
 /// One server's cached listing.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Entry {
     /// Hash of the identity fields it was listed under.
     pub config_hash: String,
-    /// MCP tools as the server listed them.
-    pub tools: Vec<Value>,
+    /// MCP tools as the server listed them, kept as JSON text: every start
+    /// reads the whole cache, and most schemas are never looked into.
+    pub tools: Vec<Box<RawValue>>,
     /// MCP resources as the server listed them.
     #[serde(default)]
     pub resources: Vec<Value>,
@@ -329,7 +331,7 @@ mod tests {
         let cache = MetadataCache::new(dir.path().join("metadata.json"));
         let entry = |h: &str| Entry {
             config_hash: h.into(),
-            tools: vec![json!({"name": "t"})],
+            tools: vec![serde_json::value::to_raw_value(&json!({"name": "t"})).unwrap()],
             resources: vec![],
             prompts: vec![],
             cached_at: 5,

@@ -6,6 +6,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
+mod schema;
+pub use schema::{JsonObject, Schema};
+
 /// Tool or resource.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "lowercase")]
@@ -32,8 +35,8 @@ pub struct Tool {
     #[serde(default)]
     pub description: String,
     /// JSON Schema of the arguments.
-    #[serde(default = "empty_object")]
-    pub input_schema: Value,
+    #[serde(default)]
+    pub input_schema: Schema,
     /// MCP tool annotations.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub annotations: Option<Value>,
@@ -43,10 +46,6 @@ pub struct Tool {
     /// For a resource: the URI it reads.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resource_uri: Option<String>,
-}
-
-fn empty_object() -> Value {
-    Value::Object(Default::default())
 }
 
 impl Tool {
@@ -61,7 +60,7 @@ impl Tool {
             name: name.into(),
             title: None,
             description: description.into(),
-            input_schema: empty_object(),
+            input_schema: Schema::default(),
             annotations: None,
             kind: ToolKind::Tool,
             resource_uri: None,
@@ -166,8 +165,8 @@ struct CatalogTool {
     title: Option<String>,
     #[serde(default)]
     description: Option<String>,
-    #[serde(default = "empty_object")]
-    input_schema: Value,
+    #[serde(default)]
+    input_schema: Schema,
     #[serde(default)]
     annotations: Option<Value>,
 }
@@ -221,7 +220,7 @@ mod tests {
         assert_eq!(tools.len(), 2);
         assert_eq!(tools[0].id(), "git/git_status");
         assert_eq!(tools[1].description, "");
-        assert_eq!(tools[1].input_schema, serde_json::json!({}));
+        assert_eq!(tools[1].input_schema, Schema::default());
     }
 
     #[test]

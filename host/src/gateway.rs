@@ -87,15 +87,24 @@ impl Shared {
     }
 
     /// Prepares what the first requests of this exposure need, so that they
-    /// do not wait for it: the catalog snapshot and the tool list, then the
-    /// search index. Proxy exposure prepares nothing (it lists one fixed tool),
-    /// which keeps an idle proxy small; its first search builds the index.
+    /// do not wait for it: the catalog snapshot and the tool list (direct
+    /// exposure: with every schema parsed), then for tool-search the search
+    /// index. Proxy exposure prepares nothing (it lists one fixed tool), which
+    /// keeps an idle proxy small; its first search builds the index.
     pub async fn warm_up(&self, session: &Gateway) {
         if self.exposure == Exposure::Proxy {
             return;
         }
-        if let Err(e) = session.tool_list().await {
+        let schemas = async {
+            if self.exposure == Exposure::Direct {
+                self.host.prepare_schemas().await;
+            }
+        };
+        if let (_, Err(e)) = tokio::join!(schemas, session.tool_list()) {
             tracing::debug!("warming up the tool list: {e:?}");
+        }
+        if self.exposure != Exposure::ToolSearch {
+            return;
         }
         match self.host.prepare_search().await {
             Ok(()) | Err(HostError::ShuttingDown) => {}
@@ -169,14 +178,8 @@ fn from_json<T: serde::de::DeserializeOwned>(v: Value) -> Result<T, McpError> {
 /// thousands): its schema always says `"type": "object"`.
 fn mcp_tool(entry: &crate::catalog::Entry) -> Tool {
     let t = &entry.tool;
-    let mut schema = match &t.input_schema {
-        Value::Object(m) => m.clone(),
-        _ => serde_json::Map::new(),
-    };
-    if !schema.contains_key("type") {
-        schema.insert("type".into(), json!("object"));
-    }
-    let mut tool = Tool::new(entry.name.clone(), t.description.clone(), Arc::new(schema));
+    let schema = t.input_schema.object().clone();
+    let mut tool = Tool::new(entry.name.clone(), t.description.clone(), schema);
     tool.title = t.title.clone();
     tool.annotations = t
         .annotations

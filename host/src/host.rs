@@ -389,6 +389,22 @@ impl Host {
         self.current_index().await.map(|_| ())
     }
 
+    /// Parses the input schema of every tool known now, on a blocking thread:
+    /// cached schemas are kept as text, and an MCP listing of all tools needs
+    /// each as an object. Run beside the first snapshot build, this takes the
+    /// parsing off the first `tools/list` of direct exposure.
+    pub async fn prepare_schemas(&self) {
+        let lists = self.manager.tool_lists();
+        // From the back: a listing built meanwhile from the front meets it
+        // halfway instead of waiting on the same schemas.
+        let _ = tokio::task::spawn_blocking(move || {
+            for tool in lists.iter().rev().flat_map(|l| l.iter().rev()) {
+                tool.input_schema.object();
+            }
+        })
+        .await;
+    }
+
     /// The current snapshot and its search index.
     async fn current_index(
         &self,

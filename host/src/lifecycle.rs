@@ -23,6 +23,7 @@ use crate::upstream::{
 };
 use futures::StreamExt;
 use serde_json::Value;
+use serde_json::value::RawValue;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
@@ -235,7 +236,7 @@ pub struct Manager {
 
 /// Decodes a cache entry into catalog tools.
 fn tools_from_entry(server: &Server, entry: cache::Entry) -> (Vec<Tool>, Vec<Value>) {
-    let tools = catalog_tools(&server.name, &server.config, entry.tools, entry.resources);
+    let tools = catalog_tools(&server.name, &server.config, &entry.tools, entry.resources);
     (tools, entry.prompts)
 }
 
@@ -534,22 +535,17 @@ impl Manager {
     /// Stores a fresh listing (and caches it) unless it belongs to a connection
     /// older than the current one; returns whether it was stored.
     fn store_listing(&self, slot: &Slot, listing: &Listing, generation: u64) -> bool {
-        let tools: Vec<Value> = listing
+        let tools: Vec<Box<RawValue>> = listing
             .tools
             .iter()
-            .filter_map(|t| serde_json::to_value(t).ok())
+            .filter_map(|t| serde_json::value::to_raw_value(t).ok())
             .collect();
         let resources: Vec<Value> = listing
             .resources
             .iter()
             .filter_map(|r| serde_json::to_value(r).ok())
             .collect();
-        let catalog = catalog_tools(
-            slot.name(),
-            &slot.server.config,
-            tools.clone(),
-            resources.clone(),
-        );
+        let catalog = catalog_tools(slot.name(), &slot.server.config, &tools, resources.clone());
         let prompts: Vec<Value> = listing
             .prompts
             .iter()

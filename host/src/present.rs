@@ -1,5 +1,6 @@
 //! How MCP results, schemas and statuses are shown to agents and people.
 
+use crate::catalog::JsonObject;
 use serde::Serialize;
 use serde_json::Value;
 
@@ -129,7 +130,7 @@ fn type_of(schema: &Value) -> String {
 
 /// The parameters of an input schema, one per line:
 /// `name (type) *required* - description [default: x]`.
-pub fn format_schema(schema: &Value, indent: &str) -> String {
+pub fn format_schema(schema: &JsonObject, indent: &str) -> String {
     let Some(props) = schema.get("properties").and_then(Value::as_object) else {
         return format!("{indent}(no parameters)");
     };
@@ -169,7 +170,7 @@ pub fn format_schema(schema: &Value, indent: &str) -> String {
 }
 
 /// An error text with the expected parameters appended, so an agent can fix its call.
-pub fn error_with_parameters(message: &str, schema: Option<&Value>) -> String {
+pub fn error_with_parameters(message: &str, schema: Option<&JsonObject>) -> String {
     match schema {
         Some(schema)
             if schema
@@ -220,7 +221,7 @@ pub fn describe(entry: &crate::catalog::Entry) -> String {
     {
         text.push_str(&format!(
             "\nParameters:\n{}",
-            format_schema(&t.input_schema, "  ")
+            format_schema(t.input_schema.object(), "  ")
         ));
     } else {
         text.push_str("\nNo parameters defined.");
@@ -262,11 +263,14 @@ mod tests {
             "required": ["url"]
         });
         assert_eq!(
-            format_schema(&schema, "  "),
+            format_schema(schema.as_object().expect("an object"), "  "),
             "  url (string) *required* - The URL to navigate to\n  timeout (number) - Navigation timeout in ms [default: 30000]\n  format (enum: \"png\", \"jpeg\", \"webp\") [default: \"png\"]\n  tags (array of string)\n  id (string | number)"
         );
         assert_eq!(
-            format_schema(&json!({"type": "object"}), ""),
+            format_schema(
+                json!({"type": "object"}).as_object().expect("an object"),
+                ""
+            ),
             "(no parameters)"
         );
     }
@@ -299,7 +303,7 @@ mod tests {
     fn errors_get_the_expected_parameters() {
         let schema = json!({"properties": {"q": {"type": "string"}}, "required": ["q"]});
         assert_eq!(
-            error_with_parameters("Error: bad", Some(&schema)),
+            error_with_parameters("Error: bad", schema.as_object()),
             "Error: bad\n\nExpected parameters:\n  q (string) *required*"
         );
         assert_eq!(error_with_parameters("Error: bad", None), "Error: bad");

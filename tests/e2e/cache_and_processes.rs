@@ -35,7 +35,7 @@ async fn a_warm_start_knows_every_tool_without_connecting() {
         .unwrap()
         .expect("known from the cache");
     assert!(
-        echo.tool.input_schema["properties"]["message"].is_object(),
+        echo.tool.input_schema.object()["properties"]["message"].is_object(),
         "schemas come from the cache too"
     );
     assert_eq!(pids(&pf).len(), 1, "nothing was started");

@@ -32,7 +32,10 @@ fn write_config(dirs: &ConfigDirs, config: &Value, cached: &[(&str, &[&str], &[&
                 config_hash: metadata::config_hash(&s.raw),
                 tools: tools
                     .iter()
-                    .map(|t| json!({"name": t, "description": format!("The {t} tool"), "inputSchema": {"type": "object"}}))
+                    .map(|t| {
+                        let t = json!({"name": t, "description": format!("The {t} tool"), "inputSchema": {"type": "object"}});
+                        serde_json::value::to_raw_value(&t).expect("JSON")
+                    })
                     .collect(),
                 resources: vec![],
                 prompts: prompts.iter().map(|p| json!({"name": p})).collect(),

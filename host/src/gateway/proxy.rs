@@ -376,7 +376,7 @@ async fn search(
             {
                 text.push_str(&format!(
                     "\n  Parameters:\n{}\n",
-                    present::format_schema(&e.tool.input_schema, "    ")
+                    present::format_schema(e.tool.input_schema.object(), "    ")
                 ));
             } else {
                 text.push_str("  No parameters (call directly).\n");
@@ -530,7 +530,8 @@ async fn call_tool(
             )
         }
         Err(e) => {
-            let schema = (entry.tool.kind == ToolKind::Tool).then_some(&entry.tool.input_schema);
+            let schema =
+                (entry.tool.kind == ToolKind::Tool).then(|| &**entry.tool.input_schema.object());
             let text = present::error_with_parameters(
                 &format!("Error: call to \"{}\" failed: {e}", entry.name),
                 schema,

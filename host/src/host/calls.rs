@@ -165,7 +165,7 @@ impl Host {
 /// JSON-RPC error) as text with the tool's expected parameters appended.
 pub fn present_result(entry: &Entry, raw: RawResult) -> CallOutcome {
     let tool = &entry.tool;
-    let schema = (tool.kind == ToolKind::Tool).then_some(&tool.input_schema);
+    let schema = (tool.kind == ToolKind::Tool).then(|| &**tool.input_schema.object());
     let outcome = |content: Vec<Content>, structured, is_error, raw: Value| CallOutcome {
         server: tool.server.clone(),
         tool: tool.name.clone(),

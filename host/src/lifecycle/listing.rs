@@ -3,9 +3,11 @@
 //! `includeTools` select is decided with the catalog snapshot, by the names the
 //! naming guest gives.
 
-use crate::catalog::{Tool, ToolKind};
+use crate::catalog::{Schema, Tool, ToolKind};
 use crate::config::ServerConfig;
+use serde::Deserialize;
 use serde_json::Value;
+use serde_json::value::RawValue;
 
 /// Takes a string field out of a listed object.
 fn take_text(v: &mut Value, key: &str) -> Option<String> {
@@ -15,24 +17,49 @@ fn take_text(v: &mut Value, key: &str) -> Option<String> {
     }
 }
 
-/// Catalog tools from listed MCP tools and resources (as JSON), taken apart
-/// rather than copied: start-up turns every cached tool into one.
+/// A listed MCP tool, as far as the catalog reads it. Fields of the wrong
+/// type count as absent, as they did when a listing was read as a tree.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ListedTool {
+    #[serde(default)]
+    name: Value,
+    #[serde(default)]
+    title: Value,
+    #[serde(default)]
+    description: Value,
+    #[serde(default)]
+    input_schema: Option<Schema>,
+    #[serde(default)]
+    annotations: Value,
+}
+
+fn text(v: Value) -> Option<String> {
+    match v {
+        Value::String(s) => Some(s),
+        _ => None,
+    }
+}
+
+/// Catalog tools from listed MCP tools (as the JSON text a server sent) and
+/// resources; start-up turns every cached tool into one, without building a
+/// tree of its schema.
 pub fn catalog_tools(
     server: &str,
     config: &ServerConfig,
-    tools: Vec<Value>,
+    tools: &[Box<RawValue>],
     resources: Vec<Value>,
 ) -> Vec<Tool> {
     let mut out = Vec::with_capacity(tools.len() + resources.len());
-    for mut t in tools {
-        let Some(name) = take_text(&mut t, "name") else {
+    for raw in tools {
+        let Ok(t) = serde_json::from_str::<ListedTool>(raw.get()) else {
             continue;
         };
-        let mut annotations = t
-            .as_object_mut()
-            .and_then(|o| o.remove("annotations"))
-            .filter(Value::is_object);
-        let title = take_text(&mut t, "title").or_else(|| {
+        let Some(name) = text(t.name) else {
+            continue;
+        };
+        let annotations = Some(t.annotations).filter(Value::is_object);
+        let title = text(t.title).or_else(|| {
             annotations
                 .as_ref()
                 .and_then(|a| a.get("title"))
@@ -42,12 +69,9 @@ pub fn catalog_tools(
         out.push(Tool {
             server: server.to_string(),
             title,
-            description: take_text(&mut t, "description").unwrap_or_default(),
-            input_schema: t
-                .as_object_mut()
-                .and_then(|o| o.remove("inputSchema"))
-                .unwrap_or_else(|| Value::Object(Default::default())),
-            annotations: annotations.take(),
+            description: text(t.description).unwrap_or_default(),
+            input_schema: t.input_schema.unwrap_or_default(),
+            annotations,
             kind: ToolKind::Tool,
             resource_uri: None,
             name,
@@ -67,7 +91,7 @@ pub fn catalog_tools(
                 name,
                 title: take_text(&mut r, "title"),
                 description,
-                input_schema: Value::Object(Default::default()),
+                input_schema: Schema::default(),
                 annotations: None,
                 kind: ToolKind::Resource,
                 resource_uri: Some(uri),
@@ -94,15 +118,54 @@ mod tests {
             )
             .unwrap()
         };
-        let tools = [serde_json::json!({"name": "search"})];
+        let tools =
+            [serde_json::value::to_raw_value(&serde_json::json!({"name": "search"})).unwrap()];
         let resources = [serde_json::json!({"name": "README", "uri": "file:///r"})];
         let kinds = |c: &ServerConfig| -> Vec<ToolKind> {
-            catalog_tools("s", c, tools.to_vec(), resources.to_vec())
+            catalog_tools("s", c, &tools, resources.to_vec())
                 .into_iter()
                 .map(|t| t.kind)
                 .collect()
         };
         assert_eq!(kinds(&config(false)), [ToolKind::Tool]);
         assert_eq!(kinds(&config(true)), [ToolKind::Tool, ToolKind::Resource]);
+    }
+
+    #[test]
+    fn fields_of_the_wrong_type_count_as_absent() {
+        let config = crate::config::validate::server(
+            "s",
+            &serde_json::json!({"command": "x"}),
+            std::path::Path::new("mcp.json"),
+            &Default::default(),
+            true,
+            &mut Vec::new(),
+        )
+        .unwrap();
+        let raw = |v: serde_json::Value| serde_json::value::to_raw_value(&v).unwrap();
+        let tools = [
+            raw(
+                serde_json::json!({"name": "a", "title": 3, "description": ["x"],
+                "inputSchema": {"properties": {"q": {}}}, "annotations": {"title": "A"}}),
+            ),
+            raw(serde_json::json!({"name": 7})),
+            raw(serde_json::json!("not a tool")),
+            raw(serde_json::json!({"name": "b", "inputSchema": "nonsense", "annotations": 1})),
+        ];
+        let out = catalog_tools("s", &config, &tools, vec![]);
+        let names: Vec<&str> = out.iter().map(|t| t.name.as_str()).collect();
+        assert_eq!(names, ["a", "b"]);
+        assert_eq!(
+            out[0].title.as_deref(),
+            Some("A"),
+            "the annotations' title stands in"
+        );
+        assert_eq!(out[0].description, "");
+        assert!(out[0].input_schema.get("properties").is_some());
+        assert_eq!(
+            out[1].input_schema.to_value(),
+            serde_json::json!({"type": "object"})
+        );
+        assert_eq!(out[1].annotations, None);
     }
 }

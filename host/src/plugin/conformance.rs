@@ -59,7 +59,7 @@ pub fn synthetic_catalog(n: usize) -> Vec<Tool> {
         .map(|i| {
             let (v, o) = (VERBS[i % VERBS.len()], NOUNS[(i / VERBS.len()) % NOUNS.len()]);
             let mut t = Tool::new(format!("server-{:02}", i % 20), format!("{v}_{o}_{i}"), format!("{v} a {o} (tool number {i})"));
-            t.input_schema = json!({"type": "object", "properties": {"id": {"type": "string", "description": format!("the {o}")}}});
+            t.input_schema = json!({"type": "object", "properties": {"id": {"type": "string", "description": format!("the {o}")}}}).into();
             t
         })
         .collect()
@@ -91,7 +91,7 @@ pub fn hostile_catalog() -> Vec<Tool> {
     ];
     let mut escapes = Tool::new("esc", "escapes", "schema with odd escapes");
     escapes.input_schema = serde_json::from_str(r#"{"type":"object","properties":{"\ud800x":{"type":"string","description":"lone surrogate \\udfff and \\u0000"}}}"#)
-        .unwrap_or_else(|_| json!({"type": "object", "properties": {"\u{fffd}": {"description": "\\ud800 \\u0000 \u{0}"}}}));
+        .unwrap_or_else(|_| json!({"type": "object", "properties": {"\u{fffd}": {"description": "\\ud800 \\u0000 \u{0}"}}}).into());
     tools.push(escapes);
     tools
 }

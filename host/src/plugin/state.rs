@@ -100,8 +100,7 @@ pub(crate) fn wit_tool(t: &Tool) -> types::Tool {
         name: t.name.clone(),
         title: t.title.clone(),
         description: t.description.clone(),
-        // `to_string` goes through `Display`, a formatter adapter: slower on big catalogs.
-        input_schema: serde_json::to_string(&t.input_schema).unwrap_or_else(|_| "{}".into()),
+        input_schema: t.input_schema.text().to_string(),
         annotations: t
             .annotations
             .as_ref()
