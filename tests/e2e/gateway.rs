@@ -3,9 +3,9 @@
 //! exposure, with server-everything and a second real server behind it.
 
 use crate::common::ConfigDirs;
-use crate::servers::{free_port, servers, wait_until};
+use crate::servers::{Serving, free_port, servers, wait_until};
 use serde_json::{Value, json};
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 struct Setup {
@@ -63,50 +63,6 @@ fn client(connect: Value, steps: Value) -> Result<Vec<Value>, String> {
     match v.get("results") {
         Some(r) => Ok(r.as_array().unwrap().clone()),
         None => Err(v["error"].as_str().unwrap_or("").to_string()),
-    }
-}
-
-/// `mcpw serve --http` in the background, killed on drop.
-struct Serving {
-    child: Child,
-    port: u16,
-}
-
-impl Serving {
-    fn start(setup: &Setup, args: &[&str]) -> Serving {
-        let port = free_port();
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_mcpw"));
-        cmd.arg("serve").args(args);
-        if !args.contains(&"--http") {
-            cmd.args(["--http", &format!("127.0.0.1:{port}")]);
-        }
-        for (k, v) in env(setup).as_object().unwrap() {
-            cmd.env(k, v.as_str().unwrap());
-        }
-        let child = cmd
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let port = args.iter().position(|a| *a == "--http").map_or(port, |i| {
-            args[i + 1].rsplit(':').next().unwrap().parse().unwrap()
-        });
-        wait_until("mcpw serve to listen", Duration::from_secs(20), || {
-            std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
-        });
-        Serving { child, port }
-    }
-
-    fn url(&self) -> String {
-        format!("http://127.0.0.1:{}/mcp", self.port)
-    }
-}
-
-impl Drop for Serving {
-    fn drop(&mut self) {
-        // SAFETY: signalling our child so it shuts down its servers.
-        unsafe { libc::kill(self.child.id() as i32, libc::SIGTERM) };
-        let _ = self.child.wait();
     }
 }
 
@@ -299,7 +255,7 @@ fn proxy_over_stdio() {
 #[test]
 fn proxy_over_http() {
     let s = setup(json!({}));
-    let serving = Serving::start(&s, &["--exposure", "proxy"]);
+    let serving = Serving::start(&s.dirs.home(), &["--exposure", "proxy"]);
     check_proxy(json!({"url": serving.url()}));
 }
 
@@ -369,7 +325,7 @@ fn direct_over_stdio() {
 #[test]
 fn direct_over_http() {
     let s = setup(json!({}));
-    let serving = Serving::start(&s, &["--exposure", "direct"]);
+    let serving = Serving::start(&s.dirs.home(), &["--exposure", "direct"]);
     check_direct(json!({"url": serving.url()}), &s);
 }
 
@@ -468,7 +424,7 @@ fn tool_search_over_http_with_a_small_budget() {
         c["mcpServers"]["everything"]["directTools"] = json!(["echo"])
     });
     warm_cache(&s);
-    let serving = Serving::start(&s, &[]);
+    let serving = Serving::start(&s.dirs.home(), &[]);
     let r = client(json!({"url": serving.url()}), json!([{"op": "listTools"}])).unwrap();
     let description = r[0][0]["description"].as_str().unwrap();
     assert!(
@@ -504,7 +460,7 @@ fn http_beyond_loopback_needs_a_token() {
     assert!(!out.status.success(), "an empty token is no token");
     assert!(String::from_utf8_lossy(&out.stderr).contains("--token is empty"));
 
-    let serving = Serving::start(&s, &["--http", &addr, "--token", "s3cret"]);
+    let serving = Serving::start(&s.dirs.home(), &["--http", &addr, "--token", "s3cret"]);
     let url = serving.url();
     let status = |connect: Value| client(connect, json!([mcp(json!({}))]));
     let refused = |e: String| e.contains("401") || e.contains("a valid bearer token is required");
@@ -523,7 +479,7 @@ fn http_beyond_loopback_needs_a_token() {
 #[test]
 fn http_rejects_foreign_origins() {
     let s = setup(json!({}));
-    let serving = Serving::start(&s, &[]);
+    let serving = Serving::start(&s.dirs.home(), &[]);
     let body = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}"#;
     let post = |origin: &str| {
         let out = Command::new("curl")
@@ -582,7 +538,7 @@ fn mcp_inspector_cli_over_stdio_and_http() {
     let mcpw = env!("CARGO_BIN_EXE_mcpw");
     for exposure in ["proxy", "tool-search", "direct"] {
         // The same checks over stdio and over Streamable HTTP.
-        let serving = Serving::start(&s, &["--exposure", exposure]);
+        let serving = Serving::start(&s.dirs.home(), &["--exposure", exposure]);
         let url = serving.url();
         let stdio_target = [mcpw, "serve", "--exposure", exposure];
         let http_target = [url.as_str(), "--transport", "http"];
@@ -664,7 +620,7 @@ fn call_statistics_are_captured_and_shown() {
     assert!(echo["bytes"].as_u64().unwrap() > 0 && echo["meanMs"].as_f64().unwrap() > 0.0);
 
     // Ended by a signal, it flushes too.
-    let serving = Serving::start(&s, &["--exposure", "direct"]);
+    let serving = Serving::start(&s.dirs.home(), &["--exposure", "direct"]);
     client(
         json!({"url": serving.url()}),
         json!([{"op": "callTool", "name": "everything__get-sum", "arguments": {"a": 1, "b": 2}}]),
@@ -693,7 +649,7 @@ fn stats(s: &Setup, tool: &str) -> Option<Value> {
 #[tokio::test(flavor = "multi_thread")]
 async fn mcpw_behind_mcpw_speaks_the_stateless_revision() {
     let s = setup(json!({}));
-    let serving = Serving::start(&s, &["--exposure", "direct"]);
+    let serving = Serving::start(&s.dirs.home(), &["--exposure", "direct"]);
     let outer = ConfigDirs::new();
     let host = crate::common::host(
         &outer,
@@ -753,7 +709,7 @@ fn a_call_does_not_wait_for_other_servers_to_start() {
 fn serve_follows_config_edits() {
     let s = setup(json!({}));
     warm_cache(&s);
-    let serving = Serving::start(&s, &["--exposure", "direct"]);
+    let serving = Serving::start(&s.dirs.home(), &["--exposure", "direct"]);
     let list =
         || names(&client(json!({"url": serving.url()}), json!([{"op": "listTools"}])).unwrap()[0]);
     assert!(!list().iter().any(|t| t.starts_with("extra__")));
@@ -803,7 +759,7 @@ fn fifty_sessions_at_once_never_get_each_others_answers() {
     use rmcp::transport::StreamableHttpClientTransport;
 
     let setup = setup(json!({}));
-    let serving = Serving::start(&setup, &["--exposure", "proxy"]);
+    let serving = Serving::start(&setup.dirs.home(), &["--exposure", "proxy"]);
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()

@@ -7,6 +7,7 @@ mod common;
 mod config_imports;
 mod config_merge;
 mod config_validation;
+mod conformance;
 mod connections;
 mod default_guest;
 mod fallback;

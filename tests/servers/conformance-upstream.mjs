@@ -2,7 +2,7 @@
 // scenarios (@modelcontextprotocol/conformance 0.1.16) ask for, over Streamable
 // HTTP on http://localhost:<port>/mcp. The tests run the suite against it
 // directly, then through `mcpw serve --http` in front of it.
-//   node conformance-upstream.mjs <port>
+//   PORT=<port> node conformance-upstream.mjs
 import http from "node:http";
 import { randomUUID } from "node:crypto";
 import { McpServer, ResourceTemplate } from "@modelcontextprotocol/sdk/server/mcp.js";
@@ -17,7 +17,7 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
 
-const port = Number(process.argv[2] ?? 0);
+const port = Number(process.env.PORT ?? 0);
 // A 1×1 PNG and a 44-byte silent WAV.
 const PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==";
 const WAV = Buffer.concat([

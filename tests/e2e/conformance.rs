@@ -1,0 +1,71 @@
+//! The official MCP conformance suite (`@modelcontextprotocol/conformance`): its
+//! server scenarios against our upstream server directly, then through
+//! `mcpw serve --http` in front of it.
+
+use crate::common::ConfigDirs;
+use crate::servers::{Background, Serving, servers};
+use serde_json::json;
+use std::process::Command;
+
+/// Runs every active server scenario against `url`; with a baseline, the run
+/// fails on a failure not listed there and on a listed one that passes.
+fn server_suite(url: &str, expected_failures: Option<&str>) -> (bool, String) {
+    let s = servers();
+    let mut cmd = Command::new("timeout");
+    // No scenario has a timeout of its own; a hung one must not hang the tests.
+    cmd.arg("300")
+        .arg(s.node22())
+        .arg(s.conformance())
+        .args(["server", "--url", url]);
+    if let Some(file) = expected_failures {
+        cmd.arg("--expected-failures")
+            .arg(crate::common::workspace().join(file));
+    }
+    let out = cmd.output().expect("run the conformance suite");
+    let text = format!(
+        "{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status.success(), text)
+}
+
+/// The `=== SUMMARY ===` lines: one per scenario, then the total.
+fn summary(output: &str) -> Vec<&str> {
+    output
+        .lines()
+        .skip_while(|l| !l.contains("=== SUMMARY ==="))
+        .filter(|l| l.starts_with('✓') || l.starts_with('✗'))
+        .collect()
+}
+
+#[test]
+fn our_upstream_passes_every_server_scenario_directly() {
+    let upstream = Background::node(&[&servers().conformance_upstream()], &[]);
+    let (ok, output) = server_suite(&upstream.url("/mcp"), None);
+    let lines = summary(&output);
+    assert!(ok, "{output}");
+    assert_eq!(lines.len(), 30, "30 active server scenarios:\n{output}");
+    assert!(lines.iter().all(|l| l.starts_with('✓')), "{output}");
+}
+
+#[test]
+fn server_scenarios_through_mcpw_match_the_baseline() {
+    let upstream = Background::node(&[&servers().conformance_upstream()], &[]);
+    let dirs = ConfigDirs::new();
+    dirs.user(
+        &json!({"mcpServers": {"up": {"url": upstream.url("/mcp")}},
+                "settings": {"toolPrefix": "none"}})
+        .to_string(),
+    );
+    let serving = Serving::start(&dirs.home(), &["--exposure", "direct"]);
+    let (ok, output) = server_suite(
+        &serving.url(),
+        Some("tests/conformance/expected-failures.yml"),
+    );
+    assert_eq!(summary(&output).len(), 30, "{output}");
+    assert!(
+        ok,
+        "through mcpw, against tests/conformance/expected-failures.yml:\n{output}"
+    );
+}
