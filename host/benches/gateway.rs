@@ -586,6 +586,7 @@ fn write_catalog_home(home: &Path) -> usize {
                 config_hash: cache::config_hash(&s.raw),
                 tools: by_server[s.name.as_str()].clone(),
                 resources: vec![],
+                resource_templates: vec![],
                 prompts: vec![],
                 cached_at: cache::now_ms(),
                 protocol_version: None,

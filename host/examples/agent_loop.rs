@@ -28,6 +28,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             match event {
                 HostEvent::StatusChanged(server) => eprintln!("[event] {server}: status changed"),
                 HostEvent::CatalogChanged(server) => eprintln!("[event] {server}: tools changed"),
+                HostEvent::ResourceUpdated { server, uri } => {
+                    eprintln!("[event] {server}: {uri} changed")
+                }
             }
         }
     });

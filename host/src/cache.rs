@@ -58,6 +58,9 @@ pub struct Entry {
     /// MCP resources as the server listed them.
     #[serde(default)]
     pub resources: Vec<Value>,
+    /// MCP resource templates as the server listed them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub resource_templates: Vec<Value>,
     /// MCP prompts as the server listed them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub prompts: Vec<Value>,
@@ -315,6 +318,7 @@ mod tests {
             config_hash: "h".into(),
             tools: vec![],
             resources: vec![],
+            resource_templates: vec![],
             prompts: vec![],
             cached_at: 1_000,
             protocol_version: None,
@@ -333,6 +337,7 @@ mod tests {
             config_hash: h.into(),
             tools: vec![serde_json::value::to_raw_value(&json!({"name": "t"})).unwrap()],
             resources: vec![],
+            resource_templates: vec![],
             prompts: vec![],
             cached_at: 5,
             protocol_version: None,

@@ -8,6 +8,7 @@
 
 pub mod http;
 mod proxy;
+mod resources;
 mod tool_search;
 
 pub use crate::config::{DEFAULT_TOOL_SEARCH_BUDGET, Exposure};
@@ -152,12 +153,15 @@ pub struct Gateway {
     activated: Arc<Mutex<BTreeSet<String>>>,
     /// This session's tool-search list, for the snapshot and tools loaded it was made for.
     listed: Arc<Mutex<Option<SessionList>>>,
+    /// Resources this session subscribed to.
+    watching: Arc<resources::Watching>,
 }
 
 impl Gateway {
     /// A session over shared state.
     pub fn new(shared: Arc<Shared>) -> Self {
         Gateway {
+            watching: resources::Watching::new(shared.host.clone()),
             shared,
             activated: Default::default(),
             listed: Default::default(),
@@ -349,7 +353,8 @@ impl ServerHandler for Gateway {
         };
         serde_json::from_value(json!({
             "protocolVersion": rmcp::model::ProtocolVersion::LATEST_WITH_INITIALIZE,
-            "capabilities": {"tools": {"listChanged": self.shared.exposure != Exposure::Proxy}, "prompts": {"listChanged": true}},
+            "capabilities": {"tools": {"listChanged": self.shared.exposure != Exposure::Proxy}, "prompts": {"listChanged": true},
+                             "resources": {"subscribe": true, "listChanged": true}},
             "serverInfo": {"name": "mcpw", "version": env!("CARGO_PKG_VERSION")},
             "instructions": instructions,
         }))
@@ -425,18 +430,83 @@ impl ServerHandler for Gateway {
         }
     }
 
+    async fn list_resources(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::ListResourcesResult, McpError> {
+        self.resource_list(request.as_ref().and_then(|r| r.cursor.as_deref()))
+            .await
+    }
+
+    async fn list_resource_templates(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::ListResourceTemplatesResult, McpError> {
+        self.resource_template_list(request.as_ref().and_then(|r| r.cursor.as_deref()))
+            .await
+    }
+
+    async fn read_resource(
+        &self,
+        request: rmcp::model::ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::ReadResourceResponse, McpError> {
+        self.resource_read(&request.uri).await.map(Into::into)
+    }
+
+    async fn subscribe(
+        &self,
+        request: rmcp::model::SubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        self.resource_watch(&request.uri, true).await
+    }
+
+    async fn unsubscribe(
+        &self,
+        request: rmcp::model::UnsubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        self.resource_watch(&request.uri, false).await
+    }
+
     async fn on_initialized(&self, context: rmcp::service::NotificationContext<RoleServer>) {
         // Upstream tools changing changes what direct and tool-search sessions
-        // list; upstream prompts are served in every mode.
+        // list; upstream prompts and resources are served in every mode.
         let tools_change = self.shared.exposure != Exposure::Proxy;
         let mut events = self.shared.host.manager().subscribe();
         let peer = context.peer.clone();
+        let host = self.shared.host.clone();
+        // Weak: the session's subscriptions end with the session, not with this loop.
+        let watching = Arc::downgrade(&self.watching);
         tokio::spawn(async move {
             loop {
                 match events.recv().await {
                     Ok(LifecycleEvent::CatalogChanged(_)) => {
                         if tools_change && peer.notify_tool_list_changed().await.is_err()
                             || peer.notify_prompt_list_changed().await.is_err()
+                            || peer.notify_resource_list_changed().await.is_err()
+                        {
+                            return;
+                        }
+                    }
+                    Ok(LifecycleEvent::ResourceUpdated { server, uri }) => {
+                        let Some(watching) = watching.upgrade() else {
+                            return;
+                        };
+                        let Ok(snapshot) = host.snapshot().await else {
+                            continue;
+                        };
+                        let uri = snapshot.resources().exposed(&server, &uri);
+                        if watching.watches(&uri)
+                            && peer
+                                .notify_resource_updated(
+                                    rmcp::model::ResourceUpdatedNotificationParam::new(uri),
+                                )
+                                .await
+                                .is_err()
                         {
                             return;
                         }

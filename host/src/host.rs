@@ -3,6 +3,7 @@
 
 mod calls;
 mod prompts;
+pub mod resources;
 mod services;
 pub mod snapshot;
 
@@ -82,6 +83,9 @@ pub enum HostError {
     /// No prompt has that name.
     #[error("prompt \"{0}\" not found")]
     PromptNotFound(String),
+    /// No server offers a resource at that URI.
+    #[error("resource \"{0}\" not found")]
+    ResourceNotFound(String),
     /// Arguments that are not a JSON object.
     #[error("arguments must be a JSON object: {0}")]
     BadArguments(String),
@@ -106,6 +110,8 @@ pub struct Host {
     catalog: Arc<Publisher>,
     stats: Option<Arc<crate::stats::Stats>>,
     tasks: Vec<tokio::task::JoinHandle<()>>,
+    /// How many sessions watch each (server, URI).
+    watched: std::sync::Mutex<std::collections::HashMap<(String, String), usize>>,
 }
 
 /// A resolved catalog entry: a handle into the snapshot it was found in, so
@@ -194,6 +200,7 @@ impl Host {
             naming,
             catalog,
             tasks,
+            watched: Default::default(),
         })
     }
 
@@ -330,7 +337,7 @@ impl Host {
             // Read before the tools: a change after this point bumps it again.
             version: manager.catalog_version(),
             tools: manager.tool_lists(),
-            prompts: manager.prompts(),
+            offers: manager.offers(),
             config: config.load_full(),
             env_override,
             naming,

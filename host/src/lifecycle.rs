@@ -97,6 +97,24 @@ pub enum LifecycleEvent {
     CatalogChanged(String),
     /// A server's connection state changed.
     StatusChanged(String),
+    /// A server said a resource changed (its own URI).
+    ResourceUpdated {
+        /// The server.
+        server: String,
+        /// The server's URI of the resource.
+        uri: String,
+    },
+}
+
+/// What a server offers besides tools, as MCP JSON.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Offers {
+    /// Prompts.
+    pub prompts: Vec<Value>,
+    /// Resources.
+    pub resources: Vec<Value>,
+    /// Resource templates.
+    pub templates: Vec<Value>,
 }
 
 struct SlotState {
@@ -105,7 +123,7 @@ struct SlotState {
     /// finishes late must not overwrite a newer one's tools.
     generation: u64,
     tools: Option<Arc<[Arc<Tool>]>>,
-    prompts: Vec<Value>,
+    offers: Offers,
     /// The MCP revision last negotiated (from the cache until connected).
     protocol_version: Option<String>,
     from_cache: bool,
@@ -234,10 +252,20 @@ pub struct Manager {
     reload_lock: tokio::sync::Mutex<()>,
 }
 
-/// Decodes a cache entry into catalog tools.
-fn tools_from_entry(server: &Server, entry: cache::Entry) -> (Vec<Tool>, Vec<Value>) {
-    let tools = catalog_tools(&server.name, &server.config, &entry.tools, entry.resources);
-    (tools, entry.prompts)
+/// Decodes a cache entry into catalog tools and the rest it offers.
+fn tools_from_entry(server: &Server, entry: cache::Entry) -> (Vec<Tool>, Offers) {
+    let tools = catalog_tools(
+        &server.name,
+        &server.config,
+        &entry.tools,
+        entry.resources.clone(),
+    );
+    let offers = Offers {
+        prompts: entry.prompts,
+        resources: entry.resources,
+        templates: entry.resource_templates,
+    };
+    (tools, offers)
 }
 
 impl Manager {
@@ -380,19 +408,12 @@ impl Manager {
             .collect()
     }
 
-    /// Every known prompt (MCP prompt JSON) with its server, in config order.
-    pub fn prompts(&self) -> Vec<(String, Value)> {
+    /// What each enabled server offers besides tools, in config order.
+    pub fn offers(&self) -> Vec<(String, Offers)> {
         self.slots()
             .iter()
             .filter(|s| s.server.config.enabled)
-            .flat_map(|s| {
-                let name = s.name().to_string();
-                s.state()
-                    .prompts
-                    .clone()
-                    .into_iter()
-                    .map(move |p| (name.clone(), p))
-            })
+            .map(|s| (s.name().to_string(), s.state().offers.clone()))
             .collect()
     }
 
@@ -546,11 +567,19 @@ impl Manager {
             .filter_map(|r| serde_json::to_value(r).ok())
             .collect();
         let catalog = catalog_tools(slot.name(), &slot.server.config, &tools, resources.clone());
-        let prompts: Vec<Value> = listing
-            .prompts
-            .iter()
-            .filter_map(|p| serde_json::to_value(p).ok())
-            .collect();
+        let offers = Offers {
+            prompts: listing
+                .prompts
+                .iter()
+                .filter_map(|p| serde_json::to_value(p).ok())
+                .collect(),
+            resources: resources.clone(),
+            templates: listing
+                .resource_templates
+                .iter()
+                .filter_map(|t| serde_json::to_value(t).ok())
+                .collect(),
+        };
         let changed = {
             let mut st = slot.state();
             if st.generation != generation || st.retired {
@@ -564,9 +593,9 @@ impl Manager {
             let same_tools = st.tools.as_ref().is_some_and(|old| {
                 old.len() == catalog.len() && old.iter().zip(&catalog).all(|(a, b)| **a == *b)
             });
-            let changed = !same_tools || st.prompts != prompts;
+            let changed = !same_tools || st.offers != offers;
             st.tools = Some(catalog.into_iter().map(Arc::new).collect());
-            st.prompts = prompts.clone();
+            st.offers = offers.clone();
             st.protocol_version = listing.protocol_version.clone();
             st.from_cache = false;
             changed
@@ -578,7 +607,8 @@ impl Manager {
             config_hash: slot.hash.clone(),
             tools,
             resources,
-            prompts,
+            resource_templates: offers.templates,
+            prompts: offers.prompts,
             cached_at: cache::now_ms(),
             protocol_version: listing.protocol_version.clone(),
         };

@@ -19,7 +19,7 @@ use crate::paths::Environment;
 use handler::{ProgressRoutes, UpstreamHandler};
 use rmcp::model::{
     CallToolRequestParams, CallToolResult, ReadResourceRequestParams, ReadResourceResult, Resource,
-    Tool,
+    ResourceTemplate, Tool,
 };
 use rmcp::service::{
     ClientInitializeError, ClientLifecycleMode, ClientServiceExt, RunningService, ServiceError,
@@ -104,8 +104,10 @@ pub struct Connection {
 pub struct Listing {
     /// Every tool (all pages).
     pub tools: Vec<Tool>,
-    /// Every resource (all pages), when listed.
+    /// Every resource (all pages).
     pub resources: Vec<Resource>,
+    /// Every resource template (all pages).
+    pub resource_templates: Vec<ResourceTemplate>,
     /// Every prompt (all pages).
     pub prompts: Vec<rmcp::model::Prompt>,
     /// The MCP revision the connection negotiated.
@@ -181,7 +183,7 @@ impl Connection {
                     }
                 }
             };
-            let listing = conn.list(config.expose_resources).await?;
+            let listing = conn.list().await?;
             Ok::<_, ConnectError>((conn, listing))
         };
         if let Transport::Http { url, .. } = &config.transport {
@@ -209,7 +211,7 @@ impl Connection {
         })
     }
 
-    async fn list(&self, resources: bool) -> Result<Listing, ConnectError> {
+    async fn list(&self) -> Result<Listing, ConnectError> {
         let caps = self
             .service
             .peer_info()
@@ -228,17 +230,23 @@ impl Connection {
         } else {
             Vec::new()
         };
-        let resources = if resources && has_resources {
-            // A server may announce resources yet fail to list them; tools still work.
-            match self.service.list_all_resources().await {
-                Ok(r) => r,
-                Err(e) => {
-                    tracing::warn!("listing resources failed: {e}");
+        // A server may announce resources yet fail to list them; tools still work.
+        let (resources, resource_templates) = if has_resources {
+            let resources = self.service.list_all_resources().await.unwrap_or_else(|e| {
+                tracing::warn!("listing resources failed: {e}");
+                Vec::new()
+            });
+            let templates = self
+                .service
+                .list_all_resource_templates()
+                .await
+                .unwrap_or_else(|e| {
+                    tracing::warn!("listing resource templates failed: {e}");
                     Vec::new()
-                }
-            }
+                });
+            (resources, templates)
         } else {
-            Vec::new()
+            (Vec::new(), Vec::new())
         };
         let has_prompts = caps
             .as_ref()
@@ -254,14 +262,15 @@ impl Connection {
         Ok(Listing {
             tools,
             resources,
+            resource_templates,
             prompts,
             protocol_version: self.protocol_version(),
         })
     }
 
-    /// Lists tools and resources again (after `list_changed`).
-    pub async fn relist(&self, resources: bool) -> Result<Listing, ConnectError> {
-        self.list(resources).await
+    /// Lists tools, resources and prompts again (after `list_changed`).
+    pub async fn relist(&self) -> Result<Listing, ConnectError> {
+        self.list().await
     }
 
     /// Calls a tool by its original name; gives up after `timeout`. With
@@ -354,6 +363,41 @@ impl Connection {
             .service
             .read_resource(ReadResourceRequestParams::new(uri));
         match tokio::time::timeout(timeout, read).await {
+            Ok(r) => r.map_err(|e| self.service_error(e)),
+            Err(_) => Err(self.timed_out(timeout)),
+        }
+    }
+
+    /// Asks for `notifications/resources/updated` about `uri` (`subscribe`
+    /// true) or no more (false).
+    pub async fn watch_resource(
+        &self,
+        uri: &str,
+        subscribe: bool,
+        timeout: Duration,
+    ) -> Result<(), ConnectError> {
+        if self
+            .protocol_version()
+            .is_some_and(|v| !is_legacy_revision(&v))
+        {
+            // 2026-07-28 replaced these requests with `subscriptions/listen`.
+            return Err(ConnectError::Protocol {
+                message: "resource subscriptions over MCP 2026-07-28 are not supported yet".into(),
+                stderr: None,
+            });
+        }
+        let peer = self.service.peer();
+        #[allow(deprecated)] // the initialize-era requests, which this revision has
+        let request = async {
+            if subscribe {
+                peer.subscribe(rmcp::model::SubscribeRequestParams::new(uri))
+                    .await
+            } else {
+                peer.unsubscribe(rmcp::model::UnsubscribeRequestParams::new(uri))
+                    .await
+            }
+        };
+        match tokio::time::timeout(timeout, request).await {
             Ok(r) => r.map_err(|e| self.service_error(e)),
             Err(_) => Err(self.timed_out(timeout)),
         }

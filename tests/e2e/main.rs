@@ -17,6 +17,7 @@ mod lifecycle;
 mod loading;
 mod misbehaving;
 mod ranking_quality;
+mod resources;
 mod sandbox;
 mod servers;
 mod snapshot;

@@ -38,6 +38,7 @@ fn write_config(dirs: &ConfigDirs, config: &Value, cached: &[(&str, &[&str], &[&
                     })
                     .collect(),
                 resources: vec![],
+                resource_templates: vec![],
                 prompts: prompts.iter().map(|p| json!({"name": p})).collect(),
                 cached_at: metadata::now_ms(),
                 protocol_version: None,

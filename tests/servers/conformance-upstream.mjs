@@ -148,6 +148,10 @@ function build() {
       contents: [{ uri: uri.href, mimeType: "application/json", text: JSON.stringify({ id, templateTest: true, data: `Data for ID: ${id}` }) }],
     }),
   );
+  server.registerTool("update_watched_resource", { description: "Says that test://watched-resource changed", inputSchema: {} }, async (_args, extra) => {
+    await extra.sendNotification({ method: "notifications/resources/updated", params: { uri: "test://watched-resource" } });
+    return text("updated");
+  });
   server.server.setRequestHandler(SubscribeRequestSchema, async () => ({}));
   server.server.setRequestHandler(UnsubscribeRequestSchema, async () => ({}));
 

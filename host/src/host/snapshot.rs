@@ -8,6 +8,7 @@
 //! published snapshot without locks; requests for a newer version than the
 //! published one share one build.
 
+use super::resources::ResourceMap;
 use crate::catalog::{Entry, ServerStatus, Tool};
 use crate::config::{Config, DirectTools};
 use crate::plugin::policy::exposed;
@@ -49,6 +50,7 @@ pub struct Snapshot {
     counts: HashMap<String, u32>,
     prompts: Vec<PromptEntry>,
     prompt_by_name: HashMap<String, usize>,
+    resources: ResourceMap,
     index_options: IndexOptions,
     index: tokio::sync::OnceCell<Arc<SearchIndex>>,
 }
@@ -76,6 +78,7 @@ impl Snapshot {
             counts: HashMap::new(),
             prompts: Vec::new(),
             prompt_by_name: HashMap::new(),
+            resources: ResourceMap::default(),
             index_options: IndexOptions::default(),
             index: tokio::sync::OnceCell::new(),
         }
@@ -160,6 +163,11 @@ impl Snapshot {
         &self.prompts
     }
 
+    /// Every server's resources and templates, under the URIs clients use.
+    pub fn resources(&self) -> &ResourceMap {
+        &self.resources
+    }
+
     /// The prompt exposed as `name`.
     pub fn prompt(&self, name: &str) -> Option<&PromptEntry> {
         self.prompt_by_name.get(name).map(|&i| &self.prompts[i])
@@ -192,7 +200,8 @@ pub(crate) struct BuildInput {
     pub version: u64,
     /// Each enabled server's tools, in config order.
     pub tools: Vec<Arc<[Arc<Tool>]>>,
-    pub prompts: Vec<(String, Value)>,
+    /// What each enabled server offers besides tools, in config order.
+    pub offers: Vec<(String, crate::lifecycle::Offers)>,
     pub config: Arc<Config>,
     /// `MCP_DIRECT_TOOLS`.
     pub env_override: Option<String>,
@@ -251,7 +260,7 @@ pub(crate) fn build(policy: &Policy, input: BuildInput) -> Result<Snapshot, Plug
     let BuildInput {
         version,
         tools,
-        prompts,
+        offers,
         config,
         env_override,
         naming,
@@ -361,8 +370,10 @@ pub(crate) fn build(policy: &Policy, input: BuildInput) -> Result<Snapshot, Plug
         .collect();
 
     // Prompts are named by the same rule as tools, in a namespace of their own.
-    let prompts: Vec<(Tool, Value)> = prompts
+    let resources = ResourceMap::build(&offers);
+    let prompts: Vec<(Tool, Value)> = offers
         .into_iter()
+        .flat_map(|(server, o)| o.prompts.into_iter().map(move |p| (server.clone(), p)))
         .filter_map(|(server, p)| {
             let name = p.get("name")?.as_str()?.to_string();
             Some((Tool::new(server, name, ""), p))
@@ -427,6 +438,7 @@ pub(crate) fn build(policy: &Policy, input: BuildInput) -> Result<Snapshot, Plug
         counts,
         prompts: exposed_prompts,
         prompt_by_name,
+        resources,
         index_options,
         index: tokio::sync::OnceCell::new(),
     })

@@ -91,9 +91,18 @@ impl Manager {
         weak: std::sync::Weak<Manager>,
         mut rx: mpsc::UnboundedReceiver<UpstreamEvent>,
     ) {
-        while let Some(UpstreamEvent::ListChanged(server)) = rx.recv().await {
+        while let Some(event) = rx.recv().await {
             let Some(manager) = weak.upgrade() else {
                 return;
+            };
+            let server = match event {
+                UpstreamEvent::ListChanged(server) => server,
+                UpstreamEvent::ResourceUpdated(server, uri) => {
+                    let _ = manager
+                        .events
+                        .send(LifecycleEvent::ResourceUpdated { server, uri });
+                    continue;
+                }
             };
             // Each server relists on its own: one that never answers holds up
             // only its own refresh, and only until its call timeout.
@@ -111,8 +120,7 @@ impl Manager {
         let Some(conn) = slot.live() else { return };
         let generation = slot.state().generation;
         let timeout = self.call_timeout(server);
-        let relisted =
-            tokio::time::timeout(timeout, conn.relist(slot.server.config.expose_resources)).await;
+        let relisted = tokio::time::timeout(timeout, conn.relist()).await;
         match relisted {
             Ok(Ok(listing)) => {
                 if self.store_listing(&slot, &listing, generation) {

@@ -19,9 +19,9 @@ pub(super) fn new_slot(
         .filter(|e| e.is_valid(&hash, cache::now_ms()));
     let protocol_version = cached.as_ref().and_then(|e| e.protocol_version.clone());
     let from_cache = cached.is_some();
-    let (tools, prompts) = match cached.map(|e| tools_from_entry(server, e)) {
-        Some((tools, prompts)) => (Some(tools.into_iter().map(Arc::new).collect()), prompts),
-        None => (None, Vec::new()),
+    let (tools, offers) = match cached.map(|e| tools_from_entry(server, e)) {
+        Some((tools, offers)) => (Some(tools.into_iter().map(Arc::new).collect()), offers),
+        None => (None, Offers::default()),
     };
     // A recent failure recorded by any mcpw process: its backoff and message hold here too.
     // Hashed only for a server with a recorded failure: start-up stays cheap.
@@ -40,7 +40,7 @@ pub(super) fn new_slot(
         state: Mutex::new(SlotState {
             conn: None,
             generation: 0,
-            prompts,
+            offers,
             tools,
             protocol_version,
             from_cache,

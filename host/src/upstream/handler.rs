@@ -16,6 +16,8 @@ use tokio::sync::mpsc;
 pub enum UpstreamEvent {
     /// `notifications/tools/list_changed` (or resources) from this server.
     ListChanged(String),
+    /// `notifications/resources/updated`: (server, the server's URI).
+    ResourceUpdated(String, String),
 }
 
 /// A progress notification of an upstream call.
@@ -79,6 +81,17 @@ impl ClientHandler for UpstreamHandler {
 
     async fn on_prompt_list_changed(&self, _context: NotificationContext<RoleClient>) {
         self.changed();
+    }
+
+    async fn on_resource_updated(
+        &self,
+        params: rmcp::model::ResourceUpdatedNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        let _ = self.events.send(UpstreamEvent::ResourceUpdated(
+            self.server.clone(),
+            params.uri,
+        ));
     }
 
     async fn on_progress(

@@ -1,0 +1,175 @@
+//! Resources in every exposure: listed a page at a time, read, and watched
+//! per session (the host asks a server to watch a URI once for all sessions).
+
+use super::{Gateway, from_json, internal};
+use crate::host::resources::Route;
+use crate::host::{Host, HostError};
+use rmcp::ErrorData as McpError;
+use rmcp::model::{ListResourceTemplatesResult, ListResourcesResult, ReadResourceResult};
+use serde_json::{Value, json};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+/// Items per `resources/list` (and templates) page.
+const PAGE: usize = 200;
+
+/// One page of `items` from `cursor` (an offset mcpw gave out), and the next cursor.
+fn page(items: Vec<Value>, cursor: Option<&str>) -> Result<(Vec<Value>, Option<String>), McpError> {
+    let start = match cursor {
+        None => 0,
+        Some(c) => c
+            .parse::<usize>()
+            .ok()
+            .filter(|&n| n <= items.len())
+            .ok_or_else(|| McpError::invalid_params(format!("invalid cursor {c:?}"), None))?,
+    };
+    let end = (start + PAGE).min(items.len());
+    let next = (end < items.len()).then(|| end.to_string());
+    Ok((items[start..end].to_vec(), next))
+}
+
+fn with_cursor(mut v: Value, next: Option<String>) -> Value {
+    if let Some(next) = next {
+        v["nextCursor"] = json!(next);
+    }
+    v
+}
+
+fn host_error(e: HostError) -> McpError {
+    match e {
+        HostError::ResourceNotFound(uri) => McpError::resource_not_found(
+            format!("resource \"{uri}\" not found"),
+            Some(json!({"uri": uri})),
+        ),
+        e => internal(e),
+    }
+}
+
+/// The resources a session watches, by the URI the client used. When the
+/// session ends, the host stops watching them for it.
+pub(super) struct Watching {
+    host: Arc<Host>,
+    routes: Mutex<HashMap<String, Route>>,
+}
+
+impl Watching {
+    pub(super) fn new(host: Arc<Host>) -> Arc<Watching> {
+        Arc::new(Watching {
+            host,
+            routes: Mutex::new(HashMap::new()),
+        })
+    }
+
+    fn routes(&self) -> std::sync::MutexGuard<'_, HashMap<String, Route>> {
+        self.routes.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Whether the session watches `uri` (as the client knows it).
+    pub(super) fn watches(&self, uri: &str) -> bool {
+        self.routes().contains_key(uri)
+    }
+}
+
+impl Drop for Watching {
+    fn drop(&mut self) {
+        let routes: Vec<Route> = self.routes().drain().map(|(_, r)| r).collect();
+        let Ok(rt) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        if routes.is_empty() {
+            return;
+        }
+        let host = self.host.clone();
+        rt.spawn(async move {
+            for r in routes {
+                if let Err(e) = host.watch_resource(&r, false).await {
+                    tracing::debug!("unsubscribing {} on {}: {e}", r.uri, r.server);
+                }
+            }
+        });
+    }
+}
+
+impl Gateway {
+    pub(super) async fn resource_list(
+        &self,
+        cursor: Option<&str>,
+    ) -> Result<ListResourcesResult, McpError> {
+        self.shared.ready().await;
+        let snapshot = self.shared.host.snapshot().await.map_err(internal)?;
+        let items = snapshot
+            .resources()
+            .resources()
+            .iter()
+            .map(|r| r.item.clone())
+            .collect();
+        let (items, next) = page(items, cursor)?;
+        from_json(with_cursor(json!({"resources": items}), next))
+    }
+
+    pub(super) async fn resource_template_list(
+        &self,
+        cursor: Option<&str>,
+    ) -> Result<ListResourceTemplatesResult, McpError> {
+        self.shared.ready().await;
+        let snapshot = self.shared.host.snapshot().await.map_err(internal)?;
+        let items = snapshot
+            .resources()
+            .templates()
+            .iter()
+            .map(|r| r.item.clone())
+            .collect();
+        let (items, next) = page(items, cursor)?;
+        from_json(with_cursor(json!({"resourceTemplates": items}), next))
+    }
+
+    pub(super) async fn resource_read(&self, uri: &str) -> Result<ReadResourceResult, McpError> {
+        let read = self
+            .shared
+            .host
+            .read_resource(uri)
+            .await
+            .map_err(host_error)?;
+        from_json(read)
+    }
+
+    /// `resources/subscribe` (`subscribe`) or `resources/unsubscribe`.
+    pub(super) async fn resource_watch(&self, uri: &str, subscribe: bool) -> Result<(), McpError> {
+        let host = &self.shared.host;
+        let route = host.route_resource(uri).await.map_err(host_error)?;
+        let known = self.watching.routes().contains_key(uri);
+        if known == subscribe {
+            return Ok(()); // already so for this session
+        }
+        host.watch_resource(&route, subscribe)
+            .await
+            .map_err(host_error)?;
+        let mut routes = self.watching.routes();
+        if subscribe {
+            routes.insert(uri.to_string(), route);
+        } else {
+            routes.remove(uri);
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pages_follow_their_cursors_to_the_end() {
+        let items: Vec<Value> = (0..450).map(|i| json!(i)).collect();
+        let (first, next) = page(items.clone(), None).unwrap();
+        assert_eq!((first.len(), next.as_deref()), (200, Some("200")));
+        let (second, next) = page(items.clone(), next.as_deref()).unwrap();
+        assert_eq!(
+            (second[0].clone(), next.as_deref()),
+            (json!(200), Some("400"))
+        );
+        let (last, next) = page(items.clone(), next.as_deref()).unwrap();
+        assert_eq!((last.len(), next), (50, None));
+        assert!(page(items, Some("nonsense")).is_err());
+    }
+}

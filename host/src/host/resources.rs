@@ -1,0 +1,405 @@
+//! Upstream resources and resource templates, under URIs that reach them.
+//!
+//! A URI (or URI template) that one server offers passes unchanged. When
+//! several servers offer the same one, each server's is exposed as
+//! `mcpw:<server>/<its URI>`: a client reads, subscribes to and expands that
+//! form, and mcpw takes the prefix off again to reach the server.
+
+use super::{Host, HostError};
+use crate::lifecycle::Offers;
+use serde_json::Value;
+use std::collections::{HashMap, HashSet};
+
+/// The scheme of URIs mapped to one server.
+pub const SCHEME: &str = "mcpw:";
+
+/// A resource (or template) as exposed.
+#[derive(Clone, Debug)]
+pub struct Offered {
+    /// The server that offers it.
+    pub server: String,
+    /// The server's own URI (or URI template).
+    pub uri: String,
+    /// The MCP resource (or template) JSON, with the URI clients see.
+    pub item: Value,
+}
+
+/// Every server's resources and templates, with the URIs clients use.
+#[derive(Debug, Default)]
+pub struct ResourceMap {
+    resources: Vec<Offered>,
+    templates: Vec<Offered>,
+    by_uri: HashMap<String, usize>,
+    /// URIs (and templates) that more than one server offers.
+    shared: HashSet<String>,
+    servers: HashSet<String>,
+}
+
+/// Where a client's URI goes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Route {
+    /// The server.
+    pub server: String,
+    /// The URI the server knows.
+    pub uri: String,
+    /// The client used the `mcpw:<server>/` form: URIs in the answer get it too.
+    pub mapped: bool,
+}
+
+impl Route {
+    /// The URI a client sees for `uri` of this route's server.
+    pub fn exposed(&self, uri: &str) -> String {
+        if self.mapped {
+            format!("{SCHEME}{}/{uri}", self.server)
+        } else {
+            uri.to_string()
+        }
+    }
+}
+
+fn offered(server: &str, items: &[Value], key: &str, shared: &HashSet<String>) -> Vec<Offered> {
+    items
+        .iter()
+        .filter_map(|item| {
+            let uri = item.get(key)?.as_str()?.to_string();
+            let mut item = item.clone();
+            if shared.contains(&uri) {
+                item[key] = Value::String(format!("{SCHEME}{server}/{uri}"));
+            }
+            Some(Offered {
+                server: server.to_string(),
+                uri,
+                item,
+            })
+        })
+        .collect()
+}
+
+/// The URIs offered by more than one server, from (server, URI) pairs.
+fn shared<'a>(pairs: impl Iterator<Item = (&'a str, &'a str)>) -> HashSet<String> {
+    let mut owner: HashMap<&str, &str> = HashMap::new();
+    let mut shared = HashSet::new();
+    for (server, uri) in pairs {
+        match owner.insert(uri, server) {
+            Some(other) if other != server => {
+                shared.insert(uri.to_string());
+            }
+            _ => {}
+        }
+    }
+    shared
+}
+
+fn uris<'a>(
+    offers: &'a [(String, Offers)],
+    key: &'a str,
+    templates: bool,
+) -> impl Iterator<Item = (&'a str, &'a str)> + 'a {
+    offers.iter().flat_map(move |(server, o)| {
+        let items = if templates {
+            &o.templates
+        } else {
+            &o.resources
+        };
+        items
+            .iter()
+            .filter_map(move |i| Some((server.as_str(), i.get(key)?.as_str()?)))
+    })
+}
+
+impl ResourceMap {
+    /// The map of what `offers` lists, in config order.
+    pub fn build(offers: &[(String, Offers)]) -> ResourceMap {
+        let mut shared = shared(uris(offers, "uri", false));
+        shared.extend(self::shared(uris(offers, "uriTemplate", true)));
+        let mut resources = Vec::new();
+        let mut templates = Vec::new();
+        for (server, o) in offers {
+            resources.extend(offered(server, &o.resources, "uri", &shared));
+            templates.extend(offered(server, &o.templates, "uriTemplate", &shared));
+        }
+        let by_uri = resources
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| !shared.contains(&r.uri))
+            .map(|(i, r)| (r.uri.clone(), i))
+            .collect();
+        ResourceMap {
+            resources,
+            templates,
+            by_uri,
+            shared,
+            servers: offers.iter().map(|(s, _)| s.clone()).collect(),
+        }
+    }
+
+    /// Every resource, as exposed.
+    pub fn resources(&self) -> &[Offered] {
+        &self.resources
+    }
+
+    /// Every resource template, as exposed.
+    pub fn templates(&self) -> &[Offered] {
+        &self.templates
+    }
+
+    /// The URI a client knows for `server`'s `uri`.
+    pub fn exposed(&self, server: &str, uri: &str) -> String {
+        Route {
+            server: server.to_string(),
+            uri: uri.to_string(),
+            mapped: self.shared.contains(uri),
+        }
+        .exposed(uri)
+    }
+
+    /// Where a URI from a client goes: its `mcpw:<server>/` form; a listed
+    /// resource; the one server with a template that matches; else the one
+    /// server that offers resources at all.
+    pub fn route(&self, uri: &str) -> Option<Route> {
+        if let Some((server, original)) = uri
+            .strip_prefix(SCHEME)
+            .and_then(|rest| rest.split_once('/'))
+            && self.servers.contains(server)
+        {
+            return Some(Route {
+                server: server.to_string(),
+                uri: original.to_string(),
+                mapped: true,
+            });
+        }
+        let direct = |server: &str| Route {
+            server: server.to_string(),
+            uri: uri.to_string(),
+            mapped: false,
+        };
+        if let Some(&i) = self.by_uri.get(uri) {
+            return Some(direct(&self.resources[i].server));
+        }
+        let matching: HashSet<&str> = self
+            .templates
+            .iter()
+            .filter(|t| !self.shared.contains(&t.uri) && template_matches(&t.uri, uri))
+            .map(|t| t.server.as_str())
+            .collect();
+        if matching.len() == 1 {
+            return matching.into_iter().next().map(direct);
+        }
+        let offering: HashSet<&str> = self
+            .resources
+            .iter()
+            .chain(&self.templates)
+            .map(|r| r.server.as_str())
+            .collect();
+        (matching.is_empty() && offering.len() == 1)
+            .then(|| offering.into_iter().next().map(direct))
+            .flatten()
+    }
+}
+
+/// Whether `uri` is an expansion of the RFC 6570 `template`: literal parts
+/// match exactly; a simple `{var}` takes one or more characters but no `/`,
+/// `?` or `#`; `{+var}`, `{#var}` take any; `{?…}` and `{&…}` take the rest.
+pub fn template_matches(template: &str, uri: &str) -> bool {
+    enum Part<'a> {
+        Lit(&'a str),
+        Var(Option<char>),
+    }
+    let mut parts = Vec::new();
+    let mut rest = template;
+    while let Some(open) = rest.find('{') {
+        let Some(close) = rest[open..].find('}') else {
+            break;
+        };
+        if open > 0 {
+            parts.push(Part::Lit(&rest[..open]));
+        }
+        parts.push(Part::Var(
+            rest[open + 1..]
+                .chars()
+                .next()
+                .filter(|c| "+#./;?&".contains(*c)),
+        ));
+        rest = &rest[open + close + 1..];
+    }
+    if !rest.is_empty() {
+        parts.push(Part::Lit(rest));
+    }
+    fn go(parts: &[Part<'_>], s: &str) -> bool {
+        match parts.split_first() {
+            None => s.is_empty(),
+            Some((Part::Lit(l), more)) => s.strip_prefix(l).is_some_and(|s| go(more, s)),
+            Some((Part::Var(Some('?' | '&')), more)) => (0..=s.len())
+                .filter(|&k| s.is_char_boundary(k))
+                .any(|k| (k == 0 || s.starts_with(['?', '&'])) && go(more, &s[k..])),
+            Some((Part::Var(op), more)) => {
+                let any = matches!(op, Some('+' | '#'));
+                let mut ends = s.char_indices().map(|(i, c)| (i + c.len_utf8(), c));
+                let mut taken = Vec::new();
+                for (end, c) in ends.by_ref() {
+                    if !any && "/?#".contains(c) {
+                        break;
+                    }
+                    taken.push(end);
+                }
+                taken.into_iter().any(|end| go(more, &s[end..]))
+            }
+        }
+    }
+    go(&parts, uri)
+}
+
+impl Host {
+    /// Where a client's resource URI goes.
+    pub async fn route_resource(&self, uri: &str) -> Result<Route, HostError> {
+        self.snapshot()
+            .await?
+            .resources()
+            .route(uri)
+            .ok_or_else(|| HostError::ResourceNotFound(uri.to_string()))
+    }
+
+    /// Reads a resource; the answer's URIs are the ones the client knows.
+    pub async fn read_resource(&self, uri: &str) -> Result<Value, HostError> {
+        let route = self.route_resource(uri).await?;
+        let timeout = self.manager.call_timeout(&route.server);
+        let read = self
+            .manager
+            .with_connection(&route.server, |c| {
+                let uri = route.uri.clone();
+                async move { c.read_resource(&uri, timeout).await }
+            })
+            .await?;
+        let mut read = serde_json::to_value(read).unwrap_or(Value::Null);
+        if let Some(contents) = read.get_mut("contents").and_then(Value::as_array_mut) {
+            for c in contents {
+                if let Some(u) = c.get("uri").and_then(Value::as_str) {
+                    c["uri"] = Value::String(route.exposed(u));
+                }
+            }
+        }
+        Ok(read)
+    }
+
+    /// Starts (`subscribe`) or ends watching a resource for one more or one
+    /// less session; the server is asked only for the first and after the last.
+    pub async fn watch_resource(&self, route: &Route, subscribe: bool) -> Result<(), HostError> {
+        let key = (route.server.clone(), route.uri.clone());
+        let ask = {
+            let mut watched = self.watched.lock().unwrap_or_else(|p| p.into_inner());
+            let n = watched.entry(key.clone()).or_insert(0);
+            let before = *n;
+            *n = if subscribe {
+                before + 1
+            } else {
+                before.saturating_sub(1)
+            };
+            let after = *n;
+            if after == 0 {
+                watched.remove(&key);
+            }
+            (before == 0) != (after == 0)
+        };
+        if !ask {
+            return Ok(());
+        }
+        let timeout = self.manager.call_timeout(&route.server);
+        self.manager
+            .with_connection(&route.server, |c| {
+                let uri = route.uri.clone();
+                async move { c.watch_resource(&uri, subscribe, timeout).await }
+            })
+            .await?;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn offers(resources: &[&str], templates: &[&str]) -> Offers {
+        Offers {
+            prompts: vec![],
+            resources: resources
+                .iter()
+                .map(|u| json!({"uri": u, "name": u}))
+                .collect(),
+            templates: templates
+                .iter()
+                .map(|t| json!({"uriTemplate": t, "name": t}))
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn templates_match_their_expansions_only() {
+        let t = "test://template/{id}/data";
+        assert!(template_matches(t, "test://template/123/data"));
+        assert!(!template_matches(t, "test://template/1/2/data"));
+        assert!(!template_matches(t, "test://template//data"));
+        assert!(template_matches("file:///{+path}", "file:///a/b/c.txt"));
+        assert!(template_matches("s://q{?x,y}", "s://q?x=1&y=2"));
+        assert!(template_matches("s://q{?x,y}", "s://q"));
+        assert!(!template_matches("s://a/{id}", "s://b/1"));
+    }
+
+    #[test]
+    fn unique_uris_pass_and_shared_ones_are_mapped_both_ways() {
+        let map = ResourceMap::build(&[
+            (
+                "a".into(),
+                offers(&["x://one", "x://shared"], &["t://{id}"]),
+            ),
+            (
+                "b".into(),
+                offers(&["x://two", "x://shared"], &["u://{id}/v"]),
+            ),
+        ]);
+        let exposed: Vec<&str> = map
+            .resources()
+            .iter()
+            .map(|r| r.item["uri"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            exposed,
+            [
+                "x://one",
+                "mcpw:a/x://shared",
+                "x://two",
+                "mcpw:b/x://shared"
+            ]
+        );
+        let route = |u: &str| map.route(u).map(|r| (r.server, r.uri, r.mapped));
+        assert_eq!(
+            route("x://two"),
+            Some(("b".into(), "x://two".into(), false))
+        );
+        assert_eq!(
+            route("mcpw:b/x://shared"),
+            Some(("b".into(), "x://shared".into(), true))
+        );
+        assert_eq!(route("x://shared"), None, "ambiguous without the prefix");
+        assert_eq!(
+            route("u://7/v"),
+            Some(("b".into(), "u://7/v".into(), false))
+        );
+        assert_eq!(route("t://9"), Some(("a".into(), "t://9".into(), false)));
+        assert_eq!(route("nowhere://x"), None);
+        assert_eq!(map.exposed("a", "x://shared"), "mcpw:a/x://shared");
+        assert_eq!(map.exposed("a", "x://one"), "x://one");
+    }
+
+    #[test]
+    fn a_lone_resource_server_takes_unlisted_uris() {
+        let map = ResourceMap::build(&[
+            ("tools-only".into(), Offers::default()),
+            ("docs".into(), offers(&["doc://index"], &[])),
+        ]);
+        assert_eq!(
+            map.route("doc://page/2").map(|r| r.server),
+            Some("docs".into())
+        );
+    }
+}
