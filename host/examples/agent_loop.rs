@@ -31,6 +31,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                 HostEvent::ResourceUpdated { server, uri } => {
                     eprintln!("[event] {server}: {uri} changed")
                 }
+                _ => {}
             }
         }
     });

@@ -15,6 +15,7 @@ pub use crate::config::{DEFAULT_TOOL_SEARCH_BUDGET, Exposure};
 
 use crate::host::{CallOptions, EntryRef, Host, HostError, RawResult, Snapshot};
 use crate::lifecycle::LifecycleEvent;
+use crate::log_level::LogLevel;
 use crate::present::Content;
 use arc_swap::ArcSwapOption;
 use rmcp::model::{
@@ -155,6 +156,8 @@ pub struct Gateway {
     listed: Arc<Mutex<Option<SessionList>>>,
     /// Resources this session subscribed to.
     watching: Arc<resources::Watching>,
+    /// The log level this session asked for; none: no server log messages.
+    log_level: Arc<Mutex<Option<LogLevel>>>,
 }
 
 impl Gateway {
@@ -165,6 +168,7 @@ impl Gateway {
             shared,
             activated: Default::default(),
             listed: Default::default(),
+            log_level: Default::default(),
         }
     }
 }
@@ -313,6 +317,25 @@ impl Gateway {
     }
 }
 
+/// A server's log message to a session, the logger named after the server
+/// (`<server>` or `<server>/<its logger>`).
+#[allow(deprecated)] // logging is in every revision before 2026-07-28
+async fn log_forward(
+    peer: &rmcp::Peer<RoleServer>,
+    server: &str,
+    message: crate::upstream::LogMessage,
+) -> Result<(), rmcp::service::ServiceError> {
+    let logger = match message.logger {
+        Some(l) => format!("{server}/{l}"),
+        None => server.to_string(),
+    };
+    let params = json!({"level": message.level, "logger": logger, "data": message.data});
+    match serde_json::from_value(params) {
+        Ok(params) => peer.notify_logging_message(params).await,
+        Err(_) => Ok(()),
+    }
+}
+
 /// Forwards the upstream call's progress to the client, when the client asked
 /// for progress (a `progressToken` in `_meta`).
 fn progress_forwarding(context: &RequestContext<RoleServer>) -> CallOptions {
@@ -354,7 +377,8 @@ impl ServerHandler for Gateway {
         serde_json::from_value(json!({
             "protocolVersion": rmcp::model::ProtocolVersion::LATEST_WITH_INITIALIZE,
             "capabilities": {"tools": {"listChanged": self.shared.exposure != Exposure::Proxy}, "prompts": {"listChanged": true},
-                             "resources": {"subscribe": true, "listChanged": true}},
+                             "resources": {"subscribe": true, "listChanged": true},
+                             "logging": {}, "completions": {}},
             "serverInfo": {"name": "mcpw", "version": env!("CARGO_PKG_VERSION")},
             "instructions": instructions,
         }))
@@ -420,6 +444,7 @@ impl ServerHandler for Gateway {
         _context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::GetPromptResponse, McpError> {
         let args = request.arguments.clone();
+        self.shared.ready().await;
         match self.shared.host.get_prompt(&request.name, args).await {
             Ok(v) => from_json::<GetPromptResult>(v).map(Into::into),
             Err(HostError::PromptNotFound(n)) => Err(McpError::invalid_params(
@@ -472,6 +497,37 @@ impl ServerHandler for Gateway {
         self.resource_watch(&request.uri, false).await
     }
 
+    #[allow(deprecated)] // logging is in every revision before 2026-07-28
+    async fn set_level(
+        &self,
+        request: rmcp::model::SetLevelRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        let level = serde_json::to_value(request.level)
+            .ok()
+            .and_then(|v| LogLevel::from_json(&v))
+            .ok_or_else(|| McpError::invalid_params("unknown log level", None))?;
+        *self.log_level.lock().unwrap_or_else(|p| p.into_inner()) = Some(level);
+        self.shared.host.manager().set_log_level(level).await;
+        Ok(())
+    }
+
+    async fn complete(
+        &self,
+        request: rmcp::model::CompleteRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::CompleteResult, McpError> {
+        let params = serde_json::to_value(request).map_err(internal)?;
+        self.shared.ready().await;
+        match self.shared.host.complete(params).await {
+            Ok(v) => from_json(v),
+            Err(e @ (HostError::PromptNotFound(_) | HostError::ResourceNotFound(_))) => {
+                Err(McpError::invalid_params(e.to_string(), None))
+            }
+            Err(e) => Err(internal(e)),
+        }
+    }
+
     async fn on_initialized(&self, context: rmcp::service::NotificationContext<RoleServer>) {
         // Upstream tools changing changes what direct and tool-search sessions
         // list; upstream prompts and resources are served in every mode.
@@ -481,6 +537,7 @@ impl ServerHandler for Gateway {
         let host = self.shared.host.clone();
         // Weak: the session's subscriptions end with the session, not with this loop.
         let watching = Arc::downgrade(&self.watching);
+        let log_level = self.log_level.clone();
         tokio::spawn(async move {
             loop {
                 match events.recv().await {
@@ -488,6 +545,14 @@ impl ServerHandler for Gateway {
                         if tools_change && peer.notify_tool_list_changed().await.is_err()
                             || peer.notify_prompt_list_changed().await.is_err()
                             || peer.notify_resource_list_changed().await.is_err()
+                        {
+                            return;
+                        }
+                    }
+                    Ok(LifecycleEvent::Log { server, message }) => {
+                        let wanted = *log_level.lock().unwrap_or_else(|p| p.into_inner());
+                        if wanted.is_some_and(|w| w.admits(message.level))
+                            && log_forward(&peer, &server, message).await.is_err()
                         {
                             return;
                         }

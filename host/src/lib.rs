@@ -34,6 +34,7 @@ pub mod config;
 pub mod gateway;
 pub mod host;
 pub mod lifecycle;
+pub mod log_level;
 pub mod paths;
 pub mod plugin;
 pub mod present;

@@ -90,13 +90,21 @@ pub enum LifecycleError {
     },
 }
 
-/// A change the host should react to.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// A change the host should react to. More kinds may come.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
 pub enum LifecycleEvent {
     /// A server's tools changed (connected, relisted, or list_changed).
     CatalogChanged(String),
     /// A server's connection state changed.
     StatusChanged(String),
+    /// A server's log message.
+    Log {
+        /// The server.
+        server: String,
+        /// The message.
+        message: crate::upstream::LogMessage,
+    },
     /// A server said a resource changed (its own URI).
     ResourceUpdated {
         /// The server.
@@ -250,6 +258,8 @@ pub struct Manager {
     /// Bumped whenever any server's tools change, before the event is sent.
     catalog_version: AtomicU64,
     reload_lock: tokio::sync::Mutex<()>,
+    /// The most verbose log level any session asked for; servers are told it.
+    log_level: Mutex<Option<crate::log_level::LogLevel>>,
 }
 
 /// Decodes a cache entry into catalog tools and the rest it offers.
@@ -298,6 +308,7 @@ impl Manager {
             events,
             catalog_version: AtomicU64::new(1),
             reload_lock: Default::default(),
+            log_level: Mutex::new(None),
         });
         tokio::spawn(Self::upstream_loop(Arc::downgrade(&manager), upstream_rx));
         // A signal must not lose the listings queued for the cache.
@@ -308,6 +319,45 @@ impl Manager {
             }
         });
         manager
+    }
+
+    /// A session asked for log messages of `level` and above: every server is
+    /// asked for the most verbose level any session wants (each session gets
+    /// only what it asked for), now and when it connects.
+    pub async fn set_log_level(&self, level: crate::log_level::LogLevel) {
+        let level = {
+            let mut held = self.log_level.lock().unwrap_or_else(|p| p.into_inner());
+            match *held {
+                Some(l) if l <= level => return,
+                _ => *held = Some(level),
+            }
+            level
+        };
+        let live: Vec<(String, Arc<Connection>)> = self
+            .slots()
+            .iter()
+            .filter_map(|s| Some((s.name().to_string(), s.live()?)))
+            .collect();
+        let asks = live.into_iter().map(|(name, conn)| async move {
+            let timeout = self.call_timeout(&name);
+            if let Err(e) = conn.set_log_level(level, timeout).await {
+                tracing::debug!(server = %name, "logging/setLevel: {e}");
+            }
+        });
+        futures::future::join_all(asks).await;
+    }
+
+    /// Tells a new connection the log level sessions asked for, if any.
+    fn tell_log_level(&self, conn: &Arc<Connection>, name: &str) {
+        let level = *self.log_level.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(level) = level {
+            let (conn, name, timeout) = (conn.clone(), name.to_string(), self.call_timeout(name));
+            tokio::spawn(async move {
+                if let Err(e) = conn.set_log_level(level, timeout).await {
+                    tracing::debug!(server = %name, "logging/setLevel: {e}");
+                }
+            });
+        }
     }
 
     /// Changes whenever any server's tools change; compare to rebuild derived views.
@@ -507,6 +557,7 @@ impl Manager {
                     return Err(LifecycleError::Reconfigured(name.to_string()));
                 }
                 tracing::info!(server = name, transport = ?conn.kind(), "connected");
+                self.tell_log_level(&conn, name);
                 let _ = self
                     .events
                     .send(LifecycleEvent::StatusChanged(name.to_string()));

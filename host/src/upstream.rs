@@ -12,9 +12,10 @@ mod sse;
 mod stdio;
 
 pub use error::ConnectError;
-pub use handler::{ProgressUpdate, UpstreamEvent};
+pub use handler::{LogMessage, ProgressUpdate, UpstreamEvent};
 
 use crate::config::{HttpKind, ServerConfig, Transport};
+use crate::log_level::LogLevel;
 use crate::paths::Environment;
 use handler::{ProgressRoutes, UpstreamHandler};
 use rmcp::model::{
@@ -363,6 +364,46 @@ impl Connection {
             .service
             .read_resource(ReadResourceRequestParams::new(uri));
         match tokio::time::timeout(timeout, read).await {
+            Ok(r) => r.map_err(|e| self.service_error(e)),
+            Err(_) => Err(self.timed_out(timeout)),
+        }
+    }
+
+    /// Asks the server for log messages of `level` and above, when it logs.
+    #[allow(deprecated)] // in every revision before 2026-07-28
+    pub async fn set_log_level(
+        &self,
+        level: LogLevel,
+        timeout: Duration,
+    ) -> Result<(), ConnectError> {
+        let logs = self
+            .service
+            .peer_info()
+            .is_some_and(|i| i.capabilities.logging.is_some());
+        if !logs {
+            return Ok(());
+        }
+        let params =
+            serde_json::from_value(serde_json::json!({ "level": level })).map_err(|e| {
+                ConnectError::Protocol {
+                    message: e.to_string(),
+                    stderr: None,
+                }
+            })?;
+        match tokio::time::timeout(timeout, self.service.peer().set_level(params)).await {
+            Ok(r) => r.map_err(|e| self.service_error(e)),
+            Err(_) => Err(self.timed_out(timeout)),
+        }
+    }
+
+    /// Asks the server to complete an argument of one of its prompts or
+    /// resource templates.
+    pub async fn complete(
+        &self,
+        params: rmcp::model::CompleteRequestParams,
+        timeout: Duration,
+    ) -> Result<rmcp::model::CompleteResult, ConnectError> {
+        match tokio::time::timeout(timeout, self.service.peer().complete(params)).await {
             Ok(r) => r.map_err(|e| self.service_error(e)),
             Err(_) => Err(self.timed_out(timeout)),
         }

@@ -124,6 +124,7 @@ impl Gateway {
     }
 
     pub(super) async fn resource_read(&self, uri: &str) -> Result<ReadResourceResult, McpError> {
+        self.shared.ready().await;
         let read = self
             .shared
             .host
@@ -136,6 +137,7 @@ impl Gateway {
     /// `resources/subscribe` (`subscribe`) or `resources/unsubscribe`.
     pub(super) async fn resource_watch(&self, uri: &str, subscribe: bool) -> Result<(), McpError> {
         let host = &self.shared.host;
+        self.shared.ready().await;
         let route = host.route_resource(uri).await.map_err(host_error)?;
         let known = self.watching.routes().contains_key(uri);
         if known == subscribe {

@@ -31,4 +31,43 @@ impl Host {
             .await?;
         Ok(serde_json::to_value(result).unwrap_or(Value::Null))
     }
+
+    /// Completes an argument of a prompt (`ref/prompt`, by its exposed name)
+    /// or of a resource template (`ref/resource`, by its listed URI), asking
+    /// the server that offers it. `params` is the MCP `completion/complete`
+    /// request's params; returns the MCP `CompleteResult` as JSON.
+    pub async fn complete(&self, mut params: Value) -> Result<Value, HostError> {
+        let snapshot = self.snapshot().await?;
+        let reference = &mut params["ref"];
+        let server = match reference["type"].as_str() {
+            Some("ref/prompt") => {
+                let name = reference["name"].as_str().unwrap_or_default().to_string();
+                let entry = snapshot
+                    .prompt(&name)
+                    .ok_or(HostError::PromptNotFound(name))?;
+                reference["name"] = Value::String(entry.original.clone());
+                entry.server.clone()
+            }
+            _ => {
+                let uri = reference["uri"].as_str().unwrap_or_default().to_string();
+                let route = snapshot
+                    .resources()
+                    .route_template(&uri)
+                    .ok_or(HostError::ResourceNotFound(uri))?;
+                reference["uri"] = Value::String(route.uri);
+                route.server
+            }
+        };
+        let params =
+            serde_json::from_value(params).map_err(|e| HostError::BadArguments(e.to_string()))?;
+        let timeout = self.manager.call_timeout(&server);
+        let result = self
+            .manager
+            .with_connection(
+                &server,
+                |c| async move { c.complete(params, timeout).await },
+            )
+            .await?;
+        Ok(serde_json::to_value(result).unwrap_or(Value::Null))
+    }
 }

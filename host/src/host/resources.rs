@@ -153,20 +153,39 @@ impl ResourceMap {
         .exposed(uri)
     }
 
+    /// The server of a template (or resource) URI a client names as it was
+    /// listed (`ref/resource` of a completion), with the server's own form.
+    pub fn route_template(&self, uri: &str) -> Option<Route> {
+        if let Some(route) = self.route_mapped(uri) {
+            return Some(route);
+        }
+        self.templates
+            .iter()
+            .chain(&self.resources)
+            .find(|t| t.uri == uri && !self.shared.contains(uri))
+            .map(|t| Route {
+                server: t.server.clone(),
+                uri: uri.to_string(),
+                mapped: false,
+            })
+    }
+
+    /// A URI in the `mcpw:<server>/` form, for a server mcpw knows.
+    fn route_mapped(&self, uri: &str) -> Option<Route> {
+        let (server, original) = uri.strip_prefix(SCHEME)?.split_once('/')?;
+        self.servers.contains(server).then(|| Route {
+            server: server.to_string(),
+            uri: original.to_string(),
+            mapped: true,
+        })
+    }
+
     /// Where a URI from a client goes: its `mcpw:<server>/` form; a listed
     /// resource; the one server with a template that matches; else the one
     /// server that offers resources at all.
     pub fn route(&self, uri: &str) -> Option<Route> {
-        if let Some((server, original)) = uri
-            .strip_prefix(SCHEME)
-            .and_then(|rest| rest.split_once('/'))
-            && self.servers.contains(server)
-        {
-            return Some(Route {
-                server: server.to_string(),
-                uri: original.to_string(),
-                mapped: true,
-            });
+        if let Some(route) = self.route_mapped(uri) {
+            return Some(route);
         }
         let direct = |server: &str| Route {
             server: server.to_string(),

@@ -103,6 +103,10 @@ impl Manager {
                         .send(LifecycleEvent::ResourceUpdated { server, uri });
                     continue;
                 }
+                UpstreamEvent::Log(server, message) => {
+                    let _ = manager.events.send(LifecycleEvent::Log { server, message });
+                    continue;
+                }
             };
             // Each server relists on its own: one that never answers holds up
             // only its own refresh, and only until its call timeout.

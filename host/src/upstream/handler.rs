@@ -2,6 +2,7 @@
 //! list-changed notifications into events for the host.
 
 use super::ConnectContext;
+use crate::log_level::LogLevel;
 use rmcp::model::{
     ClientCapabilities, ClientConfig, Implementation, NumberOrString, ProgressNotificationParam,
 };
@@ -12,12 +13,25 @@ use std::sync::{Arc, Mutex};
 use tokio::sync::mpsc;
 
 /// Something an upstream server told us.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum UpstreamEvent {
     /// `notifications/tools/list_changed` (or resources) from this server.
     ListChanged(String),
     /// `notifications/resources/updated`: (server, the server's URI).
     ResourceUpdated(String, String),
+    /// `notifications/message` from this server.
+    Log(String, LogMessage),
+}
+
+/// A server's log message.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LogMessage {
+    /// Its severity.
+    pub level: LogLevel,
+    /// The server's logger name, if it gave one.
+    pub logger: Option<String>,
+    /// The message.
+    pub data: serde_json::Value,
 }
 
 /// A progress notification of an upstream call.
@@ -81,6 +95,29 @@ impl ClientHandler for UpstreamHandler {
 
     async fn on_prompt_list_changed(&self, _context: NotificationContext<RoleClient>) {
         self.changed();
+    }
+
+    // Logging is deprecated from 2026-07-28 on; the revisions before it have it.
+    #[allow(deprecated)]
+    async fn on_logging_message(
+        &self,
+        params: rmcp::model::LoggingMessageNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        let Ok(v) = serde_json::to_value(&params) else {
+            return;
+        };
+        let Some(level) = LogLevel::from_json(&v["level"]) else {
+            return;
+        };
+        let message = LogMessage {
+            level,
+            logger: params.logger,
+            data: params.data,
+        };
+        let _ = self
+            .events
+            .send(UpstreamEvent::Log(self.server.clone(), message));
     }
 
     async fn on_resource_updated(

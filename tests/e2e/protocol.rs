@@ -1,0 +1,233 @@
+//! What mcpw forwards besides tools, through `mcpw serve --http` with two of
+//! our conformance upstreams behind it: resources (two servers that offer the
+//! same URIs stay reachable through the `mcpw:<server>/` mapping; updates reach
+//! the session that subscribed, and only it), log messages (to the sessions
+//! that asked, at their level, the server named) and completions.
+
+use crate::common::ConfigDirs;
+use crate::servers::{Background, Serving, servers};
+use rmcp::model::{
+    CallToolRequestParams, ReadResourceRequestParams, ResourceContents,
+    ResourceUpdatedNotificationParam, SubscribeRequestParams,
+};
+use rmcp::service::{NotificationContext, RoleClient, RunningService};
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::{ClientHandler, ServiceExt};
+use serde_json::json;
+use std::time::Duration;
+use tokio::sync::mpsc;
+
+/// A client that passes on every `notifications/resources/updated` (the URI)
+/// and `notifications/message` (`logger: data`).
+struct Updates(mpsc::UnboundedSender<String>);
+
+impl ClientHandler for Updates {
+    async fn on_resource_updated(
+        &self,
+        params: ResourceUpdatedNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        let _ = self.0.send(params.uri);
+    }
+
+    #[allow(deprecated)] // mcpw serves the initialize-era revision that has it
+    async fn on_logging_message(
+        &self,
+        params: rmcp::model::LoggingMessageNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        let logger = params.logger.unwrap_or_default();
+        let _ = self.0.send(format!("{logger}: {}", params.data));
+    }
+}
+
+/// Two conformance upstreams, `a` and `b`, behind `mcpw serve --http`.
+struct Gateway {
+    _servers: (Background, Background),
+    _dirs: ConfigDirs,
+    serving: Serving,
+}
+
+fn gateway() -> Gateway {
+    let up = || Background::node(&[&servers().conformance_upstream()], &[]);
+    let (a, b) = (up(), up());
+    let dirs = ConfigDirs::new();
+    dirs.user(
+        &json!({"mcpServers": {"a": {"url": a.url("/mcp")}, "b": {"url": b.url("/mcp")}}})
+            .to_string(),
+    );
+    let serving = Serving::start(&dirs.home(), &["--exposure", "direct"]);
+    Gateway {
+        _servers: (a, b),
+        _dirs: dirs,
+        serving,
+    }
+}
+
+async fn session(
+    url: &str,
+) -> (
+    RunningService<RoleClient, Updates>,
+    mpsc::UnboundedReceiver<String>,
+) {
+    let (tx, rx) = mpsc::unbounded_channel();
+    let client = Updates(tx)
+        .serve(StreamableHttpClientTransport::from_uri(url.to_string()))
+        .await
+        .expect("a session with mcpw");
+    (client, rx)
+}
+
+fn text(contents: &[ResourceContents]) -> String {
+    match &contents[0] {
+        ResourceContents::TextResourceContents { text, uri, .. } => format!("{uri} {text}"),
+        other => panic!("not text: {other:?}"),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn servers_sharing_uris_stay_reachable_and_updates_reach_their_subscriber_only() {
+    let g = gateway();
+    let (one, mut one_updates) = session(&g.serving.url()).await;
+    let (two, mut two_updates) = session(&g.serving.url()).await;
+
+    let listed: Vec<String> = one
+        .list_all_resources()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|r| r.uri.clone())
+        .collect();
+    for uri in ["mcpw:a/test://static-text", "mcpw:b/test://static-text"] {
+        assert!(listed.contains(&uri.to_string()), "{uri} in {listed:?}");
+    }
+    assert!(
+        !listed.contains(&"test://static-text".to_string()),
+        "{listed:?}"
+    );
+    let templates: Vec<String> = one
+        .list_all_resource_templates()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|t| t.uri_template.clone())
+        .collect();
+    assert!(
+        templates.contains(&"mcpw:b/test://template/{id}/data".to_string()),
+        "{templates:?}"
+    );
+
+    let read = |uri: &str| ReadResourceRequestParams::new(uri);
+    let static_b = one
+        .read_resource(read("mcpw:b/test://static-text"))
+        .await
+        .unwrap();
+    assert_eq!(
+        text(&static_b.contents),
+        "mcpw:b/test://static-text This is the content of the static text resource."
+    );
+    let templated = one
+        .read_resource(read("mcpw:a/test://template/7/data"))
+        .await
+        .unwrap();
+    assert!(text(&templated.contents).starts_with("mcpw:a/test://template/7/data {\"id\":\"7\""));
+    let ambiguous = one.read_resource(read("test://static-text")).await;
+    assert!(
+        ambiguous.is_err(),
+        "a shared URI needs its server: {ambiguous:?}"
+    );
+
+    #[allow(deprecated)] // mcpw serves the initialize-era revision that has it
+    one.subscribe(SubscribeRequestParams::new(
+        "mcpw:a/test://watched-resource",
+    ))
+    .await
+    .unwrap();
+    // The update comes from server a's session with mcpw, whoever triggers it.
+    two.call_tool(CallToolRequestParams::new("a__update_watched_resource"))
+        .await
+        .unwrap();
+    let got = tokio::time::timeout(Duration::from_secs(10), one_updates.recv())
+        .await
+        .expect("the subscriber hears of the update");
+    assert_eq!(got.as_deref(), Some("mcpw:a/test://watched-resource"));
+    // Session two learns nothing of it: a call of its own, answered after the
+    // notification would have been sent, proves the channel had its chance.
+    two.call_tool(CallToolRequestParams::new("a__test_simple_text"))
+        .await
+        .unwrap();
+    assert!(
+        two_updates.try_recv().is_err(),
+        "only the subscriber is told"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[allow(deprecated)] // logging: mcpw serves the initialize-era revision that has it
+async fn log_messages_reach_the_sessions_that_asked_with_the_server_named() {
+    let g = gateway();
+    let (verbose, mut verbose_got) = session(&g.serving.url()).await;
+    let (strict, mut strict_got) = session(&g.serving.url()).await;
+    let (quiet, mut quiet_got) = session(&g.serving.url()).await;
+    let level = |l: &str| serde_json::from_value(json!({"level": l})).unwrap();
+    verbose.set_level(level("debug")).await.unwrap();
+    strict.set_level(level("error")).await.unwrap();
+    quiet
+        .call_tool(CallToolRequestParams::new("b__test_tool_with_logging"))
+        .await
+        .unwrap();
+    let mut heard = Vec::new();
+    while heard.len() < 3 {
+        let m = tokio::time::timeout(Duration::from_secs(10), verbose_got.recv())
+            .await
+            .expect("the session that asked for debug hears the info messages");
+        heard.push(m.unwrap());
+    }
+    assert_eq!(
+        heard,
+        [
+            "b/conformance: \"Tool execution started\"",
+            "b/conformance: \"Tool processing data\"",
+            "b/conformance: \"Tool execution completed\""
+        ]
+    );
+    // A round trip after the last message: had they been sent, they were.
+    strict
+        .call_tool(CallToolRequestParams::new("a__test_simple_text"))
+        .await
+        .unwrap();
+    assert!(
+        strict_got.try_recv().is_err(),
+        "error level: no info messages"
+    );
+    assert!(quiet_got.try_recv().is_err(), "no level asked: no messages");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn completions_reach_the_server_of_the_prompt_or_template() {
+    let g = gateway();
+    let (client, _) = session(&g.serving.url()).await;
+    let complete = |r: serde_json::Value| {
+        let params = serde_json::from_value(
+            json!({"ref": r, "argument": {"name": "arg1", "value": "test"}}),
+        )
+        .unwrap();
+        client.complete(params)
+    };
+    let prompt = complete(json!({"type": "ref/prompt", "name": "b__test_prompt_with_arguments"}))
+        .await
+        .unwrap();
+    assert_eq!(prompt.completion.values, ["test1", "test2", "testValue"]);
+    let unknown =
+        complete(json!({"type": "ref/prompt", "name": "test_prompt_with_arguments"})).await;
+    assert!(
+        unknown.is_err(),
+        "prompts go by their exposed names: {unknown:?}"
+    );
+    let template =
+        complete(json!({"type": "ref/resource", "uri": "mcpw:a/test://template/{id}/data"})).await;
+    assert!(
+        template.is_ok(),
+        "a mapped template reaches its server: {template:?}"
+    );
+}
