@@ -17,6 +17,7 @@ use crate::host::{CallOptions, EntryRef, Host, HostError, RawResult, Snapshot};
 use crate::lifecycle::LifecycleEvent;
 use crate::log_level::LogLevel;
 use crate::present::Content;
+use crate::upstream::origin::{Origin, SessionGuard};
 use arc_swap::ArcSwapOption;
 use rmcp::model::{
     CallToolRequestParams, CallToolResult, GetPromptRequestParams, GetPromptResult,
@@ -158,6 +159,8 @@ pub struct Gateway {
     watching: Arc<resources::Watching>,
     /// The log level this session asked for; none: no server log messages.
     log_level: Arc<Mutex<Option<LogLevel>>>,
+    /// This session among the ones servers' requests may go to, once initialized.
+    session: Arc<Mutex<Option<SessionGuard>>>,
 }
 
 impl Gateway {
@@ -169,6 +172,7 @@ impl Gateway {
             activated: Default::default(),
             listed: Default::default(),
             log_level: Default::default(),
+            session: Default::default(),
         }
     }
 }
@@ -301,7 +305,7 @@ impl Gateway {
         let call = self
             .shared
             .host
-            .call_raw(&entry, args, progress_forwarding(context));
+            .call_raw(&entry, args, self.call_options(context));
         let raw = tokio::select! {
             r = call => r,
             _ = context.ct.cancelled() => return Err(McpError::internal_error("cancelled by the client", None)),
@@ -336,12 +340,33 @@ async fn log_forward(
     }
 }
 
+impl Gateway {
+    /// How an upstream call made for the client's request `context` reports
+    /// back: its progress, when the client asked for progress (a
+    /// `progressToken` in `_meta`), and the server's requests, to this session.
+    fn call_options(&self, context: &RequestContext<RoleServer>) -> CallOptions {
+        let session = self
+            .session
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .as_ref()
+            .map(|g| g.session().clone());
+        CallOptions {
+            progress: progress_forwarding(context),
+            origin: session.map(|session| Origin {
+                session,
+                request: context.id.clone(),
+            }),
+        }
+    }
+}
+
 /// Forwards the upstream call's progress to the client, when the client asked
 /// for progress (a `progressToken` in `_meta`).
-fn progress_forwarding(context: &RequestContext<RoleServer>) -> CallOptions {
-    let Some(token) = context.meta.get_progress_token() else {
-        return CallOptions::default();
-    };
+fn progress_forwarding(
+    context: &RequestContext<RoleServer>,
+) -> Option<tokio::sync::mpsc::UnboundedSender<crate::upstream::ProgressUpdate>> {
+    let token = context.meta.get_progress_token()?;
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<crate::upstream::ProgressUpdate>();
     let peer = context.peer.clone();
     tokio::spawn(async move {
@@ -358,7 +383,7 @@ fn progress_forwarding(context: &RequestContext<RoleServer>) -> CallOptions {
             }
         }
     });
-    CallOptions { progress: Some(tx) }
+    Some(tx)
 }
 
 impl ServerHandler for Gateway {
@@ -532,6 +557,9 @@ impl ServerHandler for Gateway {
         // Upstream tools changing changes what direct and tool-search sessions
         // list; upstream prompts and resources are served in every mode.
         let tools_change = self.shared.exposure != Exposure::Proxy;
+        let sessions = self.shared.host.manager().sessions();
+        *self.session.lock().unwrap_or_else(|p| p.into_inner()) =
+            Some(sessions.open(context.peer.clone()));
         let mut events = self.shared.host.manager().subscribe();
         let peer = context.peer.clone();
         let host = self.shared.host.clone();

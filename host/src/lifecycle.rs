@@ -258,6 +258,8 @@ pub struct Manager {
     /// Bumped whenever any server's tools change, before the event is sent.
     catalog_version: AtomicU64,
     reload_lock: tokio::sync::Mutex<()>,
+    /// The downstream sessions mcpw serves.
+    sessions: Arc<crate::upstream::origin::Sessions>,
     /// The most verbose log level any session asked for; servers are told it.
     log_level: Mutex<Option<crate::log_level::LogLevel>>,
 }
@@ -309,6 +311,7 @@ impl Manager {
             catalog_version: AtomicU64::new(1),
             reload_lock: Default::default(),
             log_level: Mutex::new(None),
+            sessions: Default::default(),
         });
         tokio::spawn(Self::upstream_loop(Arc::downgrade(&manager), upstream_rx));
         // A signal must not lose the listings queued for the cache.
@@ -345,6 +348,11 @@ impl Manager {
             }
         });
         futures::future::join_all(asks).await;
+    }
+
+    /// The downstream sessions mcpw serves.
+    pub fn sessions(&self) -> &Arc<crate::upstream::origin::Sessions> {
+        &self.sessions
     }
 
     /// Tells a new connection the log level sessions asked for, if any.
@@ -528,6 +536,7 @@ impl Manager {
             events: self.upstream_tx.clone(),
             legacy_only,
             redact: Default::default(),
+            sessions: self.sessions.clone(),
         };
         let result = Connection::open(&slot.server.config, &ctx).await;
         match result {

@@ -6,6 +6,7 @@ mod error;
 mod handler;
 mod http;
 pub mod npx;
+pub mod origin;
 pub mod processes;
 pub mod secrets;
 mod sse;
@@ -17,7 +18,7 @@ pub use handler::{LogMessage, ProgressUpdate, UpstreamEvent};
 use crate::config::{HttpKind, ServerConfig, Transport};
 use crate::log_level::LogLevel;
 use crate::paths::Environment;
-use handler::{ProgressRoutes, UpstreamHandler};
+use handler::{Routes, UpstreamHandler};
 use rmcp::model::{
     CallToolRequestParams, CallToolResult, ReadResourceRequestParams, ReadResourceResult, Resource,
     ResourceTemplate, Tool,
@@ -57,6 +58,9 @@ pub struct ConnectContext {
     /// Secret values to mask out of this connection's errors (filled as they
     /// are resolved).
     pub redact: secrets::Redactions,
+    /// The downstream sessions: what the connection may offer its server, and
+    /// where the server's requests outside any call go.
+    pub sessions: Arc<origin::Sessions>,
 }
 
 /// The MCP revision offered first: the stateless one, opened with `server/discover`.
@@ -96,7 +100,7 @@ pub struct Connection {
     kind: TransportKind,
     stderr: Option<Arc<stdio::StderrTail>>,
     group: Option<processes::GroupGuard>,
-    progress: ProgressRoutes,
+    routes: Routes,
     redact: secrets::Redactions,
 }
 
@@ -133,7 +137,7 @@ impl Connection {
     ) -> Result<(Connection, Listing), ConnectError> {
         let timeout = Duration::from_millis(config.startup_timeout_ms);
         let mut stderr_for_timeout = None;
-        let routes = ProgressRoutes::default();
+        let routes = Routes::default();
         let attempt = async {
             let conn = match &config.transport {
                 Transport::Stdio { .. } => {
@@ -148,7 +152,7 @@ impl Connection {
                         kind: TransportKind::Stdio,
                         stderr: Some(tail),
                         group: Some(group),
-                        progress: routes.clone(),
+                        routes: routes.clone(),
                         redact: ctx.redact.clone(),
                     }
                 }
@@ -162,7 +166,7 @@ impl Connection {
                                 kind: TransportKind::StreamableHttp,
                                 stderr: None,
                                 group: None,
-                                progress: routes.clone(),
+                                routes: routes.clone(),
                                 redact: ctx.redact.clone(),
                             },
                             Err(e) if e.is_auth() => return Err(e),
@@ -275,16 +279,18 @@ impl Connection {
     }
 
     /// Calls a tool by its original name; gives up after `timeout`. With
-    /// `progress`, the server's progress notifications for this call go there.
-    /// Dropping the future cancels the call upstream.
+    /// `progress`, the server's progress notifications for this call go there;
+    /// with `origin`, the requests the server makes while serving it go to
+    /// that session. Dropping the future cancels the call upstream.
     pub async fn call_tool(
         &self,
         name: &str,
         arguments: Option<serde_json::Map<String, serde_json::Value>>,
         timeout: Duration,
         progress: Option<mpsc::UnboundedSender<ProgressUpdate>>,
+        origin: Option<origin::Origin>,
     ) -> Result<CallToolResult, ConnectError> {
-        let Some(progress) = progress else {
+        if progress.is_none() && origin.is_none() {
             let mut params = CallToolRequestParams::new(name.to_string());
             if let Some(args) = arguments {
                 params = params.with_arguments(args);
@@ -308,17 +314,22 @@ impl Connection {
             .send_request_with_option(request, rmcp::service::PeerRequestOptions::no_options())
             .await
             .map_err(|e| self.service_error(e))?;
+        let _call = origin.map(|o| self.routes.calls.add(handle.id.clone(), o));
         let key = handler::token_key(&handle.progress_token.0);
-        self.progress
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .insert(key.clone(), progress);
+        if let Some(progress) = progress {
+            self.routes
+                .progress
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .insert(key.clone(), progress);
+        }
         let mut guard = CancelOnDrop {
             peer,
             id: Some(handle.id.clone()),
         };
         let response = tokio::time::timeout(timeout, handle.await_response()).await;
-        self.progress
+        self.routes
+            .progress
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .remove(&key);
@@ -535,7 +546,7 @@ async fn sse_connect(
     url: &str,
     headers: &http::Headers,
     ctx: &ConnectContext,
-    routes: &ProgressRoutes,
+    routes: &Routes,
 ) -> Result<Connection, ConnectError> {
     let transport = sse::SseTransport::connect(url, headers).await?;
     let service = UpstreamHandler::new(ctx, routes.clone())
@@ -547,7 +558,7 @@ async fn sse_connect(
         kind: TransportKind::Sse,
         stderr: None,
         group: None,
-        progress: routes.clone(),
+        routes: routes.clone(),
         redact: ctx.redact.clone(),
     })
 }

@@ -231,3 +231,77 @@ async fn completions_reach_the_server_of_the_prompt_or_template() {
         "a mapped template reaches its server: {template:?}"
     );
 }
+
+/// A client that declares sampling and answers every sampling request with
+/// its own name.
+#[derive(Clone)]
+struct Sampler {
+    name: &'static str,
+    asked: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+}
+
+#[allow(deprecated)] // sampling: mcpw serves the initialize-era revision that has it
+impl ClientHandler for Sampler {
+    fn get_info(&self) -> rmcp::model::ClientConfig {
+        serde_json::from_value(json!({
+            "protocolVersion": "2025-11-25",
+            "capabilities": {"sampling": {}},
+            "clientInfo": {"name": self.name, "version": "1.0.0"}
+        }))
+        .unwrap()
+    }
+
+    async fn create_message(
+        &self,
+        _params: rmcp::model::CreateMessageRequestParams,
+        _context: rmcp::service::RequestContext<RoleClient>,
+    ) -> Result<rmcp::model::CreateMessageResult, rmcp::ErrorData> {
+        self.asked.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        // Slow enough that both sessions' calls are in flight together.
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        Ok(serde_json::from_value(json!({
+            "role": "assistant", "model": "test",
+            "content": {"type": "text", "text": format!("answered by {}", self.name)}
+        }))
+        .unwrap())
+    }
+}
+
+fn call_text(result: &rmcp::model::CallToolResult) -> String {
+    serde_json::to_value(&result.content).unwrap().to_string()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sampling_reaches_the_session_whose_call_asked_and_no_other() {
+    let g = gateway();
+    let sampler = |name| Sampler {
+        name,
+        asked: Default::default(),
+    };
+    let (a, b) = (sampler("A"), sampler("B"));
+    let url = g.serving.url();
+    let transport = |u: &str| StreamableHttpClientTransport::from_uri(u.to_string());
+    let session_a = a.clone().serve(transport(&url)).await.unwrap();
+    let session_b = b.clone().serve(transport(&url)).await.unwrap();
+    let (plain, _) = session(&url).await;
+    let sample = |args: serde_json::Value| {
+        CallToolRequestParams::new("a__test_sampling")
+            .with_arguments(args.as_object().unwrap().clone())
+    };
+    // Both sessions' calls reach the same upstream connection at once.
+    let (from_a, from_b) = tokio::join!(
+        session_a.call_tool(sample(json!({"prompt": "from A"}))),
+        session_b.call_tool(sample(json!({"prompt": "from B"})))
+    );
+    assert!(call_text(&from_a.unwrap()).contains("LLM response: answered by A"));
+    assert!(call_text(&from_b.unwrap()).contains("LLM response: answered by B"));
+    use std::sync::atomic::Ordering::SeqCst;
+    assert_eq!((a.asked.load(SeqCst), b.asked.load(SeqCst)), (1, 1));
+    // A session whose client cannot sample is never asked for another's sake.
+    let refused = plain
+        .call_tool(sample(json!({"prompt": "from nobody"})))
+        .await
+        .unwrap();
+    assert!(!call_text(&refused).contains("LLM response"), "{refused:?}");
+    assert_eq!((a.asked.load(SeqCst), b.asked.load(SeqCst)), (1, 1));
+}

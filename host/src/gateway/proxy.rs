@@ -491,7 +491,7 @@ async fn call_tool(
             );
         }
     };
-    let options = super::progress_forwarding(ctx);
+    let options = gw.call_options(ctx);
     let outcome = tokio::select! {
         r = host.call_raw(&entry, args, options) => r.map(|raw| crate::host::present_result(&entry, raw)),
         _ = ctx.ct.cancelled() => return Err(McpError::internal_error("cancelled by the client", None)),

@@ -14,6 +14,9 @@ use serde_json::{Map, Value};
 pub struct CallOptions {
     /// Where the server's progress notifications for this call go.
     pub progress: Option<tokio::sync::mpsc::UnboundedSender<crate::upstream::ProgressUpdate>>,
+    /// The session the call is made for: requests the server makes while
+    /// serving it (sampling, elicitation, roots) go there.
+    pub origin: Option<crate::upstream::origin::Origin>,
 }
 
 /// What the server answered, decoded once and not converted.
@@ -100,8 +103,14 @@ impl Host {
                 let args = arguments.unwrap_or_default();
                 self.manager
                     .with_connection(&tool.server, |c| async move {
-                        c.call_tool(&tool.name, Some(args), timeout, options.progress)
-                            .await
+                        c.call_tool(
+                            &tool.name,
+                            Some(args),
+                            timeout,
+                            options.progress,
+                            options.origin,
+                        )
+                        .await
                     })
                     .await
                     .map(RawResult::Tool)

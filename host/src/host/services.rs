@@ -114,7 +114,7 @@ impl HostServices for LiveServices {
         let result = self
             .runtime
             .block_on(m.with_connection(server, |c| async move {
-                c.call_tool(&name, Some(args), timeout, None).await
+                c.call_tool(&name, Some(args), timeout, None, None).await
             }))
             .map_err(service_error)?;
         Ok(CallOutcome {

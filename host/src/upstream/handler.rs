@@ -1,13 +1,21 @@
-//! The client side of an upstream connection: identifies mcpw and turns
-//! list-changed notifications into events for the host.
+//! The client side of an upstream connection: identifies mcpw, passes the
+//! server's own requests on to the client they belong to, and turns the
+//! server's notifications into events for the host.
+
+// Sampling, roots and logging are deprecated from MCP 2026-07-28 on; the
+// revisions before it, which clients and servers speak, have them.
+#![allow(deprecated)]
 
 use super::ConnectContext;
+use super::origin::{self, InFlight, Sessions};
 use crate::log_level::LogLevel;
 use rmcp::model::{
-    ClientCapabilities, ClientConfig, Implementation, NumberOrString, ProgressNotificationParam,
+    ClientConfig, ClientResult, CreateMessageRequestParams, CreateMessageResult,
+    ElicitRequestParams, ElicitResult, ElicitationAction, Implementation, ListRootsResult,
+    NumberOrString, ProgressNotificationParam, ServerRequest,
 };
-use rmcp::service::NotificationContext;
-use rmcp::{ClientHandler, RoleClient};
+use rmcp::service::{NotificationContext, RequestContext};
+use rmcp::{ClientHandler, ErrorData as McpError, RoleClient};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use tokio::sync::mpsc;
@@ -48,6 +56,14 @@ pub struct ProgressUpdate {
 /// Where progress of in-flight calls goes, by the token mcpw gave each call.
 pub type ProgressRoutes = Arc<Mutex<HashMap<String, mpsc::UnboundedSender<ProgressUpdate>>>>;
 
+/// Where what a server sends about mcpw's calls in flight goes: their
+/// progress, and the requests it makes while serving them.
+#[derive(Clone, Default)]
+pub struct Routes {
+    pub progress: ProgressRoutes,
+    pub calls: InFlight,
+}
+
 pub fn token_key(token: &NumberOrString) -> String {
     match token {
         NumberOrString::Number(n) => n.to_string(),
@@ -59,15 +75,38 @@ pub struct UpstreamHandler {
     server: String,
     events: mpsc::UnboundedSender<UpstreamEvent>,
     progress: ProgressRoutes,
+    calls: InFlight,
+    sessions: Arc<Sessions>,
 }
 
 impl UpstreamHandler {
-    pub fn new(ctx: &ConnectContext, progress: ProgressRoutes) -> Self {
+    pub fn new(ctx: &ConnectContext, routes: Routes) -> Self {
         UpstreamHandler {
             server: ctx.server.clone(),
             events: ctx.events.clone(),
-            progress,
+            progress: routes.progress,
+            calls: routes.calls,
+            sessions: ctx.sessions.clone(),
         }
+    }
+
+    /// Sends a server's request to the client it belongs to; `None` when no
+    /// client can take it (none, several, or one that did not declare `capability`).
+    async fn ask_client(
+        &self,
+        capability: Option<&str>,
+        request: ServerRequest,
+        context: &RequestContext<RoleClient>,
+    ) -> Option<Result<ClientResult, McpError>> {
+        let (peer, belongs_to) = origin::target(&self.calls, &self.sessions, context).await?;
+        if capability.is_some_and(|c| !origin::declares(&peer, c)) {
+            return None;
+        }
+        Some(origin::forward(&peer, request, belongs_to, context).await)
+    }
+
+    fn unexpected(answer: ClientResult) -> McpError {
+        McpError::internal_error(format!("the client answered {answer:?}"), None)
     }
 
     fn changed(&self) {
@@ -80,9 +119,75 @@ impl UpstreamHandler {
 impl ClientHandler for UpstreamHandler {
     fn get_info(&self) -> ClientConfig {
         ClientConfig::new(
-            ClientCapabilities::default(),
+            self.sessions.capabilities(),
             Implementation::new("mcpw", env!("CARGO_PKG_VERSION")),
         )
+    }
+
+    async fn ping(&self, context: RequestContext<RoleClient>) -> Result<(), McpError> {
+        match self
+            .ask_client(
+                None,
+                ServerRequest::PingRequest(Default::default()),
+                &context,
+            )
+            .await
+        {
+            Some(Err(e)) => Err(e),
+            // Answered by mcpw when no client can be asked: it is alive.
+            _ => Ok(()),
+        }
+    }
+
+    async fn create_message(
+        &self,
+        params: CreateMessageRequestParams,
+        context: RequestContext<RoleClient>,
+    ) -> Result<CreateMessageResult, McpError> {
+        let request = ServerRequest::CreateMessageRequest(rmcp::model::Request::new(params));
+        match self.ask_client(Some("sampling"), request, &context).await {
+            Some(Ok(ClientResult::CreateMessageResult(r))) => Ok(*r),
+            Some(Ok(other)) => Err(Self::unexpected(other)),
+            Some(Err(e)) => Err(e),
+            None => Err(McpError::new(
+                rmcp::model::ErrorCode::METHOD_NOT_FOUND,
+                format!(
+                    "server \"{}\" asked for sampling, and no client that takes it can be told which session the request belongs to",
+                    self.server
+                ),
+                None,
+            )),
+        }
+    }
+
+    async fn create_elicitation(
+        &self,
+        params: ElicitRequestParams,
+        context: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, McpError> {
+        let request = ServerRequest::ElicitRequest(rmcp::model::Request::new(params));
+        match self
+            .ask_client(Some("elicitation"), request, &context)
+            .await
+        {
+            Some(Ok(ClientResult::ElicitResult(r))) => Ok(r),
+            Some(Ok(other)) => Err(Self::unexpected(other)),
+            Some(Err(e)) => Err(e),
+            None => Ok(ElicitResult::new(ElicitationAction::Decline)),
+        }
+    }
+
+    async fn list_roots(
+        &self,
+        context: RequestContext<RoleClient>,
+    ) -> Result<ListRootsResult, McpError> {
+        let request = ServerRequest::ListRootsRequest(Default::default());
+        match self.ask_client(Some("roots"), request, &context).await {
+            Some(Ok(ClientResult::ListRootsResult(r))) => Ok(r),
+            Some(Ok(other)) => Err(Self::unexpected(other)),
+            Some(Err(e)) => Err(e),
+            None => Ok(ListRootsResult::default()),
+        }
     }
 
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
@@ -97,8 +202,6 @@ impl ClientHandler for UpstreamHandler {
         self.changed();
     }
 
-    // Logging is deprecated from 2026-07-28 on; the revisions before it have it.
-    #[allow(deprecated)]
     async fn on_logging_message(
         &self,
         params: rmcp::model::LoggingMessageNotificationParam,

@@ -73,7 +73,7 @@ pub async fn connect(
     url: &str,
     headers: &Headers,
     ctx: &ConnectContext,
-    routes: &super::handler::ProgressRoutes,
+    routes: &super::handler::Routes,
 ) -> Result<RunningService<RoleClient, UpstreamHandler>, ConnectError> {
     let custom: HashMap<HeaderName, HeaderValue> = header_map(headers)?
         .into_iter()

@@ -1,0 +1,255 @@
+//! Where a server's own requests go (`sampling/createMessage`,
+//! `elicitation/create`, `roots/list`, `ping`): to the downstream session
+//! whose call caused them.
+//!
+//! Over Streamable HTTP the request arrives on the stream of mcpw's call, which
+//! names the call. Over stdio and legacy SSE nothing names it: the request goes
+//! to the session of the calls in flight on that connection when they all come
+//! from one session, and is refused when they come from several (it could
+//! belong to any of them). A request outside any call goes to the only session
+//! when there is one, and is answered by mcpw otherwise (no roots, no sampling,
+//! elicitation declined).
+
+use rmcp::model::{ClientCapabilities, ClientResult, RequestId, ServerRequest};
+use rmcp::service::{
+    InboundStreamOrigin, OriginatingRequestId, PeerRequestOptions, RequestContext, RoleClient,
+    RoleServer,
+};
+use rmcp::{ErrorData as McpError, Peer};
+use serde_json::{Map, Value};
+use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+use tokio::sync::Notify;
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// A downstream session, as the upstream connections see it.
+#[derive(Clone)]
+pub struct Session {
+    /// Unique in this process.
+    pub id: u64,
+    /// The client.
+    pub peer: Peer<RoleServer>,
+}
+
+/// The downstream side of an upstream call.
+#[derive(Clone)]
+pub struct Origin {
+    /// The session that made the call.
+    pub session: Session,
+    /// The client's request that caused it: a Streamable HTTP client gets the
+    /// server's requests on that request's stream.
+    pub request: RequestId,
+}
+
+impl std::fmt::Debug for Origin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Origin")
+            .field("session", &self.session.id)
+            .field("request", &self.request)
+            .finish()
+    }
+}
+
+/// The sessions mcpw serves.
+#[derive(Default)]
+pub struct Sessions {
+    live: Mutex<BTreeMap<u64, Peer<RoleServer>>>,
+    next: AtomicU64,
+}
+
+/// A registered session; dropping it ends the registration.
+pub struct SessionGuard {
+    sessions: Arc<Sessions>,
+    session: Session,
+}
+
+impl SessionGuard {
+    /// The session.
+    pub fn session(&self) -> &Session {
+        &self.session
+    }
+}
+
+impl Drop for SessionGuard {
+    fn drop(&mut self) {
+        lock(&self.sessions.live).remove(&self.session.id);
+    }
+}
+
+impl Sessions {
+    /// Registers an initialized session.
+    pub fn open(self: &Arc<Self>, peer: Peer<RoleServer>) -> SessionGuard {
+        let id = self.next.fetch_add(1, Ordering::Relaxed) + 1;
+        lock(&self.live).insert(id, peer.clone());
+        SessionGuard {
+            sessions: self.clone(),
+            session: Session { id, peer },
+        }
+    }
+
+    /// The only session, if there is exactly one.
+    fn only(&self) -> Option<Session> {
+        let live = lock(&self.live);
+        let mut all = live.iter();
+        match (all.next(), all.next()) {
+            (Some((&id, peer)), None) => Some(Session {
+                id,
+                peer: peer.clone(),
+            }),
+            _ => None,
+        }
+    }
+
+    /// What a new upstream connection may offer its server: sampling,
+    /// elicitation and roots as far as some session's client declares them.
+    pub fn capabilities(&self) -> ClientCapabilities {
+        let mut merged = Map::new();
+        for peer in lock(&self.live).values() {
+            let Some(info) = peer.peer_info() else {
+                continue;
+            };
+            let Ok(Value::Object(caps)) = serde_json::to_value(&info.capabilities) else {
+                continue;
+            };
+            for key in ["sampling", "elicitation", "roots"] {
+                if let Some(v) = caps.get(key) {
+                    merged.entry(key).or_insert_with(|| v.clone());
+                }
+            }
+        }
+        serde_json::from_value(Value::Object(merged)).unwrap_or_default()
+    }
+}
+
+/// mcpw's calls in flight on one connection, by the id of mcpw's request.
+#[derive(Clone, Default)]
+pub struct InFlight {
+    calls: Arc<Mutex<HashMap<RequestId, Origin>>>,
+    added: Arc<Notify>,
+}
+
+/// A call registered in [`InFlight`] until dropped.
+pub struct CallGuard {
+    in_flight: InFlight,
+    id: RequestId,
+}
+
+impl Drop for CallGuard {
+    fn drop(&mut self) {
+        lock(&self.in_flight.calls).remove(&self.id);
+    }
+}
+
+/// Whose a server's request is.
+enum Owner {
+    Call(Origin),
+    Outside,
+    Ambiguous,
+}
+
+impl InFlight {
+    /// Registers mcpw's request `id` as made for `origin`.
+    pub fn add(&self, id: RequestId, origin: Origin) -> CallGuard {
+        lock(&self.calls).insert(id.clone(), origin);
+        self.added.notify_waiters();
+        CallGuard {
+            in_flight: self.clone(),
+            id,
+        }
+    }
+
+    async fn owner(&self, context: &RequestContext<RoleClient>) -> Owner {
+        match context.extensions.get::<InboundStreamOrigin>() {
+            Some(InboundStreamOrigin::OutboundRequest(id)) => {
+                // The server may ask before the call is registered (it is,
+                // right after it is sent): wait for it a little.
+                let wait = async {
+                    loop {
+                        let added = self.added.notified();
+                        if let Some(o) = lock(&self.calls).get(id) {
+                            return o.clone();
+                        }
+                        added.await;
+                    }
+                };
+                match tokio::time::timeout(Duration::from_secs(2), wait).await {
+                    Ok(origin) => Owner::Call(origin),
+                    Err(_) => Owner::Outside,
+                }
+            }
+            Some(InboundStreamOrigin::Unassociated) => Owner::Outside,
+            None => {
+                let calls = lock(&self.calls);
+                let mut sessions = calls.values().map(|o| o.session.id);
+                match (sessions.next(), calls.values().next()) {
+                    (None, _) | (_, None) => Owner::Outside,
+                    (Some(first), Some(origin)) => {
+                        if sessions.all(|s| s == first) {
+                            Owner::Call(origin.clone())
+                        } else {
+                            Owner::Ambiguous
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The client a server's request goes to, if any, and the client's request
+/// it belongs to.
+pub(super) async fn target(
+    in_flight: &InFlight,
+    sessions: &Sessions,
+    context: &RequestContext<RoleClient>,
+) -> Option<(Peer<RoleServer>, Option<RequestId>)> {
+    match in_flight.owner(context).await {
+        Owner::Call(o) => Some((o.session.peer, Some(o.request))),
+        Owner::Outside => sessions.only().map(|s| (s.peer, None)),
+        Owner::Ambiguous => None,
+    }
+}
+
+/// Whether the client declared the capability `key` (`sampling`, …).
+pub(super) fn declares(peer: &Peer<RoleServer>, key: &str) -> bool {
+    peer.peer_info()
+        .and_then(|i| serde_json::to_value(&i.capabilities).ok())
+        .is_some_and(|c| c.get(key).is_some())
+}
+
+/// Sends a server's request on to a client and waits for the answer; the
+/// server cancelling its request cancels it at the client.
+pub(super) async fn forward(
+    peer: &Peer<RoleServer>,
+    mut request: ServerRequest,
+    belongs_to: Option<RequestId>,
+    context: &RequestContext<RoleClient>,
+) -> Result<ClientResult, McpError> {
+    use rmcp::model::GetExtensions;
+    if let Some(id) = belongs_to {
+        request.extensions_mut().insert(OriginatingRequestId(id));
+    }
+    let handle = peer
+        .send_request_with_option(request, PeerRequestOptions::no_options())
+        .await
+        .map_err(|e| McpError::internal_error(format!("the client is gone: {e}"), None))?;
+    let id = handle.id.clone();
+    tokio::select! {
+        answer = handle.await_response() => answer.map_err(|e| match e {
+            rmcp::ServiceError::McpError(e) => e,
+            e => McpError::internal_error(e.to_string(), None),
+        }),
+        _ = context.ct.cancelled() => {
+            let cancel = serde_json::json!({"requestId": id, "reason": "the server cancelled its request"});
+            if let Ok(cancel) = serde_json::from_value(cancel) {
+                let _ = peer.notify_cancelled(cancel).await;
+            }
+            Err(McpError::internal_error("cancelled by the server", None))
+        }
+    }
+}
