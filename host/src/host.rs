@@ -469,6 +469,19 @@ impl Host {
                 return Ok(entry);
             }
         }
+        // A name no server's prefix tells (`toolPrefix: none`) may belong to a
+        // server never listed yet: list those, then look again.
+        if self
+            .manager
+            .status()
+            .iter()
+            .any(|s| s.state == crate::catalog::ConnectionState::NotConnected)
+        {
+            self.bootstrap(|_, _| {}).await;
+            if let Some(entry) = self.find(name).await? {
+                return Ok(entry);
+            }
+        }
         let suggestions = match self
             .search_refs(
                 name,

@@ -1,6 +1,7 @@
 //! The official MCP conformance suite (`@modelcontextprotocol/conformance`): its
 //! server scenarios against our upstream server directly, then through
-//! `mcpw serve --http` in front of it.
+//! `mcpw serve --http` in front of it; and its client scenarios with mcpw as
+//! the client.
 
 use crate::common::ConfigDirs;
 use crate::servers::{Background, Serving, servers};
@@ -68,4 +69,33 @@ fn server_scenarios_through_mcpw_match_the_baseline() {
         ok,
         "through mcpw, against tests/conformance/expected-failures.yml:\n{output}"
     );
+}
+
+#[test]
+fn client_scenarios_pass_with_mcpw_as_the_client() {
+    let s = servers();
+    let script = crate::common::workspace().join("tests/conformance/client.sh");
+    for scenario in ["initialize", "tools_call", "sse-retry"] {
+        let out = Command::new("timeout")
+            .arg("120")
+            .arg(s.node22())
+            .arg(s.conformance())
+            .args([
+                "client",
+                "--scenario",
+                scenario,
+                "--timeout",
+                "30000",
+                "--command",
+            ])
+            .arg(&script)
+            .env("MCPW_BIN", env!("CARGO_BIN_EXE_mcpw"))
+            .output()
+            .expect("run the conformance suite");
+        let text = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            out.status.success() && text.contains("OVERALL: PASSED"),
+            "client scenario {scenario}:\n{text}"
+        );
+    }
 }

@@ -49,6 +49,10 @@ struct Gateway {
 }
 
 fn gateway() -> Gateway {
+    gateway_with("direct")
+}
+
+fn gateway_with(exposure: &str) -> Gateway {
     let up = || Background::node(&[&servers().conformance_upstream()], &[]);
     let (a, b) = (up(), up());
     let dirs = ConfigDirs::new();
@@ -56,7 +60,7 @@ fn gateway() -> Gateway {
         &json!({"mcpServers": {"a": {"url": a.url("/mcp")}, "b": {"url": b.url("/mcp")}}})
             .to_string(),
     );
-    let serving = Serving::start(&dirs.home(), &["--exposure", "direct"]);
+    let serving = Serving::start(&dirs.home(), &["--exposure", exposure]);
     Gateway {
         _servers: (a, b),
         _dirs: dirs,
@@ -304,4 +308,30 @@ async fn sampling_reaches_the_session_whose_call_asked_and_no_other() {
         .unwrap();
     assert!(!call_text(&refused).contains("LLM response"), "{refused:?}");
     assert_eq!((a.asked.load(SeqCst), b.asked.load(SeqCst)), (1, 1));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sampling_during_a_call_through_the_mcp_tool_reaches_its_session() {
+    let g = gateway_with("proxy");
+    let a = Sampler {
+        name: "A",
+        asked: Default::default(),
+    };
+    let url = g.serving.url();
+    let session_a = a
+        .clone()
+        .serve(StreamableHttpClientTransport::from_uri(url))
+        .await
+        .unwrap();
+    let args = json!({"tool": "a__test_sampling", "args": {"prompt": "through mcp"}});
+    let result = session_a
+        .call_tool(
+            CallToolRequestParams::new("mcp").with_arguments(args.as_object().unwrap().clone()),
+        )
+        .await
+        .unwrap();
+    assert!(
+        call_text(&result).contains("LLM response: answered by A"),
+        "{result:?}"
+    );
 }

@@ -77,6 +77,8 @@ pub struct UpstreamHandler {
     progress: ProgressRoutes,
     calls: InFlight,
     sessions: Arc<Sessions>,
+    /// Opens with `initialize`: offer the newest revision that has it.
+    legacy_only: bool,
 }
 
 impl UpstreamHandler {
@@ -87,6 +89,7 @@ impl UpstreamHandler {
             progress: routes.progress,
             calls: routes.calls,
             sessions: ctx.sessions.clone(),
+            legacy_only: ctx.legacy_only,
         }
     }
 
@@ -118,10 +121,14 @@ impl UpstreamHandler {
 
 impl ClientHandler for UpstreamHandler {
     fn get_info(&self) -> ClientConfig {
-        ClientConfig::new(
+        let mut info = ClientConfig::new(
             self.sessions.capabilities(),
             Implementation::new("mcpw", env!("CARGO_PKG_VERSION")),
-        )
+        );
+        if self.legacy_only {
+            info.protocol_version = rmcp::model::ProtocolVersion::LATEST_WITH_INITIALIZE;
+        }
+        info
     }
 
     async fn ping(&self, context: RequestContext<RoleClient>) -> Result<(), McpError> {

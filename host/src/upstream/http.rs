@@ -79,9 +79,32 @@ pub async fn connect(
         .into_iter()
         .filter_map(|(k, v)| Some((k?, v)))
         .collect();
-    let config = StreamableHttpClientTransportConfig::with_uri(url).custom_headers(custom);
-    let transport = StreamableHttpClientTransport::with_client(reqwest::Client::new(), config);
-    super::handshake(UpstreamHandler::new(ctx, routes.clone()), transport, ctx)
+    let transport = || {
+        let config =
+            StreamableHttpClientTransportConfig::with_uri(url).custom_headers(custom.clone());
+        StreamableHttpClientTransport::with_client(reqwest::Client::new(), config)
+    };
+    let first = super::handshake(UpstreamHandler::new(ctx, routes.clone()), transport(), ctx)
         .await
-        .map_err(|e| ConnectError::from_init(e, None))
+        .map_err(|e| ConnectError::from_init(e, None));
+    match first {
+        // Whatever went wrong with `server/discover` (an answer that is not a
+        // discover result, say), a server of the `initialize` era may still
+        // be there: ask it that way before giving up on Streamable HTTP.
+        Err(e) if !ctx.legacy_only && !e.is_auth() => {
+            tracing::debug!(server = %ctx.server, "server/discover failed ({e}); trying initialize");
+            let legacy = ConnectContext {
+                legacy_only: true,
+                ..ctx.clone()
+            };
+            super::handshake(
+                UpstreamHandler::new(&legacy, routes.clone()),
+                transport(),
+                &legacy,
+            )
+            .await
+            .map_err(|e| ConnectError::from_init(e, None))
+        }
+        other => other,
+    }
 }
