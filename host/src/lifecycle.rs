@@ -538,6 +538,7 @@ impl Manager {
             redact: Default::default(),
             sessions: self.sessions.clone(),
         };
+        self.sessions.ready_to_connect().await;
         let result = Connection::open(&slot.server.config, &ctx).await;
         match result {
             Ok((conn, listing)) => {

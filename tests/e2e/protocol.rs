@@ -335,3 +335,58 @@ async fn sampling_during_a_call_through_the_mcp_tool_reaches_its_session() {
         "{result:?}"
     );
 }
+
+/// A client that declares roots and offers one directory.
+struct Rooted(std::path::PathBuf);
+
+#[allow(deprecated)] // roots: mcpw serves the initialize-era revision that has them
+impl ClientHandler for Rooted {
+    fn get_info(&self) -> rmcp::model::ClientConfig {
+        serde_json::from_value(json!({
+            "protocolVersion": "2025-11-25",
+            "capabilities": {"roots": {"listChanged": true}},
+            "clientInfo": {"name": "rooted", "version": "1.0.0"}
+        }))
+        .unwrap()
+    }
+
+    async fn list_roots(
+        &self,
+        _context: rmcp::service::RequestContext<RoleClient>,
+    ) -> Result<rmcp::model::ListRootsResult, rmcp::ErrorData> {
+        let uri = format!("file://{}", self.0.display());
+        Ok(serde_json::from_value(json!({"roots": [{"uri": uri, "name": "work"}]})).unwrap())
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_eager_server_on_stdio_gets_the_roots_of_the_one_session() {
+    // server-filesystem started without directories asks the client for roots.
+    let dirs = ConfigDirs::new();
+    let work = dirs.root.path().join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    let work = work.canonicalize().unwrap();
+    dirs.user(
+        &json!({"mcpServers": {"fs": {"command": "node", "args": [servers().filesystem()], "lifecycle": "eager"}}})
+            .to_string(),
+    );
+    let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_mcpw"));
+    cmd.args(["serve", "--exposure", "direct"])
+        .env("HOME", dirs.home())
+        .env_remove("XDG_CONFIG_HOME")
+        .env_remove("XDG_CACHE_HOME")
+        .env_remove("XDG_STATE_HOME")
+        .env_remove("MCPW_CONFIG");
+    let (transport, _) = rmcp::transport::TokioChildProcess::builder(cmd)
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let client = Rooted(work.clone()).serve(transport).await.unwrap();
+    let allowed = client
+        .call_tool(CallToolRequestParams::new("fs__list_allowed_directories"))
+        .await
+        .unwrap();
+    let text = call_text(&allowed);
+    assert!(text.contains(&work.display().to_string()), "{text}");
+    let _ = client.cancel().await;
+}

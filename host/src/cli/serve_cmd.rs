@@ -223,6 +223,10 @@ pub async fn serve(args: ServeArgs, sources: &ConfigSources) -> Result<ExitCode>
     }
     let host =
         Arc::new(Host::start(cfg, sources.env.clone(), HostOptions::for_env(&sources.env)).await?);
+    if http_addr.is_none() {
+        // The one stdio session's client says what servers may ask of it.
+        host.manager().sessions().connect_after_first();
+    }
     let starting = host.clone();
     tokio::spawn(async move { starting.connect_at_start().await });
     tokio::spawn(follow_config(host.clone(), sources.clone()));

@@ -60,6 +60,9 @@ impl std::fmt::Debug for Origin {
 pub struct Sessions {
     live: Mutex<BTreeMap<u64, Peer<RoleServer>>>,
     next: AtomicU64,
+    opened: Notify,
+    /// Connections wait for a session (see [`Sessions::connect_after_first`]).
+    wait_for_one: std::sync::atomic::AtomicBool,
 }
 
 /// A registered session; dropping it ends the registration.
@@ -86,9 +89,31 @@ impl Sessions {
     pub fn open(self: &Arc<Self>, peer: Peer<RoleServer>) -> SessionGuard {
         let id = self.next.fetch_add(1, Ordering::Relaxed) + 1;
         lock(&self.live).insert(id, peer.clone());
+        self.opened.notify_waiters();
         SessionGuard {
             sessions: self.clone(),
             session: Session { id, peer },
+        }
+    }
+
+    /// Makes every new upstream connection wait until a session is open, so
+    /// that it can offer its server what that session's client declares
+    /// (`serve` on stdio: its one session opens right after start).
+    pub fn connect_after_first(&self) {
+        self.wait_for_one.store(true, Ordering::Relaxed);
+    }
+
+    /// Returns once connecting may start.
+    pub async fn ready_to_connect(&self) {
+        if !self.wait_for_one.load(Ordering::Relaxed) {
+            return;
+        }
+        loop {
+            let opened = self.opened.notified();
+            if !lock(&self.live).is_empty() {
+                return;
+            }
+            opened.await;
         }
     }
 
