@@ -15,6 +15,7 @@ mod macros {
 mod catalog_cmd;
 mod config_cmd;
 mod demo_cmd;
+mod elicit;
 mod plugin_cmd;
 mod serve_cmd;
 mod servers_cmd;

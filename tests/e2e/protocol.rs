@@ -390,3 +390,33 @@ async fn an_eager_server_on_stdio_gets_the_roots_of_the_one_session() {
     assert!(text.contains(&work.display().to_string()), "{text}");
     let _ = client.cancel().await;
 }
+
+#[test]
+fn mcpw_call_without_a_terminal_declines_an_elicitation_and_says_what_was_asked() {
+    let up = Background::node(&[&servers().conformance_upstream()], &[]);
+    let dirs = ConfigDirs::new();
+    dirs.user(&json!({"mcpServers": {"up": {"url": up.url("/mcp")}}}).to_string());
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_mcpw"))
+        .args([
+            "call",
+            "up__test_elicitation",
+            r#"{"message": "Who are you?"}"#,
+        ])
+        .env("HOME", dirs.home())
+        .env_remove("XDG_CONFIG_HOME")
+        .env_remove("XDG_CACHE_HOME")
+        .env_remove("XDG_STATE_HOME")
+        .env_remove("MCPW_CONFIG")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert!(stdout.contains("action=decline"), "{stdout}\n{stderr}");
+    assert!(
+        stderr.contains(r#"server "up" asked for input ("Who are you?", fields: username, email); declined: no terminal"#),
+        "{stderr}"
+    );
+}

@@ -278,6 +278,9 @@ fn parse_args(raw: Option<String>) -> Result<Option<serde_json::Map<String, Valu
 pub async fn call(args: CallArgs, sources: &ConfigSources) -> Result<ExitCode> {
     let arguments = parse_args(args.args)?;
     let host = start(sources).await?;
+    host.manager()
+        .sessions()
+        .set_local_elicitor(std::sync::Arc::new(super::elicit::CallElicitor));
     let outcome = host.call(&args.tool, arguments).await;
     host.shutdown().await;
     let outcome = outcome?;

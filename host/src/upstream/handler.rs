@@ -172,6 +172,7 @@ impl ClientHandler for UpstreamHandler {
         params: ElicitRequestParams,
         context: RequestContext<RoleClient>,
     ) -> Result<ElicitResult, McpError> {
+        let local = serde_json::to_value(&params).unwrap_or_default();
         let request = ServerRequest::ElicitRequest(rmcp::model::Request::new(params));
         match self
             .ask_client(Some("elicitation"), request, &context)
@@ -180,7 +181,19 @@ impl ClientHandler for UpstreamHandler {
             Some(Ok(ClientResult::ElicitResult(r))) => Ok(r),
             Some(Ok(other)) => Err(Self::unexpected(other)),
             Some(Err(e)) => Err(e),
-            None => Ok(ElicitResult::new(ElicitationAction::Decline)),
+            None => match self.sessions.local_elicitor() {
+                // No session can answer: whoever runs mcpw here may (`mcpw call`).
+                Some(elicitor) => {
+                    let server = self.server.clone();
+                    let answer =
+                        tokio::task::spawn_blocking(move || elicitor.elicit(&server, &local))
+                            .await
+                            .unwrap_or_default();
+                    Ok(serde_json::from_value(answer)
+                        .unwrap_or_else(|_| ElicitResult::new(ElicitationAction::Decline)))
+                }
+                None => Ok(ElicitResult::new(ElicitationAction::Decline)),
+            },
         }
     }
 

@@ -55,9 +55,19 @@ impl std::fmt::Debug for Origin {
     }
 }
 
+/// Answers a server's `elicitation/create` when no session can: the person at
+/// the terminal of `mcpw call`. Blocking.
+pub trait LocalElicitor: Send + Sync {
+    /// Takes the request's params (`message`, `requestedSchema`, or `mode:
+    /// "url"` and `url`) from `server`; returns an MCP `ElicitResult` as JSON.
+    fn elicit(&self, server: &str, params: &Value) -> Value;
+}
+
 /// The sessions mcpw serves.
 #[derive(Default)]
 pub struct Sessions {
+    /// Who answers elicitations no session can take.
+    local: Mutex<Option<Arc<dyn LocalElicitor>>>,
     live: Mutex<BTreeMap<u64, Peer<RoleServer>>>,
     next: AtomicU64,
     opened: Notify,
@@ -117,6 +127,16 @@ impl Sessions {
         }
     }
 
+    /// Sets who answers elicitations that no session can take.
+    pub fn set_local_elicitor(&self, elicitor: Arc<dyn LocalElicitor>) {
+        *lock(&self.local) = Some(elicitor);
+    }
+
+    /// Who answers elicitations that no session can take, if anyone.
+    pub(super) fn local_elicitor(&self) -> Option<Arc<dyn LocalElicitor>> {
+        lock(&self.local).clone()
+    }
+
     /// The only session, if there is exactly one.
     fn only(&self) -> Option<Session> {
         let live = lock(&self.live);
@@ -131,7 +151,8 @@ impl Sessions {
     }
 
     /// What a new upstream connection may offer its server: sampling,
-    /// elicitation and roots as far as some session's client declares them.
+    /// elicitation and roots as far as some session's client declares them
+    /// (elicitation also when someone answers it locally).
     pub fn capabilities(&self) -> ClientCapabilities {
         let mut merged = Map::new();
         for peer in lock(&self.live).values() {
@@ -146,6 +167,11 @@ impl Sessions {
                     merged.entry(key).or_insert_with(|| v.clone());
                 }
             }
+        }
+        if lock(&self.local).is_some() {
+            merged
+                .entry("elicitation")
+                .or_insert_with(|| serde_json::json!({"form": {}, "url": {}}));
         }
         serde_json::from_value(Value::Object(merged)).unwrap_or_default()
     }
