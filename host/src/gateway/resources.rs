@@ -95,32 +95,27 @@ impl Gateway {
         &self,
         cursor: Option<&str>,
     ) -> Result<ListResourcesResult, McpError> {
-        self.shared.ready().await;
-        let snapshot = self.shared.host.snapshot().await.map_err(internal)?;
-        let items = snapshot
-            .resources()
-            .resources()
-            .iter()
-            .map(|r| r.item.clone())
-            .collect();
-        let (items, next) = page(items, cursor)?;
-        from_json(with_cursor(json!({"resources": items}), next))
+        from_json(self.offered_page(false, cursor).await?)
     }
 
     pub(super) async fn resource_template_list(
         &self,
         cursor: Option<&str>,
     ) -> Result<ListResourceTemplatesResult, McpError> {
+        from_json(self.offered_page(true, cursor).await?)
+    }
+
+    /// One page of the resources (or templates) as a list result's JSON.
+    async fn offered_page(&self, templates: bool, cursor: Option<&str>) -> Result<Value, McpError> {
         self.shared.ready().await;
         let snapshot = self.shared.host.snapshot().await.map_err(internal)?;
-        let items = snapshot
-            .resources()
-            .templates()
-            .iter()
-            .map(|r| r.item.clone())
-            .collect();
-        let (items, next) = page(items, cursor)?;
-        from_json(with_cursor(json!({"resourceTemplates": items}), next))
+        let map = snapshot.resources();
+        let (offered, key) = match templates {
+            false => (map.resources(), "resources"),
+            true => (map.templates(), "resourceTemplates"),
+        };
+        let (items, next) = page(offered.iter().map(|r| r.item.clone()).collect(), cursor)?;
+        Ok(with_cursor(json!({ key: items }), next))
     }
 
     pub(super) async fn resource_read(&self, uri: &str) -> Result<ReadResourceResult, McpError> {
