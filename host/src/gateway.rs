@@ -302,14 +302,13 @@ impl Gateway {
             }
             Err(e) => return result(&[Content::text(format!("Error: {e}"))], None, true),
         };
-        let call = self
-            .shared
-            .host
-            .call_raw(&entry, args, self.call_options(context));
+        let (options, forwarding) = self.call_options(context);
+        let call = self.shared.host.call_raw(&entry, args, options);
         let raw = tokio::select! {
             r = call => r,
             _ = context.ct.cancelled() => return Err(McpError::internal_error("cancelled by the client", None)),
         };
+        progress_sent(forwarding).await;
         match raw {
             Ok(RawResult::Tool(r)) if r.is_error != Some(true) => Ok(r),
             Ok(raw) => {
@@ -344,20 +343,35 @@ impl Gateway {
     /// How an upstream call made for the client's request `context` reports
     /// back: its progress, when the client asked for progress (a
     /// `progressToken` in `_meta`), and the server's requests, to this session.
-    fn call_options(&self, context: &RequestContext<RoleServer>) -> CallOptions {
+    /// Also returns the progress forwarder: await it (see [`progress_sent`])
+    /// before answering, so that no progress follows the result.
+    fn call_options(&self, context: &RequestContext<RoleServer>) -> (CallOptions, Forwarding) {
         let session = self
             .session
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .as_ref()
             .map(|g| g.session().clone());
-        CallOptions {
-            progress: progress_forwarding(context),
+        let (progress, forwarding) = progress_forwarding(context).unzip();
+        let options = CallOptions {
+            progress,
             origin: session.map(|session| Origin {
                 session,
                 request: context.id.clone(),
             }),
-        }
+        };
+        (options, forwarding)
+    }
+}
+
+/// The task that forwards a call's progress, when the client asked for it.
+type Forwarding = Option<tokio::task::JoinHandle<()>>;
+
+/// Waits until the progress of a finished call has been sent on: the call
+/// dropped its end of the channel, so the forwarder ends once it is empty.
+async fn progress_sent(forwarding: Forwarding) {
+    if let Some(f) = forwarding {
+        let _ = tokio::time::timeout(std::time::Duration::from_secs(1), f).await;
     }
 }
 
@@ -365,11 +379,14 @@ impl Gateway {
 /// for progress (a `progressToken` in `_meta`).
 fn progress_forwarding(
     context: &RequestContext<RoleServer>,
-) -> Option<tokio::sync::mpsc::UnboundedSender<crate::upstream::ProgressUpdate>> {
+) -> Option<(
+    tokio::sync::mpsc::UnboundedSender<crate::upstream::ProgressUpdate>,
+    tokio::task::JoinHandle<()>,
+)> {
     let token = context.meta.get_progress_token()?;
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<crate::upstream::ProgressUpdate>();
     let peer = context.peer.clone();
-    tokio::spawn(async move {
+    let forwarder = tokio::spawn(async move {
         while let Some(u) = rx.recv().await {
             let mut p = json!({"progressToken": token.0, "progress": u.progress});
             if let Some(t) = u.total {
@@ -383,7 +400,7 @@ fn progress_forwarding(
             }
         }
     });
-    Some(tx)
+    Some((tx, forwarder))
 }
 
 impl ServerHandler for Gateway {
@@ -408,6 +425,17 @@ impl ServerHandler for Gateway {
             "instructions": instructions,
         }))
         .expect("a valid server info")
+    }
+
+    async fn discover(
+        &self,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::DiscoverResult, McpError> {
+        self.shared.host.manager().sessions().release();
+        Ok(rmcp::model::DiscoverResult::from_server_info(
+            self.supported_protocol_versions().into_owned(),
+            self.get_info(),
+        ))
     }
 
     async fn list_tools(

@@ -491,11 +491,12 @@ async fn call_tool(
             );
         }
     };
-    let options = gw.call_options(ctx);
+    let (options, forwarding) = gw.call_options(ctx);
     let outcome = tokio::select! {
         r = host.call_raw(&entry, args, options) => r.map(|raw| crate::host::present_result(&entry, raw)),
         _ = ctx.ct.cancelled() => return Err(McpError::internal_error("cancelled by the client", None)),
     };
+    super::progress_sent(forwarding).await;
     let base = |extra: Value| {
         let mut d = json!({"mode": "call", "server": entry.tool.server, "tool": entry.tool.name});
         if let Some(uri) = &entry.tool.resource_uri {

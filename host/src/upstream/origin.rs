@@ -73,6 +73,8 @@ pub struct Sessions {
     opened: Notify,
     /// Connections wait for a session (see [`Sessions::connect_after_first`]).
     wait_for_one: std::sync::atomic::AtomicBool,
+    /// A client of the stateless revision came: it opens no session to wait for.
+    released: std::sync::atomic::AtomicBool,
 }
 
 /// A registered session; dropping it ends the registration.
@@ -113,6 +115,14 @@ impl Sessions {
         self.wait_for_one.store(true, Ordering::Relaxed);
     }
 
+    /// A client of the stateless revision (`server/discover`) is here: it
+    /// opens no session and servers cannot ask it anything, so connecting
+    /// need not wait.
+    pub fn release(&self) {
+        self.released.store(true, Ordering::Relaxed);
+        self.opened.notify_waiters();
+    }
+
     /// Returns once connecting may start.
     pub async fn ready_to_connect(&self) {
         if !self.wait_for_one.load(Ordering::Relaxed) {
@@ -120,7 +130,7 @@ impl Sessions {
         }
         loop {
             let opened = self.opened.notified();
-            if !lock(&self.live).is_empty() {
+            if !lock(&self.live).is_empty() || self.released.load(Ordering::Relaxed) {
                 return;
             }
             opened.await;
