@@ -290,25 +290,20 @@ impl Connection {
         progress: Option<mpsc::UnboundedSender<ProgressUpdate>>,
         origin: Option<origin::Origin>,
     ) -> Result<CallToolResult, ConnectError> {
+        let mut params = CallToolRequestParams::new(name.to_string());
+        if let Some(args) = arguments {
+            params = params.with_arguments(args);
+        }
         if progress.is_none() && origin.is_none() {
-            let mut params = CallToolRequestParams::new(name.to_string());
-            if let Some(args) = arguments {
-                params = params.with_arguments(args);
-            }
             return match tokio::time::timeout(timeout, self.service.call_tool(params)).await {
                 Ok(r) => r.map_err(|e| self.service_error(e)),
                 Err(_) => Err(self.timed_out(timeout)),
             };
         };
-        // rmcp gives every request its own progress token; the handle says which.
-        let request: rmcp::model::ClientRequest = serde_json::from_value(serde_json::json!({
-            "method": "tools/call",
-            "params": {"name": name, "arguments": arguments.unwrap_or_default()}
-        }))
-        .map_err(|e| ConnectError::Protocol {
-            message: e.to_string(),
-            stderr: None,
-        })?;
+        // rmcp gives every request its own id and progress token; the handle
+        // says which, for routing what the server sends about this call.
+        let request =
+            rmcp::model::ClientRequest::CallToolRequest(rmcp::model::Request::new(params));
         let peer = self.service.peer().clone();
         let handle = peer
             .send_request_with_option(request, rmcp::service::PeerRequestOptions::no_options())
