@@ -27,14 +27,8 @@ mod forwarder;
 #[allow(dead_code)] // the tests use the rest of it
 mod servers;
 
-mod common {
-    pub fn workspace() -> std::path::PathBuf {
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .parent()
-            .expect("the crate lives inside the workspace")
-            .to_path_buf()
-    }
-}
+#[path = "support/common.rs"]
+mod common;
 
 use mcpw::cache::{self, MetadataCache};
 use mcpw::config::{self, ConfigSources};

@@ -556,9 +556,7 @@ impl ServerHandler for Gateway {
         request: rmcp::model::SetLevelRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
-        let level = serde_json::to_value(request.level)
-            .ok()
-            .and_then(|v| LogLevel::from_json(&v))
+        let level = LogLevel::of(&request.level)
             .ok_or_else(|| McpError::invalid_params("unknown log level", None))?;
         *self.log_level.lock().unwrap_or_else(|p| p.into_inner()) = Some(level);
         self.shared.host.manager().set_log_level(level).await;

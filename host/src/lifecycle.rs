@@ -264,6 +264,26 @@ pub struct Manager {
     log_level: Mutex<Option<crate::log_level::LogLevel>>,
 }
 
+/// Asks a server for log messages of `level` and above; a refusal is only logged.
+async fn tell_log_level(
+    conn: Arc<Connection>,
+    name: String,
+    level: crate::log_level::LogLevel,
+    timeout: Duration,
+) {
+    if let Err(e) = conn.set_log_level(level, timeout).await {
+        tracing::debug!(server = %name, "logging/setLevel: {e}");
+    }
+}
+
+/// Listed MCP items as JSON.
+fn json_items<T: serde::Serialize>(items: &[T]) -> Vec<Value> {
+    items
+        .iter()
+        .filter_map(|i| serde_json::to_value(i).ok())
+        .collect()
+}
+
 /// Decodes a cache entry into catalog tools and the rest it offers.
 fn tools_from_entry(server: &Server, entry: cache::Entry) -> (Vec<Tool>, Offers) {
     let tools = catalog_tools(
@@ -341,11 +361,9 @@ impl Manager {
             .iter()
             .filter_map(|s| Some((s.name().to_string(), s.live()?)))
             .collect();
-        let asks = live.into_iter().map(|(name, conn)| async move {
+        let asks = live.into_iter().map(|(name, conn)| {
             let timeout = self.call_timeout(&name);
-            if let Err(e) = conn.set_log_level(level, timeout).await {
-                tracing::debug!(server = %name, "logging/setLevel: {e}");
-            }
+            tell_log_level(conn, name, level, timeout)
         });
         futures::future::join_all(asks).await;
     }
@@ -356,15 +374,16 @@ impl Manager {
     }
 
     /// Tells a new connection the log level sessions asked for, if any.
-    fn tell_log_level(&self, conn: &Arc<Connection>, name: &str) {
+    fn log_level_to(&self, conn: &Arc<Connection>, name: &str) {
         let level = *self.log_level.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(level) = level {
-            let (conn, name, timeout) = (conn.clone(), name.to_string(), self.call_timeout(name));
-            tokio::spawn(async move {
-                if let Err(e) = conn.set_log_level(level, timeout).await {
-                    tracing::debug!(server = %name, "logging/setLevel: {e}");
-                }
-            });
+            let timeout = self.call_timeout(name);
+            tokio::spawn(tell_log_level(
+                conn.clone(),
+                name.to_string(),
+                level,
+                timeout,
+            ));
         }
     }
 
@@ -567,7 +586,7 @@ impl Manager {
                     return Err(LifecycleError::Reconfigured(name.to_string()));
                 }
                 tracing::info!(server = name, transport = ?conn.kind(), "connected");
-                self.tell_log_level(&conn, name);
+                self.log_level_to(&conn, name);
                 let _ = self
                     .events
                     .send(LifecycleEvent::StatusChanged(name.to_string()));
@@ -622,24 +641,12 @@ impl Manager {
             .iter()
             .filter_map(|t| serde_json::value::to_raw_value(t).ok())
             .collect();
-        let resources: Vec<Value> = listing
-            .resources
-            .iter()
-            .filter_map(|r| serde_json::to_value(r).ok())
-            .collect();
+        let resources = json_items(&listing.resources);
         let catalog = catalog_tools(slot.name(), &slot.server.config, &tools, resources.clone());
         let offers = Offers {
-            prompts: listing
-                .prompts
-                .iter()
-                .filter_map(|p| serde_json::to_value(p).ok())
-                .collect(),
+            prompts: json_items(&listing.prompts),
             resources: resources.clone(),
-            templates: listing
-                .resource_templates
-                .iter()
-                .filter_map(|t| serde_json::to_value(t).ok())
-                .collect(),
+            templates: json_items(&listing.resource_templates),
         };
         let changed = {
             let mut st = slot.state();

@@ -26,9 +26,12 @@ pub enum LogLevel {
 }
 
 impl LogLevel {
-    /// The level of a message or request parameter in JSON (`"info"`, …).
-    pub fn from_json(v: &serde_json::Value) -> Option<LogLevel> {
-        serde_json::from_value(v.clone()).ok()
+    /// The level an MCP message or request names (any value that
+    /// serialises to `"info"`, …: rmcp's level type, or JSON).
+    pub fn of(level: &impl Serialize) -> Option<LogLevel> {
+        serde_json::to_value(level)
+            .ok()
+            .and_then(|v| serde_json::from_value(v).ok())
     }
 
     /// Whether a session that asked for `self` gets a message of `level`.
@@ -47,9 +50,9 @@ mod tests {
         assert!(LogLevel::Info.admits(LogLevel::Error));
         assert!(!LogLevel::Warning.admits(LogLevel::Info));
         assert_eq!(
-            LogLevel::from_json(&serde_json::json!("critical")),
+            LogLevel::of(&serde_json::json!("critical")),
             Some(LogLevel::Critical)
         );
-        assert_eq!(LogLevel::from_json(&serde_json::json!("loud")), None);
+        assert_eq!(LogLevel::of(&serde_json::json!("loud")), None);
     }
 }

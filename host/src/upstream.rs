@@ -295,10 +295,7 @@ impl Connection {
             params = params.with_arguments(args);
         }
         if progress.is_none() && origin.is_none() {
-            return match tokio::time::timeout(timeout, self.service.call_tool(params)).await {
-                Ok(r) => r.map_err(|e| self.service_error(e)),
-                Err(_) => Err(self.timed_out(timeout)),
-            };
+            return self.within(timeout, self.service.call_tool(params)).await;
         };
         // rmcp gives every request its own id and progress token; the handle
         // says which, for routing what the server sends about this call.
@@ -354,10 +351,7 @@ impl Connection {
         if let Some(args) = arguments {
             params = params.with_arguments(args);
         }
-        match tokio::time::timeout(timeout, self.service.get_prompt(params)).await {
-            Ok(r) => r.map_err(|e| self.service_error(e)),
-            Err(_) => Err(self.timed_out(timeout)),
-        }
+        self.within(timeout, self.service.get_prompt(params)).await
     }
 
     /// Reads a resource; gives up after `timeout`.
@@ -369,10 +363,7 @@ impl Connection {
         let read = self
             .service
             .read_resource(ReadResourceRequestParams::new(uri));
-        match tokio::time::timeout(timeout, read).await {
-            Ok(r) => r.map_err(|e| self.service_error(e)),
-            Err(_) => Err(self.timed_out(timeout)),
-        }
+        self.within(timeout, read).await
     }
 
     /// Asks the server for log messages of `level` and above, when it logs.
@@ -396,10 +387,8 @@ impl Connection {
                     stderr: None,
                 }
             })?;
-        match tokio::time::timeout(timeout, self.service.peer().set_level(params)).await {
-            Ok(r) => r.map_err(|e| self.service_error(e)),
-            Err(_) => Err(self.timed_out(timeout)),
-        }
+        self.within(timeout, self.service.peer().set_level(params))
+            .await
     }
 
     /// Asks the server to complete an argument of one of its prompts or
@@ -409,10 +398,8 @@ impl Connection {
         params: rmcp::model::CompleteRequestParams,
         timeout: Duration,
     ) -> Result<rmcp::model::CompleteResult, ConnectError> {
-        match tokio::time::timeout(timeout, self.service.peer().complete(params)).await {
-            Ok(r) => r.map_err(|e| self.service_error(e)),
-            Err(_) => Err(self.timed_out(timeout)),
-        }
+        self.within(timeout, self.service.peer().complete(params))
+            .await
     }
 
     /// Asks for `notifications/resources/updated` about `uri` (`subscribe`
@@ -444,10 +431,7 @@ impl Connection {
                     .await
             }
         };
-        match tokio::time::timeout(timeout, request).await {
-            Ok(r) => r.map_err(|e| self.service_error(e)),
-            Err(_) => Err(self.timed_out(timeout)),
-        }
+        self.within(timeout, request).await
     }
 
     /// The transport in use.
@@ -492,6 +476,18 @@ impl Connection {
     /// Process id of a stdio server.
     pub fn pid(&self) -> Option<u32> {
         self.group.as_ref().map(|g| g.pid())
+    }
+
+    /// A request's answer, unless `timeout` passes first.
+    async fn within<T>(
+        &self,
+        timeout: Duration,
+        request: impl Future<Output = Result<T, ServiceError>>,
+    ) -> Result<T, ConnectError> {
+        match tokio::time::timeout(timeout, request).await {
+            Ok(r) => r.map_err(|e| self.service_error(e)),
+            Err(_) => Err(self.timed_out(timeout)),
+        }
     }
 
     fn timed_out(&self, timeout: Duration) -> ConnectError {

@@ -57,67 +57,48 @@ impl Route {
     }
 }
 
-fn offered(server: &str, items: &[Value], key: &str, shared: &HashSet<String>) -> Vec<Offered> {
-    items
+/// Every server's items (resources or templates, by `pick`) that have a `key`.
+fn offered(offers: &[(String, Offers)], pick: fn(&Offers) -> &[Value], key: &str) -> Vec<Offered> {
+    offers
         .iter()
-        .filter_map(|item| {
-            let uri = item.get(key)?.as_str()?.to_string();
-            let mut item = item.clone();
-            if shared.contains(&uri) {
-                item[key] = Value::String(format!("{SCHEME}{server}/{uri}"));
-            }
-            Some(Offered {
-                server: server.to_string(),
-                uri,
-                item,
+        .flat_map(|(server, o)| {
+            pick(o).iter().filter_map(move |item| {
+                Some(Offered {
+                    server: server.clone(),
+                    uri: item.get(key)?.as_str()?.to_string(),
+                    item: item.clone(),
+                })
             })
         })
         .collect()
 }
 
-/// The URIs offered by more than one server, from (server, URI) pairs.
-fn shared<'a>(pairs: impl Iterator<Item = (&'a str, &'a str)>) -> HashSet<String> {
+/// The URIs of `items` that more than one server offers; their items get the
+/// `mcpw:<server>/` form under `key`.
+fn map_shared(items: &mut [Offered], key: &str) -> HashSet<String> {
     let mut owner: HashMap<&str, &str> = HashMap::new();
     let mut shared = HashSet::new();
-    for (server, uri) in pairs {
-        match owner.insert(uri, server) {
-            Some(other) if other != server => {
-                shared.insert(uri.to_string());
+    for o in items.iter() {
+        match owner.insert(&o.uri, &o.server) {
+            Some(other) if other != o.server => {
+                shared.insert(o.uri.clone());
             }
             _ => {}
         }
     }
+    for o in items.iter_mut().filter(|o| shared.contains(&o.uri)) {
+        o.item[key] = Value::String(format!("{SCHEME}{}/{}", o.server, o.uri));
+    }
     shared
-}
-
-fn uris<'a>(
-    offers: &'a [(String, Offers)],
-    key: &'a str,
-    templates: bool,
-) -> impl Iterator<Item = (&'a str, &'a str)> + 'a {
-    offers.iter().flat_map(move |(server, o)| {
-        let items = if templates {
-            &o.templates
-        } else {
-            &o.resources
-        };
-        items
-            .iter()
-            .filter_map(move |i| Some((server.as_str(), i.get(key)?.as_str()?)))
-    })
 }
 
 impl ResourceMap {
     /// The map of what `offers` lists, in config order.
     pub fn build(offers: &[(String, Offers)]) -> ResourceMap {
-        let mut shared = shared(uris(offers, "uri", false));
-        shared.extend(self::shared(uris(offers, "uriTemplate", true)));
-        let mut resources = Vec::new();
-        let mut templates = Vec::new();
-        for (server, o) in offers {
-            resources.extend(offered(server, &o.resources, "uri", &shared));
-            templates.extend(offered(server, &o.templates, "uriTemplate", &shared));
-        }
+        let mut resources = offered(offers, |o| &o.resources, "uri");
+        let mut templates = offered(offers, |o| &o.templates, "uriTemplate");
+        let mut shared = map_shared(&mut resources, "uri");
+        shared.extend(map_shared(&mut templates, "uriTemplate"));
         let by_uri = resources
             .iter()
             .enumerate()
@@ -253,15 +234,9 @@ pub fn template_matches(template: &str, uri: &str) -> bool {
                 .any(|k| (k == 0 || s.starts_with(['?', '&'])) && go(more, &s[k..])),
             Some((Part::Var(op), more)) => {
                 let any = matches!(op, Some('+' | '#'));
-                let mut ends = s.char_indices().map(|(i, c)| (i + c.len_utf8(), c));
-                let mut taken = Vec::new();
-                for (end, c) in ends.by_ref() {
-                    if !any && "/?#".contains(c) {
-                        break;
-                    }
-                    taken.push(end);
-                }
-                taken.into_iter().any(|end| go(more, &s[end..]))
+                s.char_indices()
+                    .take_while(|&(_, c)| any || !"/?#".contains(c))
+                    .any(|(i, c)| go(more, &s[i + c.len_utf8()..]))
             }
         }
     }

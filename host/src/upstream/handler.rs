@@ -227,10 +227,7 @@ impl ClientHandler for UpstreamHandler {
         params: rmcp::model::LoggingMessageNotificationParam,
         _context: NotificationContext<RoleClient>,
     ) {
-        let Ok(v) = serde_json::to_value(&params) else {
-            return;
-        };
-        let Some(level) = LogLevel::from_json(&v["level"]) else {
+        let Some(level) = LogLevel::of(&params.level) else {
             return;
         };
         let message = LogMessage {

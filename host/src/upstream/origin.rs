@@ -246,16 +246,13 @@ impl InFlight {
             Some(InboundStreamOrigin::Unassociated) => Owner::Outside,
             None => {
                 let calls = lock(&self.calls);
-                let mut sessions = calls.values().map(|o| o.session.id);
-                match (sessions.next(), calls.values().next()) {
-                    (None, _) | (_, None) => Owner::Outside,
-                    (Some(first), Some(origin)) => {
-                        if sessions.all(|s| s == first) {
-                            Owner::Call(origin.clone())
-                        } else {
-                            Owner::Ambiguous
-                        }
+                let mut origins = calls.values();
+                match origins.next() {
+                    None => Owner::Outside,
+                    Some(first) if origins.all(|o| o.session.id == first.session.id) => {
+                        Owner::Call(first.clone())
                     }
+                    Some(_) => Owner::Ambiguous,
                 }
             }
         }
