@@ -9,6 +9,7 @@
 pub mod http;
 mod proxy;
 mod resources;
+mod tasks;
 mod tool_search;
 
 pub use crate::config::{DEFAULT_TOOL_SEARCH_BUDGET, Exposure};
@@ -22,6 +23,7 @@ use arc_swap::ArcSwapOption;
 use rmcp::model::{
     CallToolRequestParams, CallToolResult, GetPromptRequestParams, GetPromptResult,
     ListPromptsResult, ListToolsResult, PaginatedRequestParams, ServerConfig, Tool,
+    UpdateTaskParams,
 };
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData as McpError, ServerHandler};
@@ -288,21 +290,27 @@ impl Gateway {
 
     /// Calls an upstream tool for the agent, forwarding progress and
     /// cancellation. The server's result passes through as it came, unless
-    /// it is an error, which gets the tool's parameters appended.
+    /// it is an error, which gets the tool's parameters appended; so does a
+    /// task, when the client takes tasks (see [`tasks`]).
     async fn call_upstream(
         &self,
         name: &str,
         args: Option<serde_json::Map<String, Value>>,
         context: &RequestContext<RoleServer>,
-    ) -> Result<CallToolResult, McpError> {
+    ) -> Result<rmcp::model::CallToolResponse, McpError> {
         let entry = match self.shared.resolve(name).await {
             Ok(entry) => entry,
             Err(e @ HostError::ToolNotFound { .. }) => {
-                return result(&[Content::text(e.to_string())], None, true);
+                return result(&[Content::text(e.to_string())], None, true).map(Into::into);
             }
-            Err(e) => return result(&[Content::text(format!("Error: {e}"))], None, true),
+            Err(e) => {
+                return result(&[Content::text(format!("Error: {e}"))], None, true).map(Into::into);
+            }
         };
-        let (options, forwarding) = self.call_options(context);
+        let (mut options, forwarding) = self.call_options(context);
+        options.accept_task = context
+            .client_capabilities()
+            .is_some_and(|c| c.supports_tasks());
         let call = self.shared.host.call_raw(&entry, args, options);
         let raw = tokio::select! {
             r = call => r,
@@ -310,12 +318,16 @@ impl Gateway {
         };
         progress_sent(forwarding).await;
         match raw {
-            Ok(RawResult::Tool(r)) if r.is_error != Some(true) => Ok(r),
+            Ok(RawResult::Tool(r)) if r.is_error != Some(true) => Ok(r.into()),
+            Ok(RawResult::Task(t)) => Ok(rmcp::model::CallToolResponse::Task(tasks::for_client(
+                &entry.tool.server,
+                t,
+            ))),
             Ok(raw) => {
                 let out = crate::host::present_result(&entry, raw);
-                result(&out.content, out.structured_content, out.is_error)
+                result(&out.content, out.structured_content, out.is_error).map(Into::into)
             }
-            Err(e) => result(&[Content::text(format!("Error: {e}"))], None, true),
+            Err(e) => result(&[Content::text(format!("Error: {e}"))], None, true).map(Into::into),
         }
     }
 }
@@ -359,6 +371,7 @@ impl Gateway {
                 session,
                 request: context.id.clone(),
             }),
+            accept_task: false,
         };
         (options, forwarding)
     }
@@ -420,7 +433,8 @@ impl ServerHandler for Gateway {
             "protocolVersion": rmcp::model::ProtocolVersion::LATEST_WITH_INITIALIZE,
             "capabilities": {"tools": {"listChanged": self.shared.exposure != Exposure::Proxy}, "prompts": {"listChanged": true},
                              "resources": {"subscribe": true, "listChanged": true},
-                             "logging": {}, "completions": {}},
+                             "logging": {}, "completions": {},
+                             "extensions": {rmcp::model::TASKS_EXTENSION_ID: {}}},
             "serverInfo": {"name": "mcpw", "version": env!("CARGO_PKG_VERSION")},
             "instructions": instructions,
         }))
@@ -467,7 +481,7 @@ impl ServerHandler for Gateway {
             (Exposure::ToolSearch, tool_search::TOOL_NAME) => {
                 tool_search::call(self, args.unwrap_or_default(), &context).await?
             }
-            _ => self.call_upstream(&name, args, &context).await?,
+            _ => return self.call_upstream(&name, args, &context).await,
         };
         Ok(result.into())
     }
@@ -561,6 +575,30 @@ impl ServerHandler for Gateway {
         *self.log_level.lock().unwrap_or_else(|p| p.into_inner()) = Some(level);
         self.shared.host.manager().set_log_level(level).await;
         Ok(())
+    }
+
+    async fn get_task(
+        &self,
+        request: rmcp::model::GetTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::GetTaskResult, McpError> {
+        Gateway::get_task(self, request.task_id).await
+    }
+
+    async fn update_task(
+        &self,
+        request: UpdateTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        Gateway::update_task(self, request).await
+    }
+
+    async fn cancel_task(
+        &self,
+        request: rmcp::model::CancelTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        Gateway::cancel_task(self, request.task_id).await
     }
 
     async fn complete(

@@ -2,6 +2,7 @@
 //! Streamable HTTP, and legacy HTTP+SSE as the fallback for servers that only
 //! speak that.
 
+mod calls;
 mod error;
 mod handler;
 mod http;
@@ -11,7 +12,9 @@ pub mod processes;
 pub mod secrets;
 mod sse;
 mod stdio;
+mod tasks;
 
+pub use calls::{CallOptions, Called};
 pub use error::ConnectError;
 pub use handler::{LogMessage, ProgressUpdate, UpstreamEvent};
 
@@ -20,8 +23,7 @@ use crate::log_level::LogLevel;
 use crate::paths::Environment;
 use handler::{Routes, UpstreamHandler};
 use rmcp::model::{
-    CallToolRequestParams, CallToolResult, ReadResourceRequestParams, ReadResourceResult, Resource,
-    ResourceTemplate, Tool,
+    ReadResourceRequestParams, ReadResourceResult, Resource, ResourceTemplate, Tool,
 };
 use rmcp::service::{
     ClientInitializeError, ClientLifecycleMode, ClientServiceExt, RunningService, ServiceError,
@@ -137,7 +139,7 @@ impl Connection {
     ) -> Result<(Connection, Listing), ConnectError> {
         let timeout = Duration::from_millis(config.startup_timeout_ms);
         let mut stderr_for_timeout = None;
-        let routes = Routes::default();
+        let routes = Routes::new(ctx);
         let attempt = async {
             let conn = match &config.transport {
                 Transport::Stdio { .. } => {
@@ -276,68 +278,6 @@ impl Connection {
     /// Lists tools, resources and prompts again (after `list_changed`).
     pub async fn relist(&self) -> Result<Listing, ConnectError> {
         self.list().await
-    }
-
-    /// Calls a tool by its original name; gives up after `timeout`. With
-    /// `progress`, the server's progress notifications for this call go there;
-    /// with `origin`, the requests the server makes while serving it go to
-    /// that session. Dropping the future cancels the call upstream.
-    pub async fn call_tool(
-        &self,
-        name: &str,
-        arguments: Option<serde_json::Map<String, serde_json::Value>>,
-        timeout: Duration,
-        progress: Option<mpsc::UnboundedSender<ProgressUpdate>>,
-        origin: Option<origin::Origin>,
-    ) -> Result<CallToolResult, ConnectError> {
-        let mut params = CallToolRequestParams::new(name.to_string());
-        if let Some(args) = arguments {
-            params = params.with_arguments(args);
-        }
-        if progress.is_none() && origin.is_none() {
-            return self.within(timeout, self.service.call_tool(params)).await;
-        };
-        // rmcp gives every request its own id and progress token; the handle
-        // says which, for routing what the server sends about this call.
-        let request =
-            rmcp::model::ClientRequest::CallToolRequest(rmcp::model::Request::new(params));
-        let peer = self.service.peer().clone();
-        let handle = peer
-            .send_request_with_option(request, rmcp::service::PeerRequestOptions::no_options())
-            .await
-            .map_err(|e| self.service_error(e))?;
-        let _call = origin.map(|o| self.routes.calls.add(handle.id.clone(), o));
-        let key = handler::token_key(&handle.progress_token.0);
-        if let Some(progress) = progress {
-            self.routes
-                .progress
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .insert(key.clone(), progress);
-        }
-        let mut guard = CancelOnDrop {
-            peer,
-            id: Some(handle.id.clone()),
-        };
-        let response = tokio::time::timeout(timeout, handle.await_response()).await;
-        self.routes
-            .progress
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .remove(&key);
-        match response {
-            Err(_) => Err(self.timed_out(timeout)),
-            Ok(r) => {
-                guard.id = None;
-                match r.map_err(|e| self.service_error(e))? {
-                    rmcp::model::ServerResult::CallToolResult(result) => Ok(result),
-                    other => Err(ConnectError::Protocol {
-                        message: format!("unexpected answer to tools/call: {other:?}"),
-                        stderr: None,
-                    }),
-                }
-            }
-        }
     }
 
     /// Gets a prompt by its original name.
@@ -506,29 +446,6 @@ impl Connection {
         let _ = tokio::time::timeout(Duration::from_secs(2), self.service.close()).await;
         if let Some(group) = self.group.take() {
             group.kill();
-        }
-    }
-}
-
-/// Sends `notifications/cancelled` for a request abandoned before its answer.
-struct CancelOnDrop {
-    peer: rmcp::service::Peer<RoleClient>,
-    id: Option<rmcp::model::RequestId>,
-}
-
-impl Drop for CancelOnDrop {
-    fn drop(&mut self) {
-        let Some(id) = self.id.take() else { return };
-        let peer = self.peer.clone();
-        if let Ok(rt) = tokio::runtime::Handle::try_current() {
-            rt.spawn(async move {
-                let param = serde_json::from_value(
-                    serde_json::json!({"requestId": id, "reason": "cancelled by mcpw's client"}),
-                );
-                if let Ok(param) = param {
-                    let _ = peer.notify_cancelled(param).await;
-                }
-            });
         }
     }
 }

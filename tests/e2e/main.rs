@@ -21,3 +21,4 @@ mod ranking_quality;
 mod sandbox;
 mod servers;
 mod snapshot;
+mod tasks;

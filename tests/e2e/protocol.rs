@@ -382,12 +382,21 @@ async fn an_eager_server_on_stdio_gets_the_roots_of_the_one_session() {
         .spawn()
         .unwrap();
     let client = Rooted(work.clone()).serve(transport).await.unwrap();
-    let allowed = client
-        .call_tool(CallToolRequestParams::new("fs__list_allowed_directories"))
-        .await
-        .unwrap();
-    let text = call_text(&allowed);
-    assert!(text.contains(&work.display().to_string()), "{text}");
+    // The server asks for roots on its own once connected, and takes their
+    // answer in when it gets it: a first call can come before that.
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let allowed = client
+            .call_tool(CallToolRequestParams::new("fs__list_allowed_directories"))
+            .await
+            .unwrap();
+        let text = call_text(&allowed);
+        if text.contains(&work.display().to_string()) {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "{text}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
     let _ = client.cancel().await;
 }
 
@@ -419,4 +428,55 @@ fn mcpw_call_without_a_terminal_declines_an_elicitation_and_says_what_was_asked(
         stderr.contains(r#"server "up" asked for input ("Who are you?", fields: username, email); declined: no terminal"#),
         "{stderr}"
     );
+}
+
+/// A client that takes elicitations and never answers one; it reports each
+/// request it sees cancelled.
+struct Silent(mpsc::UnboundedSender<&'static str>);
+
+impl ClientHandler for Silent {
+    fn get_info(&self) -> rmcp::model::ClientConfig {
+        serde_json::from_value(json!({
+            "protocolVersion": "2025-11-25",
+            "capabilities": {"elicitation": {"form": {}}},
+            "clientInfo": {"name": "silent", "version": "1.0.0"}
+        }))
+        .unwrap()
+    }
+
+    async fn create_elicitation(
+        &self,
+        _params: rmcp::model::ElicitRequestParams,
+        context: rmcp::service::RequestContext<RoleClient>,
+    ) -> Result<rmcp::model::ElicitResult, rmcp::ErrorData> {
+        let _ = self.0.send("asked");
+        context.ct.cancelled().await;
+        let _ = self.0.send("cancelled");
+        Err(rmcp::ErrorData::internal_error("cancelled", None))
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_cancelling_its_request_cancels_it_at_the_client() {
+    let dirs = ConfigDirs::new();
+    dirs.user(
+        &json!({"mcpServers": {"m": {"command": "node", "args": [servers().misbehave(), "ok"]}}})
+            .to_string(),
+    );
+    let serving = Serving::start(&dirs.home(), &["--exposure", "direct"]);
+    let (tx, mut seen) = mpsc::unbounded_channel();
+    let client = Silent(tx)
+        .serve(StreamableHttpClientTransport::from_uri(serving.url()))
+        .await
+        .unwrap();
+    let call = CallToolRequestParams::new("m__ask_then_give_up")
+        .with_arguments(json!({"ms": 500}).as_object().unwrap().clone());
+    let result = client.call_tool(call).await.unwrap();
+    assert!(call_text(&result).contains("gave up"), "{result:?}");
+    let mut events = Vec::new();
+    while events.len() < 2 {
+        let next = tokio::time::timeout(Duration::from_secs(10), seen.recv()).await;
+        events.push(next.expect("the client to hear of the cancel").unwrap());
+    }
+    assert_eq!(events, ["asked", "cancelled"]);
 }

@@ -8,7 +8,8 @@
 //   ok             tools: echo, add_tool (registers a tool: list_changed), crash
 //                  (exits mid-call), audio (an audio clip), hang (never answers), huge (a result of
 //                  $HUGE_BYTES bytes), spawn_child (starts a sleeping grandchild), big (a
-//                  text of `bytes` bytes, for benchmarks)
+//                  text of `bytes` bytes, for benchmarks), ask_then_give_up (an elicitation
+//                  it cancels after `ms`)
 //   exit-on-init   exits as soon as it reads anything
 //   garbage        answers everything with lines that are not JSON
 //   slow-start     waits $DELAY_MS before serving
@@ -24,7 +25,7 @@ import { createServer } from "node:http";
 import { randomUUID } from "node:crypto";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
-import { ListToolsRequestSchema, ListResourcesRequestSchema, CallToolRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+import { ListToolsRequestSchema, ListResourcesRequestSchema, CallToolRequestSchema, ElicitResultSchema } from "@modelcontextprotocol/sdk/types.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import { z } from "zod";
@@ -47,6 +48,16 @@ function build() {
   server.registerTool("hang", { description: "Never answers (records a cancellation in $CANCEL_FILE)" }, (extra) => new Promise(() => {
     extra.signal.addEventListener("abort", () => { if (process.env.CANCEL_FILE) appendFileSync(process.env.CANCEL_FILE, "cancelled\n"); });
   }));
+  server.registerTool("ask_then_give_up", { description: "Asks the client a question and gives up waiting after `ms` (cancelling its request)", inputSchema: { ms: z.number().int().positive() } },
+    async ({ ms }, extra) => {
+      const ask = { method: "elicitation/create", params: { message: "Still there?", requestedSchema: { type: "object", properties: {} } } };
+      try {
+        await extra.sendRequest(ask, ElicitResultSchema, { timeout: ms });
+        return { content: [{ type: "text", text: "answered" }] };
+      } catch (e) {
+        return { content: [{ type: "text", text: `gave up: ${e.message}` }] };
+      }
+    });
   server.registerTool("huge", { description: "Returns a huge text" }, async () => ({
     content: [{ type: "text", text: "x".repeat(Number(process.env.HUGE_BYTES ?? 64 * 1024 * 1024)) }],
   }));

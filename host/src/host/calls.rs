@@ -6,18 +6,11 @@ use super::{Host, HostError};
 use crate::catalog::{Entry, ToolKind};
 use crate::lifecycle::LifecycleError;
 use crate::present::{self, Content};
-use rmcp::model::{CallToolResult, ReadResourceResult};
+use crate::upstream::Called;
+use rmcp::model::{CallToolResult, CreateTaskResult, ReadResourceResult};
 use serde_json::{Map, Value};
 
-/// Options of one call.
-#[derive(Clone, Debug, Default)]
-pub struct CallOptions {
-    /// Where the server's progress notifications for this call go.
-    pub progress: Option<tokio::sync::mpsc::UnboundedSender<crate::upstream::ProgressUpdate>>,
-    /// The session the call is made for: requests the server makes while
-    /// serving it (sampling, elicitation, roots) go there.
-    pub origin: Option<crate::upstream::origin::Origin>,
-}
+pub use crate::upstream::CallOptions;
 
 /// What the server answered, decoded once and not converted.
 #[derive(Clone, Debug)]
@@ -26,6 +19,9 @@ pub enum RawResult {
     Tool(CallToolResult),
     /// A resource tool's `resources/read` result.
     Resource(ReadResourceResult),
+    /// A task that will produce the tool's result (only for a call with
+    /// [`CallOptions::accept_task`]).
+    Task(CreateTaskResult),
     /// The server answered the request with a JSON-RPC error.
     Rpc(String),
 }
@@ -103,17 +99,13 @@ impl Host {
                 let args = arguments.unwrap_or_default();
                 self.manager
                     .with_connection(&tool.server, |c| async move {
-                        c.call_tool(
-                            &tool.name,
-                            Some(args),
-                            timeout,
-                            options.progress,
-                            options.origin,
-                        )
-                        .await
+                        c.call_tool(&tool.name, Some(args), timeout, options).await
                     })
                     .await
-                    .map(RawResult::Tool)
+                    .map(|called| match called {
+                        Called::Done(result) => RawResult::Tool(result),
+                        Called::Task(task) => RawResult::Task(task),
+                    })
             }
         };
         let result = match result {
@@ -145,6 +137,7 @@ impl Host {
                 false,
                 serde_json::to_vec(&r.contents).map_or(0, |b| b.len() as u64),
             ),
+            Ok(RawResult::Task(_)) => (false, 0),
             Ok(RawResult::Rpc(_)) | Err(_) => (true, 0),
         };
         stats.record(
@@ -224,6 +217,14 @@ pub fn present_result(entry: &Entry, raw: RawResult) -> CallOutcome {
                 );
             }
             outcome(content, r.structured_content, is_error, raw)
+        }
+        RawResult::Task(t) => {
+            let raw = serde_json::to_value(&t).unwrap_or(Value::Null);
+            let text = format!(
+                "The server started task \"{}\" for this call; its result comes with tasks/get.",
+                t.task.task_id
+            );
+            outcome(vec![Content::text(text)], None, false, raw)
         }
         RawResult::Rpc(message) => {
             let text = present::error_with_parameters(&format!("Error: {message}"), schema);

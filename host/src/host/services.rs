@@ -114,9 +114,16 @@ impl HostServices for LiveServices {
         let result = self
             .runtime
             .block_on(m.with_connection(server, |c| async move {
-                c.call_tool(&name, Some(args), timeout, None, None).await
+                let options = crate::upstream::CallOptions::default();
+                c.call_tool(&name, Some(args), timeout, options).await
             }))
             .map_err(service_error)?;
+        // A call that does not take tasks gets the result.
+        let crate::upstream::Called::Done(result) = result else {
+            return Err(ServiceError::Failed(
+                "the server answered with a task".into(),
+            ));
+        };
         Ok(CallOutcome {
             content: serde_json::to_string(&result.content).unwrap_or_else(|_| "[]".into()),
             structured_content: result.structured_content.as_ref().map(|s| s.to_string()),

@@ -11,8 +11,8 @@ use super::origin::{self, InFlight, Sessions};
 use crate::log_level::LogLevel;
 use rmcp::model::{
     ClientConfig, ClientResult, CreateMessageRequestParams, CreateMessageResult,
-    ElicitRequestParams, ElicitResult, ElicitationAction, Implementation, ListRootsResult,
-    NumberOrString, ProgressNotificationParam, ServerRequest,
+    ElicitRequestParams, ElicitResult, Implementation, ListRootsResult, NumberOrString,
+    ProgressNotificationParam, ServerRequest,
 };
 use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ClientHandler, ErrorData as McpError, RoleClient};
@@ -58,10 +58,25 @@ pub type ProgressRoutes = Arc<Mutex<HashMap<String, mpsc::UnboundedSender<Progre
 
 /// Where what a server sends about mcpw's calls in flight goes: their
 /// progress, and the requests it makes while serving them.
-#[derive(Clone, Default)]
+#[derive(Clone)]
 pub struct Routes {
+    /// The server.
+    pub server: String,
     pub progress: ProgressRoutes,
     pub calls: InFlight,
+    /// The downstream sessions.
+    pub sessions: Arc<Sessions>,
+}
+
+impl Routes {
+    pub fn new(ctx: &ConnectContext) -> Self {
+        Routes {
+            server: ctx.server.clone(),
+            progress: Default::default(),
+            calls: Default::default(),
+            sessions: ctx.sessions.clone(),
+        }
+    }
 }
 
 pub fn token_key(token: &NumberOrString) -> String {
@@ -93,19 +108,22 @@ impl UpstreamHandler {
         }
     }
 
-    /// Sends a server's request to the client it belongs to; `None` when no
-    /// client can take it (none, several, or one that did not declare `capability`).
-    async fn ask_client(
+    /// Answers a server's request: the client it belongs to answers, or mcpw
+    /// (see [`origin::answer`]).
+    async fn answer(
         &self,
-        capability: Option<&str>,
         request: ServerRequest,
         context: &RequestContext<RoleClient>,
-    ) -> Option<Result<ClientResult, McpError>> {
-        let (peer, belongs_to) = origin::target(&self.calls, &self.sessions, context).await?;
-        if capability.is_some_and(|c| !origin::declares(&peer, c)) {
-            return None;
-        }
-        Some(origin::forward(&peer, request, belongs_to, context).await)
+    ) -> Result<ClientResult, McpError> {
+        let target = origin::target(&self.calls, &self.sessions, context).await;
+        origin::answer(
+            &self.server,
+            &self.sessions,
+            target,
+            request,
+            context.ct.cancelled(),
+        )
+        .await
     }
 
     fn unexpected(answer: ClientResult) -> McpError {
@@ -121,8 +139,15 @@ impl UpstreamHandler {
 
 impl ClientHandler for UpstreamHandler {
     fn get_info(&self) -> ClientConfig {
+        // mcpw takes tasks from every server: it hands a task on to a client
+        // that takes tasks, and waits it out for one that does not.
+        let mut capabilities = self.sessions.capabilities();
+        capabilities
+            .extensions
+            .get_or_insert_default()
+            .insert(rmcp::model::TASKS_EXTENSION_ID.into(), Default::default());
         let mut info = ClientConfig::new(
-            self.sessions.capabilities(),
+            capabilities,
             Implementation::new("mcpw", env!("CARGO_PKG_VERSION")),
         );
         if self.legacy_only {
@@ -132,18 +157,8 @@ impl ClientHandler for UpstreamHandler {
     }
 
     async fn ping(&self, context: RequestContext<RoleClient>) -> Result<(), McpError> {
-        match self
-            .ask_client(
-                None,
-                ServerRequest::PingRequest(Default::default()),
-                &context,
-            )
-            .await
-        {
-            Some(Err(e)) => Err(e),
-            // Answered by mcpw when no client can be asked: it is alive.
-            _ => Ok(()),
-        }
+        let request = ServerRequest::PingRequest(Default::default());
+        self.answer(request, &context).await.map(|_| ())
     }
 
     async fn create_message(
@@ -152,18 +167,9 @@ impl ClientHandler for UpstreamHandler {
         context: RequestContext<RoleClient>,
     ) -> Result<CreateMessageResult, McpError> {
         let request = ServerRequest::CreateMessageRequest(rmcp::model::Request::new(params));
-        match self.ask_client(Some("sampling"), request, &context).await {
-            Some(Ok(ClientResult::CreateMessageResult(r))) => Ok(*r),
-            Some(Ok(other)) => Err(Self::unexpected(other)),
-            Some(Err(e)) => Err(e),
-            None => Err(McpError::new(
-                rmcp::model::ErrorCode::METHOD_NOT_FOUND,
-                format!(
-                    "server \"{}\" asked for sampling, and no client that takes it can be told which session the request belongs to",
-                    self.server
-                ),
-                None,
-            )),
+        match self.answer(request, &context).await? {
+            ClientResult::CreateMessageResult(r) => Ok(*r),
+            other => Err(Self::unexpected(other)),
         }
     }
 
@@ -172,28 +178,10 @@ impl ClientHandler for UpstreamHandler {
         params: ElicitRequestParams,
         context: RequestContext<RoleClient>,
     ) -> Result<ElicitResult, McpError> {
-        let local = serde_json::to_value(&params).unwrap_or_default();
         let request = ServerRequest::ElicitRequest(rmcp::model::Request::new(params));
-        match self
-            .ask_client(Some("elicitation"), request, &context)
-            .await
-        {
-            Some(Ok(ClientResult::ElicitResult(r))) => Ok(r),
-            Some(Ok(other)) => Err(Self::unexpected(other)),
-            Some(Err(e)) => Err(e),
-            None => match self.sessions.local_elicitor() {
-                // No session can answer: whoever runs mcpw here may (`mcpw call`).
-                Some(elicitor) => {
-                    let server = self.server.clone();
-                    let answer =
-                        tokio::task::spawn_blocking(move || elicitor.elicit(&server, &local))
-                            .await
-                            .unwrap_or_default();
-                    Ok(serde_json::from_value(answer)
-                        .unwrap_or_else(|_| ElicitResult::new(ElicitationAction::Decline)))
-                }
-                None => Ok(ElicitResult::new(ElicitationAction::Decline)),
-            },
+        match self.answer(request, &context).await? {
+            ClientResult::ElicitResult(r) => Ok(r),
+            other => Err(Self::unexpected(other)),
         }
     }
 
@@ -202,11 +190,9 @@ impl ClientHandler for UpstreamHandler {
         context: RequestContext<RoleClient>,
     ) -> Result<ListRootsResult, McpError> {
         let request = ServerRequest::ListRootsRequest(Default::default());
-        match self.ask_client(Some("roots"), request, &context).await {
-            Some(Ok(ClientResult::ListRootsResult(r))) => Ok(r),
-            Some(Ok(other)) => Err(Self::unexpected(other)),
-            Some(Err(e)) => Err(e),
-            None => Ok(ListRootsResult::default()),
+        match self.answer(request, &context).await? {
+            ClientResult::ListRootsResult(r) => Ok(r),
+            other => Err(Self::unexpected(other)),
         }
     }
 

@@ -10,7 +10,11 @@
 //! when there is one, and is answered by mcpw otherwise (no roots, no sampling,
 //! elicitation declined).
 
-use rmcp::model::{ClientCapabilities, ClientResult, RequestId, ServerRequest};
+#[allow(deprecated)] // roots: in every revision before 2026-07-28
+use rmcp::model::ListRootsResult;
+use rmcp::model::{
+    ClientCapabilities, ClientResult, ElicitResult, ElicitationAction, RequestId, ServerRequest,
+};
 use rmcp::service::{
     InboundStreamOrigin, OriginatingRequestId, PeerRequestOptions, RequestContext, RoleClient,
     RoleServer,
@@ -23,7 +27,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 use tokio::sync::Notify;
 
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+pub(super) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
@@ -143,7 +147,7 @@ impl Sessions {
     }
 
     /// Who answers elicitations that no session can take, if anyone.
-    pub(super) fn local_elicitor(&self) -> Option<Arc<dyn LocalElicitor>> {
+    fn local_elicitor(&self) -> Option<Arc<dyn LocalElicitor>> {
         lock(&self.local).clone()
     }
 
@@ -280,13 +284,14 @@ pub(super) fn declares(peer: &Peer<RoleServer>, key: &str) -> bool {
         .is_some_and(|c| c.get(key).is_some())
 }
 
-/// Sends a server's request on to a client and waits for the answer; the
-/// server cancelling its request cancels it at the client.
-pub(super) async fn forward(
+/// Sends a server's request on to a client and waits for the answer;
+/// `cancelled` completing (the server cancelled its request) cancels it at
+/// the client.
+async fn forward(
     peer: &Peer<RoleServer>,
     mut request: ServerRequest,
     belongs_to: Option<RequestId>,
-    context: &RequestContext<RoleClient>,
+    cancelled: impl std::future::Future<Output = ()>,
 ) -> Result<ClientResult, McpError> {
     use rmcp::model::GetExtensions;
     if let Some(id) = belongs_to {
@@ -302,7 +307,7 @@ pub(super) async fn forward(
             rmcp::ServiceError::McpError(e) => e,
             e => McpError::internal_error(e.to_string(), None),
         }),
-        _ = context.ct.cancelled() => {
+        _ = cancelled => {
             let cancel = serde_json::json!({"requestId": id, "reason": "the server cancelled its request"});
             if let Ok(cancel) = serde_json::from_value(cancel) {
                 let _ = peer.notify_cancelled(cancel).await;
@@ -310,4 +315,102 @@ pub(super) async fn forward(
             Err(McpError::internal_error("cancelled by the server", None))
         }
     }
+}
+
+/// Answers `server`'s request: the `target` client answers when there is one
+/// and it declared the capability the request needs; otherwise mcpw does: a
+/// ping is answered, roots are none, an elicitation goes to the local
+/// elicitor or is declined, and sampling is refused.
+#[allow(deprecated)] // roots and sampling: in every revision before 2026-07-28
+pub(super) async fn answer(
+    server: &str,
+    sessions: &Sessions,
+    target: Option<(Peer<RoleServer>, Option<RequestId>)>,
+    request: ServerRequest,
+    cancelled: impl std::future::Future<Output = ()>,
+) -> Result<ClientResult, McpError> {
+    let capability = match &request {
+        ServerRequest::CreateMessageRequest(_) => Some("sampling"),
+        ServerRequest::ElicitRequest(_) => Some("elicitation"),
+        ServerRequest::ListRootsRequest(_) => Some("roots"),
+        _ => None,
+    };
+    let target = target.filter(|(peer, _)| capability.is_none_or(|c| declares(peer, c)));
+    if let Some((peer, belongs_to)) = target {
+        return forward(&peer, request, belongs_to, cancelled).await;
+    }
+    match request {
+        ServerRequest::ElicitRequest(r) => match sessions.local_elicitor() {
+            // No session can answer: whoever runs mcpw here may (`mcpw call`).
+            Some(elicitor) => {
+                let params = serde_json::to_value(&r.params).unwrap_or_default();
+                let server = server.to_string();
+                let answer = tokio::task::spawn_blocking(move || elicitor.elicit(&server, &params))
+                    .await
+                    .unwrap_or_default();
+                let answer = serde_json::from_value(answer)
+                    .unwrap_or_else(|_| ElicitResult::new(ElicitationAction::Decline));
+                Ok(ClientResult::ElicitResult(answer))
+            }
+            None => Ok(ClientResult::ElicitResult(ElicitResult::new(
+                ElicitationAction::Decline,
+            ))),
+        },
+        ServerRequest::ListRootsRequest(_) => {
+            Ok(ClientResult::ListRootsResult(ListRootsResult::default()))
+        }
+        ServerRequest::CreateMessageRequest(_) => Err(McpError::new(
+            rmcp::model::ErrorCode::METHOD_NOT_FOUND,
+            format!(
+                "server \"{server}\" asked for sampling, and no client that takes it can be told which session the request belongs to"
+            ),
+            None,
+        )),
+        // Answered by mcpw when no client can be asked: it is alive.
+        ServerRequest::PingRequest(_) => Ok(ClientResult::empty(())),
+        ServerRequest::CustomRequest(r) => Err(McpError::new(
+            rmcp::model::ErrorCode::METHOD_NOT_FOUND,
+            format!("mcpw does not forward \"{}\"", r.method),
+            None,
+        )),
+        other => Err(McpError::new(
+            rmcp::model::ErrorCode::METHOD_NOT_FOUND,
+            format!("mcpw does not forward {other:?}"),
+            None,
+        )),
+    }
+}
+
+/// Answers the requests a server puts in an `input_required` result or task,
+/// on behalf of the session `origin` (none: mcpw answers, see [`answer`]).
+/// Returns the answers by the server's keys.
+pub(super) async fn answer_inputs(
+    server: &str,
+    sessions: &Sessions,
+    origin: Option<&Origin>,
+    requests: rmcp::model::InputRequests,
+) -> Result<rmcp::model::InputResponses, McpError> {
+    use rmcp::model::InputRequest;
+    let answers = requests.into_iter().map(|(key, request)| async move {
+        let request = match request {
+            InputRequest::CreateMessage(r) => ServerRequest::CreateMessageRequest(r),
+            InputRequest::Elicitation(r) => ServerRequest::ElicitRequest(r),
+            InputRequest::ListRoots(r) => ServerRequest::ListRootsRequest(r),
+            other => {
+                return Err(McpError::internal_error(
+                    format!("server \"{server}\" asked for input mcpw does not know: {other:?}"),
+                    None,
+                ));
+            }
+        };
+        let target = origin.map(|o| (o.session.peer.clone(), Some(o.request.clone())));
+        let result = answer(server, sessions, target, request, std::future::pending()).await?;
+        let value = serde_json::to_value(&result)
+            .map_err(|e| McpError::internal_error(e.to_string(), None))?;
+        Ok((key, value))
+    });
+    Ok(futures::future::try_join_all(answers)
+        .await?
+        .into_iter()
+        .collect())
 }

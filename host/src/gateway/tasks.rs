@@ -1,0 +1,87 @@
+//! Tasks through the gateway (the `io.modelcontextprotocol/tasks`
+//! extension). A client that declares the extension and calls a server's tool
+//! directly gets the server's task when the server makes one; its id, as the
+//! client sees it, is `<server>/<the server's task id>`, so that `tasks/get`,
+//! `tasks/update` and `tasks/cancel` find their server with no state kept in
+//! mcpw. A client without the extension, or a call through `mcp` or
+//! `ToolSearch`, gets the result: mcpw waits the task out.
+
+use super::{Gateway, internal};
+use crate::lifecycle::LifecycleError;
+use crate::upstream::{ConnectError, Connection};
+use rmcp::ErrorData as McpError;
+use rmcp::model::{CreateTaskResult, GetTaskResult, UpdateTaskParams};
+use std::future::Future;
+use std::sync::Arc;
+
+/// The id a client sees for `server`'s task `id`.
+pub fn client_id(server: &str, id: &str) -> String {
+    format!("{server}/{id}")
+}
+
+/// A server's task as the client sees it.
+pub fn for_client(server: &str, mut task: CreateTaskResult) -> CreateTaskResult {
+    task.task.task_id = client_id(server, &task.task.task_id);
+    task
+}
+
+impl Gateway {
+    /// Runs `f` on the connection of the server whose task the client's `id`
+    /// names, with the server's own task id and call timeout.
+    async fn on_task<T, F>(
+        &self,
+        id: &str,
+        f: impl FnOnce(Arc<Connection>, String, std::time::Duration) -> F,
+    ) -> Result<T, McpError>
+    where
+        F: Future<Output = Result<T, ConnectError>>,
+    {
+        // Server names have no `/`; a server's task id may.
+        let unknown = || McpError::invalid_params(format!("unknown task \"{id}\""), None);
+        let (server, task) = id.split_once('/').ok_or_else(unknown)?;
+        let manager = self.shared.host.manager();
+        let timeout = manager.call_timeout(server);
+        let task = task.to_string();
+        match manager
+            .with_connection(server, |c| f(c, task, timeout))
+            .await
+        {
+            Ok(v) => Ok(v),
+            Err(LifecycleError::NotFound(_)) => Err(unknown()),
+            Err(LifecycleError::Connect {
+                error: ConnectError::Rpc(message),
+                ..
+            }) => Err(McpError::invalid_params(message, None)),
+            Err(e) => Err(internal(e)),
+        }
+    }
+
+    /// `tasks/get`.
+    pub(super) async fn get_task(&self, id: String) -> Result<GetTaskResult, McpError> {
+        let mut result = self
+            .on_task(&id, |c, task, timeout| async move {
+                c.get_task(&task, timeout).await
+            })
+            .await?;
+        result.task.task.task_id = id;
+        Ok(result)
+    }
+
+    /// `tasks/update`.
+    pub(super) async fn update_task(&self, params: UpdateTaskParams) -> Result<(), McpError> {
+        let answers = params.input_responses;
+        self.on_task(&params.task_id, |c, task, timeout| async move {
+            c.update_task(UpdateTaskParams::new(task, answers), timeout)
+                .await
+        })
+        .await
+    }
+
+    /// `tasks/cancel`.
+    pub(super) async fn cancel_task(&self, id: String) -> Result<(), McpError> {
+        self.on_task(&id, |c, task, timeout| async move {
+            c.cancel_task(&task, timeout).await
+        })
+        .await
+    }
+}
