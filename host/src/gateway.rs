@@ -7,6 +7,7 @@
 //! progress notifications and cancellation pass through calls.
 
 pub mod http;
+mod listen;
 mod proxy;
 mod resources;
 mod tasks;
@@ -577,6 +578,19 @@ impl ServerHandler for Gateway {
         Ok(())
     }
 
+    fn accepted_subscription_filter(
+        &self,
+        requested: &rmcp::model::SubscriptionFilter,
+    ) -> Option<rmcp::model::SubscriptionFilter> {
+        // rmcp narrows it to what `get_info` offers (no tool list changes in
+        // the proxy exposure).
+        Some(requested.clone())
+    }
+
+    async fn listen(&self, context: rmcp::service::SubscriptionContext) -> Result<(), McpError> {
+        self.listen_stream(context).await
+    }
+
     async fn get_task(
         &self,
         request: rmcp::model::GetTaskParams,
@@ -618,29 +632,19 @@ impl ServerHandler for Gateway {
     }
 
     async fn on_initialized(&self, context: rmcp::service::NotificationContext<RoleServer>) {
-        // Upstream tools changing changes what direct and tool-search sessions
-        // list; upstream prompts and resources are served in every mode.
-        let tools_change = self.shared.exposure != Exposure::Proxy;
         let sessions = self.shared.host.manager().sessions();
         *self.session.lock().unwrap_or_else(|p| p.into_inner()) =
             Some(sessions.open(context.peer.clone()));
         let mut events = self.shared.host.manager().subscribe();
         let peer = context.peer.clone();
         let host = self.shared.host.clone();
+        let exposure = self.shared.exposure;
         // Weak: the session's subscriptions end with the session, not with this loop.
         let watching = Arc::downgrade(&self.watching);
         let log_level = self.log_level.clone();
         tokio::spawn(async move {
             loop {
                 match events.recv().await {
-                    Ok(LifecycleEvent::CatalogChanged(_)) => {
-                        if tools_change && peer.notify_tool_list_changed().await.is_err()
-                            || peer.notify_prompt_list_changed().await.is_err()
-                            || peer.notify_resource_list_changed().await.is_err()
-                        {
-                            return;
-                        }
-                    }
                     Ok(LifecycleEvent::Log { server, message }) => {
                         let wanted = *log_level.lock().unwrap_or_else(|p| p.into_inner());
                         if wanted.is_some_and(|w| w.admits(message.level))
@@ -649,26 +653,17 @@ impl ServerHandler for Gateway {
                             return;
                         }
                     }
-                    Ok(LifecycleEvent::ResourceUpdated { server, uri }) => {
+                    Ok(event) => {
                         let Some(watching) = watching.upgrade() else {
                             return;
                         };
-                        let Ok(snapshot) = host.snapshot().await else {
-                            continue;
-                        };
-                        let uri = snapshot.resources().exposed(&server, &uri);
-                        if watching.watches(&uri)
-                            && peer
-                                .notify_resource_updated(
-                                    rmcp::model::ResourceUpdatedNotificationParam::new(uri),
-                                )
-                                .await
-                                .is_err()
-                        {
-                            return;
+                        for n in listen::changes(&host, exposure, &watching, &event).await {
+                            if peer.send_notification(n).await.is_err() {
+                                return;
+                            }
                         }
                     }
-                    Ok(_) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {}
+                    Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {}
                     Err(_) => return,
                 }
             }

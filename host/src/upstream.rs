@@ -6,6 +6,7 @@ mod calls;
 mod error;
 mod handler;
 mod http;
+mod listen;
 pub mod npx;
 pub mod origin;
 pub mod processes;
@@ -104,6 +105,7 @@ pub struct Connection {
     group: Option<processes::GroupGuard>,
     routes: Routes,
     redact: secrets::Redactions,
+    listening: tokio::sync::Mutex<listen::Listening>,
 }
 
 /// What a server offers, listed right after connecting.
@@ -156,6 +158,7 @@ impl Connection {
                         group: Some(group),
                         routes: routes.clone(),
                         redact: ctx.redact.clone(),
+                        listening: Default::default(),
                     }
                 }
                 Transport::Http { url, kind, .. } => {
@@ -170,6 +173,7 @@ impl Connection {
                                 group: None,
                                 routes: routes.clone(),
                                 redact: ctx.redact.clone(),
+                                listening: Default::default(),
                             },
                             Err(e) if e.is_auth() => return Err(e),
                             Err(streamable) => {
@@ -191,6 +195,7 @@ impl Connection {
                 }
             };
             let listing = conn.list().await?;
+            conn.start_listening().await;
             Ok::<_, ConnectError>((conn, listing))
         };
         if let Transport::Http { url, .. } = &config.transport {
@@ -355,10 +360,11 @@ impl Connection {
             .is_some_and(|v| !is_legacy_revision(&v))
         {
             // 2026-07-28 replaced these requests with `subscriptions/listen`.
-            return Err(ConnectError::Protocol {
-                message: "resource subscriptions over MCP 2026-07-28 are not supported yet".into(),
-                stderr: None,
-            });
+            let listen = self.listen_to_resource(uri, subscribe);
+            return match tokio::time::timeout(timeout, listen).await {
+                Ok(r) => r,
+                Err(_) => Err(self.timed_out(timeout)),
+            };
         }
         let peer = self.service.peer();
         #[allow(deprecated)] // the initialize-era requests, which this revision has
@@ -468,5 +474,6 @@ async fn sse_connect(
         group: None,
         routes: routes.clone(),
         redact: ctx.redact.clone(),
+        listening: Default::default(),
     })
 }

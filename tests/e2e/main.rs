@@ -14,6 +14,7 @@ mod fallback;
 mod gateway;
 mod guest_kit;
 mod lifecycle;
+mod listen;
 mod loading;
 mod misbehaving;
 mod protocol;

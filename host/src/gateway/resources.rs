@@ -68,6 +68,27 @@ impl Watching {
     pub(super) fn watches(&self, uri: &str) -> bool {
         self.routes().contains_key(uri)
     }
+
+    /// Watches `uri` (as the client knows it) for the session (`subscribe`),
+    /// or no more.
+    pub(super) async fn set(&self, uri: &str, subscribe: bool) -> Result<(), McpError> {
+        let route = self.host.route_resource(uri).await.map_err(host_error)?;
+        let known = self.routes().contains_key(uri);
+        if known == subscribe {
+            return Ok(()); // already so for this session
+        }
+        self.host
+            .watch_resource(&route, subscribe)
+            .await
+            .map_err(host_error)?;
+        let mut routes = self.routes();
+        if subscribe {
+            routes.insert(uri.to_string(), route);
+        } else {
+            routes.remove(uri);
+        }
+        Ok(())
+    }
 }
 
 impl Drop for Watching {
@@ -131,23 +152,8 @@ impl Gateway {
 
     /// `resources/subscribe` (`subscribe`) or `resources/unsubscribe`.
     pub(super) async fn resource_watch(&self, uri: &str, subscribe: bool) -> Result<(), McpError> {
-        let host = &self.shared.host;
         self.shared.ready().await;
-        let route = host.route_resource(uri).await.map_err(host_error)?;
-        let known = self.watching.routes().contains_key(uri);
-        if known == subscribe {
-            return Ok(()); // already so for this session
-        }
-        host.watch_resource(&route, subscribe)
-            .await
-            .map_err(host_error)?;
-        let mut routes = self.watching.routes();
-        if subscribe {
-            routes.insert(uri.to_string(), route);
-        } else {
-            routes.remove(uri);
-        }
-        Ok(())
+        self.watching.set(uri, subscribe).await
     }
 }
 

@@ -66,6 +66,8 @@ pub struct Routes {
     pub calls: InFlight,
     /// The downstream sessions.
     pub sessions: Arc<Sessions>,
+    /// Where what the server tells goes.
+    pub events: mpsc::UnboundedSender<UpstreamEvent>,
 }
 
 impl Routes {
@@ -75,6 +77,7 @@ impl Routes {
             progress: Default::default(),
             calls: Default::default(),
             sessions: ctx.sessions.clone(),
+            events: ctx.events.clone(),
         }
     }
 }
