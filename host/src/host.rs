@@ -465,9 +465,11 @@ impl Host {
             && !self.manager.has_tools(server)
         {
             self.manager.connect(server, false).await?;
-            if let Some(entry) = self.find(name).await? {
-                return Ok(entry);
-            }
+        }
+        // The catalog may have changed since the snapshot above: by that
+        // connect, or by another that listed the server meanwhile.
+        if let Some(entry) = self.find(name).await? {
+            return Ok(entry);
         }
         // A name no server's prefix tells (`toolPrefix: none`) may belong to a
         // server never listed yet: list those, then look again.

@@ -5,7 +5,7 @@
 //! tool list change at the server reach the client's stream.
 
 use crate::common::ConfigDirs;
-use crate::servers::Serving;
+use crate::servers::{Serving, rmcp_tool, rmcp_upstream};
 use rmcp::ErrorData as McpError;
 use rmcp::handler::server::ServerHandler;
 use rmcp::model::{
@@ -17,8 +17,6 @@ use rmcp::service::{
     SubscriptionSink,
 };
 use rmcp::transport::StreamableHttpClientTransport;
-use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
-use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use serde_json::json;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -32,12 +30,7 @@ struct Changing {
 }
 
 fn tool(name: &str) -> rmcp::model::Tool {
-    let schema = json!({"type": "object"});
-    rmcp::model::Tool::new(
-        name.to_string(),
-        format!("{name} something"),
-        Arc::new(schema.as_object().unwrap().clone()),
-    )
+    rmcp_tool(name, "does something", json!({"type": "object"}))
 }
 
 impl Changing {
@@ -119,21 +112,9 @@ impl ServerHandler for Changing {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn updates_and_list_changes_reach_a_listening_client_from_a_listened_server() {
-    // One server state for every session (the service makes a handler per session).
-    let server = Changing::default();
-    let service: StreamableHttpService<Changing, LocalSessionManager> = StreamableHttpService::new(
-        move || Ok(server.clone()),
-        Arc::new(LocalSessionManager::default()),
-        StreamableHttpServerConfig::default(),
-    );
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let port = listener.local_addr().unwrap().port();
-    let router = axum::Router::new().route_service("/mcp", service);
-    tokio::spawn(async move { axum::serve(listener, router).await });
+    let url = rmcp_upstream(Changing::default()).await;
     let dirs = ConfigDirs::new();
-    dirs.user(
-        &json!({"mcpServers": {"up": {"url": format!("http://127.0.0.1:{port}/mcp")}}}).to_string(),
-    );
+    dirs.user(&json!({"mcpServers": {"up": {"url": url}}}).to_string());
     let serving = Serving::start(&dirs.home(), &["--exposure", "direct"]);
 
     let stateless = ClientLifecycleMode::Auto {

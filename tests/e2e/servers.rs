@@ -338,3 +338,38 @@ pub fn all_gone(pids: &[u32], within: Duration) -> bool {
         std::thread::sleep(Duration::from_millis(20));
     }
 }
+
+/// Serves `server`, an MCP server made with rmcp (one state shared by every
+/// session), over Streamable HTTP on a loopback port, for as long as the
+/// test's runtime runs; returns its URL.
+pub async fn rmcp_upstream<S>(server: S) -> String
+where
+    S: rmcp::ServerHandler + Clone + Send + Sync + 'static,
+{
+    use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+    use rmcp::transport::streamable_http_server::{
+        StreamableHttpServerConfig, StreamableHttpService,
+    };
+    let service: StreamableHttpService<S, LocalSessionManager> = StreamableHttpService::new(
+        move || Ok(server.clone()),
+        std::sync::Arc::new(LocalSessionManager::default()),
+        StreamableHttpServerConfig::default(),
+    );
+    let router = axum::Router::new().route_service("/mcp", service);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    tokio::spawn(async move { axum::serve(listener, router).await });
+    format!("http://127.0.0.1:{port}/mcp")
+}
+
+/// An rmcp tool definition taking the JSON object `schema`.
+pub fn rmcp_tool(name: &str, description: &str, schema: serde_json::Value) -> rmcp::model::Tool {
+    let serde_json::Value::Object(schema) = schema else {
+        panic!("a schema is an object");
+    };
+    rmcp::model::Tool::new(
+        name.to_string(),
+        description.to_string(),
+        std::sync::Arc::new(schema),
+    )
+}

@@ -6,7 +6,7 @@
 //! gives up on is cancelled at the server.
 
 use crate::common::ConfigDirs;
-use crate::servers::Serving;
+use crate::servers::{Serving, rmcp_tool, rmcp_upstream};
 use rmcp::handler::server::ServerHandler;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams, ContentBlock,
@@ -16,8 +16,6 @@ use rmcp::model::{
 use rmcp::service::{RequestContext, RoleClient, RoleServer, RunningService};
 use rmcp::task_manager::{TaskExit, TaskManager, TaskOptions};
 use rmcp::transport::StreamableHttpClientTransport;
-use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
-use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use rmcp::{ClientHandler, ErrorData as McpError, ServiceExt};
 use serde_json::{Value, json};
 use std::sync::Arc;
@@ -36,11 +34,7 @@ struct TaskServer {
 fn tool(name: &str) -> rmcp::model::Tool {
     let schema =
         json!({"type": "object", "properties": {"a": {"type": "number"}, "b": {"type": "number"}}});
-    rmcp::model::Tool::new(
-        name.to_string(),
-        format!("{name} (runs as a task)"),
-        Arc::new(schema.as_object().unwrap().clone()),
-    )
+    rmcp_tool(name, &format!("{name} (runs as a task)"), schema)
 }
 
 fn text_result(text: String) -> CallToolResult {
@@ -163,18 +157,8 @@ async fn setup(call_timeout_ms: u64) -> Setup {
         tasks: TaskManager::new(),
         cancelled: tx,
     };
-    let service: StreamableHttpService<TaskServer, LocalSessionManager> =
-        StreamableHttpService::new(
-            move || Ok(server.clone()),
-            Arc::new(LocalSessionManager::default()),
-            StreamableHttpServerConfig::default(),
-        );
-    let router = axum::Router::new().route_service("/mcp", service);
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let port = listener.local_addr().unwrap().port();
-    tokio::spawn(async move { axum::serve(listener, router).await });
+    let url = rmcp_upstream(server).await;
     let dirs = ConfigDirs::new();
-    let url = format!("http://127.0.0.1:{port}/mcp");
     dirs.user(
         &json!({"mcpServers": {"up": {"url": url, "callTimeoutMs": call_timeout_ms}}}).to_string(),
     );
