@@ -12,6 +12,7 @@ mod macros {
     }
 }
 
+mod auth_cmd;
 mod catalog_cmd;
 mod config_cmd;
 mod demo_cmd;
@@ -73,6 +74,9 @@ enum Command {
     /// The metadata cache.
     #[command(subcommand)]
     Cache(servers_cmd::CacheCommand),
+    /// Log in to servers that ask for OAuth, log out, and see what mcpw holds.
+    #[command(subcommand)]
+    Auth(auth_cmd::AuthCommand),
 }
 
 pub fn main() -> ExitCode {
@@ -98,6 +102,7 @@ pub fn main() -> ExitCode {
         Command::Describe(args) => with_runtime(servers_cmd::describe(args, &sources)),
         Command::Call(args) => with_runtime(servers_cmd::call(args, &sources)),
         Command::Connect(args) => with_runtime(servers_cmd::connect(args, &sources)),
+        Command::Auth(cmd) => with_runtime(auth_cmd::run(cmd, &sources)),
     };
     match result {
         Ok(code) => code,

@@ -19,8 +19,9 @@ pub mod validate;
 pub use imports::ImportKind;
 pub use load::load;
 pub use model::{
-    CaptureStats, DEFAULT_TOOL_SEARCH_BUDGET, DirectTools, Exposure, HttpKind, Lifecycle, Origin,
-    PluginSettings, Server, ServerConfig, Settings, SourceKind, Transport,
+    CaptureStats, DEFAULT_TOOL_SEARCH_BUDGET, DirectTools, Exposure, GrantType, HttpKind,
+    Lifecycle, OAuthConfig, Origin, PluginSettings, Server, ServerConfig, Settings, SourceKind,
+    Transport,
 };
 
 use crate::paths::Environment;

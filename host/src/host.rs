@@ -1,12 +1,14 @@
 //! [`Host`]: config, server lifecycle, metadata cache and policy guests together.
 //! The CLI and the MCP gateway are built on it; Rust agents can embed it.
 
+mod auth;
 mod calls;
 mod prompts;
 pub mod resources;
 mod services;
 pub mod snapshot;
 
+pub use auth::LoginOptions;
 pub use calls::{CallOptions, CallOutcome, RawResult, present_result};
 pub use snapshot::{PromptEntry, Snapshot};
 
@@ -89,6 +91,22 @@ pub enum HostError {
     /// Arguments that are not a JSON object.
     #[error("arguments must be a JSON object: {0}")]
     BadArguments(String),
+    /// mcpw does not log in to this server.
+    #[error(
+        "mcpw does not log in to server \"{0}\": it is not an HTTP server, it has static credentials (`bearerToken`, `bearerTokenEnv`, an `Authorization` header), or its config says \"oauth\": false"
+    )]
+    NoLogin(String),
+    /// The server let mcpw in without a login.
+    #[error("server \"{0}\" does not ask for a login")]
+    LoginNotNeeded(String),
+    /// Logging in failed, or the stored credentials cannot be read.
+    #[error("server \"{server}\": {source}")]
+    Auth {
+        /// The server.
+        server: String,
+        /// What failed.
+        source: Box<crate::auth::AuthFailure>,
+    },
 }
 
 fn suggest(names: &[String]) -> String {

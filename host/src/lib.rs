@@ -27,6 +27,7 @@
 //! # Ok(()) }
 //! ```
 
+pub mod auth;
 pub mod bench;
 pub mod cache;
 pub mod catalog;

@@ -262,6 +262,8 @@ pub struct Manager {
     sessions: Arc<crate::upstream::origin::Sessions>,
     /// The most verbose log level any session asked for; servers are told it.
     log_level: Mutex<Option<crate::log_level::LogLevel>>,
+    /// Where OAuth credentials are kept.
+    vault: crate::auth::store::Vault,
 }
 
 /// Asks a server for log messages of `level` and above; a refusal is only logged.
@@ -318,6 +320,7 @@ impl Manager {
             .collect();
         let (upstream_tx, upstream_rx) = mpsc::unbounded_channel();
         let (events, _) = broadcast::channel(256);
+        let vault = crate::auth::vault(config, &env);
         let manager = Arc::new(Manager {
             slots: arc_swap::ArcSwap::from_pointee(Slots::new(slots)),
             env,
@@ -332,6 +335,7 @@ impl Manager {
             reload_lock: Default::default(),
             log_level: Mutex::new(None),
             sessions: Default::default(),
+            vault,
         });
         tokio::spawn(Self::upstream_loop(Arc::downgrade(&manager), upstream_rx));
         // A signal must not lose the listings queued for the cache.
@@ -366,6 +370,11 @@ impl Manager {
             tell_log_level(conn, name, level, timeout)
         });
         futures::future::join_all(asks).await;
+    }
+
+    /// Where OAuth credentials are kept.
+    pub fn vault(&self) -> &crate::auth::store::Vault {
+        &self.vault
     }
 
     /// The downstream sessions mcpw serves.
@@ -556,6 +565,11 @@ impl Manager {
             legacy_only,
             redact: Default::default(),
             sessions: self.sessions.clone(),
+            vault: slot
+                .server
+                .config
+                .oauth_applies()
+                .then(|| self.vault.clone()),
         };
         self.sessions.ready_to_connect().await;
         let result = Connection::open(&slot.server.config, &ctx).await;
@@ -621,8 +635,44 @@ impl Manager {
         }
     }
 
+    /// Asks the server without credentials how it wants a login: its
+    /// `WWW-Authenticate` challenge (`Some("")` when it refuses without one),
+    /// or `None` when it lets mcpw in with none. The server's connection and
+    /// state are left as they are.
+    pub async fn auth_challenge(&self, name: &str) -> Result<Option<String>, LifecycleError> {
+        let slot = self.slot(name)?;
+        let ctx = ConnectContext {
+            server: name.to_string(),
+            env: self.env.clone(),
+            // Not this server's events: a probe lists nothing for the catalog.
+            events: mpsc::unbounded_channel().0,
+            legacy_only: false,
+            redact: Default::default(),
+            sessions: self.sessions.clone(),
+            vault: None,
+        };
+        match Connection::open(&slot.server.config, &ctx).await {
+            Ok((conn, _)) => {
+                conn.close().await;
+                Ok(None)
+            }
+            Err(ConnectError::NeedsAuth { challenge, .. }) => {
+                Ok(Some(challenge.unwrap_or_default()))
+            }
+            Err(error) => Err(LifecycleError::Connect {
+                server: name.to_string(),
+                error,
+            }),
+        }
+    }
+
     fn backoff_error(&self, slot: &Slot) -> Option<LifecycleError> {
         let st = slot.state();
+        // A login in another process may have happened since: asking again
+        // costs one refused request, and backing off would hide the login.
+        if st.needs_auth && slot.server.config.oauth_applies() {
+            return None;
+        }
         let at = st.failed_at?;
         let ago = at.elapsed();
         (ago < self.options.backoff).then(|| LifecycleError::Backoff {

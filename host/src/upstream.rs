@@ -64,6 +64,9 @@ pub struct ConnectContext {
     /// The downstream sessions: what the connection may offer its server, and
     /// where the server's requests outside any call go.
     pub sessions: Arc<origin::Sessions>,
+    /// Where the server's OAuth credentials are, when mcpw logs in to it
+    /// (an HTTP server without static credentials or `"oauth": false`).
+    pub vault: Option<crate::auth::store::Vault>,
 }
 
 /// The MCP revision offered first: the stateless one, opened with `server/discover`.
@@ -211,14 +214,32 @@ impl Connection {
         }
         .map_err(|e| match e {
             // Credentials were sent and refused: the hint is to fix them, not to add some.
-            ConnectError::NeedsAuth { status, .. } if config.has_credentials() => {
-                ConnectError::NeedsAuth {
-                    status,
-                    hint: "the server refused the credentials configured for it \
-                           (`bearerToken`, `bearerTokenEnv` or an `Authorization` header); check or renew them"
-                        .into(),
-                }
-            }
+            ConnectError::NeedsAuth {
+                status, challenge, ..
+            } if config.has_credentials() => ConnectError::NeedsAuth {
+                status,
+                hint: "the server refused the credentials configured for it \
+                       (`bearerToken`, `bearerTokenEnv` or an `Authorization` header); check or renew them"
+                    .into(),
+                challenge,
+            },
+            // mcpw logs in to it when it speaks OAuth (its challenge names its
+            // resource metadata); a bare challenge may want a static token.
+            ConnectError::NeedsAuth {
+                status, challenge, ..
+            } if config.oauth_applies() => ConnectError::NeedsAuth {
+                status,
+                hint: match &challenge {
+                    Some(c) if c.contains("resource_metadata") => {
+                        format!("log in with `mcpw auth login {}`", ctx.server)
+                    }
+                    _ => format!(
+                        "log in with `mcpw auth login {}` if it uses OAuth; otherwise set `bearerToken` or `bearerTokenEnv` (or an `Authorization` header) for it",
+                        ctx.server
+                    ),
+                },
+                challenge,
+            },
             e => e.redacted(&ctx.redact),
         })
     }

@@ -1,7 +1,7 @@
 //! The official MCP conformance suite (`@modelcontextprotocol/conformance`): its
 //! server scenarios against our upstream server directly, then through
 //! `mcpw serve --http` in front of it; and its client scenarios with mcpw as
-//! the client.
+//! the client, its auth scenarios included (mcpw logs in).
 
 use crate::common::ConfigDirs;
 use crate::servers::{Background, Serving, servers};
@@ -98,4 +98,108 @@ fn client_scenarios_pass_with_mcpw_as_the_client() {
             "client scenario {scenario}:\n{text}"
         );
     }
+}
+
+/// The client auth scenarios of 0.1.16: the 19 of the spec (2025-03-26 to
+/// draft), then the 3 extensions.
+const AUTH_SCENARIOS: [&str; 22] = [
+    "metadata-default",
+    "metadata-var1",
+    "metadata-var2",
+    "metadata-var3",
+    "basic-cimd",
+    "scope-from-www-authenticate",
+    "scope-from-scopes-supported",
+    "scope-omitted-when-undefined",
+    "scope-step-up",
+    "scope-retry-limit",
+    "token-endpoint-auth-basic",
+    "token-endpoint-auth-post",
+    "token-endpoint-auth-none",
+    "pre-registration",
+    "2025-03-26-oauth-metadata-backcompat",
+    "2025-03-26-oauth-endpoint-fallback",
+    "resource-mismatch",
+    "offline-access-scope",
+    "offline-access-not-supported",
+    "client-credentials-jwt",
+    "client-credentials-basic",
+    "cross-app-access-complete-flow",
+];
+
+/// The `client-auth` entries of the baseline.
+fn expected_auth_failures() -> Vec<String> {
+    let file = crate::common::workspace().join("tests/conformance/expected-failures.yml");
+    let text = std::fs::read_to_string(file).unwrap();
+    text.lines()
+        .skip_while(|l| !l.starts_with("client-auth:"))
+        .skip(1)
+        .take_while(|l| l.starts_with(' ') || l.is_empty())
+        .filter_map(|l| l.trim().strip_prefix("- "))
+        .map(str::to_string)
+        .collect()
+}
+
+fn auth_scenario(name: &str) -> (bool, String) {
+    let s = servers();
+    let script = crate::common::workspace().join("tests/conformance/auth-client.sh");
+    let out = Command::new("timeout")
+        .arg("120")
+        .arg(s.node22())
+        .arg(s.conformance())
+        .args([
+            "client",
+            "--scenario",
+            &format!("auth/{name}"),
+            "--timeout",
+            "60000",
+            "--command",
+        ])
+        .arg(&script)
+        .env("MCPW_BIN", env!("CARGO_BIN_EXE_mcpw"))
+        .output()
+        .expect("run the conformance suite");
+    let text = String::from_utf8_lossy(&out.stderr).to_string();
+    // Exit codes aside (two scenarios allow the client to fail), the verdict.
+    (text.contains("OVERALL: PASSED"), text)
+}
+
+#[test]
+fn auth_scenarios_pass_with_mcpw_logging_in() {
+    let expected = expected_auth_failures();
+    // Two at a time: each is a few mcpw runs and a browser.
+    let results: Vec<(String, bool, String)> = std::thread::scope(|scope| {
+        let halves: Vec<_> = [0, 1]
+            .map(|half| {
+                scope.spawn(move || {
+                    AUTH_SCENARIOS
+                        .iter()
+                        .skip(half)
+                        .step_by(2)
+                        .map(|name| {
+                            let (passed, text) = auth_scenario(name);
+                            (name.to_string(), passed, text)
+                        })
+                        .collect::<Vec<_>>()
+                })
+            })
+            .into_iter()
+            .collect();
+        halves.into_iter().flat_map(|h| h.join().unwrap()).collect()
+    });
+    let mut wrong = Vec::new();
+    for (name, passed, text) in &results {
+        let listed = expected.iter().any(|e| e == &format!("auth/{name}"));
+        if *passed == listed {
+            let why = if listed {
+                "passes but is listed in the baseline"
+            } else {
+                "fails"
+            };
+            wrong.push(format!("auth/{name} {why}:\n{text}"));
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n\n"));
+    let passed = results.iter().filter(|r| r.1).count();
+    assert_eq!(passed, AUTH_SCENARIOS.len() - expected.len());
 }

@@ -17,6 +17,7 @@ mod lifecycle;
 mod listen;
 mod loading;
 mod misbehaving;
+mod oauth;
 mod protocol;
 mod ranking_quality;
 mod sandbox;

@@ -88,7 +88,12 @@ pub fn servers() -> &'static Servers {
             });
         });
         // Copied every run, so edits to them apply without a reinstall.
-        for script in ["misbehave.mjs", "client.mjs", "conformance-upstream.mjs"] {
+        for script in [
+            "misbehave.mjs",
+            "client.mjs",
+            "conformance-upstream.mjs",
+            "oauth-server.mjs",
+        ] {
             std::fs::copy(src.join(script), npm.join(script)).unwrap();
         }
         Servers { npm, venv }
@@ -124,6 +129,11 @@ impl Servers {
 
     pub fn python_bin(&self, name: &str) -> String {
         self.venv.join("bin").join(name).display().to_string()
+    }
+
+    /// Our OAuth-protected server (`oauth-server.mjs`; `PORT` from the environment).
+    pub fn oauth_server(&self) -> String {
+        self.npm.join("oauth-server.mjs").display().to_string()
     }
 
     /// The scripted TypeScript SDK client (`client.mjs`).

@@ -78,7 +78,7 @@ pub enum CacheCommand {
     },
 }
 
-async fn start(sources: &ConfigSources) -> Result<Host> {
+pub(super) async fn start(sources: &ConfigSources) -> Result<Host> {
     let cfg = super::load_config(sources);
     let mut options = HostOptions::for_env(&sources.env);
     options.maintenance = false;
@@ -195,8 +195,15 @@ pub async fn tools(args: ToolsArgs, sources: &ConfigSources) -> Result<ExitCode>
             bail!("server \"{server}\" is not configured");
         }
         if !host.manager().has_tools(server) {
-            let r = host.manager().connect(server, false).await.map(|_| ());
-            progress(server, &r);
+            let connect = || async {
+                let r = host.manager().connect(server, false).await;
+                r.map(|_| ()).map_err(mcpw::host::HostError::from)
+            };
+            match super::auth_cmd::with_login(&host, &sources.env, connect).await {
+                Ok(()) => progress(server, &Ok(())),
+                Err(mcpw::host::HostError::Lifecycle(e)) => progress(server, &Err(e)),
+                Err(e) => eprintln!("mcpw: {e}"),
+            }
         }
     } else {
         host.bootstrap(progress).await;
@@ -281,7 +288,10 @@ pub async fn call(args: CallArgs, sources: &ConfigSources) -> Result<ExitCode> {
     host.manager()
         .sessions()
         .set_local_elicitor(std::sync::Arc::new(super::elicit::CallElicitor));
-    let outcome = host.call(&args.tool, arguments).await;
+    let outcome = super::auth_cmd::with_login(&host, &sources.env, || {
+        host.call(&args.tool, arguments.clone())
+    })
+    .await;
     host.shutdown().await;
     let outcome = outcome?;
     if args.json {
@@ -310,7 +320,8 @@ pub async fn call(args: CallArgs, sources: &ConfigSources) -> Result<ExitCode> {
 
 pub async fn connect(args: ConnectArgs, sources: &ConfigSources) -> Result<ExitCode> {
     let host = start(sources).await?;
-    let result = host.connect(&args.server).await;
+    let result =
+        super::auth_cmd::with_login(&host, &sources.env, || host.connect(&args.server)).await;
     let code = match result {
         Ok(status) => {
             let entries = host.entries().await?;

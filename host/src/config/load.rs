@@ -406,6 +406,13 @@ fn interpret_settings(raw: Map<String, Value>) -> Settings {
     if let Some(b) = raw.get("toolSearchBudget").and_then(Value::as_u64) {
         s.tool_search_budget = b as usize;
     }
+    if let Some(kind) = raw
+        .get("credentialStore")
+        .and_then(Value::as_str)
+        .and_then(crate::auth::store::StoreKind::parse)
+    {
+        s.credential_store = kind;
+    }
     s.capture_stats = match raw.get("captureStats") {
         Some(Value::Bool(true)) => Some(super::CaptureStats::default()),
         Some(Value::Object(o)) => Some(super::CaptureStats {

@@ -153,9 +153,65 @@ pub struct ServerConfig {
     pub debug: bool,
     /// `searchKeywords`: extra words that describe the server to search.
     pub search_keywords: Vec<String>,
+    /// `oauth`: how mcpw logs in when the server asks for it.
+    pub oauth: OAuthConfig,
+}
+
+/// How an OAuth client gets its tokens (`oauth.grantType`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum GrantType {
+    /// A person logs in in a browser (`authorization_code`, the default).
+    #[default]
+    AuthorizationCode,
+    /// mcpw is the client itself, with its own secret (`client_credentials`).
+    ClientCredentials,
+}
+
+/// A server's `oauth`: an object, or `false` to never log in.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct OAuthConfig {
+    /// False for `"oauth": false`: a 401 is reported, never answered with a login.
+    pub enabled: bool,
+    /// `clientId`: a client registered with the authorization server beforehand.
+    pub client_id: Option<String>,
+    /// `clientSecret`, with `${VAR}` and `!command` like other secrets.
+    #[serde(skip)]
+    pub client_secret: Option<String>,
+    /// `scope`: the scopes to ask for (space-separated), instead of the server's hint.
+    pub scope: Option<String>,
+    /// `clientMetadataUrl`: an HTTPS URL of mcpw's client ID metadata document.
+    pub client_metadata_url: Option<String>,
+    /// `callbackPort`: the loopback port of the redirect; an OS-assigned one when unset.
+    pub callback_port: Option<u16>,
+    /// `grantType`.
+    pub grant_type: GrantType,
+}
+
+impl Default for OAuthConfig {
+    fn default() -> Self {
+        OAuthConfig {
+            enabled: true,
+            client_id: None,
+            client_secret: None,
+            scope: None,
+            client_metadata_url: None,
+            callback_port: None,
+            grant_type: GrantType::default(),
+        }
+    }
 }
 
 impl ServerConfig {
+    /// Does mcpw log in to this server when it asks (an HTTP server with
+    /// neither static credentials nor `"oauth": false`)?
+    pub fn oauth_applies(&self) -> bool {
+        self.oauth.enabled
+            && matches!(self.transport, Transport::Http { .. })
+            && !self.has_credentials()
+    }
+
     /// Does this server send credentials (a bearer token or an `Authorization` header)?
     pub fn has_credentials(&self) -> bool {
         self.bearer_token.is_some()
@@ -251,6 +307,8 @@ pub struct Settings {
     pub tool_search_budget: usize,
     /// `captureStats`: call statistics, when on.
     pub capture_stats: Option<CaptureStats>,
+    /// `credentialStore`: where OAuth credentials are kept.
+    pub credential_store: crate::auth::store::StoreKind,
     /// Every setting as merged (paths in `plugins` resolved), including ones this
     /// version does not interpret.
     pub raw: serde_json::Map<String, serde_json::Value>,
@@ -267,6 +325,7 @@ impl Default for Settings {
             exposure: None,
             tool_search_budget: DEFAULT_TOOL_SEARCH_BUDGET,
             capture_stats: None,
+            credential_store: Default::default(),
             raw: Default::default(),
         }
     }

@@ -11,6 +11,8 @@ use crate::plugin::{Capability, PrefixMode, Role};
 use serde_json::{Map, Value};
 use std::path::Path;
 
+mod oauth;
+
 /// Fields a server definition may have. Others get a warning in mcpw's own files.
 const SERVER_FIELDS: &[&str] = &[
     "enabled",
@@ -411,6 +413,7 @@ pub fn server(
     let include_tools = r.strings("includeTools", false);
     let debug = r.bool("debug").unwrap_or(false);
     let search_keywords = r.strings("searchKeywords", false);
+    let oauth = oauth::oauth(&mut r);
 
     if r.failed {
         return None;
@@ -431,6 +434,7 @@ pub fn server(
         include_tools,
         debug,
         search_keywords,
+        oauth,
     })
 }
 
@@ -510,6 +514,10 @@ pub fn settings(value: &Value, file: &Path, diags: &mut Vec<Diagnostic>) -> Map<
                 _ => Some(format!(
                     "expected the name of a ranking profile (the default guest offers \"default\" and \"seed\"), found {v}"
                 )),
+            },
+            "credentialStore" => match v.as_str().and_then(crate::auth::store::StoreKind::parse) {
+                Some(_) => None,
+                None => Some(format!("expected \"keyring\" or \"file\", found {v}")),
             },
             "captureStats" | "toonEncode" => None,
             "plugins" => {

@@ -140,7 +140,21 @@ fn status(host: &Host) -> Reply {
                 format!("✓ {} ({} tools)", s.name, s.tool_count),
                 "connected",
             ),
-            ConnectionState::NeedsAuth => (format!("⚠ {} (needs auth)", s.name), "needs-auth"),
+            ConnectionState::NeedsAuth => {
+                let oauth = host
+                    .manager()
+                    .server(&s.name)
+                    .is_some_and(|c| c.config.oauth_applies());
+                let line = if oauth {
+                    format!(
+                        "⚠ {} (needs auth: run `mcpw auth login {}`)",
+                        s.name, s.name
+                    )
+                } else {
+                    format!("⚠ {} (needs auth: set its credentials)", s.name)
+                };
+                (line, "needs-auth")
+            }
             ConnectionState::Cached => (
                 format!("○ {} ({} tools, cached)", s.name, s.tool_count),
                 "cached",

@@ -40,8 +40,11 @@ pub enum ConnectError {
     NeedsAuth {
         /// 401 or 403.
         status: u16,
-        /// What to set.
+        /// What to set or run.
         hint: String,
+        /// The server's `WWW-Authenticate` challenge, when it sent one: where
+        /// a login starts (its resource metadata, the scope it wants).
+        challenge: Option<String>,
     },
     /// An HTTP-level failure.
     #[error("{0}")]
@@ -97,7 +100,7 @@ impl ConnectError {
                 note: clean_opt(note),
                 stderr: clean_opt(stderr),
             },
-            ConnectError::NeedsAuth { status, hint } => ConnectError::NeedsAuth { status, hint },
+            e @ ConnectError::NeedsAuth { .. } => e,
             ConnectError::Http(m) => ConnectError::Http(clean(m)),
             ConnectError::Protocol { message, stderr } => ConnectError::Protocol {
                 message: clean(message),
@@ -120,7 +123,20 @@ impl ConnectError {
         e: ClientInitializeError,
         stderr: Option<&super::stdio::StderrTail>,
     ) -> Self {
-        if let Some(auth) = auth_status(&e) {
+        if let Some(auth) = init_auth_status(&e) {
+            return auth;
+        }
+        // rmcp knows its own transport errors best.
+        if e.is_authorization_required() || e.auth_challenge().is_some() {
+            let challenge = e.auth_challenge().map(str::to_string);
+            let status = match &challenge {
+                Some(c) if c.contains("insufficient_scope") => 403,
+                _ => 401,
+            };
+            let mut auth = needs_auth(status);
+            if let ConnectError::NeedsAuth { challenge: c, .. } = &mut auth {
+                *c = challenge.filter(|c| !c.is_empty());
+            }
             return auth;
         }
         let message = match (&e, stderr.and_then(|t| t.stdout_note())) {
@@ -201,18 +217,46 @@ fn without_type_names(text: &str) -> String {
     out
 }
 
+/// Finds a 401/403 in an `initialize` failure: the transport's error is not
+/// the failure's `source`, so it is looked at directly.
+fn init_auth_status(e: &ClientInitializeError) -> Option<ConnectError> {
+    match e {
+        ClientInitializeError::TransportError { error, .. } => auth_status(error),
+        ClientInitializeError::LegacyFallbackFailed { fallback, .. } => init_auth_status(fallback),
+        _ => None,
+    }
+    .or_else(|| auth_status(e))
+}
+
 /// Finds a 401/403 anywhere in an error's chain.
 fn auth_status(e: &(dyn std::error::Error + 'static)) -> Option<ConnectError> {
     let mut cur: Option<&(dyn std::error::Error + 'static)> = Some(e);
     while let Some(err) = cur {
         let text = err.to_string();
-        if let Some(s) = err.downcast_ref::<rmcp::transport::streamable_http_client::StreamableHttpError<reqwest::Error>>() {
-            use rmcp::transport::streamable_http_client::StreamableHttpError as E;
-            match s {
-                E::AuthRequired(_) => return Some(needs_auth(401)),
-                E::InsufficientScope(_) => return Some(needs_auth(403)),
-                _ => {}
+        use rmcp::transport::streamable_http_client::{
+            AuthRequiredError, InsufficientScopeError, StreamableHttpError,
+        };
+        let challenged = if let Some(e) = err.downcast_ref::<AuthRequiredError>() {
+            Some((401, &e.www_authenticate_header))
+        } else if let Some(e) = err.downcast_ref::<InsufficientScopeError>() {
+            Some((403, &e.www_authenticate_header))
+        } else {
+            match err.downcast_ref::<StreamableHttpError<reqwest::Error>>() {
+                Some(StreamableHttpError::AuthRequired(e)) => {
+                    Some((401, &e.www_authenticate_header))
+                }
+                Some(StreamableHttpError::InsufficientScope(e)) => {
+                    Some((403, &e.www_authenticate_header))
+                }
+                _ => None,
             }
+        };
+        if let Some((status, challenge)) = challenged {
+            let mut e = needs_auth(status);
+            if let ConnectError::NeedsAuth { challenge: c, .. } = &mut e {
+                *c = Some(challenge.clone()).filter(|c| !c.is_empty());
+            }
+            return Some(e);
         }
         if let Some(status) = err.downcast_ref::<super::http::StatusError>()
             && (status.0 == 401 || status.0 == 403)
@@ -236,6 +280,7 @@ pub(super) fn needs_auth(status: u16) -> ConnectError {
         hint:
             "set `bearerToken` or `bearerTokenEnv` (or an `Authorization` header) for this server"
                 .into(),
+        challenge: None,
     }
 }
 

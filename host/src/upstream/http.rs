@@ -8,7 +8,9 @@ use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use rmcp::RoleClient;
 use rmcp::service::RunningService;
 use rmcp::transport::StreamableHttpClientTransport;
-use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::transport::streamable_http_client::{
+    StreamableHttpClient, StreamableHttpClientTransportConfig,
+};
 use std::collections::HashMap;
 
 /// Resolved request headers.
@@ -79,10 +81,38 @@ pub async fn connect(
         .into_iter()
         .filter_map(|(k, v)| Some((k?, v)))
         .collect();
+    // Credentials that cannot be read (no keyring here, say) are as good as
+    // none: a server that needs no login still works, and one that does
+    // says so, and `mcpw auth login` names the store's problem.
+    let authorized = match &ctx.vault {
+        Some(vault) => crate::auth::client_for(vault, url)
+            .await
+            .unwrap_or_else(|e| {
+                tracing::debug!(server = %ctx.server, "no usable OAuth credentials: {e}");
+                None
+            }),
+        None => None,
+    };
+    match authorized {
+        Some(client) => connect_with(client, url, custom, ctx, routes).await,
+        None => connect_with(reqwest::Client::new(), url, custom, ctx, routes).await,
+    }
+}
+
+async fn connect_with<C>(
+    client: C,
+    url: &str,
+    custom: HashMap<HeaderName, HeaderValue>,
+    ctx: &ConnectContext,
+    routes: &super::handler::Routes,
+) -> Result<RunningService<RoleClient, UpstreamHandler>, ConnectError>
+where
+    C: StreamableHttpClient + Clone + Send + Sync + 'static,
+{
     let transport = || {
         let config =
             StreamableHttpClientTransportConfig::with_uri(url).custom_headers(custom.clone());
-        StreamableHttpClientTransport::with_client(reqwest::Client::new(), config)
+        StreamableHttpClientTransport::with_client(client.clone(), config)
     };
     let first = super::handshake(UpstreamHandler::new(ctx, routes.clone()), transport(), ctx)
         .await

@@ -1,0 +1,230 @@
+//! Logging in to one server: the authorization code flow (PKCE, state,
+//! `resource`, `iss` checked — all by rmcp) with the person in a browser or
+//! pasting the redirect back, or the client credentials grant. What is
+//! obtained goes to the vault.
+
+use super::callback::Callback;
+use super::credentials::ServerCredentials;
+use super::store::Vault;
+use super::{AuthFailure, browser};
+use crate::config::{GrantType, OAuthConfig};
+use crate::paths::Environment;
+use rmcp::transport::auth::{
+    AuthError, AuthorizationManager, AuthorizationMetadata, AuthorizationRequest,
+    AuthorizationSession, ClientCredentialsConfig, StoredCredentials,
+};
+use std::io::BufRead;
+use std::time::Duration;
+
+/// One login.
+pub struct Login<'a> {
+    /// The server's name (messages).
+    pub server: &'a str,
+    /// Its MCP endpoint.
+    pub url: &'a str,
+    /// Its `oauth` config.
+    pub oauth: &'a OAuthConfig,
+    /// Where the credentials go.
+    pub vault: Vault,
+    /// For `$BROWSER`.
+    pub env: &'a Environment,
+    /// Print the URL and read the redirect URL pasted on stdin, opening no browser.
+    pub no_browser: bool,
+    /// The server's `WWW-Authenticate` challenge, when a request met one: it
+    /// names the resource metadata and the scope wanted.
+    pub challenge: Option<String>,
+    /// How long the person has to finish.
+    pub wait: Duration,
+}
+
+/// What a login obtained.
+#[derive(Clone, Debug, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LoggedIn {
+    /// The authorization server.
+    pub issuer: Option<String>,
+    /// The client mcpw was known as.
+    pub client_id: String,
+    /// The scopes granted.
+    pub scopes: Vec<String>,
+}
+
+impl Login<'_> {
+    /// Runs the login; the person is told on stderr what to do.
+    pub async fn run(self) -> Result<LoggedIn, AuthFailure> {
+        let credentials = ServerCredentials::new(self.vault.clone(), self.url);
+        let mut manager = AuthorizationManager::new(self.url).await?;
+        manager.set_credential_store(credentials.clone());
+        let metadata = match manager
+            .resolve_metadata_from_challenge(self.challenge.as_deref())
+            .await
+        {
+            Ok(resolution) => resolution.metadata,
+            // A server of the 2025-03-26 layout: no resource metadata, its
+            // authorization server's metadata at its own root, under an
+            // issuer that need not be that root.
+            Err(AuthError::AuthorizationServerMismatch { .. }) => legacy_metadata(self.url).await?,
+            Err(e) => return Err(e.into()),
+        };
+        let issuer = metadata.issuer.clone();
+        credentials.save_metadata(&metadata).await?;
+        manager.set_metadata(metadata);
+        match self.oauth.grant_type {
+            GrantType::ClientCredentials => {
+                self.client_credentials(manager, credentials, issuer).await
+            }
+            GrantType::AuthorizationCode => self.authorization_code(manager, credentials).await,
+        }
+    }
+
+    fn scopes(&self) -> Vec<String> {
+        self.oauth
+            .scope
+            .as_deref()
+            .map(|s| s.split_whitespace().map(str::to_string).collect())
+            .unwrap_or_default()
+    }
+
+    async fn authorization_code(
+        &self,
+        manager: AuthorizationManager,
+        credentials: ServerCredentials,
+    ) -> Result<LoggedIn, AuthFailure> {
+        let callback = Callback::bind(self.oauth.callback_port)
+            .await
+            .map_err(|e| AuthFailure::Callback(e.to_string()))?;
+        let mut request =
+            AuthorizationRequest::new(callback.redirect_uri()).with_client_name("mcpw");
+        if let Some(id) = &self.oauth.client_id {
+            request = request.with_preregistered_client(id);
+            if let Some(secret) = &self.oauth.client_secret {
+                let secret =
+                    crate::upstream::secrets::resolve(secret, "oauth.clientSecret", self.server)
+                        .await
+                        .map_err(|e| AuthFailure::Config(e.to_string()))?;
+                request = request.with_client_secret(secret);
+            }
+        }
+        if let Some(url) = &self.oauth.client_metadata_url {
+            request = request.with_client_metadata_url(url);
+        }
+        let scopes = self.scopes();
+        if !scopes.is_empty() {
+            request = request.with_scopes(scopes);
+        }
+        let session = AuthorizationSession::new(manager, request)
+            .await
+            .map_err(|(_, e)| e)?;
+        let url = session.get_authorization_url().to_string();
+        eprintln!("To log in to \"{}\", open:\n  {url}", self.server);
+        let redirect = if self.no_browser {
+            eprintln!("Then paste here the address your browser was sent back to:");
+            tokio::select! {
+                r = callback.wait(self.server) => r.map_err(|e| AuthFailure::Callback(e.to_string()))?,
+                line = read_line() => line?,
+            }
+        } else {
+            if !browser::open(&url, self.env) {
+                eprintln!("(no browser could be started: open the address yourself)");
+            }
+            callback
+                .wait(self.server)
+                .await
+                .map_err(|e| AuthFailure::Callback(e.to_string()))?
+        };
+        let redirect = tokio::time::timeout(self.wait, async { redirect })
+            .await
+            .map_err(|_| AuthFailure::TimedOut(self.wait))?;
+        session.handle_callback_url(&redirect).await?;
+        let stored = credentials
+            .stored()
+            .await
+            .map_err(|e| AuthFailure::Store(e.to_string()))?
+            .ok_or(AuthFailure::Auth(AuthError::AuthorizationRequired))?;
+        Ok(logged_in(stored))
+    }
+
+    async fn client_credentials(
+        &self,
+        mut manager: AuthorizationManager,
+        credentials: ServerCredentials,
+        issuer: Option<String>,
+    ) -> Result<LoggedIn, AuthFailure> {
+        let client_id = self.oauth.client_id.clone().unwrap_or_default();
+        let secret = match &self.oauth.client_secret {
+            Some(s) => crate::upstream::secrets::resolve(s, "oauth.clientSecret", self.server)
+                .await
+                .map_err(|e| AuthFailure::Config(e.to_string()))?,
+            None => String::new(),
+        };
+        let config = ClientCredentialsConfig::ClientSecret {
+            client_id: client_id.clone(),
+            client_secret: secret,
+            scopes: self.scopes(),
+            resource: Some(self.url.to_string()),
+        };
+        manager.configure_client_credentials(&config)?;
+        let token = manager.exchange_client_credentials(&config).await?;
+        let received = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
+        let stored = StoredCredentials::new(client_id, Some(token), self.scopes(), Some(received))
+            .with_issuer(issuer);
+        rmcp::transport::auth::CredentialStore::save(&credentials, stored.clone()).await?;
+        Ok(logged_in(stored))
+    }
+}
+
+/// The authorization server metadata at the root of the MCP server's origin
+/// (MCP 2025-03-26), accepted only when its endpoints are on that origin too:
+/// nothing else vouches for them.
+async fn legacy_metadata(url: &str) -> Result<AuthorizationMetadata, AuthFailure> {
+    let bad = |why: String| AuthFailure::Auth(AuthError::MetadataError(why));
+    let base = url::Url::parse(url).map_err(|e| bad(e.to_string()))?;
+    let origin = base.origin();
+    let at = base
+        .join("/.well-known/oauth-authorization-server")
+        .map_err(|e| bad(e.to_string()))?;
+    let client = reqwest::Client::builder()
+        .timeout(Duration::from_secs(30))
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .map_err(|e| bad(e.to_string()))?;
+    let metadata: AuthorizationMetadata = client
+        .get(at.clone())
+        .send()
+        .await
+        .and_then(|r| r.error_for_status())
+        .map_err(|e| bad(format!("{at}: {e}")))?
+        .json()
+        .await
+        .map_err(|e| bad(format!("{at}: {e}")))?;
+    let same_origin =
+        |endpoint: &str| url::Url::parse(endpoint).is_ok_and(|u| u.origin() == origin);
+    if !same_origin(&metadata.authorization_endpoint) || !same_origin(&metadata.token_endpoint) {
+        return Err(bad(format!(
+            "the metadata at {at} names endpoints on another origin, and no resource metadata vouches for them"
+        )));
+    }
+    Ok(metadata)
+}
+
+fn logged_in(stored: StoredCredentials) -> LoggedIn {
+    LoggedIn {
+        issuer: stored.issuer,
+        client_id: stored.client_id,
+        scopes: stored.granted_scopes,
+    }
+}
+
+/// Reads the pasted redirect URL from stdin (off the async threads).
+async fn read_line() -> Result<String, AuthFailure> {
+    tokio::task::spawn_blocking(|| {
+        let mut line = String::new();
+        std::io::stdin().lock().read_line(&mut line).map(|_| line)
+    })
+    .await
+    .map_err(|e| AuthFailure::Callback(e.to_string()))?
+    .map(|l| l.trim().to_string())
+    .map_err(|e| AuthFailure::Callback(e.to_string()))
+}

@@ -1,0 +1,93 @@
+//! A server's `oauth`: `false`, or how mcpw logs in when the server asks.
+
+use super::{Reader, kind};
+use crate::config::model::{GrantType, OAuthConfig};
+use serde_json::Value;
+
+const FIELDS: &[&str] = &[
+    "clientId",
+    "clientSecret",
+    "scope",
+    "clientMetadataUrl",
+    "callbackPort",
+    "grantType",
+];
+
+/// Reads `oauth`, reporting each bad field as `oauth.<field>`.
+pub(super) fn oauth(r: &mut Reader<'_>) -> OAuthConfig {
+    let obj = match r.obj.get("oauth") {
+        None | Some(Value::Null) | Some(Value::Bool(true)) => return OAuthConfig::default(),
+        Some(Value::Bool(false)) => {
+            return OAuthConfig {
+                enabled: false,
+                ..OAuthConfig::default()
+            };
+        }
+        Some(Value::Object(obj)) => obj,
+        Some(other) => {
+            r.error(
+                "oauth",
+                format!("expected an object or false, found {}", kind(other)),
+            );
+            return OAuthConfig::default();
+        }
+    };
+    let mut out = OAuthConfig::default();
+    for (key, value) in obj {
+        let field = format!("oauth.{key}");
+        let text = match value {
+            Value::String(s) => Some(s.as_str()),
+            _ => None,
+        };
+        match (key.as_str(), text) {
+            ("clientId", Some(s)) => out.client_id = Some(r.expand(&field, s)),
+            ("clientSecret", Some(s)) => out.client_secret = Some(r.expand_secret(&field, s)),
+            ("scope", Some(s)) => out.scope = Some(r.expand(&field, s)),
+            ("clientMetadataUrl", Some(s)) => {
+                let url = r.expand(&field, s);
+                if !url.starts_with("https://") {
+                    r.error(&field, format!("{url} is not an https:// URL"));
+                }
+                out.client_metadata_url = Some(url);
+            }
+            ("grantType", Some("authorization_code")) => {
+                out.grant_type = GrantType::AuthorizationCode
+            }
+            ("grantType", Some("client_credentials")) => {
+                out.grant_type = GrantType::ClientCredentials
+            }
+            ("grantType", _) => r.error(
+                &field,
+                format!("expected \"authorization_code\" or \"client_credentials\", found {value}"),
+            ),
+            ("callbackPort", _) => match value.as_u64() {
+                Some(p @ 1..=65535) => out.callback_port = Some(p as u16),
+                _ => r.error(
+                    &field,
+                    format!("expected a port number (1 to 65535), found {value}"),
+                ),
+            },
+            (k, None) if FIELDS.contains(&k) => {
+                r.error(&field, format!("expected a string, found {}", kind(value)))
+            }
+            _ => r.problem(
+                crate::config::Severity::Warning,
+                &field,
+                format!("unknown field (known: {})", FIELDS.join(", ")),
+            ),
+        }
+    }
+    if out.client_secret.is_some() && out.client_id.is_none() {
+        r.error(
+            "oauth.clientSecret",
+            "a client secret belongs to a pre-registered client: set `oauth.clientId` too",
+        );
+    }
+    if out.grant_type == GrantType::ClientCredentials && out.client_id.is_none() {
+        r.error(
+            "oauth.grantType",
+            "the client_credentials grant needs `oauth.clientId` (and usually `oauth.clientSecret`)",
+        );
+    }
+    out
+}
