@@ -121,6 +121,14 @@ pub async fn client_for(
     let Some(metadata) = credentials.metadata().await? else {
         return Ok(None);
     };
+    // An expired token that cannot be refreshed is as good as none.
+    let held = status(vault, url).await?;
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    if !held.logged_in || !held.refreshable && held.expires_at.is_some_and(|at| at <= now + 1) {
+        return Ok(None);
+    }
     let mut manager = AuthorizationManager::new(url).await?;
     manager.set_credential_store(credentials);
     manager.set_metadata(metadata);

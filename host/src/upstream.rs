@@ -168,32 +168,34 @@ impl Connection {
                     let headers = http::request_headers(config, ctx).await?;
                     match kind {
                         HttpKind::Sse => sse_connect(url, &headers, ctx, &routes).await?,
-                        HttpKind::Auto => match http::connect(url, &headers, ctx, &routes).await {
-                            Ok(service) => Connection {
-                                service,
-                                kind: TransportKind::StreamableHttp,
-                                stderr: None,
-                                group: None,
-                                routes: routes.clone(),
-                                redact: ctx.redact.clone(),
-                                listening: Default::default(),
-                            },
-                            Err(e) if e.is_auth() => return Err(e),
-                            Err(streamable) => {
-                                tracing::debug!(server = %ctx.server, "Streamable HTTP failed ({streamable}); trying legacy SSE");
-                                sse_connect(url, &headers, ctx, &routes)
-                                    .await
-                                    .map_err(|sse| {
-                                        if sse.is_auth() {
-                                            sse
-                                        } else {
-                                            ConnectError::Http(format!(
-                                                "{streamable}; legacy SSE: {sse}"
-                                            ))
-                                        }
-                                    })?
+                        HttpKind::Auto => {
+                            match http::connect(url, &config.oauth, &headers, ctx, &routes).await {
+                                Ok(service) => Connection {
+                                    service,
+                                    kind: TransportKind::StreamableHttp,
+                                    stderr: None,
+                                    group: None,
+                                    routes: routes.clone(),
+                                    redact: ctx.redact.clone(),
+                                    listening: Default::default(),
+                                },
+                                Err(e) if e.is_auth() => return Err(e),
+                                Err(streamable) => {
+                                    tracing::debug!(server = %ctx.server, "Streamable HTTP failed ({streamable}); trying legacy SSE");
+                                    sse_connect(url, &headers, ctx, &routes).await.map_err(
+                                        |sse| {
+                                            if sse.is_auth() {
+                                                sse
+                                            } else {
+                                                ConnectError::Http(format!(
+                                                    "{streamable}; legacy SSE: {sse}"
+                                                ))
+                                            }
+                                        },
+                                    )?
+                                }
                             }
-                        },
+                        }
                     }
                 }
             };

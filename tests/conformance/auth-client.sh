@@ -17,9 +17,15 @@ const ctx = JSON.parse(process.env.MCP_CONFORMANCE_CONTEXT || "{}");
 const oauth = { clientMetadataUrl: "https://conformance-test.local/client-metadata.json" };
 if (ctx.client_id) oauth.clientId = ctx.client_id;
 if (ctx.client_secret) oauth.clientSecret = ctx.client_secret;
+if (ctx.private_key_pem) oauth.privateKey = ctx.private_key_pem;
+if (ctx.signing_algorithm) oauth.signingAlgorithm = ctx.signing_algorithm;
 if (/client-credentials/.test(process.env.MCP_CONFORMANCE_SCENARIO || "")) oauth.grantType = "client_credentials";
 const config = { mcpServers: { s: { url, oauth } }, settings: { toolPrefix: "server", credentialStore: "file" } };
 require("fs").writeFileSync(file, JSON.stringify(config));
 ' "$url" "$dir/mcp.json"
 mcpw() { "$MCPW_BIN" --config "$dir/mcp.json" "$@"; }
-mcpw auth login s && mcpw call s__test-tool '{}'
+case "$MCP_CONFORMANCE_SCENARIO" in
+  # A client with credentials of its own logs itself in when it connects.
+  *client-credentials*) mcpw call s__test-tool '{}' ;;
+  *) mcpw auth login s && mcpw call s__test-tool '{}' ;;
+esac

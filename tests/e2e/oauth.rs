@@ -257,3 +257,17 @@ fn without_a_keyring_nothing_is_stored_and_the_file_store_is_named() {
         assert!(!s.credentials().join("credentials.json").exists());
     }
 }
+
+#[test]
+fn a_login_nobody_finishes_gives_up_at_its_time() {
+    let s = setup(3600);
+    // A "browser" that opens nothing.
+    let out = s
+        .command(&["auth", "login", "o", "--wait", "1"], false)
+        .env("BROWSER", "true")
+        .output()
+        .unwrap();
+    let (_, err) = text(&out);
+    assert!(!out.status.success());
+    assert!(err.contains("not finished within 1 s"), "{err}");
+}

@@ -87,6 +87,25 @@ impl CredentialStore for ServerCredentials {
             .map_err(store_error)
     }
 
+    /// The authorization server refused the refresh token for good: the
+    /// tokens go (the metadata stays), so that the next connection is told
+    /// to log in, and the login registers afresh.
+    async fn on_refresh_token_rejected(
+        &self,
+        rejected: &StoredCredentials,
+    ) -> Result<(), AuthError> {
+        let current = self.stored().await.map_err(store_error)?;
+        // Only if nobody replaced them meanwhile.
+        let same = current
+            .is_some_and(|c| serde_json::to_value(&c).ok() == serde_json::to_value(rejected).ok());
+        if same {
+            self.update("credentials", serde_json::Value::Null)
+                .await
+                .map_err(store_error)?;
+        }
+        Ok(())
+    }
+
     async fn acquire_refresh_guard(&self) -> Result<Option<CredentialRefreshGuard>, AuthError> {
         let lock = self
             .vault

@@ -11,7 +11,7 @@ use crate::config::{GrantType, OAuthConfig};
 use crate::paths::Environment;
 use rmcp::transport::auth::{
     AuthError, AuthorizationManager, AuthorizationMetadata, AuthorizationRequest,
-    AuthorizationSession, ClientCredentialsConfig, StoredCredentials,
+    AuthorizationSession, ClientCredentialsConfig, JwtSigningAlgorithm, StoredCredentials,
 };
 use std::io::BufRead;
 use std::time::Duration;
@@ -52,6 +52,26 @@ pub struct LoggedIn {
 impl Login<'_> {
     /// Runs the login; the person is told on stderr what to do.
     pub async fn run(self) -> Result<LoggedIn, AuthFailure> {
+        let (manager, credentials, issuer) = self.discover().await?;
+        match self.oauth.grant_type {
+            GrantType::ClientCredentials => {
+                self.client_credentials(manager, credentials, issuer).await
+            }
+            GrantType::AuthorizationCode => self.authorization_code(manager, credentials).await,
+        }
+    }
+
+    /// The client credentials grant alone (no person, no browser): what a
+    /// connection runs by itself.
+    pub async fn run_client_credentials(self) -> Result<LoggedIn, AuthFailure> {
+        let (manager, credentials, issuer) = self.discover().await?;
+        self.client_credentials(manager, credentials, issuer).await
+    }
+
+    /// Finds the authorization server and keeps its metadata.
+    async fn discover(
+        &self,
+    ) -> Result<(AuthorizationManager, ServerCredentials, Option<String>), AuthFailure> {
         let credentials = ServerCredentials::new(self.vault.clone(), self.url);
         let mut manager = AuthorizationManager::new(self.url).await?;
         manager.set_credential_store(credentials.clone());
@@ -69,12 +89,7 @@ impl Login<'_> {
         let issuer = metadata.issuer.clone();
         credentials.save_metadata(&metadata).await?;
         manager.set_metadata(metadata);
-        match self.oauth.grant_type {
-            GrantType::ClientCredentials => {
-                self.client_credentials(manager, credentials, issuer).await
-            }
-            GrantType::AuthorizationCode => self.authorization_code(manager, credentials).await,
-        }
+        Ok((manager, credentials, issuer))
     }
 
     fn scopes(&self) -> Vec<String> {
@@ -117,24 +132,27 @@ impl Login<'_> {
             .map_err(|(_, e)| e)?;
         let url = session.get_authorization_url().to_string();
         eprintln!("To log in to \"{}\", open:\n  {url}", self.server);
-        let redirect = if self.no_browser {
+        if self.no_browser {
             eprintln!("Then paste here the address your browser was sent back to:");
-            tokio::select! {
-                r = callback.wait(self.server) => r.map_err(|e| AuthFailure::Callback(e.to_string()))?,
-                line = read_line() => line?,
+        } else if !browser::open(&url, self.env) {
+            eprintln!("(no browser could be started: open the address yourself)");
+        }
+        let pasted = async {
+            if self.no_browser {
+                read_line().await
+            } else {
+                std::future::pending().await
             }
-        } else {
-            if !browser::open(&url, self.env) {
-                eprintln!("(no browser could be started: open the address yourself)");
-            }
-            callback
-                .wait(self.server)
-                .await
-                .map_err(|e| AuthFailure::Callback(e.to_string()))?
         };
-        let redirect = tokio::time::timeout(self.wait, async { redirect })
+        let redirected = async {
+            tokio::select! {
+                r = callback.wait(self.server) => r.map_err(|e| AuthFailure::Callback(e.to_string())),
+                line = pasted => line,
+            }
+        };
+        let redirect = tokio::time::timeout(self.wait, redirected)
             .await
-            .map_err(|_| AuthFailure::TimedOut(self.wait))?;
+            .map_err(|_| AuthFailure::TimedOut(self.wait))??;
         session.handle_callback_url(&redirect).await?;
         let stored = credentials
             .stored()
@@ -151,17 +169,33 @@ impl Login<'_> {
         issuer: Option<String>,
     ) -> Result<LoggedIn, AuthFailure> {
         let client_id = self.oauth.client_id.clone().unwrap_or_default();
-        let secret = match &self.oauth.client_secret {
-            Some(s) => crate::upstream::secrets::resolve(s, "oauth.clientSecret", self.server)
-                .await
-                .map_err(|e| AuthFailure::Config(e.to_string()))?,
-            None => String::new(),
+        let resolve = |value: &String, field: &'static str| {
+            let server = self.server.to_string();
+            let value = value.clone();
+            async move {
+                crate::upstream::secrets::resolve(&value, field, &server)
+                    .await
+                    .map_err(|e| AuthFailure::Config(e.to_string()))
+            }
         };
-        let config = ClientCredentialsConfig::ClientSecret {
-            client_id: client_id.clone(),
-            client_secret: secret,
-            scopes: self.scopes(),
-            resource: Some(self.url.to_string()),
+        let config = match &self.oauth.private_key {
+            Some(key) => ClientCredentialsConfig::PrivateKeyJwt {
+                client_id: client_id.clone(),
+                signing_key: resolve(key, "oauth.privateKey").await?.into_bytes(),
+                signing_algorithm: signing_algorithm(self.oauth.signing_algorithm.as_deref()),
+                token_endpoint_audience: None,
+                scopes: self.scopes(),
+                resource: Some(self.url.to_string()),
+            },
+            None => ClientCredentialsConfig::ClientSecret {
+                client_id: client_id.clone(),
+                client_secret: match &self.oauth.client_secret {
+                    Some(s) => resolve(s, "oauth.clientSecret").await?,
+                    None => String::new(),
+                },
+                scopes: self.scopes(),
+                resource: Some(self.url.to_string()),
+            },
         };
         manager.configure_client_credentials(&config)?;
         let token = manager.exchange_client_credentials(&config).await?;
@@ -207,6 +241,17 @@ async fn legacy_metadata(url: &str) -> Result<AuthorizationMetadata, AuthFailure
         )));
     }
     Ok(metadata)
+}
+
+/// The assertion's algorithm (`oauth.signingAlgorithm`, checked with the config).
+fn signing_algorithm(name: Option<&str>) -> JwtSigningAlgorithm {
+    match name {
+        Some("RS384") => JwtSigningAlgorithm::RS384,
+        Some("RS512") => JwtSigningAlgorithm::RS512,
+        Some("ES256") => JwtSigningAlgorithm::ES256,
+        Some("ES384") => JwtSigningAlgorithm::ES384,
+        _ => JwtSigningAlgorithm::RS256,
+    }
 }
 
 fn logged_in(stored: StoredCredentials) -> LoggedIn {

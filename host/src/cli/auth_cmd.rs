@@ -16,6 +16,9 @@ pub enum AuthCommand {
         /// Print the URL instead of opening a browser, and read the address the browser was sent back to from stdin.
         #[arg(long)]
         no_browser: bool,
+        /// How long to wait for the login to be finished, in seconds.
+        #[arg(long, value_name = "SECS", default_value_t = 300)]
+        wait: u64,
     },
     /// Forget a server's credentials.
     Logout {
@@ -35,7 +38,11 @@ pub enum AuthCommand {
 pub async fn run(cmd: AuthCommand, sources: &ConfigSources) -> Result<ExitCode> {
     let host = start(sources).await?;
     let result = match cmd {
-        AuthCommand::Login { server, no_browser } => login(&host, &server, no_browser).await,
+        AuthCommand::Login {
+            server,
+            no_browser,
+            wait,
+        } => login(&host, &server, no_browser, wait).await,
         AuthCommand::Logout { server } => {
             let held = host.logout(&server).await;
             held.map(|held| {
@@ -54,9 +61,10 @@ pub async fn run(cmd: AuthCommand, sources: &ConfigSources) -> Result<ExitCode> 
     result
 }
 
-async fn login(host: &Host, server: &str, no_browser: bool) -> Result<ExitCode> {
+async fn login(host: &Host, server: &str, no_browser: bool, wait: u64) -> Result<ExitCode> {
     let options = LoginOptions {
         no_browser,
+        wait: std::time::Duration::from_secs(wait),
         ..LoginOptions::default()
     };
     let done = host

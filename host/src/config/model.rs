@@ -187,6 +187,12 @@ pub struct OAuthConfig {
     pub callback_port: Option<u16>,
     /// `grantType`.
     pub grant_type: GrantType,
+    /// `privateKey`: a PEM key (or `!command`) that signs the client's
+    /// assertion (RFC 7523) in the client credentials grant, instead of a secret.
+    #[serde(skip)]
+    pub private_key: Option<String>,
+    /// `signingAlgorithm` of that assertion: RS256 (default), RS384, RS512, ES256 or ES384.
+    pub signing_algorithm: Option<String>,
 }
 
 impl Default for OAuthConfig {
@@ -199,6 +205,8 @@ impl Default for OAuthConfig {
             client_metadata_url: None,
             callback_port: None,
             grant_type: GrantType::default(),
+            private_key: None,
+            signing_algorithm: None,
         }
     }
 }

@@ -68,10 +68,12 @@ pub fn masked_definition(server: &Server) -> Value {
         if let Some(Value::String(s)) = obj.get_mut("bearerToken") {
             *s = mask_secret(s);
         }
-        if let Some(Value::Object(oauth)) = obj.get_mut("oauth")
-            && let Some(Value::String(s)) = oauth.get_mut("clientSecret")
-        {
-            *s = mask_secret(s);
+        if let Some(Value::Object(oauth)) = obj.get_mut("oauth") {
+            for key in ["clientSecret", "privateKey"] {
+                if let Some(Value::String(s)) = oauth.get_mut(key) {
+                    *s = mask_secret(s);
+                }
+            }
         }
         for key in ["url", "serverUrl"] {
             if let Some(Value::String(s)) = obj.get_mut(key) {

@@ -73,6 +73,7 @@ pub fn header_map(headers: &Headers) -> Result<HeaderMap, ConnectError> {
 
 pub async fn connect(
     url: &str,
+    oauth: &crate::config::OAuthConfig,
     headers: &Headers,
     ctx: &ConnectContext,
     routes: &super::handler::Routes,
@@ -85,18 +86,71 @@ pub async fn connect(
     // none: a server that needs no login still works, and one that does
     // says so, and `mcpw auth login` names the store's problem.
     let authorized = match &ctx.vault {
-        Some(vault) => crate::auth::client_for(vault, url)
-            .await
-            .unwrap_or_else(|e| {
+        Some(vault) => match crate::auth::client_for(vault, url).await {
+            Ok(client) => client,
+            Err(e) => {
                 tracing::debug!(server = %ctx.server, "no usable OAuth credentials: {e}");
                 None
-            }),
+            }
+        },
         None => None,
+    };
+    // A client with its own credentials logs itself in: no person needed.
+    let authorized = match (&ctx.vault, authorized) {
+        (Some(vault), None) if oauth.grant_type == crate::config::GrantType::ClientCredentials => {
+            client_credentials(url, oauth, vault, ctx).await?
+        }
+        (_, authorized) => authorized,
     };
     match authorized {
         Some(client) => connect_with(client, url, custom, ctx, routes).await,
         None => connect_with(reqwest::Client::new(), url, custom, ctx, routes).await,
     }
+}
+
+/// Takes a token with the client's own credentials, and a client that sends it.
+async fn client_credentials(
+    url: &str,
+    oauth: &crate::config::OAuthConfig,
+    vault: &crate::auth::store::Vault,
+    ctx: &ConnectContext,
+) -> Result<Option<rmcp::transport::auth::AuthClient<reqwest::Client>>, ConnectError> {
+    let failed = |e: crate::auth::AuthFailure| {
+        ConnectError::Secret(format!(
+            "server \"{}\": the client credentials grant failed: {e}",
+            ctx.server
+        ))
+    };
+    let (server, url_owned, oauth_owned, vault_owned, env) = (
+        ctx.server.clone(),
+        url.to_string(),
+        oauth.clone(),
+        vault.clone(),
+        ctx.env.clone(),
+    );
+    // rmcp's signed-assertion exchange cannot move between threads: it runs
+    // on a thread of its own, blocking there.
+    let runtime = tokio::runtime::Handle::current();
+    let login = tokio::task::spawn_blocking(move || {
+        runtime.block_on(
+            crate::auth::Login {
+                server: &server,
+                url: &url_owned,
+                oauth: &oauth_owned,
+                vault: vault_owned,
+                env: &env,
+                no_browser: true,
+                challenge: None,
+                wait: std::time::Duration::from_secs(30),
+            }
+            .run_client_credentials(),
+        )
+    });
+    login
+        .await
+        .map_err(|e| failed(crate::auth::AuthFailure::Config(e.to_string())))?
+        .map_err(failed)?;
+    crate::auth::client_for(vault, url).await.map_err(failed)
 }
 
 async fn connect_with<C>(

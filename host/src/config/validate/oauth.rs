@@ -11,7 +11,12 @@ const FIELDS: &[&str] = &[
     "clientMetadataUrl",
     "callbackPort",
     "grantType",
+    "privateKey",
+    "signingAlgorithm",
 ];
+
+/// Algorithms an assertion can be signed with.
+pub const SIGNING_ALGORITHMS: &[&str] = &["RS256", "RS384", "RS512", "ES256", "ES384"];
 
 /// Reads `oauth`, reporting each bad field as `oauth.<field>`.
 pub(super) fn oauth(r: &mut Reader<'_>) -> OAuthConfig {
@@ -43,6 +48,17 @@ pub(super) fn oauth(r: &mut Reader<'_>) -> OAuthConfig {
             ("clientId", Some(s)) => out.client_id = Some(r.expand(&field, s)),
             ("clientSecret", Some(s)) => out.client_secret = Some(r.expand_secret(&field, s)),
             ("scope", Some(s)) => out.scope = Some(r.expand(&field, s)),
+            ("privateKey", Some(s)) => out.private_key = Some(r.expand_secret(&field, s)),
+            ("signingAlgorithm", Some(s)) if SIGNING_ALGORITHMS.contains(&s) => {
+                out.signing_algorithm = Some(s.to_string())
+            }
+            ("signingAlgorithm", _) => r.error(
+                &field,
+                format!(
+                    "expected one of {}, found {value}",
+                    SIGNING_ALGORITHMS.join(", ")
+                ),
+            ),
             ("clientMetadataUrl", Some(s)) => {
                 let url = r.expand(&field, s);
                 if !url.starts_with("https://") {
@@ -81,6 +97,12 @@ pub(super) fn oauth(r: &mut Reader<'_>) -> OAuthConfig {
         r.error(
             "oauth.clientSecret",
             "a client secret belongs to a pre-registered client: set `oauth.clientId` too",
+        );
+    }
+    if out.private_key.is_some() && out.grant_type != GrantType::ClientCredentials {
+        r.error(
+            "oauth.privateKey",
+            "a private key signs client credentials: set `oauth.grantType` to \"client_credentials\"",
         );
     }
     if out.grant_type == GrantType::ClientCredentials && out.client_id.is_none() {
