@@ -71,32 +71,40 @@ fn server_scenarios_through_mcpw_match_the_baseline() {
     );
 }
 
+/// Runs one client scenario with `tests/conformance/<script>` as the client;
+/// returns whether it passed (exit codes aside: two auth scenarios let the
+/// client fail) and the suite's report.
+fn client_scenario(script: &str, scenario: &str) -> (bool, String) {
+    let s = servers();
+    let out = Command::new("timeout")
+        .arg("120")
+        .arg(s.node22())
+        .arg(s.conformance())
+        .args([
+            "client",
+            "--scenario",
+            scenario,
+            "--timeout",
+            "60000",
+            "--command",
+        ])
+        .arg(
+            crate::common::workspace()
+                .join("tests/conformance")
+                .join(script),
+        )
+        .env("MCPW_BIN", env!("CARGO_BIN_EXE_mcpw"))
+        .output()
+        .expect("run the conformance suite");
+    let text = String::from_utf8_lossy(&out.stderr).to_string();
+    (text.contains("OVERALL: PASSED"), text)
+}
+
 #[test]
 fn client_scenarios_pass_with_mcpw_as_the_client() {
-    let s = servers();
-    let script = crate::common::workspace().join("tests/conformance/client.sh");
     for scenario in ["initialize", "tools_call", "sse-retry"] {
-        let out = Command::new("timeout")
-            .arg("120")
-            .arg(s.node22())
-            .arg(s.conformance())
-            .args([
-                "client",
-                "--scenario",
-                scenario,
-                "--timeout",
-                "30000",
-                "--command",
-            ])
-            .arg(&script)
-            .env("MCPW_BIN", env!("CARGO_BIN_EXE_mcpw"))
-            .output()
-            .expect("run the conformance suite");
-        let text = String::from_utf8_lossy(&out.stderr);
-        assert!(
-            out.status.success() && text.contains("OVERALL: PASSED"),
-            "client scenario {scenario}:\n{text}"
-        );
+        let (passed, text) = client_scenario("client.sh", scenario);
+        assert!(passed, "client scenario {scenario}:\n{text}");
     }
 }
 
@@ -140,30 +148,6 @@ fn expected_auth_failures() -> Vec<String> {
         .collect()
 }
 
-fn auth_scenario(name: &str) -> (bool, String) {
-    let s = servers();
-    let script = crate::common::workspace().join("tests/conformance/auth-client.sh");
-    let out = Command::new("timeout")
-        .arg("120")
-        .arg(s.node22())
-        .arg(s.conformance())
-        .args([
-            "client",
-            "--scenario",
-            &format!("auth/{name}"),
-            "--timeout",
-            "60000",
-            "--command",
-        ])
-        .arg(&script)
-        .env("MCPW_BIN", env!("CARGO_BIN_EXE_mcpw"))
-        .output()
-        .expect("run the conformance suite");
-    let text = String::from_utf8_lossy(&out.stderr).to_string();
-    // Exit codes aside (two scenarios allow the client to fail), the verdict.
-    (text.contains("OVERALL: PASSED"), text)
-}
-
 #[test]
 fn auth_scenarios_pass_with_mcpw_logging_in() {
     let expected = expected_auth_failures();
@@ -177,7 +161,8 @@ fn auth_scenarios_pass_with_mcpw_logging_in() {
                         .skip(half)
                         .step_by(2)
                         .map(|name| {
-                            let (passed, text) = auth_scenario(name);
+                            let (passed, text) =
+                                client_scenario("auth-client.sh", &format!("auth/{name}"));
                             (name.to_string(), passed, text)
                         })
                         .collect::<Vec<_>>()
