@@ -91,9 +91,31 @@ pub struct Failure {
 #[derive(Debug, Default, Serialize, Deserialize)]
 struct File {
     version: u32,
+    #[serde(deserialize_with = "readable_entries")]
     servers: BTreeMap<String, Entry>,
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     failures: BTreeMap<String, Failure>,
+}
+
+/// The servers' entries, but for those that cannot be read: each is dropped
+/// with a warning (its server is listed again), and the rest are kept.
+fn readable_entries<'de, D>(deserializer: D) -> Result<BTreeMap<String, Entry>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+{
+    let raw = BTreeMap::<String, Box<RawValue>>::deserialize(deserializer)?;
+    Ok(raw
+        .into_iter()
+        .filter_map(|(server, entry)| match serde_json::from_str(entry.get()) {
+            Ok(entry) => Some((server, entry)),
+            Err(e) => {
+                tracing::warn!(
+                    "the cache entry of server \"{server}\" cannot be read ({e}); it is dropped and the server will be listed again"
+                );
+                None
+            }
+        })
+        .collect())
 }
 
 /// A cache file that could not be written.

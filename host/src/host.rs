@@ -124,6 +124,8 @@ pub struct Host {
     env: Environment,
     manager: Arc<Manager>,
     policy: Arc<Policy>,
+    /// User guests that could not be loaded (the default guest fills their roles).
+    broken_guests: Vec<crate::plugin::BrokenGuest>,
     naming: NamingOptions,
     catalog: Arc<Publisher>,
     stats: Option<Arc<crate::stats::Stats>>,
@@ -173,8 +175,9 @@ impl Host {
         // independent: they run side by side.
         let policy_config = config.policy_config(options.compile_cache.clone());
         let guest_services = services.clone();
-        let policy =
-            tokio::task::spawn_blocking(move || Policy::load(&policy_config, guest_services));
+        let policy = tokio::task::spawn_blocking(move || {
+            Policy::load_lenient(&policy_config, guest_services)
+        });
         let manager = {
             let (config, env, lifecycle) = (config.clone(), env.clone(), options.lifecycle.clone());
             joined(
@@ -183,7 +186,7 @@ impl Host {
             )?
         };
         services.attach(&manager);
-        let policy = joined(policy.await)??;
+        let (policy, broken_guests) = joined(policy.await)??;
         release_free_memory();
         let mut tasks = Vec::new();
         if options.maintenance {
@@ -215,6 +218,7 @@ impl Host {
             env,
             manager,
             policy: Arc::new(policy),
+            broken_guests,
             naming,
             catalog,
             tasks,
@@ -304,6 +308,12 @@ impl Host {
     /// The policy guests.
     pub fn policy(&self) -> &Arc<Policy> {
         &self.policy
+    }
+
+    /// The user guests that could not be loaded: the default guest fills
+    /// their roles.
+    pub fn broken_guests(&self) -> &[crate::plugin::BrokenGuest] {
+        &self.broken_guests
     }
 
     /// The status of every server; tool counts are of exposed tools once the

@@ -286,20 +286,29 @@ fn json_items<T: serde::Serialize>(items: &[T]) -> Vec<Value> {
         .collect()
 }
 
-/// Decodes a cache entry into catalog tools and the rest it offers.
-fn tools_from_entry(server: &Server, entry: cache::Entry) -> (Vec<Tool>, Offers) {
-    let tools = catalog_tools(
+/// Decodes a cache entry into catalog tools and the rest it offers; `None`
+/// (with a warning) when a cached tool cannot be read: the entry is not
+/// trusted, and the server is listed again on first need.
+fn tools_from_entry(server: &Server, entry: cache::Entry) -> Option<(Vec<Tool>, Offers)> {
+    let (tools, unreadable) = listing::catalog_tools_counted(
         &server.name,
         &server.config,
         &entry.tools,
         entry.resources.clone(),
     );
+    if unreadable > 0 {
+        tracing::warn!(
+            server = %server.name,
+            "{unreadable} cached tool(s) of this server cannot be read; its cache entry is dropped and the server will be listed again"
+        );
+        return None;
+    }
     let offers = Offers {
         prompts: entry.prompts,
         resources: entry.resources,
         templates: entry.resource_templates,
     };
-    (tools, offers)
+    Some((tools, offers))
 }
 
 impl Manager {

@@ -19,7 +19,7 @@ pub use compile_cache::{CompileCache, Compiled};
 pub use grants::{Capability, Grants};
 pub use guest::{GuestModule, LoadOptions};
 pub use limits::{LimitHit, Limits};
-pub use policy::{Policy, PolicyConfig, SearchIndex};
+pub use policy::{BrokenGuest, Policy, PolicyConfig, SearchIndex};
 pub use roles::{
     DirectOptions, DirectPolicy, Hit, IndexOptions, NameOutcome, Namer, NamingOptions, PrefixMode,
     QueryMode, RankIndex, Ranker, SearchOptions, ServerDirect, is_valid_tool_name,

@@ -331,7 +331,7 @@ fn config_show_masks_secrets() {
     write(
         home.path(),
         ".config/mcpw/mcp.json",
-        r#"{"mcpServers": {"s": {"command": "x", "env": {"LITERAL": "ghp_very_secret", "REF": "${GH_TOKEN}", "BANG": "!!bang_secret", "CMD": "!pass show gh"}},
+        r#"{"mcpServers": {"s": {"command": "x", "env": {"LITERAL": "ghp_very_secret", "REF": "${GH_TOKEN:-none}", "BANG": "!!bang_secret", "CMD": "!pass show gh"}},
                           "h": {"url": "https://user:pw@h.test/mcp?key=abc", "headers": {"Authorization": "Bearer sk-123"}, "bearerToken": "tok"}}}"#,
     );
     let out = mcpw(home.path(), &["config", "show", "--json"]);
@@ -349,7 +349,7 @@ fn config_show_masks_secrets() {
     let v = json(&out);
     let s = &v["mcpServers"]["s"];
     assert_eq!(s["env"]["LITERAL"], "****");
-    assert_eq!(s["env"]["REF"], "${GH_TOKEN}");
+    assert_eq!(s["env"]["REF"], "${GH_TOKEN:-none}");
     assert_eq!(
         s["env"]["CMD"], "!pass show gh",
         "a command is not the secret"

@@ -268,20 +268,24 @@ fn interpolation_in_every_string_field() {
 }
 
 #[test]
-fn unset_variables_are_kept_and_warned_about() {
+fn a_server_with_an_unset_variable_is_not_started_and_the_variable_is_named() {
     let d = ConfigDirs::new();
-    d.user(r#"{"mcpServers": {"s": {"command": "x", "env": {"K": "${NOT_SET}"}}}}"#);
+    d.user(
+        r#"{"mcpServers": {"s": {"command": "x", "env": {"K": "${NOT_SET}"}},
+                           "ok": {"command": "y", "args": ["${ALSO_NOT_SET:-fine}"]}}}"#,
+    );
     let cfg = d.load();
-    let Transport::Stdio { env, .. } = &cfg.server("s").unwrap().config.transport else {
-        panic!()
-    };
-    assert_eq!(env[0].1, "${NOT_SET}");
+    assert!(
+        cfg.server("s").is_none(),
+        "not started with a literal ${{NOT_SET}}"
+    );
+    assert!(cfg.server("ok").is_some(), "a default is a value");
     let d0 = &cfg.diagnostics[0];
     assert_eq!(
         (d0.severity, d0.server.as_deref(), d0.field.as_deref()),
-        (Severity::Warning, Some("s"), Some("env.K"))
+        (Severity::Error, Some("s"), Some("env.K"))
     );
-    assert!(d0.message.contains("NOT_SET"));
+    assert!(d0.message.contains("NOT_SET is not set"), "{}", d0.message);
 }
 
 #[test]

@@ -536,3 +536,82 @@ async fn a_keep_alive_server_busy_with_a_call_is_not_pinged() {
     call.abort();
     host.shutdown().await;
 }
+
+#[test]
+fn cache_entries_that_cannot_be_read_are_dropped_and_their_servers_listed_again() {
+    use mcpw::cache::{self as metadata, MetadataCache};
+    let d = ConfigDirs::new();
+    let pf = d.root.path().join("pids");
+    d.user(
+        &json!({"mcpServers": {
+            "bad_tool": misbehave("ok", &pf, json!({})),
+            "bad_shape": misbehave("ok", &pf, json!({"description": "another identity"})),
+            "good": {"command": "/nonexistent/never-started"},
+        }})
+        .to_string(),
+    );
+    let cfg = d.load();
+    let path = d.env.cache_dir().join("metadata.json");
+    let entry = |server: &str, tool: Value| metadata::Entry {
+        config_hash: metadata::config_hash(&cfg.server(server).unwrap().raw),
+        tools: vec![serde_json::value::to_raw_value(&tool).unwrap()],
+        resources: vec![],
+        resource_templates: vec![],
+        prompts: vec![],
+        cached_at: metadata::now_ms(),
+        protocol_version: None,
+    };
+    MetadataCache::new(path.clone())
+        .update(
+            [
+                (
+                    "good",
+                    entry(
+                        "good",
+                        json!({"name": "kept", "inputSchema": {"type": "object"}}),
+                    ),
+                ),
+                // A name that is not text: the tool cannot be read.
+                (
+                    "bad_tool",
+                    entry("bad_tool", json!({"name": 5, "inputSchema": "x"})),
+                ),
+                ("bad_shape", entry("bad_shape", json!({"name": "x"}))),
+            ]
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), Some(v)))
+            .collect(),
+        )
+        .unwrap();
+    // An entry of the wrong shape altogether, beside the others.
+    let mut file: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    file["servers"]["bad_shape"]["tools"] = json!("not a list");
+    std::fs::write(&path, file.to_string()).unwrap();
+
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_mcpw"))
+        .args(["tools", "--json"])
+        .env("HOME", d.home())
+        .env_remove("XDG_CONFIG_HOME")
+        .env_remove("XDG_CACHE_HOME")
+        .env_remove("MCPW_CONFIG")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let tools: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let names: Vec<&str> = tools
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t["name"].as_str())
+        .collect();
+    // The good entry served its tool without starting its (missing) server;
+    // the others were listed again from their servers.
+    assert!(names.contains(&"good__kept"), "{names:?}\n{stderr}");
+    assert!(names.contains(&"bad_tool__echo"), "{names:?}\n{stderr}");
+    assert!(names.contains(&"bad_shape__echo"), "{names:?}\n{stderr}");
+    assert!(
+        stderr.contains("bad_tool") && stderr.contains("cannot be read"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("\"bad_shape\" cannot be read"), "{stderr}");
+}

@@ -178,3 +178,60 @@ fn an_unwritable_cache_only_costs_a_compile() {
     let module = GuestModule::load("default", DEFAULT_GUEST, opts).unwrap();
     assert_eq!(module.compiled(), Compiled::Fresh);
 }
+
+#[test]
+fn a_guest_that_cannot_load_leaves_its_role_to_the_default_guest_and_is_reported() {
+    let d = crate::common::ConfigDirs::new();
+    let broken = crate::common::write(&d.home(), "x.wasm", "this is not WebAssembly");
+    d.user(
+        &serde_json::json!({
+            "mcpServers": {"m": {"command": "node", "args": [crate::servers::servers().misbehave(), "ok"]}},
+            "settings": {"plugins": {"ranking": broken}}
+        })
+        .to_string(),
+    );
+    let mcpw = |args: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_mcpw"))
+            .args(args)
+            .env("HOME", d.home())
+            .env_remove("XDG_CONFIG_HOME")
+            .env_remove("XDG_CACHE_HOME")
+            .env_remove("MCPW_CONFIG")
+            .output()
+            .unwrap()
+    };
+    let text = |o: &std::process::Output| {
+        format!(
+            "{}{}",
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        )
+    };
+    // Serving agents goes on, with the default ranking.
+    let call = mcpw(&["call", "m__echo", r#"{"message": "hi"}"#]);
+    assert!(call.status.success(), "{}", text(&call));
+    assert!(
+        text(&call).contains("x.wasm"),
+        "said on stderr: {}",
+        text(&call)
+    );
+    let status = mcpw(&["status"]);
+    assert!(status.status.success());
+    assert!(
+        text(&status).contains("the ranking guest")
+            && text(&status).contains("default guest fills"),
+        "{}",
+        text(&status)
+    );
+    let json = mcpw(&["status", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert_eq!(v["brokenGuests"][0]["role"], "ranking", "{v}");
+    // Checking the config says it is an error.
+    let validate = mcpw(&["config", "validate"]);
+    assert!(!validate.status.success());
+    assert!(
+        text(&validate).contains("settings.plugins.ranking"),
+        "{}",
+        text(&validate)
+    );
+}

@@ -169,7 +169,7 @@ pub async fn status(args: StatusArgs, sources: &ConfigSources) -> Result<ExitCod
                 v
             })
             .collect();
-        super::print_json(&json!({"servers": list}))?;
+        super::print_json(&json!({"servers": list, "brokenGuests": host.broken_guests()}))?;
     } else {
         let connected = servers
             .iter()
@@ -182,6 +182,14 @@ pub async fn status(args: StatusArgs, sources: &ConfigSources) -> Result<ExitCod
         );
         for s in &servers {
             outln!("{}", status_line(s, &host));
+        }
+        for g in host.broken_guests() {
+            outln!(
+                "⚠ the {} guest {} cannot be used ({}); the default guest fills that role",
+                g.role.config_key(),
+                g.path.display(),
+                first_line(&g.error)
+            );
         }
     }
     host.shutdown().await;

@@ -107,7 +107,8 @@ impl Reader<'_> {
         }
     }
 
-    /// Interpolates `${VAR}` references, warning about unset ones.
+    /// Interpolates `${VAR}` references; an unset one (without a default) is
+    /// an error of the server.
     fn expand(&mut self, field: &str, text: &str) -> String {
         if text
             .match_indices("${")
@@ -120,11 +121,14 @@ impl Reader<'_> {
             );
         }
         let r = interpolate(text, self.env);
+        // Started with the literal `${NAME}` instead, a server would fail in
+        // ways that hide the cause (a token that is not one, a path that is not there).
         for name in r.missing {
-            self.problem(
-                Severity::Warning,
+            self.error(
                 field,
-                format!("environment variable {name} is not set"),
+                format!(
+                    "environment variable {name} is not set, so this server is not started; set it, or write ${{{name}:-default}}"
+                ),
             );
         }
         r.value

@@ -50,12 +50,26 @@ pub fn catalog_tools(
     tools: &[Box<RawValue>],
     resources: Vec<Value>,
 ) -> Vec<Tool> {
+    catalog_tools_counted(server, config, tools, resources).0
+}
+
+/// [`catalog_tools`], and how many listed tools could not be read (a name
+/// that is not text, a schema that is not an object): skipped.
+pub fn catalog_tools_counted(
+    server: &str,
+    config: &ServerConfig,
+    tools: &[Box<RawValue>],
+    resources: Vec<Value>,
+) -> (Vec<Tool>, usize) {
     let mut out = Vec::with_capacity(tools.len() + resources.len());
+    let mut unreadable = 0;
     for raw in tools {
         let Ok(t) = serde_json::from_str::<ListedTool>(raw.get()) else {
+            unreadable += 1;
             continue;
         };
         let Some(name) = text(t.name) else {
+            unreadable += 1;
             continue;
         };
         let annotations = Some(t.annotations).filter(Value::is_object);
@@ -98,7 +112,7 @@ pub fn catalog_tools(
             });
         }
     }
-    out
+    (out, unreadable)
 }
 
 #[cfg(test)]

@@ -18,8 +18,10 @@ pub(super) fn new_slot(
         .remove(&server.name)
         .filter(|e| e.is_valid(&hash, cache::now_ms()));
     let protocol_version = cached.as_ref().and_then(|e| e.protocol_version.clone());
-    let from_cache = cached.is_some();
-    let (tools, offers) = match cached.map(|e| tools_from_entry(server, e)) {
+    let decoded = cached.and_then(|e| tools_from_entry(server, e));
+    let from_cache = decoded.is_some();
+    let protocol_version = protocol_version.filter(|_| from_cache);
+    let (tools, offers) = match decoded {
         Some((tools, offers)) => (Some(tools.into_iter().map(Arc::new).collect()), offers),
         None => (None, Offers::default()),
     };

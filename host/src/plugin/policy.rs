@@ -116,6 +116,22 @@ impl<T> Slot<T> {
     }
 }
 
+/// A user guest that could not be loaded, and whose role the default guest fills.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct BrokenGuest {
+    /// Its role.
+    #[serde(serialize_with = "role_key")]
+    pub role: Role,
+    /// Its file.
+    pub path: PathBuf,
+    /// Why it cannot be used.
+    pub error: String,
+}
+
+fn role_key<S: serde::Serializer>(role: &Role, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(role.config_key())
+}
+
 /// The naming, direct-tools and ranking policies of a host.
 pub struct Policy {
     naming: Slot<Namer>,
@@ -131,6 +147,25 @@ impl Policy {
         config: &PolicyConfig,
         services: Arc<dyn HostServices>,
     ) -> Result<Policy, PluginError> {
+        Self::load_with(config, services, false).map(|(policy, _)| policy)
+    }
+
+    /// [`Policy::load`], except that a user guest that cannot be loaded is left
+    /// out: its role is filled by the default guest, and the guest is returned
+    /// with why, to be reported. What serves agents uses this: one broken file
+    /// must not stop every server.
+    pub fn load_lenient(
+        config: &PolicyConfig,
+        services: Arc<dyn HostServices>,
+    ) -> Result<(Policy, Vec<BrokenGuest>), PluginError> {
+        Self::load_with(config, services, true)
+    }
+
+    fn load_with(
+        config: &PolicyConfig,
+        services: Arc<dyn HostServices>,
+        lenient: bool,
+    ) -> Result<(Policy, Vec<BrokenGuest>), PluginError> {
         let options = |role: Role| LoadOptions {
             limits: config.limits,
             grants: config.grants.get(&role).copied().unwrap_or_default(),
@@ -147,40 +182,70 @@ impl Policy {
                 ..options(Role::Naming)
             },
         )?;
-        let user = |role: Role| -> Result<Option<(Arc<GuestModule>, String)>, PluginError> {
+        let broken = std::sync::Mutex::new(Vec::new());
+        // A user guest for `role`, made into its role's guest by `new`.
+        let user = |role: Role, made: &dyn Fn(Arc<GuestModule>) -> Result<(), PluginError>| {
             let Some(path) = config.guests.get(&role) else {
                 return Ok(None);
             };
-            let bytes = std::fs::read(path).map_err(|source| PluginError::Io {
-                path: path.clone(),
-                source,
-            })?;
-            let name = path.display().to_string();
-            Ok(Some((
-                GuestModule::load(&name, &bytes, options(role))?,
-                name,
-            )))
+            let loaded = std::fs::read(path)
+                .map_err(|source| PluginError::Io {
+                    path: path.clone(),
+                    source,
+                })
+                .and_then(|bytes| {
+                    let name = path.display().to_string();
+                    let module = GuestModule::load(&name, &bytes, options(role))?;
+                    made(module.clone())?;
+                    Ok((module, name))
+                });
+            match loaded {
+                Ok(guest) => Ok(Some(guest)),
+                Err(e) if lenient => {
+                    tracing::warn!(
+                        "the {role} guest {} cannot be used ({e}); the default guest fills that role",
+                        path.display()
+                    );
+                    broken
+                        .lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .push(BrokenGuest {
+                            role,
+                            path: path.clone(),
+                            error: e.to_string(),
+                        });
+                    Ok(None)
+                }
+                Err(e) => Err(e),
+            }
         };
-        Ok(Policy {
+        let naming = user(Role::Naming, &|m| Namer::new(m).map(drop))?;
+        let direct = user(Role::DirectTools, &|m| DirectPolicy::new(m).map(drop))?;
+        let ranking = user(Role::Ranking, &|m| Ranker::new(m).map(drop))?;
+        let policy = Policy {
             naming: Slot::new(
                 Role::Naming,
                 Namer::new(default.clone())?,
-                user(Role::Naming)?,
+                naming,
                 Namer::new,
             )?,
             direct: Slot::new(
                 Role::DirectTools,
                 DirectPolicy::new(default.clone())?,
-                user(Role::DirectTools)?,
+                direct,
                 DirectPolicy::new,
             )?,
             ranking: Arc::new(Slot::new(
                 Role::Ranking,
                 Ranker::new(default)?,
-                user(Role::Ranking)?,
+                ranking,
                 Ranker::new,
             )?),
-        })
+        };
+        Ok((
+            policy,
+            broken.into_inner().unwrap_or_else(|p| p.into_inner()),
+        ))
     }
 
     /// The name of the user guest filling `role`, if any (and not set aside).
