@@ -137,8 +137,13 @@ pub fn fit(name: String) -> String {
         return name;
     }
     let hash = format!("{:08x}", fnv1a64(name.as_bytes()) as u32);
-    // `name` is ASCII after sanitizing, so byte slicing is safe.
-    let head = &name[..MAX_NAME_LEN - 1 - hash.len()];
+    // `name` is ASCII after sanitizing; should a caller pass anything else,
+    // the head ends at the character boundary before the cut.
+    let mut cut = MAX_NAME_LEN - 1 - hash.len();
+    while !name.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    let head = &name[..cut];
     format!("{head}_{hash}")
 }
 
@@ -319,6 +324,18 @@ mod tests {
             out,
             vec![Outcome::Named("github__x".into()), Outcome::DuplicateOf(0)]
         );
+    }
+
+    #[test]
+    fn fit_cuts_at_a_character_boundary() {
+        // Callers pass sanitized (ASCII) names, but `fit` is public: a
+        // multi-byte character across the cut must not panic.
+        let name = fit("é".repeat(40));
+        assert!(name.len() <= MAX_NAME_LEN, "{name}");
+        assert!(name.starts_with("éé"));
+        let ascii = "n".repeat(80);
+        assert_eq!(fit(ascii.clone()).len(), MAX_NAME_LEN);
+        assert!(fit(ascii).starts_with(&"n".repeat(55)));
     }
 
     #[test]

@@ -49,7 +49,10 @@ impl SeedIndex {
             .enumerate()
             .filter(|(i, _)| in_scope(*i))
             .filter_map(|(i, doc)| {
-                let score: u32 = terms.iter().map(|t| term_score(doc, t)).sum();
+                // Saturating: a query of enough terms cannot overflow the sum.
+                let score = terms
+                    .iter()
+                    .fold(0u32, |sum, t| sum.saturating_add(term_score(doc, t)));
                 (score > 0).then_some(Hit {
                     index: i as u32,
                     score: score as f32,

@@ -70,6 +70,7 @@ impl Typos {
 }
 
 /// Damerau-Levenshtein distance exactly 1 (deletion keys also find distance 2 pairs).
+/// Total: equal words are distance 0, not a slice past their end.
 fn distance_is_one(a: &str, b: &str) -> bool {
     let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
     let (la, lb) = (a.len(), b.len());
@@ -77,6 +78,10 @@ fn distance_is_one(a: &str, b: &str) -> bool {
         return false;
     }
     let prefix = a.iter().zip(&b).take_while(|(x, y)| x == y).count();
+    if la == lb && prefix == la {
+        // The same word: distance 0 (and nothing after the common prefix to compare).
+        return false;
+    }
     if la == lb {
         let rest_equal = |from: usize| a[from..] == b[from..];
         // one substitution, or one swap of neighbours
@@ -119,5 +124,19 @@ mod tests {
             t.candidates("github").is_empty(),
             "a known word is not a typo"
         );
+    }
+
+    #[test]
+    fn the_same_word_is_not_one_edit_away() {
+        assert!(!distance_is_one("github", "github"));
+        assert!(!distance_is_one("", ""));
+        assert!(distance_is_one("", "a"));
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn distance_is_total_and_symmetric(a in "[a-cé]{0,6}", b in "[a-cé]{0,6}") {
+            proptest::prop_assert_eq!(distance_is_one(&a, &b), distance_is_one(&b, &a));
+        }
     }
 }
