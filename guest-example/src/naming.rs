@@ -2,7 +2,10 @@
 //!
 //! Every name matches `^[A-Za-z0-9_-]{1,64}$`, the strictest rule among the major
 //! LLM APIs. Over-long names keep a readable head and end in a hash of the full
-//! name, so they stay stable and distinct. Collisions go to the first tool.
+//! name, so they stay stable and distinct. When two tools would get one name
+//! (sanitizing, prefixes), the first keeps it and the other gets a suffix from
+//! a hash of its server and name: no tool is hidden, but one that its server
+//! lists twice.
 
 use crate::model::{Kind, Tool};
 use std::collections::HashMap;
@@ -77,6 +80,10 @@ pub fn tool_part(tool: &Tool) -> String {
             let part = sanitize(&tool.name);
             if part.is_empty() {
                 "tool".to_string()
+            } else if !part.bytes().any(|b| b.is_ascii_alphanumeric()) {
+                // Nothing readable survived (a name in another script): the
+                // hash of the name tells such tools apart.
+                format!("tool_{:08x}", fnv1a64(tool.name.as_bytes()) as u32)
             } else {
                 part
             }
@@ -157,9 +164,23 @@ pub fn fnv1a64(bytes: &[u8]) -> u64 {
     hash
 }
 
-/// Names a whole catalog: one outcome per tool, first tool wins a collision.
+/// `name` ending in `_` and 8 hex digits of `hash`, its head cut to fit.
+fn with_suffix(name: &str, hash: u64) -> String {
+    let suffix = format!("_{:08x}", hash as u32);
+    let mut cut = name.len().min(MAX_NAME_LEN - suffix.len());
+    while !name.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    format!("{}{suffix}", &name[..cut])
+}
+
+/// Names a whole catalog: one outcome per tool. A name two tools would share
+/// goes to the first; the other is named with a suffix from its identity
+/// (server and tool name), unless it is the same tool listed again.
 pub fn names(tools: &[Tool], mode: PrefixMode, reserved: &[String]) -> Vec<Outcome> {
     let mut taken: HashMap<String, u32> = HashMap::with_capacity(tools.len());
+    // The first index of each tool, for tools a server lists twice.
+    let mut listed: HashMap<(&str, &str, bool), u32> = HashMap::with_capacity(tools.len());
     tools
         .iter()
         .enumerate()
@@ -168,13 +189,34 @@ pub fn names(tools: &[Tool], mode: PrefixMode, reserved: &[String]) -> Vec<Outco
             if reserved.contains(&name) {
                 return Outcome::Reserved(name);
             }
-            match taken.get(&name) {
-                Some(winner) => Outcome::DuplicateOf(*winner),
-                None => {
-                    taken.insert(name.clone(), i as u32);
-                    Outcome::Named(name)
-                }
+            let identity = (
+                tool.server.as_str(),
+                tool.name.as_str(),
+                tool.kind == Kind::Tool,
+            );
+            if let Some(&first) = listed.get(&identity) {
+                return Outcome::DuplicateOf(first);
             }
+            listed.insert(identity, i as u32);
+            if !taken.contains_key(&name) {
+                taken.insert(name.clone(), i as u32);
+                return Outcome::Named(name);
+            }
+            let identity = format!("{}\0{}", tool.server, tool.name);
+            let mut salt = 0u32;
+            let renamed = loop {
+                let mut key = identity.clone().into_bytes();
+                if salt > 0 {
+                    key.extend_from_slice(&salt.to_le_bytes());
+                }
+                let candidate = with_suffix(&name, fnv1a64(&key));
+                if !taken.contains_key(&candidate) && !reserved.contains(&candidate) {
+                    break candidate;
+                }
+                salt += 1;
+            };
+            taken.insert(renamed.clone(), i as u32);
+            Outcome::Named(renamed)
         })
         .collect()
 }
@@ -294,23 +336,59 @@ mod tests {
     }
 
     #[test]
-    fn collisions_go_to_the_first_tool() {
+    fn a_shared_name_goes_to_the_first_tool_and_the_others_get_a_suffix() {
         let tools = vec![
             Tool::new("a", "read", ""),
             Tool::new("b", "read", ""),
             Tool::new("c", "write", ""),
-            Tool::new("d", "read", ""),
+            Tool::new("a", "read", ""),
         ];
         let out = names(&tools, PrefixMode::None, &[]);
-        assert_eq!(
-            out,
-            vec![
-                Outcome::Named("read".into()),
-                Outcome::DuplicateOf(0),
-                Outcome::Named("write".into()),
-                Outcome::DuplicateOf(0),
-            ]
+        assert_eq!(out[0], Outcome::Named("read".into()));
+        let Outcome::Named(second) = &out[1] else {
+            panic!("{out:?}")
+        };
+        assert!(
+            second.starts_with("read_") && second.len() == "read_".len() + 8,
+            "{second}"
         );
+        assert_eq!(out[2], Outcome::Named("write".into()));
+        // Only the same tool listed again is a duplicate.
+        assert_eq!(out[3], Outcome::DuplicateOf(0));
+    }
+
+    #[test]
+    fn names_that_sanitize_alike_all_stay_reachable() {
+        let tools = vec![
+            Tool::new("s", "工具查询", ""),
+            Tool::new("s", "文件读取", ""),
+            Tool::new("s", "get weather now", ""),
+            Tool::new("s", "get_weather_now", ""),
+            Tool::new("s", "get.weather.now", ""),
+        ];
+        let out = names(&tools, PrefixMode::Server, &[]);
+        let named: Vec<&str> = out
+            .iter()
+            .map(|o| match o {
+                Outcome::Named(n) => n.as_str(),
+                other => panic!("hidden: {other:?}"),
+            })
+            .collect();
+        let distinct: std::collections::HashSet<&&str> = named.iter().collect();
+        assert_eq!(distinct.len(), tools.len(), "{named:?}");
+        assert!(named.iter().all(|n| valid(n)), "{named:?}");
+        assert!(named[0].starts_with("s__tool_"), "{named:?}");
+        assert_eq!(named[2], "s__get_weather_now");
+    }
+
+    #[test]
+    fn suffixed_names_fit() {
+        let long = "x".repeat(80);
+        let tools = vec![Tool::new("a", &long, ""), Tool::new("b", &long, "")];
+        for o in names(&tools, PrefixMode::None, &[]) {
+            let Outcome::Named(n) = o else { panic!() };
+            assert!(valid(&n), "{n}");
+        }
     }
 
     #[test]
@@ -320,9 +398,10 @@ mod tests {
             Tool::new("github", "x", ""),
         ];
         let out = names(&tools, PrefixMode::Short, &[]);
-        assert_eq!(
-            out,
-            vec![Outcome::Named("github__x".into()), Outcome::DuplicateOf(0)]
+        assert_eq!(out[0], Outcome::Named("github__x".into()));
+        assert!(
+            matches!(&out[1], Outcome::Named(n) if n.starts_with("github__x_")),
+            "{out:?}"
         );
     }
 

@@ -458,3 +458,31 @@ fn a_failure_is_remembered_across_runs() {
     let out = mcpw(home.path(), &["connect", "bad"]);
     assert!(stderr(&out).contains("cannot start"), "{}", stderr(&out));
 }
+
+#[test]
+fn names_that_sanitize_alike_stay_apart_and_only_a_repeat_is_hidden() {
+    let home = tempfile::tempdir().unwrap();
+    let tool = |name: &str| serde_json::json!({"name": name, "description": name, "inputSchema": {"type": "object"}});
+    let catalog = serde_json::json!({"servers": [{"name": "s", "tools": [
+        tool("工具查询"), tool("文件读取"), tool("get weather now"), tool("get_weather_now"), tool("get_weather_now")
+    ]}]});
+    let file = write(home.path(), "catalog.json", &catalog.to_string());
+    let out = mcpw(
+        home.path(),
+        &["names", "--catalog", file.to_str().unwrap(), "--json"],
+    );
+    let names: Vec<String> = json(&out)
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n["name"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(names.len(), 4, "{names:?}");
+    let distinct: std::collections::HashSet<&String> = names.iter().collect();
+    assert_eq!(distinct.len(), 4, "{names:?}");
+    assert!(
+        stderr(&out).contains("s/get_weather_now is listed 2 times"),
+        "{}",
+        stderr(&out)
+    );
+}

@@ -94,25 +94,33 @@ fn prefix_modes() {
 fn collisions_and_reserved_names_in_none_mode() {
     let tools = bench_catalog();
     let out = names(&tools, PrefixMode::None);
-    let dups: Vec<(usize, usize)> = out
-        .iter()
-        .enumerate()
-        .filter_map(|(i, o)| {
-            if let NameOutcome::DuplicateOf(w) = o {
-                Some((i, *w))
-            } else {
-                None
+    // Tools of the same name on different servers all stay reachable: the
+    // first keeps the name, the others get a suffix.
+    let mut seen = std::collections::HashSet::new();
+    let mut suffixed = 0;
+    for (i, o) in out.iter().enumerate() {
+        match o {
+            NameOutcome::Named(n) => {
+                assert!(seen.insert(n.clone()), "{n} given twice");
+                if *n != tools[i].name {
+                    suffixed += 1;
+                }
             }
-        })
-        .collect();
+            NameOutcome::DuplicateOf(w) => {
+                let (a, b) = (&tools[i], &tools[*w as usize]);
+                assert_eq!(
+                    (&a.server, &a.name),
+                    (&b.server, &b.name),
+                    "only a repeat is hidden"
+                );
+            }
+            other => panic!("{other:?}"),
+        }
+    }
     assert!(
-        !dups.is_empty(),
+        suffixed > 0,
         "the bench catalog has tools of the same name on different servers"
     );
-    for (i, w) in dups {
-        assert!(w < i);
-        assert_eq!(tools[i].name, tools[w].name);
-    }
     let reserved = names(&[Tool::new("s", "mcp", "")], PrefixMode::None);
     assert_eq!(reserved, vec![NameOutcome::Reserved("mcp".into())]);
 }

@@ -113,7 +113,34 @@ pub fn names(args: NamesArgs, sources: &ConfigSources) -> Result<ExitCode> {
             outln!("{}  ({})", e.name, e.tool.id());
         }
     }
+    report_hidden(&tools, &entries);
     Ok(ExitCode::SUCCESS)
+}
+
+/// Says on stderr which tools got no name: a server listing one name twice
+/// (the later one is hidden), or a name mcpw keeps for itself.
+fn report_hidden(tools: &[Tool], entries: &[Entry]) {
+    let named: std::collections::HashMap<(&str, &str), usize> = entries
+        .iter()
+        .map(|e| ((e.tool.server.as_str(), e.tool.name.as_str()), 1))
+        .collect();
+    let mut listed: std::collections::BTreeMap<(&str, &str), usize> = Default::default();
+    for t in tools {
+        *listed
+            .entry((t.server.as_str(), t.name.as_str()))
+            .or_default() += 1;
+    }
+    for ((server, tool), n) in &listed {
+        match named.get(&(*server, *tool)) {
+            Some(_) if *n > 1 => eprintln!(
+                "mcpw: {server}/{tool} is listed {n} times by its server: one is named, the rest are hidden"
+            ),
+            Some(_) => {}
+            None => {
+                eprintln!("mcpw: {server}/{tool} is hidden: its name is one mcpw keeps for itself")
+            }
+        }
+    }
 }
 
 pub fn search(args: SearchArgs, sources: &ConfigSources) -> Result<ExitCode> {
