@@ -257,7 +257,7 @@ impl MetadataCache {
     /// Stores (`Some`) or removes (`None`) entries, keeping everyone else's.
     /// Either way the server's recorded failure goes: it connected, or is forgotten.
     pub fn update(&self, changes: BTreeMap<String, Option<Entry>>) -> Result<(), CacheError> {
-        self.apply(vec![writer::Change::Update(changes)])
+        self.apply(&[writer::Change::Update(changes)])
     }
 
     /// Read-merge-write under the lock.
@@ -275,7 +275,7 @@ impl MetadataCache {
             .write(true)
             .open(self.path.with_extension("lock"))
             .map_err(err)?;
-        lock.lock().map_err(err)?;
+        crate::file_lock::lock_within(&lock, crate::file_lock::DEFAULT_WAIT).map_err(err)?;
         let mut file = self.read_file();
         change(&mut file);
         let result = self.write_atomically(&file).map_err(err);

@@ -537,10 +537,12 @@ impl Host {
         for t in &self.tasks {
             t.abort();
         }
-        if let Some(stats) = &self.stats
-            && let Err(e) = stats.flush()
-        {
-            tracing::warn!("cannot write call statistics: {e}");
+        if let Some(stats) = &self.stats {
+            let stats = stats.clone();
+            // Off the async threads: the file's lock may be held a while.
+            if let Ok(Err(e)) = tokio::task::spawn_blocking(move || stats.flush()).await {
+                tracing::warn!("cannot write call statistics: {e}");
+            }
         }
         self.manager.shutdown().await;
     }

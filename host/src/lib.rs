@@ -32,6 +32,7 @@ pub mod bench;
 pub mod cache;
 pub mod catalog;
 pub mod config;
+pub mod file_lock;
 pub mod gateway;
 pub mod host;
 pub mod lifecycle;

@@ -161,7 +161,14 @@ impl Stats {
             .truncate(false)
             .write(true)
             .open(path.with_extension("lock"))?;
-        lock.lock()?;
+        if let Err(e) = crate::file_lock::lock_within(&lock, crate::file_lock::DEFAULT_WAIT) {
+            // Kept for the next flush: a busy file loses no call.
+            let mut pending = self.pending.lock().unwrap_or_else(|p| p.into_inner());
+            for (name, d) in &deltas {
+                pending.entry(name.clone()).or_default().add(d);
+            }
+            return Err(e);
+        }
         let mut file = read(path);
         for (name, d) in &deltas {
             file.tools.entry(name.clone()).or_default().add(d);

@@ -615,3 +615,63 @@ fn cache_entries_that_cannot_be_read_are_dropped_and_their_servers_listed_again(
     );
     assert!(stderr.contains("\"bad_shape\" cannot be read"), "{stderr}");
 }
+
+#[test]
+fn a_cache_lock_held_elsewhere_delays_no_call_and_the_write_comes_later() {
+    let d = ConfigDirs::new();
+    let pf = d.root.path().join("pids");
+    d.user(&json!({"mcpServers": {"m": misbehave("ok", &pf, json!({}))}}).to_string());
+    let cache_dir = d.env.cache_dir();
+    std::fs::create_dir_all(&cache_dir).unwrap();
+    // Another process's lock, as a hung mcpw would hold it.
+    let lock = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(cache_dir.join("metadata.lock"))
+        .unwrap();
+    lock.lock().unwrap();
+    let mcpw = || {
+        // Bounded: before, the call never returned.
+        let mut c = std::process::Command::new("timeout");
+        c.args(["30", env!("CARGO_BIN_EXE_mcpw")])
+            .env("HOME", d.home())
+            .env_remove("XDG_CONFIG_HOME")
+            .env_remove("XDG_CACHE_HOME")
+            .env_remove("MCPW_CONFIG");
+        c
+    };
+    let out = mcpw()
+        .args(["call", "m__echo", r#"{"message": "hi"}"#])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "Echo: hi");
+    assert!(stderr.contains("written later"), "{stderr}");
+    assert!(!cache_dir.join("metadata.json").exists());
+
+    // A gateway keeps what it could not write, and writes it once the lock is free.
+    let serving = crate::servers::Serving::start(&d.home(), &["--exposure", "direct"]);
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        use rmcp::ServiceExt;
+        let client = ()
+            .serve(rmcp::transport::StreamableHttpClientTransport::from_uri(
+                serving.url(),
+            ))
+            .await
+            .unwrap();
+        let args = json!({"message": "hi"}).as_object().cloned().unwrap();
+        client
+            .call_tool(rmcp::model::CallToolRequestParams::new("m__echo").with_arguments(args))
+            .await
+            .unwrap();
+    });
+    drop(lock);
+    crate::servers::wait_until(
+        "the cache to be written after the lock is released",
+        Duration::from_secs(20),
+        || cache_dir.join("metadata.json").exists(),
+    );
+}

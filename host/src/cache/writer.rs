@@ -8,6 +8,7 @@ use std::sync::OnceLock;
 use std::sync::mpsc;
 
 /// One queued change.
+#[derive(Clone)]
 pub(super) enum Change {
     /// Entries stored (`Some`) or removed (`None`); either way the server's failure goes.
     Update(BTreeMap<String, Option<Entry>>),
@@ -47,7 +48,9 @@ impl CacheWriter {
         self.send(Job::Change(Change::Failure(server.to_string(), failure)));
     }
 
-    /// Waits until everything queued so far is written (or has failed, with a warning).
+    /// Waits until everything queued so far has been tried: written, or
+    /// failed with a warning (changes that met a locked file are kept and
+    /// tried again later).
     pub async fn flush(&self) {
         if self.queue.get().is_none() {
             return;
@@ -86,21 +89,52 @@ impl CacheWriter {
     }
 }
 
+/// How soon changes that met a locked file are tried again.
+const RETRY: std::time::Duration = std::time::Duration::from_secs(5);
+
 fn write_loop(cache: &MetadataCache, rx: &mpsc::Receiver<Job>) {
-    while let Ok(first) = rx.recv() {
-        let mut changes = Vec::new();
+    // Changes not written yet because another process held the file's lock:
+    // kept, and tried again with the next changes or after a while.
+    let mut unwritten: Vec<Change> = Vec::new();
+    loop {
+        let first = if unwritten.is_empty() {
+            rx.recv().ok()
+        } else {
+            match rx.recv_timeout(RETRY) {
+                Ok(job) => Some(job),
+                Err(mpsc::RecvTimeoutError::Timeout) => None,
+                Err(mpsc::RecvTimeoutError::Disconnected) => {
+                    if let Err(e) = cache.apply(&unwritten) {
+                        tracing::warn!("{e}; the last tool lists were not cached");
+                    }
+                    return;
+                }
+            }
+        };
+        let ended = first.is_none() && unwritten.is_empty();
+        if ended {
+            return;
+        }
         let mut flushed = Vec::new();
-        for job in std::iter::once(first).chain(rx.try_iter()) {
+        for job in first.into_iter().chain(rx.try_iter()) {
             match job {
-                Job::Change(c) => changes.push(c),
+                Job::Change(c) => unwritten.push(c),
                 Job::Flushed(done) => flushed.push(done),
             }
         }
-        if !changes.is_empty()
-            && let Err(e) = cache.apply(changes)
-        {
-            tracing::warn!("{e}");
+        if !unwritten.is_empty() {
+            match cache.apply(&unwritten) {
+                Ok(()) => unwritten.clear(),
+                Err(e) if e.source.kind() == std::io::ErrorKind::TimedOut => {
+                    tracing::warn!("{e}; kept in memory and written later");
+                }
+                Err(e) => {
+                    tracing::warn!("{e}");
+                    unwritten.clear();
+                }
+            }
         }
+        // A flush waits for an attempt, not for another process to let go.
         for done in flushed {
             done();
         }
@@ -109,9 +143,9 @@ fn write_loop(cache: &MetadataCache, rx: &mpsc::Receiver<Job>) {
 
 impl MetadataCache {
     /// Applies queued changes in order, in one locked write.
-    pub(super) fn apply(&self, changes: Vec<Change>) -> Result<(), CacheError> {
+    pub(super) fn apply(&self, changes: &[Change]) -> Result<(), CacheError> {
         self.modify(|file| {
-            for change in changes {
+            for change in changes.iter().cloned() {
                 match change {
                     Change::Update(entries) => {
                         for (name, entry) in entries {
