@@ -1,8 +1,10 @@
 //! The metadata cache across processes, and server processes across mcpw's exit.
 
 use crate::common::{ConfigDirs, entry_names, host, write};
-use crate::servers::{all_gone, pids, servers, wait_until};
+use crate::servers::{alive, all_gone, pids, servers, wait_until};
 use mcpw::catalog::ConnectionState;
+use rmcp::ServiceExt;
+use rmcp::model::CallToolRequestParams;
 use serde_json::{Value, json};
 use std::process::{Command, Stdio};
 use std::time::Duration;
@@ -218,5 +220,66 @@ fn a_secret_command_dies_with_mcpw() {
     assert!(
         all_gone(&pids(&pf), Duration::from_secs(5)),
         "the secret command was killed"
+    );
+}
+
+/// `kill -9` of `mcpw serve` runs no handler and kills nothing in order; still
+/// every process mcpw started dies with it: a server, what a server started,
+/// and a server that ignores both stdin EOF and SIGTERM.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_process_outlives_mcpw_serve_killed_with_sigkill() {
+    let d = ConfigDirs::new();
+    let pf = d.root.path().join("pids");
+    let mut plain = ok_server(&pf);
+    plain["lifecycle"] = json!("eager");
+    // A shell that ignores SIGTERM and SIGHUP, runs the server, and once the
+    // server is gone (it exits on stdin EOF) goes on sleeping under its pid.
+    let script = r#"trap '' TERM HUP; echo $$ >> "$PID_FILE"; node "$0" ok; exec sleep 300"#;
+    let stubborn = json!({"command": "sh", "args": ["-c", script, servers().misbehave()],
+        "env": {"PID_FILE": pf.display().to_string()}});
+    d.user(&json!({"mcpServers": {"plain": plain, "stubborn": stubborn}}).to_string());
+    let stderr = std::fs::File::create(d.root.path().join("stderr")).unwrap();
+    let mut mcpw = tokio::process::Command::new(env!("CARGO_BIN_EXE_mcpw"));
+    mcpw.args(["serve", "--exposure", "direct"])
+        .current_dir(d.home())
+        .env("HOME", d.home())
+        .env_remove("XDG_CONFIG_HOME")
+        .env_remove("XDG_CACHE_HOME")
+        .env_remove("XDG_STATE_HOME")
+        .env_remove("MCPW_CONFIG")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(stderr)
+        .kill_on_drop(true);
+    let mut child = mcpw.spawn().unwrap();
+    let io = (child.stdout.take().unwrap(), child.stdin.take().unwrap());
+    let client = ().serve(io).await.unwrap();
+    for tool in ["plain__spawn_child", "stubborn__spawn_child"] {
+        let out = client
+            .call_tool(CallToolRequestParams::new(tool))
+            .await
+            .unwrap();
+        assert_ne!(out.is_error, Some(true), "{tool}: {out:?}");
+    }
+    let all = pids(&pf);
+    assert_eq!(
+        all.len(),
+        5,
+        "two servers, a shell and two grandchildren: {all:?}"
+    );
+
+    // SAFETY: signalling the child we spawned.
+    unsafe { libc::kill(child.id().unwrap() as i32, libc::SIGKILL) };
+    child.wait().await.unwrap();
+    let gone = all_gone(&all, Duration::from_secs(5));
+    let left: Vec<u32> = all.iter().copied().filter(|p| alive(*p)).collect();
+    for pid in &left {
+        // SAFETY: only signals; these are the test's leftovers.
+        unsafe { libc::kill(*pid as i32, libc::SIGKILL) };
+    }
+    drop(client);
+    assert!(
+        gone,
+        "left behind after kill -9 of mcpw: {left:?} of {all:?}"
     );
 }

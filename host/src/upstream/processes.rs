@@ -1,8 +1,28 @@
-//! Every stdio server runs as the leader of its own process group, so that the
-//! server and anything it starts are killed together: on close, on drop, and when
-//! mcpw exits or receives SIGINT/SIGTERM/SIGHUP. No server outlives mcpw. The
-//! same registry holds the short-lived helpers mcpw starts (secret commands,
-//! `npm exec`).
+//! Every process mcpw starts dies with mcpw, however mcpw dies.
+//!
+//! Each stdio server runs as the leader of its own process group, so that the
+//! server and anything it starts are killed together: on close, on drop, and
+//! when mcpw exits or receives SIGINT/SIGTERM/SIGHUP. The same registry holds
+//! the short-lived helpers mcpw starts (secret commands, `npm exec`).
+//!
+//! An orderly exit is not enough: `kill -9` (or the OOM killer) runs no
+//! handler, and a server that ignores stdin EOF and SIGTERM, or what a server
+//! started, would be adopted by PID 1. So every group also holds a watchdog
+//! that kills it when mcpw's end of a pipe closes (`watchdog`: any Unix), and
+//! on Linux a server itself gets SIGKILL as its parent dies (`spawner`).
+//!
+//! What is not covered: a process that leaves its group (`setsid`, a daemon);
+//! a set-user-ID server loses the parent-death signal on exec (the watchdog
+//! remains); on macOS, a server spawned a moment before mcpw is killed, before
+//! its watchdog starts; an interactive secret command, which stays in mcpw's
+//! own group to reach the terminal, dies with the terminal's hangup, not on
+//! `kill -9`. Windows would take a job object killed on close (process-wrap's
+//! `job-object` feature, not enabled): this module is for Unix.
+
+mod spawner;
+mod watchdog;
+
+pub use spawner::spawn_group;
 
 use std::collections::BTreeSet;
 use std::sync::Mutex;
@@ -35,18 +55,45 @@ fn kill_group(pgid: i32) {
     }
 }
 
-/// Owns a server's process group; killing it (or dropping it) kills the group.
+/// Owns a server's process group; killing it (or dropping it) kills the group,
+/// and so does mcpw's death, through the group's watchdog.
 #[derive(Debug)]
 pub struct GroupGuard {
     pgid: i32,
+    /// The watchdog's pipe: closed, by drop or by mcpw's death, it kills the group.
+    _watchdog: Option<std::io::PipeWriter>,
 }
 
 impl GroupGuard {
-    /// Registers the group led by `pid`.
+    /// Registers the group led by `pid`, and puts a watchdog in it; without
+    /// one (logged) the group dies on mcpw's orderly exits only.
     pub fn new(pid: u32) -> GroupGuard {
+        GroupGuard::watched(pid).unwrap_or_else(|e| {
+            // EPERM: the group is gone already (a helper that finished at once).
+            if e.raw_os_error() == Some(libc::EPERM) {
+                tracing::debug!("process group {pid} ended before its watchdog started");
+            } else {
+                tracing::warn!(
+                    "process group {pid} has no watchdog ({e}); it may outlive a killed mcpw"
+                );
+            }
+            GroupGuard::register(pid, None)
+        })
+    }
+
+    /// Registers the group led by `pid` with a watchdog in it, or fails.
+    pub fn watched(pid: u32) -> std::io::Result<GroupGuard> {
+        let pipe = watchdog::start(pid as i32)?;
+        Ok(GroupGuard::register(pid, Some(pipe)))
+    }
+
+    fn register(pid: u32, watchdog: Option<std::io::PipeWriter>) -> GroupGuard {
         let pgid = pid as i32;
         groups().insert(pgid);
-        GroupGuard { pgid }
+        GroupGuard {
+            pgid,
+            _watchdog: watchdog,
+        }
     }
 
     /// The leader's process id.

@@ -1,13 +1,14 @@
-//! Stdio servers: a child process in its own process group, its stderr kept in a
-//! bounded buffer for error messages (and shown live with `debug: true`), its
-//! stdout watched for what the MCP codec would drop silently.
+//! Stdio servers: a child process in its own process group, which dies with
+//! mcpw however mcpw dies (see `processes`), its stderr kept in a bounded
+//! buffer for error messages (and shown live with `debug: true`), its stdout
+//! watched for what the MCP codec would drop silently.
 
 mod watch;
 
-use super::processes::GroupGuard;
+use super::processes::{self, GroupGuard};
 use super::{ConnectContext, ConnectError, npx, secrets};
 use crate::config::{ServerConfig, Transport};
-use process_wrap::tokio::{CommandWrap, ProcessGroup};
+use process_wrap::tokio::CommandWrap;
 use rmcp::RoleClient;
 use rmcp::transport::async_rw::{AsyncRwTransport, DEFAULT_MAX_LINE_LENGTH};
 use std::collections::VecDeque;
@@ -107,31 +108,25 @@ pub async fn spawn(
     if let Some(cwd) = cwd {
         cmd.current_dir(cwd);
     }
-    let mut wrapped = CommandWrap::from(cmd);
-    wrapped.wrap(ProcessGroup::leader());
-    wrapped
-        .command_mut()
-        .stdin(Stdio::piped())
+    cmd.stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-    let mut child = wrapped.spawn().map_err(|e| ConnectError::Spawn {
-        command: program.clone(),
-        message: e.to_string(),
-    })?;
-    let pid = child.id().ok_or_else(|| ConnectError::Spawn {
-        command: program.clone(),
-        message: "exited at once".into(),
-    })?;
+    let (mut child, group) = processes::spawn_group(CommandWrap::from(cmd))
+        .await
+        .map_err(|e| ConnectError::Spawn {
+            command: program.clone(),
+            message: e.to_string(),
+        })?;
     let (stdin, stdout, stderr) = (
         child.stdin().take(),
         child.stdout().take(),
         child.stderr().take(),
     );
-    // Reaped when it exits; killing is the group guard's job.
+    // Reaped when it exits; killing is the group guard's job. (Started after
+    // the watchdog's launcher, a member of the group, was reaped.)
     tokio::spawn(async move {
         let _ = child.wait().await;
     });
-    let group = GroupGuard::new(pid);
     let (Some(stdin), Some(stdout)) = (stdin, stdout) else {
         unreachable!("stdin and stdout were piped")
     };
