@@ -107,7 +107,7 @@ fn collisions_and_reserved_names_in_none_mode() {
                 }
             }
             NameOutcome::DuplicateOf(w) => {
-                let (a, b) = (&tools[i], &tools[*w as usize]);
+                let (a, b) = (&tools[i], &tools[*w]);
                 assert_eq!(
                     (&a.server, &a.name),
                     (&b.server, &b.name),

@@ -675,3 +675,32 @@ fn a_cache_lock_held_elsewhere_delays_no_call_and_the_write_comes_later() {
         || cache_dir.join("metadata.json").exists(),
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_guests_deadline_does_not_count_its_wait_for_a_server() {
+    let d = ConfigDirs::new();
+    let pf = d.root.path().join("pids");
+    d.user(
+        &json!({
+            "mcpServers": {"slow": misbehave("ok", &pf, json!({"callTimeoutMs": 900}))},
+            "settings": {"plugins": {
+                "ranking": adversarial_path(),
+                "grants": {"ranking": ["calls"]},
+                "limits": {"deadlineMs": 300}
+            }}
+        })
+        .to_string(),
+    );
+    let host = host_with_config(&d, |_| {}).await;
+    // The guest waits 900 ms for `hang`, three times its 300 ms deadline: the
+    // server's timeout comes back to it as an error value, not a trap.
+    let err = host
+        .search("calls:slow/hang", SearchOptions::default())
+        .await
+        .unwrap_err();
+    let text = err.to_string();
+    assert!(!text.contains("deadline of 300 ms"), "{text}");
+    assert!(text.contains("900 ms"), "{text}");
+    // Its own time still counts (sandbox::deadline_violated: a spinning guest traps).
+    host.shutdown().await;
+}

@@ -187,7 +187,19 @@ impl GuestInstance {
             let state = GuestState::new(m.name.clone(), &o.limits, o.grants, o.services.clone());
             let mut store = Store::new(PluginEngine::shared().engine(), state);
             store.limiter(|s| &mut s.limiter);
-            store.epoch_deadline_trap();
+            // The deadline is the guest's own running time: when the epoch
+            // passes it, time spent waiting in host calls (a server's answer)
+            // is given back, and only a guest past its budget traps.
+            let budget = o.limits.deadline;
+            store.epoch_deadline_callback(move |store| {
+                let used = store.data().guest_time();
+                if used >= budget {
+                    return Err(wasmtime::Trap::Interrupt.into());
+                }
+                Ok(wasmtime::UpdateDeadline::Continue(
+                    PluginEngine::deadline_ticks(budget - used),
+                ))
+            });
             store.set_epoch_deadline(PluginEngine::deadline_ticks(o.limits.deadline));
             let _running = PluginEngine::shared().enter();
             match m.pre.instantiate(&mut store) {

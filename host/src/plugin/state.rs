@@ -29,6 +29,11 @@ pub(crate) struct GuestState {
     /// The last error-level record the guest logged (the default guest logs its
     /// panic message there), used to explain a trap.
     pub(crate) last_error: Option<String>,
+    /// When the current call into the guest began.
+    call_started: std::time::Instant,
+    /// Time the current call has spent waiting in host calls (a server's
+    /// answer, a connect): not the guest's own, so not under its deadline.
+    host_time: std::time::Duration,
 }
 
 impl GuestState {
@@ -55,13 +60,30 @@ impl GuestState {
             services,
             log_budget: LOG_BUDGET,
             last_error: None,
+            call_started: std::time::Instant::now(),
+            host_time: std::time::Duration::ZERO,
         }
+    }
+
+    /// How long the current call has run in the guest itself.
+    pub(crate) fn guest_time(&self) -> std::time::Duration {
+        self.call_started.elapsed().saturating_sub(self.host_time)
+    }
+
+    /// Runs a host call the guest waits on, its time kept off the guest's clock.
+    fn waited<R>(&mut self, f: impl FnOnce(&Self) -> R) -> R {
+        let started = std::time::Instant::now();
+        let r = f(self);
+        self.host_time += started.elapsed();
+        r
     }
 
     /// Resets per-call state before each call into the guest.
     pub(crate) fn begin_call(&mut self) {
         self.log_budget = LOG_BUDGET;
         self.last_error = None;
+        self.call_started = std::time::Instant::now();
+        self.host_time = std::time::Duration::ZERO;
     }
 
     fn check(&self, capability: Capability) -> Result<(), types::PluginError> {
@@ -191,16 +213,14 @@ impl catalog::Host for GuestState {
 impl lifecycle::Host for GuestState {
     fn connect(&mut self, server: String) -> Result<types::ServerStatus, types::PluginError> {
         self.check(Capability::Lifecycle)?;
-        self.services
-            .connect(&server, false)
+        self.waited(|s| s.services.connect(&server, false))
             .map(wit_status)
             .map_err(service_error)
     }
 
     fn refresh(&mut self, server: String) -> Result<types::ServerStatus, types::PluginError> {
         self.check(Capability::Lifecycle)?;
-        self.services
-            .connect(&server, true)
+        self.waited(|s| s.services.connect(&server, true))
             .map(wit_status)
             .map_err(service_error)
     }
@@ -215,8 +235,7 @@ impl calls::Host for GuestState {
     ) -> Result<calls::CallResult, types::PluginError> {
         self.check(Capability::Calls)?;
         let out = self
-            .services
-            .call_tool(&server, &tool, &arguments)
+            .waited(|s| s.services.call_tool(&server, &tool, &arguments))
             .map_err(service_error)?;
         Ok(calls::CallResult {
             content: out.content,
@@ -227,8 +246,7 @@ impl calls::Host for GuestState {
 
     fn read_resource(&mut self, server: String, uri: String) -> Result<String, types::PluginError> {
         self.check(Capability::Calls)?;
-        self.services
-            .read_resource(&server, &uri)
+        self.waited(|s| s.services.read_resource(&server, &uri))
             .map_err(service_error)
     }
 }
