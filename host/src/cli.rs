@@ -158,6 +158,11 @@ fn with_runtime_on(
         command.await
     });
     mcpw::upstream::processes::kill_all();
+    // A command that stopped on a signal exits with the signal's status.
+    let result = match mcpw::upstream::processes::signal_status() {
+        Some(code) => result.map(|_| ExitCode::from(code)),
+        None => result,
+    };
     result
 }
 

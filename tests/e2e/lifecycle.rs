@@ -704,3 +704,48 @@ async fn a_guests_deadline_does_not_count_its_wait_for_a_server() {
     // Its own time still counts (sandbox::deadline_violated: a spinning guest traps).
     host.shutdown().await;
 }
+
+#[test]
+fn a_signal_stops_serve_through_its_own_shutdown() {
+    use std::io::Read;
+    let d = ConfigDirs::new();
+    let pf = d.root.path().join("pids");
+    d.user(
+        &json!({"mcpServers": {"m": misbehave("ok", &pf, json!({"lifecycle": "eager"}))}})
+            .to_string(),
+    );
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_mcpw"))
+        .args(["serve", "--http", &format!("127.0.0.1:{port}")])
+        .env("HOME", d.home())
+        .env_remove("XDG_CONFIG_HOME")
+        .env_remove("XDG_CACHE_HOME")
+        .env_remove("MCPW_CONFIG")
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    crate::servers::wait_until("serve to listen", Duration::from_secs(20), || {
+        std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
+    });
+    crate::servers::wait_until("the eager server to start", Duration::from_secs(20), || {
+        !pids(&pf).is_empty()
+    });
+    // SIGTERM, as a service manager sends it: the same orderly stop as Ctrl-C.
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    let status = child.wait().unwrap();
+    let mut stderr = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
+    assert_eq!(status.code(), Some(143), "{stderr}");
+    assert!(stderr.contains("mcpw: stopping"), "{stderr}");
+    assert!(all_gone(&pids(&pf), Duration::from_secs(5)));
+}

@@ -237,7 +237,8 @@ pub async fn serve(args: ServeArgs, sources: &ConfigSources) -> Result<ExitCode>
         Some(addr) => {
             let options = HttpOptions { addr, token };
             let shutdown = async {
-                let _ = tokio::signal::ctrl_c().await;
+                mcpw::upstream::processes::stop_requested().await;
+                eprintln!("mcpw: stopping");
             };
             http::serve(
                 shared,
@@ -253,7 +254,10 @@ pub async fn serve(args: ServeArgs, sources: &ConfigSources) -> Result<ExitCode>
                 .serve(stdio())
                 .await
                 .context("MCP initialize on stdio")?;
-            let _ = service.waiting().await;
+            tokio::select! {
+                _ = service.waiting() => {}
+                _ = mcpw::upstream::processes::stop_requested() => eprintln!("mcpw: stopping"),
+            }
         }
     }
     host.shutdown().await;

@@ -176,12 +176,57 @@ pub fn live_groups() -> usize {
     groups().len()
 }
 
-/// On SIGINT, SIGTERM or SIGHUP (a closed terminal): run the exit hooks, kill
-/// every server group, then exit with the conventional status (130 / 143 /
-/// 129). Call once, inside a tokio runtime.
+/// The signal that asked mcpw to stop (its conventional exit status), once one came.
+static SIGNALLED: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(0);
+/// A command is stopping by itself on a signal (see [`stop_requested`]).
+static GRACEFUL: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+static STOP: tokio::sync::Notify = tokio::sync::Notify::const_new();
+/// How long a command stopping by itself may take before mcpw exits anyway.
+const GRACE: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// Returns once SIGINT, SIGTERM or SIGHUP asks mcpw to stop. A command that
+/// awaits this stops by itself (`serve` closes its connections and writes
+/// what is pending) instead of being ended by the signal handler; a second
+/// signal, or [`GRACE`] later, ends the process anyway.
+pub async fn stop_requested() {
+    use std::sync::atomic::Ordering;
+    GRACEFUL.store(true, Ordering::SeqCst);
+    loop {
+        let notified = STOP.notified();
+        if SIGNALLED.load(Ordering::SeqCst) != 0 {
+            return;
+        }
+        notified.await;
+    }
+}
+
+/// The exit status a signal asked for (130, 143 or 129), if one came.
+pub fn signal_status() -> Option<u8> {
+    match SIGNALLED.load(std::sync::atomic::Ordering::SeqCst) {
+        0 => None,
+        code => u8::try_from(code).ok(),
+    }
+}
+
+/// Ends mcpw now: every server group killed, the exit hooks run.
+fn exit_now(code: i32) -> ! {
+    // Servers first: nothing a hook does may keep them alive.
+    kill_all();
+    let hooks = std::mem::take(&mut *EXIT_HOOKS.lock().unwrap_or_else(|p| p.into_inner()));
+    for hook in hooks {
+        let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(hook));
+    }
+    std::process::exit(code);
+}
+
+/// On SIGINT, SIGTERM or SIGHUP (a closed terminal): a command that takes the
+/// stop itself ([`stop_requested`]) is told, and given [`GRACE`]; otherwise
+/// every server group is killed, the exit hooks run, and mcpw exits with the
+/// conventional status (130 / 143 / 129). Call once, inside a tokio runtime.
 pub fn exit_on_signals() {
     #[cfg(unix)]
     tokio::spawn(async {
+        use std::sync::atomic::Ordering;
         use tokio::signal::unix::{SignalKind, signal};
         let (Ok(mut int), Ok(mut term), Ok(mut hup)) = (
             signal(SignalKind::interrupt()),
@@ -193,17 +238,25 @@ pub fn exit_on_signals() {
             );
             return;
         };
-        let code = tokio::select! {
-            _ = int.recv() => 130,
-            _ = term.recv() => 143,
-            _ = hup.recv() => 129,
+        let mut next = async || {
+            tokio::select! {
+                _ = int.recv() => 130,
+                _ = term.recv() => 143,
+                _ = hup.recv() => 129,
+            }
         };
-        // Servers first: nothing a hook does may keep them alive.
-        kill_all();
-        let hooks = std::mem::take(&mut *EXIT_HOOKS.lock().unwrap_or_else(|p| p.into_inner()));
-        for hook in hooks {
-            let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(hook));
+        let code = next().await;
+        SIGNALLED.store(code, Ordering::SeqCst);
+        if !GRACEFUL.load(Ordering::SeqCst) {
+            exit_now(code);
         }
-        std::process::exit(code);
+        STOP.notify_waiters();
+        // The command stops by itself; a second signal or a stop that takes
+        // too long ends it here.
+        tokio::select! {
+            _ = next() => {}
+            _ = tokio::time::sleep(GRACE) => tracing::warn!("stopping took over {} s; exiting", GRACE.as_secs()),
+        }
+        exit_now(code);
     });
 }
