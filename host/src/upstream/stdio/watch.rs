@@ -1,42 +1,54 @@
 //! A server's stdout on its way to the MCP codec, watched for what the codec
-//! would drop without a word: a message over the size limit (the connection
-//! is closed with that reason instead of leaving the call to time out) and
-//! text that is not JSON-RPC (kept as a note for the error if nothing answers).
+//! would drop without a word: a message over the size limit, and text that
+//! is not JSON-RPC (kept as a note for the error if nothing answers).
+//!
+//! Lines pass whole, so that one over the limit can be held back: the codec
+//! never sees it, and in its place goes an error answer to the request it
+//! answered (its `id` read from the line's start or end). That call fails and
+//! the connection, with the server's state, stays. A line whose `id` cannot be
+//! found ends the stream, with the reason.
 
 use super::StderrTail;
+use std::collections::VecDeque;
 use std::io;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll, ready};
 use tokio::io::{AsyncRead, ReadBuf};
 
-/// How much of a line is kept to judge (and quote) it.
-const HEAD: usize = 120;
+/// How much of a line's start (and end) is kept to judge, quote, or find its `id`.
+const HEAD: usize = 512;
 
 pub struct Watched<R> {
     inner: R,
     notes: Arc<StderrTail>,
     limit: usize,
-    /// Bytes of the current line so far (without its newline).
-    line_len: usize,
-    /// Its first bytes.
-    head: Vec<u8>,
+    /// The current line so far, while under the limit.
+    line: Vec<u8>,
+    /// Over the limit: its first bytes, and its last ones so far.
+    skipped: Option<(Vec<u8>, VecDeque<u8>)>,
+    /// Whole lines ready for the codec.
+    out: VecDeque<u8>,
+    /// The server's stdout ended.
+    eof: bool,
 }
 
 impl<R> Watched<R> {
-    /// Watches `inner`; a line longer than `limit` bytes ends the stream.
+    /// Watches `inner`; a line of `limit` bytes or more is answered for.
     pub fn new(inner: R, notes: Arc<StderrTail>, limit: usize) -> Self {
         Watched {
             inner,
             notes,
             limit,
-            line_len: 0,
-            head: Vec::with_capacity(HEAD),
+            line: Vec::new(),
+            skipped: None,
+            out: VecDeque::new(),
+            eof: false,
         }
     }
 
-    fn line_ended(&mut self) {
-        let text = String::from_utf8_lossy(&self.head);
+    fn note_if_not_json(&self, head: &[u8]) {
+        let text = String::from_utf8_lossy(&head[..head.len().min(120)]);
         let text = text.trim();
         if !text.is_empty() && !text.starts_with('{') {
             self.notes.note(
@@ -44,9 +56,97 @@ impl<R> Watched<R> {
                 false,
             );
         }
-        self.line_len = 0;
-        self.head.clear();
     }
+
+    /// Takes in what the server wrote. An error means an oversized line
+    /// whose request cannot be told.
+    fn take_in(&mut self, bytes: &[u8]) -> io::Result<()> {
+        for chunk in bytes.split_inclusive(|&b| b == b'\n') {
+            let ends = chunk.last() == Some(&b'\n');
+            match &mut self.skipped {
+                None => {
+                    self.line.extend_from_slice(chunk);
+                    let content = self.line.len() - ends as usize;
+                    // rmcp drops a line whose content reaches the limit.
+                    if content >= self.limit {
+                        let head = self.line[..HEAD.min(content)].to_vec();
+                        let tail: VecDeque<u8> = self.line[content.saturating_sub(HEAD)..content]
+                            .iter()
+                            .copied()
+                            .collect();
+                        self.line = Vec::new();
+                        self.skipped = Some((head, tail));
+                    } else if ends {
+                        self.note_if_not_json(&self.line);
+                        self.out.extend(self.line.drain(..));
+                        continue;
+                    }
+                    if !ends {
+                        continue;
+                    }
+                }
+                Some((_, tail)) => {
+                    let content = &chunk[..chunk.len() - ends as usize];
+                    tail.extend(content.iter().copied());
+                    let extra = tail.len().saturating_sub(HEAD);
+                    tail.drain(..extra);
+                    if !ends {
+                        continue;
+                    }
+                }
+            }
+            // The end of an oversized line: answer for it.
+            let (head, mut tail) = self.skipped.take().expect("over the limit");
+            let mib = self.limit >> 20;
+            let Some(id) = request_id(&head, tail.make_contiguous()) else {
+                self.notes.note(
+                    format!("the server sent a message larger than {mib} MiB (the limit), so the connection was closed"),
+                    true,
+                );
+                return Err(io::Error::other("message over the size limit"));
+            };
+            tracing::warn!("a server's answer was over {mib} MiB: that call fails");
+            let answer = serde_json::json!({"jsonrpc": "2.0", "id": id, "error": {
+                "code": -32603,
+                "message": format!("the server's answer is larger than {mib} MiB, the most mcpw takes in one message"),
+            }});
+            self.out.extend(answer.to_string().into_bytes());
+            self.out.push_back(b'\n');
+        }
+        Ok(())
+    }
+}
+
+/// The `id` of a JSON-RPC message from its first and last bytes: the first
+/// `"id"` key before its result or error, else the last one at its end.
+fn request_id(head: &[u8], tail: &[u8]) -> Option<serde_json::Value> {
+    let head = String::from_utf8_lossy(head);
+    let body = ["\"result\"", "\"error\""]
+        .iter()
+        .filter_map(|k| head.find(k))
+        .min()
+        .unwrap_or(head.len());
+    if let Some(id) = head[..body]
+        .find("\"id\"")
+        .and_then(|at| id_value(&head[at + 4..]))
+    {
+        return Some(id);
+    }
+    let tail = String::from_utf8_lossy(tail);
+    tail.rfind("\"id\"")
+        .and_then(|at| id_value(&tail[at + 4..]))
+}
+
+/// The value after `"id"`: `: 5` or `: "abc"`.
+fn id_value(after_key: &str) -> Option<serde_json::Value> {
+    let rest = after_key.trim_start().strip_prefix(':')?.trim_start();
+    let end = if rest.starts_with('"') {
+        rest[1..].find('"')? + 2
+    } else {
+        rest.find(|c: char| !(c.is_ascii_digit() || c == '-'))
+            .unwrap_or(rest.len())
+    };
+    serde_json::from_str(&rest[..end]).ok()
 }
 
 impl<R: AsyncRead + Unpin> AsyncRead for Watched<R> {
@@ -56,36 +156,34 @@ impl<R: AsyncRead + Unpin> AsyncRead for Watched<R> {
         buf: &mut ReadBuf<'_>,
     ) -> Poll<io::Result<()>> {
         let this = &mut *self;
-        let before = buf.filled().len();
-        ready!(Pin::new(&mut this.inner).poll_read(cx, buf))?;
-        let mut oversized = false;
-        for chunk in buf.filled()[before..].split_inclusive(|&b| b == b'\n') {
-            let ends = chunk.last() == Some(&b'\n');
-            let content = &chunk[..chunk.len() - ends as usize];
-            this.line_len += content.len();
-            let room = HEAD.saturating_sub(this.head.len());
-            this.head
-                .extend_from_slice(&content[..content.len().min(room)]);
-            // rmcp drops a line whose content reaches the limit (with its newline, over it).
-            if this.line_len >= this.limit {
-                let mib = this.limit >> 20;
-                this.notes.note(
-                    format!("the server sent a message larger than {mib} MiB (the limit), so the connection was closed"),
-                    true,
-                );
-                oversized = true;
-                break;
+        loop {
+            if !this.out.is_empty() {
+                let n = this.out.len().min(buf.remaining());
+                let (a, b) = this.out.as_slices();
+                let from_a = n.min(a.len());
+                buf.put_slice(&a[..from_a]);
+                buf.put_slice(&b[..n - from_a]);
+                this.out.drain(..n);
+                return Poll::Ready(Ok(()));
             }
-            if ends {
-                this.line_ended();
+            if this.eof {
+                // What is left of an unfinished line goes as it is.
+                let rest = std::mem::take(&mut this.line);
+                if rest.is_empty() {
+                    return Poll::Ready(Ok(()));
+                }
+                this.out.extend(rest);
+                continue;
             }
+            let mut chunk = [0u8; 64 * 1024];
+            let mut read = ReadBuf::new(&mut chunk);
+            ready!(Pin::new(&mut this.inner).poll_read(cx, &mut read))?;
+            if read.filled().is_empty() {
+                this.eof = true;
+                continue;
+            }
+            this.take_in(read.filled())?;
         }
-        if oversized {
-            // An error read hands back no bytes.
-            buf.set_filled(before);
-            return Poll::Ready(Err(io::Error::other("message over the size limit")));
-        }
-        Poll::Ready(Ok(()))
     }
 }
 
@@ -118,7 +216,35 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn an_oversized_line_ends_the_stream_with_the_reason() {
+    async fn an_oversized_answer_is_replaced_by_an_error_for_its_request() {
+        let mut input = b"{\"ok\":1}\n{\"jsonrpc\":\"2.0\",\"id\":7,\"result\":\"".to_vec();
+        input.extend(std::iter::repeat_n(b'x', 3 << 20));
+        input.extend(b"\"}\n{\"after\":2}\n");
+        let (out, note) = read_all(&input, 2 << 20).await;
+        let out = String::from_utf8(out.unwrap()).unwrap();
+        let lines: Vec<&str> = out.lines().collect();
+        assert_eq!(lines.len(), 3, "{}", &out[..out.len().min(300)]);
+        let answer: serde_json::Value = serde_json::from_str(lines[1]).unwrap();
+        assert_eq!(answer["id"], 7);
+        assert!(
+            answer["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("larger than 2 MiB")
+        );
+        assert_eq!(lines[2], "{\"after\":2}");
+        assert_eq!(note, None);
+        // The id at the end, as some servers write it.
+        let mut input = b"{\"result\":\"".to_vec();
+        input.extend(std::iter::repeat_n(b'y', 3 << 20));
+        input.extend(b"\",\"jsonrpc\":\"2.0\",\"id\":\"req-9\"}\n");
+        let (out, _) = read_all(&input, 2 << 20).await;
+        let answer: serde_json::Value = serde_json::from_slice(&out.unwrap()).unwrap();
+        assert_eq!(answer["id"], "req-9");
+    }
+
+    #[tokio::test]
+    async fn an_oversized_line_with_no_id_ends_the_stream_with_the_reason() {
         let mut input = b"{\"ok\":1}\n".to_vec();
         input.extend(std::iter::repeat_n(b'x', 3 << 20));
         input.push(b'\n');
