@@ -174,8 +174,12 @@ fn init_logging(verbose: u8) {
     };
     let filter = tracing_subscriber::EnvFilter::try_from_env("MCPW_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
+    // Colours only for a person at a terminal: under `serve`, stderr ends up
+    // in the MCP client's log file.
+    use std::io::IsTerminal;
     tracing_subscriber::fmt()
         .with_env_filter(filter)
+        .with_ansi(std::io::stderr().is_terminal())
         .with_writer(std::io::stderr)
         .with_target(false)
         .init();
@@ -187,8 +191,8 @@ fn load_config(sources: &ConfigSources) -> Config {
     let cfg = config::load(sources);
     for d in &cfg.diagnostics {
         match d.severity {
-            config::Severity::Error => tracing::error!("{d}"),
-            config::Severity::Warning => tracing::warn!("{d}"),
+            config::Severity::Error => tracing::error!("{}", d.detail()),
+            config::Severity::Warning => tracing::warn!("{}", d.detail()),
         }
     }
     cfg

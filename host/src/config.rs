@@ -122,23 +122,32 @@ impl Diagnostic {
     }
 }
 
+impl Diagnostic {
+    /// Where and what, without the severity (for a log line that shows its
+    /// own level).
+    pub fn detail(&self) -> String {
+        let mut out = self.file.display().to_string();
+        if let (Some(l), Some(c)) = (self.line, self.column) {
+            out.push_str(&format!(":{l}:{c}"));
+        }
+        if let Some(s) = &self.server {
+            out.push_str(&format!(": server \"{s}\""));
+        }
+        if let Some(field) = &self.field {
+            out.push_str(&format!(": field `{field}`"));
+        }
+        out.push_str(&format!(": {}", self.message));
+        out
+    }
+}
+
 impl fmt::Display for Diagnostic {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let level = match self.severity {
             Severity::Error => "error",
             Severity::Warning => "warning",
         };
-        write!(f, "{level}: {}", self.file.display())?;
-        if let (Some(l), Some(c)) = (self.line, self.column) {
-            write!(f, ":{l}:{c}")?;
-        }
-        if let Some(s) = &self.server {
-            write!(f, ": server \"{s}\"")?;
-        }
-        if let Some(field) = &self.field {
-            write!(f, ": field `{field}`")?;
-        }
-        write!(f, ": {}", self.message)
+        write!(f, "{level}: {}", self.detail())
     }
 }
 
@@ -146,7 +155,16 @@ impl fmt::Display for Diagnostic {
 #[allow(clippy::result_large_err)] // a diagnostic is built once per broken file
 pub fn parse_json(text: &str, path: &Path) -> Result<serde_json::Value, Diagnostic> {
     serde_json::from_str(&jsonc::strip(text))
-        .map_err(|e| Diagnostic::parse(path, e.line(), e.column(), format!("invalid JSON: {e}")))
+        // serde_json says column 0 at a line's end (an unexpected end of file):
+        // editors count from 1.
+        .map_err(|e| {
+            Diagnostic::parse(
+                path,
+                e.line(),
+                e.column().max(1),
+                format!("invalid JSON: {e}"),
+            )
+        })
 }
 
 /// Where to read config from.

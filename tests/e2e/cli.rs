@@ -486,3 +486,30 @@ fn names_that_sanitize_alike_stay_apart_and_only_a_repeat_is_hidden() {
         stderr(&out)
     );
 }
+
+#[test]
+fn status_of_a_broken_or_missing_config_says_so() {
+    let home = tempfile::tempdir().unwrap();
+    // No config at all: where it looked.
+    let out = mcpw(home.path(), &["status"]);
+    assert!(out.status.success());
+    let text = stdout(&out);
+    assert!(text.contains("No servers configured. Looked in:"), "{text}");
+    assert!(text.contains(".config/mcpw/mcp.json (not found)"), "{text}");
+    // A broken file: a failed status, a 1-based position, plain log lines.
+    write(
+        home.path(),
+        ".config/mcpw/mcp.json",
+        "{\n  \"mcpServers\": {\n",
+    );
+    let out = mcpw(home.path(), &["status"]);
+    let err = stderr(&out);
+    assert!(!out.status.success(), "{err}");
+    assert!(
+        err.contains("mcp.json:3:1:") || err.contains("mcp.json:2:"),
+        "{err}"
+    );
+    assert!(!err.contains(":0:"), "{err}");
+    assert!(!err.contains('\x1b'), "no colour codes in a pipe: {err:?}");
+    assert!(!err.contains("ERROR error"), "{err}");
+}

@@ -183,6 +183,15 @@ pub async fn status(args: StatusArgs, sources: &ConfigSources) -> Result<ExitCod
         for s in &servers {
             outln!("{}", status_line(s, &host));
         }
+        if servers.is_empty() {
+            // An empty gateway is mostly a config in an unexpected place (an
+            // MCP client that does not pass $MCPW_CONFIG on, say).
+            outln!("No servers configured. Looked in:");
+            for source in &host.config().sources {
+                let found = if source.found { "" } else { " (not found)" };
+                outln!("  {}{found}", source.path.display());
+            }
+        }
         for g in host.broken_guests() {
             outln!(
                 "⚠ the {} guest {} cannot be used ({}); the default guest fills that role",
@@ -193,6 +202,13 @@ pub async fn status(args: StatusArgs, sources: &ConfigSources) -> Result<ExitCod
         }
     }
     host.shutdown().await;
+    // A config with errors (reported above) is a failed status.
+    if host.config().has_errors() {
+        eprintln!(
+            "mcpw: the configuration has errors (see above; `mcpw config validate` lists them)"
+        );
+        return Ok(ExitCode::FAILURE);
+    }
     Ok(ExitCode::SUCCESS)
 }
 
