@@ -235,3 +235,100 @@ fn a_guest_that_cannot_load_leaves_its_role_to_the_default_guest_and_is_reported
         text(&validate)
     );
 }
+
+/// The one entry a warm load left in `dir`.
+fn only_entry(dir: &std::path::Path) -> std::path::PathBuf {
+    let entries: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(entries.len(), 1, "{entries:?}");
+    entries.into_iter().next().unwrap()
+}
+
+/// Every name in `dir` with its bytes: what a load must leave alone.
+fn snapshot(dir: &std::path::Path) -> Vec<(std::ffi::OsString, Vec<u8>)> {
+    let mut all: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| {
+            let e = e.unwrap();
+            (e.file_name(), std::fs::read(e.path()).unwrap())
+        })
+        .collect();
+    all.sort();
+    all
+}
+
+#[test]
+fn a_cache_file_replaced_by_a_symlink_is_not_followed() {
+    let root = tempfile::tempdir().unwrap();
+    let cache = root.path().join("cache");
+    GuestModule::load("default", DEFAULT_GUEST, cached_options(&cache)).unwrap();
+    let file = only_entry(&cache);
+    // A valid compiled guest, but outside the cache directory: if the link were
+    // followed, the load would come from the cache.
+    let outside = root.path().join("elsewhere");
+    std::fs::create_dir(&outside).unwrap();
+    let planted = outside.join("planted.cwasm");
+    std::fs::copy(&file, &planted).unwrap();
+    std::fs::remove_file(&file).unwrap();
+    std::os::unix::fs::symlink(&planted, &file).unwrap();
+    let before = snapshot(&outside);
+
+    let again = GuestModule::load("default", DEFAULT_GUEST, cached_options(&cache)).unwrap();
+    assert_eq!(
+        again.compiled(),
+        Compiled::Fresh,
+        "the symlink was not followed, so the guest was recompiled"
+    );
+    assert_eq!(again.roles(), Role::ALL.to_vec());
+    assert_eq!(snapshot(&outside), before, "nothing outside was written");
+    let meta = std::fs::symlink_metadata(&file).unwrap();
+    assert!(
+        meta.file_type().is_file(),
+        "the link itself was replaced by a real entry, not written through"
+    );
+    let third = GuestModule::load("default", DEFAULT_GUEST, cached_options(&cache)).unwrap();
+    assert_eq!(
+        third.compiled(),
+        Compiled::FromCache,
+        "the cache was repaired"
+    );
+}
+
+#[test]
+fn a_cache_directory_that_is_a_symlink_is_refused() {
+    let root = tempfile::tempdir().unwrap();
+    // A private directory holding a valid cache entry for this very guest.
+    let real = root.path().join("real");
+    GuestModule::load("default", DEFAULT_GUEST, cached_options(&real)).unwrap();
+    let entry = only_entry(&real);
+    let link = root.path().join("link");
+    std::os::unix::fs::symlink(&real, &link).unwrap();
+    let before = snapshot(&real);
+
+    let module = GuestModule::load("default", DEFAULT_GUEST, cached_options(&link)).unwrap();
+    assert_eq!(
+        module.compiled(),
+        Compiled::Fresh,
+        "nothing was read through the symlinked directory"
+    );
+    assert_eq!(module.roles(), Role::ALL.to_vec());
+    // Make the entry unusable: a write through the link would repair it.
+    std::fs::write(&entry, b"not a compiled guest").unwrap();
+    let before_broken = snapshot(&real);
+    let again = GuestModule::load("default", DEFAULT_GUEST, cached_options(&link)).unwrap();
+    assert_eq!(again.compiled(), Compiled::Fresh);
+    assert_eq!(
+        snapshot(&real),
+        before_broken,
+        "nothing was written through the symlinked directory"
+    );
+    assert_ne!(before, before_broken);
+    assert!(
+        std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+}
