@@ -159,11 +159,10 @@ fn with_runtime_on(
     });
     mcpw::upstream::processes::kill_all();
     // A command that stopped on a signal exits with the signal's status.
-    let result = match mcpw::upstream::processes::signal_status() {
+    match mcpw::upstream::processes::signal_status() {
         Some(code) => result.map(|_| ExitCode::from(code)),
         None => result,
-    };
-    result
+    }
 }
 
 fn init_logging(verbose: u8) {

@@ -41,6 +41,11 @@ fn install_once(dir: &Path, key: &str, install: impl FnOnce()) {
     if std::fs::read_to_string(&marker).is_ok_and(|m| m == key) {
         return;
     }
+    // Seen with `cargo test -- --nocapture`, and in a failing test's output.
+    eprintln!(
+        "installing the test servers into {} (about 300 MB, once; a few minutes)",
+        dir.display()
+    );
     install();
     std::fs::write(marker, key).unwrap();
 }

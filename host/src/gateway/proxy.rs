@@ -189,6 +189,14 @@ fn status(host: &Host) -> Reply {
         out.push_str(
             "\nmcp({ server: \"name\" }) to list tools, mcp({ search: \"...\" }) to search",
         );
+    } else {
+        // An empty gateway is mostly a config in an unexpected place.
+        out.push_str("No servers configured. mcpw looked in:");
+        for source in &host.config().sources {
+            let found = if source.found { "" } else { " (not found)" };
+            out.push_str(&format!("\n  {}{found}", source.path.display()));
+        }
+        out.push_str("\nGive the config to `mcpw serve --config /absolute/path`.");
     }
     Reply::ok(
         out.trim().to_string(),

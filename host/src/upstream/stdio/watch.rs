@@ -140,8 +140,8 @@ fn request_id(head: &[u8], tail: &[u8]) -> Option<serde_json::Value> {
 /// The value after `"id"`: `: 5` or `: "abc"`.
 fn id_value(after_key: &str) -> Option<serde_json::Value> {
     let rest = after_key.trim_start().strip_prefix(':')?.trim_start();
-    let end = if rest.starts_with('"') {
-        rest[1..].find('"')? + 2
+    let end = if let Some(quoted) = rest.strip_prefix('"') {
+        quoted.find('"')? + 2
     } else {
         rest.find(|c: char| !(c.is_ascii_digit() || c == '-'))
             .unwrap_or(rest.len())
