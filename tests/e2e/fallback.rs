@@ -147,3 +147,23 @@ fn a_trapping_build_falls_back_too() {
         "{err:?}"
     );
 }
+
+#[test]
+fn a_search_of_one_server_answers_with_that_servers_tools_whatever_the_guest_says() {
+    // The adversarial guest answers plain queries with the first entries,
+    // whatever server the search is limited to.
+    let user = policy(Some(Role::Ranking));
+    let index = user.index(entries(), Default::default()).unwrap();
+    let only_git = SearchOptions {
+        server: Some("git".into()),
+        ..SearchOptions::default()
+    };
+    let hits = index.search("status", &only_git).unwrap();
+    assert!(!hits.is_empty());
+    let all = entries();
+    assert!(
+        hits.iter().all(|h| all[h.index].tool.server == "git"),
+        "{:?}",
+        hits.iter().map(|h| &all[h.index].name).collect::<Vec<_>>()
+    );
+}

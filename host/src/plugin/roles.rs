@@ -563,7 +563,7 @@ impl RankIndex {
                 .call_search(store, resource, query, &opts)
         })?;
         let hits = answer.map_err(|e| guest_error(&guest, e))?;
-        check_hits(&guest, self.entries.len(), options.limit, hits)
+        check_hits(&guest, &self.entries, options, hits)
     }
 }
 
@@ -586,10 +586,11 @@ impl Drop for RankIndex {
 
 fn check_hits(
     guest: &str,
-    count: usize,
-    limit: u32,
+    entries: &[Entry],
+    options: &SearchOptions,
     hits: Vec<wit_ranking::Hit>,
 ) -> Result<Vec<Hit>, PluginError> {
+    let (count, limit) = (entries.len(), options.limit);
     let bad = |m: String| contract(guest, Role::Ranking, m);
     if hits.len() > limit as usize {
         return Err(bad(format!("{} hits for a limit of {limit}", hits.len())));
@@ -605,6 +606,15 @@ fn check_hits(
         }
         if !seen.insert(h.index) {
             return Err(bad(format!("hit index {} is given twice", h.index)));
+        }
+        // A search of one server answers with that server's tools only.
+        let server = &entries[h.index as usize].tool.server;
+        if options.server.as_ref().is_some_and(|only| only != server) {
+            return Err(bad(format!(
+                "hit {} is of server \"{server}\", in a search of server \"{}\" only",
+                h.index,
+                options.server.as_deref().unwrap_or_default()
+            )));
         }
         if !h.score.is_finite() {
             return Err(bad(format!("hit {} has a score of {}", h.index, h.score)));
