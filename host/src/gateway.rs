@@ -189,6 +189,42 @@ fn from_json<T: serde::de::DeserializeOwned>(v: Value) -> Result<T, McpError> {
     serde_json::from_value(v).map_err(internal)
 }
 
+/// rmcp reads a request whose params do not fit its method's type as a custom
+/// request: for a method MCP defines, that is invalid params (-32602), not an
+/// unknown method.
+#[allow(deprecated)] // logging and resources/subscribe are in every revision before 2026-07-28
+fn custom_request_error(request: &rmcp::model::CustomRequest) -> McpError {
+    use rmcp::model::*;
+    let body = || json!({"method": request.method, "params": request.params});
+    macro_rules! known {
+        ($($method:ty => $request:ty),* $(,)?) => {$(
+            if request.method == <$method as ConstString>::VALUE {
+                let why = serde_json::from_value::<$request>(body())
+                    .err()
+                    .map_or_else(|| "they do not fit".to_string(), |e| e.to_string());
+                let message = format!("invalid params for {}: {why}", request.method);
+                return McpError::invalid_params(message, None);
+            }
+        )*};
+    }
+    known!(
+        InitializeResultMethod => InitializeRequest, DiscoverRequestMethod => DiscoverRequest,
+        CompleteRequestMethod => CompleteRequest, SetLevelRequestMethod => SetLevelRequest,
+        GetPromptRequestMethod => GetPromptRequest, ListPromptsRequestMethod => ListPromptsRequest,
+        ListResourcesRequestMethod => ListResourcesRequest,
+        ListResourceTemplatesRequestMethod => ListResourceTemplatesRequest,
+        ReadResourceRequestMethod => ReadResourceRequest,
+        SubscriptionsListenRequestMethod => SubscriptionsListenRequest,
+        SubscribeRequestMethod => SubscribeRequest, UnsubscribeRequestMethod => UnsubscribeRequest,
+        CallToolRequestMethod => CallToolRequest, ListToolsRequestMethod => ListToolsRequest,
+        GetTaskMethod => GetTaskRequest, UpdateTaskMethod => UpdateTaskRequest,
+        CancelTaskMethod => CancelTaskRequest, ListSkillsRequestMethod => ListSkillsRequest,
+        GetSkillRequestMethod => GetSkillRequest,
+        ReadResourceDirectoryRequestMethod => ReadResourceDirectoryRequest,
+    );
+    McpError::new(ErrorCode::METHOD_NOT_FOUND, request.method.clone(), None)
+}
+
 /// The MCP tool definition of a catalog entry, built directly (a catalog has
 /// thousands): its schema always says `"type": "object"`.
 fn mcp_tool(entry: &crate::catalog::Entry) -> Tool {
@@ -631,6 +667,14 @@ impl ServerHandler for Gateway {
         }
     }
 
+    async fn on_custom_request(
+        &self,
+        request: rmcp::model::CustomRequest,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::CustomResult, McpError> {
+        Err(custom_request_error(&request))
+    }
+
     async fn on_initialized(&self, context: rmcp::service::NotificationContext<RoleServer>) {
         let sessions = self.shared.host.manager().sessions();
         *self.session.lock().unwrap_or_else(|p| p.into_inner()) =
@@ -642,9 +686,21 @@ impl ServerHandler for Gateway {
         // Weak: the session's subscriptions end with the session, not with this loop.
         let watching = Arc::downgrade(&self.watching);
         let log_level = self.log_level.clone();
+        // A quiet host sends no events: the session's end is checked every
+        // few seconds, so that the task and what it holds go with the session.
+        let mut check = tokio::time::interval(std::time::Duration::from_secs(5));
         tokio::spawn(async move {
             loop {
-                match events.recv().await {
+                let received = tokio::select! {
+                    received = events.recv() => received,
+                    _ = check.tick() => {
+                        if peer.is_transport_closed() || watching.strong_count() == 0 {
+                            return;
+                        }
+                        continue;
+                    }
+                };
+                match received {
                     Ok(LifecycleEvent::Log { server, message }) => {
                         let wanted = *log_level.lock().unwrap_or_else(|p| p.into_inner());
                         if wanted.is_some_and(|w| w.admits(message.level))

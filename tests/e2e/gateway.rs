@@ -820,3 +820,254 @@ fn fifty_sessions_at_once_never_get_each_others_answers() {
     });
     drop(serving);
 }
+
+const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#;
+
+/// An answer to a raw POST: the HTTP status, the session it opened, the
+/// JSON-RPC messages in it (a JSON body, or the `data:` lines of an event
+/// stream) and the body as text.
+struct Answer {
+    status: u16,
+    session: Option<String>,
+    messages: Vec<Value>,
+    body: String,
+}
+
+/// POSTs `body` to `url` as an MCP client would, in `session` if given.
+async fn post_raw(url: &str, session: Option<&str>, body: &str) -> Answer {
+    let mut request = reqwest::Client::new()
+        .post(url)
+        .header("Content-Type", "application/json")
+        .header("Accept", "application/json, text/event-stream")
+        .body(body.to_string());
+    if let Some(id) = session {
+        request = request
+            .header("Mcp-Session-Id", id)
+            .header("MCP-Protocol-Version", "2025-06-18");
+    }
+    let response = tokio::time::timeout(Duration::from_secs(30), request.send())
+        .await
+        .expect("an answer within 30 s")
+        .unwrap();
+    let status = response.status().as_u16();
+    let session = response
+        .headers()
+        .get("mcp-session-id")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string);
+    let body = tokio::time::timeout(Duration::from_secs(30), response.text())
+        .await
+        .expect("the whole answer within 30 s")
+        .unwrap();
+    let messages = match serde_json::from_str::<Value>(&body) {
+        Ok(v) => vec![v],
+        Err(_) => body
+            .lines()
+            .filter_map(|l| l.strip_prefix("data:"))
+            .filter_map(|d| serde_json::from_str(d.trim()).ok())
+            .collect(),
+    };
+    Answer {
+        status,
+        session,
+        messages,
+        body,
+    }
+}
+
+/// Opens a session with raw POSTs: `initialize`, then `notifications/initialized`.
+async fn raw_session(url: &str) -> String {
+    let opened = post_raw(url, None, INITIALIZE).await;
+    assert_eq!(opened.status, 200, "{}", opened.body);
+    let session = opened.session.expect("a session id");
+    let initialized = post_raw(
+        url,
+        Some(&session),
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+    )
+    .await;
+    assert_eq!(initialized.status, 202, "{}", initialized.body);
+    session
+}
+
+/// `--max-sessions` caps the open sessions: one more is refused with an error
+/// that says the limit and how to raise it, and closing one makes room.
+#[tokio::test(flavor = "multi_thread")]
+async fn http_sessions_are_capped_and_closing_one_makes_room() {
+    use rmcp::ServiceExt;
+    use rmcp::transport::StreamableHttpClientTransport;
+
+    let s = setup(json!({}));
+    let serving = Serving::start(&s.dirs.home(), &["--max-sessions", "3"]);
+    let url = serving.url();
+    let connect = || ().serve(StreamableHttpClientTransport::from_uri(url.clone()));
+    let mut open = Vec::new();
+    for _ in 0..3 {
+        open.push(connect().await.expect("a session under the cap"));
+    }
+    let refused = connect().await.expect_err("a fourth session is refused");
+    let said = refused.to_string();
+    assert!(
+        said.contains("3 sessions") && said.contains("--max-sessions"),
+        "{said}"
+    );
+
+    let raw = post_raw(&url, None, INITIALIZE).await;
+    assert_eq!(raw.status, 503, "{}", raw.body);
+    assert!(raw.session.is_none());
+    let error = &raw.messages[0];
+    assert_eq!(error["jsonrpc"], "2.0", "{error}");
+    assert_eq!(
+        error["id"], 1,
+        "the refusal answers the initialize: {error}"
+    );
+    assert_eq!(error["error"]["code"], -32000, "{error}");
+    assert_eq!(error["error"]["data"]["maxSessions"], 3, "{error}");
+    // Requests in the open sessions still work.
+    let status = call_mcp(&open[0], json!({})).await;
+    assert!(text(&status).starts_with("MCP: "), "{status}");
+
+    // A client that ends its session (DELETE) makes room for another.
+    open.pop().unwrap().cancel().await.unwrap();
+    let again = connect().await.expect("a session once one closed");
+    assert!(connect().await.is_err(), "the cap holds again");
+    again.cancel().await.unwrap();
+    for c in open {
+        c.cancel().await.unwrap();
+    }
+
+    // Initializes arriving at once never open more than the cap, and every
+    // one refused gets the same clear answer.
+    let answers = futures::future::join_all((0..8).map(|_| post_raw(&url, None, INITIALIZE))).await;
+    let opened: Vec<&str> = answers
+        .iter()
+        .filter_map(|a| a.session.as_deref())
+        .collect();
+    assert_eq!(
+        opened.len(),
+        3,
+        "{:?}",
+        answers.iter().map(|a| a.status).collect::<Vec<_>>()
+    );
+    for a in answers.iter().filter(|a| a.session.is_none()) {
+        assert_eq!(a.status, 503, "{}", a.body);
+        assert_eq!(a.messages[0]["error"]["code"], -32000, "{}", a.body);
+    }
+    for id in opened {
+        let deleted = reqwest::Client::new()
+            .delete(&url)
+            .header("Mcp-Session-Id", id)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(deleted.status().as_u16(), 202);
+    }
+    assert_eq!(post_raw(&url, None, INITIALIZE).await.status, 200);
+}
+
+/// A known method with params of the wrong shape is invalid params (-32602),
+/// not an unknown method.
+#[tokio::test(flavor = "multi_thread")]
+async fn http_invalid_params_are_invalid_params() {
+    let s = setup(json!({}));
+    let serving = Serving::start(&s.dirs.home(), &[]);
+    let url = serving.url();
+    let session = raw_session(&url).await;
+    let call = |id: u64, params: Value| {
+        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params}).to_string()
+    };
+    let bad = post_raw(
+        &url,
+        Some(&session),
+        &call(2, json!({"name": "mcp", "arguments": "not an object"})),
+    )
+    .await;
+    let error = bad
+        .messages
+        .iter()
+        .find(|m| m["id"] == 2)
+        .unwrap_or_else(|| panic!("no answer to 2: {}", bad.body));
+    assert_eq!(error["error"]["code"], -32602, "{error}");
+    assert!(
+        error["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("tools/call"),
+        "{error}"
+    );
+    let unknown = post_raw(
+        &url,
+        Some(&session),
+        r#"{"jsonrpc":"2.0","id":3,"method":"no/such/method","params":{}}"#,
+    )
+    .await;
+    let error = unknown
+        .messages
+        .iter()
+        .find(|m| m["id"] == 3)
+        .unwrap_or_else(|| panic!("no answer to 3: {}", unknown.body));
+    assert_eq!(error["error"]["code"], -32601, "{error}");
+    // The session is still usable.
+    let good = post_raw(&url, Some(&session), &call(4, json!({"name": "mcp"}))).await;
+    let result = good
+        .messages
+        .iter()
+        .find(|m| m["id"] == 4)
+        .unwrap_or_else(|| panic!("no answer to 4: {}", good.body));
+    assert!(text(&result["result"]).starts_with("MCP: "), "{result}");
+}
+
+/// A body that is not JSON is a parse error, a batch an invalid request: HTTP
+/// 400 with a JSON-RPC error either way, in a session or before one.
+#[tokio::test(flavor = "multi_thread")]
+async fn http_malformed_bodies_get_json_rpc_errors() {
+    let s = setup(json!({}));
+    let serving = Serving::start(&s.dirs.home(), &[]);
+    let url = serving.url();
+    let session = raw_session(&url).await;
+    for in_session in [None, Some(session.as_str())] {
+        for (body, code, says) in [
+            ("{not json", -32700, "Parse error"),
+            ("", -32700, "Parse error"),
+            ("[]", -32600, "batch"),
+            (
+                r#"[{"jsonrpc":"2.0","id":7,"method":"ping"},{"jsonrpc":"2.0","id":8,"method":"ping"}]"#,
+                -32600,
+                "batch",
+            ),
+            ("42", -32600, "object"),
+            (r#"{"jsonrpc":"2.0","id":9}"#, -32600, "JSON-RPC"),
+        ] {
+            let a = post_raw(&url, in_session, body).await;
+            assert_eq!(a.status, 400, "{body:?} in {in_session:?}: {}", a.body);
+            let error = &a.messages[0];
+            assert_eq!(error["jsonrpc"], "2.0", "{body:?}: {error}");
+            assert_eq!(error["error"]["code"], code, "{body:?}: {error}");
+            let message = error["error"]["message"].as_str().unwrap();
+            assert!(message.contains(says), "{body:?}: {message}");
+            let id = if body.contains(r#""id":9"#) {
+                json!(9)
+            } else {
+                Value::Null
+            };
+            assert_eq!(error["id"], id, "{body:?}: {error}");
+        }
+    }
+    // The session survives, and a wrong Content-Type is still 415.
+    let ping = post_raw(
+        &url,
+        Some(&session),
+        r#"{"jsonrpc":"2.0","id":10,"method":"ping"}"#,
+    )
+    .await;
+    assert!(ping.messages.iter().any(|m| m["id"] == 10), "{}", ping.body);
+    let text_plain = reqwest::Client::new()
+        .post(&url)
+        .header("Content-Type", "text/plain")
+        .header("Accept", "application/json, text/event-stream")
+        .body(INITIALIZE)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(text_plain.status().as_u16(), 415);
+}

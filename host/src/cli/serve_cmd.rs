@@ -22,6 +22,9 @@ pub struct ServeArgs {
     /// proxy (one `mcp` tool), tool-search, or direct (default: settings.exposure, else proxy).
     #[arg(long, value_name = "MODE")]
     exposure: Option<String>,
+    /// With --http: sessions open at once (default 1000); one more `initialize` is refused with HTTP 503.
+    #[arg(long, value_name = "N")]
+    max_sessions: Option<std::num::NonZeroUsize>,
 }
 
 impl ServeArgs {
@@ -235,7 +238,14 @@ pub async fn serve(args: ServeArgs, sources: &ConfigSources) -> Result<ExitCode>
     tokio::spawn(async move { warming.warm_up(&Gateway::new(warming.clone())).await });
     match http_addr {
         Some(addr) => {
-            let options = HttpOptions { addr, token };
+            let max_sessions = args
+                .max_sessions
+                .map_or(http::DEFAULT_MAX_SESSIONS, |n| n.get());
+            let options = HttpOptions {
+                addr,
+                token,
+                max_sessions,
+            };
             let shutdown = async {
                 mcpw::upstream::processes::stop_requested().await;
                 eprintln!("mcpw: stopping");

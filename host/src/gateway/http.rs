@@ -1,6 +1,13 @@
 //! Serving the gateway over Streamable HTTP: loopback by default; any other
 //! address needs a bearer token; `Host` and `Origin` are checked against
-//! DNS rebinding; request bodies are size-limited.
+//! DNS rebinding; request bodies are size-limited; sessions are capped
+//! ([`sessions`]); bodies that are not one JSON-RPC message get JSON-RPC
+//! errors ([`body`]).
+
+mod body;
+mod sessions;
+
+pub use sessions::DEFAULT_MAX_SESSIONS;
 
 use super::{Gateway, Shared};
 use axum::extract::Request;
@@ -22,6 +29,9 @@ pub struct HttpOptions {
     pub addr: SocketAddr,
     /// Bearer token clients must send; required unless `addr` is loopback.
     pub token: Option<String>,
+    /// Sessions open at once (at least 1); an `initialize` beyond them is
+    /// refused with HTTP 503 and a JSON-RPC error.
+    pub max_sessions: usize,
 }
 
 /// Why serving could not start.
@@ -86,12 +96,27 @@ pub async fn serve(
         // whatever host name reaches this machine.
         config = config.disable_allowed_hosts();
     }
-    let service: StreamableHttpService<Gateway, LocalSessionManager> = StreamableHttpService::new(
+    let local = LocalSessionManager::default();
+    let keep_alive = local.session_config.keep_alive;
+    let sessions = Arc::new(sessions::CappedSessions::new(
+        local,
+        options.max_sessions.max(1),
+    ));
+    let service: StreamableHttpService<Gateway, _> = StreamableHttpService::new(
         move || Ok(Gateway::new(shared.clone())),
-        Arc::new(LocalSessionManager::default()),
+        sessions.clone(),
         config,
     );
-    let mut router = axum::Router::new().route_service("/mcp", service);
+    let guard = Arc::new(body::Guard {
+        sessions,
+        keep_alive,
+    });
+    // Layers added later run first: the token before anything reads the body.
+    let mut router = axum::Router::new()
+        .route_service("/mcp", service)
+        .route_layer(middleware::from_fn(move |req: Request, next: Next| {
+            body::json_rpc(guard.clone(), req, next)
+        }));
     if let Some(token) = options.token {
         let token = Arc::new(token);
         router = router.layer(middleware::from_fn(move |req: Request, next: Next| {
