@@ -41,5 +41,7 @@ pub mod paths;
 pub mod plugin;
 pub mod present;
 pub mod stats;
+#[cfg(all(test, unix))]
+mod test_fs;
 pub mod testing;
 pub mod upstream;

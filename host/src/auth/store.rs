@@ -631,25 +631,8 @@ fn lock_within(
 #[cfg(all(test, unix))]
 mod tests {
     use super::*;
+    use crate::test_fs::{chmod, mode, names};
     use serde_json::json;
-    use std::os::unix::fs::PermissionsExt;
-
-    fn mode(path: &Path) -> u32 {
-        std::fs::metadata(path).unwrap().permissions().mode() & 0o777
-    }
-
-    fn chmod(path: &Path, mode: u32) {
-        std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
-    }
-
-    fn names(dir: &Path) -> Vec<String> {
-        let mut names: Vec<String> = std::fs::read_dir(dir)
-            .unwrap()
-            .map(|e| e.unwrap().file_name().into_string().unwrap())
-            .collect();
-        names.sort();
-        names
-    }
 
     /// A file vault with credentials for "a" already saved.
     async fn seeded() -> (tempfile::TempDir, Vault, PathBuf) {

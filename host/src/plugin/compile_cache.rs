@@ -355,28 +355,8 @@ fn store(dir: &Dir, name: &str, artifact: &[u8]) -> io::Result<()> {
 #[cfg(all(test, unix))]
 mod tests {
     use super::*;
-    use std::os::unix::fs::{PermissionsExt, symlink};
-
-    fn mode(path: &Path) -> u32 {
-        std::fs::symlink_metadata(path)
-            .unwrap()
-            .permissions()
-            .mode()
-            & 0o777
-    }
-
-    fn chmod(path: &Path, mode: u32) {
-        std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
-    }
-
-    fn names(dir: &Path) -> Vec<String> {
-        let mut names: Vec<_> = std::fs::read_dir(dir)
-            .unwrap()
-            .map(|e| e.unwrap().file_name().into_string().unwrap())
-            .collect();
-        names.sort();
-        names
-    }
+    use crate::test_fs::{chmod, mode, names};
+    use std::os::unix::fs::symlink;
 
     fn untrusted(result: Result<Option<Dir>, Unusable>) -> &'static str {
         match result {
