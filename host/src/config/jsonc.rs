@@ -125,4 +125,192 @@ mod tests {
         assert_eq!(parse("\u{feff}{\"a\": 1}"), serde_json::json!({"a": 1}));
         assert!(serde_json::from_str::<serde_json::Value>(&strip("{\"a\": 1 /* open")).is_err());
     }
+
+    /// Property tests: arbitrary text, and JSON with comments put between tokens.
+    mod properties {
+        use super::*;
+        use proptest::prelude::*;
+        use serde_json::{Map, Value};
+
+        fn config() -> ProptestConfig {
+            ProptestConfig {
+                cases: 256,
+                failure_persistence: None,
+                ..ProptestConfig::default()
+            }
+        }
+
+        /// Text rich in what the stripper looks at.
+        fn jsonish() -> impl Strategy<Value = String> {
+            let piece = prop_oneof![
+                prop::sample::select(vec![
+                    "//", "/*", "*/", "/", "*", "\"", "\\", ",", "]", "}", "[", "{", "\n", "\r\n",
+                    " ", "\u{feff}", "é", "\u{2028}",
+                ])
+                .prop_map(String::from),
+                any::<String>(),
+            ];
+            prop::collection::vec(piece, 0..24).prop_map(|p| p.concat())
+        }
+
+        /// Strings that look like comments and trailing commas.
+        fn tricky_string() -> impl Strategy<Value = String> {
+            prop_oneof!["[/*,\\]}\\\\\" a\n]{0,8}", any::<String>(),]
+        }
+
+        fn json_value() -> impl Strategy<Value = Value> {
+            let leaf = prop_oneof![
+                Just(Value::Null),
+                any::<bool>().prop_map(Value::Bool),
+                any::<i64>().prop_map(Value::from),
+                any::<u64>().prop_map(Value::from),
+                any::<f64>()
+                    .prop_filter("finite", |f| f.is_finite())
+                    .prop_map(Value::from),
+                tricky_string().prop_map(Value::String),
+            ];
+            leaf.prop_recursive(4, 48, 6, |inner| {
+                prop_oneof![
+                    prop::collection::vec(inner.clone(), 0..6).prop_map(Value::Array),
+                    prop::collection::vec((tricky_string(), inner), 0..6)
+                        .prop_map(|kv| Value::Object(kv.into_iter().collect::<Map<_, _>>())),
+                ]
+            })
+        }
+
+        /// What may go between two tokens: whitespace and comments.
+        fn gap() -> impl Strategy<Value = String> {
+            prop_oneof![
+                2 => Just(String::new()),
+                1 => prop::sample::select(vec![" ", "\n", "\t", "\r\n"]).prop_map(String::from),
+                // A line comment runs to the end of the line.
+                1 => "[^\n]{0,8}".prop_map(|c| format!("//{c}\n")),
+                // A block comment ends at the first `*/`.
+                1 => any::<String>().prop_map(|c| format!("/*{}*/", c.replace("*/", "* /"))),
+                1 => prop::sample::select(vec!["/**/", "/***/", "/*/ */", "/* // */", "// /*\n", "/*\n*/"])
+                    .prop_map(String::from),
+            ]
+        }
+
+        /// Writes `value` as JSON, putting the next gap between every two tokens
+        /// and (when `trailing`) a comma after the last member of each container.
+        fn put_gap(gaps: &[String], next: &mut usize, out: &mut String) {
+            out.push_str(&gaps[*next % gaps.len()]);
+            *next += 1;
+        }
+
+        fn write(
+            value: &Value,
+            gaps: &[String],
+            next: &mut usize,
+            trailing: bool,
+            out: &mut String,
+        ) {
+            match value {
+                Value::Array(items) => {
+                    out.push('[');
+                    for (i, item) in items.iter().enumerate() {
+                        put_gap(gaps, next, out);
+                        if i > 0 {
+                            out.push(',');
+                            put_gap(gaps, next, out);
+                        }
+                        write(item, gaps, next, trailing, out);
+                    }
+                    put_gap(gaps, next, out);
+                    if trailing && !items.is_empty() {
+                        out.push(',');
+                        put_gap(gaps, next, out);
+                    }
+                    out.push(']');
+                }
+                Value::Object(map) => {
+                    out.push('{');
+                    for (i, (k, v)) in map.iter().enumerate() {
+                        put_gap(gaps, next, out);
+                        if i > 0 {
+                            out.push(',');
+                            put_gap(gaps, next, out);
+                        }
+                        out.push_str(&serde_json::to_string(k).unwrap());
+                        put_gap(gaps, next, out);
+                        out.push(':');
+                        put_gap(gaps, next, out);
+                        write(v, gaps, next, trailing, out);
+                    }
+                    put_gap(gaps, next, out);
+                    if trailing && !map.is_empty() {
+                        out.push(',');
+                        put_gap(gaps, next, out);
+                    }
+                    out.push('}');
+                }
+                scalar => out.push_str(&serde_json::to_string(scalar).unwrap()),
+            }
+        }
+
+        fn parse(text: &str) -> Value {
+            serde_json::from_str(text).unwrap()
+        }
+
+        proptest! {
+            #![proptest_config(config())]
+
+            /// Only blanking, in place: same characters or spaces, every line
+            /// break where it was, so serde_json's positions hold.
+            #[test]
+            fn blanks_in_place(text in prop_oneof![jsonish(), any::<String>()]) {
+                let out = strip(&text);
+                let (a, b): (Vec<char>, Vec<char>) = (text.chars().collect(), out.chars().collect());
+                prop_assert_eq!(a.len(), b.len());
+                for (i, (x, y)) in a.iter().zip(&b).enumerate() {
+                    prop_assert!(
+                        x == y || (*y == ' ' && *x != '\n'),
+                        "char {} {:?} became {:?} in {:?}", i, x, y, text
+                    );
+                }
+                prop_assert_eq!(text.lines().count(), out.lines().count());
+            }
+
+            /// Plain JSON has nothing to strip.
+            #[test]
+            fn leaves_plain_json_as_it_is(value in json_value(), pretty in any::<bool>()) {
+                let text = if pretty {
+                    serde_json::to_string_pretty(&value).unwrap()
+                } else {
+                    serde_json::to_string(&value).unwrap()
+                };
+                let out = strip(&text);
+                prop_assert_eq!(&out, &text);
+                prop_assert_eq!(parse(&out), parse(&text));
+            }
+
+            /// Comments between tokens, a leading BOM and trailing commas go;
+            /// the value stays.
+            #[test]
+            fn comments_and_trailing_commas_do_not_change_the_value(
+                value in json_value(),
+                gaps in prop::collection::vec(gap(), 1..16),
+                trailing in any::<bool>(),
+                bom in any::<bool>(),
+            ) {
+                let mut text = String::new();
+                if bom {
+                    text.push('\u{feff}');
+                }
+                let mut next = 0;
+                text.push_str(&gaps[0]);
+                write(&value, &gaps, &mut next, trailing, &mut text);
+                text.push_str(&gaps[next % gaps.len()]);
+                let stripped = strip(&text);
+                let parsed = serde_json::from_str::<Value>(&stripped);
+                prop_assert!(parsed.is_ok(), "{:?} -> {:?}: {:?}", text, stripped, parsed);
+                prop_assert_eq!(
+                    parsed.unwrap(),
+                    parse(&serde_json::to_string(&value).unwrap()),
+                    "text: {:?}", text
+                );
+            }
+        }
+    }
 }

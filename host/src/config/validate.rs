@@ -662,3 +662,322 @@ fn plugins(value: &Value, file: &Path, diags: &mut Vec<Diagnostic>) -> Option<Va
     }
     Some(Value::Object(out))
 }
+
+#[cfg(test)]
+mod properties {
+    //! Property tests: arbitrary server definitions and settings.
+
+    use super::*;
+    use proptest::prelude::*;
+
+    fn config() -> ProptestConfig {
+        ProptestConfig {
+            cases: 256,
+            failure_persistence: None,
+            ..ProptestConfig::default()
+        }
+    }
+
+    const SETTINGS: &[&str] = &[
+        "toolPrefix",
+        "idleTimeout",
+        "exposure",
+        "callTimeoutMs",
+        "toolSearchBudget",
+        "searchProfile",
+        "credentialStore",
+        "captureStats",
+        "toonEncode",
+        "plugins",
+        "bogus",
+    ];
+
+    const PLUGIN_KEYS: &[&str] = &[
+        "naming",
+        "directTools",
+        "ranking",
+        "grants",
+        "limits",
+        "memoryMiB",
+        "deadlineMs",
+        "catalog",
+        "calls",
+        "bogus",
+    ];
+
+    fn text() -> impl Strategy<Value = String> {
+        prop_oneof![
+            prop::sample::select(vec![
+                "",
+                "stdio",
+                "http",
+                "sse",
+                "streamable-http",
+                "streamableHttp",
+                "bearer",
+                "oauth",
+                "lazy",
+                "eager",
+                "keep-alive",
+                "server",
+                "short",
+                "none",
+                "proxy",
+                "direct",
+                "keyring",
+                "file",
+                "authorization_code",
+                "client_credentials",
+                "RS256",
+                "npx",
+                "http://h",
+                "https://u:p@h:1/p?k=v&t=${A}",
+                "https://h?",
+                "ftp://u:p@h/x?a=b",
+                "://@/?=&",
+                "?@",
+                "${A}",
+                "${NOPE}",
+                "${A:-d}",
+                "${NOPE:-}",
+                "$env:A",
+                "$env:NOPE",
+                "${",
+                "${A",
+                "!cmd ${A}",
+                "!!${A}",
+                "!",
+                "é",
+            ])
+            .prop_map(String::from),
+            "[a-z${}:!/@?=&\\-]{0,10}",
+            any::<String>(),
+        ]
+    }
+
+    fn scalar() -> impl Strategy<Value = Value> {
+        prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::Bool),
+            prop::sample::select(vec![0i64, 1, -1, 80, 65535, 65536, 4096, 600_000])
+                .prop_map(Value::from),
+            any::<i64>().prop_map(Value::from),
+            any::<u64>().prop_map(Value::from),
+            any::<f64>()
+                .prop_filter("JSON numbers are finite", |f| f.is_finite())
+                .prop_map(Value::from),
+            text().prop_map(Value::String),
+        ]
+    }
+
+    /// A value for a field, or any JSON up to a small depth, keys drawn from `keys`.
+    fn value(keys: &'static [&'static str]) -> impl Strategy<Value = Value> {
+        let key = prop_oneof![3 => prop::sample::select(keys).prop_map(String::from), 1 => text()];
+        scalar().prop_recursive(3, 24, 5, move |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..5).prop_map(Value::Array),
+                prop::collection::vec((key.clone(), inner), 0..5)
+                    .prop_map(|kv| Value::Object(kv.into_iter().collect())),
+            ]
+        })
+    }
+
+    /// Strings without references to unset variables.
+    fn good_text() -> impl Strategy<Value = String> {
+        prop_oneof![
+            "[a-z0-9 ./_-]{0,10}",
+            prop::sample::select(vec![
+                "${A}",
+                "${NOPE:-d}",
+                "!cmd",
+                "!!x",
+                "$env:A",
+                "${EMPTY}"
+            ])
+            .prop_map(String::from),
+        ]
+    }
+
+    fn good_strings() -> impl Strategy<Value = Value> {
+        prop::collection::vec(good_text().prop_map(Value::String), 0..4).prop_map(Value::Array)
+    }
+
+    fn good_map() -> impl Strategy<Value = Value> {
+        prop::collection::vec(
+            (
+                "[A-Z_]{1,6}",
+                prop_oneof![
+                    good_text().prop_map(Value::String),
+                    any::<i32>().prop_map(Value::from),
+                    any::<bool>().prop_map(Value::Bool),
+                ],
+            ),
+            0..4,
+        )
+        .prop_map(|kv| Value::Object(kv.into_iter().collect()))
+    }
+
+    fn one_of(values: &[Value]) -> BoxedStrategy<Value> {
+        prop::sample::select(values.to_vec()).boxed()
+    }
+
+    /// A value of the right type for a field (mostly valid).
+    fn typed(field: &str) -> BoxedStrategy<Value> {
+        use serde_json::json;
+        match field {
+            "enabled" | "disabled" | "exposeResources" | "debug" => {
+                any::<bool>().prop_map(Value::Bool).boxed()
+            }
+            "command" | "cwd" | "bearerToken" | "bearerTokenEnv" | "description" => {
+                good_text().prop_map(Value::String).boxed()
+            }
+            "url" => one_of(&[
+                json!("https://h/mcp"),
+                json!("http://u:p@h:1/?k=v"),
+                json!("https://${A}/"),
+            ]),
+            "type" => one_of(&[
+                json!("stdio"),
+                json!("http"),
+                json!("sse"),
+                json!("streamable-http"),
+            ]),
+            "args" | "excludeTools" | "includeTools" | "searchKeywords" => good_strings().boxed(),
+            "env" | "headers" => good_map().boxed(),
+            "auth" => one_of(&[json!("bearer"), json!("oauth"), json!(false)]),
+            "lifecycle" => one_of(&[json!("lazy"), json!("eager"), json!("keep-alive")]),
+            "idleTimeout" | "startupTimeoutMs" | "callTimeoutMs" => {
+                (1u32..100_000).prop_map(Value::from).boxed()
+            }
+            "directTools" => {
+                prop_oneof![any::<bool>().prop_map(Value::Bool), good_strings()].boxed()
+            }
+            "oauth" => prop_oneof![
+                Just(json!(false)),
+                Just(json!(true)),
+                Just(json!({"clientId": "c", "clientSecret": "${A}", "scope": "s"})),
+                Just(
+                    json!({"clientId": "c", "grantType": "client_credentials", "privateKey": "!k",
+                    "signingAlgorithm": "ES256"})
+                ),
+                Just(json!({"clientMetadataUrl": "https://h/m", "callbackPort": 8080})),
+            ]
+            .boxed(),
+            _ => scalar().boxed(),
+        }
+    }
+
+    /// A definition that is mostly right: a transport and fields of the right
+    /// type, sometimes one of them replaced by anything.
+    fn good_definition() -> impl Strategy<Value = Value> {
+        let transport = prop_oneof![
+            Just(serde_json::json!({"command": "x"})),
+            Just(serde_json::json!({"url": "https://h"})),
+            Just(serde_json::json!({"type": "sse", "url": "http://h"})),
+        ];
+        let fields = prop::collection::vec(
+            prop::sample::select(SERVER_FIELDS).prop_flat_map(|f| (Just(f.to_string()), typed(f))),
+            0..6,
+        );
+        let spoil = proptest::option::weighted(
+            0.3,
+            (
+                prop::sample::select(SERVER_FIELDS),
+                value(super::oauth::FIELDS),
+            ),
+        );
+        (transport, fields, spoil).prop_map(|(mut base, fields, spoil)| {
+            let obj = base.as_object_mut().unwrap();
+            for (k, v) in fields {
+                obj.insert(k, v);
+            }
+            if let Some((k, v)) = spoil {
+                obj.insert(k.to_string(), v);
+            }
+            base
+        })
+    }
+
+    /// A server definition: mostly objects of known fields.
+    fn definition() -> impl Strategy<Value = Value> {
+        let field = prop_oneof![
+            4 => prop::sample::select(SERVER_FIELDS).prop_map(String::from),
+            1 => text(),
+        ];
+        let object = prop::collection::vec((field, value(super::oauth::FIELDS)), 0..10)
+            .prop_map(|kv| Value::Object(kv.into_iter().collect()));
+        prop_oneof![4 => good_definition(), 3 => object, 1 => value(SERVER_FIELDS)]
+    }
+
+    fn server_name() -> impl Strategy<Value = String> {
+        prop_oneof![
+            6 => "[A-Za-z0-9_.-]{1,12}",
+            1 => any::<String>(),
+            1 => prop::sample::select(vec!["", "a b", "x/y", "é"]).prop_map(String::from),
+            1 => Just("a".repeat(101)),
+        ]
+    }
+
+    fn environment() -> Environment {
+        Environment::from_pairs([("A", "value"), ("EMPTY", ""), ("BANG", "!rm -rf /")])
+    }
+
+    proptest! {
+        #![proptest_config(config())]
+
+        #[test]
+        fn every_server_diagnostic_names_the_server(
+            name in server_name(),
+            value in definition(),
+            strict in any::<bool>(),
+        ) {
+            let file = Path::new("/nonexistent/mcp.json");
+            let mut diags = Vec::new();
+            let result = server(&name, &value, file, &environment(), strict, &mut diags);
+            for d in &diags {
+                prop_assert_eq!(d.server.as_deref(), Some(name.as_str()), "{:?}", d);
+                prop_assert_eq!(&d.file, file);
+                prop_assert_eq!((d.line, d.column), (None, None));
+                if valid_server_name(&name) && value.is_object() {
+                    prop_assert!(d.field.is_some(), "{:?}", d);
+                }
+            }
+            // A server is usable exactly when nothing about it is an error.
+            let errors = diags.iter().filter(|d| d.severity == Severity::Error).count();
+            prop_assert_eq!(result.is_some(), errors == 0, "{:?}", diags);
+            if !valid_server_name(&name) || !value.is_object() {
+                prop_assert_eq!(errors, 1);
+            }
+        }
+
+        #[test]
+        fn settings_diagnostics_name_a_setting(
+            settings in prop_oneof![
+                4 => prop::collection::vec(
+                    (
+                        prop::sample::select(SETTINGS).prop_map(String::from),
+                        value(PLUGIN_KEYS),
+                    ),
+                    0..8,
+                )
+                .prop_map(|kv| Value::Object(kv.into_iter().collect())),
+                1 => value(SETTINGS),
+            ],
+        ) {
+            let file = Path::new("/nonexistent/mcp.json");
+            let mut diags = Vec::new();
+            let kept = super::settings(&settings, file, &mut diags);
+            for d in &diags {
+                prop_assert_eq!(d.server.as_deref(), None);
+                prop_assert_eq!(&d.file, file);
+                let field = d.field.as_deref().unwrap_or_default();
+                prop_assert!(field.starts_with("settings"), "{:?}", d);
+            }
+            // Only keys that were there are kept.
+            let given = settings.as_object().cloned().unwrap_or_default();
+            for key in kept.keys() {
+                prop_assert!(given.contains_key(key));
+            }
+        }
+    }
+}

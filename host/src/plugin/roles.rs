@@ -634,3 +634,6 @@ fn check_hits(
         })
         .collect())
 }
+
+#[cfg(test)]
+mod properties;

@@ -4,7 +4,7 @@ use super::{Reader, kind};
 use crate::config::model::{GrantType, OAuthConfig};
 use serde_json::Value;
 
-const FIELDS: &[&str] = &[
+pub(super) const FIELDS: &[&str] = &[
     "clientId",
     "clientSecret",
     "scope",
