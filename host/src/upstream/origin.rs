@@ -232,7 +232,8 @@ impl InFlight {
         match context.extensions.get::<InboundStreamOrigin>() {
             Some(InboundStreamOrigin::OutboundRequest(id)) => {
                 // The server may ask before the call is registered (it is,
-                // right after it is sent): wait for it a little.
+                // right after it is sent): wait for it, long enough for a
+                // busy machine to get to it.
                 let wait = async {
                     loop {
                         let added = self.added.notified();
@@ -242,7 +243,7 @@ impl InFlight {
                         added.await;
                     }
                 };
-                match tokio::time::timeout(Duration::from_secs(2), wait).await {
+                match tokio::time::timeout(Duration::from_secs(5), wait).await {
                     Ok(origin) => Owner::Call(origin),
                     Err(_) => Owner::Outside,
                 }
