@@ -14,7 +14,7 @@
 use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use cap_std::fs::{Dir, DirBuilder, File, Metadata, OpenOptions};
 #[cfg(unix)]
@@ -35,8 +35,6 @@ const LOCKS_DIR: &str = "locks";
 /// The store lock is held only for a file read and write, so waiting this long
 /// means the holder is stuck; better an error than a hang.
 const STORE_LOCK_TIMEOUT: Duration = Duration::from_secs(30);
-/// How often a busy lock is retried.
-const POLL: Duration = Duration::from_millis(20);
 
 /// Where credentials are kept (`settings.credentialStore`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
@@ -599,32 +597,22 @@ fn check_private(_: &Metadata, _: &Metadata, _: &Path, _: bool) -> Result<(), St
     Ok(())
 }
 
-/// Takes `file`'s exclusive lock, polling until `timeout`; `holder` says who
-/// is presumably holding it when we give up.
+/// Takes `file`'s exclusive lock within `timeout` ([`crate::file_lock`]);
+/// `holder` says who is presumably holding it when we give up.
 fn lock_within(
     file: &std::fs::File,
     path: &Path,
     timeout: Duration,
     holder: &'static str,
 ) -> Result<(), StoreError> {
-    let deadline = Instant::now() + timeout;
-    loop {
-        match file.try_lock() {
-            Ok(()) => return Ok(()),
-            Err(std::fs::TryLockError::Error(e)) => return Err(io_error(path)(e)),
-            Err(std::fs::TryLockError::WouldBlock) => {
-                let now = Instant::now();
-                if now >= deadline {
-                    return Err(StoreError::LockTimeout {
-                        path: path.to_owned(),
-                        waited: timeout,
-                        holder,
-                    });
-                }
-                std::thread::sleep(POLL.min(deadline - now));
-            }
-        }
-    }
+    crate::file_lock::lock_within(file, timeout).map_err(|e| match e.kind() {
+        io::ErrorKind::TimedOut => StoreError::LockTimeout {
+            path: path.to_owned(),
+            waited: timeout,
+            holder,
+        },
+        _ => io_error(path)(e),
+    })
 }
 
 // The tests use Unix modes and symlinks.
@@ -771,7 +759,7 @@ mod tests {
             .await
             .unwrap();
         send_static(&first);
-        let start = Instant::now();
+        let start = std::time::Instant::now();
         let err = vault
             .acquire_refresh_lock("k", Duration::from_millis(200))
             .await
