@@ -43,5 +43,7 @@ pub mod present;
 pub mod stats;
 #[cfg(all(test, unix))]
 mod test_fs;
+#[cfg(test)]
+mod test_props;
 pub mod testing;
 pub mod upstream;

@@ -133,13 +133,7 @@ mod tests {
         use super::*;
         use proptest::prelude::*;
 
-        fn config() -> ProptestConfig {
-            ProptestConfig {
-                cases: 256,
-                failure_persistence: None,
-                ..ProptestConfig::default()
-            }
-        }
+        use crate::test_props::config;
 
         /// Names, from a small pool so that references and the environment meet.
         fn name() -> impl Strategy<Value = String> {

@@ -132,13 +132,7 @@ mod tests {
         use proptest::prelude::*;
         use serde_json::{Map, Value};
 
-        fn config() -> ProptestConfig {
-            ProptestConfig {
-                cases: 256,
-                failure_persistence: None,
-                ..ProptestConfig::default()
-            }
-        }
+        use crate::test_props::config;
 
         /// Text rich in what the stripper looks at.
         fn jsonish() -> impl Strategy<Value = String> {

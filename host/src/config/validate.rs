@@ -670,13 +670,7 @@ mod properties {
     use super::*;
     use proptest::prelude::*;
 
-    fn config() -> ProptestConfig {
-        ProptestConfig {
-            cases: 256,
-            failure_persistence: None,
-            ..ProptestConfig::default()
-        }
-    }
+    use crate::test_props::config;
 
     const SETTINGS: &[&str] = &[
         "toolPrefix",

@@ -8,13 +8,7 @@ use crate::plugin::{PluginError, Role};
 use proptest::prelude::*;
 use std::sync::Arc;
 
-fn config() -> ProptestConfig {
-    ProptestConfig {
-        cases: 256,
-        failure_persistence: None,
-        ..ProptestConfig::default()
-    }
-}
+use crate::test_props::config;
 
 const SERVERS: &[&str] = &["a", "b", "c"];
 
