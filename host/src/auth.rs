@@ -18,7 +18,7 @@ pub use flow::{LoggedIn, Login};
 
 use crate::config::Config;
 use crate::paths::Environment;
-use rmcp::transport::auth::{AuthClient, AuthError, AuthorizationManager};
+use rmcp::transport::auth::{AuthClient, AuthError, AuthorizationManager, StoredCredentials};
 use std::time::Duration;
 use store::Vault;
 
@@ -81,33 +81,40 @@ pub struct Status {
 /// What `vault` holds for the server at `url` (never a secret).
 pub async fn status(vault: &Vault, url: &str) -> Result<Status, AuthFailure> {
     let stored = ServerCredentials::new(vault.clone(), url).stored().await?;
-    let Some(c) = stored else {
-        return Ok(Status {
-            logged_in: false,
-            issuer: None,
-            client_id: None,
-            scopes: Vec::new(),
-            expires_at: None,
-            refreshable: false,
-        });
-    };
-    let token = c
-        .token_response
-        .as_ref()
-        .and_then(|t| serde_json::to_value(t).ok())
-        .unwrap_or_default();
-    let expires_at = token["expires_in"]
-        .as_u64()
-        .zip(c.token_received_at)
-        .map(|(e, at)| at + e);
-    Ok(Status {
-        logged_in: c.token_response.is_some(),
-        issuer: c.issuer,
-        client_id: Some(c.client_id),
-        scopes: c.granted_scopes,
-        expires_at,
-        refreshable: token.get("refresh_token").is_some_and(|r| !r.is_null()),
-    })
+    Ok(Status::of(stored))
+}
+
+impl Status {
+    /// What stored credentials say (never a secret).
+    fn of(stored: Option<StoredCredentials>) -> Status {
+        let Some(c) = stored else {
+            return Status {
+                logged_in: false,
+                issuer: None,
+                client_id: None,
+                scopes: Vec::new(),
+                expires_at: None,
+                refreshable: false,
+            };
+        };
+        let token = c
+            .token_response
+            .as_ref()
+            .and_then(|t| serde_json::to_value(t).ok())
+            .unwrap_or_default();
+        let expires_at = token["expires_in"]
+            .as_u64()
+            .zip(c.token_received_at)
+            .map(|(e, at)| at + e);
+        Status {
+            logged_in: c.token_response.is_some(),
+            issuer: c.issuer,
+            client_id: Some(c.client_id),
+            scopes: c.granted_scopes,
+            expires_at,
+            refreshable: token.get("refresh_token").is_some_and(|r| !r.is_null()),
+        }
+    }
 }
 
 /// An HTTP client for the server at `url` that sends its stored token,
@@ -118,11 +125,12 @@ pub async fn client_for(
     url: &str,
 ) -> Result<Option<AuthClient<reqwest::Client>>, AuthFailure> {
     let credentials = ServerCredentials::new(vault.clone(), url);
-    let Some(metadata) = credentials.metadata().await? else {
+    let (stored, metadata) = credentials.read().await?;
+    let Some(metadata) = metadata else {
         return Ok(None);
     };
     // An expired token that cannot be refreshed is as good as none.
-    let held = status(vault, url).await?;
+    let held = Status::of(stored);
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs());

@@ -43,14 +43,18 @@ impl ServerCredentials {
 
     /// The credentials stored, if any (a record that does not parse counts as none).
     pub async fn stored(&self) -> Result<Option<StoredCredentials>, StoreError> {
-        let record = self.record().await?;
-        Ok(serde_json::from_value(record["credentials"].clone()).ok())
+        Ok(self.read().await?.0)
     }
 
-    /// The authorization server's metadata, as discovered at the login.
-    pub async fn metadata(&self) -> Result<Option<AuthorizationMetadata>, StoreError> {
-        let record = self.record().await?;
-        Ok(serde_json::from_value(record["metadata"].clone()).ok())
+    /// The credentials and the authorization server's metadata (as discovered
+    /// at the login), from one read of the record.
+    pub async fn read(
+        &self,
+    ) -> Result<(Option<StoredCredentials>, Option<AuthorizationMetadata>), StoreError> {
+        let mut record = self.record().await?;
+        let credentials = serde_json::from_value(record["credentials"].take()).ok();
+        let metadata = serde_json::from_value(record["metadata"].take()).ok();
+        Ok((credentials, metadata))
     }
 
     /// Keeps the authorization server's metadata.
