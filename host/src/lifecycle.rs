@@ -24,7 +24,7 @@ use crate::upstream::{
 use futures::StreamExt;
 use serde_json::Value;
 use serde_json::value::RawValue;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 use tokio::sync::{broadcast, mpsc};
@@ -149,6 +149,9 @@ struct Slot {
     hash: String,
     connect_lock: tokio::sync::Mutex<()>,
     relist_lock: tokio::sync::Mutex<()>,
+    /// A relist is waiting for `relist_lock`: a `list_changed` that comes
+    /// meanwhile is folded into it rather than queuing one more.
+    relist_pending: AtomicBool,
     state: Mutex<SlotState>,
     in_flight: AtomicUsize,
 }

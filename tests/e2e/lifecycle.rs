@@ -287,6 +287,51 @@ async fn list_changed_refreshes_the_catalog_and_the_cache() {
     host.shutdown().await;
 }
 
+/// A server that floods `list_changed` gets a few relists, not one per
+/// notification: each relist waits for the one before it, so a queue of them
+/// would keep a server busy listing long after it stopped changing.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_flood_of_list_changed_costs_a_few_relists() {
+    let d = ConfigDirs::new();
+    let pf = d.root.path().join("pids");
+    let methods = d.root.path().join("methods");
+    let env = json!({"PID_FILE": pf.display().to_string(), "METHODS_FILE": methods.display().to_string(),
+                     "LIST_DELAY_MS": "20"});
+    let host = host(
+        &d,
+        json!({"s": misbehave("ok", &pf, json!({"env": env}))}),
+        |_| {},
+    )
+    .await;
+    host.call("s__echo", echo()).await.unwrap();
+    let lists = || {
+        std::fs::read_to_string(&methods)
+            .unwrap_or_default()
+            .lines()
+            .filter(|m| *m == "tools/list")
+            .count()
+    };
+    let before = lists();
+    let flood = json!({"kind": "list_changed", "count": 500});
+    host.call("s__flood", flood.as_object().cloned())
+        .await
+        .unwrap();
+    // A last real change, seen once the relists reach it.
+    let mut events = host.manager().subscribe();
+    host.call("s__add_tool", json!({"name": "fresh"}).as_object().cloned())
+        .await
+        .unwrap();
+    while host.find("s__fresh").await.unwrap().is_none() {
+        let event = tokio::time::timeout(Duration::from_secs(30), events.recv()).await;
+        assert!(event.is_ok(), "the new tool never showed up");
+    }
+    // Queued relists would go on at one per 20 ms; none may be left to run.
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let relists = lists() - before;
+    assert!(relists <= 6, "501 list_changed cost {relists} relists");
+    host.shutdown().await;
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn guests_imports_act_on_live_connections() {
     let d = ConfigDirs::new();

@@ -9,12 +9,16 @@
 //                  (exits mid-call), audio (an audio clip), hang (never answers), huge (a result of
 //                  $HUGE_BYTES bytes), spawn_child (starts a sleeping grandchild), big (a
 //                  text of `bytes` bytes, for benchmarks), ask_then_give_up (an elicitation
-//                  it cancels after `ms`)
+//                  it cancels after `ms`), flood (`count` notifications of `kind`: log or
+//                  list_changed, as fast as stdout takes them); $LIST_DELAY_MS delays
+//                  every tools/list
 //   exit-on-init   exits as soon as it reads anything
 //   garbage        answers everything with lines that are not JSON
 //   slow-start     waits $DELAY_MS before serving
 //   gated          waits until $GATE_FILE exists before serving
 //   paged          10 tools and 5 resources, listed 3 per page with cursors
+//   many           $TOOLS tools (default 5000) with descriptions and schemas, listed in
+//                  one page; each answers with its name and `message`
 //   http           Streamable HTTP on 127.0.0.1:$PORT; requires "Authorization:
 //                  Bearer $TOKEN" when $TOKEN is set ($AUTH_STATUS, default 401, otherwise)
 //   sse-elsewhere  legacy SSE on 127.0.0.1:$PORT whose endpoint event points at
@@ -34,7 +38,7 @@ const mode = process.argv[2] ?? "ok";
 if (process.env.PID_FILE) appendFileSync(process.env.PID_FILE, `${process.pid}\n`);
 
 function build() {
-  const server = new McpServer({ name: "misbehave", version: "1.0.0" });
+  const server = new McpServer({ name: "misbehave", version: "1.0.0" }, { capabilities: { logging: {} } });
   server.registerTool("echo", { description: "Echoes back the message", inputSchema: { message: z.string().describe("What to echo") } },
     async ({ message }) => ({ content: [{ type: "text", text: `Echo: ${message}` }] }));
   server.registerTool("add_tool", { description: "Registers a new tool named by `name`", inputSchema: { name: z.string() } },
@@ -58,6 +62,15 @@ function build() {
         return { content: [{ type: "text", text: `gave up: ${e.message}` }] };
       }
     });
+  server.registerTool("flood", { description: "Sends `count` notifications of `kind` as fast as stdout takes them",
+    inputSchema: { kind: z.enum(["log", "list_changed"]), count: z.number().int().positive() } },
+    async ({ kind, count }) => {
+      for (let i = 0; i < count; i++) {
+        if (kind === "log") await server.server.sendLoggingMessage({ level: "info", logger: "flood", data: `message ${i}` });
+        else await server.server.sendToolListChanged();
+      }
+      return { content: [{ type: "text", text: `sent ${count}` }] };
+    });
   server.registerTool("huge", { description: "Returns a huge text" }, async () => ({
     content: [{ type: "text", text: "x".repeat(Number(process.env.HUGE_BYTES ?? 64 * 1024 * 1024)) }],
   }));
@@ -79,7 +92,9 @@ switch (mode) {
     const deliver = transport.onmessage;
     transport.onmessage = (message, extra) => {
       if (process.env.METHODS_FILE && message.method) appendFileSync(process.env.METHODS_FILE, `${message.method}\n`);
-      deliver(message, extra);
+      const delay = Number(process.env.LIST_DELAY_MS ?? 0);
+      if (delay && message.method === "tools/list") setTimeout(() => deliver(message, extra), delay);
+      else deliver(message, extra);
     };
     break;
   }
@@ -101,6 +116,31 @@ switch (mode) {
       return { resources: items, nextCursor: next };
     });
     server.setRequestHandler(CallToolRequestSchema, async (req) => ({ content: [{ type: "text", text: req.params.name }] }));
+    await server.connect(new StdioServerTransport());
+    break;
+  }
+  case "many": {
+    const server = new Server({ name: "many", version: "1.0.0" }, { capabilities: { tools: {} } });
+    const verbs = ["create", "list", "delete", "update", "search", "export", "import", "archive", "summarise", "validate"];
+    const nouns = ["invoice", "ticket", "branch", "dataset", "calendar_event", "contact", "deployment", "document", "metric", "alert",
+      "pipeline", "repository", "spreadsheet", "message", "playlist", "order", "shipment", "customer", "report", "backup",
+      "certificate", "container", "database", "domain", "email", "feature_flag", "folder", "image", "issue", "job",
+      "key", "label", "lead", "log", "model", "note", "payment", "photo", "policy", "project",
+      "queue", "release", "secret", "server", "snapshot", "subscription", "task", "team", "user", "webhook"];
+    const tools = Array.from({ length: Number(process.env.TOOLS ?? 5000) }, (_, i) => {
+      const verb = verbs[i % verbs.length], noun = nouns[Math.floor(i / verbs.length) % nouns.length];
+      return {
+        name: `${verb}_${noun}_${i}`,
+        description: `${verb[0].toUpperCase()}${verb.slice(1)} a ${noun.replace("_", " ")} in workspace ${i % 97}. Returns the ${noun.replace("_", " ")} as JSON.`,
+        inputSchema: { type: "object", properties: {
+          message: { type: "string", description: `What to ${verb}` },
+          limit: { type: "integer", description: "How many at most", minimum: 1 },
+        }, required: ["message"] },
+      };
+    });
+    server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools }));
+    server.setRequestHandler(CallToolRequestSchema, async (req) => ({
+      content: [{ type: "text", text: `${req.params.name}: ${req.params.arguments?.message ?? ""}` }] }));
     await server.connect(new StdioServerTransport());
     break;
   }

@@ -108,6 +108,14 @@ impl Manager {
                     continue;
                 }
             };
+            // A burst of list_changed (a flood, even) costs one relist running
+            // and one waiting, never one per notification.
+            let Ok(slot) = manager.slot(&server) else {
+                continue;
+            };
+            if slot.relist_pending.swap(true, Ordering::AcqRel) {
+                continue;
+            }
             // Each server relists on its own: one that never answers holds up
             // only its own refresh, and only until its call timeout.
             tokio::spawn(async move { manager.relist(&server).await });
@@ -121,6 +129,8 @@ impl Manager {
             return;
         };
         let _one_at_a_time = slot.relist_lock.lock().await;
+        // From here on, a new list_changed needs a relist after this one.
+        slot.relist_pending.store(false, Ordering::Release);
         let Some(conn) = slot.live() else { return };
         let generation = slot.state().generation;
         let timeout = self.call_timeout(server);

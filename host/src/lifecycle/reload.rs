@@ -56,6 +56,7 @@ pub(super) fn new_slot(
         connect_lock: tokio::sync::Mutex::new(()),
         in_flight: AtomicUsize::new(0),
         relist_lock: Default::default(),
+        relist_pending: AtomicBool::new(false),
     })
 }
 
