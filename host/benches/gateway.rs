@@ -16,6 +16,11 @@
 //!    exposure, with the 1,287-tool warm cache; RSS after it.
 //! 5. A 10 MB tool result (`misbehave.mjs ok`, tool `big`): direct, through the
 //!    byte relay, through `mcpw serve --exposure direct`.
+//! 6. An upstream flooding notifications: `echo` latency during log-message
+//!    floods, messages relayed, mcpw's CPU and memory; relists after a flood of
+//!    `list_changed`.
+//! 7. A server with 5,000 tools: first `tools/list` cold and warm, calls to its
+//!    last tool, searches in tool-search and proxy exposure.
 //!
 //! `BENCH_CALLS` sets the number of `echo` calls per path and round in row 1
 //! (default 500). Every process started carries a tag in its environment; at the
@@ -23,6 +28,8 @@
 
 #[path = "gateway/forwarder.rs"]
 mod forwarder;
+#[path = "gateway/load.rs"]
+mod load;
 #[path = "../../tests/e2e/servers.rs"]
 #[allow(dead_code)] // the tests use the rest of it
 mod servers;
@@ -98,6 +105,17 @@ fn main() {
         &tmp.path().join("misbehave"),
         json!({"m": {"command": "node", "args": [&misbehave, "ok"]}}),
     );
+    let home_lists = tmp.path().join("lists");
+    let home_lists = home_with(
+        &home_lists,
+        json!({"m": {"command": "node", "args": [&misbehave, "ok"],
+                     "env": {"METHODS_FILE": home_lists.join("methods").display().to_string()}}}),
+    );
+    let home_many = home_with(
+        &tmp.path().join("many"),
+        json!({"b": {"command": "node", "args": [&misbehave, "many"],
+                     "env": {"TOOLS": load::MANY_TOOLS.to_string()}}}),
+    );
     let home_cat = tmp.path().join("catalog");
     let catalog_servers = write_catalog_home(&home_cat);
 
@@ -136,6 +154,16 @@ fn main() {
     } else {
         skipped()
     };
+    let r6 = if run("6") {
+        rt.block_on(load::row6_flood(&misbehave, &home_m, &home_lists))
+    } else {
+        skipped()
+    };
+    let r7 = if run("7") {
+        rt.block_on(load::row7_many_tools(&misbehave, &home_many))
+    } else {
+        skipped()
+    };
     drop(rt);
     if std::env::var_os("BENCH_KEEP").is_some() {
         println!("(homes kept in {})", tmp.keep().display());
@@ -144,7 +172,7 @@ fn main() {
     println!("\n## Summary\n");
     println!("| # | Measurement | mcpw | Baseline | mcpw vs baseline |");
     println!("|---|---|---|---|---|");
-    println!("{r1}\n{r2}\n{r3}\n{r4}\n{r5}");
+    println!("{r1}\n{r2}\n{r3}\n{r4}\n{r5}\n{r6}\n{r7}");
     println!(
         "\n(total bench time {:.0} s; relay: {})",
         started.elapsed().as_secs_f64(),

@@ -27,7 +27,7 @@ use serde_json::value::RawValue;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
-use tokio::sync::{broadcast, mpsc};
+use tokio::sync::broadcast;
 
 /// Timing of the lifecycle, overridable for tests.
 #[derive(Clone, Debug)]
@@ -256,7 +256,7 @@ pub struct Manager {
     options: LifecycleOptions,
     global_idle_minutes: f64,
     global_call_timeout_ms: u64,
-    upstream_tx: mpsc::UnboundedSender<UpstreamEvent>,
+    upstream_tx: crate::upstream::events::EventSender,
     events: broadcast::Sender<LifecycleEvent>,
     /// Bumped whenever any server's tools change, before the event is sent.
     catalog_version: AtomicU64,
@@ -330,7 +330,7 @@ impl Manager {
             .iter()
             .map(|server| new_slot(server, &mut entries, &failures))
             .collect();
-        let (upstream_tx, upstream_rx) = mpsc::unbounded_channel();
+        let (upstream_tx, upstream_rx) = crate::upstream::events::channel();
         let (events, _) = broadcast::channel(256);
         let vault = crate::auth::vault(config, &env);
         let manager = Arc::new(Manager {
@@ -657,7 +657,7 @@ impl Manager {
             server: name.to_string(),
             env: self.env.clone(),
             // Not this server's events: a probe lists nothing for the catalog.
-            events: mpsc::unbounded_channel().0,
+            events: crate::upstream::events::channel().0,
             legacy_only: false,
             redact: Default::default(),
             sessions: self.sessions.clone(),

@@ -4,6 +4,7 @@
 
 mod calls;
 mod error;
+pub mod events;
 mod handler;
 mod http;
 mod listen;
@@ -17,7 +18,8 @@ mod tasks;
 
 pub use calls::{CallOptions, Called};
 pub use error::ConnectError;
-pub use handler::{LogMessage, ProgressUpdate, UpstreamEvent};
+pub use events::{LogMessage, UpstreamEvent};
+pub use handler::ProgressUpdate;
 
 use crate::config::{HttpKind, ServerConfig, Transport};
 use crate::log_level::LogLevel;
@@ -32,7 +34,6 @@ use rmcp::service::{
 use rmcp::{RoleClient, ServiceExt};
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::sync::mpsc;
 
 /// Which transport a live connection uses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
@@ -53,8 +54,8 @@ pub struct ConnectContext {
     pub server: String,
     /// Environment for `bearerTokenEnv` and the child's environment.
     pub env: Environment,
-    /// Where list-changed notifications go.
-    pub events: mpsc::UnboundedSender<UpstreamEvent>,
+    /// Where list changes, resource updates and log messages go.
+    pub events: events::EventSender,
     /// The server last spoke an `initialize`-era revision: open with
     /// `initialize` straight away instead of probing with `server/discover`.
     pub legacy_only: bool,

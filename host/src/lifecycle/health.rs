@@ -89,7 +89,7 @@ impl Manager {
 
     pub(super) async fn upstream_loop(
         weak: std::sync::Weak<Manager>,
-        mut rx: mpsc::UnboundedReceiver<UpstreamEvent>,
+        mut rx: crate::upstream::events::EventReceiver,
     ) {
         while let Some(event) = rx.recv().await {
             let Some(manager) = weak.upgrade() else {

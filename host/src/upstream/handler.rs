@@ -7,6 +7,7 @@
 #![allow(deprecated)]
 
 use super::ConnectContext;
+use super::events::{EventSender, LogMessage, UpstreamEvent};
 use super::origin::{self, InFlight, Sessions};
 use crate::log_level::LogLevel;
 use rmcp::model::{
@@ -17,30 +18,9 @@ use rmcp::model::{
 use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ClientHandler, ErrorData as McpError, RoleClient};
 use std::collections::HashMap;
+use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex};
 use tokio::sync::mpsc;
-
-/// Something an upstream server told us.
-#[derive(Clone, Debug, PartialEq)]
-pub enum UpstreamEvent {
-    /// `notifications/tools/list_changed` (or resources) from this server.
-    ListChanged(String),
-    /// `notifications/resources/updated`: (server, the server's URI).
-    ResourceUpdated(String, String),
-    /// `notifications/message` from this server.
-    Log(String, LogMessage),
-}
-
-/// A server's log message.
-#[derive(Clone, Debug, PartialEq)]
-pub struct LogMessage {
-    /// Its severity.
-    pub level: LogLevel,
-    /// The server's logger name, if it gave one.
-    pub logger: Option<String>,
-    /// The message.
-    pub data: serde_json::Value,
-}
 
 /// A progress notification of an upstream call.
 #[derive(Clone, Debug, PartialEq)]
@@ -67,7 +47,7 @@ pub struct Routes {
     /// The downstream sessions.
     pub sessions: Arc<Sessions>,
     /// Where what the server tells goes.
-    pub events: mpsc::UnboundedSender<UpstreamEvent>,
+    pub events: EventSender,
 }
 
 impl Routes {
@@ -91,7 +71,9 @@ pub fn token_key(token: &NumberOrString) -> String {
 
 pub struct UpstreamHandler {
     server: String,
-    events: mpsc::UnboundedSender<UpstreamEvent>,
+    events: EventSender,
+    /// Log messages of this connection dropped for a full backlog.
+    logs_dropped: AtomicU64,
     progress: ProgressRoutes,
     calls: InFlight,
     sessions: Arc<Sessions>,
@@ -104,6 +86,7 @@ impl UpstreamHandler {
         UpstreamHandler {
             server: ctx.server.clone(),
             events: ctx.events.clone(),
+            logs_dropped: AtomicU64::new(0),
             progress: routes.progress,
             calls: routes.calls,
             sessions: ctx.sessions.clone(),
@@ -134,9 +117,8 @@ impl UpstreamHandler {
     }
 
     fn changed(&self) {
-        let _ = self
-            .events
-            .send(UpstreamEvent::ListChanged(self.server.clone()));
+        self.events
+            .change(UpstreamEvent::ListChanged(self.server.clone()));
     }
 }
 
@@ -224,9 +206,7 @@ impl ClientHandler for UpstreamHandler {
             logger: params.logger,
             data: params.data,
         };
-        let _ = self
-            .events
-            .send(UpstreamEvent::Log(self.server.clone(), message));
+        self.events.log(&self.server, message, &self.logs_dropped);
     }
 
     async fn on_resource_updated(
@@ -234,7 +214,7 @@ impl ClientHandler for UpstreamHandler {
         params: rmcp::model::ResourceUpdatedNotificationParam,
         _context: NotificationContext<RoleClient>,
     ) {
-        let _ = self.events.send(UpstreamEvent::ResourceUpdated(
+        self.events.change(UpstreamEvent::ResourceUpdated(
             self.server.clone(),
             params.uri,
         ));

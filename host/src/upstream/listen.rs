@@ -4,7 +4,7 @@
 //! for every list change and for updates of the resources watched, and opens
 //! a new one (then closes the old) when the watched set changes.
 
-use super::handler::UpstreamEvent;
+use super::events::UpstreamEvent;
 use super::{ConnectError, Connection};
 use rmcp::model::{ServerNotification, SubscriptionFilter};
 use std::collections::BTreeSet;
@@ -101,7 +101,7 @@ impl Connection {
                     Ok(None) | Err(_) => return,
                 };
                 if let Some(event) = event
-                    && events.send(event).is_err()
+                    && !events.change(event)
                 {
                     return;
                 }

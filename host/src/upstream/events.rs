@@ -1,0 +1,144 @@
+//! What upstream servers tell the host, on its way to the host's event loop.
+//!
+//! Changes (list_changed, resource updates) always get through; the host folds
+//! repeats. Log messages are bounded: past [`LOG_BACKLOG`] waiting, more are
+//! dropped and counted, so a server flooding them costs memory in proportion to
+//! the backlog, not to the flood. rmcp hands each notification to a task of its
+//! own and cannot be slowed down, so the bound has to be here.
+
+use crate::log_level::LogLevel;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use tokio::sync::mpsc;
+
+/// Log messages waiting for the host's event loop, across all servers, before
+/// more are dropped.
+pub const LOG_BACKLOG: usize = 1024;
+
+/// Something an upstream server told us.
+#[derive(Clone, Debug, PartialEq)]
+pub enum UpstreamEvent {
+    /// `notifications/tools/list_changed` (or resources) from this server.
+    ListChanged(String),
+    /// `notifications/resources/updated`: (server, the server's URI).
+    ResourceUpdated(String, String),
+    /// `notifications/message` from this server.
+    Log(String, LogMessage),
+}
+
+/// A server's log message.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LogMessage {
+    /// Its severity.
+    pub level: LogLevel,
+    /// The server's logger name, if it gave one.
+    pub logger: Option<String>,
+    /// The message.
+    pub data: serde_json::Value,
+}
+
+/// The sending side, one per host, cloned into every connection.
+#[derive(Clone)]
+pub struct EventSender {
+    tx: mpsc::UnboundedSender<UpstreamEvent>,
+    logs_waiting: Arc<AtomicUsize>,
+}
+
+/// The host's side.
+pub struct EventReceiver {
+    rx: mpsc::UnboundedReceiver<UpstreamEvent>,
+    logs_waiting: Arc<AtomicUsize>,
+}
+
+/// A new channel.
+pub fn channel() -> (EventSender, EventReceiver) {
+    let (tx, rx) = mpsc::unbounded_channel();
+    let logs_waiting = Arc::new(AtomicUsize::new(0));
+    (
+        EventSender {
+            tx,
+            logs_waiting: logs_waiting.clone(),
+        },
+        EventReceiver { rx, logs_waiting },
+    )
+}
+
+impl EventSender {
+    /// Sends a change; false once the host is gone.
+    pub fn change(&self, event: UpstreamEvent) -> bool {
+        self.tx.send(event).is_ok()
+    }
+
+    /// Sends a log message, unless [`LOG_BACKLOG`] are already waiting: then
+    /// it is dropped and `dropped` counts it. False if it was dropped.
+    pub fn log(&self, server: &str, message: LogMessage, dropped: &AtomicU64) -> bool {
+        if self.logs_waiting.fetch_add(1, Ordering::AcqRel) >= LOG_BACKLOG {
+            self.logs_waiting.fetch_sub(1, Ordering::AcqRel);
+            let n = dropped.fetch_add(1, Ordering::Relaxed);
+            // Said at the first drop and every 10,000th after, not per message.
+            if n % 10_000 == 0 {
+                tracing::warn!(
+                    server,
+                    "log messages come faster than mcpw relays them; dropping some ({} so far)",
+                    n + 1
+                );
+            }
+            return false;
+        }
+        let sent = self
+            .tx
+            .send(UpstreamEvent::Log(server.to_string(), message));
+        if sent.is_err() {
+            self.logs_waiting.fetch_sub(1, Ordering::AcqRel);
+        }
+        sent.is_ok()
+    }
+}
+
+impl EventReceiver {
+    /// The next event; `None` once every sender is gone.
+    pub async fn recv(&mut self) -> Option<UpstreamEvent> {
+        let event = self.rx.recv().await?;
+        if matches!(event, UpstreamEvent::Log(..)) {
+            self.logs_waiting.fetch_sub(1, Ordering::AcqRel);
+        }
+        Some(event)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn message(i: usize) -> LogMessage {
+        LogMessage {
+            level: LogLevel::Info,
+            logger: None,
+            data: i.into(),
+        }
+    }
+
+    #[tokio::test]
+    async fn logs_past_the_backlog_are_dropped_and_changes_never_are() {
+        let (tx, mut rx) = channel();
+        let dropped = AtomicU64::new(0);
+        let sent = (0..LOG_BACKLOG + 10)
+            .filter(|&i| tx.log("s", message(i), &dropped))
+            .count();
+        assert_eq!(sent, LOG_BACKLOG);
+        assert_eq!(dropped.load(Ordering::Relaxed), 10);
+        assert!(tx.change(UpstreamEvent::ListChanged("s".into())));
+        for i in 0..LOG_BACKLOG {
+            assert_eq!(
+                rx.recv().await,
+                Some(UpstreamEvent::Log("s".into(), message(i)))
+            );
+        }
+        assert_eq!(
+            rx.recv().await,
+            Some(UpstreamEvent::ListChanged("s".into()))
+        );
+        // Room again once the host has taken them.
+        assert!(tx.log("s", message(0), &dropped));
+    }
+}
