@@ -39,6 +39,11 @@ struct Cli {
     /// More log output on stderr (-v info, -vv debug). MCPW_LOG takes a tracing filter.
     #[arg(short, long, global = true, action = clap::ArgAction::Count)]
     verbose: u8,
+    /// Also read another client's MCP config (pi, cursor, claude-code, claude-desktop,
+    /// codex, windsurf, vscode), as `"imports"` in the config does; repeatable.
+    /// MCPW_IMPORT takes a comma-separated list.
+    #[arg(long = "import", global = true, value_name = "CLIENT")]
+    imports: Vec<String>,
     #[command(subcommand)]
     command: Command,
 }
@@ -82,7 +87,18 @@ enum Command {
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
     init_logging(cli.verbose);
-    let sources = ConfigSources::for_process(cli.config.clone());
+    let mut sources = ConfigSources::for_process(cli.config.clone());
+    if !cli.imports.is_empty() {
+        // Through the environment, where MCPW_IMPORT is read: one path for both.
+        let mut all: Vec<String> = sources
+            .env
+            .get("MCPW_IMPORT")
+            .into_iter()
+            .map(String::from)
+            .collect();
+        all.extend(cli.imports.iter().cloned());
+        sources.env = sources.env.with("MCPW_IMPORT", all.join(","));
+    }
     let result = match cli.command {
         Command::Config(cmd) => config_cmd::run(cmd, &sources),
         Command::Plugin(cmd) => plugin_cmd::run(cmd, &sources),

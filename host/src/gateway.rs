@@ -67,6 +67,14 @@ impl Shared {
         })
     }
 
+    /// As [`Shared::new`], for answers from the cache alone: servers with
+    /// nothing cached are left out instead of being connected.
+    pub fn from_cache(host: Arc<Host>, exposure: Exposure) -> Arc<Shared> {
+        let shared = Shared::new(host, exposure);
+        let _ = shared.bootstrap.set(());
+        shared
+    }
+
     /// Waits until every server has been listed at least once (from the cache
     /// or by connecting); failures are recorded in the status, not returned.
     pub async fn ready(&self) {

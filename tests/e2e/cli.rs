@@ -513,3 +513,84 @@ fn status_of_a_broken_or_missing_config_says_so() {
     assert!(!err.contains('\x1b'), "no colour codes in a pipe: {err:?}");
     assert!(!err.contains("ERROR error"), "{err}");
 }
+
+/// A pi user's servers, with no config of mcpw's own: `--import pi` reads the
+/// project's `.pi/mcp.json` (it wins) and `$PI_CODING_AGENT_DIR/mcp.json`; and
+/// `tools --exposure` says what `serve` would list, from the cache alone.
+#[test]
+fn a_pi_users_config_and_the_tools_serve_would_list() {
+    let home = tempfile::tempdir().unwrap();
+    let misbehave = crate::servers::servers().misbehave();
+    let pids = home.path().join("pids");
+    let server = |mode: &str| {
+        serde_json::json!({"command": "node", "args": [&misbehave, mode],
+                           "env": {"PID_FILE": pids.display().to_string()}})
+    };
+    write(
+        home.path(),
+        "agent/mcp.json",
+        &serde_json::json!({"mcpServers": {"s": server("garbage"), "a": server("ok")}}).to_string(),
+    );
+    write(
+        home.path(),
+        ".pi/mcp.json",
+        &serde_json::json!({"mcpServers": {"s": server("ok")}}).to_string(),
+    );
+    let run = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_mcpw"))
+            .arg("--import")
+            .arg("pi")
+            .args(args)
+            .current_dir(home.path())
+            .env_clear()
+            .env("HOME", home.path())
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .env("PI_CODING_AGENT_DIR", home.path().join("agent"))
+            .stdin(Stdio::null())
+            .output()
+            .unwrap()
+    };
+    let shown = json(&run(&["config", "show", "--json"]));
+    let servers = &shown["mcpServers"];
+    assert_eq!(
+        servers["s"]["args"][1], "ok",
+        "the project's file wins: {shown}"
+    );
+    assert!(servers["a"].is_object(), "{shown}");
+
+    let listed = json(&run(&["tools", "--exposure", "direct", "--json"]));
+    assert_eq!(listed["tools"], serde_json::json!([]));
+    assert_eq!(listed["uncached"], serde_json::json!(["s", "a"]));
+    assert!(!pids.exists(), "no server was started");
+
+    assert!(run(&["connect", "s"]).status.success());
+    let listed = json(&run(&["tools", "--exposure", "direct", "--json"]));
+    let echo = listed["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "s__echo")
+        .unwrap_or_else(|| panic!("s__echo listed: {listed}"));
+    assert_eq!(
+        echo["inputSchema"]["properties"]["message"]["type"],
+        "string"
+    );
+    assert_eq!(listed["uncached"], serde_json::json!(["a"]));
+    let proxy = json(&run(&["tools", "--exposure", "proxy", "--json"]));
+    assert_eq!(proxy["tools"][0]["name"], "mcp");
+    assert_eq!(proxy["tools"].as_array().unwrap().len(), 1);
+    let started = std::fs::read_to_string(&pids).unwrap();
+    assert_eq!(
+        started.lines().count(),
+        1,
+        "only `connect` started a server"
+    );
+
+    let bad = run(&["tools", "--exposure", "everything"]);
+    assert!(!bad.status.success());
+    assert!(
+        stderr(&bad).contains("unknown exposure"),
+        "{}",
+        stderr(&bad)
+    );
+}

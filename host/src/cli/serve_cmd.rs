@@ -1,6 +1,6 @@
 //! `mcpw serve`: the gateway over stdio (default) or Streamable HTTP.
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result, anyhow, bail};
 use clap::Args;
 use mcpw::config::ConfigSources;
 use mcpw::gateway::http::{self, HttpOptions};
@@ -195,18 +195,9 @@ mod nonblocking {
 
 pub async fn serve(args: ServeArgs, sources: &ConfigSources) -> Result<ExitCode> {
     let cfg = super::load_config(sources);
-    let exposure = match args.exposure.as_deref() {
-        Some(name) => match Exposure::parse(name) {
-            Some(e) => e,
-            None => bail!("unknown exposure {name:?}: use proxy, tool-search or direct"),
-        },
-        None => cfg.settings.exposure.unwrap_or_default(),
-    };
-    let exposure_name = match exposure {
-        Exposure::Proxy => "proxy",
-        Exposure::ToolSearch => "tool-search",
-        Exposure::Direct => "direct",
-    };
+    let exposure = Exposure::chosen(args.exposure.as_deref(), cfg.settings.exposure)
+        .map_err(|e| anyhow!(e))?;
+    let exposure_name = exposure.name();
     if args.token.as_deref().is_some_and(|t| t.trim().is_empty()) {
         bail!("--token is empty: give the bearer token clients must send");
     }

@@ -1,10 +1,11 @@
 //! Commands that talk to servers: status, tools, describe, call, connect, cache.
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result, anyhow, bail};
 use clap::{Args, Subcommand};
 use mcpw::cache::{self, MetadataCache};
 use mcpw::catalog::{ConnectionState, ServerStatus};
-use mcpw::config::ConfigSources;
+use mcpw::config::{ConfigSources, Exposure};
+use mcpw::gateway::{Gateway, Shared};
 use mcpw::host::{Host, HostOptions};
 use mcpw::lifecycle::LifecycleError;
 use mcpw::present::{self, Content};
@@ -26,6 +27,11 @@ pub struct StatusArgs {
 pub struct ToolsArgs {
     /// Only this server's tools.
     server: Option<String>,
+    /// The tools `mcpw serve --exposure EXPOSURE` lists at start (proxy,
+    /// tool-search or direct), with their schemas, from the cache alone: no
+    /// server is started. With --json: {"tools": [...], "uncached": [servers]}.
+    #[arg(long, value_name = "EXPOSURE", conflicts_with = "server")]
+    exposure: Option<String>,
     /// Print JSON.
     #[arg(long)]
     json: bool,
@@ -214,6 +220,9 @@ pub async fn status(args: StatusArgs, sources: &ConfigSources) -> Result<ExitCod
 
 pub async fn tools(args: ToolsArgs, sources: &ConfigSources) -> Result<ExitCode> {
     let host = start(sources).await?;
+    if let Some(exposure) = &args.exposure {
+        return exposed_tools(host, exposure, args.json).await;
+    }
     if let Some(server) = &args.server {
         if host.manager().server(server).is_none() {
             bail!("server \"{server}\" is not configured");
@@ -266,6 +275,38 @@ pub async fn tools(args: ToolsArgs, sources: &ConfigSources) -> Result<ExitCode>
             eprintln!(
                 "tools unknown for: {} (see `mcpw status`)",
                 not_known.join(", ")
+            );
+        }
+    }
+    host.shutdown().await;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `mcpw tools --exposure`: what `serve` would list, from the cache.
+async fn exposed_tools(host: Host, exposure: &str, json: bool) -> Result<ExitCode> {
+    let exposure = Exposure::chosen(Some(exposure), None).map_err(|e| anyhow!(e))?;
+    let host = std::sync::Arc::new(host);
+    let gateway = Gateway::new(Shared::from_cache(host.clone(), exposure));
+    let tools = gateway
+        .tool_list()
+        .await
+        .map_err(|e| anyhow!("{}", e.message))?;
+    let uncached: Vec<String> = host
+        .status()
+        .into_iter()
+        .filter(|s| s.state != ConnectionState::Disabled && !host.manager().has_tools(&s.name))
+        .map(|s| s.name)
+        .collect();
+    if json {
+        super::print_json(&json!({"tools": tools, "uncached": uncached}))?;
+    } else {
+        for t in &tools {
+            outln!("{}", t.name);
+        }
+        if !uncached.is_empty() {
+            eprintln!(
+                "not cached (listed once connected): {}",
+                uncached.join(", ")
             );
         }
     }

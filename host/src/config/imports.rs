@@ -21,7 +21,8 @@ pub enum ImportKind {
     Windsurf,
     /// VS Code: the project's `.vscode/mcp.json` and the user's `mcp.json` (`servers` key).
     Vscode,
-    /// pi: `~/.pi/agent/mcp.json`.
+    /// pi: the project's `.pi/mcp.json`, then `mcp.json` in pi's agent dir
+    /// (`$PI_CODING_AGENT_DIR`, else `~/.pi/agent`), as pi-mcp-adapter reads them.
     Pi,
 }
 
@@ -76,7 +77,14 @@ impl ImportKind {
                 project.join(".vscode/mcp.json"),
                 app_config_dir(env).join("Code/User/mcp.json"),
             ],
-            ImportKind::Pi => vec![home.join(".pi/agent/mcp.json")],
+            // The project's file first: for a name in both, the first one wins.
+            ImportKind::Pi => vec![
+                project.join(".pi/mcp.json"),
+                env.get("PI_CODING_AGENT_DIR")
+                    .filter(|d| !d.is_empty())
+                    .map_or_else(|| home.join(".pi/agent"), PathBuf::from)
+                    .join("mcp.json"),
+            ],
         }
     }
 }

@@ -86,6 +86,21 @@ pub fn load(sources: &ConfigSources) -> Config {
             requested.extend(c.imports.iter().copied());
         }
     }
+    // `--import` / MCPW_IMPORT: a client's own config without writing one for mcpw.
+    for name in env.get("MCPW_IMPORT").unwrap_or_default().split(',') {
+        let name = name.trim();
+        if name.is_empty() {
+            continue;
+        }
+        match ImportKind::parse(name) {
+            Some(k) => requested.push(k),
+            None => cfg.diagnostics.push(Diagnostic::file(
+                Severity::Error,
+                Path::new("--import / MCPW_IMPORT"),
+                format!("unknown import {name:?}: use one of {}", import_names()),
+            )),
+        }
+    }
     requested.dedup();
     let mut seen = Vec::new();
     requested.retain(|k| {
@@ -254,14 +269,7 @@ fn content_of(root: &Value, mut source: SourceFile, cfg: &mut Config) -> Option<
                         Severity::Error,
                         path,
                         format!("imports[{i}]"),
-                        format!(
-                            "unknown import {item}: use one of {}",
-                            ImportKind::ALL
-                                .iter()
-                                .map(|k| k.name())
-                                .collect::<Vec<_>>()
-                                .join(", ")
-                        ),
+                        format!("unknown import {item}: use one of {}", import_names()),
                     )),
                 }
             }
@@ -454,4 +462,9 @@ fn interpret_settings(raw: Map<String, Value>) -> Settings {
     }
     s.raw = raw;
     s
+}
+
+fn import_names() -> String {
+    let names: Vec<_> = ImportKind::ALL.iter().map(|k| k.name()).collect();
+    names.join(", ")
 }

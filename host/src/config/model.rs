@@ -28,6 +28,25 @@ impl Exposure {
             _ => None,
         }
     }
+
+    /// The name [`Exposure::parse`] takes.
+    pub fn name(self) -> &'static str {
+        match self {
+            Exposure::Proxy => "proxy",
+            Exposure::ToolSearch => "tool-search",
+            Exposure::Direct => "direct",
+        }
+    }
+
+    /// `--exposure NAME` if given, else `settings.exposure`, else proxy.
+    pub fn chosen(arg: Option<&str>, setting: Option<Exposure>) -> Result<Exposure, String> {
+        match arg {
+            Some(name) => Exposure::parse(name).ok_or_else(|| {
+                format!("unknown exposure {name:?}: use proxy, tool-search or direct")
+            }),
+            None => Ok(setting.unwrap_or_default()),
+        }
+    }
 }
 
 /// Default `settings.toolSearchBudget`: tokens the ToolSearch description may
