@@ -372,6 +372,7 @@ impl Manager {
             }
             level
         };
+        self.upstream_tx.want(level);
         let live: Vec<(String, Arc<Connection>)> = self
             .slots()
             .iter()

@@ -1,14 +1,16 @@
 //! What upstream servers tell the host, on its way to the host's event loop.
 //!
 //! Changes (list_changed, resource updates) always get through; the host folds
-//! repeats. Log messages are bounded: past [`LOG_BACKLOG`] waiting, more are
-//! dropped and counted, so a server flooding them costs memory in proportion to
-//! the backlog, not to the flood. rmcp hands each notification to a task of its
-//! own and cannot be slowed down, so the bound has to be here.
+//! repeats. Log messages go on only at or above the most verbose level a
+//! session asked for (none before one asks), and are bounded: past
+//! [`LOG_BACKLOG`] waiting, more are dropped and counted, so a server flooding
+//! them costs memory in proportion to the backlog, not to the flood. rmcp hands
+//! each notification to a task of its own and cannot be slowed down, so the
+//! bound has to be here.
 
 use crate::log_level::LogLevel;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU8, AtomicU64, AtomicUsize, Ordering};
 use tokio::sync::mpsc;
 
 /// Log messages waiting for the host's event loop, across all servers, before
@@ -42,6 +44,8 @@ pub struct LogMessage {
 pub struct EventSender {
     tx: mpsc::UnboundedSender<UpstreamEvent>,
     logs_waiting: Arc<AtomicUsize>,
+    /// The least severe level wanted, as `level as u8 + 1`; 0 for none.
+    wanted: Arc<AtomicU8>,
 }
 
 /// The host's side.
@@ -58,6 +62,7 @@ pub fn channel() -> (EventSender, EventReceiver) {
         EventSender {
             tx,
             logs_waiting: logs_waiting.clone(),
+            wanted: Arc::new(AtomicU8::new(0)),
         },
         EventReceiver { rx, logs_waiting },
     )
@@ -69,9 +74,19 @@ impl EventSender {
         self.tx.send(event).is_ok()
     }
 
-    /// Sends a log message, unless [`LOG_BACKLOG`] are already waiting: then
-    /// it is dropped and `dropped` counts it. False if it was dropped.
+    /// Log messages of `level` and above are wanted from now on.
+    pub fn want(&self, level: LogLevel) {
+        self.wanted.store(level as u8 + 1, Ordering::Release);
+    }
+
+    /// Sends a log message if its level is wanted, unless [`LOG_BACKLOG`] are
+    /// already waiting: then it is dropped and `dropped` counts it. False if
+    /// it was not sent.
     pub fn log(&self, server: &str, message: LogMessage, dropped: &AtomicU64) -> bool {
+        let wanted = self.wanted.load(Ordering::Acquire);
+        if wanted == 0 || (message.level as u8) < wanted - 1 {
+            return false;
+        }
         if self.logs_waiting.fetch_add(1, Ordering::AcqRel) >= LOG_BACKLOG {
             self.logs_waiting.fetch_sub(1, Ordering::AcqRel);
             let n = dropped.fetch_add(1, Ordering::Relaxed);
@@ -118,9 +133,35 @@ mod tests {
         }
     }
 
+    #[test]
+    fn only_wanted_levels_are_sent() {
+        let (tx, _rx) = channel();
+        let dropped = AtomicU64::new(0);
+        let at = |level| LogMessage {
+            level,
+            ..message(0)
+        };
+        assert!(
+            !tx.log("s", at(LogLevel::Emergency), &dropped),
+            "none wanted yet"
+        );
+        tx.want(LogLevel::Warning);
+        assert!(!tx.log("s", at(LogLevel::Info), &dropped));
+        assert!(tx.log("s", at(LogLevel::Warning), &dropped));
+        assert!(tx.log("s", at(LogLevel::Error), &dropped));
+        tx.want(LogLevel::Debug);
+        assert!(tx.log("s", at(LogLevel::Debug), &dropped));
+        assert_eq!(
+            dropped.load(Ordering::Relaxed),
+            0,
+            "not wanted is not dropped"
+        );
+    }
+
     #[tokio::test]
     async fn logs_past_the_backlog_are_dropped_and_changes_never_are() {
         let (tx, mut rx) = channel();
+        tx.want(LogLevel::Debug);
         let dropped = AtomicU64::new(0);
         let sent = (0..LOG_BACKLOG + 10)
             .filter(|&i| tx.log("s", message(i), &dropped))
