@@ -249,7 +249,7 @@ pub async fn row6_flood(misbehave: &str, home: &Path, lists_home: &Path) -> Stri
     );
     format!(
         "| 6 | An upstream flooding notifications (stdio, rmcp client): {FLOOD_ECHOES} `echo` calls during log-message bursts of {FLOOD_BURST}, client at level info; then {LIST_FLOOD} `list_changed` \
-         | flooded p50 {:.2} ms / p99 {:.2} ms (quiet {:.2} / {:.2}); {} of {} messages relayed, {:.0} µs CPU each; RSS {:.1} → peak {:.1} MiB; {LIST_FLOOD} list_changed → {relists} relists, done in {:.0} ms \
+         | flooded p50 {:.2} ms / p99 {:.2} ms (quiet {:.2} / {:.2}); {} of {} messages relayed (the rest dropped), mcpw CPU {:.1} µs per message sent; RSS {:.1} → peak {:.1} MiB; {LIST_FLOOD} list_changed → {relists} relists, done in {:.0} ms \
          | direct: flooded p50 {:.2} ms / p99 {:.2} ms (quiet {:.2} / {:.2}); {} of {} delivered | p50 {:+.2} ms flooded ({:+.2} ms quiet) |",
         p(&mcpw.flooded, 0.5),
         p(&mcpw.flooded, 0.99),
@@ -257,7 +257,7 @@ pub async fn row6_flood(misbehave: &str, home: &Path, lists_home: &Path) -> Stri
         p(&mcpw.quiet, 0.99),
         mcpw.delivered,
         mcpw.sent,
-        mcpw.cpu_ms * 1000.0 / mcpw.delivered.max(1) as f64,
+        mcpw.cpu_ms * 1000.0 / mcpw.sent.max(1) as f64,
         mib(mcpw.rss_kb.0),
         mib(mcpw.rss_kb.1),
         ms(settled),
