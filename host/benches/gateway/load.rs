@@ -290,6 +290,20 @@ fn serve(home: &Path, exposure: &str) -> tokio::process::Command {
     mcpw_command(home, &["serve", "--exposure", exposure]).into()
 }
 
+/// 20 calls to warm up, then [`MANY_CALLS`] timed ones, sorted.
+async fn warm_calls(client: &Client, tool: &str) -> Vec<Duration> {
+    let hello = || json!({"message": "hello"});
+    for _ in 0..20 {
+        call(client, tool, hello()).await;
+    }
+    let mut d = Vec::with_capacity(MANY_CALLS);
+    for _ in 0..MANY_CALLS {
+        d.push(call(client, tool, hello()).await);
+    }
+    d.sort();
+    d
+}
+
 pub async fn row7_many_tools(misbehave: &str, home: &Path) -> String {
     println!(
         "## 7. A server with {MANY_TOOLS} tools (misbehave.mjs `many`, one page): first `tools/list` ({MANY_RUNS} runs), {MANY_CALLS} calls to its last tool, searches"
@@ -328,27 +342,11 @@ pub async fn row7_many_tools(misbehave: &str, home: &Path) -> String {
 
     // Calls to the last tool, direct and through mcpw (both warm).
     let (_, client, _, _) = first_list(node(), "misbehave.mjs many").await;
-    let hello = || json!({"message": "hello"});
-    for _ in 0..20 {
-        call(&client, &last, hello()).await;
-    }
-    let mut direct_calls = Vec::new();
-    for _ in 0..MANY_CALLS {
-        direct_calls.push(call(&client, &last, hello()).await);
-    }
+    let direct_calls = warm_calls(&client, &last).await;
     let _ = client.cancel().await;
     let (_, client, _, _) = first_list(serve(home, "direct"), "mcpw serve").await;
-    let prefixed = format!("b__{last}");
-    for _ in 0..20 {
-        call(&client, &prefixed, hello()).await;
-    }
-    let mut mcpw_calls = Vec::new();
-    for _ in 0..MANY_CALLS {
-        mcpw_calls.push(call(&client, &prefixed, hello()).await);
-    }
+    let mcpw_calls = warm_calls(&client, &format!("b__{last}")).await;
     let _ = client.cancel().await;
-    direct_calls.sort();
-    mcpw_calls.sort();
 
     // Searches: the first one builds the index; then each query 5 times.
     let mut searches = Vec::new();

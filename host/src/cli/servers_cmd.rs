@@ -264,13 +264,7 @@ pub async fn tools(args: ToolsArgs, sources: &ConfigSources) -> Result<ExitCode>
                 outln!("{}  - {desc}", e.name);
             }
         }
-        let not_known: Vec<String> = host
-            .status()
-            .into_iter()
-            .filter(|s| args.server.as_ref().is_none_or(|x| &s.name == x))
-            .filter(|s| s.state != ConnectionState::Disabled && !host.manager().has_tools(&s.name))
-            .map(|s| s.name)
-            .collect();
+        let not_known = uncached(&host, args.server.as_deref());
         if !not_known.is_empty() {
             eprintln!(
                 "tools unknown for: {} (see `mcpw status`)",
@@ -282,6 +276,16 @@ pub async fn tools(args: ToolsArgs, sources: &ConfigSources) -> Result<ExitCode>
     Ok(ExitCode::SUCCESS)
 }
 
+/// Enabled servers (all, or `only`) whose tools are not known.
+fn uncached(host: &Host, only: Option<&str>) -> Vec<String> {
+    host.status()
+        .into_iter()
+        .filter(|s| only.is_none_or(|x| s.name == x))
+        .filter(|s| s.state != ConnectionState::Disabled && !host.manager().has_tools(&s.name))
+        .map(|s| s.name)
+        .collect()
+}
+
 /// `mcpw tools --exposure`: what `serve` would list, from the cache.
 async fn exposed_tools(host: Host, exposure: &str, json: bool) -> Result<ExitCode> {
     let exposure = Exposure::chosen(Some(exposure), None).map_err(|e| anyhow!(e))?;
@@ -291,12 +295,7 @@ async fn exposed_tools(host: Host, exposure: &str, json: bool) -> Result<ExitCod
         .tool_list()
         .await
         .map_err(|e| anyhow!("{}", e.message))?;
-    let uncached: Vec<String> = host
-        .status()
-        .into_iter()
-        .filter(|s| s.state != ConnectionState::Disabled && !host.manager().has_tools(&s.name))
-        .map(|s| s.name)
-        .collect();
+    let uncached = uncached(&host, None);
     if json {
         super::print_json(&json!({"tools": tools, "uncached": uncached}))?;
     } else {
