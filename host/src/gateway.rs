@@ -6,20 +6,21 @@
 //! `direct` (every tool). Upstream prompts are forwarded under prefixed names;
 //! progress notifications and cancellation pass through calls.
 
+mod calls;
 pub mod http;
 mod listen;
 mod proxy;
 mod resources;
+mod session_events;
 mod tasks;
 mod tool_search;
 
 pub use crate::config::{DEFAULT_TOOL_SEARCH_BUDGET, Exposure};
 
-use crate::host::{CallOptions, EntryRef, Host, HostError, RawResult, Snapshot};
-use crate::lifecycle::LifecycleEvent;
+use crate::host::{EntryRef, Host, HostError, Snapshot};
 use crate::log_level::LogLevel;
 use crate::present::Content;
-use crate::upstream::origin::{Origin, SessionGuard};
+use crate::upstream::origin::SessionGuard;
 use arc_swap::ArcSwapOption;
 use rmcp::model::{
     CallToolRequestParams, CallToolResult, GetPromptRequestParams, GetPromptResult,
@@ -332,133 +333,6 @@ impl Gateway {
             Some((version, activated.len(), list.clone()));
         Ok(list)
     }
-
-    /// Calls an upstream tool for the agent, forwarding progress and
-    /// cancellation. The server's result passes through as it came, unless
-    /// it is an error, which gets the tool's parameters appended; so does a
-    /// task, when the client takes tasks (see [`tasks`]).
-    async fn call_upstream(
-        &self,
-        name: &str,
-        args: Option<serde_json::Map<String, Value>>,
-        context: &RequestContext<RoleServer>,
-    ) -> Result<rmcp::model::CallToolResponse, McpError> {
-        let entry = match self.shared.resolve(name).await {
-            Ok(entry) => entry,
-            Err(e @ HostError::ToolNotFound { .. }) => {
-                return result(&[Content::text(e.to_string())], None, true).map(Into::into);
-            }
-            Err(e) => {
-                return result(&[Content::text(format!("Error: {e}"))], None, true).map(Into::into);
-            }
-        };
-        let (mut options, forwarding) = self.call_options(context);
-        options.accept_task = context
-            .client_capabilities()
-            .is_some_and(|c| c.supports_tasks());
-        let call = self.shared.host.call_raw(&entry, args, options);
-        let raw = tokio::select! {
-            r = call => r,
-            _ = context.ct.cancelled() => return Err(McpError::internal_error("cancelled by the client", None)),
-        };
-        progress_sent(forwarding).await;
-        match raw {
-            Ok(RawResult::Tool(r)) if r.is_error != Some(true) => Ok(r.into()),
-            Ok(RawResult::Task(t)) => Ok(rmcp::model::CallToolResponse::Task(tasks::for_client(
-                &entry.tool.server,
-                t,
-            ))),
-            Ok(raw) => {
-                let out = crate::host::present_result(&entry, raw);
-                result(&out.content, out.structured_content, out.is_error).map(Into::into)
-            }
-            Err(e) => result(&[Content::text(format!("Error: {e}"))], None, true).map(Into::into),
-        }
-    }
-}
-
-/// A server's log message to a session, the logger named after the server
-/// (`<server>` or `<server>/<its logger>`).
-#[allow(deprecated)] // logging is in every revision before 2026-07-28
-async fn log_forward(
-    peer: &rmcp::Peer<RoleServer>,
-    server: &str,
-    message: crate::upstream::LogMessage,
-) -> Result<(), rmcp::service::ServiceError> {
-    let logger = match message.logger {
-        Some(l) => format!("{server}/{l}"),
-        None => server.to_string(),
-    };
-    let params = json!({"level": message.level, "logger": logger, "data": message.data});
-    match serde_json::from_value(params) {
-        Ok(params) => peer.notify_logging_message(params).await,
-        Err(_) => Ok(()),
-    }
-}
-
-impl Gateway {
-    /// How an upstream call made for the client's request `context` reports
-    /// back: its progress, when the client asked for progress (a
-    /// `progressToken` in `_meta`), and the server's requests, to this session.
-    /// Also returns the progress forwarder: await it (see [`progress_sent`])
-    /// before answering, so that no progress follows the result.
-    fn call_options(&self, context: &RequestContext<RoleServer>) -> (CallOptions, Forwarding) {
-        let session = self
-            .session
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .as_ref()
-            .map(|g| g.session().clone());
-        let (progress, forwarding) = progress_forwarding(context).unzip();
-        let options = CallOptions {
-            progress,
-            origin: session.map(|session| Origin {
-                session,
-                request: context.id.clone(),
-            }),
-            accept_task: false,
-        };
-        (options, forwarding)
-    }
-}
-
-/// The task that forwards a call's progress, when the client asked for it.
-type Forwarding = Option<tokio::task::JoinHandle<()>>;
-
-/// Waits until the progress of a finished call has been sent on: the call
-/// dropped its end of the channel, so the forwarder ends once it is empty.
-async fn progress_sent(forwarding: Forwarding) {
-    if let Some(f) = forwarding {
-        let _ = tokio::time::timeout(std::time::Duration::from_secs(1), f).await;
-    }
-}
-
-/// Forwards the upstream call's progress to the client, when the client asked
-/// for progress (a `progressToken` in `_meta`).
-fn progress_forwarding(
-    context: &RequestContext<RoleServer>,
-) -> Option<(
-    tokio::sync::mpsc::UnboundedSender<crate::upstream::ProgressUpdate>,
-    tokio::task::JoinHandle<()>,
-)> {
-    let token = context.meta.get_progress_token()?;
-    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<crate::upstream::ProgressUpdate>();
-    let peer = context.peer.clone();
-    let forwarder = tokio::spawn(async move {
-        while let Some(u) = rx.recv().await {
-            let mut p = json!({"progressToken": token.0, "progress": u.progress});
-            if let Some(t) = u.total {
-                p["total"] = json!(t);
-            }
-            if let Some(m) = u.message {
-                p["message"] = json!(m);
-            }
-            if let Ok(param) = serde_json::from_value(p) {
-                let _ = peer.notify_progress(param).await;
-            }
-        }
-    });
-    Some((tx, forwarder))
 }
 
 impl ServerHandler for Gateway {
@@ -687,50 +561,11 @@ impl ServerHandler for Gateway {
         let sessions = self.shared.host.manager().sessions();
         *self.session.lock().unwrap_or_else(|p| p.into_inner()) =
             Some(sessions.open(context.peer.clone()));
-        let mut events = self.shared.host.manager().subscribe();
-        let peer = context.peer.clone();
-        let host = self.shared.host.clone();
-        let exposure = self.shared.exposure;
-        // Weak: the session's subscriptions end with the session, not with this loop.
-        let watching = Arc::downgrade(&self.watching);
-        let log_level = self.log_level.clone();
-        // A quiet host sends no events: the session's end is checked every
-        // few seconds, so that the task and what it holds go with the session.
-        let mut check = tokio::time::interval(std::time::Duration::from_secs(5));
-        tokio::spawn(async move {
-            loop {
-                let received = tokio::select! {
-                    received = events.recv() => received,
-                    _ = check.tick() => {
-                        if peer.is_transport_closed() || watching.strong_count() == 0 {
-                            return;
-                        }
-                        continue;
-                    }
-                };
-                match received {
-                    Ok(LifecycleEvent::Log { server, message }) => {
-                        let wanted = *log_level.lock().unwrap_or_else(|p| p.into_inner());
-                        if wanted.is_some_and(|w| w.admits(message.level))
-                            && log_forward(&peer, &server, message).await.is_err()
-                        {
-                            return;
-                        }
-                    }
-                    Ok(event) => {
-                        let Some(watching) = watching.upgrade() else {
-                            return;
-                        };
-                        for n in listen::changes(&host, exposure, &watching, &event).await {
-                            if peer.send_notification(n).await.is_err() {
-                                return;
-                            }
-                        }
-                    }
-                    Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {}
-                    Err(_) => return,
-                }
-            }
-        });
+        session_events::spawn(
+            &self.shared,
+            context.peer.clone(),
+            Arc::downgrade(&self.watching),
+            self.log_level.clone(),
+        );
     }
 }

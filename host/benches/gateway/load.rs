@@ -56,10 +56,11 @@ async fn connect(mut cmd: tokio::process::Command, what: &str) -> (Client, u32, 
     let pid = transport.id().expect("a pid");
     let logs = Counting::default();
     let counter = logs.0.clone();
-    let client = tokio::time::timeout(Duration::from_secs(60), logs.serve(transport))
-        .await
-        .unwrap_or_else(|_| panic!("{what}: no initialize answer in 60 s"))
-        .unwrap_or_else(|e| panic!("{what}: initialize failed: {e}"));
+    let client = match tokio::time::timeout(Duration::from_secs(60), logs.serve(transport)).await {
+        Ok(Ok(client)) => client,
+        Ok(Err(e)) => panic!("{what}: initialize failed: {e}"),
+        Err(_) => panic!("{what}: no initialize answer in 60 s"),
+    };
     (client, pid, counter)
 }
 

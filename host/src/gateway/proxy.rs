@@ -518,7 +518,7 @@ async fn call_tool(
         r = host.call_raw(&entry, args, options) => r.map(|raw| crate::host::present_result(&entry, raw)),
         _ = ctx.ct.cancelled() => return Err(McpError::internal_error("cancelled by the client", None)),
     };
-    super::progress_sent(forwarding).await;
+    super::calls::progress_sent(forwarding).await;
     let base = |extra: Value| {
         let mut d = json!({"mode": "call", "server": entry.tool.server, "tool": entry.tool.name});
         if let Some(uri) = &entry.tool.resource_uri {

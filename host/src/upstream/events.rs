@@ -91,7 +91,7 @@ impl EventSender {
             self.logs_waiting.fetch_sub(1, Ordering::AcqRel);
             let n = dropped.fetch_add(1, Ordering::Relaxed);
             // Said at the first drop and every 10,000th after, not per message.
-            if n % 10_000 == 0 {
+            if n.is_multiple_of(10_000) {
                 tracing::warn!(
                     server,
                     "log messages come faster than mcpw relays them; dropping some ({} so far)",

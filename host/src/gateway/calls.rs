@@ -1,0 +1,124 @@
+//! A tool call on an upstream server for a session: name resolution, the
+//! server's progress and requests routed back to the session, cancellation,
+//! and the server's result (or task) as the session gets it.
+
+use super::{Gateway, result, tasks};
+use crate::host::{CallOptions, HostError, RawResult};
+use crate::present::Content;
+use crate::upstream::origin::Origin;
+use rmcp::ErrorData as McpError;
+use rmcp::service::{RequestContext, RoleServer};
+use serde_json::{Value, json};
+
+impl Gateway {
+    /// Calls an upstream tool for the agent, forwarding progress and
+    /// cancellation. The server's result passes through as it came, unless
+    /// it is an error, which gets the tool's parameters appended; so does a
+    /// task, when the client takes tasks (see [`tasks`]).
+    pub(super) async fn call_upstream(
+        &self,
+        name: &str,
+        args: Option<serde_json::Map<String, Value>>,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::CallToolResponse, McpError> {
+        let entry = match self.shared.resolve(name).await {
+            Ok(entry) => entry,
+            Err(e @ HostError::ToolNotFound { .. }) => {
+                return result(&[Content::text(e.to_string())], None, true).map(Into::into);
+            }
+            Err(e) => {
+                return result(&[Content::text(format!("Error: {e}"))], None, true).map(Into::into);
+            }
+        };
+        let (mut options, forwarding) = self.call_options(context);
+        options.accept_task = context
+            .client_capabilities()
+            .is_some_and(|c| c.supports_tasks());
+        let call = self.shared.host.call_raw(&entry, args, options);
+        let raw = tokio::select! {
+            r = call => r,
+            _ = context.ct.cancelled() => return Err(McpError::internal_error("cancelled by the client", None)),
+        };
+        progress_sent(forwarding).await;
+        match raw {
+            Ok(RawResult::Tool(r)) if r.is_error != Some(true) => Ok(r.into()),
+            Ok(RawResult::Task(t)) => Ok(rmcp::model::CallToolResponse::Task(tasks::for_client(
+                &entry.tool.server,
+                t,
+            ))),
+            Ok(raw) => {
+                let out = crate::host::present_result(&entry, raw);
+                result(&out.content, out.structured_content, out.is_error).map(Into::into)
+            }
+            Err(e) => result(&[Content::text(format!("Error: {e}"))], None, true).map(Into::into),
+        }
+    }
+}
+
+impl Gateway {
+    /// How an upstream call made for the client's request `context` reports
+    /// back: its progress, when the client asked for progress (a
+    /// `progressToken` in `_meta`), and the server's requests, to this session.
+    /// Also returns the progress forwarder: await it (see [`progress_sent`])
+    /// before answering, so that no progress follows the result.
+    pub(super) fn call_options(
+        &self,
+        context: &RequestContext<RoleServer>,
+    ) -> (CallOptions, Forwarding) {
+        let session = self
+            .session
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .as_ref()
+            .map(|g| g.session().clone());
+        let (progress, forwarding) = progress_forwarding(context).unzip();
+        let options = CallOptions {
+            progress,
+            origin: session.map(|session| Origin {
+                session,
+                request: context.id.clone(),
+            }),
+            accept_task: false,
+        };
+        (options, forwarding)
+    }
+}
+
+/// The task that forwards a call's progress, when the client asked for it.
+type Forwarding = Option<tokio::task::JoinHandle<()>>;
+
+/// Waits until the progress of a finished call has been sent on: the call
+/// dropped its end of the channel, so the forwarder ends once it is empty.
+pub(super) async fn progress_sent(forwarding: Forwarding) {
+    if let Some(f) = forwarding {
+        let _ = tokio::time::timeout(std::time::Duration::from_secs(1), f).await;
+    }
+}
+
+/// Forwards the upstream call's progress to the client, when the client asked
+/// for progress (a `progressToken` in `_meta`).
+fn progress_forwarding(
+    context: &RequestContext<RoleServer>,
+) -> Option<(
+    tokio::sync::mpsc::UnboundedSender<crate::upstream::ProgressUpdate>,
+    tokio::task::JoinHandle<()>,
+)> {
+    let token = context.meta.get_progress_token()?;
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<crate::upstream::ProgressUpdate>();
+    let peer = context.peer.clone();
+    let forwarder = tokio::spawn(async move {
+        while let Some(u) = rx.recv().await {
+            let mut p = json!({"progressToken": token.0, "progress": u.progress});
+            if let Some(t) = u.total {
+                p["total"] = json!(t);
+            }
+            if let Some(m) = u.message {
+                p["message"] = json!(m);
+            }
+            if let Ok(param) = serde_json::from_value(p) {
+                let _ = peer.notify_progress(param).await;
+            }
+        }
+    });
+    Some((tx, forwarder))
+}
