@@ -1,0 +1,64 @@
+// Test-only pi extension: a scripted model ("faux" provider, inside the pi process) whose turns
+// are chosen by $MCPW_PI_TEST_SCENARIO. Each step is one assistant message; steps are consumed in
+// order across the prompts of a run. Runtime imports use the @mariozechner names, which both pi
+// lines resolve to their own copies.
+import { registerFauxProvider, fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
+import type { ExtensionAPI } from "@mariozechner/pi-coding-agent";
+
+type Step = ReturnType<typeof fauxAssistantMessage> | ((context: any) => ReturnType<typeof fauxAssistantMessage>);
+
+let callId = 0;
+const call = (name: string, args: Record<string, unknown>): Step =>
+  fauxAssistantMessage([fauxToolCall(name, args, { id: `call_${++callId}` })], { stopReason: "toolUse" });
+
+/** The model's answer quotes the last tool result, so the test can see what reached the model. */
+const answer: Step = (context: any) => {
+  const result = [...context.messages].reverse().find((m: any) => m.role === "toolResult");
+  const text = (result?.content ?? []).map((c: any) => (c.type === "text" ? c.text : `[${c.type}]`)).join("");
+  return fauxAssistantMessage(`model saw (isError=${!!result?.isError}): ${text}`);
+};
+
+/** The model's answer quotes the last user message (what a prompt command sent). */
+const answerUser: Step = (context: any) => {
+  const user = [...context.messages].reverse().find((m: any) => m.role === "user");
+  const text = typeof user?.content === "string" ? user.content : (user?.content ?? []).map((c: any) => c.text ?? "").join("");
+  return fauxAssistantMessage(`model got: ${text}`);
+};
+
+const scenarios: Record<string, Step[]> = {
+  proxy: [
+    call("mcp", { search: "echo" }),
+    call("mcp", { tool: "s__echo", args: { message: "hello proxy" } }),
+    answer,
+  ],
+  "tool-search": [
+    call("ToolSearch", { query: "select:s__echo" }),
+    call("s__echo", { message: "loaded in the same prompt" }),
+    answer,
+    // second prompt
+    call("s__echo", { message: "loaded in the next prompt" }),
+    answer,
+  ],
+  cold: [call("s__echo", { message: "cold start" }), answer],
+  abort: [call("s__hang", {}), answer],
+  crash: [call("s__echo", { message: "before the crash" }), answer, call("s__echo", { message: "after the crash" }), answer],
+  shutdown: [call("s__echo", { message: "started" }), answer],
+  prompt: [answerUser],
+  progress: [call("e__trigger-long-running-operation", { duration: 0.6, steps: 3 }), answer],
+  content: [call("s__audio", {}), answer, call("s__big", { bytes: 120_000 }), answer, call("s__crash", {}), answer],
+};
+
+export default function (pi: ExtensionAPI) {
+  const scenario = process.env.MCPW_PI_TEST_SCENARIO ?? "";
+  const steps = scenarios[scenario];
+  if (!steps) throw new Error(`faux-ext: unknown scenario "${scenario}"`);
+  const faux = registerFauxProvider({ api: "faux", provider: "faux", models: [{ id: "faux-1" }] });
+  faux.setResponses(steps as any);
+  pi.registerProvider("faux", {
+    baseUrl: "http://localhost:0",
+    apiKey: "faux-key",
+    api: "faux" as any,
+    models: [{ id: "faux-1", name: "Faux", reasoning: false, input: ["text"],
+      cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 }, contextWindow: 128000, maxTokens: 4096 }],
+  });
+}

@@ -1,0 +1,257 @@
+// Drives real pi processes in RPC mode (JSON lines on stdin/stdout) with the faux model of
+// faux-ext.ts and the mcpw extension, each in a sandbox of its own: HOME, pi's agent dir, the
+// project directory and TMPDIR all under one temporary root.
+import { spawn, spawnSync } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const here = dirname(fileURLToPath(import.meta.url));
+// The package under test: $EXTENSION (an installed copy), else this source tree.
+export const EXTENSION = resolve(process.env.EXTENSION ?? join(here, ".."));
+const FAUX = join(here, "faux-ext.ts");
+
+export function config() {
+  const need = (name) => {
+    const value = process.env[name];
+    if (!value) throw new Error(`set ${name} (see integrations/pi/test/README.md)`);
+    return value;
+  };
+  const piDir = resolve(need("PI_DIR"));
+  const node = process.env.NODE ? resolve(process.env.NODE) : process.execPath;
+  const mcpw = resolve(need("MCPW_BIN"));
+  const misbehave = resolve(need("MISBEHAVE"));
+  for (const [name, path] of [["NODE", node], ["MCPW_BIN", mcpw], ["MISBEHAVE", misbehave]]) {
+    if (!existsSync(path)) throw new Error(`${name}=${path} does not exist`);
+  }
+  // server-everything (for MCP prompts): $EVERYTHING, else beside misbehave.mjs as mcpw's tests install it.
+  const everything = resolve(process.env.EVERYTHING ??
+    join(dirname(misbehave), "node_modules/@modelcontextprotocol/server-everything/dist/index.js"));
+  const line = findPi(piDir);
+  return { piDir, node, mcpw, misbehave, everything: existsSync(everything) ? everything : undefined, ...line };
+}
+
+/** The pi CLI under PI_DIR (a directory with node_modules/, or the package itself). */
+function findPi(piDir) {
+  for (const [pkg, name] of [["@earendil-works/pi-coding-agent", "1.x"], ["@mariozechner/pi-coding-agent", "0.73"]]) {
+    for (const dir of [join(piDir, "node_modules", pkg), piDir]) {
+      const manifest = join(dir, "package.json");
+      if (!existsSync(manifest)) continue;
+      const json = JSON.parse(readFileSync(manifest, "utf8"));
+      if (json.name !== pkg) continue;
+      const bin = typeof json.bin === "string" ? json.bin : json.bin?.pi;
+      return { cli: join(dir, bin), line: name, version: json.version };
+    }
+  }
+  throw new Error(`no pi-coding-agent under PI_DIR=${piDir}`);
+}
+
+/** The extension runs `mcpw --import pi ...`: an mcpw without that option cannot be tested. */
+export function checkMcpw(cfg) {
+  const help = spawnSync(cfg.mcpw, ["--help"], { encoding: "utf8" }).stdout ?? "";
+  if (!help.includes("--import")) throw new Error(`${cfg.mcpw} has no --import option; build a newer mcpw`);
+}
+
+/** A sandbox: HOME, pi's agent dir (with mcp.json naming the test server `s`), project, TMPDIR. */
+export function sandbox(cfg, name, { everything = false } = {}) {
+  const root = mkdtempSync(join(tmpdir(), `mcpw-pi-${name}-`));
+  const dirs = { home: join(root, "home"), agent: join(root, "agent"), project: join(root, "project"), tmp: join(root, "tmp") };
+  for (const dir of Object.values(dirs)) mkdirSync(dir, { recursive: true });
+  const files = { pids: join(root, "server.pids"), cancel: join(root, "cancel"), methods: join(root, "methods") };
+  // pi-mcp-adapter's format, in pi's agent dir: what `mcpw --import pi` reads.
+  const mcpServers = {
+    s: { command: cfg.node, args: [cfg.misbehave, "ok"], env: { PID_FILE: files.pids, CANCEL_FILE: files.cancel, METHODS_FILE: files.methods } },
+  };
+  if (everything) mcpServers.e = { command: cfg.node, args: [cfg.everything, "stdio"] };
+  writeFileSync(join(dirs.agent, "mcp.json"), JSON.stringify({ mcpServers }, null, 2));
+  const marker = `${name}-${process.pid}-${Date.now()}`;
+  const env = {
+    PATH: process.env.PATH,
+    LANG: process.env.LANG ?? "C.UTF-8",
+    HOME: dirs.home,
+    PI_CODING_AGENT_DIR: dirs.agent,
+    TMPDIR: dirs.tmp,
+    PI_OFFLINE: "1",
+    MCPW_BIN: cfg.mcpw,
+    MCPW_PI_TEST_RUN: marker,
+  };
+  return { root, ...dirs, files, env, marker, mcpw: cfg.mcpw, servers: Object.keys(mcpServers) };
+}
+
+/** Fills mcpw's cache for the sandbox's servers (each started once, briefly), then forgets their pids. */
+export function warmCache(box) {
+  for (const server of box.servers) {
+    const r = spawnSync(box.mcpw, ["--import", "pi", "connect", server], { cwd: box.project, env: box.env, encoding: "utf8", timeout: 30_000 });
+    if (r.status !== 0) throw new Error(`mcpw connect ${server} failed (${r.status}): ${r.stderr}${r.stdout}`);
+  }
+  writeFileSync(box.files.pids, "");
+  writeFileSync(box.files.methods, "");
+}
+
+export class Pi {
+  constructor(cfg, box, { scenario, args = [], env = {} }) {
+    this.events = [];
+    this.waiters = [];
+    this.stderr = "";
+    this.exited = new Promise((done) => (this.onExit = done));
+    this.child = spawn(cfg.node, [cfg.cli, "--mode", "rpc", "--no-session", "--offline",
+      "-e", FAUX, "-e", EXTENSION, "--provider", "faux", "--model", "faux-1", ...args], {
+      cwd: box.project,
+      env: { ...box.env, MCPW_PI_TEST_SCENARIO: scenario, ...env },
+      stdio: ["pipe", "pipe", "pipe"],
+    });
+    this.pid = this.child.pid;
+    let buffer = "";
+    this.child.stdout.setEncoding("utf8").on("data", (chunk) => {
+      buffer += chunk;
+      let i;
+      while ((i = buffer.indexOf("\n")) >= 0) {
+        const line = buffer.slice(0, i);
+        buffer = buffer.slice(i + 1);
+        if (!line.trim()) continue;
+        let event;
+        try {
+          event = JSON.parse(line);
+        } catch {
+          event = { type: "non-json", line };
+        }
+        this.events.push(event);
+        this.check();
+      }
+    });
+    this.child.stderr.setEncoding("utf8").on("data", (d) => (this.stderr += d));
+    this.child.on("exit", (code, signal) => {
+      this.exitStatus = { code, signal };
+      this.onExit(this.exitStatus);
+      this.check();
+    });
+  }
+
+  send(command) {
+    this.child.stdin.write(`${JSON.stringify(command)}\n`);
+  }
+
+  check() {
+    this.waiters = this.waiters.filter((w) => {
+      const hit = this.events.slice(w.from).find(w.predicate);
+      if (hit) w.resolve(hit);
+      else if (this.exitStatus) w.reject(new Error(`pi exited (${JSON.stringify(this.exitStatus)}) while waiting for ${w.what}\nstderr:\n${this.stderr.slice(-3000)}`));
+      else return true;
+      clearTimeout(w.timer);
+      return false;
+    });
+  }
+
+  /** Resolves with the first event from index `from` on that matches. */
+  waitFor(predicate, what, { from = 0, timeoutMs = 30_000 } = {}) {
+    return new Promise((resolvePromise, reject) => {
+      const w = { predicate, what, from, resolve: resolvePromise, reject };
+      w.timer = setTimeout(() => {
+        this.waiters = this.waiters.filter((x) => x !== w);
+        reject(new Error(`timed out waiting for ${what}\nstderr:\n${this.stderr.slice(-3000)}`));
+      }, timeoutMs);
+      this.waiters.push(w);
+      this.check();
+    });
+  }
+
+  /** Sends a prompt and resolves with the events of its run once agent_end arrives. */
+  async prompt(message, { timeoutMs = 60_000, during } = {}) {
+    const from = this.events.length;
+    this.send({ id: `p${from}`, type: "prompt", message });
+    const running = this.waitFor((e) => e.type === "agent_end", `agent_end of "${message}"`, { from, timeoutMs });
+    if (during) await during(from);
+    const end = await running;
+    return { events: this.events.slice(from, this.events.indexOf(end) + 1), end };
+  }
+
+  /** Sends a slash command (handled without a run) and resolves with the UI requests it made. */
+  async command(line, { settle }) {
+    const from = this.events.length;
+    this.send({ id: `c${from}`, type: "prompt", message: line });
+    await this.waitFor((e) => e.type === "response" && e.id === `c${from}`, `response to ${line}`, { from });
+    await this.waitFor((e, _i) => settle(e), `output of ${line}`, { from });
+    return this.events.slice(from);
+  }
+
+  /** Closes stdin (pi's orderly shutdown) and waits for the exit. */
+  async close(timeoutMs = 20_000) {
+    this.child.stdin.end();
+    const timer = setTimeout(() => this.child.kill("SIGKILL"), timeoutMs);
+    const status = await this.exited;
+    clearTimeout(timer);
+    return status;
+  }
+
+  kill() {
+    if (!this.exitStatus) this.child.kill("SIGKILL");
+  }
+}
+
+export const toolEnds = (events) => events.filter((e) => e.type === "tool_execution_end");
+export const resultText = (e) => (e.result?.content ?? []).map((c) => (c.type === "text" ? c.text : `[${c.type}]`)).join("");
+export const finalText = (end) => {
+  const last = end.messages?.at(-1);
+  return typeof last?.content === "string" ? last.content : (last?.content ?? []).map((c) => c.text ?? "").join("");
+};
+
+/** Processes whose environment carries the sandbox's marker (pi, mcpw and the servers they start). */
+export function markedProcesses(marker, exclude = []) {
+  const found = [];
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry) || exclude.includes(Number(entry))) continue;
+    try {
+      const environ = readFileSync(`/proc/${entry}/environ`, "latin1");
+      if (!environ.split("\0").includes(`MCPW_PI_TEST_RUN=${marker}`)) continue;
+      if (!isAlive(Number(entry))) continue;
+      const cmdline = readFileSync(`/proc/${entry}/cmdline`, "latin1").split("\0").filter(Boolean);
+      found.push({ pid: Number(entry), cmdline });
+    } catch {
+      // Gone meanwhile, or not ours to read.
+    }
+  }
+  return found;
+}
+
+export function mcpwServe(marker) {
+  return markedProcesses(marker).filter((p) => p.cmdline.includes("serve") && p.cmdline.some((a) => a.endsWith("mcpw")));
+}
+
+/** Alive and not a zombie waiting to be reaped. */
+export function isAlive(pid) {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "latin1");
+    return stat.slice(stat.lastIndexOf(")") + 2)[0] !== "Z";
+  } catch {
+    return false;
+  }
+}
+
+export function pidsIn(file) {
+  return existsSync(file) ? readFileSync(file, "utf8").split("\n").filter(Boolean).map(Number) : [];
+}
+
+export function fileHas(file, text) {
+  return existsSync(file) && readFileSync(file, "utf8").includes(text);
+}
+
+/**
+ * Resolves once `condition()` holds: for states only a file or /proc shows (a server's
+ * cancellation record, a process's exit), checked every 50 ms.
+ */
+export function until(condition, what, timeoutMs = 15_000) {
+  return new Promise((resolvePromise, reject) => {
+    const started = Date.now();
+    const tick = () => {
+      let ok = false;
+      try {
+        ok = condition();
+      } catch {}
+      if (ok) return resolvePromise();
+      if (Date.now() - started > timeoutMs) return reject(new Error(`timed out waiting for ${what}`));
+      setTimeout(tick, 50);
+    };
+    tick();
+  });
+}

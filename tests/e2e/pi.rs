@@ -1,0 +1,41 @@
+//! The pi package (`integrations/pi`) in real pi sessions driven by pi's scripted
+//! `faux` model, on both pi lines: 0.73 on Node 20 and 1.5 on Node 22. The
+//! scenarios are `integrations/pi/test/run.mjs`; this runs them against the
+//! mcpw under test.
+
+use crate::servers::{PiLine, pi, servers};
+use std::process::Command;
+
+fn run_scenarios(line: &PiLine) {
+    let pi = pi();
+    let out = Command::new(&line.node)
+        .arg(pi.tests.join("run.mjs"))
+        .env("PI_DIR", &line.dir)
+        .env("EXTENSION", &pi.package)
+        .env("MCPW_BIN", env!("CARGO_BIN_EXE_mcpw"))
+        .env("MISBEHAVE", servers().misbehave())
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run the pi {} scenarios: {e}", line.name));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    eprintln!("pi {}:\n{stdout}", line.name);
+    assert!(
+        out.status.success(),
+        "pi {} scenarios failed:\n{stdout}\n{}",
+        line.name,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains("PASS") && !stdout.contains("FAIL"),
+        "every scenario ran and passed:\n{stdout}"
+    );
+}
+
+#[test]
+fn the_package_in_pi_0_73_on_node_20() {
+    run_scenarios(&pi().lines[0]);
+}
+
+#[test]
+fn the_package_in_pi_1_5_on_node_22() {
+    run_scenarios(&pi().lines[1]);
+}
