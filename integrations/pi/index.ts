@@ -112,6 +112,11 @@ export default async function mcpwExtension(pi: ExtensionAPI) {
 
   pi.on("session_start", async (_event, ctx) => {
     ui = ctx;
+    // pi can announce one session twice (seen after new_session): keep the gateway of the first.
+    if (gateway) {
+      setStatus();
+      return;
+    }
     const flagged = resolveExposure(pi.getFlag(EXPOSURE_FLAG));
     if (flagged.exposure !== exposure) {
       exposure = flagged.exposure;

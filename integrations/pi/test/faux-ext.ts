@@ -43,6 +43,9 @@ const scenarios: Record<string, Step[]> = {
   abort: [call("s__hang", {}), answer],
   crash: [call("s__echo", { message: "before the crash" }), answer, call("s__echo", { message: "after the crash" }), answer],
   shutdown: [call("s__echo", { message: "started" }), answer],
+  // pi loads extensions again for a new session: the script starts over there.
+  "new-session": [call("s__echo", { message: "in this session" }), answer],
+  reconnect: [call("s__echo", { message: "before" }), answer, call("s__echo", { message: "after" }), answer],
   prompt: [answerUser],
   progress: [call("e__trigger-long-running-operation", { duration: 0.6, steps: 3 }), answer],
   content: [call("s__audio", {}), answer, call("s__big", { bytes: 120_000 }), answer, call("s__crash", {}), answer],

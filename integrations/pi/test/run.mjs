@@ -178,6 +178,48 @@ const scenarios = {
     return results.join("; ");
   },
 
+  /** A new session closes the old session's mcpw (and its servers); the new session gets its own. */
+  async "new-session"() {
+    const box = newBox("new-session");
+    warmCache(box);
+    const pi = start(box, { scenario: "new-session", env: { MCPW_PI_EXPOSURE: "direct" } });
+    const first = await pi.prompt("echo");
+    assert.equal(resultText(toolEnds(first.events)[0]), "Echo: in this session");
+    const [old] = mcpwServe(box.marker);
+    const oldServers = pidsIn(box.files.pids);
+    const from = pi.events.length;
+    pi.send({ id: "new", type: "new_session" });
+    const answer = await pi.waitFor((e) => e.type === "response" && e.id === "new", "new_session's response", { from });
+    assert.equal(answer.success, true, JSON.stringify(answer));
+    await until(() => !isAlive(old.pid) && oldServers.every((p) => !isAlive(p)), "the old session's mcpw and server gone");
+    const second = await pi.prompt("echo again");
+    assert.equal(resultText(toolEnds(second.events)[0]), "Echo: in this session");
+    const now = mcpwServe(box.marker);
+    assert.equal(now.length, 1, "one mcpw: the new session's");
+    assert.notEqual(now[0].pid, old.pid);
+    await pi.close();
+    return `old mcpw ${old.pid} and server ${oldServers.join(",")} gone at new_session; new mcpw ${now[0].pid} answered`;
+  },
+
+  /** /mcp reconnect SERVER: connects that server, restarts mcpw, and calls go on. */
+  async reconnect() {
+    const box = newBox("reconnect");
+    warmCache(box);
+    const pi = start(box, { scenario: "reconnect", env: { MCPW_PI_EXPOSURE: "direct" } });
+    assert.equal(resultText(toolEnds((await pi.prompt("echo")).events)[0]), "Echo: before");
+    const [old] = mcpwServe(box.marker);
+    const said = await pi.command("/mcp reconnect s", { settle: (e) => e.type === "extension_ui_request" && e.method === "notify" && /restarted/.test(e.message ?? "") });
+    const notes = said.filter((e) => e.method === "notify").map((e) => e.message);
+    assert.match(notes.at(-1), /^mcpw restarted: \d+ tools\.$/, notes.join(" | "));
+    const after = await pi.prompt("echo again");
+    assert.equal(resultText(toolEnds(after.events)[0]), "Echo: after");
+    const now = mcpwServe(box.marker);
+    assert.equal(now.length, 1);
+    assert.notEqual(now[0].pid, old.pid, "a new mcpw");
+    await pi.close();
+    return `${notes.join(" / ")}; mcpw ${old.pid} → ${now[0].pid}`;
+  },
+
   /** MCP prompts are slash commands: positional and key=value arguments, the text sent as the user's. */
   async prompt() {
     if (!cfg.everything) return "SKIP: no server-everything (set EVERYTHING)";
