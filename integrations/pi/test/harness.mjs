@@ -1,7 +1,8 @@
 // Drives real pi processes in RPC mode (JSON lines on stdin/stdout) with the faux model of
 // faux-ext.ts and the mcpw extension, each in a sandbox of its own: HOME, pi's agent dir, the
 // project directory and TMPDIR all under one temporary root.
-import { spawn, spawnSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
+import { PiRpc } from "./pi-rpc.mjs";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
@@ -89,71 +90,9 @@ export function warmCache(box) {
   writeFileSync(box.files.methods, "");
 }
 
-export class Pi {
+export class Pi extends PiRpc {
   constructor(cfg, box, { scenario, args = [], env = {} }) {
-    this.events = [];
-    this.waiters = [];
-    this.stderr = "";
-    this.exited = new Promise((done) => (this.onExit = done));
-    this.child = spawn(cfg.node, [cfg.cli, "--mode", "rpc", "--no-session", "--offline",
-      "-e", FAUX, "-e", EXTENSION, "--provider", "faux", "--model", "faux-1", ...args], {
-      cwd: box.project,
-      env: { ...box.env, MCPW_PI_TEST_SCENARIO: scenario, ...env },
-      stdio: ["pipe", "pipe", "pipe"],
-    });
-    this.pid = this.child.pid;
-    let buffer = "";
-    this.child.stdout.setEncoding("utf8").on("data", (chunk) => {
-      buffer += chunk;
-      let i;
-      while ((i = buffer.indexOf("\n")) >= 0) {
-        const line = buffer.slice(0, i);
-        buffer = buffer.slice(i + 1);
-        if (!line.trim()) continue;
-        let event;
-        try {
-          event = JSON.parse(line);
-        } catch {
-          event = { type: "non-json", line };
-        }
-        this.events.push(event);
-        this.check();
-      }
-    });
-    this.child.stderr.setEncoding("utf8").on("data", (d) => (this.stderr += d));
-    this.child.on("exit", (code, signal) => {
-      this.exitStatus = { code, signal };
-      this.onExit(this.exitStatus);
-      this.check();
-    });
-  }
-
-  send(command) {
-    this.child.stdin.write(`${JSON.stringify(command)}\n`);
-  }
-
-  check() {
-    this.waiters = this.waiters.filter((w) => {
-      const hit = this.events.slice(w.from).find(w.predicate);
-      if (hit) w.resolve(hit);
-      else if (this.exitStatus) w.reject(new Error(`pi exited (${JSON.stringify(this.exitStatus)}) while waiting for ${w.what}\nstderr:\n${this.stderr.slice(-3000)}`));
-      else return true;
-      clearTimeout(w.timer);
-      return false;
-    });
-  }
-
-  /** Resolves with the first event from index `from` on that matches. */
-  waitFor(predicate, what, { from = 0, timeoutMs = 30_000 } = {}) {
-    return new Promise((resolvePromise, reject) => {
-      const w = { predicate, what, from, resolve: resolvePromise, reject };
-      w.timer = setTimeout(() => {
-        this.waiters = this.waiters.filter((x) => x !== w);
-        reject(new Error(`timed out waiting for ${what}\nstderr:\n${this.stderr.slice(-3000)}`));
-      }, timeoutMs);
-      this.waiters.push(w);
-      this.check();
-    });
+    super(cfg, box, { extensions: [FAUX, EXTENSION], env: { MCPW_PI_TEST_SCENARIO: scenario, ...env }, args });
   }
 
   /** Sends a prompt and resolves with the events of its run once agent_end arrives. */
@@ -173,19 +112,6 @@ export class Pi {
     await this.waitFor((e) => e.type === "response" && e.id === `c${from}`, `response to ${line}`, { from });
     await this.waitFor((e, _i) => settle(e), `output of ${line}`, { from });
     return this.events.slice(from);
-  }
-
-  /** Closes stdin (pi's orderly shutdown) and waits for the exit. */
-  async close(timeoutMs = 20_000) {
-    this.child.stdin.end();
-    const timer = setTimeout(() => this.child.kill("SIGKILL"), timeoutMs);
-    const status = await this.exited;
-    clearTimeout(timer);
-    return status;
-  }
-
-  kill() {
-    if (!this.exitStatus) this.child.kill("SIGKILL");
   }
 }
 
