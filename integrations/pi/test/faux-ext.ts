@@ -47,6 +47,7 @@ const scenarios: Record<string, Step[]> = {
   "new-session": [call("s__echo", { message: "in this session" }), answer],
   reconnect: [call("s__echo", { message: "before" }), answer, call("s__echo", { message: "after" }), answer],
   prompt: [answerUser],
+  auth: [call("o__whoami", {}), answer],
   progress: [call("e__trigger-long-running-operation", { duration: 0.6, steps: 3 }), answer],
   content: [call("s__audio", {}), answer, call("s__big", { bytes: 120_000 }), answer, call("s__crash", {}), answer],
 };

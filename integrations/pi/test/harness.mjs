@@ -163,16 +163,17 @@ export function fileHas(file, text) {
 }
 
 /**
- * Resolves once `condition()` holds: for states only a file or /proc shows (a server's
- * cancellation record, a process's exit), checked every 50 ms.
+ * Resolves once `condition()` (or the promise it returns) holds: for states only a file, /proc
+ * or a port shows (a server's cancellation record, a process's exit, a listener), checked
+ * every 50 ms.
  */
 export function until(condition, what, timeoutMs = 15_000) {
   return new Promise((resolvePromise, reject) => {
     const started = Date.now();
-    const tick = () => {
+    const tick = async () => {
       let ok = false;
       try {
-        ok = condition();
+        ok = await condition();
       } catch {}
       if (ok) return resolvePromise();
       if (Date.now() - started > timeoutMs) return reject(new Error(`timed out waiting for ${what}`));

@@ -3,13 +3,37 @@
 //   MCPW_BIN=<mcpw> MISBEHAVE=<tests' misbehave.mjs> node integrations/pi/test/run.mjs [scenario...]
 // One line per scenario; exits 1 if any failed.
 import assert from "node:assert/strict";
-import { readFileSync, rmSync } from "node:fs";
-import { join } from "node:path";
+import { spawn } from "node:child_process";
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createConnection, createServer } from "node:net";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
 import {
   Pi, checkMcpw, config, fileHas, finalText, isAlive, markedProcesses, mcpwServe, pidsIn, resultText, sandbox, toolEnds, until, warmCache,
 } from "./harness.mjs";
 
+const here = dirname(fileURLToPath(import.meta.url));
 const cfg = config();
+
+/** A free loopback port (bound, then released). */
+function freePort() {
+  return new Promise((done, fail) => {
+    const server = createServer().listen(0, "127.0.0.1", () => {
+      const { port } = server.address();
+      server.close(() => done(port));
+    }).on("error", fail);
+  });
+}
+
+/** Whether something accepts connections on the loopback port. */
+function canConnect(port) {
+  return new Promise((done) => {
+    const socket = createConnection({ port, host: "127.0.0.1" }, () => {
+      socket.destroy();
+      done(true);
+    }).on("error", () => done(false));
+  });
+}
 checkMcpw(cfg);
 const notes = [];
 const running = new Set();
@@ -218,6 +242,37 @@ const scenarios = {
     assert.notEqual(now[0].pid, old.pid, "a new mcpw");
     await pi.close();
     return `${notes.join(" / ")}; mcpw ${old.pid} → ${now[0].pid}`;
+  },
+
+  /** /mcp auth SERVER logs in to an OAuth server (mcpw's login, a scripted browser), and its tools join. */
+  async auth() {
+    const box = newBox("auth");
+    warmCache(box);
+    const port = await freePort();
+    const oauth = spawn(cfg.node, [join(dirname(cfg.misbehave), "oauth-server.mjs")], { env: { ...box.env, PORT: String(port) }, stdio: "ignore" });
+    try {
+      await until(() => canConnect(port), "the OAuth server listening");
+      const agentConfig = join(box.agent, "mcp.json");
+      const servers = JSON.parse(readFileSync(agentConfig, "utf8"));
+      servers.mcpServers.o = { url: `http://127.0.0.1:${port}/mcp` };
+      writeFileSync(agentConfig, JSON.stringify(servers));
+      // No keyring here: mcpw's own settings choose its file store.
+      mkdirSync(join(box.home, ".config/mcpw"), { recursive: true });
+      writeFileSync(join(box.home, ".config/mcpw/mcp.json"), JSON.stringify({ settings: { credentialStore: "file" } }));
+      const browser = resolve(here, "../../../tests/conformance/browser.sh");
+      const pi = start(box, { scenario: "auth", env: { MCPW_PI_EXPOSURE: "direct", BROWSER: browser } });
+      const said = await pi.command("/mcp auth o", { settle: (e) => e.method === "notify" && /^(Logged in to o\.|mcpw auth login o exited)/.test(e.message ?? "") });
+      const notes = said.filter((e) => e.method === "notify").map((e) => e.message);
+      assert.ok(notes.includes("Logged in to o."), notes.join(" | "));
+      const { events } = await pi.prompt("who am I");
+      const [whoami] = toolEnds(events);
+      assert.equal(whoami?.isError, false, resultText(whoami));
+      assert.match(resultText(whoami), /^client /);
+      await pi.close();
+      return `logged in through /mcp auth; o__whoami: "${resultText(whoami)}"`;
+    } finally {
+      oauth.kill();
+    }
   },
 
   /** MCP prompts are slash commands: positional and key=value arguments, the text sent as the user's. */
