@@ -48,6 +48,13 @@ const scenarios: Record<string, Step[]> = {
   reconnect: [call("s__echo", { message: "before" }), answer, call("s__echo", { message: "after" }), answer],
   prompt: [answerUser],
   auth: [call("o__whoami", {}), answer],
+  media: [
+    call("e__get-tiny-image", {}),
+    call("e__get-resource-reference", { resourceType: "Text", resourceId: 2 }),
+    call("e__get-resource-reference", { resourceType: "Blob", resourceId: 3 }),
+    call("e__get-resource-links", { count: 2 }),
+    answer,
+  ],
   progress: [call("e__trigger-long-running-operation", { duration: 0.6, steps: 3 }), answer],
   content: [call("s__audio", {}), answer, call("s__big", { bytes: 120_000 }), answer, call("s__crash", {}), answer],
 };

@@ -309,6 +309,26 @@ const scenarios = {
     return `tool updates ${updates.join(", ")}, then "${resultText(done)}"`;
   },
 
+  /** media: images pass as pi images; text resources, binary resources (saved to a file) and links as text. */
+  async media() {
+    if (!cfg.everything) return "SKIP: no server-everything (set EVERYTHING)";
+    const box = newBox("media", { everything: true });
+    warmCache(box);
+    const pi = start(box, { scenario: "media", args: ["--mcpw-exposure", "direct"] });
+    const { events } = await pi.prompt("show me media");
+    const [image, text, blob, links] = toolEnds(events);
+    for (const e of [image, text, blob, links]) assert.equal(e?.isError, false, resultText(e));
+    const picture = image.result.content.find((c) => c.type === "image");
+    assert.ok(picture && picture.mimeType === "image/png" && picture.data.length > 100, JSON.stringify(image.result.content).slice(0, 300));
+    assert.match(resultText(text), /\[Resource: demo:\/\/resource\/dynamic\/text\/2\]\nResource 2: This is a plaintext resource/);
+    const saved = blob.result.content.map((c) => /saved to (\S+)$/m.exec(c.text ?? "")).find(Boolean);
+    assert.ok(saved, resultText(blob));
+    assert.ok(readFileSync(saved[1]).length > 0, "the binary resource's bytes are in the file");
+    assert.match(resultText(links), /URI: demo:\/\/resource\//);
+    await pi.close();
+    return `image ${picture.mimeType} (${picture.data.length} base64 chars); text resource with its header; blob saved to ${saved[1]}; links as text`;
+  },
+
   /** No mcpw: the `mcp` tool reports why, and so does a notification at start. */
   async missing() {
     const box = newBox("missing");
