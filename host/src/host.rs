@@ -129,6 +129,7 @@ pub struct Host {
     naming: NamingOptions,
     catalog: Arc<Publisher>,
     stats: Option<Arc<crate::stats::Stats>>,
+    metrics: crate::metrics::Metrics,
     tasks: Vec<tokio::task::JoinHandle<()>>,
     /// How many sessions watch each (server, URI).
     watched: std::sync::Mutex<std::collections::HashMap<(String, String), usize>>,
@@ -214,6 +215,7 @@ impl Host {
         }
         Ok(Host {
             stats,
+            metrics: Default::default(),
             config: Arc::new(ArcSwap::from_pointee(config)),
             env,
             manager,
@@ -303,6 +305,11 @@ impl Host {
     /// The lifecycle manager.
     pub fn manager(&self) -> &Arc<Manager> {
         &self.manager
+    }
+
+    /// Calls, errors and latency per server and tool.
+    pub fn metrics(&self) -> &crate::metrics::Metrics {
+        &self.metrics
     }
 
     /// The policy guests.

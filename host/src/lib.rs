@@ -37,6 +37,7 @@ pub mod gateway;
 pub mod host;
 pub mod lifecycle;
 pub mod log_level;
+pub mod metrics;
 pub mod paths;
 pub mod plugin;
 pub mod present;

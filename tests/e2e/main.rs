@@ -18,6 +18,7 @@ mod listen;
 mod loading;
 mod misbehaving;
 mod oauth;
+mod operations;
 mod pi;
 mod protocol;
 mod ranking_quality;

@@ -10,7 +10,8 @@
 //                  $HUGE_BYTES bytes), spawn_child (starts a sleeping grandchild), big (a
 //                  text of `bytes` bytes, for benchmarks), ask_then_give_up (an elicitation
 //                  it cancels after `ms`), flood (`count` notifications of `kind`: log or
-//                  list_changed, as fast as stdout takes them); $LIST_DELAY_MS delays
+//                  list_changed, as fast as stdout takes them), sleep (answers after `ms`);
+//                  $LIST_DELAY_MS delays
 //                  every tools/list
 //   exit-on-init   exits as soon as it reads anything
 //   garbage        answers everything with lines that are not JSON
@@ -70,6 +71,11 @@ function build() {
         else await server.server.sendToolListChanged();
       }
       return { content: [{ type: "text", text: `sent ${count}` }] };
+    });
+  server.registerTool("sleep", { description: "Answers after `ms` milliseconds", inputSchema: { ms: z.number().int().nonnegative() } },
+    async ({ ms }) => {
+      await new Promise((r) => setTimeout(r, ms));
+      return { content: [{ type: "text", text: `slept ${ms}` }] };
     });
   server.registerTool("huge", { description: "Returns a huge text" }, async () => ({
     content: [{ type: "text", text: "x".repeat(Number(process.env.HUGE_BYTES ?? 64 * 1024 * 1024)) }],

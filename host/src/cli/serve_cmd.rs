@@ -25,6 +25,10 @@ pub struct ServeArgs {
     /// With --http: sessions open at once (default 1000); one more `initialize` is refused with HTTP 503.
     #[arg(long, value_name = "N")]
     max_sessions: Option<std::num::NonZeroUsize>,
+    /// With --http: on SIGTERM or SIGINT, how long requests in flight may take to finish
+    /// (default 25); meanwhile new sessions get HTTP 503 and /readyz answers "draining".
+    #[arg(long, value_name = "SECS")]
+    drain_timeout: Option<u64>,
 }
 
 impl ServeArgs {
@@ -232,10 +236,16 @@ pub async fn serve(args: ServeArgs, sources: &ConfigSources) -> Result<ExitCode>
             let max_sessions = args
                 .max_sessions
                 .map_or(http::DEFAULT_MAX_SESSIONS, |n| n.get());
+            let drain = args
+                .drain_timeout
+                .map_or(http::DEFAULT_DRAIN, std::time::Duration::from_secs);
+            // The stop after the drain must fit in the time a signal leaves.
+            mcpw::upstream::processes::set_grace(drain + std::time::Duration::from_secs(10));
             let options = HttpOptions {
                 addr,
                 token,
                 max_sessions,
+                drain,
             };
             let shutdown = async {
                 mcpw::upstream::processes::stop_requested().await;

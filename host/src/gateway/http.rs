@@ -5,8 +5,10 @@
 //! errors ([`body`]).
 
 mod body;
+mod ops;
 mod sessions;
 
+pub use ops::{DEFAULT_DRAIN, Ops};
 pub use sessions::DEFAULT_MAX_SESSIONS;
 
 use super::{Gateway, Shared};
@@ -14,6 +16,7 @@ use axum::extract::Request;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
+use axum::routing::get;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use std::net::SocketAddr;
@@ -32,6 +35,8 @@ pub struct HttpOptions {
     /// Sessions open at once (at least 1); an `initialize` beyond them is
     /// refused with HTTP 503 and a JSON-RPC error.
     pub max_sessions: usize,
+    /// On a stop, how long the requests in flight may take to finish.
+    pub drain: std::time::Duration,
 }
 
 /// Why serving could not start.
@@ -75,8 +80,9 @@ async fn require_token(token: Arc<String>, request: Request, next: Next) -> Resp
     response
 }
 
-/// Serves until `shutdown` resolves. Returns the bound address through `bound`
-/// before accepting (port 0 picks a free port).
+/// Serves until `shutdown` resolves, then drains: no new sessions, and the
+/// requests in flight get up to `options.drain` to finish. Returns the bound
+/// address through `bound` before accepting (port 0 picks a free port).
 pub async fn serve(
     shared: Arc<Shared>,
     options: HttpOptions,
@@ -96,6 +102,17 @@ pub async fn serve(
         // whatever host name reaches this machine.
         config = config.disable_allowed_hosts();
     }
+    let ops = Arc::new(Ops::default());
+    // Ready once the catalog snapshot (from the cache, or listed) is built.
+    tokio::spawn({
+        let (host, ops) = (shared.host().clone(), ops.clone());
+        async move {
+            if host.snapshot().await.is_ok() {
+                ops.set_ready();
+            }
+        }
+    });
+    let metrics_host = shared.host().clone();
     let local = LocalSessionManager::default();
     let keep_alive = local.session_config.keep_alive;
     let sessions = Arc::new(sessions::CappedSessions::new(
@@ -110,19 +127,32 @@ pub async fn serve(
     let guard = Arc::new(body::Guard {
         sessions,
         keep_alive,
+        ops: ops.clone(),
     });
     // Layers added later run first: the token before anything reads the body.
     let mut router = axum::Router::new()
         .route_service("/mcp", service)
         .route_layer(middleware::from_fn(move |req: Request, next: Next| {
             body::json_rpc(guard.clone(), req, next)
-        }));
+        }))
+        .route(
+            "/metrics",
+            get(move || {
+                let host = metrics_host.clone();
+                async move { ops::metrics(host.metrics().render()) }
+            }),
+        );
     if let Some(token) = options.token {
         let token = Arc::new(token);
         router = router.layer(middleware::from_fn(move |req: Request, next: Next| {
             require_token(token.clone(), req, next)
         }));
     }
+    // Probes carry no token: they say nothing but live, ready or draining.
+    let probes = ops.clone();
+    let router = router
+        .route("/healthz", get(|| async { Ops::health() }))
+        .route("/readyz", get(move || async move { probes.readiness() }));
     let listener = tokio::net::TcpListener::bind(options.addr)
         .await
         .map_err(|source| ServeError::Bind {
@@ -130,8 +160,27 @@ pub async fn serve(
             source,
         })?;
     bound(listener.local_addr()?);
-    axum::serve(listener, router)
-        .with_graceful_shutdown(shutdown)
-        .await?;
+    // Still serving while draining: sessions in progress go on, new ones get
+    // a 503 and `/readyz` says "draining". Open event streams do not hold the
+    // stop up, as a graceful shutdown of the server would.
+    let stop = async {
+        shutdown.await;
+        let in_flight = ops.in_flight();
+        tracing::info!(
+            "draining: no new sessions; {in_flight} request(s) in flight get up to {} s",
+            options.drain.as_secs()
+        );
+        if !ops.drain(options.drain).await {
+            tracing::warn!(
+                "stopping with {} request(s) still in flight after {} s",
+                ops.in_flight(),
+                options.drain.as_secs()
+            );
+        }
+    };
+    tokio::select! {
+        served = axum::serve(listener, router).into_future() => served?,
+        () = stop => {}
+    }
     Ok(())
 }

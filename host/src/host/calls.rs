@@ -77,7 +77,7 @@ impl Host {
     }
 
     /// Calls a resolved entry and returns what the server sent. Counts the
-    /// call in the statistics when they are on.
+    /// call in the metrics, and in the statistics when they are on.
     pub async fn call_raw(
         &self,
         entry: &Entry,
@@ -115,8 +115,16 @@ impl Host {
             }) => Ok(RawResult::Rpc(message)),
             other => other.map_err(HostError::from),
         };
+        let elapsed = started.elapsed();
+        let failed = match &result {
+            Ok(RawResult::Tool(r)) => r.is_error == Some(true),
+            Ok(RawResult::Resource(_) | RawResult::Task(_)) => false,
+            Ok(RawResult::Rpc(_)) | Err(_) => true,
+        };
+        self.metrics
+            .record(&entry.tool.server, &entry.tool.name, elapsed, failed);
         if let Some(stats) = &self.stats {
-            self.record(stats, entry, &result, started.elapsed());
+            self.record(stats, entry, &result, elapsed, failed);
         }
         result
     }
@@ -127,18 +135,14 @@ impl Host {
         entry: &Entry,
         result: &Result<RawResult, HostError>,
         elapsed: std::time::Duration,
+        error: bool,
     ) {
-        let (error, bytes) = match result {
-            Ok(RawResult::Tool(r)) => (
-                r.is_error == Some(true),
-                serde_json::to_vec(&r.content).map_or(0, |b| b.len() as u64),
-            ),
-            Ok(RawResult::Resource(r)) => (
-                false,
-                serde_json::to_vec(&r.contents).map_or(0, |b| b.len() as u64),
-            ),
-            Ok(RawResult::Task(_)) => (false, 0),
-            Ok(RawResult::Rpc(_)) | Err(_) => (true, 0),
+        let bytes = match result {
+            Ok(RawResult::Tool(r)) => serde_json::to_vec(&r.content).map_or(0, |b| b.len() as u64),
+            Ok(RawResult::Resource(r)) => {
+                serde_json::to_vec(&r.contents).map_or(0, |b| b.len() as u64)
+            }
+            _ => 0,
         };
         stats.record(
             &entry.name,

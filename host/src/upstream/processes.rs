@@ -181,13 +181,20 @@ static SIGNALLED: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::n
 /// A command is stopping by itself on a signal (see [`stop_requested`]).
 static GRACEFUL: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 static STOP: tokio::sync::Notify = tokio::sync::Notify::const_new();
-/// How long a command stopping by itself may take before mcpw exits anyway.
-const GRACE: std::time::Duration = std::time::Duration::from_secs(10);
+/// How long a command stopping by itself may take before mcpw exits anyway,
+/// in seconds (10 unless [`set_grace`] says otherwise).
+static GRACE_SECS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(10);
+
+/// Lets a command that stops by itself take up to `grace` after a signal
+/// (`serve --http` drains for a while first).
+pub fn set_grace(grace: std::time::Duration) {
+    GRACE_SECS.store(grace.as_secs().max(1), std::sync::atomic::Ordering::SeqCst);
+}
 
 /// Returns once SIGINT, SIGTERM or SIGHUP asks mcpw to stop. A command that
 /// awaits this stops by itself (`serve` closes its connections and writes
 /// what is pending) instead of being ended by the signal handler; a second
-/// signal, or [`GRACE`] later, ends the process anyway.
+/// signal, or the grace period ([`set_grace`]) later, ends the process anyway.
 pub async fn stop_requested() {
     use std::sync::atomic::Ordering;
     GRACEFUL.store(true, Ordering::SeqCst);
@@ -220,7 +227,7 @@ fn exit_now(code: i32) -> ! {
 }
 
 /// On SIGINT, SIGTERM or SIGHUP (a closed terminal): a command that takes the
-/// stop itself ([`stop_requested`]) is told, and given [`GRACE`]; otherwise
+/// stop itself ([`stop_requested`]) is told, and given its grace period; otherwise
 /// every server group is killed, the exit hooks run, and mcpw exits with the
 /// conventional status (130 / 143 / 129). Call once, inside a tokio runtime.
 pub fn exit_on_signals() {
@@ -253,9 +260,10 @@ pub fn exit_on_signals() {
         STOP.notify_waiters();
         // The command stops by itself; a second signal or a stop that takes
         // too long ends it here.
+        let grace = GRACE_SECS.load(Ordering::SeqCst);
         tokio::select! {
             _ = next() => {}
-            _ = tokio::time::sleep(GRACE) => tracing::warn!("stopping took over {} s; exiting", GRACE.as_secs()),
+            _ = tokio::time::sleep(std::time::Duration::from_secs(grace)) => tracing::warn!("stopping took over {grace} s; exiting"),
         }
         exit_now(code);
     });

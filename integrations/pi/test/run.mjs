@@ -3,7 +3,7 @@
 //   MCPW_BIN=<mcpw> MISBEHAVE=<tests' misbehave.mjs> node integrations/pi/test/run.mjs [scenario...]
 // One line per scenario; exits 1 if any failed.
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createConnection, createServer } from "node:net";
 import { dirname, join, resolve } from "node:path";
@@ -158,7 +158,10 @@ const scenarios = {
     const pi = start(box, { scenario: "crash", env: { MCPW_PI_EXPOSURE: "direct" } });
     // With a warm cache the tools are known before the first prompt and no server is started.
     const listed = await pi.command("/mcp tools", { settle: (e) => e.type === "extension_ui_request" && e.method === "notify" });
-    assert.match(listed.find((e) => e.method === "notify").message, /^10 mcpw tools:\n(.*\n)*s__echo: Echoes back the message/);
+    const cached = JSON.parse(spawnSync(box.mcpw, ["--import", "pi", "tools", "--exposure", "direct", "--json"],
+      { cwd: box.project, env: box.env, encoding: "utf8" }).stdout).tools.length;
+    assert.ok(cached >= 10, `the cache holds the server's tools (${cached})`);
+    assert.match(listed.find((e) => e.method === "notify").message, new RegExp(`^${cached} mcpw tools:\n(.*\n)*s__echo: Echoes back the message`));
     assert.deepEqual(pidsIn(box.files.pids), [], "no server started before the first call");
     const first = await pi.prompt("echo");
     assert.equal(resultText(toolEnds(first.events)[0]), "Echo: before the crash");

@@ -10,6 +10,7 @@
 //! every slot is taken, which is refused here without asking rmcp.
 
 use super::MAX_BODY_BYTES;
+use super::ops::{self, Ops};
 use super::sessions::{CappedSessions, FULL};
 use axum::body::{Body, Bytes};
 use axum::extract::Request;
@@ -31,12 +32,16 @@ const PARSE_ERROR: i64 = -32700;
 const INVALID_REQUEST: i64 = -32600;
 /// JSON-RPC, implementation-defined server error: no session slot is free.
 const TOO_MANY_SESSIONS: i64 = -32000;
+/// JSON-RPC, implementation-defined server error: the replica is stopping.
+const DRAINING: i64 = -32001;
 
 /// What the body checks need to know of the server.
 pub(super) struct Guard {
     pub(super) sessions: Arc<CappedSessions<LocalSessionManager>>,
     /// How long an idle session lives.
     pub(super) keep_alive: Option<Duration>,
+    /// Requests in flight, and whether the replica is draining.
+    pub(super) ops: Arc<Ops>,
 }
 
 /// The middleware: see the module documentation.
@@ -44,6 +49,7 @@ pub(super) async fn json_rpc(guard: Arc<Guard>, request: Request, next: Next) ->
     if request.method() != Method::POST {
         return next.run(request).await;
     }
+    let in_flight = guard.ops.enter();
     let says_json = is_json(request.headers());
     let sessionless = !request.headers().contains_key("mcp-session-id");
     let (parts, body) = request.into_parts();
@@ -51,6 +57,15 @@ pub(super) async fn json_rpc(guard: Arc<Guard>, request: Request, next: Next) ->
         Ok(bytes) => bytes,
         Err(response) => return response,
     };
+    if sessionless && guard.ops.draining() {
+        return json_rpc_error(
+            StatusCode::SERVICE_UNAVAILABLE,
+            Head::of(&bytes).id,
+            DRAINING,
+            "this mcpw is stopping and takes no new sessions or stateless requests: send it again (to another replica)".into(),
+            None,
+        );
+    }
     if sessionless && guard.sessions.taken() >= guard.sessions.max() {
         let head = Head::of(&bytes);
         if head.method.as_deref() == Some("initialize") {
@@ -75,7 +90,7 @@ pub(super) async fn json_rpc(guard: Arc<Guard>, request: Request, next: Next) ->
             }
             Response::from_parts(response_parts, Body::from(text))
         }
-        _ => response,
+        _ => ops::held_until_sent(response, in_flight),
     }
 }
 

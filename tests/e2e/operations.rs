@@ -1,0 +1,189 @@
+//! What a load balancer and an operator see of `mcpw serve --http`: `/healthz`,
+//! `/readyz`, `/metrics`, and draining on SIGTERM.
+
+use crate::common::ConfigDirs;
+use crate::servers::{Serving, servers, wait_until};
+use rmcp::ServiceExt;
+use rmcp::model::CallToolRequestParams;
+use rmcp::service::{RoleClient, RunningService};
+use rmcp::transport::StreamableHttpClientTransport;
+use serde_json::{Value, json};
+use std::time::Duration;
+
+/// Server `s` (misbehave.mjs ok), recording the methods it gets; returns that file.
+fn config(dirs: &ConfigDirs) -> std::path::PathBuf {
+    let methods = dirs.root.path().join("methods");
+    let server = json!({"command": "node", "args": [servers().misbehave(), "ok"],
+                        "env": {"METHODS_FILE": methods.display().to_string()}});
+    dirs.user(&json!({"mcpServers": {"s": server}}).to_string());
+    methods
+}
+
+async fn get(url: &str, token: Option<&str>) -> (u16, String) {
+    let mut request = reqwest::Client::new().get(url);
+    if let Some(t) = token {
+        request = request.bearer_auth(t);
+    }
+    let response = request.send().await.unwrap();
+    let status = response.status().as_u16();
+    (status, response.text().await.unwrap())
+}
+
+async fn session(url: &str, token: &str) -> RunningService<RoleClient, ()> {
+    let config =
+        rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig::with_uri(url)
+            .auth_header(token);
+    ().serve(StreamableHttpClientTransport::from_config(config))
+        .await
+        .expect("a session")
+}
+
+fn call(tool: &str, args: Value) -> CallToolRequestParams {
+    let Value::Object(map) = args else {
+        unreachable!()
+    };
+    CallToolRequestParams::new(tool.to_string()).with_arguments(map)
+}
+
+/// `/healthz` and `/readyz` answer without a token; `/metrics` counts calls,
+/// errors and latency per server and tool, behind the token.
+#[tokio::test(flavor = "multi_thread")]
+async fn probes_and_metrics() {
+    let dirs = ConfigDirs::new();
+    config(&dirs);
+    let port = crate::servers::free_port();
+    let addr = format!("127.0.0.1:{port}");
+    let serving = Serving::start(
+        &dirs.home(),
+        &["--http", &addr, "--token", "t0k", "--exposure", "direct"],
+    );
+    assert_eq!(
+        get(&serving.at("/healthz"), None).await,
+        (200, "live\n".into())
+    );
+    let ready = serving.at("/readyz");
+    let mut last = (0, String::new());
+    for _ in 0..500 {
+        last = get(&ready, None).await;
+        if last.0 == 200 {
+            break;
+        }
+        assert_eq!(last, (503, "starting\n".into()));
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(last, (200, "ready\n".into()));
+
+    let client = session(&serving.url(), "t0k").await;
+    for message in ["a", "b"] {
+        let out = client
+            .call_tool(call("s__echo", json!({"message": message})))
+            .await
+            .unwrap();
+        assert_ne!(out.is_error, Some(true));
+    }
+    // A tool error (the server rejects the arguments) counts as an error.
+    let bad = client
+        .call_tool(call("s__echo", json!({"message": 7})))
+        .await
+        .unwrap();
+    assert_eq!(bad.is_error, Some(true), "{bad:?}");
+
+    assert_eq!(
+        get(&serving.at("/metrics"), None).await.0,
+        401,
+        "the token guards /metrics"
+    );
+    let (status, text) = get(&serving.at("/metrics"), Some("t0k")).await;
+    assert_eq!(status, 200);
+    for line in [
+        r#"mcpw_tool_calls_total{server="s",tool="echo"} 3"#,
+        r#"mcpw_tool_errors_total{server="s",tool="echo"} 1"#,
+        r#"mcpw_tool_call_duration_seconds_count{server="s",tool="echo"} 3"#,
+    ] {
+        assert!(text.lines().any(|l| l == line), "{line} in:\n{text}");
+    }
+    let _ = client.cancel().await;
+}
+
+/// SIGTERM: `/readyz` says draining, a new session is refused with a JSON-RPC
+/// error, the call in flight finishes, and mcpw exits without waiting out the
+/// drain deadline.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_stop_drains_calls_in_flight_and_refuses_new_sessions() {
+    let dirs = ConfigDirs::new();
+    let methods = config(&dirs);
+    let port = crate::servers::free_port();
+    let addr = format!("127.0.0.1:{port}");
+    let mut serving = Serving::start(
+        &dirs.home(),
+        &[
+            "--http",
+            &addr,
+            "--token",
+            "t0k",
+            "--exposure",
+            "direct",
+            "--drain-timeout",
+            "60",
+        ],
+    );
+    let client = session(&serving.url(), "t0k").await;
+    client
+        .call_tool(call("s__echo", json!({"message": "warm"})))
+        .await
+        .unwrap();
+    let in_flight = tokio::spawn(async move {
+        client
+            .call_tool(call("s__sleep", json!({"ms": 1500})))
+            .await
+    });
+    // In flight once the server has it (the warm-up call was the first).
+    wait_until(
+        "the server to get the call",
+        Duration::from_secs(10),
+        || {
+            let got = std::fs::read_to_string(&methods).unwrap_or_default();
+            got.lines().filter(|m| *m == "tools/call").count() == 2
+        },
+    );
+    assert!(!in_flight.is_finished());
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(serving.pid() as i32, libc::SIGTERM) };
+    let ready = serving.at("/readyz");
+    let mut said = (0, String::new());
+    for _ in 0..200 {
+        said = get(&ready, None).await;
+        if said.1 == "draining\n" {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(said, (503, "draining\n".into()));
+    let refused = reqwest::Client::new()
+        .post(serving.url())
+        .bearer_auth("t0k")
+        .header("Content-Type", "application/json")
+        .header("Accept", "application/json, text/event-stream")
+        .body(r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(refused.status().as_u16(), 503);
+    let error: Value = refused.json().await.unwrap();
+    assert_eq!(error["error"]["code"], -32001, "{error}");
+    assert_eq!(error["id"], 1, "{error}");
+
+    let done = in_flight
+        .await
+        .unwrap()
+        .expect("the call in flight finished");
+    let text = serde_json::to_value(&done.content).unwrap()[0]["text"].clone();
+    assert_eq!(text, "slept 1500");
+    let status = serving
+        .exited(Duration::from_secs(15))
+        .expect("mcpw exits once nothing is in flight, long before the 60 s deadline");
+    assert!(status.code().is_some(), "exited by itself: {status:?}");
+    wait_until("nothing listening", Duration::from_secs(5), || {
+        std::net::TcpStream::connect(("127.0.0.1", port)).is_err()
+    });
+}
