@@ -13,8 +13,9 @@
 // written through a chain of awaited stdout writes, which can hold a start line back until
 // after the end: useless for calls of a few milliseconds.) This extension is loaded first, so
 // its handlers run before any other extension's.
-import { registerFauxProvider, fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
+import { fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
 import type { ExtensionAPI } from "@mariozechner/pi-coding-agent";
+import { registerFaux } from "../test/faux-provider.ts";
 
 let callId = 0;
 const started = new Map<string, number>();
@@ -61,18 +62,11 @@ export default function (pi: ExtensionAPI) {
     started.delete(event.toolCallId);
     if (at !== undefined) timings[event.toolCallId] = performance.now() - at;
   });
-  const faux = registerFauxProvider({ api: "faux", provider: "faux", models: [{ id: "faux-1" }] });
+  const faux = registerFaux(pi, 1_000_000);
   // Each step is consumed once: keep one queued for ever.
   const again = (context: any) => {
     faux.appendResponses([again as any]);
     return step(context);
   };
   faux.setResponses([again as any]);
-  pi.registerProvider("faux", {
-    baseUrl: "http://localhost:0",
-    apiKey: "faux-key",
-    api: "faux" as any,
-    models: [{ id: "faux-1", name: "Faux", reasoning: false, input: ["text"],
-      cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 }, contextWindow: 1_000_000, maxTokens: 4096 }],
-  });
 }

@@ -2,8 +2,9 @@
 // are chosen by $MCPW_PI_TEST_SCENARIO. Each step is one assistant message; steps are consumed in
 // order across the prompts of a run. Runtime imports use the @mariozechner names, which both pi
 // lines resolve to their own copies.
-import { registerFauxProvider, fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
+import { fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
 import type { ExtensionAPI } from "@mariozechner/pi-coding-agent";
+import { registerFaux } from "./faux-provider.ts";
 
 type Step = ReturnType<typeof fauxAssistantMessage> | ((context: any) => ReturnType<typeof fauxAssistantMessage>);
 
@@ -63,13 +64,5 @@ export default function (pi: ExtensionAPI) {
   const scenario = process.env.MCPW_PI_TEST_SCENARIO ?? "";
   const steps = scenarios[scenario];
   if (!steps) throw new Error(`faux-ext: unknown scenario "${scenario}"`);
-  const faux = registerFauxProvider({ api: "faux", provider: "faux", models: [{ id: "faux-1" }] });
-  faux.setResponses(steps as any);
-  pi.registerProvider("faux", {
-    baseUrl: "http://localhost:0",
-    apiKey: "faux-key",
-    api: "faux" as any,
-    models: [{ id: "faux-1", name: "Faux", reasoning: false, input: ["text"],
-      cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 }, contextWindow: 128000, maxTokens: 4096 }],
-  });
+  registerFaux(pi).setResponses(steps as any);
 }
