@@ -43,7 +43,7 @@ fn install_once(dir: &Path, key: &str, install: impl FnOnce()) {
     }
     // Seen with `cargo test -- --nocapture`, and in a failing test's output.
     eprintln!(
-        "installing the test servers into {} (about 300 MB, once; a few minutes)",
+        "installing test servers and clients into {} (once; a few minutes; about 850 MB in all)",
         dir.display()
     );
     install();
