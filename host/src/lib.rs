@@ -41,6 +41,7 @@ pub mod metrics;
 pub mod paths;
 pub mod plugin;
 pub mod present;
+pub mod private_fs;
 pub mod stats;
 #[cfg(all(test, unix))]
 mod test_fs;

@@ -16,9 +16,9 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use cap_std::fs::{Dir, DirBuilder, File, Metadata, OpenOptions};
+use cap_std::fs::{Dir, File, Metadata, OpenOptions};
 #[cfg(unix)]
-use cap_std::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
+use cap_std::fs::{MetadataExt, OpenOptionsExt};
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
@@ -475,20 +475,9 @@ fn open_config_dir(config_dir: &Path, create: bool) -> Result<Dir, StoreError> {
 /// `parent`, creating it if missing and `create`; `None` if missing otherwise.
 fn open_private_dir(parent: &Dir, path: &Path, create: bool) -> Result<Option<Dir>, StoreError> {
     let name = path.file_name().expect("a child path");
-    let seen = match parent.symlink_metadata(name) {
-        Err(e) if e.kind() == io::ErrorKind::NotFound && create => {
-            let mut builder = DirBuilder::new();
-            #[cfg(unix)]
-            builder.mode(0o700);
-            match parent.create_dir_with(name, &builder) {
-                Err(e) if e.kind() != io::ErrorKind::AlreadyExists => {
-                    return Err(io_error(path)(e));
-                }
-                _ => parent.symlink_metadata(name).map_err(io_error(path))?,
-            }
-        }
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
-        other => other.map_err(io_error(path))?,
+    let seen = crate::private_fs::child_dir_seen(parent, Path::new(name), create);
+    let Some(seen) = seen.map_err(io_error(path))? else {
+        return Ok(None);
     };
     check_type(&seen, path, true)?;
     let dir = parent.open_dir(name).map_err(io_error(path))?;

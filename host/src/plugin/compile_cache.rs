@@ -20,9 +20,9 @@
 //! A cache that cannot be used, or is not trusted, never fails a load: the
 //! guest is compiled again, with a log line saying why.
 
-use cap_std::fs::{Dir, DirBuilder, Metadata, OpenOptions};
+use cap_std::fs::{Dir, Metadata, OpenOptions};
 #[cfg(unix)]
-use cap_std::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
+use cap_std::fs::{MetadataExt, OpenOptionsExt};
 use sha2::{Digest, Sha256};
 use std::hash::{Hash, Hasher};
 use std::io::{self, Read, Write};
@@ -188,18 +188,8 @@ fn open_cache_dir(path: &Path, create: bool) -> Result<Option<Dir>, Unusable> {
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
         other => other?,
     };
-    let seen = match parent.symlink_metadata(name) {
-        Err(e) if e.kind() == io::ErrorKind::NotFound && create => {
-            let mut builder = DirBuilder::new();
-            #[cfg(unix)]
-            builder.mode(0o700);
-            match parent.create_dir_with(name, &builder) {
-                Err(e) if e.kind() != io::ErrorKind::AlreadyExists => return Err(e.into()),
-                _ => parent.symlink_metadata(name)?,
-            }
-        }
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
-        other => other?,
+    let Some(seen) = crate::private_fs::child_dir_seen(&parent, Path::new(name), create)? else {
+        return Ok(None);
     };
     if seen.file_type().is_symlink() {
         return Err(Unusable::Untrusted("it is a symbolic link"));
