@@ -4,6 +4,8 @@
 //! `$XDG_CONFIG_HOME/mcpw/mcp.json`) → `imports` (other clients' configs; a server
 //! is added only where its name is not defined yet) → the project's `.mcp.json`
 //! → the project's `.mcpw/mcp.json`. `settings` merge user → project.
+//! `serve` (who may connect to `mcpw serve --http`) is read from the user file
+//! alone: a project directory cannot grant itself or anyone else access.
 //!
 //! A bad server is reported (file, server, field) and skipped; the rest load.
 //! Nothing here fails as a whole: problems are [`Diagnostic`]s.
@@ -20,8 +22,8 @@ pub use imports::ImportKind;
 pub use load::load;
 pub use model::{
     CaptureStats, DEFAULT_TOOL_SEARCH_BUDGET, DirectTools, Exposure, GrantType, HttpKind,
-    Lifecycle, OAuthConfig, Origin, PluginSettings, Server, ServerConfig, Settings, SourceKind,
-    Transport,
+    Lifecycle, OAuthConfig, Origin, PluginSettings, Serve, ServeToken, Server, ServerConfig,
+    Settings, SourceKind, TokenSource, Transport,
 };
 
 use crate::paths::Environment;
@@ -219,6 +221,8 @@ pub struct Config {
     pub servers: Vec<Server>,
     /// Merged settings.
     pub settings: Settings,
+    /// `serve`, from the user file alone.
+    pub serve: Serve,
     /// Imports requested.
     pub imports: Vec<ImportKind>,
     /// Files considered, in merge order.

@@ -320,3 +320,81 @@ fn disabled_servers_stay_in_the_config() {
     let enabled: Vec<bool> = cfg.servers.iter().map(|s| s.config.enabled).collect();
     assert_eq!(enabled, vec![false, false, true]);
 }
+
+/// `serve.tokens` comes from the user file alone: a project file that says
+/// who may connect is reported and ignored, so it cannot grant access; the
+/// user's tokens stay as written.
+#[test]
+fn client_tokens_come_from_the_user_file_only() {
+    let d = ConfigDirs::new();
+    d.user(
+        r#"{"mcpServers": {"git": {"command": "g"}},
+            "serve": {"tokens": [{"name": "ci", "token": "user-secret", "servers": ["git"]}]}}"#,
+    );
+    let project = write(
+        &d.project(),
+        ".mcpw/mcp.json",
+        r#"{"mcpServers": {"time": {"command": "t"}},
+            "serve": {"tokens": [{"name": "ci", "token": "project-secret"},
+                                 {"name": "intruder", "token": "known-to-all"}]}}"#,
+    );
+    let cfg = d.load();
+    let tokens: Vec<(&str, Option<&Vec<String>>)> = cfg
+        .serve
+        .tokens
+        .iter()
+        .map(|t| (t.name.as_str(), t.servers.as_ref()))
+        .collect();
+    assert_eq!(tokens, vec![("ci", Some(&vec!["git".to_string()]))]);
+    assert_eq!(
+        cfg.serve.tokens[0].source,
+        config::TokenSource::Value("user-secret".into())
+    );
+    let refused: Vec<_> = cfg
+        .diagnostics
+        .iter()
+        .filter(|d| d.field.as_deref() == Some("serve"))
+        .collect();
+    assert_eq!(refused.len(), 1, "{:?}", cfg.diagnostics);
+    assert_eq!(
+        (refused[0].severity, &refused[0].file),
+        (Severity::Error, &project)
+    );
+    assert!(
+        refused[0].message.contains("ignored"),
+        "{}",
+        refused[0].message
+    );
+    // Only the serve key is refused: the project's servers still load.
+    assert!(cfg.server("time").is_some());
+    // `config show` masks the user's token.
+    let shown = config::show::to_json(&cfg).to_string();
+    assert!(!shown.contains("user-secret"), "{shown}");
+    assert!(config::show::to_text(&cfg).contains("Serve:"));
+}
+
+/// A token naming servers no source defines gets a warning naming them (and
+/// keeps the servers it names that exist).
+#[test]
+fn tokens_naming_unknown_servers_are_warned_of() {
+    let d = ConfigDirs::new();
+    d.user(
+        r#"{"mcpServers": {"git": {"command": "g"}},
+            "serve": {"tokens": [{"name": "ok", "token": "a-token"},
+                                 {"name": "ci", "token": "b-token", "servers": ["git", "gti", "tim"]}]}}"#,
+    );
+    let cfg = d.load();
+    assert!(!cfg.has_errors(), "{:?}", cfg.diagnostics);
+    assert_eq!(cfg.diagnostics.len(), 1, "{:?}", cfg.diagnostics);
+    let w = &cfg.diagnostics[0];
+    assert_eq!(w.severity, Severity::Warning);
+    assert_eq!(w.field.as_deref(), Some("serve.tokens[1].servers"));
+    assert!(
+        w.message.contains("token \"ci\"")
+            && w.message.contains("\"gti\", \"tim\"")
+            && !w.message.contains("\"git\","),
+        "{}",
+        w.message
+    );
+    assert_eq!(cfg.serve.tokens.len(), 2);
+}

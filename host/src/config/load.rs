@@ -13,6 +13,8 @@ struct FileContent {
     servers: Vec<(String, Value)>,
     settings: Map<String, Value>,
     imports: Vec<ImportKind>,
+    /// `serve`, as written.
+    serve: Option<Value>,
 }
 
 /// Loads and merges every source.
@@ -64,6 +66,9 @@ pub fn load(sources: &ConfigSources) -> Config {
         );
         merge_settings(&mut settings, content.settings);
         requested.extend(content.imports);
+        if let Some(serve) = &content.serve {
+            cfg.serve = validate::serve(serve, &user_path, env, &mut cfg.diagnostics);
+        }
     }
 
     // 2. The project files are read now (their `imports` count too) and merged last.
@@ -148,6 +153,17 @@ pub fn load(sources: &ConfigSources) -> Config {
     // 4. Project files override.
     for (path, content) in project_contents {
         if let Some(content) = content {
+            if content.serve.is_some() {
+                cfg.diagnostics.push(Diagnostic::field(
+                    Severity::Error,
+                    &path,
+                    "serve".into(),
+                    format!(
+                        "ignored: only the user file ({}) says who may connect to `mcpw serve`, so that a project cannot grant access",
+                        user_path.display()
+                    ),
+                ));
+            }
             add_servers(
                 &mut cfg,
                 content.servers,
@@ -162,6 +178,7 @@ pub fn load(sources: &ConfigSources) -> Config {
     }
 
     cfg.settings = interpret_settings(settings);
+    unknown_token_servers(&mut cfg, &user_path);
     // List sources in merge order (project files were read early for their imports).
     cfg.sources.sort_by_key(|s| match s.kind {
         SourceKind::User => 0,
@@ -287,7 +304,7 @@ fn content_of(root: &Value, mut source: SourceFile, cfg: &mut Config) -> Option<
     for key in obj.keys() {
         if !matches!(
             key.as_str(),
-            "mcpServers" | "mcp-servers" | "settings" | "imports" | "$schema"
+            "mcpServers" | "mcp-servers" | "settings" | "imports" | "serve" | "$schema"
         ) {
             cfg.diagnostics.push(Diagnostic::field(
                 Severity::Warning,
@@ -303,6 +320,7 @@ fn content_of(root: &Value, mut source: SourceFile, cfg: &mut Config) -> Option<
         servers,
         settings,
         imports: import_kinds,
+        serve: obj.get("serve").filter(|v| !v.is_null()).cloned(),
     })
 }
 
@@ -361,6 +379,37 @@ fn add_servers(
             Some(i) => cfg.servers[i] = server,
             None => cfg.servers.push(server),
         }
+    }
+}
+
+/// Warns of the servers a token names that no source defines. A warning,
+/// not an error: a misspelt name only takes access away, and the servers
+/// defined change with the project directory, the imports and edits that
+/// `mcpw serve` applies as it runs, while the token keeps its other servers.
+fn unknown_token_servers(cfg: &mut Config, user_path: &Path) {
+    for token in &cfg.serve.tokens {
+        let unknown: Vec<String> = token
+            .servers
+            .iter()
+            .flatten()
+            .filter(|s| cfg.server(s).is_none())
+            .map(|s| format!("\"{s}\""))
+            .collect();
+        if unknown.is_empty() {
+            continue;
+        }
+        let defined: Vec<&str> = cfg.servers.iter().map(|s| s.name.as_str()).collect();
+        cfg.diagnostics.push(Diagnostic::field(
+            Severity::Warning,
+            user_path,
+            format!("serve.tokens[{}].servers", token.index),
+            format!(
+                "token \"{}\": no server is named {} (servers: {}); this client sees no server by that name",
+                token.name,
+                unknown.join(", "),
+                if defined.is_empty() { "none".to_string() } else { defined.join(", ") }
+            ),
+        ));
     }
 }
 

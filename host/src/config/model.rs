@@ -357,3 +357,52 @@ impl Default for Settings {
         }
     }
 }
+
+/// `serve`: who may connect to `mcpw serve --http`. Read from the user file
+/// only (see [`crate::config::load`]).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Serve {
+    /// `tokens`, the valid entries in file order.
+    pub tokens: Vec<ServeToken>,
+    /// Some entry of `tokens` was invalid and left out: serving HTTP then
+    /// refuses to start rather than admit clients differently than written.
+    pub broken: bool,
+    /// `serve` as written (for `config show`, secrets masked there).
+    pub raw: Option<serde_json::Value>,
+}
+
+/// One client's bearer token (`serve.tokens[i]`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ServeToken {
+    /// `name`: unique; identifies the client in logs and its session.
+    pub name: String,
+    /// Its position in `serve.tokens`, for messages.
+    pub index: usize,
+    /// Where the token's value comes from.
+    pub source: TokenSource,
+    /// `servers`: the only servers this client sees; `None` for every server.
+    pub servers: Option<Vec<String>>,
+}
+
+/// Where a client token's value comes from.
+#[derive(Clone, PartialEq, Eq)]
+pub enum TokenSource {
+    /// `token`, interpolated: the value, or a `!command` that prints it.
+    Value(String),
+    /// `tokenEnv`: the environment variable holding it.
+    Env(String),
+}
+
+// Written by hand so that a token's value never reaches a log or an error.
+impl std::fmt::Debug for TokenSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            // A command is not the secret (`config show` shows it too).
+            TokenSource::Value(v) if v.starts_with('!') && !v.starts_with("!!") => {
+                write!(f, "token {v:?}")
+            }
+            TokenSource::Value(_) => write!(f, "token {:?}", super::show::MASK),
+            TokenSource::Env(var) => write!(f, "tokenEnv {var:?}"),
+        }
+    }
+}

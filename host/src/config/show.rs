@@ -84,6 +84,21 @@ pub fn masked_definition(server: &Server) -> Value {
     raw
 }
 
+/// `serve` as written, with token values masked.
+pub fn masked_serve(raw: &Value) -> Value {
+    let mut raw = raw.clone();
+    if let Some(Value::Array(tokens)) = raw.get_mut("tokens") {
+        for token in tokens.iter_mut().filter_map(Value::as_object_mut) {
+            match token.get_mut("token") {
+                Some(Value::String(s)) => *s = mask_secret(s),
+                Some(other) => *other = Value::String(MASK.into()),
+                None => {}
+            }
+        }
+    }
+    raw
+}
+
 /// The whole config as JSON (`config show --json`).
 pub fn to_json(cfg: &Config) -> Value {
     let servers: serde_json::Map<String, Value> = cfg
@@ -100,13 +115,17 @@ pub fn to_json(cfg: &Config) -> Value {
             (s.name.clone(), def)
         })
         .collect();
-    json!({
+    let mut out = json!({
         "sources": cfg.sources,
         "imports": cfg.imports.iter().map(|k| k.name()).collect::<Vec<_>>(),
         "mcpServers": servers,
         "settings": cfg.settings.raw,
         "diagnostics": cfg.diagnostics,
-    })
+    });
+    if let Some(serve) = &cfg.serve.raw {
+        out["serve"] = masked_serve(serve);
+    }
+    out
 }
 
 /// The whole config as text (`config show`).
@@ -147,6 +166,9 @@ pub fn to_text(cfg: &Config) -> String {
             Value::Object(cfg.settings.raw.clone())
         ));
     }
+    if let Some(serve) = &cfg.serve.raw {
+        out.push_str(&format!("\nServe:\n  {}\n", masked_serve(serve)));
+    }
     if !cfg.diagnostics.is_empty() {
         out.push_str(&format!("\nProblems ({}):\n", cfg.diagnostics.len()));
         for d in &cfg.diagnostics {
@@ -165,6 +187,34 @@ mod tests {
         assert_eq!(mask_secret("ghp_123"), MASK);
         assert_eq!(mask_secret("Bearer ${TOKEN}"), "Bearer ${TOKEN}");
         assert_eq!(mask_secret("!pass show api"), "!pass show api");
+    }
+
+    #[test]
+    fn serve_token_values_are_masked() {
+        let raw = json!({"tokens": [
+            {"name": "a", "token": "literal-secret"},
+            {"name": "b", "token": "!pass show b"},
+            {"name": "c", "token": "${C_TOKEN}"},
+            {"name": "d", "tokenEnv": "D_TOKEN", "servers": ["git"]},
+            {"name": "e", "token": 12345678},
+        ]});
+        let shown = masked_serve(&raw);
+        let values: Vec<&Value> = shown["tokens"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t.get("token").unwrap_or(&t["tokenEnv"]))
+            .collect();
+        assert_eq!(
+            values,
+            vec![
+                &json!(MASK),
+                &json!("!pass show b"),
+                &json!("${C_TOKEN}"),
+                &json!("D_TOKEN"),
+                &json!(MASK)
+            ]
+        );
     }
 
     #[test]

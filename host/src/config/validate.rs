@@ -12,6 +12,9 @@ use serde_json::{Map, Value};
 use std::path::Path;
 
 mod oauth;
+mod serve;
+
+pub use serve::serve;
 
 /// Fields a server definition may have. Others get a warning in mcpw's own files.
 const SERVER_FIELDS: &[&str] = &[
@@ -85,26 +88,8 @@ impl Reader<'_> {
     /// what runs: a `!command` is kept as written (the shell expands its own
     /// variables), and a variable whose value starts with `!` stays a literal.
     fn expand_secret(&mut self, field: &str, text: &str) -> String {
-        if !self.commands {
-            let value = self.expand(field, text);
-            return if value.starts_with('!') {
-                format!("!{value}")
-            } else {
-                value
-            };
-        }
-        if let Some(rest) = text.strip_prefix("!!") {
-            return format!("!!{}", self.expand(field, rest));
-        }
-        if text.starts_with('!') {
-            return text.to_string();
-        }
-        let value = self.expand(field, text);
-        if value.starts_with('!') {
-            format!("!{value}")
-        } else {
-            value
-        }
+        let commands = self.commands;
+        secret_text(text, commands, |t| self.expand(field, t))
     }
 
     /// Interpolates `${VAR}` references; an unset one (without a default) is
@@ -255,6 +240,34 @@ impl Reader<'_> {
             }
         }
     }
+}
+
+/// A secret's text with `${VAR}` references replaced by `expand`. Only the
+/// config text decides what runs: a `!command` is kept as written (the shell
+/// expands its own variables) when `commands` allows them, and a value that
+/// starts with `!` only through a variable stays a literal (`!!`).
+pub(crate) fn secret_text(
+    text: &str,
+    commands: bool,
+    mut expand: impl FnMut(&str) -> String,
+) -> String {
+    let literal = |value: String| {
+        if value.starts_with('!') {
+            format!("!{value}")
+        } else {
+            value
+        }
+    };
+    if !commands {
+        return literal(expand(text));
+    }
+    if let Some(rest) = text.strip_prefix("!!") {
+        return format!("!!{}", expand(rest));
+    }
+    if text.starts_with('!') {
+        return text.to_string();
+    }
+    literal(expand(text))
 }
 
 /// A JSON value's kind, for messages.
