@@ -1,5 +1,5 @@
-//! Secrets fetched by commands: an `env` or `headers` value (or `bearerToken`)
-//! that starts with `!` is replaced by the trimmed stdout of that command, run by
+//! Secrets fetched by commands: an `env` or `headers` value (or `bearerToken`,
+//! or a client token of `serve.tokens`) that starts with `!` is replaced by the trimmed stdout of that command, run by
 //! the shell. `!!` stands for a literal `!`. Fails closed: a command that fails or
 //! runs over 10 s is an error, and neither its output nor the value is ever logged.
 
@@ -66,18 +66,46 @@ impl Redactions {
 /// How long a secret command may run.
 pub const SECRET_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// Why a secret command gave no secret; never its output.
+#[derive(Debug, thiserror::Error)]
+pub enum CommandFailed {
+    /// The shell did not start.
+    #[error("could not start: {0}")]
+    Start(std::io::Error),
+    /// It ran past [`SECRET_TIMEOUT`].
+    #[error("did not finish within {} s", SECRET_TIMEOUT.as_secs())]
+    Timeout,
+    /// Waiting for it failed.
+    #[error("failed: {0}")]
+    Wait(std::io::Error),
+    /// It exited unsuccessfully.
+    #[error("failed ({0})")]
+    Status(std::process::ExitStatus),
+    /// Its output is not text.
+    #[error("printed something that is not UTF-8")]
+    NotUtf8,
+    /// It printed only white space.
+    #[error("printed nothing")]
+    Empty,
+}
+
 /// Resolves one value; `what` names it in errors (`env.API_KEY`).
 pub async fn resolve(value: &str, what: &str, server: &str) -> Result<String, ConnectError> {
+    resolve_value(value).await.map_err(|why| {
+        ConnectError::Secret(format!(
+            "server \"{server}\": the secret command for `{what}` {why}"
+        ))
+    })
+}
+
+/// A value as written (`!!` for a leading `!`), or the trimmed output of
+/// its `!command`.
+pub async fn resolve_value(value: &str) -> Result<String, CommandFailed> {
     if let Some(rest) = value.strip_prefix("!!") {
         return Ok(format!("!{rest}"));
     }
     let Some(command) = value.strip_prefix('!') else {
         return Ok(value.to_string());
-    };
-    let fail = |why: String| {
-        ConnectError::Secret(format!(
-            "server \"{server}\": the secret command for `{what}` {why}"
-        ))
     };
     let mut shell = tokio::process::Command::new("sh");
     shell
@@ -94,30 +122,22 @@ pub async fn resolve(value: &str, what: &str, server: &str) -> Result<String, Co
     if !interactive {
         shell.process_group(0);
     }
-    let child = shell
-        .spawn()
-        .map_err(|e| fail(format!("could not start: {e}")))?;
+    let child = shell.spawn().map_err(CommandFailed::Start)?;
     let _guard = child
         .id()
         .map(|pid| super::processes::Guard::new(pid, !interactive));
     let output = match tokio::time::timeout(SECRET_TIMEOUT, child.wait_with_output()).await {
-        Err(_) => {
-            return Err(fail(format!(
-                "did not finish within {} s",
-                SECRET_TIMEOUT.as_secs()
-            )));
-        }
-        Ok(Err(e)) => return Err(fail(format!("failed: {e}"))),
+        Err(_) => return Err(CommandFailed::Timeout),
+        Ok(Err(e)) => return Err(CommandFailed::Wait(e)),
         Ok(Ok(o)) => o,
     };
     if !output.status.success() {
-        return Err(fail(format!("failed ({})", output.status)));
+        return Err(CommandFailed::Status(output.status));
     }
-    let text = String::from_utf8(output.stdout)
-        .map_err(|_| fail("printed something that is not UTF-8".into()))?;
+    let text = String::from_utf8(output.stdout).map_err(|_| CommandFailed::NotUtf8)?;
     let secret = text.trim();
     if secret.is_empty() {
-        return Err(fail("printed nothing".into()));
+        return Err(CommandFailed::Empty);
     }
     Ok(secret.to_string())
 }
