@@ -9,15 +9,18 @@
 mod calls;
 pub mod http;
 mod listen;
+mod listing;
 mod proxy;
 mod resources;
+mod scope;
 mod session_events;
 mod tasks;
 mod tool_search;
 
 pub use crate::config::{DEFAULT_TOOL_SEARCH_BUDGET, Exposure};
+pub use scope::ClientScope;
 
-use crate::host::{EntryRef, Host, HostError, Snapshot};
+use crate::host::{EntryRef, Host, HostError};
 use crate::log_level::LogLevel;
 use crate::present::Content;
 use crate::upstream::origin::SessionGuard;
@@ -31,7 +34,7 @@ use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData as McpError, ServerHandler};
 use serde_json::{Value, json};
 use std::collections::BTreeSet;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex};
 
 /// What every session of one `mcpw serve` shares.
 pub struct Shared {
@@ -42,17 +45,7 @@ pub struct Shared {
     exposure: Exposure,
     budget: usize,
     /// The tool lists of the current snapshot, made once per snapshot.
-    listing: ArcSwapOption<Listing>,
-}
-
-/// Tool lists of one snapshot, as MCP tools.
-struct Listing {
-    version: u64,
-    /// Every entry (direct exposure).
-    all: OnceLock<Arc<[Tool]>>,
-    /// Tool-search exposure before a session loads anything: `ToolSearch`
-    /// and the direct tools.
-    base: OnceLock<Arc<[Tool]>>,
+    listing: ArcSwapOption<listing::Listing>,
 }
 
 impl Shared {
@@ -131,29 +124,6 @@ impl Shared {
     pub fn host(&self) -> &Arc<Host> {
         &self.host
     }
-
-    /// The tool lists of `snapshot`, made on first need.
-    fn listing(&self, snapshot: &Snapshot) -> Arc<Listing> {
-        if let Some(l) = self.listing.load_full()
-            && l.version == snapshot.version()
-        {
-            return l;
-        }
-        let fresh = Arc::new(Listing {
-            version: snapshot.version(),
-            all: OnceLock::new(),
-            base: OnceLock::new(),
-        });
-        // Only a newer snapshot's lists replace the ones held.
-        self.listing.rcu(|held| match held {
-            Some(h) if h.version >= fresh.version => Some(h.clone()),
-            _ => Some(fresh.clone()),
-        });
-        self.listing
-            .load_full()
-            .filter(|l| l.version == fresh.version)
-            .unwrap_or(fresh)
-    }
 }
 
 /// (snapshot version, tools loaded, the list).
@@ -173,6 +143,9 @@ pub struct Gateway {
     log_level: Arc<Mutex<Option<LogLevel>>>,
     /// This session among the ones servers' requests may go to, once initialized.
     session: Arc<Mutex<Option<SessionGuard>>>,
+    /// The client of this session, from its `initialize` request (none: stdio,
+    /// or not initialized yet).
+    client: Arc<Mutex<Option<ClientScope>>>,
 }
 
 impl Gateway {
@@ -185,6 +158,7 @@ impl Gateway {
             listed: Default::default(),
             log_level: Default::default(),
             session: Default::default(),
+            client: Default::default(),
         }
     }
 }
@@ -248,6 +222,44 @@ fn mcp_tool(entry: &crate::catalog::Entry) -> Tool {
     tool
 }
 
+impl Gateway {
+    /// Is the prompt exposed as `name` of a server `client` does not see?
+    async fn prompt_hidden(&self, client: &ClientScope, name: &str) -> bool {
+        if !client.is_limited() {
+            return false;
+        }
+        let Ok(snapshot) = self.shared.host.snapshot().await else {
+            return false;
+        };
+        snapshot
+            .prompt(name)
+            .is_some_and(|p| !client.allows(&p.server))
+    }
+
+    /// When a completion's prompt or resource template is of a server
+    /// `client` does not see: the error of one that does not exist.
+    async fn completion_hidden(&self, client: &ClientScope, params: &Value) -> Option<HostError> {
+        if !client.is_limited() {
+            return None;
+        }
+        let snapshot = self.shared.host.snapshot().await.ok()?;
+        let reference = &params["ref"];
+        let text = |key: &str| reference[key].as_str().unwrap_or_default().to_string();
+        match reference["type"].as_str() {
+            Some("ref/prompt") => {
+                let name = text("name");
+                let server = &snapshot.prompt(&name)?.server;
+                (!client.allows(server)).then_some(HostError::PromptNotFound(name))
+            }
+            _ => {
+                let uri = text("uri");
+                let route = snapshot.resources().route_template(&uri)?;
+                (!client.allows(&route.server)).then_some(HostError::ResourceNotFound(uri))
+            }
+        }
+    }
+}
+
 /// A `tools/call` result from content, details and the error flag.
 pub(crate) fn result(
     content: &[Content],
@@ -259,80 +271,6 @@ pub(crate) fn result(
         v["structuredContent"] = s;
     }
     from_json(v)
-}
-
-impl Gateway {
-    /// What this session's `tools/list` answers.
-    pub async fn tool_list(&self) -> Result<Vec<Tool>, McpError> {
-        let host = &self.shared.host;
-        if self.shared.exposure == Exposure::Proxy {
-            return Ok(vec![from_json(proxy::tool_definition(host))?]);
-        }
-        self.shared.ready().await;
-        let snapshot = host.snapshot().await.map_err(internal)?;
-        let listing = self.shared.listing(&snapshot);
-        let tools = match self.shared.exposure {
-            Exposure::Direct => match listing.all.get() {
-                Some(all) => all.clone(),
-                None => {
-                    let all: Arc<[Tool]> = snapshot.entries().iter().map(mcp_tool).collect();
-                    listing.all.get_or_init(|| all).clone()
-                }
-            },
-            _ => self.tool_search_list(&snapshot, &listing)?,
-        };
-        Ok(tools.to_vec())
-    }
-
-    /// `ToolSearch`, the direct tools and the tools this session loaded. Made
-    /// once per snapshot and per tool loaded, then served as it is.
-    fn tool_search_list(
-        &self,
-        snapshot: &Snapshot,
-        listing: &Listing,
-    ) -> Result<Arc<[Tool]>, McpError> {
-        let activated = self
-            .activated
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone();
-        let version = snapshot.version();
-        if activated.is_empty()
-            && let Some(base) = listing.base.get()
-        {
-            return Ok(base.clone());
-        }
-        if let Some((v, n, list)) = &*self.listed.lock().unwrap_or_else(|p| p.into_inner())
-            && *v == version
-            && *n == activated.len()
-            && !activated.is_empty()
-        {
-            return Ok(list.clone());
-        }
-        let mut shown: BTreeSet<&str> =
-            snapshot.direct_entries().map(|e| e.name.as_str()).collect();
-        shown.extend(activated.iter().map(String::as_str));
-        let mut list = vec![from_json(tool_search::definition(
-            self.shared.host.config().as_ref(),
-            snapshot.entries(),
-            &shown,
-            self.shared.budget,
-        ))?];
-        for e in snapshot
-            .entries()
-            .iter()
-            .filter(|e| shown.contains(e.name.as_str()))
-        {
-            list.push(mcp_tool(e));
-        }
-        let list: Arc<[Tool]> = list.into();
-        if activated.is_empty() {
-            return Ok(listing.base.get_or_init(|| list).clone());
-        }
-        *self.listed.lock().unwrap_or_else(|p| p.into_inner()) =
-            Some((version, activated.len(), list.clone()));
-        Ok(list)
-    }
 }
 
 impl ServerHandler for Gateway {
@@ -371,12 +309,28 @@ impl ServerHandler for Gateway {
         ))
     }
 
+    async fn initialize(
+        &self,
+        request: rmcp::model::InitializeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::InitializeResult, McpError> {
+        // The session's client is the one whose token opened it: the server
+        // requests and log messages it gets are of that client's servers.
+        *self.client.lock().unwrap_or_else(|p| p.into_inner()) =
+            Some(self.client(&context.extensions));
+        context.peer.set_peer_info(request.clone());
+        self.negotiate_initialize(&request)
+    }
+
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
-        Ok(ListToolsResult::with_all_items(self.tool_list().await?))
+        let client = self.client(&context.extensions);
+        Ok(ListToolsResult::with_all_items(
+            self.tool_list_for(&client).await?,
+        ))
     }
 
     async fn call_tool(
@@ -408,13 +362,15 @@ impl ServerHandler for Gateway {
     async fn list_prompts(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, McpError> {
+        let client = self.client(&context.extensions);
         self.shared.ready().await;
         let snapshot = self.shared.host.snapshot().await.map_err(internal)?;
         let prompts: Vec<Value> = snapshot
             .prompts()
             .iter()
+            .filter(|p| client.allows(&p.server))
             .map(|p| {
                 let mut v = p.prompt.clone();
                 v["name"] = json!(p.name);
@@ -427,11 +383,16 @@ impl ServerHandler for Gateway {
     async fn get_prompt(
         &self,
         request: GetPromptRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::GetPromptResponse, McpError> {
+        let client = self.client(&context.extensions);
         let args = request.arguments.clone();
         self.shared.ready().await;
-        match self.shared.host.get_prompt(&request.name, args).await {
+        let got = match self.prompt_hidden(&client, &request.name).await {
+            true => Err(HostError::PromptNotFound(request.name.to_string())),
+            false => self.shared.host.get_prompt(&request.name, args).await,
+        };
+        match got {
             Ok(v) => from_json::<GetPromptResult>(v).map(Into::into),
             Err(HostError::PromptNotFound(n)) => Err(McpError::invalid_params(
                 format!("prompt \"{n}\" not found"),
@@ -444,43 +405,50 @@ impl ServerHandler for Gateway {
     async fn list_resources(
         &self,
         request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::ListResourcesResult, McpError> {
-        self.resource_list(request.as_ref().and_then(|r| r.cursor.as_deref()))
-            .await
+        let client = self.client(&context.extensions);
+        let cursor = request.as_ref().and_then(|r| r.cursor.as_deref());
+        self.resource_list(&client, cursor).await
     }
 
     async fn list_resource_templates(
         &self,
         request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::ListResourceTemplatesResult, McpError> {
-        self.resource_template_list(request.as_ref().and_then(|r| r.cursor.as_deref()))
-            .await
+        let client = self.client(&context.extensions);
+        let cursor = request.as_ref().and_then(|r| r.cursor.as_deref());
+        self.resource_template_list(&client, cursor).await
     }
 
     async fn read_resource(
         &self,
         request: rmcp::model::ReadResourceRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::ReadResourceResponse, McpError> {
-        self.resource_read(&request.uri).await.map(Into::into)
+        let client = self.client(&context.extensions);
+        self.resource_read(&client, &request.uri)
+            .await
+            .map(Into::into)
     }
 
     async fn subscribe(
         &self,
         request: rmcp::model::SubscribeRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
-        self.resource_watch(&request.uri, true).await
+        let client = self.client(&context.extensions);
+        self.resource_watch(&client, &request.uri, true).await
     }
 
     async fn unsubscribe(
         &self,
         request: rmcp::model::UnsubscribeRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
-        self.resource_watch(&request.uri, false).await
+        let client = self.client(&context.extensions);
+        self.resource_watch(&client, &request.uri, false).await
     }
 
     #[allow(deprecated)] // logging is in every revision before 2026-07-28
@@ -512,35 +480,43 @@ impl ServerHandler for Gateway {
     async fn get_task(
         &self,
         request: rmcp::model::GetTaskParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::GetTaskResult, McpError> {
-        Gateway::get_task(self, request.task_id).await
+        let client = self.client(&context.extensions);
+        Gateway::get_task(self, &client, request.task_id).await
     }
 
     async fn update_task(
         &self,
         request: UpdateTaskParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
-        Gateway::update_task(self, request).await
+        let client = self.client(&context.extensions);
+        Gateway::update_task(self, &client, request).await
     }
 
     async fn cancel_task(
         &self,
         request: rmcp::model::CancelTaskParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
-        Gateway::cancel_task(self, request.task_id).await
+        let client = self.client(&context.extensions);
+        Gateway::cancel_task(self, &client, request.task_id).await
     }
 
     async fn complete(
         &self,
         request: rmcp::model::CompleteRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::CompleteResult, McpError> {
+        let client = self.client(&context.extensions);
         let params = serde_json::to_value(request).map_err(internal)?;
         self.shared.ready().await;
-        match self.shared.host.complete(params).await {
+        let completed = match self.completion_hidden(&client, &params).await {
+            Some(hidden) => Err(hidden),
+            None => self.shared.host.complete(params).await,
+        };
+        match completed {
             Ok(v) => from_json(v),
             Err(e @ (HostError::PromptNotFound(_) | HostError::ResourceNotFound(_))) => {
                 Err(McpError::invalid_params(e.to_string(), None))
@@ -559,13 +535,15 @@ impl ServerHandler for Gateway {
 
     async fn on_initialized(&self, context: rmcp::service::NotificationContext<RoleServer>) {
         let sessions = self.shared.host.manager().sessions();
+        let client = self.session_client();
         *self.session.lock().unwrap_or_else(|p| p.into_inner()) =
-            Some(sessions.open(context.peer.clone()));
+            Some(sessions.open(context.peer.clone(), client.reach()));
         session_events::spawn(
             &self.shared,
             context.peer.clone(),
             Arc::downgrade(&self.watching),
             self.log_level.clone(),
+            client,
         );
     }
 }

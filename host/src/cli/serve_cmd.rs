@@ -16,7 +16,8 @@ pub struct ServeArgs {
     /// Serve Streamable HTTP on ADDR (`PORT`, `:PORT` or `IP:PORT`; loopback unless a token is set) instead of stdio.
     #[arg(long, value_name = "ADDR")]
     http: Option<String>,
-    /// Bearer token HTTP clients must send (default: $MCPW_TOKEN); required to bind beyond loopback.
+    /// Bearer token of a client that sees every server (default: $MCPW_TOKEN); with the config's
+    /// serve.tokens, one token is required to bind beyond loopback, and any token given is required.
     #[arg(long, value_name = "TOKEN")]
     token: Option<String>,
     /// proxy (one `mcp` tool), tool-search, or direct (default: settings.exposure, else proxy).
@@ -116,6 +117,9 @@ async fn follow_config(host: Arc<Host>, sources: ConfigSources) {
             }
             continue;
         }
+        if cfg.serve != host.config().serve {
+            tracing::warn!("the config's serve.tokens changed: restart `mcpw serve` to apply it");
+        }
         let changed = host.reload(cfg).await;
         if !changed.is_empty() {
             tracing::info!("config reloaded; servers changed: {}", changed.join(", "));
@@ -213,11 +217,20 @@ pub async fn serve(args: ServeArgs, sources: &ConfigSources) -> Result<ExitCode>
             .map(str::to_string)
     });
     let http_addr = args.http.as_deref().map(parse_addr).transpose()?;
+    // Tokens matter over HTTP only; their commands run before anything starts.
+    let tokens = match http_addr {
+        Some(_) => http::client_tokens(token, &cfg.serve, &sources.env).await?,
+        None => Vec::new(),
+    };
     if let Some(addr) = http_addr
         && !addr.ip().is_loopback()
-        && token.is_none()
+        && tokens.is_empty()
     {
         bail!("{}", http::ServeError::TokenRequired(addr));
+    }
+    if !tokens.is_empty() {
+        let names: Vec<&str> = tokens.iter().map(|t| t.scope.name()).collect();
+        tracing::info!("clients admitted by token: {}", names.join(", "));
     }
     let host =
         Arc::new(Host::start(cfg, sources.env.clone(), HostOptions::for_env(&sources.env)).await?);
@@ -243,7 +256,7 @@ pub async fn serve(args: ServeArgs, sources: &ConfigSources) -> Result<ExitCode>
             mcpw::upstream::processes::set_grace(drain + std::time::Duration::from_secs(10));
             let options = HttpOptions {
                 addr,
-                token,
+                tokens,
                 max_sessions,
                 drain,
             };

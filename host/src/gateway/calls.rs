@@ -21,7 +21,8 @@ impl Gateway {
         args: Option<serde_json::Map<String, Value>>,
         context: &RequestContext<RoleServer>,
     ) -> Result<rmcp::model::CallToolResponse, McpError> {
-        let entry = match self.shared.resolve(name).await {
+        let client = self.client(&context.extensions);
+        let entry = match self.shared.resolve_for(&client, name).await {
             Ok(entry) => entry,
             Err(e @ HostError::ToolNotFound { .. }) => {
                 return result(&[Content::text(e.to_string())], None, true).map(Into::into);

@@ -1,21 +1,24 @@
 //! Serving the gateway over Streamable HTTP: loopback by default; any other
-//! address needs a bearer token; `Host` and `Origin` are checked against
-//! DNS rebinding; request bodies are size-limited; sessions are capped
-//! ([`sessions`]); bodies that are not one JSON-RPC message get JSON-RPC
-//! errors ([`body`]).
+//! address needs a bearer token, and any token configured is required; each
+//! token names a client that sees its own servers ([`clients`]); `Host` and
+//! `Origin` are checked against DNS rebinding; request bodies are
+//! size-limited; sessions are capped ([`sessions`]); bodies that are not one
+//! JSON-RPC message get JSON-RPC errors ([`body`]).
 
 mod body;
+mod clients;
 mod ops;
 mod sessions;
 
+pub use clients::{CLI_TOKEN, ClientToken, client_tokens};
 pub use ops::{DEFAULT_DRAIN, Ops};
 pub use sessions::DEFAULT_MAX_SESSIONS;
 
-use super::{Gateway, Shared};
+use super::{ClientScope, Gateway, Shared};
 use axum::extract::Request;
-use axum::http::{HeaderValue, StatusCode, header};
+use axum::http::StatusCode;
 use axum::middleware::{self, Next};
-use axum::response::{IntoResponse, Response};
+use axum::response::IntoResponse;
 use axum::routing::get;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
@@ -30,8 +33,10 @@ pub const MAX_BODY_BYTES: usize = 4 << 20;
 pub struct HttpOptions {
     /// Address to bind.
     pub addr: SocketAddr,
-    /// Bearer token clients must send; required unless `addr` is loopback.
-    pub token: Option<String>,
+    /// The tokens clients may send, each admitting its client; at least one
+    /// unless `addr` is loopback. None: every client is admitted, and sees
+    /// every server.
+    pub tokens: Vec<ClientToken>,
     /// Sessions open at once (at least 1); an `initialize` beyond them is
     /// refused with HTTP 503 and a JSON-RPC error.
     pub max_sessions: usize,
@@ -43,8 +48,28 @@ pub struct HttpOptions {
 #[derive(Debug, thiserror::Error)]
 pub enum ServeError {
     /// A non-loopback bind without a token.
-    #[error("binding {0} exposes mcpw beyond this machine: set a token with --token or MCPW_TOKEN")]
+    #[error(
+        "binding {0} exposes mcpw beyond this machine: set a token with --token or MCPW_TOKEN, or give clients tokens in the config's serve.tokens"
+    )]
     TokenRequired(SocketAddr),
+    /// `serve.tokens` has invalid entries (reported as config problems).
+    #[error(
+        "the config's serve.tokens has errors (see above): fix them, so that no client is admitted otherwise than written"
+    )]
+    TokensInvalid,
+    /// A client token's value could not be had.
+    #[error("token \"{name}\" (serve.tokens[{index}]): {why}")]
+    TokenValue {
+        /// The token's name.
+        name: String,
+        /// Its position in `serve.tokens`.
+        index: usize,
+        /// Why (never the value).
+        why: String,
+    },
+    /// Two clients have the same token.
+    #[error("tokens \"{0}\" and \"{1}\" have the same value: give each client its own")]
+    SameToken(String, String),
     /// The socket.
     #[error("cannot listen on {addr}: {source}")]
     Bind {
@@ -58,28 +83,6 @@ pub enum ServeError {
     Io(#[from] std::io::Error),
 }
 
-fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
-}
-
-async fn require_token(token: Arc<String>, request: Request, next: Next) -> Response {
-    let presented = request
-        .headers()
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "))
-        .map(str::as_bytes);
-    if presented.is_some_and(|p| constant_time_eq(p, token.as_bytes())) {
-        return next.run(request).await;
-    }
-    let mut response =
-        (StatusCode::UNAUTHORIZED, "a valid bearer token is required").into_response();
-    response
-        .headers_mut()
-        .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
-    response
-}
-
 /// Serves until `shutdown` resolves, then drains: no new sessions, and the
 /// requests in flight get up to `options.drain` to finish. Returns the bound
 /// address through `bound` before accepting (port 0 picks a free port).
@@ -90,9 +93,13 @@ pub async fn serve(
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), ServeError> {
     let loopback = options.addr.ip().is_loopback();
-    if !loopback && options.token.is_none() {
+    if !loopback && options.tokens.is_empty() {
         return Err(ServeError::TokenRequired(options.addr));
     }
+    let clients = match options.tokens.is_empty() {
+        true => None,
+        false => Some(Arc::new(clients::Clients::new(options.tokens)?)),
+    };
     let mut config = StreamableHttpServerConfig::default()
         .with_allowed_origins(["http://localhost:*", "http://127.0.0.1:*", "http://[::1]:*"])
         .enforce_origin_validation();
@@ -125,27 +132,42 @@ pub async fn serve(
         config,
     );
     let guard = Arc::new(body::Guard {
-        sessions,
+        sessions: sessions.clone(),
         keep_alive,
         ops: ops.clone(),
     });
-    // Layers added later run first: the token before anything reads the body.
+    // Layers added later run first: the token before anything reads the body,
+    // a session's owner checked before rmcp sees the request.
     let mut router = axum::Router::new()
         .route_service("/mcp", service)
         .route_layer(middleware::from_fn(move |req: Request, next: Next| {
             body::json_rpc(guard.clone(), req, next)
         }))
+        .route_layer(middleware::from_fn(move |req: Request, next: Next| {
+            clients::own_sessions(sessions.clone(), req, next)
+        }))
         .route(
             "/metrics",
-            get(move || {
+            get(move |request: Request| {
                 let host = metrics_host.clone();
-                async move { ops::metrics(host.metrics().render()) }
+                async move {
+                    // Metrics name every server and tool: a client that sees
+                    // only some servers may not read them.
+                    let limited = request
+                        .extensions()
+                        .get::<ClientScope>()
+                        .is_some_and(ClientScope::is_limited);
+                    if limited {
+                        let why = "this token sees only some servers; metrics are for tokens that see every server";
+                        return (StatusCode::FORBIDDEN, why).into_response();
+                    }
+                    ops::metrics(host.metrics().render()).into_response()
+                }
             }),
         );
-    if let Some(token) = options.token {
-        let token = Arc::new(token);
+    if let Some(clients) = clients {
         router = router.layer(middleware::from_fn(move |req: Request, next: Next| {
-            require_token(token.clone(), req, next)
+            clients::require_token(clients.clone(), req, next)
         }));
     }
     // Probes carry no token: they say nothing but live, ready or draining.

@@ -27,6 +27,9 @@ pub(super) async fn changes(
     event: &LifecycleEvent,
 ) -> Vec<ServerNotification> {
     match event {
+        // Every client hears of every change, whichever server's: the
+        // notification names nothing, and a change of one server may rename
+        // the tools of another (the naming guest sees them all).
         LifecycleEvent::CatalogChanged(_) => {
             let mut lists = vec!["prompts", "resources"];
             if exposure != Exposure::Proxy {
@@ -59,12 +62,13 @@ impl Gateway {
     /// Serves one `subscriptions/listen` stream until the client closes it.
     pub(super) async fn listen_stream(&self, context: SubscriptionContext) -> Result<(), McpError> {
         let shared = &self.shared;
+        let client = self.client(&context.request_context().extensions);
         shared.ready().await;
         let mut events = shared.host.manager().subscribe();
         let sink = context.sink().clone();
         let watching = Watching::new(shared.host.clone());
         for uri in sink.accepted().resource_subscriptions.iter().flatten() {
-            watching.set(uri, true).await?;
+            watching.set(&client, uri, true).await?;
         }
         loop {
             let event = tokio::select! {

@@ -1,9 +1,10 @@
 //! The `mcp` proxy tool: one small tool in front of every server. Modes by
 //! priority: tool (call) > connect > describe > search > server (list) > status.
 //! Texts, `details` (sent as `structuredContent`) and error kinds follow the
-//! documented proxy tool.
+//! documented proxy tool. Every mode shows and reaches only the servers the
+//! client sees: another server is "not found", like one that does not exist.
 
-use super::{Gateway, result};
+use super::{ClientScope, Gateway, result};
 use crate::catalog::{ConnectionState, Entry, ToolKind};
 use crate::host::{Host, HostError};
 use crate::lifecycle::LifecycleError;
@@ -19,12 +20,12 @@ pub const TOOL_NAME: &str = "mcp";
 const DEFAULT_SEARCH_LIMIT: u32 = 10;
 
 /// The `mcp` tool's definition: about 200 tokens, however many tools exist.
-pub fn tool_definition(host: &Host) -> Value {
+pub fn tool_definition(host: &Host, client: &ClientScope) -> Value {
     let servers = host
         .config()
         .servers
         .iter()
-        .filter(|s| s.config.enabled)
+        .filter(|s| s.config.enabled && client.allows(&s.name))
         .count();
     json!({
         "name": TOOL_NAME,
@@ -87,6 +88,8 @@ pub async fn call(
     ctx: &RequestContext<RoleServer>,
 ) -> Result<CallToolResult, McpError> {
     let host = &gw.shared.host;
+    let client = gw.client(&ctx.extensions);
+    let client = &client;
     let server = str_param(&params, "server");
     // Search, describe and list need every server's tools; status, connect
     // and calls do not (a call finds its server by name, connecting only it).
@@ -98,11 +101,11 @@ pub async fn call(
         gw.shared.ready().await;
     }
     let reply = if let Some(tool) = str_param(&params, "tool") {
-        return call_tool(gw, tool, server, params.get("args"), ctx).await;
+        return call_tool(gw, client, tool, server, params.get("args"), ctx).await;
     } else if let Some(s) = str_param(&params, "connect") {
-        connect(host, s).await
+        connect(host, client, s).await
     } else if let Some(t) = str_param(&params, "describe") {
-        describe(host, t).await
+        describe(gw, client, t).await
     } else if let Some(q) = str_param(&params, "search") {
         let regex = params
             .get("regex")
@@ -116,21 +119,29 @@ pub async fn call(
             .get("limit")
             .and_then(Value::as_u64)
             .map_or(DEFAULT_SEARCH_LIMIT, |l| l.clamp(1, 100) as u32);
-        search(host, q, regex, schemas, server, limit).await
+        let query = Query {
+            text: q,
+            regex,
+            schemas,
+            server,
+            limit,
+        };
+        search(gw, client, query).await
     } else if let Some(s) = server {
-        list(host, s).await
+        list(host, client, s).await
     } else {
         // Tool counts are of exposed tools: those of the current snapshot.
         let _ = host.snapshot().await;
-        status(host)
+        status(host, client)
     };
     let mut content = vec![Content::text(reply.text)];
     content.extend(reply.content);
     result(&content, Some(reply.details), reply.is_error)
 }
 
-fn status(host: &Host) -> Reply {
-    let servers = host.status();
+fn status(host: &Host, client: &ClientScope) -> Reply {
+    let mut servers = host.status();
+    servers.retain(|s| client.allows(&s.name));
     let mut text = String::new();
     let mut list = Vec::new();
     for s in &servers {
@@ -189,6 +200,8 @@ fn status(host: &Host) -> Reply {
         out.push_str(
             "\nmcp({ server: \"name\" }) to list tools, mcp({ search: \"...\" }) to search",
         );
+    } else if client.is_limited() {
+        out.push_str("No servers are available to this client.");
     } else {
         // An empty gateway is mostly a config in an unexpected place.
         out.push_str("No servers configured. mcpw looked in:");
@@ -211,8 +224,13 @@ fn not_found(mode: &str, server: &str) -> Reply {
     )
 }
 
-async fn list(host: &Host, server: &str) -> Reply {
-    if host.manager().server(server).is_none() {
+/// Is `server` one this client can name: configured, and seen by it?
+fn known(host: &Host, client: &ClientScope, server: &str) -> bool {
+    client.allows(server) && host.manager().server(server).is_some()
+}
+
+async fn list(host: &Host, client: &ClientScope, server: &str) -> Reply {
+    if !known(host, client, server) {
         let mut r = not_found("list", server);
         r.details["tools"] = json!([]);
         r.details["count"] = json!(0);
@@ -271,13 +289,13 @@ async fn list(host: &Host, server: &str) -> Reply {
     Reply::ok(text.trim_end().to_string(), details)
 }
 
-async fn connect(host: &Host, server: &str) -> Reply {
-    if host.manager().server(server).is_none() {
+async fn connect(host: &Host, client: &ClientScope, server: &str) -> Reply {
+    if !known(host, client, server) {
         return not_found("connect", server);
     }
     match host.connect(server).await {
         Ok(_) => {
-            let mut r = list(host, server).await;
+            let mut r = list(host, client, server).await;
             r.details["mode"] = json!("connect");
             r
         }
@@ -302,8 +320,8 @@ fn metadata(e: &Entry) -> Value {
     m
 }
 
-async fn describe(host: &Host, name: &str) -> Reply {
-    let Ok(e) = host.resolve(name).await else {
+async fn describe(gw: &Gateway, client: &ClientScope, name: &str) -> Reply {
+    let Ok(e) = gw.shared.resolve_for(client, name).await else {
         return Reply::error(
             format!("Tool \"{name}\" not found. Use mcp({{ search: \"...\" }}) to search."),
             json!({"mode": "describe", "error": "tool_not_found", "tool": name}),
@@ -316,14 +334,24 @@ async fn describe(host: &Host, name: &str) -> Reply {
     )
 }
 
-async fn search(
-    host: &Host,
-    query: &str,
+/// A `search` and how to show its results.
+struct Query<'a> {
+    text: &'a str,
     regex: bool,
     schemas: bool,
-    server: Option<&str>,
+    server: Option<&'a str>,
     limit: u32,
-) -> Reply {
+}
+
+async fn search(gw: &Gateway, client: &ClientScope, q: Query<'_>) -> Reply {
+    let host = &gw.shared.host;
+    let Query {
+        text: query,
+        regex,
+        schemas,
+        server,
+        limit,
+    } = q;
     if query.trim().is_empty() {
         return Reply::error(
             "Search query cannot be empty".into(),
@@ -339,7 +367,7 @@ async fn search(
         },
         server: server.map(str::to_string),
     };
-    let hits = match host.search_refs(query, options).await {
+    let hits = match gw.shared.search_for(client, query, options).await {
         Ok(h) => h,
         Err(HostError::Policy(PluginError::Guest {
             error: GuestError::InvalidPattern(_),
@@ -359,10 +387,14 @@ async fn search(
     };
     if hits.is_empty() {
         let text = match server {
-            Some(s) if host.manager().server(s).is_none() => format!(
-                "No tools matching \"{query}\" in \"{s}\": no server has that name (servers: {})",
-                host.manager().server_names().join(", ")
-            ),
+            Some(s) if !known(host, client, s) => {
+                let mut names = host.manager().server_names();
+                names.retain(|n| client.allows(n));
+                format!(
+                    "No tools matching \"{query}\" in \"{s}\": no server has that name (servers: {})",
+                    names.join(", ")
+                )
+            }
             Some(s) => format!("No tools matching \"{query}\" in \"{s}\""),
             None => format!("No tools matching \"{query}\""),
         };
@@ -442,6 +474,7 @@ fn parse_args(args: Option<&Value>) -> Result<Option<Map<String, Value>>, String
 
 async fn call_tool(
     gw: &Gateway,
+    client: &ClientScope,
     name: &str,
     server: Option<&str>,
     args: Option<&Value>,
@@ -461,7 +494,7 @@ async fn call_tool(
     // With `server`, the name may be the original one on that server.
     let mut target = name.to_string();
     if let Some(s) = server {
-        if host.manager().server(s).is_none() {
+        if !known(host, client, s) {
             return reply(
                 format!("Server \"{s}\" not found. Use mcp({{}}) to see available servers."),
                 json!({"mode": "call", "server": s, "error": "server_not_found"}),
@@ -483,7 +516,7 @@ async fn call_tool(
             target = e.name.clone();
         }
     }
-    let entry = match gw.shared.resolve(&target).await {
+    let entry = match gw.shared.resolve_for(client, &target).await {
         Ok(e) => e,
         Err(HostError::Lifecycle(e)) => {
             let s = lifecycle_server(&e).unwrap_or_default();
@@ -499,6 +532,7 @@ async fn call_tool(
                 .iter()
                 .flat_map(|s| s.entries().iter())
                 .filter(|e| server.or(owner) == Some(e.tool.server.as_str()))
+                .filter(|e| client.allows(&e.tool.server))
                 .map(|e| e.name.as_str())
                 .take(30)
                 .collect();

@@ -1,7 +1,8 @@
 //! Resources in every exposure: listed a page at a time, read, and watched
-//! per session (the host asks a server to watch a URI once for all sessions).
+//! per session (the host asks a server to watch a URI once for all sessions);
+//! a client sees the resources of its servers only.
 
-use super::{Gateway, from_json, internal};
+use super::{ClientScope, Gateway, from_json, internal};
 use crate::host::resources::Route;
 use crate::host::{Host, HostError};
 use rmcp::ErrorData as McpError;
@@ -69,10 +70,19 @@ impl Watching {
         self.routes().contains_key(uri)
     }
 
-    /// Watches `uri` (as the client knows it) for the session (`subscribe`),
+    /// Watches `uri` (as `client` knows it) for the session (`subscribe`),
     /// or no more.
-    pub(super) async fn set(&self, uri: &str, subscribe: bool) -> Result<(), McpError> {
-        let route = self.host.route_resource(uri).await.map_err(host_error)?;
+    pub(super) async fn set(
+        &self,
+        client: &ClientScope,
+        uri: &str,
+        subscribe: bool,
+    ) -> Result<(), McpError> {
+        let route = self
+            .host
+            .route_resource_within(uri, &|s| client.allows(s))
+            .await
+            .map_err(host_error)?;
         let known = self.routes().contains_key(uri);
         if known == subscribe {
             return Ok(()); // already so for this session
@@ -114,20 +124,28 @@ impl Drop for Watching {
 impl Gateway {
     pub(super) async fn resource_list(
         &self,
+        client: &ClientScope,
         cursor: Option<&str>,
     ) -> Result<ListResourcesResult, McpError> {
-        from_json(self.offered_page(false, cursor).await?)
+        from_json(self.offered_page(client, false, cursor).await?)
     }
 
     pub(super) async fn resource_template_list(
         &self,
+        client: &ClientScope,
         cursor: Option<&str>,
     ) -> Result<ListResourceTemplatesResult, McpError> {
-        from_json(self.offered_page(true, cursor).await?)
+        from_json(self.offered_page(client, true, cursor).await?)
     }
 
-    /// One page of the resources (or templates) as a list result's JSON.
-    async fn offered_page(&self, templates: bool, cursor: Option<&str>) -> Result<Value, McpError> {
+    /// One page of the resources (or templates) `client` sees, as a list
+    /// result's JSON.
+    async fn offered_page(
+        &self,
+        client: &ClientScope,
+        templates: bool,
+        cursor: Option<&str>,
+    ) -> Result<Value, McpError> {
         self.shared.ready().await;
         let snapshot = self.shared.host.snapshot().await.map_err(internal)?;
         let map = snapshot.resources();
@@ -135,25 +153,37 @@ impl Gateway {
             false => (map.resources(), "resources"),
             true => (map.templates(), "resourceTemplates"),
         };
-        let (items, next) = page(offered.iter().map(|r| r.item.clone()).collect(), cursor)?;
+        let seen = offered
+            .iter()
+            .filter(|r| client.allows(&r.server))
+            .map(|r| r.item.clone());
+        let (items, next) = page(seen.collect(), cursor)?;
         Ok(with_cursor(json!({ key: items }), next))
     }
 
-    pub(super) async fn resource_read(&self, uri: &str) -> Result<ReadResourceResult, McpError> {
+    pub(super) async fn resource_read(
+        &self,
+        client: &ClientScope,
+        uri: &str,
+    ) -> Result<ReadResourceResult, McpError> {
         self.shared.ready().await;
-        let read = self
-            .shared
-            .host
-            .read_resource(uri)
+        let host = &self.shared.host;
+        let route = host
+            .route_resource_within(uri, &|s| client.allows(s))
             .await
             .map_err(host_error)?;
-        from_json(read)
+        from_json(host.read_routed(&route).await.map_err(host_error)?)
     }
 
     /// `resources/subscribe` (`subscribe`) or `resources/unsubscribe`.
-    pub(super) async fn resource_watch(&self, uri: &str, subscribe: bool) -> Result<(), McpError> {
+    pub(super) async fn resource_watch(
+        &self,
+        client: &ClientScope,
+        uri: &str,
+        subscribe: bool,
+    ) -> Result<(), McpError> {
         self.shared.ready().await;
-        self.watching.set(uri, subscribe).await
+        self.watching.set(client, uri, subscribe).await
     }
 }
 

@@ -1,7 +1,8 @@
 //! What a session hears without asking: the list changes and resource updates
-//! that concern it, and server log messages at the level it set.
+//! that concern it, and log messages of the servers its client sees, at the
+//! level it set.
 
-use super::{Shared, listen, resources};
+use super::{ClientScope, Shared, listen, resources};
 use crate::lifecycle::LifecycleEvent;
 use crate::log_level::LogLevel;
 use rmcp::service::RoleServer;
@@ -15,6 +16,7 @@ pub(super) fn spawn(
     peer: rmcp::Peer<RoleServer>,
     watching: Weak<resources::Watching>,
     log_level: Arc<Mutex<Option<LogLevel>>>,
+    client: ClientScope,
 ) {
     let mut events = shared.host.manager().subscribe();
     let host = shared.host.clone();
@@ -36,7 +38,8 @@ pub(super) fn spawn(
             match received {
                 Ok(LifecycleEvent::Log { server, message }) => {
                     let wanted = *log_level.lock().unwrap_or_else(|p| p.into_inner());
-                    if wanted.is_some_and(|w| w.admits(message.level))
+                    if client.allows(&server)
+                        && wanted.is_some_and(|w| w.admits(message.level))
                         && log_forward(&peer, &server, message).await.is_err()
                     {
                         return;

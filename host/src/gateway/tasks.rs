@@ -4,9 +4,10 @@
 //! client sees it, is `<server>/<the server's task id>`, so that `tasks/get`,
 //! `tasks/update` and `tasks/cancel` find their server with no state kept in
 //! mcpw. A client without the extension, or a call through `mcp` or
-//! `ToolSearch`, gets the result: mcpw waits the task out.
+//! `ToolSearch`, gets the result: mcpw waits the task out. A task of a server
+//! the client does not see is an unknown task.
 
-use super::{Gateway, internal};
+use super::{ClientScope, Gateway, internal};
 use crate::lifecycle::LifecycleError;
 use crate::upstream::{ConnectError, Connection};
 use rmcp::ErrorData as McpError;
@@ -30,6 +31,7 @@ impl Gateway {
     /// names, with the server's own task id and call timeout.
     async fn on_task<T, F>(
         &self,
+        client: &ClientScope,
         id: &str,
         f: impl FnOnce(Arc<Connection>, String, std::time::Duration) -> F,
     ) -> Result<T, McpError>
@@ -38,7 +40,10 @@ impl Gateway {
     {
         // Server names have no `/`; a server's task id may.
         let unknown = || McpError::invalid_params(format!("unknown task \"{id}\""), None);
-        let (server, task) = id.split_once('/').ok_or_else(unknown)?;
+        let (server, task) = id
+            .split_once('/')
+            .filter(|(server, _)| client.allows(server))
+            .ok_or_else(unknown)?;
         let manager = self.shared.host.manager();
         let timeout = manager.call_timeout(server);
         let task = task.to_string();
@@ -57,9 +62,13 @@ impl Gateway {
     }
 
     /// `tasks/get`.
-    pub(super) async fn get_task(&self, id: String) -> Result<GetTaskResult, McpError> {
+    pub(super) async fn get_task(
+        &self,
+        client: &ClientScope,
+        id: String,
+    ) -> Result<GetTaskResult, McpError> {
         let mut result = self
-            .on_task(&id, |c, task, timeout| async move {
+            .on_task(client, &id, |c, task, timeout| async move {
                 c.get_task(&task, timeout).await
             })
             .await?;
@@ -68,9 +77,13 @@ impl Gateway {
     }
 
     /// `tasks/update`.
-    pub(super) async fn update_task(&self, params: UpdateTaskParams) -> Result<(), McpError> {
+    pub(super) async fn update_task(
+        &self,
+        client: &ClientScope,
+        params: UpdateTaskParams,
+    ) -> Result<(), McpError> {
         let answers = params.input_responses;
-        self.on_task(&params.task_id, |c, task, timeout| async move {
+        self.on_task(client, &params.task_id, |c, task, timeout| async move {
             c.update_task(UpdateTaskParams::new(task, answers), timeout)
                 .await
         })
@@ -78,8 +91,12 @@ impl Gateway {
     }
 
     /// `tasks/cancel`.
-    pub(super) async fn cancel_task(&self, id: String) -> Result<(), McpError> {
-        self.on_task(&id, |c, task, timeout| async move {
+    pub(super) async fn cancel_task(
+        &self,
+        client: &ClientScope,
+        id: String,
+    ) -> Result<(), McpError> {
+        self.on_task(client, &id, |c, task, timeout| async move {
             c.cancel_task(&task, timeout).await
         })
         .await

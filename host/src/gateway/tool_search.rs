@@ -21,16 +21,16 @@ pub fn tokens(text: &str) -> usize {
     text.chars().count().div_ceil(4)
 }
 
-/// The ToolSearch definition: a summary of the servers, and the deferred tools
-/// one per line while they fit in `budget` tokens.
-pub fn definition(
+/// The ToolSearch definition: a summary of the servers of `entries` (the
+/// tools the client sees), and the deferred tools one per line while they
+/// fit in `budget` tokens.
+pub fn definition<'e>(
     config: &Config,
-    entries: &[Entry],
+    entries: impl Iterator<Item = &'e Entry>,
     shown: &BTreeSet<&str>,
     budget: usize,
 ) -> Value {
     let deferred: Vec<&Entry> = entries
-        .iter()
         .filter(|e| !shown.contains(e.name.as_str()))
         .collect();
     let mut per_server: BTreeMap<&str, usize> = BTreeMap::new();
@@ -109,6 +109,7 @@ pub async fn call(
     ctx: &RequestContext<RoleServer>,
 ) -> Result<CallToolResult, McpError> {
     let host = &gw.shared.host;
+    let client = gw.client(&ctx.extensions);
     gw.shared.ready().await;
     let query = params
         .get("query")
@@ -137,16 +138,11 @@ pub async fn call(
     } else {
         DEFAULT_RESULTS
     };
-    let hits = match host
-        .search_refs(
-            &query,
-            SearchOptions {
-                limit,
-                ..Default::default()
-            },
-        )
-        .await
-    {
+    let options = SearchOptions {
+        limit,
+        ..Default::default()
+    };
+    let hits = match gw.shared.search_for(&client, &query, options).await {
         Ok(h) => h,
         Err(e) => return result(&[Content::text(format!("Error: {e}"))], None, true),
     };

@@ -153,8 +153,12 @@ impl ResourceMap {
 
     /// A URI in the `mcpw:<server>/` form, for a server mcpw knows.
     fn route_mapped(&self, uri: &str) -> Option<Route> {
+        self.route_mapped_within(uri, &|_| true)
+    }
+
+    fn route_mapped_within(&self, uri: &str, sees: &dyn Fn(&str) -> bool) -> Option<Route> {
         let (server, original) = uri.strip_prefix(SCHEME)?.split_once('/')?;
-        self.servers.contains(server).then(|| Route {
+        (self.servers.contains(server) && sees(server)).then(|| Route {
             server: server.to_string(),
             uri: original.to_string(),
             mapped: true,
@@ -165,7 +169,13 @@ impl ResourceMap {
     /// resource; the one server with a template that matches; else the one
     /// server that offers resources at all.
     pub fn route(&self, uri: &str) -> Option<Route> {
-        if let Some(route) = self.route_mapped(uri) {
+        self.route_within(uri, &|_| true)
+    }
+
+    /// [`ResourceMap::route`] among the servers `sees` admits, as if no
+    /// other server existed.
+    pub fn route_within(&self, uri: &str, sees: &dyn Fn(&str) -> bool) -> Option<Route> {
+        if let Some(route) = self.route_mapped_within(uri, sees) {
             return Some(route);
         }
         let direct = |server: &str| Route {
@@ -173,12 +183,15 @@ impl ResourceMap {
             uri: uri.to_string(),
             mapped: false,
         };
-        if let Some(&i) = self.by_uri.get(uri) {
+        if let Some(&i) = self.by_uri.get(uri)
+            && sees(&self.resources[i].server)
+        {
             return Some(direct(&self.resources[i].server));
         }
         let matching: HashSet<&str> = self
             .templates
             .iter()
+            .filter(|t| sees(&t.server))
             .filter(|t| !self.shared.contains(&t.uri) && template_matches(&t.uri, uri))
             .map(|t| t.server.as_str())
             .collect();
@@ -190,6 +203,7 @@ impl ResourceMap {
             .iter()
             .chain(&self.templates)
             .map(|r| r.server.as_str())
+            .filter(|s| sees(s))
             .collect();
         (matching.is_empty() && offering.len() == 1)
             .then(|| offering.into_iter().next().map(direct))
@@ -246,16 +260,31 @@ pub fn template_matches(template: &str, uri: &str) -> bool {
 impl Host {
     /// Where a client's resource URI goes.
     pub async fn route_resource(&self, uri: &str) -> Result<Route, HostError> {
+        self.route_resource_within(uri, &|_| true).await
+    }
+
+    /// Where a resource URI goes for a client that sees only the servers
+    /// `sees` admits: the others are not found.
+    pub async fn route_resource_within(
+        &self,
+        uri: &str,
+        sees: &(dyn Fn(&str) -> bool + Sync),
+    ) -> Result<Route, HostError> {
         self.snapshot()
             .await?
             .resources()
-            .route(uri)
+            .route_within(uri, sees)
             .ok_or_else(|| HostError::ResourceNotFound(uri.to_string()))
     }
 
     /// Reads a resource; the answer's URIs are the ones the client knows.
     pub async fn read_resource(&self, uri: &str) -> Result<Value, HostError> {
         let route = self.route_resource(uri).await?;
+        self.read_routed(&route).await
+    }
+
+    /// Reads the resource `route` leads to.
+    pub async fn read_routed(&self, route: &Route) -> Result<Value, HostError> {
         let timeout = self.manager.call_timeout(&route.server);
         let read = self
             .manager
@@ -395,5 +424,37 @@ mod tests {
             map.route("doc://page/2").map(|r| r.server),
             Some("docs".into())
         );
+    }
+
+    #[test]
+    fn routes_within_some_servers_ignore_the_others() {
+        let map = ResourceMap::build(&[
+            (
+                "a".into(),
+                offers(&["x://one", "x://shared"], &["t://{id}"]),
+            ),
+            (
+                "b".into(),
+                offers(&["x://two", "x://shared"], &["t://{+path}"]),
+            ),
+            ("c".into(), offers(&["z://three"], &[])),
+        ]);
+        let a_and_c = |s: &str| s != "b";
+        let route = |u: &str| map.route_within(u, &a_and_c).map(|r| r.server);
+        assert_eq!(route("x://one"), Some("a".into()));
+        assert_eq!(route("z://three"), Some("c".into()));
+        assert_eq!(route("x://two"), None, "b's resource is not found");
+        assert_eq!(route("mcpw:b/x://shared"), None);
+        assert_eq!(route("mcpw:a/x://shared"), Some("a".into()));
+        // Both templates match: ambiguous, unless b is out of sight.
+        assert_eq!(map.route("t://9").map(|r| r.server), None);
+        assert_eq!(route("t://9"), Some("a".into()));
+        // Among the servers seen, a lone one takes unlisted URIs.
+        let only_c = |s: &str| s == "c";
+        assert_eq!(
+            map.route_within("y://else", &only_c).map(|r| r.server),
+            Some("c".into())
+        );
+        assert_eq!(map.route_within("x://one", &|_| false), None);
     }
 }

@@ -101,7 +101,7 @@ impl UpstreamHandler {
         request: ServerRequest,
         context: &RequestContext<RoleClient>,
     ) -> Result<ClientResult, McpError> {
-        let target = origin::target(&self.calls, &self.sessions, context).await;
+        let target = origin::target(&self.server, &self.calls, &self.sessions, context).await;
         origin::answer(
             &self.server,
             &self.sessions,
@@ -126,7 +126,7 @@ impl ClientHandler for UpstreamHandler {
     fn get_info(&self) -> ClientConfig {
         // mcpw takes tasks from every server: it hands a task on to a client
         // that takes tasks, and waits it out for one that does not.
-        let mut capabilities = self.sessions.capabilities();
+        let mut capabilities = self.sessions.capabilities(&self.server);
         capabilities
             .extensions
             .get_or_insert_default()

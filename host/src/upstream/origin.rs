@@ -7,8 +7,8 @@
 //! to the session of the calls in flight on that connection when they all come
 //! from one session, and is refused when they come from several (it could
 //! belong to any of them). A request outside any call goes to the only session
-//! when there is one, and is answered by mcpw otherwise (no roots, no sampling,
-//! elicitation declined).
+//! that may see the server when there is one, and is answered by mcpw
+//! otherwise (no roots, no sampling, elicitation declined).
 
 #[allow(deprecated)] // roots: in every revision before 2026-07-28
 use rmcp::model::ListRootsResult;
@@ -21,7 +21,7 @@ use rmcp::service::{
 };
 use rmcp::{ErrorData as McpError, Peer};
 use serde_json::{Map, Value};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
@@ -67,12 +67,27 @@ pub trait LocalElicitor: Send + Sync {
     fn elicit(&self, server: &str, params: &Value) -> Value;
 }
 
+/// The servers a session's client may see: `None` for every server.
+pub type Reach = Option<Arc<BTreeSet<String>>>;
+
+/// An open session: its client, and the servers it may see.
+struct Live {
+    peer: Peer<RoleServer>,
+    reach: Reach,
+}
+
+impl Live {
+    fn sees(&self, server: &str) -> bool {
+        self.reach.as_ref().is_none_or(|r| r.contains(server))
+    }
+}
+
 /// The sessions mcpw serves.
 #[derive(Default)]
 pub struct Sessions {
     /// Who answers elicitations no session can take.
     local: Mutex<Option<Arc<dyn LocalElicitor>>>,
-    live: Mutex<BTreeMap<u64, Peer<RoleServer>>>,
+    live: Mutex<BTreeMap<u64, Live>>,
     next: AtomicU64,
     opened: Notify,
     /// Connections wait for a session (see [`Sessions::connect_after_first`]).
@@ -101,10 +116,15 @@ impl Drop for SessionGuard {
 }
 
 impl Sessions {
-    /// Registers an initialized session.
-    pub fn open(self: &Arc<Self>, peer: Peer<RoleServer>) -> SessionGuard {
+    /// Registers an initialized session whose client may see the servers
+    /// `reach` names (`None`: every server).
+    pub fn open(self: &Arc<Self>, peer: Peer<RoleServer>, reach: Reach) -> SessionGuard {
         let id = self.next.fetch_add(1, Ordering::Relaxed) + 1;
-        lock(&self.live).insert(id, peer.clone());
+        let live = Live {
+            peer: peer.clone(),
+            reach,
+        };
+        lock(&self.live).insert(id, live);
         self.opened.notify_waiters();
         SessionGuard {
             sessions: self.clone(),
@@ -151,26 +171,27 @@ impl Sessions {
         lock(&self.local).clone()
     }
 
-    /// The only session, if there is exactly one.
-    fn only(&self) -> Option<Session> {
+    /// The only session that may see `server`, if there is exactly one.
+    fn only(&self, server: &str) -> Option<Session> {
         let live = lock(&self.live);
-        let mut all = live.iter();
-        match (all.next(), all.next()) {
-            (Some((&id, peer)), None) => Some(Session {
+        let mut seeing = live.iter().filter(|(_, l)| l.sees(server));
+        match (seeing.next(), seeing.next()) {
+            (Some((&id, l)), None) => Some(Session {
                 id,
-                peer: peer.clone(),
+                peer: l.peer.clone(),
             }),
             _ => None,
         }
     }
 
-    /// What a new upstream connection may offer its server: sampling,
-    /// elicitation and roots as far as some session's client declares them
-    /// (elicitation also when someone answers it locally).
-    pub fn capabilities(&self) -> ClientCapabilities {
+    /// What a new upstream connection to `server` may offer it: sampling,
+    /// elicitation and roots as far as the client of some session that may
+    /// see the server declares them (elicitation also when someone answers
+    /// it locally).
+    pub fn capabilities(&self, server: &str) -> ClientCapabilities {
         let mut merged = Map::new();
-        for peer in lock(&self.live).values() {
-            let Some(info) = peer.peer_info() else {
+        for live in lock(&self.live).values().filter(|l| l.sees(server)) {
+            let Some(info) = live.peer.peer_info() else {
                 continue;
             };
             let Ok(Value::Object(caps)) = serde_json::to_value(&info.capabilities) else {
@@ -264,16 +285,18 @@ impl InFlight {
     }
 }
 
-/// The client a server's request goes to, if any, and the client's request
+/// The client `server`'s request goes to, if any, and the client's request
 /// it belongs to.
 pub(super) async fn target(
+    server: &str,
     in_flight: &InFlight,
     sessions: &Sessions,
     context: &RequestContext<RoleClient>,
 ) -> Option<(Peer<RoleServer>, Option<RequestId>)> {
     match in_flight.owner(context).await {
+        // A call's session may see the server: the call was made.
         Owner::Call(o) => Some((o.session.peer, Some(o.request))),
-        Owner::Outside => sessions.only().map(|s| (s.peer, None)),
+        Owner::Outside => sessions.only(server).map(|s| (s.peer, None)),
         Owner::Ambiguous => None,
     }
 }
@@ -414,4 +437,58 @@ pub(super) async fn answer_inputs(
         .await?
         .into_iter()
         .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rmcp::ServiceExt;
+    use rmcp::model::{ClientConfig, Implementation};
+    use rmcp::service::RunningService;
+
+    struct Server;
+    impl rmcp::ServerHandler for Server {}
+
+    /// An initialized session over a pipe whose client declares sampling, or
+    /// nothing; both ends stay up while the pair is held.
+    async fn session(
+        sampling: bool,
+    ) -> (
+        RunningService<RoleServer, Server>,
+        RunningService<RoleClient, ClientConfig>,
+    ) {
+        let (a, b) = tokio::io::duplex(1 << 16);
+        let server = tokio::spawn(Server.serve(a));
+        let caps = match sampling {
+            true => serde_json::json!({"sampling": {}}),
+            false => serde_json::json!({}),
+        };
+        let config = ClientConfig::new(
+            serde_json::from_value(caps).unwrap(),
+            Implementation::new("test", "1"),
+        );
+        let client = config.serve(b).await.unwrap();
+        (server.await.unwrap().unwrap(), client)
+    }
+
+    #[tokio::test]
+    async fn requests_outside_calls_and_capabilities_follow_what_sessions_see() {
+        let sessions = Arc::new(Sessions::default());
+        let (limited, _c1) = session(true).await;
+        let (every, _c2) = session(false).await;
+        let git = Some(Arc::new(BTreeSet::from(["git".to_string()])));
+        let _g1 = sessions.open(limited.peer().clone(), git);
+        // Only the limited session's client takes sampling: only git is offered it.
+        assert!(sessions.capabilities("git").sampling.is_some());
+        assert!(sessions.capabilities("time").sampling.is_none());
+        // Outside a call, a server's request goes to the one session that sees it.
+        assert!(sessions.only("git").is_some());
+        assert!(sessions.only("time").is_none(), "nobody sees time yet");
+        let g2 = sessions.open(every.peer().clone(), None);
+        let time = sessions.only("time").unwrap();
+        assert_eq!(time.id, g2.session().id);
+        assert!(sessions.only("git").is_none(), "two sessions see git");
+        drop(g2);
+        assert!(sessions.only("time").is_none());
+    }
 }

@@ -5,6 +5,9 @@
 //! manager when the client DELETEs it, when it idles past its keep-alive, or
 //! when its worker ends for any other reason; every one of those passes
 //! through [`CappedSessions::close_session`], which frees the slot (once).
+//!
+//! With client tokens, each session also records the client that opened it
+//! ([`CappedSessions::claim`]): only that client may use it.
 
 use futures::Stream;
 use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
@@ -12,7 +15,7 @@ use rmcp::transport::streamable_http_server::SessionManager;
 use rmcp::transport::streamable_http_server::session::{
     EventStore, RestoreOutcome, ServerSseMessage, SessionId,
 };
-use std::collections::HashSet;
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -35,9 +38,10 @@ pub(super) struct CappedSessions<M> {
     max: usize,
     /// Slots taken: sessions open, and sessions being created.
     taken: AtomicUsize,
-    /// Sessions open: a session closed twice (by a DELETE, then by its
-    /// worker ending) frees its slot once.
-    open: Mutex<HashSet<SessionId>>,
+    /// Sessions open, with the name of the client that opened each (once
+    /// claimed): a session closed twice (by a DELETE, then by its worker
+    /// ending) frees its slot once.
+    open: Mutex<HashMap<SessionId, Option<Arc<str>>>>,
     trim_pending: Arc<AtomicBool>,
 }
 
@@ -58,7 +62,7 @@ impl<M: SessionManager> CappedSessions<M> {
             inner,
             max,
             taken: AtomicUsize::new(0),
-            open: Mutex::new(HashSet::new()),
+            open: Mutex::new(HashMap::new()),
             trim_pending: Arc::new(AtomicBool::new(false)),
         }
     }
@@ -90,7 +94,21 @@ impl<M: SessionManager> CappedSessions<M> {
         self.open
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .insert(id.clone());
+            .insert(id.clone(), None);
+    }
+
+    /// Records `client` as the opener of session `id`, if it is open.
+    pub(super) fn claim(&self, id: &str, client: &str) {
+        let mut open = self.open.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(owner) = open.get_mut(id) {
+            *owner = Some(client.into());
+        }
+    }
+
+    /// The client that opened session `id`, once claimed.
+    pub(super) fn owner(&self, id: &str) -> Option<Arc<str>> {
+        let open = self.open.lock().unwrap_or_else(|p| p.into_inner());
+        open.get(id).cloned().flatten()
     }
 
     /// Frees the slot of `id` if it still holds one; then, soon, the memory
@@ -100,7 +118,8 @@ impl<M: SessionManager> CappedSessions<M> {
             .open
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .remove(id);
+            .remove(id)
+            .is_some();
         if was_open {
             self.free_slot();
             self.trim_soon();
@@ -256,5 +275,19 @@ mod tests {
         // Closing a session nobody knows frees nothing.
         sessions.close_session(&"unknown".into()).await.unwrap();
         assert_eq!(sessions.taken(), 2);
+    }
+
+    #[tokio::test]
+    async fn a_session_is_claimed_by_its_opener_until_it_closes() {
+        let sessions = CappedSessions::new(LocalSessionManager::default(), 2);
+        let (a, _ta) = sessions.create_session().await.unwrap();
+        assert_eq!(sessions.owner(&a), None);
+        sessions.claim(&a, "ci");
+        assert_eq!(sessions.owner(&a).as_deref(), Some("ci"));
+        sessions.close_session(&a).await.unwrap();
+        assert_eq!(sessions.owner(&a), None);
+        // A closed (or unknown) session cannot be claimed.
+        sessions.claim(&a, "alice");
+        assert_eq!(sessions.owner(&a), None);
     }
 }

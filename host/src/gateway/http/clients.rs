@@ -1,0 +1,297 @@
+//! Who a request comes from: the client whose bearer token it carries
+//! (`--token` / `MCPW_TOKEN`, and `serve.tokens`), compared with every token
+//! in constant time so that timing tells neither whether nor which one
+//! matched; and the session it may use, only one its own token opened.
+
+use super::ServeError;
+use super::sessions::CappedSessions;
+use crate::config::{Serve, TokenSource};
+use crate::gateway::ClientScope;
+use crate::paths::Environment;
+use axum::extract::Request;
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use sha2::{Digest, Sha256};
+use std::sync::Arc;
+
+/// The client name of `--token` / `MCPW_TOKEN` (no config name can be it).
+pub const CLI_TOKEN: &str = "(--token)";
+
+/// The header that names a Streamable HTTP session.
+const SESSION_HEADER: &str = "mcp-session-id";
+
+/// A bearer token and the client it admits.
+#[derive(Clone)]
+pub struct ClientToken {
+    /// The client: its name and the servers it sees.
+    pub scope: ClientScope,
+    /// The value clients send as `Authorization: Bearer <secret>`.
+    pub secret: String,
+}
+
+// Written by hand so that the value never reaches a log.
+impl std::fmt::Debug for ClientToken {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ClientToken")
+            .field("scope", &self.scope)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The tokens to admit: `cli` (`--token` or `MCPW_TOKEN`, every server) and
+/// the config's `serve.tokens`, their `!command`s run and `tokenEnv`s read.
+pub async fn client_tokens(
+    cli: Option<String>,
+    serve: &Serve,
+    env: &Environment,
+) -> Result<Vec<ClientToken>, ServeError> {
+    if serve.broken {
+        return Err(ServeError::TokensInvalid);
+    }
+    let mut out = Vec::with_capacity(serve.tokens.len() + 1);
+    if let Some(secret) = cli {
+        out.push(ClientToken {
+            scope: ClientScope::every(CLI_TOKEN),
+            secret,
+        });
+    }
+    for token in &serve.tokens {
+        let failed = |why: String| ServeError::TokenValue {
+            name: token.name.clone(),
+            index: token.index,
+            why,
+        };
+        let secret = match &token.source {
+            TokenSource::Value(v) => crate::upstream::secrets::resolve_value(v)
+                .await
+                .map_err(|why| failed(format!("its command {why}")))?,
+            TokenSource::Env(var) => env
+                .get(var)
+                .filter(|v| !v.trim().is_empty())
+                .map(str::to_string)
+                .ok_or_else(|| failed(format!("environment variable {var} is not set")))?,
+        };
+        let scope = match &token.servers {
+            Some(servers) => ClientScope::only(&token.name, servers.iter().cloned()),
+            None => ClientScope::every(&token.name),
+        };
+        out.push(ClientToken { scope, secret });
+    }
+    Ok(out)
+}
+
+/// Every token, as a digest: compared at a fixed length, whatever was sent.
+pub(super) struct Clients {
+    tokens: Vec<([u8; 32], ClientScope)>,
+}
+
+fn digest(bytes: &[u8]) -> [u8; 32] {
+    Sha256::digest(bytes).into()
+}
+
+fn constant_time_eq(a: &[u8; 32], b: &[u8; 32]) -> bool {
+    a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+impl Clients {
+    /// The clients of `tokens`; two with the same value could not be told apart.
+    pub(super) fn new(tokens: Vec<ClientToken>) -> Result<Clients, ServeError> {
+        let mut out: Vec<([u8; 32], ClientScope)> = Vec::with_capacity(tokens.len());
+        for t in tokens {
+            let d = digest(t.secret.as_bytes());
+            if let Some((_, same)) = out.iter().find(|(other, _)| *other == d) {
+                return Err(ServeError::SameToken(
+                    same.name().to_string(),
+                    t.scope.name().to_string(),
+                ));
+            }
+            out.push((d, t.scope));
+        }
+        Ok(Clients { tokens: out })
+    }
+
+    /// The client whose token `presented` is. Every token is compared, and
+    /// the match is picked without a branch on it.
+    pub(super) fn identify(&self, presented: &[u8]) -> Option<&ClientScope> {
+        let presented = digest(presented);
+        let mut found = usize::MAX;
+        for (i, (d, _)) in self.tokens.iter().enumerate() {
+            let mask = (constant_time_eq(d, &presented) as usize).wrapping_neg();
+            found = (i & mask) | (found & !mask);
+        }
+        self.tokens.get(found).map(|(_, scope)| scope)
+    }
+}
+
+/// The middleware: a request with a known token goes on with its client's
+/// [`ClientScope`] among its extensions; any other gets 401.
+pub(super) async fn require_token(
+    clients: Arc<Clients>,
+    mut request: Request,
+    next: Next,
+) -> Response {
+    let presented = request
+        .headers()
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .map(str::as_bytes);
+    if let Some(client) = presented.and_then(|p| clients.identify(p)) {
+        let client = client.clone();
+        request.extensions_mut().insert(client);
+        return next.run(request).await;
+    }
+    let mut response =
+        (StatusCode::UNAUTHORIZED, "a valid bearer token is required").into_response();
+    response
+        .headers_mut()
+        .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+    response
+}
+
+/// The middleware that keeps each session to the client that opened it: a
+/// request naming another client's session is answered as rmcp answers one
+/// for a session that does not exist (404), so one client can neither read
+/// another's notifications, nor act in its name, nor close its session.
+pub(super) async fn own_sessions(
+    sessions: Arc<CappedSessions<LocalSessionManager>>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let Some(client) = request.extensions().get::<ClientScope>().cloned() else {
+        return next.run(request).await;
+    };
+    let session = request
+        .headers()
+        .get(SESSION_HEADER)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string);
+    if let Some(id) = &session
+        && sessions
+            .owner(id)
+            .is_some_and(|owner| *owner != *client.name())
+    {
+        return (StatusCode::NOT_FOUND, "Not Found: Session not found").into_response();
+    }
+    let response = next.run(request).await;
+    if session.is_none()
+        && let Some(id) = response
+            .headers()
+            .get(SESSION_HEADER)
+            .and_then(|v| v.to_str().ok())
+    {
+        sessions.claim(id, client.name());
+    }
+    response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::ServeToken;
+
+    fn token(name: &str, secret: &str) -> ClientToken {
+        ClientToken {
+            scope: ClientScope::only(name, ["git".to_string()]),
+            secret: secret.into(),
+        }
+    }
+
+    #[test]
+    fn each_token_identifies_its_client_and_no_other() {
+        let clients = Clients::new(vec![
+            ClientToken {
+                scope: ClientScope::every(CLI_TOKEN),
+                secret: "cli-secret".into(),
+            },
+            token("ci", "ci-secret"),
+            token("alice", "alice-secret"),
+        ])
+        .unwrap();
+        let who = |p: &str| clients.identify(p.as_bytes()).map(|s| s.name().to_string());
+        assert_eq!(who("cli-secret").as_deref(), Some(CLI_TOKEN));
+        assert_eq!(who("ci-secret").as_deref(), Some("ci"));
+        assert_eq!(who("alice-secret").as_deref(), Some("alice"));
+        for wrong in ["", "ci-secre", "ci-secret ", "CI-SECRET", "alice-secretx"] {
+            assert_eq!(who(wrong), None, "{wrong:?}");
+        }
+        assert!(clients.identify(b"ci-secret").unwrap().is_limited());
+    }
+
+    #[test]
+    fn two_clients_cannot_share_a_token() {
+        let err = Clients::new(vec![token("a", "s3cr3t"), token("b", "s3cr3t")])
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(err.contains("\"a\"") && err.contains("\"b\""), "{err}");
+        assert!(!err.contains("s3cr3t"), "the value is not shown: {err}");
+    }
+
+    #[tokio::test]
+    async fn config_tokens_resolve_from_commands_and_variables() {
+        let env = Environment::from_pairs([("CI_TOKEN", "from-env")]);
+        let serve = Serve {
+            tokens: vec![
+                ServeToken {
+                    name: "ci".into(),
+                    index: 0,
+                    source: TokenSource::Env("CI_TOKEN".into()),
+                    servers: Some(vec!["git".into()]),
+                },
+                ServeToken {
+                    name: "alice".into(),
+                    index: 1,
+                    source: TokenSource::Value("!printf ' from-command\\n'".into()),
+                    servers: None,
+                },
+            ],
+            ..Serve::default()
+        };
+        let tokens = client_tokens(Some("cli".into()), &serve, &env)
+            .await
+            .unwrap();
+        let got: Vec<(&str, &str, bool)> = tokens
+            .iter()
+            .map(|t| (t.scope.name(), t.secret.as_str(), t.scope.is_limited()))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                (CLI_TOKEN, "cli", false),
+                ("ci", "from-env", true),
+                ("alice", "from-command", false)
+            ]
+        );
+        assert!(!format!("{tokens:?}").contains("from-"));
+
+        let failing = Serve {
+            tokens: vec![ServeToken {
+                name: "bob".into(),
+                index: 3,
+                source: TokenSource::Value("!echo leaked; exit 2".into()),
+                servers: None,
+            }],
+            ..Serve::default()
+        };
+        let err = client_tokens(None, &failing, &env)
+            .await
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("\"bob\"") && err.contains("serve.tokens[3]"),
+            "{err}"
+        );
+        assert!(!err.contains("leaked"), "{err}");
+        let broken = Serve {
+            broken: true,
+            ..Serve::default()
+        };
+        assert!(matches!(
+            client_tokens(None, &broken, &env).await,
+            Err(ServeError::TokensInvalid)
+        ));
+    }
+}

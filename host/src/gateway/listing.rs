@@ -1,0 +1,176 @@
+//! `tools/list`: made once per catalog snapshot (and per client a token
+//! limits to some servers), then served as it is.
+
+use super::scope::ClientScope;
+use super::{Exposure, Gateway, Shared, from_json, internal, mcp_tool, proxy, tool_search};
+use crate::host::Snapshot;
+use rmcp::ErrorData as McpError;
+use rmcp::model::Tool;
+use std::collections::{BTreeSet, HashMap};
+use std::sync::{Arc, Mutex, OnceLock};
+
+/// Tool lists of one snapshot, as MCP tools.
+pub(super) struct Listing {
+    pub(super) version: u64,
+    /// The lists of clients that see every server.
+    every: Lists,
+    /// The lists of each client limited to some servers, by token name.
+    limited: Mutex<HashMap<Arc<str>, Arc<Lists>>>,
+}
+
+/// The tool lists one client sees.
+#[derive(Default)]
+struct Lists {
+    /// Every entry (direct exposure).
+    all: OnceLock<Arc<[Tool]>>,
+    /// Tool-search exposure before a session loads anything: `ToolSearch`
+    /// and the direct tools.
+    base: OnceLock<Arc<[Tool]>>,
+}
+
+/// The lists of a client: borrowed for the unlimited (as fast as before
+/// scopes), shared for a limited one.
+enum ListsRef<'a> {
+    Every(&'a Lists),
+    Limited(Arc<Lists>),
+}
+
+impl std::ops::Deref for ListsRef<'_> {
+    type Target = Lists;
+    fn deref(&self) -> &Lists {
+        match self {
+            ListsRef::Every(l) => l,
+            ListsRef::Limited(l) => l,
+        }
+    }
+}
+
+impl Listing {
+    pub(super) fn new(version: u64) -> Listing {
+        Listing {
+            version,
+            every: Lists::default(),
+            limited: Mutex::new(HashMap::new()),
+        }
+    }
+
+    fn lists(&self, client: &ClientScope) -> ListsRef<'_> {
+        if !client.is_limited() {
+            return ListsRef::Every(&self.every);
+        }
+        let mut limited = self.limited.lock().unwrap_or_else(|p| p.into_inner());
+        let lists = limited.entry(client.name().into()).or_default().clone();
+        ListsRef::Limited(lists)
+    }
+}
+
+impl Shared {
+    /// The tool lists of `snapshot`, made on first need.
+    fn listing(&self, snapshot: &Snapshot) -> Arc<Listing> {
+        if let Some(l) = self.listing.load_full()
+            && l.version == snapshot.version()
+        {
+            return l;
+        }
+        let fresh = Arc::new(Listing::new(snapshot.version()));
+        // Only a newer snapshot's lists replace the ones held.
+        self.listing.rcu(|held| match held {
+            Some(h) if h.version >= fresh.version => Some(h.clone()),
+            _ => Some(fresh.clone()),
+        });
+        self.listing
+            .load_full()
+            .filter(|l| l.version == fresh.version)
+            .unwrap_or(fresh)
+    }
+}
+
+impl Gateway {
+    /// What this session's `tools/list` answers.
+    pub async fn tool_list(&self) -> Result<Vec<Tool>, McpError> {
+        self.tool_list_for(&self.session_client()).await
+    }
+
+    /// What `tools/list` answers `client` on this session.
+    pub(super) async fn tool_list_for(&self, client: &ClientScope) -> Result<Vec<Tool>, McpError> {
+        let host = &self.shared.host;
+        if self.shared.exposure == Exposure::Proxy {
+            return Ok(vec![from_json(proxy::tool_definition(host, client))?]);
+        }
+        self.shared.ready().await;
+        let snapshot = host.snapshot().await.map_err(internal)?;
+        let listing = self.shared.listing(&snapshot);
+        let lists = listing.lists(client);
+        let tools = match self.shared.exposure {
+            Exposure::Direct => match lists.all.get() {
+                Some(all) => all.clone(),
+                None => {
+                    let all: Arc<[Tool]> = snapshot
+                        .entries()
+                        .iter()
+                        .filter(|e| client.allows(&e.tool.server))
+                        .map(mcp_tool)
+                        .collect();
+                    lists.all.get_or_init(|| all).clone()
+                }
+            },
+            _ => self.tool_search_list(&snapshot, &lists, client)?,
+        };
+        Ok(tools.to_vec())
+    }
+
+    /// `ToolSearch`, the direct tools and the tools this session loaded. Made
+    /// once per snapshot and per tool loaded, then served as it is.
+    fn tool_search_list(
+        &self,
+        snapshot: &Snapshot,
+        lists: &Lists,
+        client: &ClientScope,
+    ) -> Result<Arc<[Tool]>, McpError> {
+        let activated = self
+            .activated
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        let version = snapshot.version();
+        if activated.is_empty()
+            && let Some(base) = lists.base.get()
+        {
+            return Ok(base.clone());
+        }
+        if let Some((v, n, list)) = &*self.listed.lock().unwrap_or_else(|p| p.into_inner())
+            && *v == version
+            && *n == activated.len()
+            && !activated.is_empty()
+        {
+            return Ok(list.clone());
+        }
+        let mut shown: BTreeSet<&str> =
+            snapshot.direct_entries().map(|e| e.name.as_str()).collect();
+        shown.extend(activated.iter().map(String::as_str));
+        let visible = || {
+            snapshot
+                .entries()
+                .iter()
+                .filter(|e| client.allows(&e.tool.server))
+        };
+        let mut list = vec![from_json(tool_search::definition(
+            self.shared.host.config().as_ref(),
+            visible(),
+            &shown,
+            self.shared.budget,
+        ))?];
+        list.extend(
+            visible()
+                .filter(|e| shown.contains(e.name.as_str()))
+                .map(mcp_tool),
+        );
+        let list: Arc<[Tool]> = list.into();
+        if activated.is_empty() {
+            return Ok(lists.base.get_or_init(|| list).clone());
+        }
+        *self.listed.lock().unwrap_or_else(|p| p.into_inner()) =
+            Some((version, activated.len(), list.clone()));
+        Ok(list)
+    }
+}

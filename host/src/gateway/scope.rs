@@ -1,0 +1,264 @@
+//! Which servers a client sees. Over HTTP each bearer token names a client
+//! and may limit it to some servers (`serve.tokens[].servers`); the token
+//! middleware puts the client's [`ClientScope`] into the request, rmcp hands
+//! the request's parts to every handler, and each handler shows and reaches
+//! only that client's servers. A server the client does not see looks exactly
+//! like one that does not exist: its tools are unknown tools, its prompts,
+//! resources and tasks unknown ones.
+//!
+//! stdio, a gateway without tokens, and `--token` are unlimited, and take the
+//! paths they took before scopes existed.
+
+use super::{Gateway, Shared};
+use crate::host::{EntryRef, HostError};
+use crate::plugin::SearchOptions;
+use crate::upstream::origin::Reach;
+use rmcp::model::Extensions;
+use std::collections::BTreeSet;
+use std::sync::{Arc, LazyLock};
+
+/// A client of the gateway: the name of its token, and the servers it sees.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ClientScope {
+    name: Arc<str>,
+    /// `None`: every server.
+    servers: Reach,
+}
+
+/// The scope of a request that no token limits.
+static EVERYONE: LazyLock<ClientScope> = LazyLock::new(|| ClientScope::every(""));
+
+impl ClientScope {
+    /// A client that sees every server.
+    pub fn every(name: &str) -> ClientScope {
+        ClientScope {
+            name: name.into(),
+            servers: None,
+        }
+    }
+
+    /// A client that sees only `servers`.
+    pub fn only(name: &str, servers: impl IntoIterator<Item = String>) -> ClientScope {
+        ClientScope {
+            name: name.into(),
+            servers: Some(Arc::new(servers.into_iter().collect())),
+        }
+    }
+
+    /// Unlimited, for requests that carry no token's scope.
+    pub fn everyone() -> ClientScope {
+        EVERYONE.clone()
+    }
+
+    /// The token's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Does the client see `server`?
+    pub fn allows(&self, server: &str) -> bool {
+        self.servers.as_ref().is_none_or(|s| s.contains(server))
+    }
+
+    /// Does the client see only some servers?
+    pub fn is_limited(&self) -> bool {
+        self.servers.is_some()
+    }
+
+    /// The servers it sees (`None`: every one).
+    pub fn servers(&self) -> Option<&BTreeSet<String>> {
+        self.servers.as_deref()
+    }
+
+    /// The servers it sees, as the upstream sessions keep them.
+    pub(crate) fn reach(&self) -> Reach {
+        self.servers.clone()
+    }
+}
+
+impl Gateway {
+    /// The client a request comes from: the scope its HTTP request's token
+    /// gave it, else (stdio, the session's own events) the session's.
+    pub(super) fn client(&self, extensions: &Extensions) -> ClientScope {
+        if let Some(parts) = extensions.get::<axum::http::request::Parts>() {
+            return parts
+                .extensions
+                .get::<ClientScope>()
+                .cloned()
+                .unwrap_or_else(ClientScope::everyone);
+        }
+        self.session_client()
+    }
+
+    /// The client of this session, as its `initialize` request said.
+    pub(super) fn session_client(&self) -> ClientScope {
+        self.client
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+            .unwrap_or_else(ClientScope::everyone)
+    }
+}
+
+impl Shared {
+    /// Resolves a tool name for `client`: a tool of a server it does not see
+    /// is not found, with suggestions from its own servers only, and the name
+    /// connects no such server on the way.
+    pub(super) async fn resolve_for(
+        &self,
+        client: &ClientScope,
+        name: &str,
+    ) -> Result<EntryRef, HostError> {
+        if !client.is_limited() {
+            return self.resolve(name).await;
+        }
+        let snapshot = self.host.snapshot().await?;
+        let hidden = match snapshot.get(name) {
+            Some(e) => !client.allows(&e.tool.server),
+            None => snapshot.owner(name).is_some_and(|s| !client.allows(s)),
+        };
+        if !hidden {
+            match self.resolve(name).await {
+                Ok(e) if client.allows(&e.tool.server) => return Ok(e),
+                Ok(_) | Err(HostError::ToolNotFound { .. }) => {}
+                Err(e) => return Err(e),
+            }
+        }
+        let options = SearchOptions {
+            limit: 3,
+            ..Default::default()
+        };
+        let suggestions = match self.search_for(client, name, options).await {
+            Ok(hits) => hits.into_iter().map(|(e, _)| e.name.clone()).collect(),
+            Err(_) => Vec::new(),
+        };
+        Err(HostError::ToolNotFound {
+            name: name.to_string(),
+            suggestions,
+        })
+    }
+
+    /// Searches the tools `client` sees, best first. The index ranks every
+    /// tool: a client that sees several servers gets the best of a search
+    /// widened until enough of its own tools are among the hits (scores of
+    /// one index compare across servers), one that sees one server a search
+    /// of that server.
+    pub(super) async fn search_for(
+        &self,
+        client: &ClientScope,
+        query: &str,
+        mut options: SearchOptions,
+    ) -> Result<Vec<(EntryRef, f32)>, HostError> {
+        let Some(servers) = client.servers() else {
+            return self.host.search_refs(query, options).await;
+        };
+        if let Some(only) = &options.server {
+            if !servers.contains(only) {
+                return Ok(Vec::new());
+            }
+            return self.host.search_refs(query, options).await;
+        }
+        let snapshot = self.host.snapshot().await?;
+        let total = snapshot.entries().len();
+        let mut listed: BTreeSet<&str> = BTreeSet::new();
+        for e in snapshot.entries().iter() {
+            if servers.contains(&e.tool.server) {
+                listed.insert(&e.tool.server);
+            }
+        }
+        let mut listed = listed.into_iter();
+        match (listed.next(), listed.next()) {
+            (None, _) => return Ok(Vec::new()),
+            (Some(one), None) => {
+                options.server = Some(one.to_string());
+                return self.host.search_refs(query, options).await;
+            }
+            _ => {}
+        }
+        let search = |limit: u32| {
+            let options = SearchOptions {
+                limit,
+                ..options.clone()
+            };
+            self.host.search_refs(query, options)
+        };
+        let mine = |(e, _): &(EntryRef, f32)| client.allows(&e.tool.server);
+        widened(options.limit, total, search, mine).await
+    }
+}
+
+/// The first `wanted` hits that `keep` admits, of a search asked for
+/// `wanted` hits, then 8 times as many, and so on, until enough are admitted
+/// or the search has no more (fewer hits than asked, or all `total` entries).
+async fn widened<H, E, F: Future<Output = Result<Vec<H>, E>>>(
+    wanted: u32,
+    total: usize,
+    mut search: impl FnMut(u32) -> F,
+    keep: impl Fn(&H) -> bool,
+) -> Result<Vec<H>, E> {
+    let mut limit = wanted.max(1);
+    loop {
+        let hits = search(limit).await?;
+        let complete = hits.len() < limit as usize || limit as usize >= total;
+        let kept: Vec<H> = hits.into_iter().filter(|h| keep(h)).collect();
+        if kept.len() >= wanted as usize || complete {
+            return Ok(kept.into_iter().take(wanted as usize).collect());
+        }
+        limit = limit
+            .saturating_mul(8)
+            .min(u32::try_from(total).unwrap_or(u32::MAX));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_scope_allows_its_servers_and_every_scope_allows_all() {
+        let ci = ClientScope::only("ci", ["git".to_string(), "time".to_string()]);
+        assert!(ci.is_limited());
+        assert!(ci.allows("git") && ci.allows("time"));
+        assert!(!ci.allows("github") && !ci.allows("gi"));
+        assert_eq!(ci.name(), "ci");
+        let all = ClientScope::every("admin");
+        assert!(!all.is_limited() && all.allows("anything"));
+        assert!(!ClientScope::everyone().is_limited());
+        assert_eq!(
+            ClientScope::only("none", []).servers().map(|s| s.len()),
+            Some(0)
+        );
+        assert!(!ClientScope::only("none", []).allows("git"));
+    }
+
+    /// A search of a ranking of 100 entries, best first, that records the
+    /// limit of each search in `asked`.
+    fn ranked(
+        asked: &std::cell::RefCell<Vec<u32>>,
+    ) -> impl FnMut(u32) -> std::future::Ready<Result<Vec<u32>, ()>> {
+        move |limit| {
+            asked.borrow_mut().push(limit);
+            std::future::ready(Ok((0..100).take(limit as usize).collect()))
+        }
+    }
+
+    #[tokio::test]
+    async fn a_search_is_widened_until_enough_of_the_clients_tools_are_found() {
+        // Every tenth entry is the client's.
+        let mine = |i: &u32| i % 10 == 9;
+        let asked = Default::default();
+        let hits = widened(5, 100, ranked(&asked), mine).await;
+        assert_eq!(hits, Ok(vec![9, 19, 29, 39, 49]));
+        assert_eq!(asked.take(), vec![5, 40, 100]);
+
+        // Fewer of them than wanted: every one, once the search is exhausted.
+        let few = |i: &u32| *i == 3 || *i == 98;
+        let hits = widened(5, 100, ranked(&asked), few).await;
+        assert_eq!(hits, Ok(vec![3, 98]));
+        assert_eq!(asked.take(), vec![5, 40, 100]);
+
+        // All the client's: one search, as for an unlimited client.
+        let hits = widened(3, 100, ranked(&asked), |_| true).await;
+        assert_eq!((hits, asked.take()), (Ok(vec![0, 1, 2]), vec![3]));
+    }
+}
