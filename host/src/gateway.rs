@@ -222,44 +222,6 @@ fn mcp_tool(entry: &crate::catalog::Entry) -> Tool {
     tool
 }
 
-impl Gateway {
-    /// Is the prompt exposed as `name` of a server `client` does not see?
-    async fn prompt_hidden(&self, client: &ClientScope, name: &str) -> bool {
-        if !client.is_limited() {
-            return false;
-        }
-        let Ok(snapshot) = self.shared.host.snapshot().await else {
-            return false;
-        };
-        snapshot
-            .prompt(name)
-            .is_some_and(|p| !client.allows(&p.server))
-    }
-
-    /// When a completion's prompt or resource template is of a server
-    /// `client` does not see: the error of one that does not exist.
-    async fn completion_hidden(&self, client: &ClientScope, params: &Value) -> Option<HostError> {
-        if !client.is_limited() {
-            return None;
-        }
-        let snapshot = self.shared.host.snapshot().await.ok()?;
-        let reference = &params["ref"];
-        let text = |key: &str| reference[key].as_str().unwrap_or_default().to_string();
-        match reference["type"].as_str() {
-            Some("ref/prompt") => {
-                let name = text("name");
-                let server = &snapshot.prompt(&name)?.server;
-                (!client.allows(server)).then_some(HostError::PromptNotFound(name))
-            }
-            _ => {
-                let uri = text("uri");
-                let route = snapshot.resources().route_template(&uri)?;
-                (!client.allows(&route.server)).then_some(HostError::ResourceNotFound(uri))
-            }
-        }
-    }
-}
-
 /// A `tools/call` result from content, details and the error flag.
 pub(crate) fn result(
     content: &[Content],

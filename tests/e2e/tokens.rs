@@ -426,3 +426,93 @@ fn a_broken_client_token_keeps_http_serving_from_starting() {
     );
     assert!(!stderr.contains("a-token-value"), "{stderr}");
 }
+
+/// A client that passes on every `notifications/message` (`logger: data`).
+struct Logs(tokio::sync::mpsc::UnboundedSender<String>);
+
+impl rmcp::ClientHandler for Logs {
+    #[allow(deprecated)] // mcpw serves the initialize-era revision that has it
+    async fn on_logging_message(
+        &self,
+        params: rmcp::model::LoggingMessageNotificationParam,
+        _context: rmcp::service::NotificationContext<RoleClient>,
+    ) {
+        let logger = params.logger.unwrap_or_default();
+        let _ = self.0.send(format!("{logger}: {}", params.data));
+    }
+}
+
+/// A session that asked for every log message, and the messages it hears.
+#[allow(deprecated)] // logging: mcpw serves the initialize-era revision that has it
+async fn listening(
+    url: &str,
+    token: &str,
+) -> (
+    RunningService<RoleClient, Logs>,
+    tokio::sync::mpsc::UnboundedReceiver<String>,
+) {
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+    let config =
+        rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig::with_uri(url)
+            .auth_header(token);
+    let client = Logs(tx)
+        .serve(StreamableHttpClientTransport::from_config(config))
+        .await
+        .expect("a session");
+    client
+        .set_level(params(json!({"level": "debug"})))
+        .await
+        .unwrap();
+    (client, rx)
+}
+
+/// Log messages of a server a client does not see never reach its session.
+#[tokio::test(flavor = "multi_thread")]
+async fn log_messages_reach_only_the_clients_that_see_their_server() {
+    let s = servers();
+    let dirs = ConfigDirs::new();
+    let misbehave = json!({"command": "node", "args": [s.misbehave(), "ok"]});
+    dirs.user(
+        &json!({
+            "mcpServers": {"a": misbehave, "b": misbehave},
+            "serve": {"tokens": [
+                {"name": "ci", "token": CI, "servers": ["a"]},
+                {"name": "admin", "token": ADMIN}
+            ]}
+        })
+        .to_string(),
+    );
+    let serving = Serving::start(&dirs.home(), &["--exposure", "direct"]);
+    let (ci, mut ci_heard) = listening(&serving.url(), CI).await;
+    let (admin, mut admin_heard) = listening(&serving.url(), ADMIN).await;
+    let flood = |server: &str| {
+        let args = json!({"kind": "log", "count": 2});
+        CallToolRequestParams::new(format!("{server}__flood"))
+            .with_arguments(args.as_object().unwrap().clone())
+    };
+    admin.call_tool(flood("b")).await.unwrap();
+    admin.call_tool(flood("a")).await.unwrap();
+    let next = async |heard: &mut tokio::sync::mpsc::UnboundedReceiver<String>| {
+        tokio::time::timeout(Duration::from_secs(10), heard.recv())
+            .await
+            .expect("a log message")
+            .unwrap()
+    };
+    // The client's handlers may run out of order: compare sorted.
+    let mut all = Vec::new();
+    while all.len() < 4 {
+        all.push(next(&mut admin_heard).await);
+    }
+    all.sort();
+    let a = ["a/flood: \"message 0\"", "a/flood: \"message 1\""];
+    let b = ["b/flood: \"message 0\"", "b/flood: \"message 1\""];
+    assert_eq!(all, [a, b].concat());
+    let mut mine = vec![next(&mut ci_heard).await, next(&mut ci_heard).await];
+    mine.sort();
+    assert_eq!(mine, a);
+    // b's were sent to admin before a's; a round trip later, ci has none.
+    ci.list_all_tools().await.unwrap();
+    assert!(ci_heard.try_recv().is_err());
+    let _ = tokio::time::timeout(Duration::from_secs(5), ci.cancel()).await;
+    let _ = tokio::time::timeout(Duration::from_secs(5), admin.cancel()).await;
+}

@@ -14,6 +14,7 @@ use crate::host::{EntryRef, HostError};
 use crate::plugin::SearchOptions;
 use crate::upstream::origin::Reach;
 use rmcp::model::Extensions;
+use serde_json::Value;
 use std::collections::BTreeSet;
 use std::sync::{Arc, LazyLock};
 
@@ -97,6 +98,46 @@ impl Gateway {
             .unwrap_or_else(|p| p.into_inner())
             .clone()
             .unwrap_or_else(ClientScope::everyone)
+    }
+
+    /// Is the prompt exposed as `name` of a server `client` does not see?
+    pub(super) async fn prompt_hidden(&self, client: &ClientScope, name: &str) -> bool {
+        if !client.is_limited() {
+            return false;
+        }
+        let Ok(snapshot) = self.shared.host.snapshot().await else {
+            return false;
+        };
+        snapshot
+            .prompt(name)
+            .is_some_and(|p| !client.allows(&p.server))
+    }
+
+    /// When a completion's prompt or resource template is of a server
+    /// `client` does not see: the error of one that does not exist.
+    pub(super) async fn completion_hidden(
+        &self,
+        client: &ClientScope,
+        params: &Value,
+    ) -> Option<HostError> {
+        if !client.is_limited() {
+            return None;
+        }
+        let snapshot = self.shared.host.snapshot().await.ok()?;
+        let reference = &params["ref"];
+        let text = |key: &str| reference[key].as_str().unwrap_or_default().to_string();
+        match reference["type"].as_str() {
+            Some("ref/prompt") => {
+                let name = text("name");
+                let server = &snapshot.prompt(&name)?.server;
+                (!client.allows(server)).then_some(HostError::PromptNotFound(name))
+            }
+            _ => {
+                let uri = text("uri");
+                let route = snapshot.resources().route_template(&uri)?;
+                (!client.allows(&route.server)).then_some(HostError::ResourceNotFound(uri))
+            }
+        }
     }
 }
 
