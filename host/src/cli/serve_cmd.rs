@@ -16,8 +16,8 @@ pub struct ServeArgs {
     /// Serve Streamable HTTP on ADDR (`PORT`, `:PORT` or `IP:PORT`; loopback unless a token is set) instead of stdio.
     #[arg(long, value_name = "ADDR")]
     http: Option<String>,
-    /// Bearer token of a client that sees every server (default: $MCPW_TOKEN); with the config's
-    /// serve.tokens, one token is required to bind beyond loopback, and any token given is required.
+    /// Bearer token of a client that sees every server (default: $MCPW_TOKEN). Binding beyond
+    /// loopback needs this or the config's serve.tokens; once any is set, every request needs one.
     #[arg(long, value_name = "TOKEN")]
     token: Option<String>,
     /// proxy (one `mcp` tool), tool-search, or direct (default: settings.exposure, else proxy).
