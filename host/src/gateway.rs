@@ -10,6 +10,7 @@ mod calls;
 pub mod http;
 mod listen;
 mod proxy;
+mod replicas;
 mod resources;
 mod session_events;
 mod tasks;
@@ -43,6 +44,8 @@ pub struct Shared {
     budget: usize,
     /// The tool lists of the current snapshot, made once per snapshot.
     listing: ArcSwapOption<Listing>,
+    /// Sessions shared with other replicas, with shared state.
+    replicas: Option<Arc<replicas::Replicas>>,
 }
 
 /// Tool lists of one snapshot, as MCP tools.
@@ -60,6 +63,7 @@ impl Shared {
     pub fn new(host: Arc<Host>, exposure: Exposure) -> Arc<Shared> {
         let budget = host.config().settings.tool_search_budget;
         Arc::new(Shared {
+            replicas: replicas::Replicas::for_host(&host),
             host,
             exposure,
             bootstrap: tokio::sync::OnceCell::new(),
@@ -173,18 +177,29 @@ pub struct Gateway {
     log_level: Arc<Mutex<Option<LogLevel>>>,
     /// This session among the ones servers' requests may go to, once initialized.
     session: Arc<Mutex<Option<SessionGuard>>>,
+    /// What this session shares with other replicas.
+    link: Arc<replicas::Link>,
 }
 
 impl Gateway {
     /// A session over shared state.
     pub fn new(shared: Arc<Shared>) -> Self {
+        let watching = resources::Watching::new(shared.host.clone());
+        let (activated, log_level) = (Arc::default(), Arc::default());
+        let link = replicas::Link::new(
+            shared.replicas.clone(),
+            Arc::clone(&activated),
+            Arc::clone(&log_level),
+            watching.clone(),
+        );
         Gateway {
-            watching: resources::Watching::new(shared.host.clone()),
+            watching,
             shared,
-            activated: Default::default(),
+            activated,
             listed: Default::default(),
-            log_level: Default::default(),
+            log_level,
             session: Default::default(),
+            link,
         }
     }
 }
@@ -279,7 +294,10 @@ impl Gateway {
                     listing.all.get_or_init(|| all).clone()
                 }
             },
-            _ => self.tool_search_list(&snapshot, &listing)?,
+            _ => {
+                self.link.refresh_tools().await;
+                self.tool_search_list(&snapshot, &listing)?
+            }
         };
         Ok(tools.to_vec())
     }
@@ -374,8 +392,9 @@ impl ServerHandler for Gateway {
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
+        self.link.seen(&context.extensions, &context.peer);
         Ok(ListToolsResult::with_all_items(self.tool_list().await?))
     }
 
@@ -384,6 +403,7 @@ impl ServerHandler for Gateway {
         mut request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::CallToolResponse, McpError> {
+        self.link.seen(&context.extensions, &context.peer);
         let args = request.arguments.take();
         let name = request.name;
         let result = match (self.shared.exposure, &*name) {
@@ -470,16 +490,18 @@ impl ServerHandler for Gateway {
     async fn subscribe(
         &self,
         request: rmcp::model::SubscribeRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
+        self.link.seen(&context.extensions, &context.peer);
         self.resource_watch(&request.uri, true).await
     }
 
     async fn unsubscribe(
         &self,
         request: rmcp::model::UnsubscribeRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
+        self.link.seen(&context.extensions, &context.peer);
         self.resource_watch(&request.uri, false).await
     }
 
@@ -487,12 +509,16 @@ impl ServerHandler for Gateway {
     async fn set_level(
         &self,
         request: rmcp::model::SetLevelRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
+        self.link.seen(&context.extensions, &context.peer);
         let level = LogLevel::of(&request.level)
             .ok_or_else(|| McpError::invalid_params("unknown log level", None))?;
         *self.log_level.lock().unwrap_or_else(|p| p.into_inner()) = Some(level);
         self.shared.host.manager().set_log_level(level).await;
+        if let Ok(Value::String(name)) = serde_json::to_value(request.level) {
+            self.link.share_log_level(&name).await;
+        }
         Ok(())
     }
 
@@ -567,5 +593,12 @@ impl ServerHandler for Gateway {
             Arc::downgrade(&self.watching),
             self.log_level.clone(),
         );
+        let restored = context
+            .extensions
+            .get::<rmcp::transport::streamable_http_server::session::SessionRestoreMarker>()
+            .is_some();
+        self.link
+            .joined(&context.extensions, &context.peer, restored)
+            .await;
     }
 }

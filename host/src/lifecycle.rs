@@ -559,6 +559,20 @@ impl Manager {
             if let Some(err) = self.backoff_error(&slot) {
                 return Err(err);
             }
+            // Another replica may have failed it a moment ago.
+            if let Some(failure) = self.cache.shared_failure(name).await
+                && let Some((at, f)) = reload::recorded_failure(&slot.server, &failure)
+            {
+                let mut st = slot.state();
+                if st.failed_at.is_none_or(|mine| mine < at) {
+                    st.failed_at = Some(at);
+                    st.last_error = Some(f.error.clone());
+                    st.needs_auth = f.needs_auth;
+                }
+            }
+            if let Some(err) = self.backoff_error(&slot) {
+                return Err(err);
+            }
         }
         let old = slot.state().conn.take();
         if let Some(old) = old {

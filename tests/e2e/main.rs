@@ -26,3 +26,4 @@ mod sandbox;
 mod servers;
 mod snapshot;
 mod tasks;
+mod team;

@@ -417,7 +417,11 @@ pub async fn connect(args: ConnectArgs, sources: &ConfigSources) -> Result<ExitC
 
 pub fn cache(cmd: CacheCommand, sources: &ConfigSources) -> Result<ExitCode> {
     let cfg = super::load_config(sources);
-    let cache = MetadataCache::new(sources.env.cache_dir().join("metadata.json"));
+    let shared = mcpw::shared::SharedState::url_for(&cfg, &sources.env)
+        .map(|url| mcpw::shared::SharedState::open(&url))
+        .transpose()?;
+    let cache = MetadataCache::new(sources.env.cache_dir().join("metadata.json"))
+        .with_shared(shared.clone());
     match cmd {
         CacheCommand::Show { json } => {
             let now = cache::now_ms();
@@ -436,10 +440,16 @@ pub fn cache(cmd: CacheCommand, sources: &ConfigSources) -> Result<ExitCode> {
                            "ageSeconds": now.saturating_sub(e.cached_at) / 1000, "state": state})
                 })
                 .collect();
+            let shared = shared.as_ref().map(|s| s.location());
             if json {
-                super::print_json(&json!({"path": cache.path(), "servers": rows}))?;
+                super::print_json(
+                    &json!({"path": cache.path(), "shared": shared, "servers": rows}),
+                )?;
             } else {
                 outln!("{}", cache.path().display());
+                if let Some(location) = shared {
+                    outln!("and shared state {location}");
+                }
                 if rows.is_empty() {
                     outln!("(empty)");
                 }

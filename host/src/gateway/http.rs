@@ -17,6 +17,7 @@ use axum::http::{HeaderValue, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
+use rmcp::transport::streamable_http_server::SessionManager;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use std::net::SocketAddr;
@@ -102,7 +103,9 @@ pub async fn serve(
         // whatever host name reaches this machine.
         config = config.disable_allowed_hosts();
     }
-    let ops = Arc::new(Ops::default());
+    let ops = Arc::new(Ops::new(
+        shared.host().shared_state().map(|s| s.health().clone()),
+    ));
     // Ready once the catalog snapshot (from the cache, or listed) is built.
     tokio::spawn({
         let (host, ops) = (shared.host().clone(), ops.clone());
@@ -119,6 +122,19 @@ pub async fn serve(
         local,
         options.max_sessions.max(1),
     ));
+    if let Some(replicas) = &shared.replicas {
+        // Any replica takes up a session another began: rmcp replays its
+        // `initialize` from the store, then the session loads what it chose.
+        config.session_store = Some(replicas.store());
+        let sessions = Arc::downgrade(&sessions);
+        replicas.on_closed(move |id| {
+            if let Some(sessions) = sessions.upgrade() {
+                tokio::spawn(async move {
+                    let _ = sessions.close_session(&id.into()).await;
+                });
+            }
+        });
+    }
     let service: StreamableHttpService<Gateway, _> = StreamableHttpService::new(
         move || Ok(Gateway::new(shared.clone())),
         sessions.clone(),

@@ -69,6 +69,11 @@ impl Watching {
         self.routes().contains_key(uri)
     }
 
+    /// The URIs the session watches.
+    pub(super) fn uris(&self) -> Vec<String> {
+        self.routes().keys().cloned().collect()
+    }
+
     /// Watches `uri` (as the client knows it) for the session (`subscribe`),
     /// or no more.
     pub(super) async fn set(&self, uri: &str, subscribe: bool) -> Result<(), McpError> {
@@ -153,7 +158,9 @@ impl Gateway {
     /// `resources/subscribe` (`subscribe`) or `resources/unsubscribe`.
     pub(super) async fn resource_watch(&self, uri: &str, subscribe: bool) -> Result<(), McpError> {
         self.shared.ready().await;
-        self.watching.set(uri, subscribe).await
+        self.watching.set(uri, subscribe).await?;
+        self.link.share_watching(uri, subscribe).await;
+        Ok(())
     }
 }
 

@@ -1,0 +1,277 @@
+//! A team gateway: mcpw replicas sharing state through a real Redis, behind a
+//! real haproxy balancing round-robin with no stickiness.
+
+mod infra;
+mod wire;
+
+use crate::common::ConfigDirs;
+use crate::servers::{servers, wait_until};
+use infra::{Haproxy, Redis, replica};
+use serde_json::{Value, json};
+use std::path::Path;
+use std::time::Duration;
+use wire::{Wire, text};
+
+/// Server `s` (misbehave.mjs ok, its starts appended to `pids`) in a config
+/// under `home`.
+fn config_with(dirs: &ConfigDirs, pids: &Path, mode: &str) {
+    let server = json!({"command": "node", "args": [servers().misbehave(), mode],
+                        "env": {"PID_FILE": pids.display().to_string()}});
+    dirs.user(&json!({"mcpServers": {"s": server}}).to_string());
+}
+
+fn starts(pids: &Path) -> usize {
+    std::fs::read_to_string(pids).map_or(0, |t| t.lines().count())
+}
+
+fn mcpw(home: &Path, args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_mcpw"))
+        .args(args)
+        .env("HOME", home)
+        .env_remove("XDG_CONFIG_HOME")
+        .env_remove("XDG_CACHE_HOME")
+        .env_remove("XDG_STATE_HOME")
+        .env_remove("MCPW_CONFIG")
+        .output()
+        .unwrap()
+}
+
+/// A session begun at one replica goes on at the other, request by request:
+/// a tool loaded with ToolSearch through one is listed by the other, and
+/// the other calls it.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_session_goes_on_at_the_other_replica() {
+    let root = tempfile::tempdir().unwrap();
+    let redis = Redis::start(&root.path().join("redis"));
+    let (a_dirs, b_dirs) = (ConfigDirs::new(), ConfigDirs::new());
+    let pids = root.path().join("pids");
+    config_with(&a_dirs, &pids, "ok");
+    config_with(&b_dirs, &pids, "ok");
+    let args = ["--exposure", "tool-search"];
+    let (_a, a_port) = replica(&a_dirs.home(), &redis.url(), &args);
+    let (_b, b_port) = replica(&b_dirs.home(), &redis.url(), &args);
+    let a = format!("http://127.0.0.1:{a_port}/mcp");
+    let b = format!("http://127.0.0.1:{b_port}/mcp");
+
+    let session = Wire::initialize(&a).await;
+    let before = session.tool_names(&b).await;
+    assert!(before.contains(&"ToolSearch".to_string()), "{before:?}");
+    assert!(!before.contains(&"s__echo".to_string()), "{before:?}");
+    let loaded = session
+        .call(&a, "ToolSearch", json!({"query": "select:s__echo"}))
+        .await
+        .unwrap();
+    assert!(text(&loaded).contains("s__echo"), "{loaded}");
+    let after = session.tool_names(&b).await;
+    assert!(
+        after.contains(&"s__echo".to_string()),
+        "loaded through A, listed by B: {after:?}"
+    );
+    let echoed = session
+        .call(&b, "s__echo", json!({"message": "hi"}))
+        .await
+        .unwrap();
+    assert_eq!(text(&echoed), "Echo: hi");
+
+    // A session nobody began is not found, at either replica.
+    let stranger = session.with_session("no-such-session");
+    let refused = stranger.tool_names_result(&b).await.unwrap_err();
+    assert!(refused.starts_with("HTTP 404"), "{refused}");
+    // Ended at one replica, it is gone at the other too.
+    session.delete(&a).await;
+    wait_until(
+        "B to forget the ended session",
+        Duration::from_secs(10),
+        || redis.cli(&["EXISTS", &format!("mcpw:session:{}", session.session)]) == "0",
+    );
+    let gone = session.tool_names_result(&b).await.unwrap_err();
+    assert!(gone.starts_with("HTTP 404"), "{gone}");
+}
+
+/// A cache filled by one replica lets another list tools without starting
+/// the server; `mcpw tools` with the same shared state sees them too.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_cache_filled_by_one_replica_serves_the_other() {
+    let root = tempfile::tempdir().unwrap();
+    let redis = Redis::start(&root.path().join("redis"));
+    let (a_dirs, b_dirs, cli_dirs) = (ConfigDirs::new(), ConfigDirs::new(), ConfigDirs::new());
+    let pids = root.path().join("pids");
+    for d in [&a_dirs, &b_dirs, &cli_dirs] {
+        config_with(d, &pids, "ok");
+    }
+    let (_a, a_port) = replica(&a_dirs.home(), &redis.url(), &["--exposure", "direct"]);
+    let a = format!("http://127.0.0.1:{a_port}/mcp");
+    let names = Wire::initialize(&a).await.tool_names(&a).await;
+    assert!(names.contains(&"s__echo".to_string()), "{names:?}");
+    assert_eq!(starts(&pids), 1, "A started the server once");
+    wait_until("A's listing in Redis", Duration::from_secs(10), || {
+        redis.cli(&["HEXISTS", "mcpw:cache:servers", "s"]) == "1"
+    });
+
+    let (_b, b_port) = replica(&b_dirs.home(), &redis.url(), &["--exposure", "direct"]);
+    let b = format!("http://127.0.0.1:{b_port}/mcp");
+    let names = Wire::initialize(&b).await.tool_names(&b).await;
+    assert!(names.contains(&"s__echo".to_string()), "{names:?}");
+    let out = mcpw(
+        &cli_dirs.home(),
+        &["--shared-state", &redis.url(), "tools", "--json"],
+    );
+    let listed = String::from_utf8_lossy(&out.stdout);
+    assert!(listed.contains("s__echo"), "{listed}");
+    assert_eq!(starts(&pids), 1, "neither B nor the CLI started it");
+}
+
+/// A failed connect recorded by one replica holds the other back for the
+/// backoff, even though it was already running.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_failure_recorded_by_one_replica_is_honoured_by_the_other() {
+    let root = tempfile::tempdir().unwrap();
+    let redis = Redis::start(&root.path().join("redis"));
+    let (a_dirs, b_dirs) = (ConfigDirs::new(), ConfigDirs::new());
+    let pids = root.path().join("pids");
+    config_with(&a_dirs, &pids, "exit-on-init");
+    config_with(&b_dirs, &pids, "exit-on-init");
+    // Proxy exposure connects nothing until asked.
+    let (_a, a_port) = replica(&a_dirs.home(), &redis.url(), &["--exposure", "proxy"]);
+    let (_b, b_port) = replica(&b_dirs.home(), &redis.url(), &["--exposure", "proxy"]);
+    let a = format!("http://127.0.0.1:{a_port}/mcp");
+    let b = format!("http://127.0.0.1:{b_port}/mcp");
+    assert_eq!(starts(&pids), 0);
+    let call = json!({"tool": "s__anything", "args": {}});
+    let at_a = Wire::initialize(&a)
+        .await
+        .call(&a, "mcp", call.clone())
+        .await;
+    assert!(at_a.is_ok(), "{at_a:?}");
+    assert_eq!(starts(&pids), 1, "A tried the server");
+    wait_until("A's failure in Redis", Duration::from_secs(10), || {
+        redis.cli(&["HEXISTS", "mcpw:cache:failures", "s"]) == "1"
+    });
+    let at_b = Wire::initialize(&b).await;
+    at_b.call(&b, "mcp", call).await.unwrap();
+    let status = at_b.call(&b, "mcp", json!({})).await.unwrap();
+    assert_eq!(starts(&pids), 1, "B honoured A's failure: {status}");
+    assert!(text(&status).contains("✗ s (failed"), "{}", text(&status));
+}
+
+/// The TypeScript SDK's client through haproxy (round-robin, no
+/// stickiness) to two replicas, in every exposure: each request may land
+/// on either replica, and both serve.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_sdk_client_through_haproxy_in_every_exposure() {
+    let root = tempfile::tempdir().unwrap();
+    let redis = Redis::start(&root.path().join("redis"));
+    let pids = root.path().join("pids");
+    for (exposure, steps, check) in exposures() {
+        let (a_dirs, b_dirs) = (ConfigDirs::new(), ConfigDirs::new());
+        config_with(&a_dirs, &pids, "ok");
+        config_with(&b_dirs, &pids, "ok");
+        let args = ["--exposure", exposure];
+        let (a, a_port) = replica(&a_dirs.home(), &redis.url(), &args);
+        let (b, b_port) = replica(&b_dirs.home(), &redis.url(), &args);
+        let lb = Haproxy::start(root.path(), &[a_port, b_port]);
+        let results = crate::gateway::client(json!({"url": lb.url()}), steps)
+            .unwrap_or_else(|e| panic!("{exposure}: {e}"));
+        check(&results);
+        for (name, serving) in [("A", &a), ("B", &b)] {
+            let metrics = reqwest::get(serving.at("/metrics"))
+                .await
+                .unwrap()
+                .text()
+                .await
+                .unwrap();
+            assert!(
+                metrics.contains("mcpw_tool_calls_total{"),
+                "{exposure}: replica {name} served no call:\n{metrics}"
+            );
+        }
+    }
+}
+
+type Check = fn(&[Value]);
+
+fn exposures() -> Vec<(&'static str, Value, Check)> {
+    let echo =
+        |name: &str, m: &str| json!({"op": "callTool", "name": name, "arguments": {"message": m}});
+    let via_proxy = |m: &str| json!({"op": "callTool", "name": "mcp", "arguments": {"tool": "s__echo", "args": {"message": m}}});
+    vec![
+        (
+            "direct",
+            json!([{"op": "listTools"}, echo("s__echo", "1"), echo("s__echo", "2"), echo("s__echo", "3"), echo("s__echo", "4")]),
+            |r| {
+                assert!(r[0].to_string().contains("s__echo"));
+                for (i, call) in r[1..].iter().enumerate() {
+                    assert_eq!(crate::gateway::text(call), format!("Echo: {}", i + 1));
+                }
+            },
+        ),
+        (
+            "tool-search",
+            json!([{"op": "listTools"}, {"op": "callTool", "name": "ToolSearch", "arguments": {"query": "select:s__echo"}},
+                   {"op": "listTools"}, {"op": "listTools"}, echo("s__echo", "1"), echo("s__echo", "2")]),
+            |r| {
+                let names = |v: &Value| -> Vec<String> {
+                    v.as_array()
+                        .unwrap()
+                        .iter()
+                        .map(|t| t["name"].as_str().unwrap().to_string())
+                        .collect()
+                };
+                assert!(!names(&r[0]).contains(&"s__echo".to_string()), "{}", r[0]);
+                assert!(names(&r[2]).contains(&"s__echo".to_string()), "{}", r[2]);
+                assert!(names(&r[3]).contains(&"s__echo".to_string()), "{}", r[3]);
+                assert_eq!(crate::gateway::text(&r[4]), "Echo: 1");
+                assert_eq!(crate::gateway::text(&r[5]), "Echo: 2");
+            },
+        ),
+        (
+            "proxy",
+            json!([{"op": "listTools"}, via_proxy("1"), via_proxy("2"), via_proxy("3"), via_proxy("4")]),
+            |r| {
+                assert!(r[0].to_string().contains("\"mcp\""), "{}", r[0]);
+                for (i, call) in r[1..].iter().enumerate() {
+                    assert!(
+                        crate::gateway::text(call).contains(&format!("Echo: {}", i + 1)),
+                        "{call}"
+                    );
+                }
+            },
+        ),
+    ]
+}
+
+/// A replica killed in the middle of a session: the next calls succeed on
+/// the other, in the same session.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_replica_killed_mid_session_loses_nothing() {
+    let root = tempfile::tempdir().unwrap();
+    let redis = Redis::start(&root.path().join("redis"));
+    let (a_dirs, b_dirs) = (ConfigDirs::new(), ConfigDirs::new());
+    let pids = root.path().join("pids");
+    config_with(&a_dirs, &pids, "ok");
+    config_with(&b_dirs, &pids, "ok");
+    let args = ["--exposure", "direct"];
+    let (a, a_port) = replica(&a_dirs.home(), &redis.url(), &args);
+    let (_b, b_port) = replica(&b_dirs.home(), &redis.url(), &args);
+    let lb = Haproxy::start(root.path(), &[a_port, b_port]);
+    let session = Wire::initialize(&lb.url()).await;
+    for i in 0..4 {
+        let out = session
+            .call(&lb.url(), "s__echo", json!({"message": i.to_string()}))
+            .await
+            .unwrap();
+        assert_eq!(text(&out), format!("Echo: {i}"));
+    }
+    // SAFETY: killing our own child.
+    unsafe { libc::kill(a.pid() as i32, libc::SIGKILL) };
+    for i in 0..6 {
+        let out = session
+            .call(&lb.url(), "s__echo", json!({"message": i.to_string()}))
+            .await;
+        assert_eq!(
+            out.as_ref().map(text),
+            Ok(format!("Echo: {i}")),
+            "call {i} after the kill"
+        );
+    }
+}
