@@ -275,3 +275,114 @@ async fn a_replica_killed_mid_session_loses_nothing() {
         );
     }
 }
+
+/// Redis stopped, then started again, while clients call through haproxy:
+/// no call fails, sessions begun meanwhile go on at either replica, the
+/// replicas say they are degraded while it is away, and write back what it
+/// missed once it returns.
+#[tokio::test(flavor = "multi_thread")]
+async fn redis_stopped_and_restarted_under_load() {
+    let root = tempfile::tempdir().unwrap();
+    let mut redis = Redis::start(&root.path().join("redis"));
+    let (a_dirs, b_dirs) = (ConfigDirs::new(), ConfigDirs::new());
+    let pids = root.path().join("pids");
+    config_with(&a_dirs, &pids, "ok");
+    config_with(&b_dirs, &pids, "ok");
+    let args = ["--exposure", "direct"];
+    let (a, a_port) = replica(&a_dirs.home(), &redis.url(), &args);
+    let (_b, b_port) = replica(&b_dirs.home(), &redis.url(), &args);
+    let lb = Haproxy::start(root.path(), &[a_port, b_port]);
+    let url = lb.url();
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    // Steady clients, each in a session begun before the outage.
+    let mut workers = Vec::new();
+    for w in 0..3 {
+        let (url, stop) = (url.clone(), stop.clone());
+        workers.push(tokio::spawn(async move {
+            let session = Wire::initialize(&url).await;
+            let (mut ok, mut failed) = (0, Vec::new());
+            let mut i = 0;
+            while !stop.load(std::sync::atomic::Ordering::Acquire) {
+                let m = format!("{w}-{i}");
+                match session.call(&url, "s__echo", json!({"message": m})).await {
+                    Ok(r) if text(&r) == format!("Echo: {m}") => ok += 1,
+                    other => failed.push(format!("{m}: {other:?}")),
+                }
+                i += 1;
+            }
+            (ok, failed, Vec::<String>::new())
+        }));
+    }
+    // A client that begins a new session every so often, and calls in it.
+    {
+        let (url, stop) = (url.clone(), stop.clone());
+        workers.push(tokio::spawn(async move {
+            let (mut ok, mut failed, mut begun) = (0, Vec::new(), Vec::new());
+            while !stop.load(std::sync::atomic::Ordering::Acquire) {
+                let session = Wire::initialize(&url).await;
+                for i in 0..2 {
+                    match session
+                        .call(&url, "s__echo", json!({"message": i.to_string()}))
+                        .await
+                    {
+                        Ok(r) if text(&r) == format!("Echo: {i}") => ok += 1,
+                        other => failed.push(format!("new session, call {i}: {other:?}")),
+                    }
+                }
+                begun.push(session.session.clone());
+                tokio::time::sleep(Duration::from_millis(200)).await;
+            }
+            (ok, failed, begun)
+        }));
+    }
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    redis.stop();
+    let outage_began = std::time::Instant::now();
+    let readyz = a.at("/readyz");
+    let mut said = String::new();
+    while outage_began.elapsed() < Duration::from_secs(8) {
+        let r = reqwest::get(&readyz).await.unwrap();
+        assert_eq!(
+            r.status(),
+            200,
+            "a replica stays in the balancer without Redis"
+        );
+        said = r.text().await.unwrap();
+        if said.contains("degraded") {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(said.contains("degraded: shared state redis://"), "{said}");
+    // Sessions begun while Redis is away.
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    redis.restart();
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    stop.store(true, std::sync::atomic::Ordering::Release);
+    let (mut ok, mut failed, mut begun) = (0, Vec::new(), Vec::new());
+    for w in workers {
+        let (o, f, b) = w.await.unwrap();
+        ok += o;
+        failed.extend(f);
+        begun.extend(b);
+    }
+    assert!(
+        failed.is_empty(),
+        "{} of {} calls failed: {failed:?}",
+        failed.len(),
+        ok + failed.len()
+    );
+    assert!(ok > 20, "only {ok} calls made");
+    // Every session begun, during the outage too, is in Redis again.
+    wait_until(
+        "the replicas to write back their sessions",
+        Duration::from_secs(15),
+        || {
+            begun
+                .iter()
+                .all(|id| redis.cli(&["HEXISTS", &format!("mcpw:session:{id}"), "init"]) == "1")
+        },
+    );
+    let r = reqwest::get(&readyz).await.unwrap().text().await.unwrap();
+    assert_eq!(r, "ready\n");
+}

@@ -67,7 +67,31 @@ impl Replicas {
                     replicas.apply(a).await;
                 }
             });
+            let me = Arc::downgrade(self);
+            let mut reach = self.sessions.state().health().watch();
+            tokio::spawn(async move {
+                let mut was_down = false;
+                while reach.changed().await.is_ok() {
+                    let up = *reach.borrow_and_update();
+                    if up == Some(true) && was_down {
+                        let Some(replicas) = me.upgrade() else { return };
+                        replicas.catch_up().await;
+                    }
+                    was_down = up == Some(false);
+                }
+            });
         });
+    }
+
+    /// Redis answers again: every session here writes what it holds, which
+    /// Redis may have lost (a restart without its data) or missed (sessions
+    /// begun, tools loaded while it was away).
+    async fn catch_up(&self) {
+        let links: Vec<Arc<Link>> = self.live().values().filter_map(Weak::upgrade).collect();
+        tracing::info!("writing {} session(s) back to shared state", links.len());
+        for link in links {
+            link.reshare().await;
+        }
     }
 
     async fn apply(&self, a: Announcement) {
@@ -217,6 +241,26 @@ impl Link {
             }
         }
         more_tools
+    }
+
+    /// Writes all this session holds to shared state.
+    async fn reshare(&self) {
+        let Some((sessions, id)) = self.shared() else {
+            return;
+        };
+        let init = self.peer.get().and_then(|p| p.peer_info()).map(|info| {
+            rmcp::transport::streamable_http_server::session::SessionState::new((*info).clone())
+        });
+        let record = SessionRecord {
+            tools: locked(&self.activated).clone(),
+            log_level: locked(&self.log_level)
+                .and_then(|l| serde_json::to_value(l).ok())
+                .and_then(|v| v.as_str().map(str::to_string)),
+            watching: self.watching.uris().into_iter().collect(),
+        };
+        if let Err(e) = sessions.restore_all(id, init.as_ref(), &record).await {
+            tracing::debug!("session {id}: {e}");
+        }
     }
 
     /// Tools loaded in this session, through any replica, before a list is made.

@@ -15,6 +15,8 @@ pub struct Health {
     down_since: Mutex<Option<Instant>>,
     /// It has answered at least once.
     ever_up: std::sync::atomic::AtomicBool,
+    /// When it last answered again after not answering.
+    back_at: Mutex<Option<Instant>>,
 }
 
 /// What `/readyz` says of the shared state.
@@ -35,6 +37,7 @@ impl Health {
             state: watch::channel(None).0,
             down_since: Mutex::new(None),
             ever_up: false.into(),
+            back_at: Mutex::new(None),
         }
     }
 
@@ -44,10 +47,13 @@ impl Health {
         let was = self.state.send_replace(Some(true));
         *self.down_since.lock().unwrap_or_else(|p| p.into_inner()) = None;
         match was {
-            Some(false) => tracing::info!(
-                "shared state {} answers again; catching up on what was kept in memory",
-                self.location
-            ),
+            Some(false) => {
+                *self.back_at.lock().unwrap_or_else(|p| p.into_inner()) = Some(Instant::now());
+                tracing::info!(
+                    "shared state {} answers again; catching up on what was kept in memory",
+                    self.location
+                )
+            }
             None => tracing::debug!("shared state {} answers", self.location),
             Some(true) => {}
         }
@@ -67,6 +73,14 @@ impl Health {
     /// Whether it has answered since the start.
     pub fn ever_up(&self) -> bool {
         self.ever_up.load(std::sync::atomic::Ordering::Acquire)
+    }
+
+    /// Whether it came back from not answering within `window`.
+    pub fn back_within(&self, window: Duration) -> bool {
+        self.back_at
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .is_some_and(|t| t.elapsed() < window)
     }
 
     /// Whether the last command got an answer.

@@ -23,6 +23,11 @@ use std::time::Duration;
 /// start a new one (a 404 tells them to).
 pub const SESSION_TTL: Duration = Duration::from_secs(24 * 3600);
 
+/// How long after Redis comes back every replica has surely written back
+/// the sessions it began while Redis was away (each notices within
+/// [`super::MONITOR_EVERY`]).
+pub const CATCH_UP: Duration = Duration::from_secs(15);
+
 fn base(id: &str) -> String {
     key(&["session", id])
 }
@@ -113,6 +118,33 @@ impl SharedSessions {
             log_level: level,
             watching,
         })
+    }
+
+    /// Writes all a session holds, as after Redis lost it or missed it:
+    /// its handshake, tools, log level and watched resources.
+    pub async fn restore_all(
+        &self,
+        session: &str,
+        init: Option<&InitState>,
+        record: &SessionRecord,
+    ) -> Result<(), SharedStateError> {
+        let mut pipe = redis::pipe();
+        if let Some(init) = init {
+            let text =
+                serde_json::to_string(init).map_err(|e| self.state.corrupt("a handshake", e))?;
+            // Never over a handshake Redis kept: this one may be a stand-in.
+            pipe.hset_nx(base(session), "init", text).ignore();
+        }
+        if !record.tools.is_empty() {
+            pipe.sadd(tools_key(session), &record.tools).ignore();
+        }
+        if let Some(level) = &record.log_level {
+            pipe.hset(base(session), "logLevel", level).ignore();
+        }
+        if !record.watching.is_empty() {
+            pipe.sadd(watching_key(session), &record.watching).ignore();
+        }
+        self.write(session, pipe, Change::Tools).await
     }
 
     /// Tools loaded with ToolSearch, as recorded now.
@@ -234,6 +266,14 @@ fn tokio_stream_from<T: Send + 'static>(
     futures::stream::poll_fn(move |cx| rx.poll_recv(cx))
 }
 
+/// The handshake of a client nothing is known of.
+fn unknown_client() -> InitState {
+    InitState::new(rmcp::model::InitializeRequestParams::new(
+        Default::default(),
+        rmcp::model::Implementation::new("(taken up while shared state was away)", "0"),
+    ))
+}
+
 fn hostname() -> String {
     std::fs::read_to_string("/proc/sys/kernel/hostname")
         .map(|h| h.trim().to_string())
@@ -246,7 +286,7 @@ fn hostname() -> String {
 impl SessionStore for SharedSessions {
     async fn load(&self, session_id: &str) -> Result<Option<InitState>, SessionStoreError> {
         let k = base(session_id);
-        let text: Option<String> = self
+        let text: Option<String> = match self
             .state
             .run(|mut c| async move {
                 redis::cmd("HGET")
@@ -255,8 +295,29 @@ impl SessionStore for SharedSessions {
                     .query_async(&mut c)
                     .await
             })
-            .await?;
+            .await
+        {
+            Ok(t) => t,
+            // Redis is away: the session is taken up as one whose client
+            // asked for nothing beyond the basics, rather than failing its
+            // call. What it chose comes back with Redis.
+            Err(e) if !self.state.health().is_up() => {
+                tracing::warn!(
+                    "session {session_id} taken up without its handshake ({e}): the client's sampling, elicitation and roots are not offered to servers through this replica"
+                );
+                return Ok(Some(unknown_client()));
+            }
+            Err(e) => return Err(e.into()),
+        };
         match text {
+            // Just after an outage, a session another replica began while
+            // Redis was away may not be written back yet: taken up as above.
+            None if self.state.health().back_within(CATCH_UP) => {
+                tracing::warn!(
+                    "session {session_id} is not in shared state yet; taken up without its handshake"
+                );
+                Ok(Some(unknown_client()))
+            }
             None => Ok(None),
             Some(t) => Ok(Some(serde_json::from_str(&t).map_err(|e| {
                 self.state.corrupt(format!("session {session_id}"), e)
