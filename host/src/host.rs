@@ -213,7 +213,7 @@ impl Host {
             config.settings.capture_stats.as_ref(),
             &env.state_dir(),
         )
-        .map(|c| Arc::new(crate::stats::Stats::new(c)));
+        .map(|c| Arc::new(crate::stats::Stats::new(c.with_shared(shared.clone()))));
         if let Some(stats) = &stats {
             // A signal must not lose the calls recorded since the last flush.
             let stats = Arc::downgrade(stats);

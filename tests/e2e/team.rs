@@ -17,7 +17,8 @@ use wire::{Wire, text};
 fn config_with(dirs: &ConfigDirs, pids: &Path, mode: &str) {
     let server = json!({"command": "node", "args": [servers().misbehave(), mode],
                         "env": {"PID_FILE": pids.display().to_string()}});
-    dirs.user(&json!({"mcpServers": {"s": server}}).to_string());
+    let settings = json!({"captureStats": {"flushDelayMs": 20}});
+    dirs.user(&json!({"mcpServers": {"s": server}, "settings": settings}).to_string());
 }
 
 fn starts(pids: &Path) -> usize {
@@ -162,6 +163,7 @@ async fn the_sdk_client_through_haproxy_in_every_exposure() {
     let root = tempfile::tempdir().unwrap();
     let redis = Redis::start(&root.path().join("redis"));
     let pids = root.path().join("pids");
+    let mut echo_calls = 0;
     for (exposure, steps, check) in exposures() {
         let (a_dirs, b_dirs) = (ConfigDirs::new(), ConfigDirs::new());
         config_with(&a_dirs, &pids, "ok");
@@ -173,6 +175,10 @@ async fn the_sdk_client_through_haproxy_in_every_exposure() {
         let results = crate::gateway::client(json!({"url": lb.url()}), steps)
             .unwrap_or_else(|e| panic!("{exposure}: {e}"));
         check(&results);
+        echo_calls += results
+            .iter()
+            .filter(|r| r.to_string().contains("Echo: "))
+            .count();
         for (name, serving) in [("A", &a), ("B", &b)] {
             let metrics = reqwest::get(serving.at("/metrics"))
                 .await
@@ -186,6 +192,21 @@ async fn the_sdk_client_through_haproxy_in_every_exposure() {
             );
         }
     }
+
+    // Every replica's calls, added up in one place (the replicas flushed
+    // their statistics as they stopped).
+    let out = mcpw(
+        ConfigDirs::new().home().as_path(),
+        &["--shared-state", &redis.url(), "stats", "--json"],
+    );
+    let stats: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let echo = stats["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "s__echo")
+        .unwrap_or_else(|| panic!("{stats}"));
+    assert_eq!(echo["calls"], json!(echo_calls), "{stats}");
 }
 
 type Check = fn(&[Value]);

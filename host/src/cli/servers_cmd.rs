@@ -495,11 +495,18 @@ pub struct StatsArgs {
 pub fn stats(args: StatsArgs, sources: &ConfigSources) -> Result<ExitCode> {
     let cfg = super::load_config(sources);
     let setting = cfg.settings.capture_stats.as_ref();
-    let config = mcpw::stats::StatsConfig::from_setting(setting, &sources.env.state_dir());
-    let path = config
-        .map(|c| c.path)
-        .unwrap_or_else(|| sources.env.state_dir().join("stats.json"));
-    let all = mcpw::stats::load(&path);
+    let shared = mcpw::shared::SharedState::url_for(&cfg, &sources.env)
+        .map(|url| mcpw::shared::SharedState::open(&url))
+        .transpose()?;
+    let config = mcpw::stats::StatsConfig::from_setting(setting, &sources.env.state_dir())
+        .unwrap_or_else(|| mcpw::stats::StatsConfig {
+            path: sources.env.state_dir().join("stats.json"),
+            flush_delay: Default::default(),
+            shared: None,
+        })
+        .with_shared(shared);
+    let path = config.location();
+    let all = config.load().context("cannot read the statistics")?;
     if args.json {
         let rows: Vec<Value> = all
             .iter()
@@ -519,7 +526,7 @@ pub fn stats(args: StatsArgs, sources: &ConfigSources) -> Result<ExitCode> {
         } else {
             ""
         };
-        outln!("no calls recorded in {}{hint}", path.display());
+        outln!("no calls recorded in {path}{hint}");
         return Ok(ExitCode::SUCCESS);
     }
     outln!(
