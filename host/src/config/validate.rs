@@ -531,10 +531,6 @@ pub fn settings(value: &Value, file: &Path, diags: &mut Vec<Diagnostic>) -> Map<
                         .map_or_else(|| v.to_string(), crate::shared::redact)
                 )),
             },
-            "sharedStateKey" => match v.as_str() {
-                Some(k) if !k.trim().is_empty() => None,
-                _ => Some("expected a secret: a string, ${VAR} or !command".into()),
-            },
             "captureStats" | "toonEncode" => None,
             "plugins" => {
                 if let Some(p) = plugins(v, file, diags) {
@@ -693,7 +689,6 @@ mod properties {
         "searchProfile",
         "credentialStore",
         "sharedState",
-        "sharedStateKey",
         "captureStats",
         "toonEncode",
         "plugins",
