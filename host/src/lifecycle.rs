@@ -333,6 +333,14 @@ impl Manager {
         let (upstream_tx, upstream_rx) = crate::upstream::events::channel();
         let (events, _) = broadcast::channel(256);
         let vault = crate::auth::vault(config, &env);
+        let vault = match cache.shared() {
+            Some(state) => crate::auth::shared_vault(vault.clone(), state.clone(), config, &env)
+                .unwrap_or_else(|why| {
+                    tracing::error!("credentials in shared state cannot be used: {why}");
+                    vault.unusable(why)
+                }),
+            None => vault,
+        };
         let manager = Arc::new(Manager {
             slots: arc_swap::ArcSwap::from_pointee(Slots::new(slots)),
             env,

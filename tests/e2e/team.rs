@@ -272,7 +272,7 @@ async fn a_replica_killed_mid_session_loses_nothing() {
     config_with(&a_dirs, &pids, "ok");
     config_with(&b_dirs, &pids, "ok");
     let args = ["--exposure", "direct"];
-    let (a, a_port) = replica(&a_dirs.home(), &redis.url(), &args);
+    let (mut a, a_port) = replica(&a_dirs.home(), &redis.url(), &args);
     let (_b, b_port) = replica(&b_dirs.home(), &redis.url(), &args);
     let lb = Haproxy::start(root.path(), &[a_port, b_port]);
     let session = Wire::initialize(&lb.url()).await;
@@ -285,6 +285,9 @@ async fn a_replica_killed_mid_session_loses_nothing() {
     }
     // SAFETY: killing our own child.
     unsafe { libc::kill(a.pid() as i32, libc::SIGKILL) };
+    // Gone, sockets and all: a request sent while it was dying would have
+    // been in flight.
+    assert!(a.exited(Duration::from_secs(10)).is_some());
     for i in 0..6 {
         let out = session
             .call(&lb.url(), "s__echo", json!({"message": i.to_string()}))
@@ -406,4 +409,149 @@ async fn redis_stopped_and_restarted_under_load() {
     );
     let r = reqwest::get(&readyz).await.unwrap().text().await.unwrap();
     assert_eq!(r, "ready\n");
+}
+
+/// A login through one process serves every process that shares the state,
+/// sealed in Redis under the team's key; processes with separate homes
+/// refreshing the same token at once take turns through a lock in Redis.
+#[test]
+fn a_login_made_once_serves_every_replica() {
+    let root = tempfile::tempdir().unwrap();
+    let redis = Redis::start(&root.path().join("redis"));
+    let events = root.path().join("events");
+    // Access tokens live 1 s; the server refuses a refresh token used twice.
+    let server = crate::servers::Background::node(
+        &[&servers().oauth_server()],
+        &[
+            ("EVENTS_FILE", &events.display().to_string()),
+            ("ACCESS_TTL_S", "1"),
+        ],
+    );
+    let config = json!({"mcpServers": {"o": {"url": server.url("/mcp")}}}).to_string();
+    let homes: Vec<ConfigDirs> = (0..6).map(|_| ConfigDirs::new()).collect();
+    for h in &homes {
+        h.user(&config);
+    }
+    let key = "a team secret only the replicas know";
+    let run = |home: &ConfigDirs, key: &str, args: &[&str], browser: bool| {
+        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_mcpw"));
+        cmd.args(["--shared-state", &redis.url()])
+            .args(args)
+            .env("HOME", home.home())
+            .env("MCPW_SHARED_STATE_KEY", key)
+            .env_remove("XDG_CONFIG_HOME")
+            .env_remove("XDG_CACHE_HOME")
+            .env_remove("XDG_STATE_HOME")
+            .env_remove("MCPW_CONFIG")
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped());
+        if browser {
+            cmd.env(
+                "BROWSER",
+                crate::common::workspace().join("tests/conformance/browser.sh"),
+            );
+        } else {
+            cmd.env_remove("BROWSER");
+        }
+        cmd
+    };
+    let said = |o: &std::process::Output| {
+        format!(
+            "{}{}",
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        )
+    };
+    let login = run(&homes[0], key, &["auth", "login", "o"], true)
+        .output()
+        .unwrap();
+    assert!(login.status.success(), "{}", said(&login));
+    // Sealed: nothing of the token response is readable in Redis, and
+    // nothing was written to the login's own home.
+    let stored = redis.cli(&["HGETALL", "mcpw:credentials"]);
+    assert!(stored.contains("v1."), "{stored}");
+    assert!(
+        !stored.contains("access_token") && !stored.contains("Bearer"),
+        "{stored}"
+    );
+    assert!(!homes[0].home().join(".config/mcpw/credentials").exists());
+
+    let other = run(&homes[1], key, &["call", "o__whoami", "{}"], false)
+        .output()
+        .unwrap();
+    assert!(other.status.success(), "{}", said(&other));
+    assert!(said(&other).starts_with("client "), "{}", said(&other));
+    // Another key opens nothing: the call is refused, and the auth
+    // commands name the problem (a login would not replace the team's).
+    let wrong_key = "not the key the team uses";
+    let wrong = run(&homes[1], wrong_key, &["call", "o__whoami", "{}"], false)
+        .output()
+        .unwrap();
+    assert!(!wrong.status.success(), "{}", said(&wrong));
+    for args in [&["auth", "status"][..], &["auth", "login", "o"]] {
+        let out = run(&homes[1], wrong_key, args, true).output().unwrap();
+        assert!(
+            said(&out).contains("do not open with this key"),
+            "{args:?}: {}",
+            said(&out)
+        );
+    }
+    // Waiting out the token's lifetime (a clock, not an event).
+    std::thread::sleep(Duration::from_millis(1100));
+    let calls: Vec<_> = homes[2..]
+        .iter()
+        .map(|h| {
+            run(h, key, &["call", "o__whoami", "{}"], false)
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for call in calls {
+        let out = call.wait_with_output().unwrap();
+        assert!(out.status.success(), "{}", said(&out));
+    }
+    let events = std::fs::read_to_string(&events).unwrap_or_default();
+    assert!(events.contains("refresh\n"), "{events}");
+    assert!(!events.contains("refresh-reused"), "{events}");
+}
+
+/// A server does not inherit mcpw's own secrets: one that shows its
+/// environment (server-everything's `get-env`) shows none of them.
+#[test]
+fn servers_do_not_inherit_mcpws_secrets() {
+    let root = tempfile::tempdir().unwrap();
+    let redis = Redis::start(&root.path().join("redis"));
+    let dirs = ConfigDirs::new();
+    let server = json!({"command": "node", "args": [servers().everything(), "stdio"]});
+    dirs.user(&json!({"mcpServers": {"e": server}}).to_string());
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_mcpw"))
+        .args(["call", "e__get-env", "{}"])
+        .env("HOME", dirs.home())
+        .env("MCPW_TOKEN", "token-for-clients-only")
+        .env("MCPW_SHARED_STATE", redis.url())
+        .env("MCPW_SHARED_STATE_KEY", "the team key, for replicas only")
+        .env("SOME_OTHER_VARIABLE", "passed on")
+        .env_remove("XDG_CONFIG_HOME")
+        .env_remove("XDG_CACHE_HOME")
+        .env_remove("XDG_STATE_HOME")
+        .env_remove("MCPW_CONFIG")
+        .output()
+        .unwrap();
+    let shown = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{shown}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        shown.contains("passed on"),
+        "the environment is shown: {shown}"
+    );
+    for secret in ["token-for-clients-only", &redis.url(), "the team key"] {
+        assert!(
+            !shown.contains(secret),
+            "{secret} reached the server: {shown}"
+        );
+    }
 }

@@ -425,6 +425,10 @@ fn interpret_settings(raw: Map<String, Value>) -> Settings {
         .get("sharedState")
         .and_then(Value::as_str)
         .map(str::to_string);
+    s.shared_state_key = raw
+        .get("sharedStateKey")
+        .and_then(Value::as_str)
+        .map(str::to_string);
     s.capture_stats = match raw.get("captureStats") {
         Some(Value::Bool(true)) => Some(super::CaptureStats::default()),
         Some(Value::Object(o)) => Some(super::CaptureStats {

@@ -84,11 +84,14 @@ pub fn masked_definition(server: &Server) -> Value {
     raw
 }
 
-/// The settings as written, with the shared state's password masked.
+/// The settings as written, with the shared state's password and key masked.
 fn masked_settings(cfg: &Config) -> Value {
     let mut raw = cfg.settings.raw.clone();
     if let Some(Value::String(url)) = raw.get_mut("sharedState") {
         *url = mask_url(url);
+    }
+    if let Some(Value::String(key)) = raw.get_mut("sharedStateKey") {
+        *key = mask_secret(key);
     }
     Value::Object(raw)
 }

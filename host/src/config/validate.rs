@@ -531,6 +531,10 @@ pub fn settings(value: &Value, file: &Path, diags: &mut Vec<Diagnostic>) -> Map<
                         .map_or_else(|| v.to_string(), crate::shared::redact)
                 )),
             },
+            "sharedStateKey" => match v.as_str() {
+                Some(k) if !k.trim().is_empty() => None,
+                _ => Some("expected the key as ${VAR} or !command".into()),
+            },
             "captureStats" | "toonEncode" => None,
             "plugins" => {
                 if let Some(p) = plugins(v, file, diags) {
@@ -689,6 +693,7 @@ mod properties {
         "searchProfile",
         "credentialStore",
         "sharedState",
+        "sharedStateKey",
         "captureStats",
         "toonEncode",
         "plugins",

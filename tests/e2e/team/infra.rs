@@ -154,7 +154,7 @@ impl Haproxy {
         let config = format!(
             "global\n  maxconn 2000\n\
              defaults\n  mode http\n  timeout connect 1s\n  timeout client 60s\n  timeout server 60s\n\
-             \x20 timeout tunnel 60s\n  option redispatch 1\n  retries 3\n  retry-on conn-failure empty-response\n\
+             \x20 timeout tunnel 60s\n  option redispatch 1\n  retries 3\n  retry-on conn-failure\n  option http-server-close\n\
              frontend mcp\n  bind 127.0.0.1:{port}\n  default_backend replicas\n\
              backend replicas\n  balance roundrobin\n  option httpchk GET /readyz\n  http-check expect status 200\n{servers}"
         );
