@@ -394,7 +394,7 @@ impl ServerHandler for Gateway {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
-        self.link.seen(&context.extensions, &context.peer);
+        self.link.seen(&context.extensions, &context.peer).await;
         Ok(ListToolsResult::with_all_items(self.tool_list().await?))
     }
 
@@ -403,7 +403,7 @@ impl ServerHandler for Gateway {
         mut request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::CallToolResponse, McpError> {
-        self.link.seen(&context.extensions, &context.peer);
+        self.link.seen(&context.extensions, &context.peer).await;
         let args = request.arguments.take();
         let name = request.name;
         let result = match (self.shared.exposure, &*name) {
@@ -492,7 +492,7 @@ impl ServerHandler for Gateway {
         request: rmcp::model::SubscribeRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
-        self.link.seen(&context.extensions, &context.peer);
+        self.link.seen(&context.extensions, &context.peer).await;
         self.resource_watch(&request.uri, true).await
     }
 
@@ -501,7 +501,7 @@ impl ServerHandler for Gateway {
         request: rmcp::model::UnsubscribeRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
-        self.link.seen(&context.extensions, &context.peer);
+        self.link.seen(&context.extensions, &context.peer).await;
         self.resource_watch(&request.uri, false).await
     }
 
@@ -511,7 +511,7 @@ impl ServerHandler for Gateway {
         request: rmcp::model::SetLevelRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
-        self.link.seen(&context.extensions, &context.peer);
+        self.link.seen(&context.extensions, &context.peer).await;
         let level = LogLevel::of(&request.level)
             .ok_or_else(|| McpError::invalid_params("unknown log level", None))?;
         *self.log_level.lock().unwrap_or_else(|p| p.into_inner()) = Some(level);
@@ -593,12 +593,6 @@ impl ServerHandler for Gateway {
             Arc::downgrade(&self.watching),
             self.log_level.clone(),
         );
-        let restored = context
-            .extensions
-            .get::<rmcp::transport::streamable_http_server::session::SessionRestoreMarker>()
-            .is_some();
-        self.link
-            .joined(&context.extensions, &context.peer, restored)
-            .await;
+        self.link.seen(&context.extensions, &context.peer).await;
     }
 }

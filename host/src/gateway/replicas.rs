@@ -114,6 +114,8 @@ pub(super) struct Link {
     replicas: Option<Arc<Replicas>>,
     id: OnceLock<String>,
     peer: OnceLock<Peer<RoleServer>>,
+    /// What the session chose before it came here has been loaded.
+    loaded: tokio::sync::OnceCell<()>,
     activated: Arc<Mutex<BTreeSet<String>>>,
     log_level: Arc<Mutex<Option<LogLevel>>>,
     watching: Arc<resources::Watching>,
@@ -134,6 +136,7 @@ impl Link {
             replicas,
             id: OnceLock::new(),
             peer: OnceLock::new(),
+            loaded: tokio::sync::OnceCell::new(),
             activated,
             log_level,
             watching,
@@ -145,11 +148,13 @@ impl Link {
         Some((&self.replicas.as_ref()?.sessions, self.id.get()?))
     }
 
-    /// Learns the session's id from a request of it (`Mcp-Session-Id`), if
-    /// not known yet. Every request does this: a session taken up from
-    /// another replica gets its first request at once, maybe before
-    /// [`Link::joined`] ran.
-    pub(super) fn seen(
+    /// Learns the session's id from a request of it (`Mcp-Session-Id`), and
+    /// on the first, loads what the session chose so far: nothing for one
+    /// begun here, everything for one begun at another replica. Every
+    /// request comes through here, and waits for that load: a session taken
+    /// up from another replica gets its first request at once, before its
+    /// `initialized` notification is handled.
+    pub(super) async fn seen(
         self: &Arc<Self>,
         extensions: &rmcp::model::Extensions,
         peer: &Peer<RoleServer>,
@@ -157,42 +162,30 @@ impl Link {
         let Some(replicas) = &self.replicas else {
             return;
         };
-        if self.id.get().is_some() {
-            return;
-        }
-        let Some(id) = extensions
-            .get::<axum::http::request::Parts>()
-            .and_then(|p| p.headers.get("mcp-session-id"))
-            .and_then(|v| v.to_str().ok())
-        else {
-            return; // stateless, or stdio
-        };
-        if self.id.set(id.to_string()).is_ok() {
-            let _ = self.peer.set(peer.clone());
-            replicas.register(id, self);
-        }
-    }
-
-    /// The session is initialized. One taken up from another replica
-    /// (`restored`) loads what it chose there.
-    pub(super) async fn joined(
-        self: &Arc<Self>,
-        extensions: &rmcp::model::Extensions,
-        peer: &Peer<RoleServer>,
-        restored: bool,
-    ) {
-        self.seen(extensions, peer);
-        let (Some(replicas), Some(id)) = (&self.replicas, self.id.get()) else {
-            return;
-        };
-        if restored {
-            match replicas.sessions.load(id).await {
-                Ok(record) => {
-                    self.adopt(record).await;
-                }
-                Err(e) => tracing::warn!("session {id} taken up without what it chose: {e}"),
+        if self.id.get().is_none() {
+            let Some(id) = extensions
+                .get::<axum::http::request::Parts>()
+                .and_then(|p| p.headers.get("mcp-session-id"))
+                .and_then(|v| v.to_str().ok())
+            else {
+                return; // stateless, or stdio
+            };
+            if self.id.set(id.to_string()).is_ok() {
+                let _ = self.peer.set(peer.clone());
+                replicas.register(id, self);
             }
         }
+        let Some(id) = self.id.get() else { return };
+        self.loaded
+            .get_or_init(|| async {
+                match replicas.sessions.load(id).await {
+                    Ok(record) => {
+                        self.adopt(record).await;
+                    }
+                    Err(e) => tracing::warn!("session {id} goes on without what it chose: {e}"),
+                }
+            })
+            .await;
     }
 
     /// Applies a change another replica announced.
