@@ -57,6 +57,59 @@ pub fn vault(config: &Config, env: &Environment) -> Vault {
     )
 }
 
+/// The vault for a process with shared state: sealed in Redis when the
+/// team's key is given (`$MCPW_SHARED_STATE_KEY`, else
+/// `settings.sharedStateKey`), otherwise the local vault, with a warning
+/// that logins are not shared. A key that cannot be had (a failing
+/// command, one too short) leaves credentials unreachable rather than
+/// falling back: a replica must not quietly keep logins to itself.
+/// Blocking (it may run the key's command).
+pub fn shared_vault(
+    local: Vault,
+    state: std::sync::Arc<crate::shared::SharedState>,
+    config: &Config,
+    env: &Environment,
+) -> Result<Vault, String> {
+    let secret = match (env.get(store::KEY_ENV), &config.settings.shared_state_key) {
+        (Some(k), _) if !k.trim().is_empty() => k.to_string(),
+        (_, Some(written)) => {
+            let interpolated = crate::config::interpolate::interpolate(written, env);
+            if let Some(var) = interpolated.missing.first() {
+                return Err(format!("settings.sharedStateKey: ${{{var}}} is not set"));
+            }
+            let resolving = crate::upstream::secrets::resolve(
+                &interpolated.value,
+                "settings.sharedStateKey",
+                "(shared state)",
+            );
+            // On a thread of its own: this may run inside or outside a runtime.
+            let resolved = std::thread::scope(|scope| {
+                scope
+                    .spawn(|| {
+                        tokio::runtime::Builder::new_current_thread()
+                            .enable_all()
+                            .build()
+                            .map_err(|e| e.to_string())?
+                            .block_on(resolving)
+                            .map_err(|e| e.to_string())
+                    })
+                    .join()
+                    .unwrap_or_else(|_| Err("the key's command failed".into()))
+            });
+            resolved?
+        }
+        _ => {
+            tracing::warn!(
+                "shared state {} has no key for credentials (${}, or settings.sharedStateKey): logins stay on this machine",
+                state.location(),
+                store::KEY_ENV
+            );
+            return Ok(local);
+        }
+    };
+    local.in_shared_state(state, &secret)
+}
+
 /// What mcpw holds for one server.
 #[derive(Clone, Debug, serde::Serialize)]
 #[serde(rename_all = "camelCase")]

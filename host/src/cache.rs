@@ -9,12 +9,16 @@
 //! rename it over: concurrent mcpw processes neither corrupt the file nor drop
 //! each other's entries. A corrupt file is set aside and rebuilt. The same file
 //! records each server's last failed connect (`failures`), so that every mcpw
-//! process honours the backoff and can say what went wrong.
+//! process honours the backoff and can say what went wrong. With shared state
+//! ([`crate::shared`]) the same entries and failures are kept in Redis too,
+//! where every replica finds them.
 
+mod shared;
 mod writer;
 
 pub use writer::CacheWriter;
 
+use crate::shared::SharedState;
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
@@ -22,6 +26,7 @@ use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -187,16 +192,28 @@ impl Entry {
     }
 }
 
-/// The metadata cache file.
+/// The metadata cache file, and its shared copy if there is shared state.
 #[derive(Clone, Debug)]
 pub struct MetadataCache {
     path: PathBuf,
+    shared: Option<Arc<SharedState>>,
 }
 
 impl MetadataCache {
     /// The cache at `path`.
     pub fn new(path: PathBuf) -> Self {
-        MetadataCache { path }
+        MetadataCache { path, shared: None }
+    }
+
+    /// Also kept in `shared` (when given).
+    pub fn with_shared(mut self, shared: Option<Arc<SharedState>>) -> Self {
+        self.shared = shared;
+        self
+    }
+
+    /// The shared state kept beside the file, if any.
+    pub fn shared(&self) -> Option<&Arc<SharedState>> {
+        self.shared.as_ref()
     }
 
     /// The file.
@@ -206,7 +223,7 @@ impl MetadataCache {
 
     /// Every entry; a missing file is empty, a corrupt one is set aside.
     pub fn read(&self) -> BTreeMap<String, Entry> {
-        self.read_file().servers
+        self.read_all().0
     }
 
     fn read_file(&self) -> File {
@@ -248,16 +265,43 @@ impl MetadataCache {
         }
     }
 
-    /// Every entry and every recorded failure, from one read of the file.
+    /// Every entry and every recorded failure, from one read of the file;
+    /// with shared state, what Redis holds wins over the file (which still
+    /// fills the gaps, and stands in while Redis does not answer).
     pub fn read_all(&self) -> (BTreeMap<String, Entry>, BTreeMap<String, Failure>) {
         let file = self.read_file();
-        (file.servers, file.failures)
+        let (mut servers, mut failures) = (file.servers, file.failures);
+        if let Some(state) = &self.shared {
+            match shared::read_all(state) {
+                Ok((s, f)) => {
+                    servers.extend(s);
+                    failures.extend(f);
+                }
+                Err(e) => tracing::warn!("{e}; using the local cache file"),
+            }
+        }
+        (servers, failures)
+    }
+
+    /// A failure of `server` recorded in shared state (by any process), if
+    /// there is shared state and it answers.
+    pub async fn shared_failure(&self, server: &str) -> Option<Failure> {
+        let state = self.shared.as_ref()?;
+        shared::failure(state, server).await.ok().flatten()
     }
 
     /// Stores (`Some`) or removes (`None`) entries, keeping everyone else's.
     /// Either way the server's recorded failure goes: it connected, or is forgotten.
     pub fn update(&self, changes: BTreeMap<String, Option<Entry>>) -> Result<(), CacheError> {
-        self.apply(&[writer::Change::Update(changes)])
+        let change = writer::Change::Update(changes);
+        self.apply(std::slice::from_ref(&change))?;
+        if let Some(state) = &self.shared {
+            shared::apply(state, &[(now_ms(), change)]).map_err(|e| CacheError {
+                path: self.path.clone(),
+                source: std::io::Error::other(e.to_string()),
+            })?;
+        }
+        Ok(())
     }
 
     /// Read-merge-write under the lock.
@@ -283,7 +327,8 @@ impl MetadataCache {
         result
     }
 
-    /// Removes every entry and recorded failure; returns how many entries there were.
+    /// Removes every entry and recorded failure, here and in shared state;
+    /// returns how many entries there were (the larger count of the two).
     pub fn clear(&self) -> Result<usize, CacheError> {
         let mut n = 0;
         self.modify(|file| {
@@ -291,6 +336,13 @@ impl MetadataCache {
             file.servers.clear();
             file.failures.clear();
         })?;
+        if let Some(state) = &self.shared {
+            let shared = shared::clear(state).map_err(|e| CacheError {
+                path: self.path.clone(),
+                source: std::io::Error::other(e.to_string()),
+            })?;
+            n = n.max(shared);
+        }
         Ok(n)
     }
 

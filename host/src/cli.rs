@@ -44,6 +44,11 @@ struct Cli {
     /// MCPW_IMPORT takes a comma-separated list.
     #[arg(long = "import", global = true, value_name = "CLIENT")]
     imports: Vec<String>,
+    /// Share the metadata cache, failures, statistics, logins and sessions with other
+    /// mcpw processes through Redis (redis://HOST:PORT[/DB]); default $MCPW_SHARED_STATE,
+    /// else settings.sharedState.
+    #[arg(long, global = true, value_name = "URL")]
+    shared_state: Option<String>,
     #[command(subcommand)]
     command: Command,
 }
@@ -98,6 +103,9 @@ pub fn main() -> ExitCode {
             .collect();
         all.extend(cli.imports.iter().cloned());
         sources.env = sources.env.with("MCPW_IMPORT", all.join(","));
+    }
+    if let Some(url) = &cli.shared_state {
+        sources.env = sources.env.with(mcpw::shared::ENV, url.clone());
     }
     let result = match cli.command {
         Command::Config(cmd) => config_cmd::run(cmd, &sources),

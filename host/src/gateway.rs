@@ -11,6 +11,7 @@ pub mod http;
 mod listen;
 mod listing;
 mod proxy;
+mod replicas;
 mod resources;
 mod scope;
 mod session_events;
@@ -46,6 +47,8 @@ pub struct Shared {
     budget: usize,
     /// The tool lists of the current snapshot, made once per snapshot.
     listing: ArcSwapOption<listing::Listing>,
+    /// Sessions shared with other replicas, with shared state.
+    replicas: Option<Arc<replicas::Replicas>>,
 }
 
 impl Shared {
@@ -53,6 +56,7 @@ impl Shared {
     pub fn new(host: Arc<Host>, exposure: Exposure) -> Arc<Shared> {
         let budget = host.config().settings.tool_search_budget;
         Arc::new(Shared {
+            replicas: replicas::Replicas::for_host(&host),
             host,
             exposure,
             bootstrap: tokio::sync::OnceCell::new(),
@@ -146,19 +150,30 @@ pub struct Gateway {
     /// The client of this session, from its `initialize` request (none: stdio,
     /// or not initialized yet).
     client: Arc<Mutex<Option<ClientScope>>>,
+    /// What this session shares with other replicas.
+    link: Arc<replicas::Link>,
 }
 
 impl Gateway {
     /// A session over shared state.
     pub fn new(shared: Arc<Shared>) -> Self {
+        let watching = resources::Watching::new(shared.host.clone());
+        let (activated, log_level) = (Arc::default(), Arc::default());
+        let link = replicas::Link::new(
+            shared.replicas.clone(),
+            Arc::clone(&activated),
+            Arc::clone(&log_level),
+            watching.clone(),
+        );
         Gateway {
-            watching: resources::Watching::new(shared.host.clone()),
+            watching,
             shared,
-            activated: Default::default(),
+            activated,
             listed: Default::default(),
-            log_level: Default::default(),
+            log_level,
             session: Default::default(),
             client: Default::default(),
+            link,
         }
     }
 }
@@ -289,6 +304,7 @@ impl ServerHandler for Gateway {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
+        self.link.seen(&context.extensions, &context.peer).await;
         let client = self.client(&context.extensions);
         Ok(ListToolsResult::with_all_items(
             self.tool_list_for(&client).await?,
@@ -300,6 +316,7 @@ impl ServerHandler for Gateway {
         mut request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::CallToolResponse, McpError> {
+        self.link.seen(&context.extensions, &context.peer).await;
         let args = request.arguments.take();
         let name = request.name;
         let result = match (self.shared.exposure, &*name) {
@@ -400,6 +417,7 @@ impl ServerHandler for Gateway {
         request: rmcp::model::SubscribeRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
+        self.link.seen(&context.extensions, &context.peer).await;
         let client = self.client(&context.extensions);
         self.resource_watch(&client, &request.uri, true).await
     }
@@ -409,6 +427,7 @@ impl ServerHandler for Gateway {
         request: rmcp::model::UnsubscribeRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
+        self.link.seen(&context.extensions, &context.peer).await;
         let client = self.client(&context.extensions);
         self.resource_watch(&client, &request.uri, false).await
     }
@@ -417,12 +436,16 @@ impl ServerHandler for Gateway {
     async fn set_level(
         &self,
         request: rmcp::model::SetLevelRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
+        self.link.seen(&context.extensions, &context.peer).await;
         let level = LogLevel::of(&request.level)
             .ok_or_else(|| McpError::invalid_params("unknown log level", None))?;
         *self.log_level.lock().unwrap_or_else(|p| p.into_inner()) = Some(level);
         self.shared.host.manager().set_log_level(level).await;
+        if let Ok(Value::String(name)) = serde_json::to_value(request.level) {
+            self.link.share_log_level(&name).await;
+        }
         Ok(())
     }
 
@@ -507,5 +530,6 @@ impl ServerHandler for Gateway {
             self.log_level.clone(),
             client,
         );
+        self.link.seen(&context.extensions, &context.peer).await;
     }
 }

@@ -99,6 +99,9 @@ pub enum HostError {
     /// The server let mcpw in without a login.
     #[error("server \"{0}\" does not ask for a login")]
     LoginNotNeeded(String),
+    /// The shared state is misconfigured.
+    #[error(transparent)]
+    SharedState(#[from] crate::shared::SharedStateError),
     /// Logging in failed, or the stored credentials cannot be read.
     #[error("server \"{server}\": {source}")]
     Auth {
@@ -129,6 +132,8 @@ pub struct Host {
     naming: NamingOptions,
     catalog: Arc<Publisher>,
     stats: Option<Arc<crate::stats::Stats>>,
+    /// State shared with other mcpw processes (`--shared-state`), if any.
+    shared: Option<Arc<crate::shared::SharedState>>,
     metrics: crate::metrics::Metrics,
     tasks: Vec<tokio::task::JoinHandle<()>>,
     /// How many sessions watch each (server, URI).
@@ -164,12 +169,16 @@ impl Host {
         env: Environment,
         options: HostOptions,
     ) -> Result<Host, HostError> {
+        let shared = crate::shared::SharedState::url_for(&config, &env)
+            .map(|url| crate::shared::SharedState::open(&url))
+            .transpose()?;
         let cache = MetadataCache::new(
             options
                 .metadata_cache
                 .clone()
                 .unwrap_or_else(|| env.cache_dir().join("metadata.json")),
-        );
+        )
+        .with_shared(shared.clone());
         let catalog = Publisher::new();
         let services = Arc::new(services::LiveServices::new(catalog.clone()));
         // Reading the cache and loading the guests are both blocking, and
@@ -192,6 +201,9 @@ impl Host {
         let mut tasks = Vec::new();
         if options.maintenance {
             tasks.push(manager.spawn_maintenance());
+            if let Some(shared) = &shared {
+                tasks.push(shared.spawn_monitor(crate::shared::MONITOR_EVERY));
+            }
         }
         let naming = NamingOptions {
             prefix: config.settings.tool_prefix,
@@ -201,7 +213,7 @@ impl Host {
             config.settings.capture_stats.as_ref(),
             &env.state_dir(),
         )
-        .map(|c| Arc::new(crate::stats::Stats::new(c)));
+        .map(|c| Arc::new(crate::stats::Stats::new(c.with_shared(shared.clone()))));
         if let Some(stats) = &stats {
             // A signal must not lose the calls recorded since the last flush.
             let stats = Arc::downgrade(stats);
@@ -214,6 +226,7 @@ impl Host {
             });
         }
         Ok(Host {
+            shared,
             stats,
             metrics: Default::default(),
             config: Arc::new(ArcSwap::from_pointee(config)),
@@ -305,6 +318,11 @@ impl Host {
     /// The lifecycle manager.
     pub fn manager(&self) -> &Arc<Manager> {
         &self.manager
+    }
+
+    /// State shared with other mcpw processes (`--shared-state`), if any.
+    pub fn shared_state(&self) -> Option<&Arc<crate::shared::SharedState>> {
+        self.shared.as_ref()
     }
 
     /// Calls, errors and latency per server and tool.

@@ -42,6 +42,7 @@ pub mod paths;
 pub mod plugin;
 pub mod present;
 pub mod private_fs;
+pub mod shared;
 pub mod stats;
 #[cfg(all(test, unix))]
 mod test_fs;

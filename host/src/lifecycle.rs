@@ -333,6 +333,14 @@ impl Manager {
         let (upstream_tx, upstream_rx) = crate::upstream::events::channel();
         let (events, _) = broadcast::channel(256);
         let vault = crate::auth::vault(config, &env);
+        let vault = match cache.shared() {
+            Some(state) => crate::auth::shared_vault(vault.clone(), state.clone(), config, &env)
+                .unwrap_or_else(|why| {
+                    tracing::error!("credentials in shared state cannot be used: {why}");
+                    vault.unusable(why)
+                }),
+            None => vault,
+        };
         let manager = Arc::new(Manager {
             slots: arc_swap::ArcSwap::from_pointee(Slots::new(slots)),
             env,
@@ -555,6 +563,20 @@ impl Manager {
             // Someone else may have connected while we waited: share their result.
             if let Some(conn) = slot.live() {
                 return Ok(conn);
+            }
+            if let Some(err) = self.backoff_error(&slot) {
+                return Err(err);
+            }
+            // Another replica may have failed it a moment ago.
+            if let Some(failure) = self.cache.shared_failure(name).await
+                && let Some((at, f)) = reload::recorded_failure(&slot.server, &failure)
+            {
+                let mut st = slot.state();
+                if st.failed_at.is_none_or(|mine| mine < at) {
+                    st.failed_at = Some(at);
+                    st.last_error = Some(f.error.clone());
+                    st.needs_auth = f.needs_auth;
+                }
             }
             if let Some(err) = self.backoff_error(&slot) {
                 return Err(err);

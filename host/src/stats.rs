@@ -2,6 +2,10 @@
 //! and bytes returned. Kept in memory as deltas and added to the stats file
 //! (`$XDG_STATE_HOME/mcpw/stats.json`, or `captureStats.path`) under a lock, with
 //! an atomic rename: shortly after calls (`flushDelayMs`) and on shutdown.
+//! With shared state the deltas are added in Redis instead, where every
+//! replica's calls meet.
+
+mod shared;
 
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -67,6 +71,8 @@ pub struct StatsConfig {
     pub path: PathBuf,
     /// Delay between a call and the write that records it.
     pub flush_delay: Duration,
+    /// Shared state, which takes the statistics instead of the file.
+    pub shared: Option<std::sync::Arc<crate::shared::SharedState>>,
 }
 
 impl StatsConfig {
@@ -82,7 +88,35 @@ impl StatsConfig {
                 .clone()
                 .unwrap_or_else(|| state_dir.join("stats.json")),
             flush_delay: Duration::from_millis(s.flush_delay_ms.unwrap_or(500)),
+            shared: None,
         })
+    }
+
+    /// Kept in `shared` instead of the file (when given).
+    pub fn with_shared(
+        mut self,
+        shared: Option<std::sync::Arc<crate::shared::SharedState>>,
+    ) -> Self {
+        self.shared = shared;
+        self
+    }
+
+    /// Where the statistics are, for people: the shared state or the file.
+    pub fn location(&self) -> String {
+        match &self.shared {
+            Some(s) => format!("shared state {}", s.location()),
+            None => self.path.display().to_string(),
+        }
+    }
+
+    /// Every tool's totals, busiest first.
+    pub fn load(&self) -> std::io::Result<Vec<(String, ToolStats)>> {
+        let mut all = match &self.shared {
+            Some(state) => shared::load(state).map_err(std::io::Error::other)?,
+            None => read(&self.path).tools.into_iter().collect(),
+        };
+        all.sort_by(|a, b| b.1.calls.cmp(&a.1.calls).then(a.0.cmp(&b.0)));
+        Ok(all)
     }
 }
 
@@ -152,6 +186,13 @@ impl Stats {
         if deltas.is_empty() {
             return Ok(());
         }
+        if let Some(state) = &self.config.shared {
+            return shared::add(state, &deltas).map_err(|e| {
+                // Kept for the next flush: Redis away loses no call.
+                self.keep(&deltas);
+                std::io::Error::other(e)
+            });
+        }
         let path = &self.config.path;
         if let Some(dir) = path.parent() {
             std::fs::create_dir_all(dir)?;
@@ -163,10 +204,7 @@ impl Stats {
             .open(path.with_extension("lock"))?;
         if let Err(e) = crate::file_lock::lock_within(&lock, crate::file_lock::DEFAULT_WAIT) {
             // Kept for the next flush: a busy file loses no call.
-            let mut pending = self.pending.lock().unwrap_or_else(|p| p.into_inner());
-            for (name, d) in &deltas {
-                pending.entry(name.clone()).or_default().add(d);
-            }
+            self.keep(&deltas);
             return Err(e);
         }
         let mut file = read(path);
@@ -185,6 +223,16 @@ impl Stats {
     }
 }
 
+impl Stats {
+    /// Puts deltas that could not be written back among the pending ones.
+    fn keep(&self, deltas: &BTreeMap<String, ToolStats>) {
+        let mut pending = self.pending.lock().unwrap_or_else(|p| p.into_inner());
+        for (name, d) in deltas {
+            pending.entry(name.clone()).or_default().add(d);
+        }
+    }
+}
+
 fn read(path: &Path) -> File {
     std::fs::read(path)
         .ok()
@@ -192,12 +240,6 @@ fn read(path: &Path) -> File {
         .unwrap_or_default()
 }
 
-/// The statistics in a stats file, busiest tool first.
-pub fn load(path: &Path) -> Vec<(String, ToolStats)> {
-    let mut all: Vec<(String, ToolStats)> = read(path).tools.into_iter().collect();
-    all.sort_by(|a, b| b.1.calls.cmp(&a.1.calls).then(a.0.cmp(&b.0)));
-    all
-}
 
 #[cfg(test)]
 mod tests {
@@ -209,6 +251,7 @@ mod tests {
         let config = StatsConfig {
             path: dir.path().join("stats.json"),
             flush_delay: Duration::ZERO,
+            shared: None,
         };
         let a = Stats::new(config.clone());
         let b = Stats::new(config.clone());
@@ -218,7 +261,7 @@ mod tests {
         a.flush().unwrap();
         b.flush().unwrap();
         a.flush().unwrap();
-        let all = load(&config.path);
+        let all = config.load().unwrap();
         let t = &all[0].1;
         assert_eq!((t.calls, t.errors, t.bytes), (3, 1, 160));
         assert_eq!(t.max_ms, 30.0);

@@ -241,3 +241,33 @@ fn settings_errors_name_the_setting() {
         "bad values fall back to defaults"
     );
 }
+
+#[test]
+fn a_shared_state_url_is_checked_and_its_password_never_shown() {
+    let d = ConfigDirs::new();
+    d.user(r#"{"settings": {"sharedState": "http://u:hunter2@cache:6379"}}"#);
+    let cfg = d.load();
+    assert_eq!(cfg.diagnostics.len(), 1, "{:?}", cfg.diagnostics);
+    let e = &cfg.diagnostics[0];
+    assert_eq!(e.field.as_deref(), Some("settings.sharedState"));
+    let text = e.to_string();
+    assert!(
+        text.contains("redis://HOST:PORT") && text.contains("mcp.json"),
+        "{text}"
+    );
+    assert!(!text.contains("hunter2"), "{text}");
+    assert_eq!(cfg.settings.shared_state, None);
+
+    d.user(r#"{"settings": {"sharedState": "redis://:hunter2@cache:6379/1"}}"#);
+    let cfg = d.load();
+    assert!(cfg.diagnostics.is_empty(), "{:?}", cfg.diagnostics);
+    assert_eq!(
+        cfg.settings.shared_state.as_deref(),
+        Some("redis://:hunter2@cache:6379/1")
+    );
+    let shown = mcpw::config::show::to_text(&cfg) + &mcpw::config::show::to_json(&cfg).to_string();
+    assert!(
+        shown.contains("cache:6379/1") && !shown.contains("hunter2"),
+        "{shown}"
+    );
+}

@@ -46,7 +46,7 @@ fn stdio(setup: &Setup, exposure: &str) -> Value {
 }
 
 /// Runs the TypeScript SDK client with a plan; returns the step results.
-fn client(connect: Value, steps: Value) -> Result<Vec<Value>, String> {
+pub(crate) fn client(connect: Value, steps: Value) -> Result<Vec<Value>, String> {
     let plan = json!({"connect": connect, "steps": steps});
     let out = Command::new("node")
         .arg(servers().client())
@@ -66,7 +66,7 @@ fn client(connect: Value, steps: Value) -> Result<Vec<Value>, String> {
     }
 }
 
-fn text(result: &Value) -> String {
+pub(crate) fn text(result: &Value) -> String {
     result["content"]
         .as_array()
         .map(|c| {

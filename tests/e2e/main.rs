@@ -26,4 +26,5 @@ mod sandbox;
 mod servers;
 mod snapshot;
 mod tasks;
+mod team;
 mod tokens;

@@ -10,6 +10,13 @@
 //!
 //! On non-Unix platforms the mode and owner checks are skipped: there is no
 //! mode to check, and the per-user profile directory already carries ACLs.
+//!
+//! With shared state and its key, credentials are kept sealed in Redis
+//! instead ([`shared`]), where every replica finds them.
+
+mod shared;
+
+pub use shared::{KEY_ENV, SharedLock};
 
 use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
@@ -161,20 +168,38 @@ pub enum StoreError {
     /// The blocking task running the operation failed (panicked).
     #[error("The credential store task failed: {0}.")]
     Task(String),
+    /// Credentials in shared state: Redis away, or a value the key does not open.
+    #[error("Shared credential store {0}.")]
+    Shared(String),
 }
 
-/// The credential storage of one user: every server's credentials, by key.
-#[derive(Clone, Debug)]
+/// The credential storage of one user (or of a team, in shared state):
+/// every server's credentials, by key.
+#[derive(Clone)]
 pub struct Vault {
     kind: StoreKind,
     config_dir: PathBuf,
+    shared: Option<std::sync::Arc<shared::SharedVault>>,
+    /// Why this vault refuses everything (shared state without a usable key).
+    refused: Option<std::sync::Arc<str>>,
+}
+
+impl std::fmt::Debug for Vault {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.shared {
+            Some(s) => write!(f, "Vault(shared state {})", s.state.location()),
+            None => write!(f, "Vault({:?}, {})", self.kind, self.config_dir.display()),
+        }
+    }
 }
 
 /// Held while refreshing one key's credentials; released on drop.
 #[derive(Debug)]
-pub struct RefreshLock {
-    // Closing the file releases the lock: flock locks belong to the open file.
-    _file: std::fs::File,
+pub enum RefreshLock {
+    /// A lock file (closing it releases the lock: flock locks belong to the open file).
+    File(std::fs::File),
+    /// A lock in shared state.
+    Shared(SharedLock),
 }
 
 impl Vault {
@@ -184,7 +209,43 @@ impl Vault {
         Vault {
             kind,
             config_dir: config_dir.into(),
+            shared: None,
+            refused: None,
         }
+    }
+
+    /// A vault that refuses every operation, saying `why`.
+    pub fn unusable(self, why: String) -> Vault {
+        Vault {
+            refused: Some(why.into()),
+            ..self
+        }
+    }
+
+    fn check(&self) -> Result<(), StoreError> {
+        match &self.refused {
+            Some(why) => Err(StoreError::Shared(format!("unusable: {why}"))),
+            None => Ok(()),
+        }
+    }
+
+    /// The vault in `state` instead, sealed with `secret`; refuses a secret
+    /// too short to be a key.
+    pub fn in_shared_state(
+        self,
+        state: std::sync::Arc<crate::shared::SharedState>,
+        secret: &str,
+    ) -> Result<Vault, String> {
+        let sealer = shared::Sealer::new(secret)?;
+        Ok(Vault {
+            shared: Some(std::sync::Arc::new(shared::SharedVault { state, sealer })),
+            ..self
+        })
+    }
+
+    /// Whether credentials are kept in shared state.
+    pub fn is_shared(&self) -> bool {
+        self.shared.is_some()
     }
 
     /// Where credentials are kept.
@@ -199,6 +260,10 @@ impl Vault {
 
     /// The credentials stored under `key`, or `None` if there are none.
     pub async fn load(&self, key: &str) -> Result<Option<Value>, StoreError> {
+        self.check()?;
+        if let Some(shared) = &self.shared {
+            return shared.load(key).await;
+        }
         let (key, config_dir) = (key.to_owned(), self.config_dir.clone());
         match self.kind {
             StoreKind::Keyring => blocking(move || keyring_load(&key, &config_dir)).await,
@@ -213,6 +278,10 @@ impl Vault {
 
     /// Stores `value` under `key`, replacing what was there.
     pub async fn save(&self, key: &str, value: &Value) -> Result<(), StoreError> {
+        self.check()?;
+        if let Some(shared) = &self.shared {
+            return shared.save(key, value).await;
+        }
         let (key, config_dir) = (key.to_owned(), self.config_dir.clone());
         match self.kind {
             StoreKind::Keyring => {
@@ -240,6 +309,10 @@ impl Vault {
 
     /// Forgets the credentials stored under `key`; succeeds if there were none.
     pub async fn clear(&self, key: &str) -> Result<(), StoreError> {
+        self.check()?;
+        if let Some(shared) = &self.shared {
+            return shared.clear(key).await;
+        }
         let (key, config_dir) = (key.to_owned(), self.config_dir.clone());
         match self.kind {
             StoreKind::Keyring => {
@@ -269,7 +342,11 @@ impl Vault {
         key: &str,
         timeout: Duration,
     ) -> Result<RefreshLock, StoreError> {
+        self.check()?;
         let name = refresh_lock_name(key);
+        if let Some(shared) = &self.shared {
+            return shared.lock(&name, timeout).await.map(RefreshLock::Shared);
+        }
         let config_dir = self.config_dir.clone();
         blocking(move || {
             let dir_path = config_dir.join(DIR_NAME);
@@ -290,7 +367,7 @@ impl Vault {
                 timeout,
                 "another mcpw process is refreshing these credentials",
             )?;
-            Ok(RefreshLock { _file: file })
+            Ok(RefreshLock::File(file))
         })
         .await
     }

@@ -17,7 +17,8 @@ pub(super) enum Change {
 }
 
 enum Job {
-    Change(Change),
+    /// A change, and when it was made (ms since the epoch).
+    Change(u64, Change),
     /// Called once every change queued before it is written.
     Flushed(Box<dyn FnOnce() + Send>),
 }
@@ -40,12 +41,15 @@ impl CacheWriter {
 
     /// Queues entries to store (`Some`) or remove (`None`).
     pub fn update(&self, changes: BTreeMap<String, Option<Entry>>) {
-        self.send(Job::Change(Change::Update(changes)));
+        self.send(Job::Change(super::now_ms(), Change::Update(changes)));
     }
 
     /// Queues a server's failure to record (`Some`) or forget (`None`).
     pub fn record_failure(&self, server: &str, failure: Option<Failure>) {
-        self.send(Job::Change(Change::Failure(server.to_string(), failure)));
+        self.send(Job::Change(
+            super::now_ms(),
+            Change::Failure(server.to_string(), failure),
+        ));
     }
 
     /// Waits until everything queued so far has been tried: written, or
@@ -89,15 +93,19 @@ impl CacheWriter {
     }
 }
 
-/// How soon changes that met a locked file are tried again.
+/// How soon changes that met a locked file, or a shared state that did not
+/// answer, are tried again.
 const RETRY: std::time::Duration = std::time::Duration::from_secs(5);
 
 fn write_loop(cache: &MetadataCache, rx: &mpsc::Receiver<Job>) {
-    // Changes not written yet because another process held the file's lock:
-    // kept, and tried again with the next changes or after a while.
+    // Changes not written yet because another process held the file's lock,
+    // or not shared yet because Redis did not answer: kept, and tried again
+    // with the next changes or after a while.
     let mut unwritten: Vec<Change> = Vec::new();
+    let mut unshared: Vec<(u64, Change)> = Vec::new();
     loop {
-        let first = if unwritten.is_empty() {
+        let waiting = !unwritten.is_empty() || !unshared.is_empty();
+        let first = if !waiting {
             rx.recv().ok()
         } else {
             match rx.recv_timeout(RETRY) {
@@ -107,18 +115,23 @@ fn write_loop(cache: &MetadataCache, rx: &mpsc::Receiver<Job>) {
                     if let Err(e) = cache.apply(&unwritten) {
                         tracing::warn!("{e}; the last tool lists were not cached");
                     }
+                    share(cache, &mut unshared);
                     return;
                 }
             }
         };
-        let ended = first.is_none() && unwritten.is_empty();
-        if ended {
+        if first.is_none() && !waiting {
             return;
         }
         let mut flushed = Vec::new();
         for job in first.into_iter().chain(rx.try_iter()) {
             match job {
-                Job::Change(c) => unwritten.push(c),
+                Job::Change(at, c) => {
+                    if cache.shared.is_some() {
+                        unshared.push((at, c.clone()));
+                    }
+                    unwritten.push(c);
+                }
                 Job::Flushed(done) => flushed.push(done),
             }
         }
@@ -134,10 +147,24 @@ fn write_loop(cache: &MetadataCache, rx: &mpsc::Receiver<Job>) {
                 }
             }
         }
+        share(cache, &mut unshared);
         // A flush waits for an attempt, not for another process to let go.
         for done in flushed {
             done();
         }
+    }
+}
+
+/// Writes the changes to shared state; what Redis did not take is kept (it
+/// says so in the logs, once) and written when it answers again.
+fn share(cache: &MetadataCache, unshared: &mut Vec<(u64, Change)>) {
+    let Some(state) = &cache.shared else { return };
+    if unshared.is_empty() {
+        return;
+    }
+    match super::shared::apply(state, unshared) {
+        Ok(()) => unshared.clear(),
+        Err(e) => tracing::debug!("{e}; {} cache change(s) kept for later", unshared.len()),
     }
 }
 

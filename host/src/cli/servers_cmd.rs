@@ -417,7 +417,11 @@ pub async fn connect(args: ConnectArgs, sources: &ConfigSources) -> Result<ExitC
 
 pub fn cache(cmd: CacheCommand, sources: &ConfigSources) -> Result<ExitCode> {
     let cfg = super::load_config(sources);
-    let cache = MetadataCache::new(sources.env.cache_dir().join("metadata.json"));
+    let shared = mcpw::shared::SharedState::url_for(&cfg, &sources.env)
+        .map(|url| mcpw::shared::SharedState::open(&url))
+        .transpose()?;
+    let cache = MetadataCache::new(sources.env.cache_dir().join("metadata.json"))
+        .with_shared(shared.clone());
     match cmd {
         CacheCommand::Show { json } => {
             let now = cache::now_ms();
@@ -436,10 +440,16 @@ pub fn cache(cmd: CacheCommand, sources: &ConfigSources) -> Result<ExitCode> {
                            "ageSeconds": now.saturating_sub(e.cached_at) / 1000, "state": state})
                 })
                 .collect();
+            let shared = shared.as_ref().map(|s| s.location());
             if json {
-                super::print_json(&json!({"path": cache.path(), "servers": rows}))?;
+                super::print_json(
+                    &json!({"path": cache.path(), "shared": shared, "servers": rows}),
+                )?;
             } else {
                 outln!("{}", cache.path().display());
+                if let Some(location) = shared {
+                    outln!("and shared state {location}");
+                }
                 if rows.is_empty() {
                     outln!("(empty)");
                 }
@@ -485,11 +495,18 @@ pub struct StatsArgs {
 pub fn stats(args: StatsArgs, sources: &ConfigSources) -> Result<ExitCode> {
     let cfg = super::load_config(sources);
     let setting = cfg.settings.capture_stats.as_ref();
-    let config = mcpw::stats::StatsConfig::from_setting(setting, &sources.env.state_dir());
-    let path = config
-        .map(|c| c.path)
-        .unwrap_or_else(|| sources.env.state_dir().join("stats.json"));
-    let all = mcpw::stats::load(&path);
+    let shared = mcpw::shared::SharedState::url_for(&cfg, &sources.env)
+        .map(|url| mcpw::shared::SharedState::open(&url))
+        .transpose()?;
+    let config = mcpw::stats::StatsConfig::from_setting(setting, &sources.env.state_dir())
+        .unwrap_or_else(|| mcpw::stats::StatsConfig {
+            path: sources.env.state_dir().join("stats.json"),
+            flush_delay: Default::default(),
+            shared: None,
+        })
+        .with_shared(shared);
+    let path = config.location();
+    let all = config.load().context("cannot read the statistics")?;
     if args.json {
         let rows: Vec<Value> = all
             .iter()
@@ -509,7 +526,7 @@ pub fn stats(args: StatsArgs, sources: &ConfigSources) -> Result<ExitCode> {
         } else {
             ""
         };
-        outln!("no calls recorded in {}{hint}", path.display());
+        outln!("no calls recorded in {path}{hint}");
         return Ok(ExitCode::SUCCESS);
     }
     outln!(

@@ -470,6 +470,14 @@ fn interpret_settings(raw: Map<String, Value>) -> Settings {
     {
         s.credential_store = kind;
     }
+    s.shared_state = raw
+        .get("sharedState")
+        .and_then(Value::as_str)
+        .map(str::to_string);
+    s.shared_state_key = raw
+        .get("sharedStateKey")
+        .and_then(Value::as_str)
+        .map(str::to_string);
     s.capture_stats = match raw.get("captureStats") {
         Some(Value::Bool(true)) => Some(super::CaptureStats::default()),
         Some(Value::Object(o)) => Some(super::CaptureStats {

@@ -336,6 +336,12 @@ pub struct Settings {
     pub capture_stats: Option<CaptureStats>,
     /// `credentialStore`: where OAuth credentials are kept.
     pub credential_store: crate::auth::store::StoreKind,
+    /// `sharedState`: the Redis URL replicas share state through
+    /// (`$MCPW_SHARED_STATE` and `--shared-state` win over it).
+    pub shared_state: Option<String>,
+    /// `sharedStateKey`: the secret that seals credentials in shared state
+    /// (`${VAR}` or `!command`; `$MCPW_SHARED_STATE_KEY` wins over it).
+    pub shared_state_key: Option<String>,
     /// Every setting as merged (paths in `plugins` resolved), including ones this
     /// version does not interpret.
     pub raw: serde_json::Map<String, serde_json::Value>,
@@ -353,6 +359,8 @@ impl Default for Settings {
             tool_search_budget: DEFAULT_TOOL_SEARCH_BUDGET,
             capture_stats: None,
             credential_store: Default::default(),
+            shared_state: None,
+            shared_state_key: None,
             raw: Default::default(),
         }
     }

@@ -99,6 +99,18 @@ pub fn masked_serve(raw: &Value) -> Value {
     raw
 }
 
+/// The settings as written, with the shared state's password and key masked.
+fn masked_settings(cfg: &Config) -> Value {
+    let mut raw = cfg.settings.raw.clone();
+    if let Some(Value::String(url)) = raw.get_mut("sharedState") {
+        *url = mask_url(url);
+    }
+    if let Some(Value::String(key)) = raw.get_mut("sharedStateKey") {
+        *key = mask_secret(key);
+    }
+    Value::Object(raw)
+}
+
 /// The whole config as JSON (`config show --json`).
 pub fn to_json(cfg: &Config) -> Value {
     let servers: serde_json::Map<String, Value> = cfg
@@ -119,7 +131,7 @@ pub fn to_json(cfg: &Config) -> Value {
         "sources": cfg.sources,
         "imports": cfg.imports.iter().map(|k| k.name()).collect::<Vec<_>>(),
         "mcpServers": servers,
-        "settings": cfg.settings.raw,
+        "settings": masked_settings(cfg),
         "diagnostics": cfg.diagnostics,
     });
     if let Some(serve) = &cfg.serve.raw {
@@ -161,10 +173,7 @@ pub fn to_text(cfg: &Config) -> String {
         }
     }
     if !cfg.settings.raw.is_empty() {
-        out.push_str(&format!(
-            "\nSettings:\n  {}\n",
-            Value::Object(cfg.settings.raw.clone())
-        ));
+        out.push_str(&format!("\nSettings:\n  {}\n", masked_settings(cfg)));
     }
     if let Some(serve) = &cfg.serve.raw {
         out.push_str(&format!("\nServe:\n  {}\n", masked_serve(serve)));

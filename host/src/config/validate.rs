@@ -536,6 +536,18 @@ pub fn settings(value: &Value, file: &Path, diags: &mut Vec<Diagnostic>) -> Map<
                 Some(_) => None,
                 None => Some(format!("expected \"keyring\" or \"file\", found {v}")),
             },
+            "sharedState" => match v.as_str() {
+                Some(url) if crate::shared::SharedState::check_url(url).is_ok() => None,
+                _ => Some(format!(
+                    "expected a Redis URL, redis://HOST:PORT[/DB], found {}",
+                    v.as_str()
+                        .map_or_else(|| v.to_string(), crate::shared::redact)
+                )),
+            },
+            "sharedStateKey" => match v.as_str() {
+                Some(k) if !k.trim().is_empty() => None,
+                _ => Some("expected the key as ${VAR} or !command".into()),
+            },
             "captureStats" | "toonEncode" => None,
             "plugins" => {
                 if let Some(p) = plugins(v, file, diags) {
@@ -693,6 +705,8 @@ mod properties {
         "toolSearchBudget",
         "searchProfile",
         "credentialStore",
+        "sharedState",
+        "sharedStateKey",
         "captureStats",
         "toonEncode",
         "plugins",

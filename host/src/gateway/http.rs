@@ -20,6 +20,7 @@ use axum::http::StatusCode;
 use axum::middleware::{self, Next};
 use axum::response::IntoResponse;
 use axum::routing::get;
+use rmcp::transport::streamable_http_server::SessionManager;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use std::net::SocketAddr;
@@ -109,7 +110,9 @@ pub async fn serve(
         // whatever host name reaches this machine.
         config = config.disable_allowed_hosts();
     }
-    let ops = Arc::new(Ops::default());
+    let ops = Arc::new(Ops::new(
+        shared.host().shared_state().map(|s| s.health().clone()),
+    ));
     // Ready once the catalog snapshot (from the cache, or listed) is built.
     tokio::spawn({
         let (host, ops) = (shared.host().clone(), ops.clone());
@@ -126,6 +129,21 @@ pub async fn serve(
         local,
         options.max_sessions.max(1),
     ));
+    if let Some(replicas) = &shared.replicas {
+        // Any replica takes up a session another began: rmcp replays its
+        // `initialize` from the store, then the session loads what it chose.
+        config.session_store = Some(replicas.store());
+        let sessions = Arc::downgrade(&sessions);
+        replicas.on_closed(move |id| {
+            if let Some(sessions) = sessions.upgrade() {
+                tokio::spawn(async move {
+                    let _ = sessions.close_session(&id.into()).await;
+                });
+            }
+        });
+    }
+    // With shared state, whose session it is is known to every replica.
+    let owners = shared.replicas.as_ref().map(|r| r.store());
     let service: StreamableHttpService<Gateway, _> = StreamableHttpService::new(
         move || Ok(Gateway::new(shared.clone())),
         sessions.clone(),
@@ -144,7 +162,7 @@ pub async fn serve(
             body::json_rpc(guard.clone(), req, next)
         }))
         .route_layer(middleware::from_fn(move |req: Request, next: Next| {
-            clients::own_sessions(sessions.clone(), req, next)
+            clients::own_sessions(sessions.clone(), owners.clone(), req, next)
         }))
         .route(
             "/metrics",

@@ -114,7 +114,10 @@ impl Gateway {
                     lists.all.get_or_init(|| all).clone()
                 }
             },
-            _ => self.tool_search_list(&snapshot, &lists, client)?,
+            _ => {
+                self.link.refresh_tools().await;
+                self.tool_search_list(&snapshot, &lists, client)?
+            }
         };
         Ok(tools.to_vec())
     }

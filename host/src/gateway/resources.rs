@@ -70,6 +70,11 @@ impl Watching {
         self.routes().contains_key(uri)
     }
 
+    /// The URIs the session watches.
+    pub(super) fn uris(&self) -> Vec<String> {
+        self.routes().keys().cloned().collect()
+    }
+
     /// Watches `uri` (as `client` knows it) for the session (`subscribe`),
     /// or no more.
     pub(super) async fn set(
@@ -183,7 +188,9 @@ impl Gateway {
         subscribe: bool,
     ) -> Result<(), McpError> {
         self.shared.ready().await;
-        self.watching.set(client, uri, subscribe).await
+        self.watching.set(client, uri, subscribe).await?;
+        self.link.share_watching(uri, subscribe).await;
+        Ok(())
     }
 }
 

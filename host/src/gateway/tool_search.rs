@@ -161,14 +161,18 @@ pub async fn call(
         Ok(s) => s,
         Err(e) => return result(&[Content::text(format!("Error: {e}"))], None, true),
     };
-    let newly = {
+    let newly: Vec<String> = {
         let mut active = gw.activated.lock().unwrap_or_else(|p| p.into_inner());
         names
             .iter()
             .filter(|n| !snapshot.is_direct_name(n) && active.insert((*n).clone()))
-            .count()
+            .cloned()
+            .collect()
     };
-    if newly > 0 {
+    if !newly.is_empty() {
+        // Recorded before the answer: the client's next request may reach
+        // another replica.
+        gw.link.share_tools(&newly).await;
         let _ = ctx.peer.notify_tool_list_changed().await;
     }
     let mut text = format!(

@@ -6,6 +6,23 @@ use super::*;
 /// How long a failure recorded in the cache is shown (and its backoff honoured).
 const REMEMBERED_FAILURE: Duration = Duration::from_secs(3600);
 
+/// When `failure`, recorded by some mcpw process, happened, if it holds
+/// for `server` as configured now and is recent enough to be shown.
+/// Hashed only for a server with a recorded failure: start-up stays cheap.
+pub(super) fn recorded_failure<'f>(
+    server: &Server,
+    failure: &'f cache::Failure,
+) -> Option<(Instant, &'f cache::Failure)> {
+    if failure.config_hash != cache::definition_hash(&server.raw) {
+        return None;
+    }
+    let age = Duration::from_millis(cache::now_ms().saturating_sub(failure.at));
+    (age < REMEMBERED_FAILURE)
+        .then(|| Instant::now().checked_sub(age))
+        .flatten()
+        .map(|at| (at, failure))
+}
+
 /// A slot for `server`, knowing its tools from a valid cache entry (taken
 /// out of `entries`).
 pub(super) fn new_slot(
@@ -26,17 +43,9 @@ pub(super) fn new_slot(
         None => (None, Offers::default()),
     };
     // A recent failure recorded by any mcpw process: its backoff and message hold here too.
-    // Hashed only for a server with a recorded failure: start-up stays cheap.
     let failed = failures
         .get(&server.name)
-        .filter(|f| f.config_hash == cache::definition_hash(&server.raw))
-        .and_then(|f| {
-            let age = Duration::from_millis(cache::now_ms().saturating_sub(f.at));
-            (age < REMEMBERED_FAILURE)
-                .then(|| Instant::now().checked_sub(age))
-                .flatten()
-                .map(|at| (at, f))
-        });
+        .and_then(|f| recorded_failure(server, f));
     Arc::new(Slot {
         server: server.clone(),
         state: Mutex::new(SlotState {

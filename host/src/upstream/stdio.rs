@@ -28,6 +28,15 @@ pub struct StderrTail {
     stdout: Mutex<Option<String>>,
 }
 
+/// mcpw's own secrets, which a server does not inherit (its `env` may still
+/// set them): a server that shows its environment, as server-everything's
+/// `get-env` does, would hand them to every client.
+const WITHHELD: &[&str] = &[
+    "MCPW_TOKEN",
+    crate::shared::ENV,
+    crate::auth::store::KEY_ENV,
+];
+
 /// The transport to a stdio server: rmcp's line codec over its watched pipes.
 pub type StdioTransport = AsyncRwTransport<RoleClient, watch::Watched<ChildStdout>, ChildStdin>;
 
@@ -104,7 +113,8 @@ pub async fn spawn(
         false => (command.clone(), args.clone()),
     };
     let mut cmd = tokio::process::Command::new(&program);
-    cmd.args(&args).env_clear().envs(ctx.env.vars()).envs(env);
+    let inherited = ctx.env.vars().filter(|(k, _)| !WITHHELD.contains(k));
+    cmd.args(&args).env_clear().envs(inherited).envs(env);
     if let Some(cwd) = cwd {
         cmd.current_dir(cwd);
     }

@@ -8,6 +8,7 @@ use super::sessions::CappedSessions;
 use crate::config::{Serve, TokenSource};
 use crate::gateway::ClientScope;
 use crate::paths::Environment;
+use crate::shared::sessions::SharedSessions;
 use axum::extract::Request;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::middleware::Next;
@@ -155,8 +156,12 @@ pub(super) async fn require_token(
 /// request naming another client's session is answered as rmcp answers one
 /// for a session that does not exist (404), so one client can neither read
 /// another's notifications, nor act in its name, nor close its session.
+///
+/// With shared state the owner is recorded there too: a session another
+/// replica began is checked against it before this replica takes it up.
 pub(super) async fn own_sessions(
     sessions: Arc<CappedSessions<LocalSessionManager>>,
+    shared: Option<Arc<SharedSessions>>,
     request: Request,
     next: Next,
 ) -> Response {
@@ -168,20 +173,38 @@ pub(super) async fn own_sessions(
         .get(SESSION_HEADER)
         .and_then(|v| v.to_str().ok())
         .map(str::to_string);
-    if let Some(id) = &session
-        && sessions
-            .owner(id)
-            .is_some_and(|owner| *owner != *client.name())
-    {
-        return (StatusCode::NOT_FOUND, "Not Found: Session not found").into_response();
+    let not_found = || (StatusCode::NOT_FOUND, "Not Found: Session not found").into_response();
+    let mut claim_here = false;
+    if let Some(id) = &session {
+        match sessions.owner(id) {
+            Some(owner) if *owner != *client.name() => return not_found(),
+            Some(_) => {}
+            None => {
+                if let Some(shared) = &shared
+                    && let Ok(Some(owner)) = shared.owner(id).await
+                    && owner != client.name()
+                {
+                    return not_found();
+                }
+                claim_here = true;
+            }
+        }
     }
     let response = next.run(request).await;
-    if session.is_none()
-        && let Some(id) = response
-            .headers()
-            .get(SESSION_HEADER)
-            .and_then(|v| v.to_str().ok())
-    {
+    let opened = response
+        .headers()
+        .get(SESSION_HEADER)
+        .and_then(|v| v.to_str().ok())
+        .filter(|_| session.is_none());
+    if let Some(id) = opened {
+        sessions.claim(id, client.name());
+        if let Some(shared) = &shared
+            && let Err(e) = shared.set_owner(id, client.name()).await
+        {
+            tracing::debug!("session {id}: {e}");
+        }
+    } else if let Some(id) = session.as_deref().filter(|_| claim_here) {
+        // Taken up here (or not known here until now): this replica holds it too.
         sessions.claim(id, client.name());
     }
     response

@@ -1,7 +1,12 @@
 //! What a load balancer and an operator ask of a replica: `GET /healthz`
-//! (live), `GET /readyz` (the catalog is loaded and the replica is not
-//! draining), `GET /metrics` (Prometheus text), and draining on a stop: no new
-//! sessions, the calls in flight finish up to a deadline.
+//! (live), `GET /readyz` (the catalog is loaded, shared state was reached,
+//! and the replica is not draining), `GET /metrics` (Prometheus text), and
+//! draining on a stop: no new sessions, the calls in flight finish up to a
+//! deadline.
+//!
+//! Shared state that goes away after a replica was ready leaves it ready,
+//! and `/readyz` says so: every replica shares the one Redis, so taking them
+//! out of the balancer would stop a gateway that still serves from memory.
 
 use axum::body::Body;
 use axum::http::{StatusCode, header};
@@ -19,6 +24,8 @@ pub const DEFAULT_DRAIN: Duration = Duration::from_secs(25);
 #[derive(Default)]
 pub struct Ops {
     ready: AtomicBool,
+    /// The shared state's reachability, when there is shared state.
+    shared: Option<Arc<crate::shared::Health>>,
     draining: AtomicBool,
     in_flight: AtomicUsize,
     idle: Notify,
@@ -36,6 +43,14 @@ impl Drop for InFlight {
 }
 
 impl Ops {
+    /// A replica's state, with the shared state's reachability if any.
+    pub fn new(shared: Option<Arc<crate::shared::Health>>) -> Ops {
+        Ops {
+            shared,
+            ..Default::default()
+        }
+    }
+
     /// The catalog snapshot is loaded: the replica can answer.
     pub fn set_ready(&self) {
         self.ready.store(true, Ordering::Release);
@@ -74,22 +89,42 @@ impl Ops {
 
     /// `GET /healthz`.
     pub(super) fn health() -> Response {
-        text(StatusCode::OK, "live\n")
+        text(StatusCode::OK, "live\n".into())
     }
 
     /// `GET /readyz`.
     pub(super) fn readiness(&self) -> Response {
+        use crate::shared::Reach;
+        let reach = self.shared.as_ref().map(|h| (h.location(), h.reach()));
+        let unavailable = StatusCode::SERVICE_UNAVAILABLE;
         if self.draining() {
-            text(StatusCode::SERVICE_UNAVAILABLE, "draining\n")
-        } else if !self.ready.load(Ordering::Acquire) {
-            text(StatusCode::SERVICE_UNAVAILABLE, "starting\n")
-        } else {
-            text(StatusCode::OK, "ready\n")
+            return text(unavailable, "draining\n".into());
+        }
+        if !self.ready.load(Ordering::Acquire) {
+            return text(unavailable, "starting\n".into());
+        }
+        match reach {
+            None | Some((_, Reach::Up)) => text(StatusCode::OK, "ready\n".into()),
+            Some((location, _)) if !self.shared.as_ref().is_some_and(|h| h.ever_up()) => text(
+                unavailable,
+                format!("starting: shared state {location} not reached yet\n"),
+            ),
+            Some((location, Reach::Down(for_how_long))) => text(
+                StatusCode::OK,
+                format!(
+                    "ready, degraded: shared state {location} unreachable for {} s; serving from memory\n",
+                    for_how_long.as_secs()
+                ),
+            ),
+            Some((location, Reach::Unknown)) => text(
+                StatusCode::OK,
+                format!("ready, degraded: shared state {location} not answering\n"),
+            ),
         }
     }
 }
 
-fn text(status: StatusCode, body: &'static str) -> Response {
+fn text(status: StatusCode, body: String) -> Response {
     (
         status,
         [(header::CONTENT_TYPE, "text/plain; charset=utf-8")],

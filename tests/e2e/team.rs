@@ -1,0 +1,592 @@
+//! A team gateway: mcpw replicas sharing state through a real Redis, behind a
+//! real haproxy balancing round-robin with no stickiness.
+
+mod infra;
+mod wire;
+
+use crate::common::ConfigDirs;
+use crate::servers::{servers, wait_until};
+use infra::{Haproxy, Redis, replica};
+use serde_json::{Value, json};
+use std::path::Path;
+use std::time::Duration;
+use wire::{Wire, text};
+
+/// Server `s` (misbehave.mjs ok, its starts appended to `pids`) in a config
+/// under `home`.
+fn config_with(dirs: &ConfigDirs, pids: &Path, mode: &str) {
+    let server = json!({"command": "node", "args": [servers().misbehave(), mode],
+                        "env": {"PID_FILE": pids.display().to_string()}});
+    let settings = json!({"captureStats": {"flushDelayMs": 20}});
+    dirs.user(&json!({"mcpServers": {"s": server}, "settings": settings}).to_string());
+}
+
+fn starts(pids: &Path) -> usize {
+    std::fs::read_to_string(pids).map_or(0, |t| t.lines().count())
+}
+
+fn mcpw(home: &Path, args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_mcpw"))
+        .args(args)
+        .env("HOME", home)
+        .env_remove("XDG_CONFIG_HOME")
+        .env_remove("XDG_CACHE_HOME")
+        .env_remove("XDG_STATE_HOME")
+        .env_remove("MCPW_CONFIG")
+        .output()
+        .unwrap()
+}
+
+/// A session begun at one replica goes on at the other, request by request:
+/// a tool loaded with ToolSearch through one is listed by the other, and
+/// the other calls it.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_session_goes_on_at_the_other_replica() {
+    let root = tempfile::tempdir().unwrap();
+    let redis = Redis::start(&root.path().join("redis"));
+    let (a_dirs, b_dirs) = (ConfigDirs::new(), ConfigDirs::new());
+    let pids = root.path().join("pids");
+    config_with(&a_dirs, &pids, "ok");
+    config_with(&b_dirs, &pids, "ok");
+    let args = ["--exposure", "tool-search"];
+    let (_a, a_port) = replica(&a_dirs.home(), &redis.url(), &args);
+    let (_b, b_port) = replica(&b_dirs.home(), &redis.url(), &args);
+    let a = format!("http://127.0.0.1:{a_port}/mcp");
+    let b = format!("http://127.0.0.1:{b_port}/mcp");
+
+    let session = Wire::initialize(&a).await;
+    let before = session.tool_names(&b).await;
+    assert!(before.contains(&"ToolSearch".to_string()), "{before:?}");
+    assert!(!before.contains(&"s__echo".to_string()), "{before:?}");
+    let loaded = session
+        .call(&a, "ToolSearch", json!({"query": "select:s__echo"}))
+        .await
+        .unwrap();
+    assert!(text(&loaded).contains("s__echo"), "{loaded}");
+    let after = session.tool_names(&b).await;
+    assert!(
+        after.contains(&"s__echo".to_string()),
+        "loaded through A, listed by B: {after:?}"
+    );
+    let echoed = session
+        .call(&b, "s__echo", json!({"message": "hi"}))
+        .await
+        .unwrap();
+    assert_eq!(text(&echoed), "Echo: hi");
+
+    // A session nobody began is not found, at either replica.
+    let stranger = session.with_session("no-such-session");
+    let refused = stranger.tool_names_result(&b).await.unwrap_err();
+    assert!(refused.starts_with("HTTP 404"), "{refused}");
+    // Ended at one replica, it is gone at the other too.
+    session.delete(&a).await;
+    wait_until(
+        "B to forget the ended session",
+        Duration::from_secs(10),
+        || redis.cli(&["EXISTS", &format!("mcpw:session:{}", session.session)]) == "0",
+    );
+    let gone = session.tool_names_result(&b).await.unwrap_err();
+    assert!(gone.starts_with("HTTP 404"), "{gone}");
+}
+
+/// A cache filled by one replica lets another list tools without starting
+/// the server; `mcpw tools` with the same shared state sees them too.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_cache_filled_by_one_replica_serves_the_other() {
+    let root = tempfile::tempdir().unwrap();
+    let redis = Redis::start(&root.path().join("redis"));
+    let (a_dirs, b_dirs, cli_dirs) = (ConfigDirs::new(), ConfigDirs::new(), ConfigDirs::new());
+    let pids = root.path().join("pids");
+    for d in [&a_dirs, &b_dirs, &cli_dirs] {
+        config_with(d, &pids, "ok");
+    }
+    let (_a, a_port) = replica(&a_dirs.home(), &redis.url(), &["--exposure", "direct"]);
+    let a = format!("http://127.0.0.1:{a_port}/mcp");
+    let names = Wire::initialize(&a).await.tool_names(&a).await;
+    assert!(names.contains(&"s__echo".to_string()), "{names:?}");
+    assert_eq!(starts(&pids), 1, "A started the server once");
+    wait_until("A's listing in Redis", Duration::from_secs(10), || {
+        redis.cli(&["HEXISTS", "mcpw:cache:servers", "s"]) == "1"
+    });
+
+    let (_b, b_port) = replica(&b_dirs.home(), &redis.url(), &["--exposure", "direct"]);
+    let b = format!("http://127.0.0.1:{b_port}/mcp");
+    let names = Wire::initialize(&b).await.tool_names(&b).await;
+    assert!(names.contains(&"s__echo".to_string()), "{names:?}");
+    let out = mcpw(
+        &cli_dirs.home(),
+        &["--shared-state", &redis.url(), "tools", "--json"],
+    );
+    let listed = String::from_utf8_lossy(&out.stdout);
+    assert!(listed.contains("s__echo"), "{listed}");
+    assert_eq!(starts(&pids), 1, "neither B nor the CLI started it");
+}
+
+/// A failed connect recorded by one replica holds the other back for the
+/// backoff, even though it was already running.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_failure_recorded_by_one_replica_is_honoured_by_the_other() {
+    let root = tempfile::tempdir().unwrap();
+    let redis = Redis::start(&root.path().join("redis"));
+    let (a_dirs, b_dirs) = (ConfigDirs::new(), ConfigDirs::new());
+    let pids = root.path().join("pids");
+    config_with(&a_dirs, &pids, "exit-on-init");
+    config_with(&b_dirs, &pids, "exit-on-init");
+    // Proxy exposure connects nothing until asked.
+    let (_a, a_port) = replica(&a_dirs.home(), &redis.url(), &["--exposure", "proxy"]);
+    let (_b, b_port) = replica(&b_dirs.home(), &redis.url(), &["--exposure", "proxy"]);
+    let a = format!("http://127.0.0.1:{a_port}/mcp");
+    let b = format!("http://127.0.0.1:{b_port}/mcp");
+    assert_eq!(starts(&pids), 0);
+    let call = json!({"tool": "s__anything", "args": {}});
+    let at_a = Wire::initialize(&a)
+        .await
+        .call(&a, "mcp", call.clone())
+        .await;
+    assert!(at_a.is_ok(), "{at_a:?}");
+    assert_eq!(starts(&pids), 1, "A tried the server");
+    wait_until("A's failure in Redis", Duration::from_secs(10), || {
+        redis.cli(&["HEXISTS", "mcpw:cache:failures", "s"]) == "1"
+    });
+    let at_b = Wire::initialize(&b).await;
+    at_b.call(&b, "mcp", call).await.unwrap();
+    let status = at_b.call(&b, "mcp", json!({})).await.unwrap();
+    assert_eq!(starts(&pids), 1, "B honoured A's failure: {status}");
+    assert!(text(&status).contains("✗ s (failed"), "{}", text(&status));
+}
+
+/// The TypeScript SDK's client through haproxy (round-robin, no
+/// stickiness) to two replicas, in every exposure: each request may land
+/// on either replica, and both serve.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_sdk_client_through_haproxy_in_every_exposure() {
+    let root = tempfile::tempdir().unwrap();
+    let redis = Redis::start(&root.path().join("redis"));
+    let pids = root.path().join("pids");
+    let mut echo_calls = 0;
+    for (exposure, steps, check) in exposures() {
+        let (a_dirs, b_dirs) = (ConfigDirs::new(), ConfigDirs::new());
+        config_with(&a_dirs, &pids, "ok");
+        config_with(&b_dirs, &pids, "ok");
+        let args = ["--exposure", exposure];
+        let (a, a_port) = replica(&a_dirs.home(), &redis.url(), &args);
+        let (b, b_port) = replica(&b_dirs.home(), &redis.url(), &args);
+        let lb = Haproxy::start(root.path(), &[a_port, b_port]);
+        let results = crate::gateway::client(json!({"url": lb.url()}), steps)
+            .unwrap_or_else(|e| panic!("{exposure}: {e}"));
+        check(&results);
+        echo_calls += results
+            .iter()
+            .filter(|r| r.to_string().contains("Echo: "))
+            .count();
+        for (name, serving) in [("A", &a), ("B", &b)] {
+            let metrics = reqwest::get(serving.at("/metrics"))
+                .await
+                .unwrap()
+                .text()
+                .await
+                .unwrap();
+            assert!(
+                metrics.contains("mcpw_tool_calls_total{"),
+                "{exposure}: replica {name} served no call:\n{metrics}"
+            );
+        }
+    }
+
+    // Every replica's calls, added up in one place (the replicas flushed
+    // their statistics as they stopped).
+    let out = mcpw(
+        ConfigDirs::new().home().as_path(),
+        &["--shared-state", &redis.url(), "stats", "--json"],
+    );
+    let stats: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let echo = stats["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "s__echo")
+        .unwrap_or_else(|| panic!("{stats}"));
+    assert_eq!(echo["calls"], json!(echo_calls), "{stats}");
+}
+
+type Check = fn(&[Value]);
+
+fn exposures() -> Vec<(&'static str, Value, Check)> {
+    let echo =
+        |name: &str, m: &str| json!({"op": "callTool", "name": name, "arguments": {"message": m}});
+    let via_proxy = |m: &str| json!({"op": "callTool", "name": "mcp", "arguments": {"tool": "s__echo", "args": {"message": m}}});
+    vec![
+        (
+            "direct",
+            json!([{"op": "listTools"}, echo("s__echo", "1"), echo("s__echo", "2"), echo("s__echo", "3"), echo("s__echo", "4")]),
+            |r| {
+                assert!(r[0].to_string().contains("s__echo"));
+                for (i, call) in r[1..].iter().enumerate() {
+                    assert_eq!(crate::gateway::text(call), format!("Echo: {}", i + 1));
+                }
+            },
+        ),
+        (
+            "tool-search",
+            json!([{"op": "listTools"}, {"op": "callTool", "name": "ToolSearch", "arguments": {"query": "select:s__echo"}},
+                   {"op": "listTools"}, {"op": "listTools"}, echo("s__echo", "1"), echo("s__echo", "2")]),
+            |r| {
+                let names = |v: &Value| -> Vec<String> {
+                    v.as_array()
+                        .unwrap()
+                        .iter()
+                        .map(|t| t["name"].as_str().unwrap().to_string())
+                        .collect()
+                };
+                assert!(!names(&r[0]).contains(&"s__echo".to_string()), "{}", r[0]);
+                assert!(names(&r[2]).contains(&"s__echo".to_string()), "{}", r[2]);
+                assert!(names(&r[3]).contains(&"s__echo".to_string()), "{}", r[3]);
+                assert_eq!(crate::gateway::text(&r[4]), "Echo: 1");
+                assert_eq!(crate::gateway::text(&r[5]), "Echo: 2");
+            },
+        ),
+        (
+            "proxy",
+            json!([{"op": "listTools"}, via_proxy("1"), via_proxy("2"), via_proxy("3"), via_proxy("4")]),
+            |r| {
+                assert!(r[0].to_string().contains("\"mcp\""), "{}", r[0]);
+                for (i, call) in r[1..].iter().enumerate() {
+                    assert!(
+                        crate::gateway::text(call).contains(&format!("Echo: {}", i + 1)),
+                        "{call}"
+                    );
+                }
+            },
+        ),
+    ]
+}
+
+/// A replica killed in the middle of a session: the next calls succeed on
+/// the other, in the same session.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_replica_killed_mid_session_loses_nothing() {
+    let root = tempfile::tempdir().unwrap();
+    let redis = Redis::start(&root.path().join("redis"));
+    let (a_dirs, b_dirs) = (ConfigDirs::new(), ConfigDirs::new());
+    let pids = root.path().join("pids");
+    config_with(&a_dirs, &pids, "ok");
+    config_with(&b_dirs, &pids, "ok");
+    let args = ["--exposure", "direct"];
+    let (mut a, a_port) = replica(&a_dirs.home(), &redis.url(), &args);
+    let (_b, b_port) = replica(&b_dirs.home(), &redis.url(), &args);
+    let lb = Haproxy::start(root.path(), &[a_port, b_port]);
+    let session = Wire::initialize(&lb.url()).await;
+    for i in 0..4 {
+        let out = session
+            .call(&lb.url(), "s__echo", json!({"message": i.to_string()}))
+            .await
+            .unwrap();
+        assert_eq!(text(&out), format!("Echo: {i}"));
+    }
+    // SAFETY: killing our own child.
+    unsafe { libc::kill(a.pid() as i32, libc::SIGKILL) };
+    // Gone, sockets and all: a request sent while it was dying would have
+    // been in flight.
+    assert!(a.exited(Duration::from_secs(10)).is_some());
+    for i in 0..6 {
+        let out = session
+            .call(&lb.url(), "s__echo", json!({"message": i.to_string()}))
+            .await;
+        assert_eq!(
+            out.as_ref().map(text),
+            Ok(format!("Echo: {i}")),
+            "call {i} after the kill"
+        );
+    }
+}
+
+/// Redis stopped, then started again, while clients call through haproxy:
+/// no call fails, sessions begun meanwhile go on at either replica, the
+/// replicas say they are degraded while it is away, and write back what it
+/// missed once it returns.
+#[tokio::test(flavor = "multi_thread")]
+async fn redis_stopped_and_restarted_under_load() {
+    let root = tempfile::tempdir().unwrap();
+    let mut redis = Redis::start(&root.path().join("redis"));
+    let (a_dirs, b_dirs) = (ConfigDirs::new(), ConfigDirs::new());
+    let pids = root.path().join("pids");
+    config_with(&a_dirs, &pids, "ok");
+    config_with(&b_dirs, &pids, "ok");
+    let args = ["--exposure", "direct"];
+    let (a, a_port) = replica(&a_dirs.home(), &redis.url(), &args);
+    let (_b, b_port) = replica(&b_dirs.home(), &redis.url(), &args);
+    let lb = Haproxy::start(root.path(), &[a_port, b_port]);
+    let url = lb.url();
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    // Steady clients, each in a session begun before the outage.
+    let mut workers = Vec::new();
+    for w in 0..3 {
+        let (url, stop) = (url.clone(), stop.clone());
+        workers.push(tokio::spawn(async move {
+            let session = Wire::initialize(&url).await;
+            let (mut ok, mut failed) = (0, Vec::new());
+            let mut i = 0;
+            while !stop.load(std::sync::atomic::Ordering::Acquire) {
+                let m = format!("{w}-{i}");
+                match session.call(&url, "s__echo", json!({"message": m})).await {
+                    Ok(r) if text(&r) == format!("Echo: {m}") => ok += 1,
+                    other => failed.push(format!("{m}: {other:?}")),
+                }
+                i += 1;
+            }
+            (ok, failed, Vec::<String>::new())
+        }));
+    }
+    // A client that begins a new session every so often, and calls in it.
+    {
+        let (url, stop) = (url.clone(), stop.clone());
+        workers.push(tokio::spawn(async move {
+            let (mut ok, mut failed, mut begun) = (0, Vec::new(), Vec::new());
+            while !stop.load(std::sync::atomic::Ordering::Acquire) {
+                let session = Wire::initialize(&url).await;
+                for i in 0..2 {
+                    match session
+                        .call(&url, "s__echo", json!({"message": i.to_string()}))
+                        .await
+                    {
+                        Ok(r) if text(&r) == format!("Echo: {i}") => ok += 1,
+                        other => failed.push(format!("new session, call {i}: {other:?}")),
+                    }
+                }
+                begun.push(session.session.clone());
+                tokio::time::sleep(Duration::from_millis(200)).await;
+            }
+            (ok, failed, begun)
+        }));
+    }
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    redis.stop();
+    let outage_began = std::time::Instant::now();
+    let readyz = a.at("/readyz");
+    let mut said = String::new();
+    while outage_began.elapsed() < Duration::from_secs(8) {
+        let r = reqwest::get(&readyz).await.unwrap();
+        assert_eq!(
+            r.status(),
+            200,
+            "a replica stays in the balancer without Redis"
+        );
+        said = r.text().await.unwrap();
+        if said.contains("degraded") {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(said.contains("degraded: shared state redis://"), "{said}");
+    // Sessions begun while Redis is away.
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    redis.restart();
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    stop.store(true, std::sync::atomic::Ordering::Release);
+    let (mut ok, mut failed, mut begun) = (0, Vec::new(), Vec::new());
+    for w in workers {
+        let (o, f, b) = w.await.unwrap();
+        ok += o;
+        failed.extend(f);
+        begun.extend(b);
+    }
+    assert!(
+        failed.is_empty(),
+        "{} of {} calls failed: {failed:?}",
+        failed.len(),
+        ok + failed.len()
+    );
+    assert!(ok > 20, "only {ok} calls made");
+    // Every session begun, during the outage too, is in Redis again.
+    wait_until(
+        "the replicas to write back their sessions",
+        Duration::from_secs(15),
+        || {
+            begun
+                .iter()
+                .all(|id| redis.cli(&["HEXISTS", &format!("mcpw:session:{id}"), "init"]) == "1")
+        },
+    );
+    let r = reqwest::get(&readyz).await.unwrap().text().await.unwrap();
+    assert_eq!(r, "ready\n");
+}
+
+/// A login through one process serves every process that shares the state,
+/// sealed in Redis under the team's key; processes with separate homes
+/// refreshing the same token at once take turns through a lock in Redis.
+#[test]
+fn a_login_made_once_serves_every_replica() {
+    let root = tempfile::tempdir().unwrap();
+    let redis = Redis::start(&root.path().join("redis"));
+    let events = root.path().join("events");
+    // Access tokens live 1 s; the server refuses a refresh token used twice.
+    let server = crate::servers::Background::node(
+        &[&servers().oauth_server()],
+        &[
+            ("EVENTS_FILE", &events.display().to_string()),
+            ("ACCESS_TTL_S", "1"),
+        ],
+    );
+    let config = json!({"mcpServers": {"o": {"url": server.url("/mcp")}}}).to_string();
+    let homes: Vec<ConfigDirs> = (0..6).map(|_| ConfigDirs::new()).collect();
+    for h in &homes {
+        h.user(&config);
+    }
+    let key = "a team secret only the replicas know";
+    let run = |home: &ConfigDirs, key: &str, args: &[&str], browser: bool| {
+        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_mcpw"));
+        cmd.args(["--shared-state", &redis.url()])
+            .args(args)
+            .env("HOME", home.home())
+            .env("MCPW_SHARED_STATE_KEY", key)
+            .env_remove("XDG_CONFIG_HOME")
+            .env_remove("XDG_CACHE_HOME")
+            .env_remove("XDG_STATE_HOME")
+            .env_remove("MCPW_CONFIG")
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped());
+        if browser {
+            cmd.env(
+                "BROWSER",
+                crate::common::workspace().join("tests/conformance/browser.sh"),
+            );
+        } else {
+            cmd.env_remove("BROWSER");
+        }
+        cmd
+    };
+    let said = |o: &std::process::Output| {
+        format!(
+            "{}{}",
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        )
+    };
+    let login = run(&homes[0], key, &["auth", "login", "o"], true)
+        .output()
+        .unwrap();
+    assert!(login.status.success(), "{}", said(&login));
+    // Sealed: nothing of the token response is readable in Redis, and
+    // nothing was written to the login's own home.
+    let stored = redis.cli(&["HGETALL", "mcpw:credentials"]);
+    assert!(stored.contains("v1."), "{stored}");
+    assert!(
+        !stored.contains("access_token") && !stored.contains("Bearer"),
+        "{stored}"
+    );
+    assert!(!homes[0].home().join(".config/mcpw/credentials").exists());
+
+    let other = run(&homes[1], key, &["call", "o__whoami", "{}"], false)
+        .output()
+        .unwrap();
+    assert!(other.status.success(), "{}", said(&other));
+    assert!(said(&other).starts_with("client "), "{}", said(&other));
+    // Another key opens nothing: the call is refused, and the auth
+    // commands name the problem (a login would not replace the team's).
+    let wrong_key = "not the key the team uses";
+    let wrong = run(&homes[1], wrong_key, &["call", "o__whoami", "{}"], false)
+        .output()
+        .unwrap();
+    assert!(!wrong.status.success(), "{}", said(&wrong));
+    for args in [&["auth", "status"][..], &["auth", "login", "o"]] {
+        let out = run(&homes[1], wrong_key, args, true).output().unwrap();
+        assert!(
+            said(&out).contains("do not open with this key"),
+            "{args:?}: {}",
+            said(&out)
+        );
+    }
+    // Waiting out the token's lifetime (a clock, not an event).
+    std::thread::sleep(Duration::from_millis(1100));
+    let calls: Vec<_> = homes[2..]
+        .iter()
+        .map(|h| {
+            run(h, key, &["call", "o__whoami", "{}"], false)
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for call in calls {
+        let out = call.wait_with_output().unwrap();
+        assert!(out.status.success(), "{}", said(&out));
+    }
+    let events = std::fs::read_to_string(&events).unwrap_or_default();
+    assert!(events.contains("refresh\n"), "{events}");
+    assert!(!events.contains("refresh-reused"), "{events}");
+}
+
+/// A server does not inherit mcpw's own secrets: one that shows its
+/// environment (server-everything's `get-env`) shows none of them.
+#[test]
+fn servers_do_not_inherit_mcpws_secrets() {
+    let root = tempfile::tempdir().unwrap();
+    let redis = Redis::start(&root.path().join("redis"));
+    let dirs = ConfigDirs::new();
+    let server = json!({"command": "node", "args": [servers().everything(), "stdio"]});
+    dirs.user(&json!({"mcpServers": {"e": server}}).to_string());
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_mcpw"))
+        .args(["call", "e__get-env", "{}"])
+        .env("HOME", dirs.home())
+        .env("MCPW_TOKEN", "token-for-clients-only")
+        .env("MCPW_SHARED_STATE", redis.url())
+        .env("MCPW_SHARED_STATE_KEY", "the team key, for replicas only")
+        .env("SOME_OTHER_VARIABLE", "passed on")
+        .env_remove("XDG_CONFIG_HOME")
+        .env_remove("XDG_CACHE_HOME")
+        .env_remove("XDG_STATE_HOME")
+        .env_remove("MCPW_CONFIG")
+        .output()
+        .unwrap();
+    let shown = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{shown}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        shown.contains("passed on"),
+        "the environment is shown: {shown}"
+    );
+    for secret in ["token-for-clients-only", &redis.url(), "the team key"] {
+        assert!(
+            !shown.contains(secret),
+            "{secret} reached the server: {shown}"
+        );
+    }
+}
+
+/// A session belongs to the client that opened it at every replica: another
+/// client's token naming it is answered 404 at the other replica too, and a
+/// limited client sees only its servers there.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_session_stays_its_clients_at_every_replica() {
+    let root = tempfile::tempdir().unwrap();
+    let redis = Redis::start(&root.path().join("redis"));
+    let pids = root.path().join("pids");
+    let dirs: Vec<ConfigDirs> = (0..2).map(|_| ConfigDirs::new()).collect();
+    for d in &dirs {
+        let s = json!({"command": "node", "args": [servers().misbehave(), "ok"],
+                       "env": {"PID_FILE": pids.display().to_string()}});
+        let t = json!({"command": "node", "args": [servers().misbehave(), "ok"]});
+        let tokens = json!([{"name": "ci", "token": "ci-token-0123456789", "servers": ["s"]},
+                            {"name": "admin", "token": "admin-token-0123456789"}]);
+        d.user(&json!({"mcpServers": {"s": s, "t": t}, "serve": {"tokens": tokens}}).to_string());
+    }
+    let args = ["--exposure", "direct"];
+    let (_a, a_port) = replica(&dirs[0].home(), &redis.url(), &args);
+    let (_b, b_port) = replica(&dirs[1].home(), &redis.url(), &args);
+    let a = format!("http://127.0.0.1:{a_port}/mcp");
+    let b = format!("http://127.0.0.1:{b_port}/mcp");
+    let ci = Wire::initialize_as(&a, Some("ci-token-0123456789")).await;
+    // Another client, at the other replica, before the owner got there.
+    let refused = ci
+        .as_client("admin-token-0123456789")
+        .tool_names_result(&b)
+        .await
+        .unwrap_err();
+    assert!(refused.starts_with("HTTP 404"), "{refused}");
+    let names = ci.tool_names(&b).await;
+    assert!(names.contains(&"s__echo".to_string()), "{names:?}");
+    assert!(!names.iter().any(|n| n.starts_with("t__")), "{names:?}");
+}

@@ -1,0 +1,190 @@
+//! Redis and haproxy for the team-gateway tests: real servers from Debian's
+//! packages (installed on first use when missing, as CI needs), each on a
+//! free loopback port, stopped on drop.
+
+use crate::servers::{Serving, free_port, wait_until};
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::OnceLock;
+use std::time::Duration;
+
+fn found(bin: &str) -> bool {
+    ["/usr/bin", "/usr/sbin", "/usr/local/bin"]
+        .iter()
+        .any(|d| Path::new(d).join(bin).exists())
+}
+
+/// Installs redis-server and haproxy with apt-get unless they are there.
+fn installed() {
+    static ONCE: OnceLock<()> = OnceLock::new();
+    ONCE.get_or_init(|| {
+        let missing: Vec<&str> = ["redis-server", "haproxy"]
+            .into_iter()
+            .filter(|b| !found(b))
+            .collect();
+        if missing.is_empty() {
+            return;
+        }
+        eprintln!("installing {missing:?} from Debian's packages (once)");
+        let install = || {
+            Command::new("apt-get")
+                .args(["install", "-y", "-q"])
+                .args(&missing)
+                .env("DEBIAN_FRONTEND", "noninteractive")
+                .output()
+                .is_ok_and(|o| o.status.success())
+        };
+        if !install() {
+            let _ = Command::new("apt-get").args(["update", "-q"]).output();
+            assert!(
+                install(),
+                "cannot install {missing:?} with apt-get (as root): the team-gateway tests need them"
+            );
+        }
+    });
+}
+
+fn spawn(cmd: &mut Command) -> Child {
+    cmd.stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot start {cmd:?}: {e}"))
+}
+
+/// A Redis server with its data in a directory of its own (append-only, so
+/// that a restart finds what was written).
+pub struct Redis {
+    child: Option<Child>,
+    pub port: u16,
+    dir: PathBuf,
+}
+
+impl Redis {
+    pub fn start(dir: &Path) -> Redis {
+        installed();
+        let mut redis = Redis {
+            child: None,
+            port: free_port(),
+            dir: dir.to_path_buf(),
+        };
+        redis.restart();
+        redis
+    }
+
+    pub fn url(&self) -> String {
+        format!("redis://127.0.0.1:{}/0", self.port)
+    }
+
+    fn answers(&self) -> bool {
+        let Ok(mut s) = std::net::TcpStream::connect(("127.0.0.1", self.port)) else {
+            return false;
+        };
+        let _ = s.set_read_timeout(Some(Duration::from_secs(1)));
+        let mut buf = [0u8; 7];
+        s.write_all(b"PING\r\n").is_ok() && s.read_exact(&mut buf).is_ok() && &buf == b"+PONG\r\n"
+    }
+
+    /// Stops it (SIGKILL: nothing is saved on the way out but what the
+    /// append-only file already holds).
+    pub fn stop(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+
+    /// Starts it (again) on the same port and data.
+    pub fn restart(&mut self) {
+        self.stop();
+        std::fs::create_dir_all(&self.dir).unwrap();
+        self.child = Some(spawn(
+            Command::new("redis-server")
+                .args(["--bind", "127.0.0.1", "--port", &self.port.to_string()])
+                .args([
+                    "--save",
+                    "",
+                    "--appendonly",
+                    "yes",
+                    "--appendfsync",
+                    "always",
+                ])
+                .arg("--dir")
+                .arg(&self.dir),
+        ));
+        wait_until("redis-server to answer", Duration::from_secs(20), || {
+            self.answers()
+        });
+    }
+
+    /// A Redis command through redis-cli, its output.
+    pub fn cli(&self, args: &[&str]) -> String {
+        let out = Command::new("redis-cli")
+            .args(["-p", &self.port.to_string()])
+            .args(args)
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    }
+}
+
+impl Drop for Redis {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// haproxy balancing round-robin over replicas, with no stickiness; a
+/// replica that refuses connections is retried on another at once, and one
+/// whose `/readyz` fails is taken out.
+pub struct Haproxy {
+    child: Child,
+    pub port: u16,
+}
+
+impl Haproxy {
+    pub fn start(dir: &Path, backends: &[u16]) -> Haproxy {
+        installed();
+        let port = free_port();
+        let servers: String = backends
+            .iter()
+            .enumerate()
+            .map(|(i, p)| format!("  server r{i} 127.0.0.1:{p} check inter 300ms fall 2 rise 1\n"))
+            .collect();
+        let config = format!(
+            "global\n  maxconn 2000\n\
+             defaults\n  mode http\n  timeout connect 1s\n  timeout client 60s\n  timeout server 60s\n\
+             \x20 timeout tunnel 60s\n  option redispatch 1\n  retries 3\n  retry-on conn-failure\n  option http-server-close\n\
+             frontend mcp\n  bind 127.0.0.1:{port}\n  default_backend replicas\n\
+             backend replicas\n  balance roundrobin\n  option httpchk GET /readyz\n  http-check expect status 200\n{servers}"
+        );
+        let file = dir.join(format!("haproxy-{port}.cfg"));
+        std::fs::write(&file, config).unwrap();
+        let child = spawn(Command::new("haproxy").arg("-db").arg("-f").arg(&file));
+        wait_until("haproxy to listen", Duration::from_secs(20), || {
+            std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
+        });
+        Haproxy { child, port }
+    }
+
+    pub fn url(&self) -> String {
+        format!("http://127.0.0.1:{}/mcp", self.port)
+    }
+}
+
+impl Drop for Haproxy {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// `mcpw serve --http` sharing state through `redis`, with its own home
+/// (config, local cache), on a port of its own.
+pub fn replica(home: &Path, redis: &str, args: &[&str]) -> (Serving, u16) {
+    let port = free_port();
+    let addr = format!("127.0.0.1:{port}");
+    let mut all = vec!["--shared-state", redis, "--http", &addr];
+    all.extend_from_slice(args);
+    (Serving::start(home, &all), port)
+}
