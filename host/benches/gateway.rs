@@ -21,6 +21,9 @@
 //!    `list_changed`.
 //! 7. A server with 5,000 tools: first `tools/list` cold and warm, calls to its
 //!    last tool, searches in tool-search and proxy exposure.
+//! 8. A team gateway: sessions through haproxy to one replica and to two
+//!    sharing Redis; failover when one is killed (needs redis-server and
+//!    haproxy, installed from Debian's packages when missing).
 //!
 //! `BENCH_CALLS` sets the number of `echo` calls per path and round in row 1
 //! (default 500). Every process started carries a tag in its environment; at the
@@ -28,11 +31,16 @@
 
 #[path = "gateway/forwarder.rs"]
 mod forwarder;
+#[path = "../../tests/e2e/team/infra.rs"]
+#[allow(dead_code)] // the tests use the rest of it
+mod infra;
 #[path = "gateway/load.rs"]
 mod load;
 #[path = "../../tests/e2e/servers.rs"]
 #[allow(dead_code)] // the tests use the rest of it
 mod servers;
+#[path = "gateway/team.rs"]
+mod team;
 
 #[path = "support/common.rs"]
 mod common;
@@ -164,6 +172,11 @@ fn main() {
     } else {
         skipped()
     };
+    let r8 = if run("8") {
+        rt.block_on(team::row8_team(&misbehave, tmp.path()))
+    } else {
+        skipped()
+    };
     drop(rt);
     if std::env::var_os("BENCH_KEEP").is_some() {
         println!("(homes kept in {})", tmp.keep().display());
@@ -172,7 +185,7 @@ fn main() {
     println!("\n## Summary\n");
     println!("| # | Measurement | mcpw | Baseline | mcpw vs baseline |");
     println!("|---|---|---|---|---|");
-    println!("{r1}\n{r2}\n{r3}\n{r4}\n{r5}\n{r6}\n{r7}");
+    println!("{r1}\n{r2}\n{r3}\n{r4}\n{r5}\n{r6}\n{r7}\n{r8}");
     println!(
         "\n(total bench time {:.0} s; relay: {})",
         started.elapsed().as_secs_f64(),
