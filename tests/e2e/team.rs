@@ -590,3 +590,50 @@ async fn a_session_stays_its_clients_at_every_replica() {
     assert!(names.contains(&"s__echo".to_string()), "{names:?}");
     assert!(!names.iter().any(|n| n.starts_with("t__")), "{names:?}");
 }
+
+/// The log level a session sets through one replica reaches the other
+/// replica's servers too: at once where that replica holds the session
+/// (announced), and when it takes the session up later (loaded).
+#[tokio::test(flavor = "multi_thread")]
+async fn a_log_level_set_through_one_replica_holds_at_the_other() {
+    let root = tempfile::tempdir().unwrap();
+    let redis = Redis::start(&root.path().join("redis"));
+    let mut ports = Vec::new();
+    let mut replicas = Vec::new();
+    let mut methods = Vec::new();
+    for name in ["a", "b", "c"] {
+        let dirs = ConfigDirs::new();
+        let file = root.path().join(format!("methods-{name}"));
+        let server = json!({"command": "node", "args": [servers().misbehave(), "ok"],
+                            "env": {"METHODS_FILE": file.display().to_string()}});
+        dirs.user(&json!({"mcpServers": {"s": server}}).to_string());
+        let (serving, port) = replica(&dirs.home(), &redis.url(), &["--exposure", "direct"]);
+        ports.push(port);
+        replicas.push((serving, dirs));
+        methods.push(file);
+    }
+    let url = |i: usize| format!("http://127.0.0.1:{}/mcp", ports[i]);
+    let asked = |i: usize| {
+        std::fs::read_to_string(&methods[i])
+            .unwrap_or_default()
+            .lines()
+            .any(|m| m == "logging/setLevel")
+    };
+    let session = Wire::initialize(&url(0)).await;
+    // B holds the session (and has its server running) before the level is set.
+    session.tool_names(&url(1)).await;
+    assert!(!asked(1));
+    session
+        .request(&url(0), "logging/setLevel", json!({"level": "debug"}))
+        .await
+        .unwrap();
+    assert!(asked(0));
+    wait_until("B to pass the level on", Duration::from_secs(10), || {
+        asked(1)
+    });
+    // C takes the session up only now.
+    session.tool_names(&url(2)).await;
+    wait_until("C to pass the level on", Duration::from_secs(10), || {
+        asked(2)
+    });
+}
