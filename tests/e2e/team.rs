@@ -5,12 +5,13 @@ mod infra;
 mod wire;
 
 use crate::common::ConfigDirs;
+use crate::gateway::text;
 use crate::servers::{servers, wait_until};
 use infra::{Haproxy, Redis, replica};
 use serde_json::{Value, json};
 use std::path::Path;
 use std::time::Duration;
-use wire::{Wire, text};
+use wire::Wire;
 
 /// Server `s` (misbehave.mjs ok, its starts appended to `pids`) in a config
 /// under `home`.
@@ -19,6 +20,40 @@ fn config_with(dirs: &ConfigDirs, pids: &Path, mode: &str) {
                         "env": {"PID_FILE": pids.display().to_string()}});
     let settings = json!({"captureStats": {"flushDelayMs": 20}});
     dirs.user(&json!({"mcpServers": {"s": server}, "settings": settings}).to_string());
+}
+
+/// Two replicas of server `s` (misbehave.mjs `mode`) sharing `redis`, each
+/// with a home of its own, serving with `args`; and the homes, which must
+/// outlive them.
+struct Pair {
+    a: crate::servers::Serving,
+    a_port: u16,
+    b: crate::servers::Serving,
+    b_port: u16,
+    _homes: [ConfigDirs; 2],
+}
+
+impl Pair {
+    fn start(redis: &Redis, pids: &Path, mode: &str, args: &[&str]) -> Pair {
+        let homes = [ConfigDirs::new(), ConfigDirs::new()];
+        for h in &homes {
+            config_with(h, pids, mode);
+        }
+        let (a, a_port) = replica(&homes[0].home(), &redis.url(), args);
+        let (b, b_port) = replica(&homes[1].home(), &redis.url(), args);
+        Pair {
+            a,
+            a_port,
+            b,
+            b_port,
+            _homes: homes,
+        }
+    }
+
+    fn urls(&self) -> (String, String) {
+        let url = |p: u16| format!("http://127.0.0.1:{p}/mcp");
+        (url(self.a_port), url(self.b_port))
+    }
 }
 
 fn starts(pids: &Path) -> usize {
@@ -44,15 +79,13 @@ fn mcpw(home: &Path, args: &[&str]) -> std::process::Output {
 async fn a_session_goes_on_at_the_other_replica() {
     let root = tempfile::tempdir().unwrap();
     let redis = Redis::start(&root.path().join("redis"));
-    let (a_dirs, b_dirs) = (ConfigDirs::new(), ConfigDirs::new());
-    let pids = root.path().join("pids");
-    config_with(&a_dirs, &pids, "ok");
-    config_with(&b_dirs, &pids, "ok");
-    let args = ["--exposure", "tool-search"];
-    let (_a, a_port) = replica(&a_dirs.home(), &redis.url(), &args);
-    let (_b, b_port) = replica(&b_dirs.home(), &redis.url(), &args);
-    let a = format!("http://127.0.0.1:{a_port}/mcp");
-    let b = format!("http://127.0.0.1:{b_port}/mcp");
+    let pair = Pair::start(
+        &redis,
+        &root.path().join("pids"),
+        "ok",
+        &["--exposure", "tool-search"],
+    );
+    let (a, b) = pair.urls();
 
     let session = Wire::initialize(&a).await;
     let before = session.tool_names(&b).await;
@@ -128,15 +161,10 @@ async fn a_cache_filled_by_one_replica_serves_the_other() {
 async fn a_failure_recorded_by_one_replica_is_honoured_by_the_other() {
     let root = tempfile::tempdir().unwrap();
     let redis = Redis::start(&root.path().join("redis"));
-    let (a_dirs, b_dirs) = (ConfigDirs::new(), ConfigDirs::new());
     let pids = root.path().join("pids");
-    config_with(&a_dirs, &pids, "exit-on-init");
-    config_with(&b_dirs, &pids, "exit-on-init");
     // Proxy exposure connects nothing until asked.
-    let (_a, a_port) = replica(&a_dirs.home(), &redis.url(), &["--exposure", "proxy"]);
-    let (_b, b_port) = replica(&b_dirs.home(), &redis.url(), &["--exposure", "proxy"]);
-    let a = format!("http://127.0.0.1:{a_port}/mcp");
-    let b = format!("http://127.0.0.1:{b_port}/mcp");
+    let pair = Pair::start(&redis, &pids, "exit-on-init", &["--exposure", "proxy"]);
+    let (a, b) = pair.urls();
     assert_eq!(starts(&pids), 0);
     let call = json!({"tool": "s__anything", "args": {}});
     let at_a = Wire::initialize(&a)
@@ -165,13 +193,8 @@ async fn the_sdk_client_through_haproxy_in_every_exposure() {
     let pids = root.path().join("pids");
     let mut echo_calls = 0;
     for (exposure, steps, check) in exposures() {
-        let (a_dirs, b_dirs) = (ConfigDirs::new(), ConfigDirs::new());
-        config_with(&a_dirs, &pids, "ok");
-        config_with(&b_dirs, &pids, "ok");
-        let args = ["--exposure", exposure];
-        let (a, a_port) = replica(&a_dirs.home(), &redis.url(), &args);
-        let (b, b_port) = replica(&b_dirs.home(), &redis.url(), &args);
-        let lb = Haproxy::start(root.path(), &[a_port, b_port]);
+        let pair = Pair::start(&redis, &pids, "ok", &["--exposure", exposure]);
+        let lb = Haproxy::start(root.path(), &[pair.a_port, pair.b_port]);
         let results = crate::gateway::client(json!({"url": lb.url()}), steps)
             .unwrap_or_else(|e| panic!("{exposure}: {e}"));
         check(&results);
@@ -179,7 +202,7 @@ async fn the_sdk_client_through_haproxy_in_every_exposure() {
             .iter()
             .filter(|r| r.to_string().contains("Echo: "))
             .count();
-        for (name, serving) in [("A", &a), ("B", &b)] {
+        for (name, serving) in [("A", &pair.a), ("B", &pair.b)] {
             let metrics = reqwest::get(serving.at("/metrics"))
                 .await
                 .unwrap()
@@ -222,7 +245,7 @@ fn exposures() -> Vec<(&'static str, Value, Check)> {
             |r| {
                 assert!(r[0].to_string().contains("s__echo"));
                 for (i, call) in r[1..].iter().enumerate() {
-                    assert_eq!(crate::gateway::text(call), format!("Echo: {}", i + 1));
+                    assert_eq!(text(call), format!("Echo: {}", i + 1));
                 }
             },
         ),
@@ -241,8 +264,8 @@ fn exposures() -> Vec<(&'static str, Value, Check)> {
                 assert!(!names(&r[0]).contains(&"s__echo".to_string()), "{}", r[0]);
                 assert!(names(&r[2]).contains(&"s__echo".to_string()), "{}", r[2]);
                 assert!(names(&r[3]).contains(&"s__echo".to_string()), "{}", r[3]);
-                assert_eq!(crate::gateway::text(&r[4]), "Echo: 1");
-                assert_eq!(crate::gateway::text(&r[5]), "Echo: 2");
+                assert_eq!(text(&r[4]), "Echo: 1");
+                assert_eq!(text(&r[5]), "Echo: 2");
             },
         ),
         (
@@ -251,10 +274,7 @@ fn exposures() -> Vec<(&'static str, Value, Check)> {
             |r| {
                 assert!(r[0].to_string().contains("\"mcp\""), "{}", r[0]);
                 for (i, call) in r[1..].iter().enumerate() {
-                    assert!(
-                        crate::gateway::text(call).contains(&format!("Echo: {}", i + 1)),
-                        "{call}"
-                    );
+                    assert!(text(call).contains(&format!("Echo: {}", i + 1)), "{call}");
                 }
             },
         ),
@@ -267,14 +287,13 @@ fn exposures() -> Vec<(&'static str, Value, Check)> {
 async fn a_replica_killed_mid_session_loses_nothing() {
     let root = tempfile::tempdir().unwrap();
     let redis = Redis::start(&root.path().join("redis"));
-    let (a_dirs, b_dirs) = (ConfigDirs::new(), ConfigDirs::new());
-    let pids = root.path().join("pids");
-    config_with(&a_dirs, &pids, "ok");
-    config_with(&b_dirs, &pids, "ok");
-    let args = ["--exposure", "direct"];
-    let (mut a, a_port) = replica(&a_dirs.home(), &redis.url(), &args);
-    let (_b, b_port) = replica(&b_dirs.home(), &redis.url(), &args);
-    let lb = Haproxy::start(root.path(), &[a_port, b_port]);
+    let mut pair = Pair::start(
+        &redis,
+        &root.path().join("pids"),
+        "ok",
+        &["--exposure", "direct"],
+    );
+    let lb = Haproxy::start(root.path(), &[pair.a_port, pair.b_port]);
     let session = Wire::initialize(&lb.url()).await;
     for i in 0..4 {
         let out = session
@@ -284,10 +303,10 @@ async fn a_replica_killed_mid_session_loses_nothing() {
         assert_eq!(text(&out), format!("Echo: {i}"));
     }
     // SAFETY: killing our own child.
-    unsafe { libc::kill(a.pid() as i32, libc::SIGKILL) };
+    unsafe { libc::kill(pair.a.pid() as i32, libc::SIGKILL) };
     // Gone, sockets and all: a request sent while it was dying would have
     // been in flight.
-    assert!(a.exited(Duration::from_secs(10)).is_some());
+    assert!(pair.a.exited(Duration::from_secs(10)).is_some());
     for i in 0..6 {
         let out = session
             .call(&lb.url(), "s__echo", json!({"message": i.to_string()}))
@@ -308,14 +327,13 @@ async fn a_replica_killed_mid_session_loses_nothing() {
 async fn redis_stopped_and_restarted_under_load() {
     let root = tempfile::tempdir().unwrap();
     let mut redis = Redis::start(&root.path().join("redis"));
-    let (a_dirs, b_dirs) = (ConfigDirs::new(), ConfigDirs::new());
-    let pids = root.path().join("pids");
-    config_with(&a_dirs, &pids, "ok");
-    config_with(&b_dirs, &pids, "ok");
-    let args = ["--exposure", "direct"];
-    let (a, a_port) = replica(&a_dirs.home(), &redis.url(), &args);
-    let (_b, b_port) = replica(&b_dirs.home(), &redis.url(), &args);
-    let lb = Haproxy::start(root.path(), &[a_port, b_port]);
+    let pair = Pair::start(
+        &redis,
+        &root.path().join("pids"),
+        "ok",
+        &["--exposure", "direct"],
+    );
+    let lb = Haproxy::start(root.path(), &[pair.a_port, pair.b_port]);
     let url = lb.url();
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     // Steady clients, each in a session begun before the outage.
@@ -362,7 +380,7 @@ async fn redis_stopped_and_restarted_under_load() {
     tokio::time::sleep(Duration::from_secs(1)).await;
     redis.stop();
     let outage_began = std::time::Instant::now();
-    let readyz = a.at("/readyz");
+    let readyz = pair.a.at("/readyz");
     let mut said = String::new();
     while outage_began.elapsed() < Duration::from_secs(8) {
         let r = reqwest::get(&readyz).await.unwrap();

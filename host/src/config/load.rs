@@ -452,10 +452,8 @@ fn interpret_settings(raw: Map<String, Value>) -> Settings {
     if let Some(t) = raw.get("callTimeoutMs").and_then(Value::as_u64) {
         s.call_timeout_ms = t;
     }
-    s.search_profile = raw
-        .get("searchProfile")
-        .and_then(Value::as_str)
-        .map(str::to_string);
+    let string = |key: &str| raw.get(key).and_then(Value::as_str).map(str::to_string);
+    s.search_profile = string("searchProfile");
     s.exposure = raw
         .get("exposure")
         .and_then(Value::as_str)
@@ -470,14 +468,8 @@ fn interpret_settings(raw: Map<String, Value>) -> Settings {
     {
         s.credential_store = kind;
     }
-    s.shared_state = raw
-        .get("sharedState")
-        .and_then(Value::as_str)
-        .map(str::to_string);
-    s.shared_state_key = raw
-        .get("sharedStateKey")
-        .and_then(Value::as_str)
-        .map(str::to_string);
+    s.shared_state = string("sharedState");
+    s.shared_state_key = string("sharedStateKey");
     s.capture_stats = match raw.get("captureStats") {
         Some(Value::Bool(true)) => Some(super::CaptureStats::default()),
         Some(Value::Object(o)) => Some(super::CaptureStats {

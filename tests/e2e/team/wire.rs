@@ -164,16 +164,3 @@ impl Wire {
         );
     }
 }
-
-/// The text of a `tools/call` result.
-pub fn text(result: &Value) -> String {
-    result["content"]
-        .as_array()
-        .map(|c| {
-            c.iter()
-                .filter_map(|b| b["text"].as_str())
-                .collect::<Vec<_>>()
-                .join("\n")
-        })
-        .unwrap_or_default()
-}
