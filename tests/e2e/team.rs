@@ -655,3 +655,46 @@ async fn a_log_level_set_through_one_replica_holds_at_the_other() {
         asked(2)
     });
 }
+
+/// A client of the stateless revision (2026-07-28: no session at all; here
+/// mcpw itself, as rmcp speaks it) through haproxy: every request may land
+/// on either replica, and needs nothing shared.
+#[tokio::test(flavor = "multi_thread")]
+async fn stateless_requests_land_on_either_replica() {
+    let root = tempfile::tempdir().unwrap();
+    let redis = Redis::start(&root.path().join("redis"));
+    let pair = Pair::start(
+        &redis,
+        &root.path().join("pids"),
+        "ok",
+        &["--exposure", "direct"],
+    );
+    let lb = Haproxy::start(root.path(), &[pair.a_port, pair.b_port]);
+    let outer = ConfigDirs::new();
+    let host = crate::common::host(&outer, json!({"team": {"url": lb.url()}}), |_| {}).await;
+    for i in 0..6 {
+        let out = host
+            .call(
+                "team__s__echo",
+                json!({"message": i.to_string()}).as_object().cloned(),
+            )
+            .await
+            .unwrap();
+        assert_eq!(
+            serde_json::to_value(&out.content).unwrap()[0]["text"],
+            format!("Echo: {i}")
+        );
+    }
+    let status = host.connect("team").await.unwrap();
+    assert_eq!(status.protocol_version.as_deref(), Some("2026-07-28"));
+    for serving in [&pair.a, &pair.b] {
+        let metrics = reqwest::get(serving.at("/metrics"))
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        assert!(metrics.contains("mcpw_tool_calls_total{"), "{metrics}");
+    }
+    host.shutdown().await;
+}
