@@ -698,3 +698,91 @@ async fn stateless_requests_land_on_either_replica() {
     }
     host.shutdown().await;
 }
+
+/// A resource a session watches through one replica is watched for it by
+/// the others too: at once where a replica holds the session (announced),
+/// and when one takes the session up later (loaded).
+#[tokio::test(flavor = "multi_thread")]
+async fn a_resource_watched_through_one_replica_is_watched_at_the_others() {
+    let root = tempfile::tempdir().unwrap();
+    let redis = Redis::start(&root.path().join("redis"));
+    let mut kept = Vec::new();
+    let mut urls = Vec::new();
+    let mut files = Vec::new();
+    for name in ["a", "b", "c"] {
+        // Each replica its own upstream, which records what it is asked to watch.
+        let file = root.path().join(format!("subscriptions-{name}"));
+        let upstream = crate::servers::Background::node(
+            &[&servers().conformance_upstream()],
+            &[("SUBSCRIPTIONS_FILE", &file.display().to_string())],
+        );
+        let dirs = ConfigDirs::new();
+        let config = json!({"mcpServers": {"c": {"url": upstream.url("/mcp")}},
+                            "settings": {"toolPrefix": "none"}});
+        dirs.user(&config.to_string());
+        let (serving, port) = replica(&dirs.home(), &redis.url(), &["--exposure", "direct"]);
+        urls.push(format!("http://127.0.0.1:{port}/mcp"));
+        files.push(file);
+        kept.push((upstream, dirs, serving));
+    }
+    let watched = |i: usize| {
+        std::fs::read_to_string(&files[i])
+            .unwrap_or_default()
+            .lines()
+            .any(|u| u == "test://watched-resource")
+    };
+    let session = Wire::initialize(&urls[0]).await;
+    session.tool_names(&urls[1]).await; // B holds the session
+    session
+        .request(
+            &urls[0],
+            "resources/subscribe",
+            json!({"uri": "test://watched-resource"}),
+        )
+        .await
+        .unwrap();
+    assert!(watched(0));
+    wait_until("B to watch it too", Duration::from_secs(10), || watched(1));
+    assert!(!watched(2));
+    session.tool_names(&urls[2]).await; // C takes the session up only now
+    wait_until("C to watch it too", Duration::from_secs(10), || watched(2));
+}
+
+/// A replica whose Redis has not answered yet is not ready, and says why;
+/// it is once Redis answers.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_replica_is_ready_once_redis_answers() {
+    let root = tempfile::tempdir().unwrap();
+    let mut redis = Redis::stopped(&root.path().join("redis"));
+    let dirs = ConfigDirs::new();
+    config_with(&dirs, &root.path().join("pids"), "ok");
+    let (serving, _) = replica(&dirs.home(), &redis.url(), &["--exposure", "direct"]);
+    let readyz = serving.at("/readyz");
+    let probe = || async {
+        let r = reqwest::get(&readyz).await.unwrap();
+        (r.status().as_u16(), r.text().await.unwrap())
+    };
+    let mut said = (0, String::new());
+    for _ in 0..200 {
+        said = probe().await;
+        if said.1.contains("shared state") {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(said.0, 503, "{said:?}");
+    assert!(
+        said.1
+            .starts_with("starting: shared state redis://127.0.0.1:"),
+        "{said:?}"
+    );
+    redis.restart();
+    for _ in 0..200 {
+        said = probe().await;
+        if said.0 == 200 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(said, (200, "ready\n".to_string()));
+}

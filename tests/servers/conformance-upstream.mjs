@@ -3,7 +3,9 @@
 // HTTP on http://localhost:<port>/mcp. The tests run the suite against it
 // directly, then through `mcpw serve --http` in front of it.
 //   PORT=<port> node conformance-upstream.mjs
+// With $SUBSCRIPTIONS_FILE set, each resources/subscribe is appended to it (its URI).
 import http from "node:http";
+import { appendFileSync } from "node:fs";
 import { randomUUID } from "node:crypto";
 import { McpServer, ResourceTemplate } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { completable } from "@modelcontextprotocol/sdk/server/completable.js";
@@ -152,7 +154,10 @@ function build() {
     await extra.sendNotification({ method: "notifications/resources/updated", params: { uri: "test://watched-resource" } });
     return text("updated");
   });
-  server.server.setRequestHandler(SubscribeRequestSchema, async () => ({}));
+  server.server.setRequestHandler(SubscribeRequestSchema, async (request) => {
+    if (process.env.SUBSCRIPTIONS_FILE) appendFileSync(process.env.SUBSCRIPTIONS_FILE, `${request.params.uri}\n`);
+    return {};
+  });
   server.server.setRequestHandler(UnsubscribeRequestSchema, async () => ({}));
 
   server.registerPrompt("test_simple_prompt", { description: "A prompt without arguments" }, async () => ({

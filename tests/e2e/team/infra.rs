@@ -62,14 +62,19 @@ pub struct Redis {
 
 impl Redis {
     pub fn start(dir: &Path) -> Redis {
+        let mut redis = Redis::stopped(dir);
+        redis.restart();
+        redis
+    }
+
+    /// One not started yet (its port chosen).
+    pub fn stopped(dir: &Path) -> Redis {
         installed();
-        let mut redis = Redis {
+        Redis {
             child: None,
             port: free_port(),
             dir: dir.to_path_buf(),
-        };
-        redis.restart();
-        redis
+        }
     }
 
     pub fn url(&self) -> String {
