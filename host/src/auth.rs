@@ -198,3 +198,48 @@ pub async fn client_for(
     }
     Ok(Some(AuthClient::new(reqwest::Client::new(), manager)))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::paths::Environment;
+
+    /// The key of the shared vault: the variable first, then the setting
+    /// (`!command`, `${VAR}`); none keeps logins local; one that cannot be
+    /// had is an error, not a quiet fallback.
+    #[test]
+    fn the_shared_vaults_key_comes_from_the_environment_or_the_setting() {
+        let config = |key: Option<&str>| {
+            let mut settings = serde_json::json!({"credentialStore": "file"});
+            if let Some(k) = key {
+                settings["sharedStateKey"] = k.into();
+            }
+            crate::config::load(&crate::config::ConfigSources {
+                user_file: None,
+                user_value: Some(serde_json::json!({"settings": settings})),
+                project_dir: None,
+                env: Environment::from_pairs([("HOME", "/home")]),
+            })
+        };
+        let state = crate::shared::SharedState::open("redis://127.0.0.1:1/0").unwrap();
+        let vault = |key: Option<&str>, env: Environment| {
+            let cfg = config(key);
+            shared_vault(self::vault(&cfg, &env), state.clone(), &cfg, &env)
+        };
+        let home = || Environment::from_pairs([("HOME", "/home")]);
+        assert!(!vault(None, home()).unwrap().is_shared());
+        let from_env = home().with(store::KEY_ENV, "a team secret from the environment");
+        assert!(vault(None, from_env).unwrap().is_shared());
+        let command = Some("!printf 'a team secret from a command'");
+        assert!(vault(command, home()).unwrap().is_shared());
+        let variable = Some("${TEAM_KEY}");
+        let with_var = home().with("TEAM_KEY", "a team secret in a variable");
+        assert!(vault(variable, with_var).unwrap().is_shared());
+        let missing = vault(variable, home()).unwrap_err();
+        assert!(missing.contains("TEAM_KEY"), "{missing}");
+        let failing = vault(Some("!exit 3"), home()).unwrap_err();
+        assert!(failing.contains("sharedStateKey"), "{failing}");
+        let short = vault(Some("!printf short"), home()).unwrap_err();
+        assert!(short.contains("openssl rand"), "{short}");
+    }
+}

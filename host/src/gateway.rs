@@ -160,7 +160,7 @@ impl Gateway {
         let watching = resources::Watching::new(shared.host.clone());
         let (activated, log_level) = (Arc::default(), Arc::default());
         let link = replicas::Link::new(
-            shared.replicas.clone(),
+            &shared,
             Arc::clone(&activated),
             Arc::clone(&log_level),
             watching.clone(),

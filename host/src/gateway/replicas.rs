@@ -5,8 +5,8 @@
 //! session up (rmcp replays its `initialize`) loads what was chosen so far.
 //! Without shared state, every method here does nothing.
 
-use super::resources;
 use super::scope::ClientScope;
+use super::{Shared, resources};
 use crate::host::Host;
 use crate::log_level::LogLevel;
 use crate::shared::sessions::{Announcement, Change, SessionRecord, SharedSessions};
@@ -113,6 +113,9 @@ impl Replicas {
 /// One session's tie to the others.
 pub(super) struct Link {
     replicas: Option<Arc<Replicas>>,
+    /// What the sessions of this replica share: resources are watched once
+    /// its servers are listed.
+    gateway: Weak<Shared>,
     id: OnceLock<String>,
     peer: OnceLock<Peer<RoleServer>>,
     /// What the session chose before it came here has been loaded.
@@ -131,13 +134,14 @@ fn locked<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 
 impl Link {
     pub(super) fn new(
-        replicas: Option<Arc<Replicas>>,
+        gateway: &Arc<Shared>,
         activated: Arc<Mutex<BTreeSet<String>>>,
         log_level: Arc<Mutex<Option<LogLevel>>>,
         watching: Arc<resources::Watching>,
     ) -> Arc<Link> {
         Arc::new(Link {
-            replicas,
+            replicas: gateway.replicas.clone(),
+            gateway: Arc::downgrade(gateway),
             id: OnceLock::new(),
             peer: OnceLock::new(),
             loaded: tokio::sync::OnceCell::new(),
@@ -237,6 +241,11 @@ impl Link {
             if let Some(r) = &self.replicas {
                 r.host.manager().set_log_level(level).await;
             }
+        }
+        if !record.watching.is_empty()
+            && let Some(gateway) = self.gateway.upgrade()
+        {
+            gateway.ready().await;
         }
         for uri in &record.watching {
             if !self.watching.watches(uri)
