@@ -756,7 +756,8 @@ async fn a_replica_is_ready_once_redis_answers() {
     let mut redis = Redis::stopped(&root.path().join("redis"));
     let dirs = ConfigDirs::new();
     config_with(&dirs, &root.path().join("pids"), "ok");
-    let (serving, _) = replica(&dirs.home(), &redis.url(), &["--exposure", "direct"]);
+    let (serving, _) =
+        infra::replica_started(&dirs.home(), &redis.url(), &["--exposure", "direct"]);
     let readyz = serving.at("/readyz");
     let probe = || async {
         let r = reqwest::get(&readyz).await.unwrap();

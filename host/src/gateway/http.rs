@@ -110,8 +110,13 @@ pub async fn serve(
         // whatever host name reaches this machine.
         config = config.disable_allowed_hosts();
     }
+    let heard = shared
+        .replicas
+        .clone()
+        .map(|r| Box::new(move || r.has_listened()) as Box<dyn Fn() -> bool + Send + Sync>);
     let ops = Arc::new(Ops::new(
         shared.host().shared_state().map(|s| s.health().clone()),
+        heard,
     ));
     // Ready once the catalog snapshot (from the cache, or listed) is built.
     tokio::spawn({

@@ -30,13 +30,24 @@ impl Replicas {
     /// For `host`, if it has shared state.
     pub(super) fn for_host(host: &Arc<Host>) -> Option<Arc<Replicas>> {
         let state = host.shared_state()?.clone();
-        Some(Arc::new(Replicas {
+        let replicas = Arc::new(Replicas {
             sessions: SharedSessions::new(state),
             host: host.clone(),
             live: Mutex::new(HashMap::new()),
             listening: OnceLock::new(),
             on_closed: OnceLock::new(),
-        }))
+        });
+        // Listening from the start: a session this replica takes up later
+        // must not miss a change made meanwhile.
+        if tokio::runtime::Handle::try_current().is_ok() {
+            replicas.listen();
+        }
+        Some(replicas)
+    }
+
+    /// Whether this replica has heard the other replicas since its start.
+    pub(super) fn has_listened(&self) -> bool {
+        self.sessions.has_listened()
     }
 
     /// The session store rmcp restores sessions from.
@@ -58,6 +69,12 @@ impl Replicas {
         live.retain(|_, l| l.strong_count() > 0);
         live.insert(id.to_string(), Arc::downgrade(link));
         drop(live);
+        self.listen();
+    }
+
+    /// Applies what other replicas announce, and writes sessions back when
+    /// Redis answers again; once.
+    fn listen(self: &Arc<Self>) {
         self.listening.get_or_init(|| {
             let me = Arc::downgrade(self);
             let announcements = self.sessions.announcements();

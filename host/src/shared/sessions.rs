@@ -82,6 +82,9 @@ pub struct SharedSessions {
     state: Arc<SharedState>,
     /// This replica, in announcements.
     replica: String,
+    /// It has subscribed to the announcements at least once: until then it
+    /// may miss another replica's changes to a session it holds.
+    listened: std::sync::atomic::AtomicBool,
 }
 
 impl SharedSessions {
@@ -93,7 +96,16 @@ impl SharedSessions {
             std::process::id(),
             crate::cache::now_ms()
         );
-        Arc::new(SharedSessions { state, replica })
+        Arc::new(SharedSessions {
+            state,
+            replica,
+            listened: false.into(),
+        })
+    }
+
+    /// Whether announcements have been listened to since the start.
+    pub fn has_listened(&self) -> bool {
+        self.listened.load(std::sync::atomic::Ordering::Acquire)
     }
 
     /// The shared state.
@@ -259,6 +271,11 @@ impl SharedSessions {
                     Err(_) => Err(redis::RedisError::from(std::io::Error::other("no pubsub"))),
                 };
                 let replica = sessions.replica.clone();
+                if subscribed.is_ok() {
+                    sessions
+                        .listened
+                        .store(true, std::sync::atomic::Ordering::Release);
+                }
                 drop(sessions);
                 match subscribed {
                     Ok(pubsub) => {

@@ -185,11 +185,35 @@ impl Drop for Haproxy {
 }
 
 /// `mcpw serve --http` sharing state through `redis`, with its own home
-/// (config, local cache), on a port of its own.
+/// (config, local cache), on a port of its own; once it says it is ready.
 pub fn replica(home: &Path, redis: &str, args: &[&str]) -> (Serving, u16) {
+    let (serving, port) = replica_started(home, redis, args);
+    wait_until("the replica to be ready", Duration::from_secs(30), || {
+        readiness(port).starts_with("HTTP/1.0 200")
+    });
+    (serving, port)
+}
+
+/// As [`replica`], without waiting until it is ready.
+pub fn replica_started(home: &Path, redis: &str, args: &[&str]) -> (Serving, u16) {
     let port = free_port();
     let addr = format!("127.0.0.1:{port}");
     let mut all = vec!["--shared-state", redis, "--http", &addr];
     all.extend_from_slice(args);
     (Serving::start(home, &all), port)
+}
+
+/// The raw answer to `GET /readyz`.
+fn readiness(port: u16) -> String {
+    let Ok(mut s) = std::net::TcpStream::connect(("127.0.0.1", port)) else {
+        return String::new();
+    };
+    let _ = s.set_read_timeout(Some(Duration::from_secs(2)));
+    let mut answer = String::new();
+    if s.write_all(b"GET /readyz HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n")
+        .is_ok()
+    {
+        let _ = s.read_to_string(&mut answer);
+    }
+    answer
 }

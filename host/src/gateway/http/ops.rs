@@ -26,6 +26,9 @@ pub struct Ops {
     ready: AtomicBool,
     /// The shared state's reachability, when there is shared state.
     shared: Option<Arc<crate::shared::Health>>,
+    /// Whether the replica has heard the others since its start, when there
+    /// is shared state.
+    listened: Option<Box<dyn Fn() -> bool + Send + Sync>>,
     draining: AtomicBool,
     in_flight: AtomicUsize,
     idle: Notify,
@@ -44,9 +47,13 @@ impl Drop for InFlight {
 
 impl Ops {
     /// A replica's state, with the shared state's reachability if any.
-    pub fn new(shared: Option<Arc<crate::shared::Health>>) -> Ops {
+    pub fn new(
+        shared: Option<Arc<crate::shared::Health>>,
+        listened: Option<Box<dyn Fn() -> bool + Send + Sync>>,
+    ) -> Ops {
         Ops {
             shared,
+            listened,
             ..Default::default()
         }
     }
@@ -102,6 +109,15 @@ impl Ops {
         }
         if !self.ready.load(Ordering::Acquire) {
             return text(unavailable, "starting\n".into());
+        }
+        if let Some((location, _)) = &reach
+            && self.listened.as_ref().is_some_and(|heard| !heard())
+            && self.shared.as_ref().is_some_and(|h| h.ever_up())
+        {
+            return text(
+                unavailable,
+                format!("starting: not yet listening to the other replicas through {location}\n"),
+            );
         }
         match reach {
             None | Some((_, Reach::Up)) => text(StatusCode::OK, "ready\n".into()),
