@@ -1,6 +1,6 @@
 //! What a load balancer and an operator ask of a replica: `GET /healthz`
-//! (live), `GET /readyz` (the catalog is loaded, shared state was reached,
-//! and the replica is not draining), `GET /metrics` (Prometheus text), and
+//! (live), `GET /readyz` (the catalog is loaded, shared state was reached
+//! and the other replicas are heard, and the replica is not draining), `GET /metrics` (Prometheus text), and
 //! draining on a stop: no new sessions, the calls in flight finish up to a
 //! deadline.
 //!
