@@ -240,7 +240,6 @@ fn read(path: &Path) -> File {
         .unwrap_or_default()
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;
