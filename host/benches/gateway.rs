@@ -958,6 +958,16 @@ impl Load {
         self.wall += other.wall;
     }
 
+    /// Sorts the latencies for percentiles; fails the row if no call succeeded.
+    fn settle(&mut self) {
+        self.latencies.sort();
+        assert!(
+            !self.latencies.is_empty(),
+            "no call succeeded: {:?}",
+            self.first_error
+        );
+    }
+
     fn calls_per_s(&self) -> f64 {
         self.latencies.len() as f64 / self.wall.as_secs_f64()
     }
@@ -1099,14 +1109,8 @@ async fn row3_http_load(everything: &str, home: &Path) -> String {
     let rss_peak = proc_kb(mcpw.pid(), "VmHWM");
     drop(se);
     drop(mcpw);
-    for l in [&mut m, &mut b] {
-        l.latencies.sort();
-        assert!(
-            !l.latencies.is_empty(),
-            "no call succeeded: {:?}",
-            l.first_error
-        );
-    }
+    m.settle();
+    b.settle();
     let line = |name: &str, l: &Load| {
         println!(
             "{name:<34} calls {:>5}  errors {:>4} (sessions failed {})  p50 {:>8.2} ms  p99 {:>8.2} ms  {:>7.0} calls/s",

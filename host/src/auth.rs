@@ -77,11 +77,7 @@ pub fn shared_vault(
             if let Some(var) = interpolated.missing.first() {
                 return Err(format!("settings.sharedStateKey: ${{{var}}} is not set"));
             }
-            let resolving = crate::upstream::secrets::resolve(
-                &interpolated.value,
-                "settings.sharedStateKey",
-                "(shared state)",
-            );
+            let resolving = crate::upstream::secrets::resolve_value(&interpolated.value);
             // On a thread of its own: this may run inside or outside a runtime.
             let resolved = std::thread::scope(|scope| {
                 scope
@@ -91,7 +87,7 @@ pub fn shared_vault(
                             .build()
                             .map_err(|e| e.to_string())?
                             .block_on(resolving)
-                            .map_err(|e| e.to_string())
+                            .map_err(|why| format!("settings.sharedStateKey: its command {why}"))
                     })
                     .join()
                     .unwrap_or_else(|_| Err("the key's command failed".into()))

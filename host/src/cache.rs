@@ -296,12 +296,17 @@ impl MetadataCache {
         let change = writer::Change::Update(changes);
         self.apply(std::slice::from_ref(&change))?;
         if let Some(state) = &self.shared {
-            shared::apply(state, &[(now_ms(), change)]).map_err(|e| CacheError {
-                path: self.path.clone(),
-                source: std::io::Error::other(e.to_string()),
-            })?;
+            shared::apply(state, &[(now_ms(), change)]).map_err(|e| self.shared_error(e))?;
         }
         Ok(())
+    }
+
+    /// A failed write to shared state, as an error of this cache.
+    fn shared_error(&self, e: crate::shared::SharedStateError) -> CacheError {
+        CacheError {
+            path: self.path.clone(),
+            source: std::io::Error::other(e.to_string()),
+        }
     }
 
     /// Read-merge-write under the lock.
@@ -337,10 +342,7 @@ impl MetadataCache {
             file.failures.clear();
         })?;
         if let Some(state) = &self.shared {
-            let shared = shared::clear(state).map_err(|e| CacheError {
-                path: self.path.clone(),
-                source: std::io::Error::other(e.to_string()),
-            })?;
+            let shared = shared::clear(state).map_err(|e| self.shared_error(e))?;
             n = n.max(shared);
         }
         Ok(n)

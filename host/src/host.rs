@@ -169,9 +169,7 @@ impl Host {
         env: Environment,
         options: HostOptions,
     ) -> Result<Host, HostError> {
-        let shared = crate::shared::SharedState::url_for(&config, &env)
-            .map(|url| crate::shared::SharedState::open(&url))
-            .transpose()?;
+        let shared = crate::shared::SharedState::for_config(&config, &env)?;
         let cache = MetadataCache::new(
             options
                 .metadata_cache

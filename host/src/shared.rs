@@ -115,6 +115,17 @@ impl SharedState {
             .or_else(|| config.settings.shared_state.clone())
     }
 
+    /// The shared state a process's config and environment name (see
+    /// [`SharedState::url_for`]), opened; `None` for none.
+    pub fn for_config(
+        config: &crate::config::Config,
+        env: &crate::paths::Environment,
+    ) -> Result<Option<Arc<SharedState>>, SharedStateError> {
+        Self::url_for(config, env)
+            .map(|url| Self::open(&url))
+            .transpose()
+    }
+
     /// Shared state at `url`; connects on first use.
     pub fn open(url: &str) -> Result<Arc<SharedState>, SharedStateError> {
         let client = Self::check_url(url)?;
@@ -153,8 +164,33 @@ impl SharedState {
         &self.health
     }
 
+    /// One command, on the async connection.
+    pub async fn command<T: redis::FromRedisValue + Send>(
+        &self,
+        cmd: redis::Cmd,
+    ) -> Result<T, SharedStateError> {
+        self.run(|mut c| async move { cmd.query_async(&mut c).await })
+            .await
+    }
+
+    /// A pipeline (its commands in one round trip), on the async connection.
+    pub async fn pipeline<T: redis::FromRedisValue + Send>(
+        &self,
+        pipe: redis::Pipeline,
+    ) -> Result<T, SharedStateError> {
+        self.run(|mut c| async move { pipe.query_async(&mut c).await })
+            .await
+    }
+
+    /// `field` of the hash at `key`.
+    pub async fn hget(&self, key: String, field: &str) -> Result<Option<String>, SharedStateError> {
+        let mut cmd = redis::cmd("HGET");
+        cmd.arg(key).arg(field);
+        self.command(cmd).await
+    }
+
     /// Runs `f` on the async connection, noting whether Redis answered.
-    pub async fn run<T, F, Fut>(&self, f: F) -> Result<T, SharedStateError>
+    async fn run<T, F, Fut>(&self, f: F) -> Result<T, SharedStateError>
     where
         F: FnOnce(ConnectionManager) -> Fut,
         Fut: Future<Output = redis::RedisResult<T>>,
@@ -232,9 +268,7 @@ impl SharedState {
             loop {
                 tick.tick().await;
                 let Some(state) = weak.upgrade() else { return };
-                let _ = state
-                    .run(|mut c| async move { redis::cmd("PING").query_async::<()>(&mut c).await })
-                    .await;
+                let _ = state.command::<()>(redis::cmd("PING")).await;
             }
         })
     }

@@ -261,6 +261,18 @@ impl Drop for Background {
     }
 }
 
+/// The `mcpw` binary with its config, caches and state under `home`, none of
+/// them from this process's environment.
+pub fn mcpw_in(home: &Path) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_mcpw"));
+    cmd.env("HOME", home)
+        .env_remove("XDG_CONFIG_HOME")
+        .env_remove("XDG_CACHE_HOME")
+        .env_remove("XDG_STATE_HOME")
+        .env_remove("MCPW_CONFIG");
+    cmd
+}
+
 /// `mcpw serve --http` in the background with its config and caches under
 /// `home`, killed on drop.
 pub struct Serving {
@@ -271,17 +283,12 @@ pub struct Serving {
 impl Serving {
     pub fn start(home: &Path, args: &[&str]) -> Serving {
         let port = free_port();
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_mcpw"));
+        let mut cmd = mcpw_in(home);
         cmd.arg("serve").args(args);
         if !args.contains(&"--http") {
             cmd.args(["--http", &format!("127.0.0.1:{port}")]);
         }
         let child = cmd
-            .env("HOME", home)
-            .env_remove("XDG_CONFIG_HOME")
-            .env_remove("XDG_CACHE_HOME")
-            .env_remove("XDG_STATE_HOME")
-            .env_remove("MCPW_CONFIG")
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()

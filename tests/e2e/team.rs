@@ -6,7 +6,7 @@ mod wire;
 
 use crate::common::ConfigDirs;
 use crate::gateway::text;
-use crate::servers::{servers, wait_until};
+use crate::servers::{mcpw_in, servers, wait_until};
 use infra::{Haproxy, Redis, replica};
 use serde_json::{Value, json};
 use std::path::Path;
@@ -61,15 +61,7 @@ fn starts(pids: &Path) -> usize {
 }
 
 fn mcpw(home: &Path, args: &[&str]) -> std::process::Output {
-    std::process::Command::new(env!("CARGO_BIN_EXE_mcpw"))
-        .args(args)
-        .env("HOME", home)
-        .env_remove("XDG_CONFIG_HOME")
-        .env_remove("XDG_CACHE_HOME")
-        .env_remove("XDG_STATE_HOME")
-        .env_remove("MCPW_CONFIG")
-        .output()
-        .unwrap()
+    mcpw_in(home).args(args).output().unwrap()
 }
 
 /// A session begun at one replica goes on at the other, request by request:
@@ -452,15 +444,10 @@ fn a_login_made_once_serves_every_replica() {
     }
     let key = "a team secret only the replicas know";
     let run = |home: &ConfigDirs, key: &str, args: &[&str], browser: bool| {
-        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_mcpw"));
+        let mut cmd = mcpw_in(&home.home());
         cmd.args(["--shared-state", &redis.url()])
             .args(args)
-            .env("HOME", home.home())
             .env("MCPW_SHARED_STATE_KEY", key)
-            .env_remove("XDG_CONFIG_HOME")
-            .env_remove("XDG_CACHE_HOME")
-            .env_remove("XDG_STATE_HOME")
-            .env_remove("MCPW_CONFIG")
             .stdin(std::process::Stdio::null())
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::piped());
@@ -543,17 +530,12 @@ fn servers_do_not_inherit_mcpws_secrets() {
     let dirs = ConfigDirs::new();
     let server = json!({"command": "node", "args": [servers().everything(), "stdio"]});
     dirs.user(&json!({"mcpServers": {"e": server}}).to_string());
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_mcpw"))
+    let out = mcpw_in(&dirs.home())
         .args(["call", "e__get-env", "{}"])
-        .env("HOME", dirs.home())
         .env("MCPW_TOKEN", "token-for-clients-only")
         .env("MCPW_SHARED_STATE", redis.url())
         .env("MCPW_SHARED_STATE_KEY", "the team key, for replicas only")
         .env("SOME_OTHER_VARIABLE", "passed on")
-        .env_remove("XDG_CONFIG_HOME")
-        .env_remove("XDG_CACHE_HOME")
-        .env_remove("XDG_STATE_HOME")
-        .env_remove("MCPW_CONFIG")
         .output()
         .unwrap();
     let shown = String::from_utf8_lossy(&out.stdout);

@@ -77,16 +77,7 @@ pub(super) async fn failure(
     state: &SharedState,
     server: &str,
 ) -> Result<Option<Failure>, SharedStateError> {
-    let server = server.to_string();
-    let text: Option<String> = state
-        .run(|mut c| async move {
-            redis::cmd("HGET")
-                .arg(failures_key())
-                .arg(server)
-                .query_async(&mut c)
-                .await
-        })
-        .await?;
+    let text = state.hget(failures_key(), server).await?;
     Ok(text.and_then(|t| serde_json::from_str(&t).ok()))
 }
 

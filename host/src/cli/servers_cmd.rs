@@ -417,9 +417,7 @@ pub async fn connect(args: ConnectArgs, sources: &ConfigSources) -> Result<ExitC
 
 pub fn cache(cmd: CacheCommand, sources: &ConfigSources) -> Result<ExitCode> {
     let cfg = super::load_config(sources);
-    let shared = mcpw::shared::SharedState::url_for(&cfg, &sources.env)
-        .map(|url| mcpw::shared::SharedState::open(&url))
-        .transpose()?;
+    let shared = mcpw::shared::SharedState::for_config(&cfg, &sources.env)?;
     let cache = MetadataCache::new(sources.env.cache_dir().join("metadata.json"))
         .with_shared(shared.clone());
     match cmd {
@@ -495,9 +493,7 @@ pub struct StatsArgs {
 pub fn stats(args: StatsArgs, sources: &ConfigSources) -> Result<ExitCode> {
     let cfg = super::load_config(sources);
     let setting = cfg.settings.capture_stats.as_ref();
-    let shared = mcpw::shared::SharedState::url_for(&cfg, &sources.env)
-        .map(|url| mcpw::shared::SharedState::open(&url))
-        .transpose()?;
+    let shared = mcpw::shared::SharedState::for_config(&cfg, &sources.env)?;
     let config = mcpw::stats::StatsConfig::from_setting(setting, &sources.env.state_dir())
         .unwrap_or_else(|| mcpw::stats::StatsConfig {
             path: sources.env.state_dir().join("stats.json"),

@@ -110,14 +110,10 @@ pub async fn serve(
         // whatever host name reaches this machine.
         config = config.disable_allowed_hosts();
     }
-    let heard = shared
-        .replicas
-        .clone()
-        .map(|r| Box::new(move || r.has_listened()) as Box<dyn Fn() -> bool + Send + Sync>);
-    let ops = Arc::new(Ops::new(
-        shared.host().shared_state().map(|s| s.health().clone()),
-        heard,
-    ));
+    // With shared state: the sessions every replica can take up, whose owner
+    // every replica knows, and what `/readyz` reports of Redis.
+    let shared_sessions = shared.replicas.as_ref().map(|r| r.store());
+    let ops = Arc::new(Ops::new(shared_sessions.clone()));
     // Ready once the catalog snapshot (from the cache, or listed) is built.
     tokio::spawn({
         let (host, ops) = (shared.host().clone(), ops.clone());
@@ -135,6 +131,7 @@ pub async fn serve(
         options.max_sessions.max(1),
     ));
     if let Some(replicas) = &shared.replicas {
+        replicas.listen();
         // Any replica takes up a session another began: rmcp replays its
         // `initialize` from the store, then the session loads what it chose.
         config.session_store = Some(replicas.store());
@@ -147,8 +144,6 @@ pub async fn serve(
             }
         });
     }
-    // With shared state, whose session it is is known to every replica.
-    let owners = shared.replicas.as_ref().map(|r| r.store());
     let service: StreamableHttpService<Gateway, _> = StreamableHttpService::new(
         move || Ok(Gateway::new(shared.clone())),
         sessions.clone(),
@@ -167,7 +162,7 @@ pub async fn serve(
             body::json_rpc(guard.clone(), req, next)
         }))
         .route_layer(middleware::from_fn(move |req: Request, next: Next| {
-            clients::own_sessions(sessions.clone(), owners.clone(), req, next)
+            clients::own_sessions(sessions.clone(), shared_sessions.clone(), req, next)
         }))
         .route(
             "/metrics",

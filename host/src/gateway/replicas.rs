@@ -30,24 +30,13 @@ impl Replicas {
     /// For `host`, if it has shared state.
     pub(super) fn for_host(host: &Arc<Host>) -> Option<Arc<Replicas>> {
         let state = host.shared_state()?.clone();
-        let replicas = Arc::new(Replicas {
+        Some(Arc::new(Replicas {
             sessions: SharedSessions::new(state),
             host: host.clone(),
             live: Mutex::new(HashMap::new()),
             listening: OnceLock::new(),
             on_closed: OnceLock::new(),
-        });
-        // Listening from the start: a session this replica takes up later
-        // must not miss a change made meanwhile.
-        if tokio::runtime::Handle::try_current().is_ok() {
-            replicas.listen();
-        }
-        Some(replicas)
-    }
-
-    /// Whether this replica has heard the other replicas since its start.
-    pub(super) fn has_listened(&self) -> bool {
-        self.sessions.has_listened()
+        }))
     }
 
     /// The session store rmcp restores sessions from.
@@ -73,8 +62,9 @@ impl Replicas {
     }
 
     /// Applies what other replicas announce, and writes sessions back when
-    /// Redis answers again; once.
-    fn listen(self: &Arc<Self>) {
+    /// Redis answers again; once. HTTP serving starts it with the replica: a
+    /// session it takes up later must not miss a change made meanwhile.
+    pub(super) fn listen(self: &Arc<Self>) {
         self.listening.get_or_init(|| {
             let me = Arc::downgrade(self);
             let announcements = self.sessions.announcements();

@@ -115,16 +115,12 @@ impl SharedSessions {
 
     /// What `session` chose so far (empty for a session nobody recorded).
     pub async fn load(&self, session: &str) -> Result<SessionRecord, SharedStateError> {
-        let (level, tools, watching): (Option<String>, BTreeSet<String>, BTreeSet<String>) = self
-            .state
-            .run(|mut c| {
-                let mut pipe = redis::pipe();
-                pipe.hget(base(session), "logLevel")
-                    .smembers(tools_key(session))
-                    .smembers(watching_key(session));
-                async move { pipe.query_async(&mut c).await }
-            })
-            .await?;
+        let mut pipe = redis::pipe();
+        pipe.hget(base(session), "logLevel")
+            .smembers(tools_key(session))
+            .smembers(watching_key(session));
+        let (level, tools, watching): (Option<String>, BTreeSet<String>, BTreeSet<String>) =
+            self.state.pipeline(pipe).await?;
         Ok(SessionRecord {
             tools,
             log_level: level,
@@ -161,36 +157,34 @@ impl SharedSessions {
 
     /// The client (token name) that opened `session`, if recorded.
     pub async fn owner(&self, session: &str) -> Result<Option<String>, SharedStateError> {
-        let k = base(session);
-        self.state
-            .run(|mut c| async move {
-                redis::cmd("HGET")
-                    .arg(k)
-                    .arg("client")
-                    .query_async(&mut c)
-                    .await
-            })
-            .await
+        self.state.hget(base(session), "client").await
     }
 
     /// Records the client that opened `session`.
     pub async fn set_owner(&self, session: &str, client: &str) -> Result<(), SharedStateError> {
+        self.set_field(session, "client", client).await
+    }
+
+    /// Sets `field` of the session's hash, and renews it.
+    async fn set_field(
+        &self,
+        session: &str,
+        field: &str,
+        value: &str,
+    ) -> Result<(), SharedStateError> {
         let mut pipe = redis::pipe();
-        pipe.hset(base(session), "client", client)
+        pipe.hset(base(session), field, value)
             .ignore()
             .expire(base(session), SESSION_TTL.as_secs() as i64)
             .ignore();
-        self.state
-            .run(|mut c| async move { pipe.query_async::<()>(&mut c).await })
-            .await
+        self.state.pipeline(pipe).await
     }
 
     /// Tools loaded with ToolSearch, as recorded now.
     pub async fn tools(&self, session: &str) -> Result<BTreeSet<String>, SharedStateError> {
-        let k = tools_key(session);
-        self.state
-            .run(|mut c| async move { redis::cmd("SMEMBERS").arg(k).query_async(&mut c).await })
-            .await
+        let mut cmd = redis::cmd("SMEMBERS");
+        cmd.arg(tools_key(session));
+        self.state.command(cmd).await
     }
 
     /// Records tools loaded, and announces it.
@@ -240,9 +234,7 @@ impl SharedSessions {
         }
         pipe.publish(channel(), self.announcement(session, change))
             .ignore();
-        self.state
-            .run(|mut c| async move { pipe.query_async::<()>(&mut c).await })
-            .await
+        self.state.pipeline(pipe).await
     }
 
     fn announcement(&self, session: &str, change: Change) -> String {
@@ -328,18 +320,7 @@ fn hostname() -> String {
 #[async_trait::async_trait]
 impl SessionStore for SharedSessions {
     async fn load(&self, session_id: &str) -> Result<Option<InitState>, SessionStoreError> {
-        let k = base(session_id);
-        let text: Option<String> = match self
-            .state
-            .run(|mut c| async move {
-                redis::cmd("HGET")
-                    .arg(k)
-                    .arg("init")
-                    .query_async(&mut c)
-                    .await
-            })
-            .await
-        {
+        let text = match self.state.hget(base(session_id), "init").await {
             Ok(t) => t,
             // Redis is away: the session is taken up as one whose client
             // asked for nothing beyond the basics, rather than failing its
@@ -370,14 +351,7 @@ impl SessionStore for SharedSessions {
 
     async fn store(&self, session_id: &str, state: &InitState) -> Result<(), SessionStoreError> {
         let text = serde_json::to_string(state)?;
-        let mut pipe = redis::pipe();
-        pipe.hset(base(session_id), "init", text)
-            .ignore()
-            .expire(base(session_id), SESSION_TTL.as_secs() as i64)
-            .ignore();
-        self.state
-            .run(|mut c| async move { pipe.query_async::<()>(&mut c).await })
-            .await?;
+        self.set_field(session_id, "init", &text).await?;
         Ok(())
     }
 
@@ -391,9 +365,7 @@ impl SessionStore for SharedSessions {
         .ignore()
         .publish(channel(), self.announcement(session_id, Change::Closed))
         .ignore();
-        self.state
-            .run(|mut c| async move { pipe.query_async::<()>(&mut c).await })
-            .await?;
+        self.state.pipeline::<()>(pipe).await?;
         Ok(())
     }
 }

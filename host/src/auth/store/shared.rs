@@ -118,16 +118,9 @@ fn unreachable(state: &SharedState, e: impl std::fmt::Display) -> StoreError {
 
 impl SharedVault {
     pub(super) async fn load(&self, name: &str) -> Result<Option<Value>, StoreError> {
-        let field = name.to_string();
-        let sealed: Option<String> = self
+        let sealed = self
             .state
-            .run(|mut c| async move {
-                redis::cmd("HGET")
-                    .arg(hash_key())
-                    .arg(field)
-                    .query_async(&mut c)
-                    .await
-            })
+            .hget(hash_key(), name)
             .await
             .map_err(|e| unreachable(&self.state, e))?;
         match sealed {
@@ -142,30 +135,21 @@ impl SharedVault {
     }
 
     pub(super) async fn save(&self, name: &str, value: &Value) -> Result<(), StoreError> {
-        let (field, sealed) = (name.to_string(), self.sealer.seal(name, value));
+        let mut cmd = redis::cmd("HSET");
+        cmd.arg(hash_key())
+            .arg(name)
+            .arg(self.sealer.seal(name, value));
         self.state
-            .run(|mut c| async move {
-                redis::cmd("HSET")
-                    .arg(hash_key())
-                    .arg(field)
-                    .arg(sealed)
-                    .query_async::<()>(&mut c)
-                    .await
-            })
+            .command(cmd)
             .await
             .map_err(|e| unreachable(&self.state, e))
     }
 
     pub(super) async fn clear(&self, name: &str) -> Result<(), StoreError> {
-        let field = name.to_string();
+        let mut cmd = redis::cmd("HDEL");
+        cmd.arg(hash_key()).arg(name);
         self.state
-            .run(|mut c| async move {
-                redis::cmd("HDEL")
-                    .arg(hash_key())
-                    .arg(field)
-                    .query_async::<()>(&mut c)
-                    .await
-            })
+            .command(cmd)
             .await
             .map_err(|e| unreachable(&self.state, e))
     }
@@ -180,19 +164,15 @@ impl SharedVault {
         let token = format!("{}-{}", std::process::id(), crate::cache::now_ms());
         let deadline = Instant::now() + timeout;
         loop {
-            let (k, t) = (key.clone(), token.clone());
+            let mut set = redis::cmd("SET");
+            set.arg(&key)
+                .arg(&token)
+                .arg("NX")
+                .arg("PX")
+                .arg(LOCK_TTL.as_millis() as u64);
             let taken: Option<String> = self
                 .state
-                .run(|mut c| async move {
-                    redis::cmd("SET")
-                        .arg(k)
-                        .arg(t)
-                        .arg("NX")
-                        .arg("PX")
-                        .arg(LOCK_TTL.as_millis() as u64)
-                        .query_async(&mut c)
-                        .await
-                })
+                .command(set)
                 .await
                 .map_err(|e| unreachable(&self.state, e))?;
             if taken.is_some() {

@@ -8,6 +8,7 @@
 //! and `/readyz` says so: every replica shares the one Redis, so taking them
 //! out of the balancer would stop a gateway that still serves from memory.
 
+use crate::shared::sessions::SharedSessions;
 use axum::body::Body;
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
@@ -24,11 +25,9 @@ pub const DEFAULT_DRAIN: Duration = Duration::from_secs(25);
 #[derive(Default)]
 pub struct Ops {
     ready: AtomicBool,
-    /// The shared state's reachability, when there is shared state.
-    shared: Option<Arc<crate::shared::Health>>,
-    /// Whether the replica has heard the others since its start, when there
-    /// is shared state.
-    listened: Option<Box<dyn Fn() -> bool + Send + Sync>>,
+    /// The replica's sessions in shared state, when there is shared state:
+    /// whether Redis answers, and whether the replica hears the others.
+    shared: Option<Arc<SharedSessions>>,
     draining: AtomicBool,
     in_flight: AtomicUsize,
     idle: Notify,
@@ -46,14 +45,10 @@ impl Drop for InFlight {
 }
 
 impl Ops {
-    /// A replica's state, with the shared state's reachability if any.
-    pub fn new(
-        shared: Option<Arc<crate::shared::Health>>,
-        listened: Option<Box<dyn Fn() -> bool + Send + Sync>>,
-    ) -> Ops {
+    /// A replica's state, with its sessions in shared state if any.
+    pub fn new(shared: Option<Arc<SharedSessions>>) -> Ops {
         Ops {
             shared,
-            listened,
             ..Default::default()
         }
     }
@@ -102,7 +97,6 @@ impl Ops {
     /// `GET /readyz`.
     pub(super) fn readiness(&self) -> Response {
         use crate::shared::Reach;
-        let reach = self.shared.as_ref().map(|h| (h.location(), h.reach()));
         let unavailable = StatusCode::SERVICE_UNAVAILABLE;
         if self.draining() {
             return text(unavailable, "draining\n".into());
@@ -110,29 +104,33 @@ impl Ops {
         if !self.ready.load(Ordering::Acquire) {
             return text(unavailable, "starting\n".into());
         }
-        if let Some((location, _)) = &reach
-            && self.listened.as_ref().is_some_and(|heard| !heard())
-            && self.shared.as_ref().is_some_and(|h| h.ever_up())
-        {
+        let Some(sessions) = &self.shared else {
+            return text(StatusCode::OK, "ready\n".into());
+        };
+        let health = sessions.state().health();
+        let location = health.location();
+        if !health.ever_up() {
+            return text(
+                unavailable,
+                format!("starting: shared state {location} not reached yet\n"),
+            );
+        }
+        if !sessions.has_listened() {
             return text(
                 unavailable,
                 format!("starting: not yet listening to the other replicas through {location}\n"),
             );
         }
-        match reach {
-            None | Some((_, Reach::Up)) => text(StatusCode::OK, "ready\n".into()),
-            Some((location, _)) if !self.shared.as_ref().is_some_and(|h| h.ever_up()) => text(
-                unavailable,
-                format!("starting: shared state {location} not reached yet\n"),
-            ),
-            Some((location, Reach::Down(for_how_long))) => text(
+        match health.reach() {
+            Reach::Up => text(StatusCode::OK, "ready\n".into()),
+            Reach::Down(for_how_long) => text(
                 StatusCode::OK,
                 format!(
                     "ready, degraded: shared state {location} unreachable for {} s; serving from memory\n",
                     for_how_long.as_secs()
                 ),
             ),
-            Some((location, Reach::Unknown)) => text(
+            Reach::Unknown => text(
                 StatusCode::OK,
                 format!("ready, degraded: shared state {location} not answering\n"),
             ),
