@@ -24,6 +24,9 @@
 //! 8. A team gateway: sessions through haproxy to one replica and to two
 //!    sharing Redis; failover when one is killed (needs redis-server and
 //!    haproxy, installed from Debian's packages when missing).
+//! 9. Added latency over Streamable HTTP: sequential `echo` calls (TypeScript
+//!    SDK client) to server-everything's own endpoint and through `mcpw serve
+//!    --http` in front of it.
 //!
 //! `BENCH_CALLS` sets the number of `echo` calls per path and round in row 1
 //! (default 500). Every process started carries a tag in its environment; at the
@@ -31,6 +34,8 @@
 
 #[path = "gateway/forwarder.rs"]
 mod forwarder;
+#[path = "gateway/http_latency.rs"]
+mod http_latency;
 #[path = "../../tests/e2e/team/infra.rs"]
 #[allow(dead_code)] // the tests use the rest of it
 mod infra;
@@ -177,6 +182,11 @@ fn main() {
     } else {
         skipped()
     };
+    let r9 = if run("9") {
+        http_latency::row9_http_latency(&everything, tmp.path())
+    } else {
+        skipped()
+    };
     drop(rt);
     if std::env::var_os("BENCH_KEEP").is_some() {
         println!("(homes kept in {})", tmp.keep().display());
@@ -185,7 +195,7 @@ fn main() {
     println!("\n## Summary\n");
     println!("| # | Measurement | mcpw | Baseline | mcpw vs baseline |");
     println!("|---|---|---|---|---|");
-    println!("{r1}\n{r2}\n{r3}\n{r4}\n{r5}\n{r6}\n{r7}\n{r8}");
+    println!("{r1}\n{r2}\n{r3}\n{r4}\n{r5}\n{r6}\n{r7}\n{r8}\n{r9}");
     println!(
         "\n(total bench time {:.0} s; relay: {})",
         started.elapsed().as_secs_f64(),

@@ -38,6 +38,7 @@ pub mod host;
 pub mod lifecycle;
 pub mod log_level;
 pub mod metrics;
+pub mod net;
 pub mod paths;
 pub mod plugin;
 pub mod present;

@@ -187,3 +187,85 @@ async fn a_stop_drains_calls_in_flight_and_refuses_new_sessions() {
         std::net::TcpStream::connect(("127.0.0.1", port)).is_err()
     });
 }
+
+/// Every connection `mcpw serve --http` accepts has Nagle off: checked on the
+/// running process's own socket, whose option is copied out with
+/// `pidfd_getfd`. With Nagle on, each response waits ~40 ms for a delayed ACK.
+#[tokio::test(flavor = "multi_thread")]
+async fn accepted_connections_send_small_writes_at_once() {
+    use std::io::{Read, Write};
+    let dirs = ConfigDirs::new();
+    config(&dirs);
+    let serving = Serving::start(&dirs.home(), &["--exposure", "direct"]);
+    let port: u16 = serving.at("").rsplit(':').next().unwrap().parse().unwrap();
+    // A kept-alive connection, answered once: the server has accepted it.
+    let mut client = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    client
+        .write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+        .unwrap();
+    let mut answer = [0u8; 256];
+    let n = client.read(&mut answer).unwrap();
+    assert!(
+        answer[..n].starts_with(b"HTTP/1.1 200"),
+        "{:?}",
+        String::from_utf8_lossy(&answer[..n])
+    );
+    let client_port = client.local_addr().unwrap().port();
+    let fd = socket_fd(serving.pid(), port, client_port)
+        .expect("mcpw's side of the connection among its open files");
+    assert!(
+        nodelay_of(serving.pid(), fd),
+        "mcpw accepted a connection with Nagle on"
+    );
+}
+
+/// The fd number that process `pid` holds for the TCP connection from
+/// 127.0.0.1:`local` to 127.0.0.1:`remote`, found through its inode.
+fn socket_fd(pid: u32, local: u16, remote: u16) -> Option<i32> {
+    let table = std::fs::read_to_string("/proc/net/tcp").unwrap();
+    let (want_local, want_remote) = (format!(":{local:04X}"), format!(":{remote:04X}"));
+    let inode = table.lines().skip(1).find_map(|line| {
+        let f: Vec<&str> = line.split_whitespace().collect();
+        (f[1].ends_with(&want_local) && f[2].ends_with(&want_remote)).then(|| f[9].to_string())
+    })?;
+    let link = format!("socket:[{inode}]");
+    std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .ok()?
+        .find_map(|entry| {
+            let entry = entry.ok()?;
+            (std::fs::read_link(entry.path()).ok()?.to_str()? == link)
+                .then(|| entry.file_name().to_str()?.parse().ok())?
+        })
+}
+
+/// TCP_NODELAY of fd `fd` in process `pid` (a child of this test).
+fn nodelay_of(pid: u32, fd: i32) -> bool {
+    // SAFETY: plain syscalls on descriptors this function opens and closes.
+    unsafe {
+        let pidfd = libc::syscall(libc::SYS_pidfd_open, pid as libc::pid_t, 0) as i32;
+        assert!(
+            pidfd >= 0,
+            "pidfd_open: {}",
+            std::io::Error::last_os_error()
+        );
+        let ours = libc::syscall(libc::SYS_pidfd_getfd, pidfd, fd, 0) as i32;
+        assert!(
+            ours >= 0,
+            "pidfd_getfd: {}",
+            std::io::Error::last_os_error()
+        );
+        let mut on: libc::c_int = 0;
+        let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
+        let got = libc::getsockopt(
+            ours,
+            libc::IPPROTO_TCP,
+            libc::TCP_NODELAY,
+            (&raw mut on).cast(),
+            &mut len,
+        );
+        assert_eq!(got, 0, "getsockopt: {}", std::io::Error::last_os_error());
+        libc::close(ours);
+        libc::close(pidfd);
+        on != 0
+    }
+}

@@ -35,7 +35,7 @@ impl Callback {
             .with_state(state);
         let (done_tx, done_rx) = tokio::sync::oneshot::channel::<()>();
         let serving = tokio::spawn(async move {
-            axum::serve(self.listener, router)
+            axum::serve(crate::net::listener(self.listener), router)
                 .with_graceful_shutdown(async {
                     let _ = done_rx.await;
                 })

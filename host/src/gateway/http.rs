@@ -219,7 +219,7 @@ pub async fn serve(
         }
     };
     tokio::select! {
-        served = axum::serve(listener, router).into_future() => served?,
+        served = axum::serve(crate::net::listener(listener), router).into_future() => served?,
         () = stop => {}
     }
     Ok(())
