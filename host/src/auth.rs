@@ -172,7 +172,8 @@ impl Status {
 pub async fn client_for(
     vault: &Vault,
     url: &str,
-) -> Result<Option<AuthClient<reqwest::Client>>, AuthFailure> {
+    http: crate::upstream::HttpClient,
+) -> Result<Option<AuthClient<crate::upstream::HttpClient>>, AuthFailure> {
     let credentials = ServerCredentials::new(vault.clone(), url);
     let (stored, metadata) = credentials.read().await?;
     let Some(metadata) = metadata else {
@@ -192,7 +193,7 @@ pub async fn client_for(
     if !manager.initialize_from_store().await? {
         return Ok(None);
     }
-    Ok(Some(AuthClient::new(reqwest::Client::new(), manager)))
+    Ok(Some(AuthClient::new(http, manager)))
 }
 
 #[cfg(test)]

@@ -82,6 +82,22 @@ pub struct Entry {
     pub tool: std::sync::Arc<Tool>,
 }
 
+impl Entry {
+    /// The server's own name for the tool when the exposed name does not
+    /// show it (a name that had to be replaced, or a naming guest's own).
+    pub fn renamed_from(&self) -> Option<&str> {
+        (!self.name.ends_with(self.tool.name.as_str())).then_some(self.tool.name.as_str())
+    }
+
+    /// The exposed name, with the original beside it when it is not in sight.
+    pub fn shown_name(&self) -> std::borrow::Cow<'_, str> {
+        match self.renamed_from() {
+            Some(original) => format!("{} (originally \"{original}\")", self.name).into(),
+            None => self.name.as_str().into(),
+        }
+    }
+}
+
 /// How the host is connected to a server.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
@@ -118,6 +134,69 @@ pub struct ServerStatus {
     /// The MCP revision last negotiated with it (`2026-07-28`, `2025-11-25`, …).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub protocol_version: Option<String>,
+    /// Whether a connected server of the stateless revision (2026-07-28)
+    /// has its change stream (`subscriptions/listen`) open.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub listen: Option<ListenReport>,
+}
+
+/// Where a connection's change stream stands, for a person or a program.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(tag = "state", rename_all = "kebab-case")]
+pub enum ListenReport {
+    /// Being opened.
+    Starting,
+    /// Open: changes arrive as they happen.
+    Listening,
+    /// The server has none: lists are fetched again when needed.
+    Unsupported,
+    /// Down: lists are fetched again when needed, and the stream is retried.
+    Retrying {
+        /// Why it is down.
+        error: String,
+        /// Failures in a row.
+        attempts: u32,
+        /// Seconds until the next try.
+        retry_in_s: u64,
+    },
+}
+
+impl ListenReport {
+    /// The report of a connection's state, now.
+    pub fn of(state: &crate::upstream::ListenState) -> ListenReport {
+        use crate::upstream::ListenState as S;
+        match state {
+            S::Starting => ListenReport::Starting,
+            S::Listening => ListenReport::Listening,
+            S::Unsupported => ListenReport::Unsupported,
+            S::Retrying {
+                error,
+                attempts,
+                next_try,
+            } => ListenReport::Retrying {
+                error: error.clone(),
+                attempts: *attempts,
+                retry_in_s: next_try
+                    .saturating_duration_since(std::time::Instant::now())
+                    .as_millis()
+                    .div_ceil(1000) as u64,
+            },
+        }
+    }
+
+    /// One line: "listening", "not listening (…), retry in N s", ….
+    pub fn describe(&self) -> String {
+        match self {
+            ListenReport::Starting => "opening its change stream".into(),
+            ListenReport::Listening => "listening for changes".into(),
+            ListenReport::Unsupported => "no change stream: lists fetched when needed".into(),
+            ListenReport::Retrying {
+                error, retry_in_s, ..
+            } => format!(
+                "change stream down ({error}): lists fetched when needed, retry in {retry_in_s} s"
+            ),
+        }
+    }
 }
 
 /// A catalog file that could not be read.
@@ -210,6 +289,33 @@ pub fn load_catalog(path: &Path) -> Result<Vec<Tool>, CatalogError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn entry(name: &str, original: &str) -> Entry {
+        Entry {
+            name: name.into(),
+            tool: std::sync::Arc::new(Tool::new("s", original, "does it")),
+        }
+    }
+
+    #[test]
+    fn a_renamed_tool_shows_its_original_name_and_another_does_not() {
+        let renamed = entry("s__tool_1a2b3c4d", "天気を調べる");
+        assert_eq!(renamed.renamed_from(), Some("天気を調べる"));
+        assert_eq!(
+            renamed.shown_name(),
+            "s__tool_1a2b3c4d (originally \"天気を調べる\")"
+        );
+        let described = crate::present::describe(&renamed);
+        assert!(
+            described.starts_with("s__tool_1a2b3c4d (originally"),
+            "{described}"
+        );
+        for (name, original) in [("s__echo", "echo"), ("echo", "echo")] {
+            let plain = entry(name, original);
+            assert_eq!(plain.renamed_from(), None);
+            assert_eq!(plain.shown_name(), name);
+        }
+    }
 
     #[test]
     fn parses_the_benchmark_format() {

@@ -191,7 +191,7 @@ fn with_runtime_on(
 
 fn init_logging(verbose: u8) {
     let default = match verbose {
-        0 => "warn,rmcp=off,mcpw::server_stderr=info",
+        0 => "warn,rmcp=off,mcpw::server_stderr=info,mcpw::progress=info",
         1 => "info",
         _ => "debug",
     };

@@ -229,7 +229,12 @@ fn mcp_tool(entry: &crate::catalog::Entry) -> Tool {
     let t = &entry.tool;
     let schema = t.input_schema.object().clone();
     let mut tool = Tool::new(entry.name.clone(), t.description.clone(), schema);
-    tool.title = t.title.clone();
+    // A tool whose name had to change keeps its own in sight: as its title
+    // when it has none.
+    tool.title = t
+        .title
+        .clone()
+        .or_else(|| entry.renamed_from().map(str::to_string));
     tool.annotations = t
         .annotations
         .as_ref()
@@ -305,6 +310,9 @@ impl ServerHandler for Gateway {
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
         self.link.seen(&context.extensions, &context.peer).await;
+        // A server that cannot tell of its changes is asked again (in the
+        // background; a change reaches the session as list_changed).
+        self.shared.host.manager().freshen_unheard();
         let client = self.client(&context.extensions);
         Ok(ListToolsResult::with_all_items(
             self.tool_list_for(&client).await?,
@@ -343,6 +351,7 @@ impl ServerHandler for Gateway {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, McpError> {
+        self.shared.host.manager().freshen_unheard();
         let client = self.client(&context.extensions);
         self.shared.ready().await;
         let snapshot = self.shared.host.snapshot().await.map_err(internal)?;
@@ -386,6 +395,7 @@ impl ServerHandler for Gateway {
         request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::ListResourcesResult, McpError> {
+        self.shared.host.manager().freshen_unheard();
         let client = self.client(&context.extensions);
         let cursor = request.as_ref().and_then(|r| r.cursor.as_deref());
         self.resource_list(&client, cursor).await

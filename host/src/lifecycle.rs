@@ -15,7 +15,7 @@ pub use listing::catalog_tools;
 use reload::new_slot;
 
 use crate::cache::{self, CacheWriter, MetadataCache};
-use crate::catalog::{ConnectionState, ServerStatus, Tool};
+use crate::catalog::{ConnectionState, ListenReport, ServerStatus, Tool};
 use crate::config::{Config, Lifecycle, Server};
 use crate::paths::Environment;
 use crate::upstream::{
@@ -41,6 +41,10 @@ pub struct LifecycleOptions {
     /// How long a keep-alive server may take to answer the health check's ping
     /// before its connection counts as hung and is replaced.
     pub ping_timeout: Duration,
+    /// How old the lists of a server that cannot tell of its changes (a
+    /// stateless server without a listen stream) may be before a call or a
+    /// session has them fetched again.
+    pub unheard_lists_fresh: Duration,
 }
 
 impl Default for LifecycleOptions {
@@ -50,6 +54,7 @@ impl Default for LifecycleOptions {
             health_interval: Duration::from_secs(30),
             max_parallel_connects: 10,
             ping_timeout: Duration::from_secs(10),
+            unheard_lists_fresh: Duration::from_secs(5),
         }
     }
 }
@@ -139,6 +144,8 @@ struct SlotState {
     last_error: Option<String>,
     needs_auth: bool,
     last_used: Instant,
+    /// When its lists were last fetched (or a fetch asked for).
+    listed_at: Instant,
     /// Replaced or removed by a reload: a connect or listing finishing late
     /// is dropped, never stored.
     retired: bool,
@@ -478,7 +485,12 @@ impl Manager {
     }
 
     fn slot_status(&self, slot: &Slot) -> ServerStatus {
-        let live = slot.live().is_some();
+        let live = slot.live();
+        let listen = live
+            .as_ref()
+            .and_then(|c| c.listen_state())
+            .map(|s| ListenReport::of(&s));
+        let live = live.is_some();
         let st = slot.state();
         let state = if !slot.server.config.enabled {
             ConnectionState::Disabled
@@ -500,6 +512,7 @@ impl Manager {
             lifecycle: slot.server.config.lifecycle,
             last_error: st.last_error.clone(),
             protocol_version: st.protocol_version.clone(),
+            listen,
         }
     }
 
@@ -751,6 +764,7 @@ impl Manager {
             st.offers = offers.clone();
             st.protocol_version = listing.protocol_version.clone();
             st.from_cache = false;
+            st.listed_at = Instant::now();
             changed
         };
         if changed {
@@ -783,6 +797,7 @@ impl Manager {
     {
         let conn = self.connect(name, false).await?;
         let slot = self.slot(name)?;
+        self.freshen(&slot, &conn);
         let result = {
             // Counted down on drop too: a call abandoned by its caller (a
             // cancelled request) must not pin the server as busy forever.

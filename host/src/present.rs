@@ -201,7 +201,7 @@ pub fn bullet(name: &str, description: &str, max: usize) -> String {
 /// description, and its parameters one per line.
 pub fn describe(entry: &crate::catalog::Entry) -> String {
     let t = &entry.tool;
-    let mut text = format!("{}\nServer: {}\n", entry.name, t.server);
+    let mut text = format!("{}\nServer: {}\n", entry.shown_name(), t.server);
     if let Some(uri) = &t.resource_uri {
         text.push_str(&format!("Type: Resource (reads from {uri})\n"));
     }

@@ -11,6 +11,7 @@ mod listen;
 pub mod npx;
 pub mod origin;
 pub mod processes;
+mod progress;
 pub mod secrets;
 mod sse;
 mod stdio;
@@ -20,6 +21,8 @@ pub use calls::{CallOptions, Called};
 pub use error::ConnectError;
 pub use events::{LogMessage, UpstreamEvent};
 pub use handler::ProgressUpdate;
+pub use http::HttpClient;
+pub use listen::ListenState;
 
 use crate::config::{HttpKind, ServerConfig, Transport};
 use crate::log_level::LogLevel;
@@ -109,7 +112,7 @@ pub struct Connection {
     group: Option<processes::GroupGuard>,
     routes: Routes,
     redact: secrets::Redactions,
-    listening: tokio::sync::Mutex<listen::Listening>,
+    listening: Option<listen::Listen>,
 }
 
 /// What a server offers, listed right after connecting.
@@ -145,11 +148,17 @@ impl Connection {
     ) -> Result<(Connection, Listing), ConnectError> {
         let timeout = Duration::from_millis(config.startup_timeout_ms);
         let mut stderr_for_timeout = None;
+        // Before the clock starts: a first `npx` install has a limit of its own.
+        let program = match &config.transport {
+            Transport::Stdio { .. } => Some(stdio::program(config, ctx).await?),
+            Transport::Http { .. } => None,
+        };
         let routes = Routes::new(ctx);
         let attempt = async {
             let conn = match &config.transport {
                 Transport::Stdio { .. } => {
-                    let (transport, tail, group) = stdio::spawn(config, ctx).await?;
+                    let program = program.unwrap_or_default();
+                    let (transport, tail, group) = stdio::spawn(config, ctx, program).await?;
                     stderr_for_timeout = Some(tail.clone());
                     let handler = UpstreamHandler::new(ctx, routes.clone());
                     let service = handshake(handler, transport, ctx)
@@ -200,8 +209,9 @@ impl Connection {
                     }
                 }
             };
+            let mut conn = conn;
             let listing = conn.list().await?;
-            conn.start_listening().await;
+            conn.start_listening(timeout);
             Ok::<_, ConnectError>((conn, listing))
         };
         if let Transport::Http { url, .. } = &config.transport {
@@ -304,8 +314,11 @@ impl Connection {
         })
     }
 
-    /// Lists tools, resources and prompts again (after `list_changed`).
+    /// Lists tools, resources and prompts again (after `list_changed`), from
+    /// the server: a relist has a reason, so the time-to-live a stateless
+    /// server gave its lists (which rmcp would serve them from) does not hold.
     pub async fn relist(&self) -> Result<Listing, ConnectError> {
+        self.service.peer().clear_response_cache().await;
         self.list().await
     }
 
@@ -473,6 +486,8 @@ impl Connection {
 
     /// Closes the connection; a stdio server's whole process group is killed.
     pub async fn close(mut self) {
+        // The listen stream ends with the connection: not a failure to report.
+        self.listening.take();
         let _ = tokio::time::timeout(Duration::from_secs(2), self.service.close()).await;
         if let Some(group) = self.group.take() {
             group.kill();

@@ -82,6 +82,7 @@ pub fn services() -> StaticServices {
         lifecycle: Lifecycle::Lazy,
         last_error: None,
         protocol_version: None,
+        listen: None,
     };
     StaticServices::new(
         vec![status("github", 2), status("git", 2), status("loopback", 1)],

@@ -71,6 +71,63 @@ fn server_scenarios_through_mcpw_match_the_baseline() {
     );
 }
 
+/// The conformance suite's reference server (`tests/servers/reference`).
+fn reference_server() -> Background {
+    let args = servers().reference_server();
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    Background::node(&args, &[])
+}
+
+#[test]
+fn the_reference_server_passes_every_server_scenario_directly() {
+    let reference = reference_server();
+    let (ok, output) = server_suite(&reference.url("/mcp"), None);
+    assert!(ok, "{output}");
+    assert_eq!(summary(&output).len(), 30, "{output}");
+}
+
+/// mcpw serving `upstream` (with the tools' own names) against the reference
+/// server's baseline.
+fn through_mcpw_against_the_reference_baseline(upstream: &str) {
+    let dirs = ConfigDirs::new();
+    dirs.user(
+        &json!({"mcpServers": {"up": {"url": upstream, "startupTimeoutMs": 3000}},
+                "settings": {"toolPrefix": "none"}})
+        .to_string(),
+    );
+    let serving = Serving::start(&dirs.home(), &["--exposure", "direct"]);
+    let (ok, output) = server_suite(
+        &serving.url(),
+        Some("tests/conformance/expected-failures-reference.yml"),
+    );
+    assert_eq!(summary(&output).len(), 30, "{output}");
+    assert!(
+        ok,
+        "through mcpw, against tests/conformance/expected-failures-reference.yml:\n{output}"
+    );
+}
+
+/// The reference server speaks 2026-07-28 and streams its listen answer as
+/// JSON, a message per line.
+#[test]
+fn server_scenarios_through_mcpw_in_front_of_the_reference_server() {
+    let reference = reference_server();
+    through_mcpw_against_the_reference_baseline(&reference.url("/mcp"));
+}
+
+/// The same server behind a proxy that never answers `subscriptions/listen`:
+/// the connection does not depend on it.
+#[test]
+fn server_scenarios_through_mcpw_in_front_of_a_server_that_never_answers_listen() {
+    let reference = reference_server();
+    let upstream = reference.url("/mcp");
+    let proxy = Background::node(
+        &[&servers().listen_proxy()],
+        &[("UPSTREAM", &upstream), ("LISTEN", "hold")],
+    );
+    through_mcpw_against_the_reference_baseline(&proxy.url("/mcp"));
+}
+
 /// Runs one client scenario with `tests/conformance/<script>` as the client;
 /// returns whether it passed (exit codes aside: two auth scenarios let the
 /// client fail) and the suite's report.

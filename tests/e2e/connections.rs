@@ -286,6 +286,53 @@ async fn npx_servers_run_their_binary_directly() {
     host.shutdown().await;
 }
 
+/// A first `npx` install has a limit of its own: an install slower than the
+/// server's whole `startupTimeoutMs` still ends in a running server. (npm
+/// is a stand-in on PATH that takes 1.5 s, then leaves the package in its npx
+/// cache, as `npm exec` does.)
+#[tokio::test(flavor = "multi_thread")]
+async fn a_first_npx_install_does_not_count_against_the_startup_timeout() {
+    let s = servers();
+    let mut d = ConfigDirs::new();
+    let shim = d.root.path().join("shim");
+    std::fs::create_dir_all(&shim).unwrap();
+    let npm = shim.join("npm");
+    std::fs::write(
+        &npm,
+        format!(
+            r#"#!/bin/sh
+sleep 1.5
+dir="$npm_config_cache/_npx/slow"
+mkdir -p "$dir/node_modules/slow-server"
+echo '{{"_npx":{{"packages":["slow-server"]}}}}' > "$dir/package.json"
+echo '{{"name":"slow-server","bin":"server.mjs"}}' > "$dir/node_modules/slow-server/package.json"
+ln -s "{}" "$dir/node_modules/slow-server/server.mjs"
+"#,
+            s.misbehave()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&npm, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let path = format!("{}:{}", shim.display(), std::env::var("PATH").unwrap());
+    d.env = d.env.clone().with("PATH", path).with(
+        "npm_config_cache",
+        d.root.path().join("npm-cache").display().to_string(),
+    );
+    let host = host(
+        &d,
+        json!({"slow": {"command": "npx", "args": ["-y", "slow-server", "ok"], "startupTimeoutMs": 1000}}),
+        |_| {},
+    )
+    .await;
+    host.connect("slow")
+        .await
+        .expect("connected after the slow install");
+    let pid = host.manager().pid("slow").unwrap();
+    let cmdline = std::fs::read_to_string(format!("/proc/{pid}/cmdline")).unwrap();
+    assert!(cmdline.contains("misbehave.mjs"), "{cmdline:?}");
+    host.shutdown().await;
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn every_page_of_tools_and_resources_is_listed() {
     let s = servers();

@@ -106,11 +106,22 @@ fn check_proxy(connect: Value) {
             mcp(json!({"tool": "everything__echo", "args": "[1]"})),
             mcp(json!({"search": "([bad", "regex": true})),
             mcp(json!({"connect": "nope"})),
-            {"op": "listPrompts"}
+            {"op": "listPrompts"},
+            mcp(json!({"code": "await mcp.call('x')"})),
+            mcp(json!({"search": "echo", "tool_name": "x"}))
         ]),
     )
     .unwrap();
     assert_eq!(names(&r[0]), vec!["mcp"]);
+    // A key the tool does not take is refused, not taken for no key (status).
+    assert_eq!(r[12]["isError"], true, "{}", r[12]);
+    assert_eq!(r[12]["structuredContent"]["error"], "unknown_keys");
+    assert!(
+        text(&r[12]).contains("\"code\"") && text(&r[12]).contains("\"search\""),
+        "names what it does not take and what it takes: {}",
+        text(&r[12])
+    );
+    assert_eq!(r[13]["structuredContent"]["unknown"], json!(["tool_name"]));
     let desc_tokens = r[0][0]["description"].as_str().unwrap().len() / 4
         + r[0][0]["inputSchema"].to_string().len() / 4;
     assert!(

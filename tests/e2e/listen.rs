@@ -177,3 +177,134 @@ async fn updates_and_list_changes_reach_a_listening_client_from_a_listened_serve
     let tools = client.list_all_tools().await.unwrap();
     assert!(tools.iter().any(|t| t.name == "up__grown"), "{tools:?}");
 }
+
+/// The conformance suite's reference server behind the listen proxy
+/// (`listen` = "forward" or "hold"), recording the methods it gets.
+struct Reference {
+    _server: crate::servers::Background,
+    proxy: crate::servers::Background,
+    methods: std::path::PathBuf,
+}
+
+impl Reference {
+    fn start(dirs: &ConfigDirs, listen: &str) -> Reference {
+        let s = crate::servers::servers();
+        let args = s.reference_server();
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let server = crate::servers::Background::node(&args, &[]);
+        let methods = dirs.root.path().join("methods");
+        let proxy = crate::servers::Background::node(
+            &[&s.listen_proxy()],
+            &[
+                ("UPSTREAM", &server.url("/mcp")),
+                ("LISTEN", listen),
+                ("METHODS_FILE", methods.to_str().unwrap()),
+            ],
+        );
+        Reference {
+            _server: server,
+            proxy,
+            methods,
+        }
+    }
+
+    /// Another client changes the server's tools: the server tells its
+    /// listen streams (its unlisted helper tool, called at 2026-07-28).
+    async fn trigger_tool_change(&self) {
+        let meta = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                          "io.modelcontextprotocol/clientCapabilities": {}});
+        let answer = reqwest::Client::new()
+            .post(self._server.url("/mcp"))
+            .header("MCP-Protocol-Version", "2026-07-28")
+            .header("Accept", "application/json, text/event-stream")
+            .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                          "params": {"name": "test_trigger_tool_change", "arguments": {}, "_meta": meta}}))
+            .send()
+            .await
+            .unwrap();
+        let text = answer.text().await.unwrap();
+        assert!(text.contains("Mutation triggered"), "{text}");
+    }
+
+    /// How many `tools/list` requests the server got.
+    fn tool_lists(&self) -> usize {
+        std::fs::read_to_string(&self.methods)
+            .unwrap_or_default()
+            .lines()
+            .filter(|m| *m == "tools/list")
+            .count()
+    }
+
+    fn config(&self) -> serde_json::Value {
+        json!({"up": {"url": self.proxy.url("/mcp"), "startupTimeoutMs": 2000}})
+    }
+}
+
+fn listen_of(host: &mcpw::host::Host) -> Option<mcpw::catalog::ListenReport> {
+    host.status().into_iter().find(|s| s.name == "up")?.listen
+}
+
+/// The reference server answers `subscriptions/listen` with a JSON body of
+/// one message per line that never ends, and sends the subscription id back
+/// as a string: mcpw listens all the same, and relists on what it hears.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_listen_answer_streamed_as_json_lines_is_heard() {
+    let dirs = ConfigDirs::new();
+    let reference = Reference::start(&dirs, "forward");
+    let host = crate::common::host(&dirs, reference.config(), |_| {}).await;
+    host.manager().connect("up", false).await.unwrap();
+    host.manager().listen_settled().await;
+    assert_eq!(
+        listen_of(&host),
+        Some(mcpw::catalog::ListenReport::Listening)
+    );
+    let before = reference.tool_lists();
+    reference.trigger_tool_change().await;
+    crate::servers::wait_until(
+        "a relist after the server's list_changed",
+        Duration::from_secs(10),
+        || reference.tool_lists() > before,
+    );
+    host.shutdown().await;
+}
+
+/// A server that never acknowledges a listen stream is connected all the
+/// same (before, the connect waited for it until `startupTimeoutMs` and
+/// failed); its status says the stream is down, and a call has its lists
+/// fetched again, since no change would be heard.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_never_acknowledges_listen_stays_connected() {
+    let dirs = ConfigDirs::new();
+    let reference = Reference::start(&dirs, "hold");
+    let host = crate::common::host(&dirs, reference.config(), |o| {
+        o.lifecycle.unheard_lists_fresh = Duration::ZERO;
+    })
+    .await;
+    host.manager().connect("up", false).await.unwrap();
+    host.manager().listen_settled().await;
+    match listen_of(&host) {
+        Some(mcpw::catalog::ListenReport::Retrying { error, .. }) => {
+            assert!(error.contains("not acknowledged within 2000 ms"), "{error}")
+        }
+        other => panic!("a stream down and retried, not {other:?}"),
+    }
+    let before = reference.tool_lists();
+    let out = host.call("up__test_simple_text", None).await.unwrap();
+    assert!(!out.is_error, "{out:?}");
+    crate::servers::wait_until(
+        "a relist asked by the call",
+        Duration::from_secs(10),
+        || reference.tool_lists() > before,
+    );
+    host.shutdown().await;
+
+    // The same, as `mcpw status --connect` shows it.
+    let status = crate::servers::mcpw_in(&dirs.home())
+        .args(["status", "--connect", "--json"])
+        .output()
+        .unwrap();
+    let status: serde_json::Value = serde_json::from_slice(&status.stdout).unwrap();
+    let up = &status["servers"][0];
+    assert_eq!(up["state"], "connected", "{status}");
+    assert_eq!(up["listen"]["state"], "retrying", "{status}");
+}

@@ -98,7 +98,10 @@ pub fn servers() -> &'static Servers {
             "client.mjs",
             "conformance-upstream.mjs",
             "oauth-server.mjs",
+            "listen-proxy.mjs",
+            "reference/everything-server.ts",
         ] {
+            std::fs::create_dir_all(npm.join(script).parent().unwrap()).unwrap();
             std::fs::copy(src.join(script), npm.join(script)).unwrap();
         }
         Servers { npm, venv }
@@ -152,6 +155,26 @@ impl Servers {
             .join("conformance-upstream.mjs")
             .display()
             .to_string()
+    }
+
+    /// `node` arguments that run the conformance suite's reference server
+    /// (`tests/servers/reference`), TypeScript loaded by tsx in node's own
+    /// process: it speaks 2026-07-28 beside the session revisions.
+    pub fn reference_server(&self) -> [String; 3] {
+        let tsx = self.npm.join("node_modules/tsx/dist/loader.mjs");
+        let script = self.npm.join("reference/everything-server.ts");
+        [
+            "--import".into(),
+            format!("file://{}", tsx.display()),
+            script.display().to_string(),
+        ]
+    }
+
+    /// A proxy on `$PORT` in front of `$UPSTREAM` (`tests/servers/listen-proxy.mjs`):
+    /// `LISTEN=hold` never answers `subscriptions/listen`; `METHODS_FILE`
+    /// records the methods it forwards.
+    pub fn listen_proxy(&self) -> String {
+        self.npm.join("listen-proxy.mjs").display().to_string()
     }
 
     /// Node 22, which the conformance suite needs.

@@ -71,6 +71,7 @@ fn services(tools: &[Tool]) -> StaticServices {
                 lifecycle: Lifecycle::Lazy,
                 last_error: None,
                 protocol_version: None,
+                listen: None,
             }),
         }
     }

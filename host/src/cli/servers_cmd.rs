@@ -3,7 +3,7 @@
 use anyhow::{Context, Result, anyhow, bail};
 use clap::{Args, Subcommand};
 use mcpw::cache::{self, MetadataCache};
-use mcpw::catalog::{ConnectionState, ServerStatus};
+use mcpw::catalog::{ConnectionState, ListenReport, ServerStatus};
 use mcpw::config::{ConfigSources, Exposure};
 use mcpw::gateway::{Gateway, Shared};
 use mcpw::host::{Host, HostOptions};
@@ -116,10 +116,15 @@ fn status_line(s: &ServerStatus, host: &Host) -> String {
     };
     match s.state {
         ConnectionState::Connected => format!(
-            "✓ {} ({} tools, {lifecycle}, MCP {})",
+            "✓ {} ({} tools, {lifecycle}, MCP {}{})",
             s.name,
             s.tool_count,
-            s.protocol_version.as_deref().unwrap_or("?")
+            s.protocol_version.as_deref().unwrap_or("?"),
+            match &s.listen {
+                Some(listen) if *listen != ListenReport::Listening =>
+                    format!("; {}", listen.describe()),
+                _ => String::new(),
+            }
         ),
         ConnectionState::Cached => format!(
             "○ {} ({} tools, cached, not connected, {lifecycle})",
@@ -155,6 +160,7 @@ pub async fn status(args: StatusArgs, sources: &ConfigSources) -> Result<ExitCod
             .map(|s| s.name)
             .collect();
         host.manager().connect_many(names, progress).await;
+        host.manager().listen_settled().await;
     }
     // Without --connect, status starts nothing: it reports what is cached and
     // what failed recently.
@@ -401,7 +407,10 @@ pub async fn connect(args: ConnectArgs, sources: &ConfigSources) -> Result<ExitC
             } else {
                 outln!("{} ({} tools):\n", args.server, tools.len());
                 for e in tools {
-                    outln!("{}", present::bullet(&e.name, &e.tool.description, 50));
+                    outln!(
+                        "{}",
+                        present::bullet(&e.shown_name(), &e.tool.description, 50)
+                    );
                 }
             }
             ExitCode::SUCCESS

@@ -27,6 +27,10 @@ pub fn tool_definition(host: &Host, client: &ClientScope) -> Value {
         .iter()
         .filter(|s| s.config.enabled && client.allows(&s.name))
         .count();
+    tool_definition_for(servers)
+}
+
+fn tool_definition_for(servers: usize) -> Value {
     json!({
         "name": TOOL_NAME,
         "description": format!(
@@ -87,6 +91,9 @@ pub async fn call(
     params: Map<String, Value>,
     ctx: &RequestContext<RoleServer>,
 ) -> Result<CallToolResult, McpError> {
+    if let Some(refused) = unknown_keys(&params) {
+        return result(&[Content::text(refused.text)], Some(refused.details), true);
+    }
     let host = &gw.shared.host;
     let client = gw.client(&ctx.extensions);
     let client = &client;
@@ -137,6 +144,46 @@ pub async fn call(
     let mut content = vec![Content::text(reply.text)];
     content.extend(reply.content);
     result(&content, Some(reply.details), reply.is_error)
+}
+
+/// The keys the tool takes: those of its input schema.
+fn known_keys() -> &'static [String] {
+    static KEYS: std::sync::LazyLock<Vec<String>> = std::sync::LazyLock::new(|| {
+        let definition = tool_definition_for(0);
+        definition["inputSchema"]["properties"]
+            .as_object()
+            .map(|p| p.keys().cloned().collect())
+            .unwrap_or_default()
+    });
+    &KEYS
+}
+
+/// A tool error naming the keys it does not take, and those it does: a key
+/// it does not know (one a newer mcpw takes, say) must not be mistaken for
+/// no key at all, which shows the status.
+fn unknown_keys(params: &Map<String, Value>) -> Option<Reply> {
+    let known = known_keys();
+    let unknown: Vec<&String> = params
+        .keys()
+        .filter(|k| !known.iter().any(|n| n == *k))
+        .collect();
+    if unknown.is_empty() {
+        return None;
+    }
+    let quoted = |keys: &mut dyn Iterator<Item = &String>| {
+        keys.map(|k| format!("\"{k}\""))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let text = format!(
+        "mcp does not take {}. It takes: {}.",
+        quoted(&mut unknown.iter().copied()),
+        quoted(&mut known.iter())
+    );
+    Some(Reply::error(
+        text,
+        json!({"mode": "error", "error": "unknown_keys", "unknown": unknown, "takes": known}),
+    ))
 }
 
 fn status(host: &Host, client: &ClientScope) -> Reply {
@@ -277,7 +324,7 @@ async fn list(host: &Host, client: &ClientScope, server: &str) -> Reply {
     };
     let mut text = format!("{server} ({} tools{note}):\n\n", tools.len());
     for e in &tools {
-        text.push_str(&present::bullet(&e.name, &e.tool.description, 50));
+        text.push_str(&present::bullet(&e.shown_name(), &e.tool.description, 50));
         text.push('\n');
     }
     let names: Vec<&str> = tools.iter().map(|e| e.name.as_str()).collect();
@@ -412,7 +459,7 @@ async fn search(gw: &Gateway, client: &ClientScope, q: Query<'_>) -> Reply {
         if schemas {
             text.push_str(&format!(
                 "{}\n  {}\n",
-                e.name,
+                e.shown_name(),
                 if e.tool.description.is_empty() {
                     "(no description)"
                 } else {
@@ -437,13 +484,19 @@ async fn search(gw: &Gateway, client: &ClientScope, q: Query<'_>) -> Reply {
             }
             text.push('\n');
         } else {
-            text.push_str(&present::bullet(&e.name, &e.tool.description, 50));
+            text.push_str(&present::bullet(&e.shown_name(), &e.tool.description, 50));
             text.push('\n');
         }
     }
     let matches: Vec<Value> = hits
         .iter()
-        .map(|(e, _)| json!({"server": e.tool.server, "tool": e.name}))
+        .map(|(e, _)| {
+            let mut hit = json!({"server": e.tool.server, "tool": e.name});
+            if let Some(original) = e.renamed_from() {
+                hit["originalName"] = json!(original);
+            }
+            hit
+        })
         .collect();
     Reply::ok(
         text.trim_end().to_string(),

@@ -74,7 +74,7 @@ pub fn definition<'e>(
     for e in &deferred {
         let line = format!(
             "\n- {}: {}",
-            e.name,
+            e.shown_name(),
             present::truncate_at_word(&e.tool.description, 60)
         );
         if used + tokens(&line) > budget {
@@ -184,7 +184,7 @@ pub async fn call(
     for (e, _) in &hits {
         text.push_str(&format!(
             "- {} - {}\n",
-            e.name,
+            e.shown_name(),
             present::truncate_at_word(&e.tool.description, 80)
         ));
     }

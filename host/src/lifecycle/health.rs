@@ -87,6 +87,42 @@ impl Manager {
         })
     }
 
+    /// Asks for `conn`'s lists again when the server cannot tell of its
+    /// changes (a stateless server without a listen stream) and they are
+    /// older than `unheard_lists_fresh`; the relist runs in the background.
+    pub(super) fn freshen(&self, slot: &Slot, conn: &Connection) {
+        if conn.hears_changes() {
+            return;
+        }
+        {
+            let mut st = slot.state();
+            if st.listed_at.elapsed() < self.options.unheard_lists_fresh {
+                return;
+            }
+            // Once per period, however many calls and sessions ask.
+            st.listed_at = Instant::now();
+        }
+        self.upstream_tx
+            .change(UpstreamEvent::ListChanged(slot.name().to_string()));
+    }
+
+    /// [`Manager::freshen`] for every connected server: a session is about
+    /// to read the lists.
+    pub fn freshen_unheard(&self) {
+        for slot in self.slots().iter() {
+            if let Some(conn) = slot.live() {
+                self.freshen(slot, &conn);
+            }
+        }
+    }
+
+    /// Waits until every connected server's first try at a change stream
+    /// has an outcome (it is bounded by the stream's own time limit).
+    pub async fn listen_settled(&self) {
+        let live: Vec<_> = self.slots().iter().filter_map(|s| s.live()).collect();
+        futures::future::join_all(live.iter().map(|c| c.listen_settled())).await;
+    }
+
     pub(super) async fn upstream_loop(
         weak: std::sync::Weak<Manager>,
         mut rx: crate::upstream::events::EventReceiver,

@@ -59,6 +59,7 @@ pub(super) fn new_slot(
             last_error: failed.map(|(_, f)| f.error.clone()),
             needs_auth: failed.is_some_and(|(_, f)| f.needs_auth),
             last_used: Instant::now(),
+            listed_at: Instant::now(),
             retired: false,
         }),
         hash,

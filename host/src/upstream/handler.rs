@@ -43,6 +43,8 @@ pub struct Routes {
     /// The server.
     pub server: String,
     pub progress: ProgressRoutes,
+    /// Progress seen on the wire and handed on, per watched token.
+    pub progress_ledger: Arc<super::progress::ProgressLedger>,
     pub calls: InFlight,
     /// The downstream sessions.
     pub sessions: Arc<Sessions>,
@@ -55,6 +57,7 @@ impl Routes {
         Routes {
             server: ctx.server.clone(),
             progress: Default::default(),
+            progress_ledger: Default::default(),
             calls: Default::default(),
             sessions: ctx.sessions.clone(),
             events: ctx.events.clone(),
@@ -75,6 +78,7 @@ pub struct UpstreamHandler {
     /// Log messages of this connection dropped for a full backlog.
     logs_dropped: AtomicU64,
     progress: ProgressRoutes,
+    progress_ledger: Arc<super::progress::ProgressLedger>,
     calls: InFlight,
     sessions: Arc<Sessions>,
     /// Opens with `initialize`: offer the newest revision that has it.
@@ -88,6 +92,7 @@ impl UpstreamHandler {
             events: ctx.events.clone(),
             logs_dropped: AtomicU64::new(0),
             progress: routes.progress,
+            progress_ledger: routes.progress_ledger,
             calls: routes.calls,
             sessions: ctx.sessions.clone(),
             legacy_only: ctx.legacy_only,
@@ -240,5 +245,6 @@ impl ClientHandler for UpstreamHandler {
                 message: params.message,
             });
         }
+        self.progress_ledger.handled(&key);
     }
 }

@@ -1,6 +1,10 @@
 //! Streamable HTTP servers, and the request headers shared with legacy SSE:
 //! configured `headers` (secret commands resolved) plus bearer auth.
 
+mod client;
+
+pub use client::HttpClient;
+
 use super::handler::UpstreamHandler;
 use super::{ConnectContext, ConnectError, secrets};
 use crate::config::{ServerConfig, Transport};
@@ -71,6 +75,11 @@ pub fn header_map(headers: &Headers) -> Result<HeaderMap, ConnectError> {
     Ok(map)
 }
 
+/// The HTTP client of a connection: its progress counted for `routes`.
+fn http_client(routes: &super::handler::Routes) -> HttpClient {
+    HttpClient::counting(routes.progress_ledger.clone())
+}
+
 pub async fn connect(
     url: &str,
     oauth: &crate::config::OAuthConfig,
@@ -86,7 +95,7 @@ pub async fn connect(
     // none: a server that needs no login still works, and one that does
     // says so, and `mcpw auth login` names the store's problem.
     let authorized = match &ctx.vault {
-        Some(vault) => match crate::auth::client_for(vault, url).await {
+        Some(vault) => match crate::auth::client_for(vault, url, http_client(routes)).await {
             Ok(client) => client,
             Err(e) => {
                 tracing::debug!(server = %ctx.server, "no usable OAuth credentials: {e}");
@@ -98,13 +107,13 @@ pub async fn connect(
     // A client with its own credentials logs itself in: no person needed.
     let authorized = match (&ctx.vault, authorized) {
         (Some(vault), None) if oauth.grant_type == crate::config::GrantType::ClientCredentials => {
-            client_credentials(url, oauth, vault, ctx).await?
+            client_credentials(url, oauth, vault, ctx, routes).await?
         }
         (_, authorized) => authorized,
     };
     match authorized {
         Some(client) => connect_with(client, url, custom, ctx, routes).await,
-        None => connect_with(reqwest::Client::new(), url, custom, ctx, routes).await,
+        None => connect_with(http_client(routes), url, custom, ctx, routes).await,
     }
 }
 
@@ -114,7 +123,8 @@ async fn client_credentials(
     oauth: &crate::config::OAuthConfig,
     vault: &crate::auth::store::Vault,
     ctx: &ConnectContext,
-) -> Result<Option<rmcp::transport::auth::AuthClient<reqwest::Client>>, ConnectError> {
+    routes: &super::handler::Routes,
+) -> Result<Option<rmcp::transport::auth::AuthClient<HttpClient>>, ConnectError> {
     let failed = |e: crate::auth::AuthFailure| {
         ConnectError::Secret(format!(
             "server \"{}\": the client credentials grant failed: {e}",
@@ -150,7 +160,9 @@ async fn client_credentials(
         .await
         .map_err(|e| failed(crate::auth::AuthFailure::Config(e.to_string())))?
         .map_err(failed)?;
-    crate::auth::client_for(vault, url).await.map_err(failed)
+    crate::auth::client_for(vault, url, http_client(routes))
+        .await
+        .map_err(failed)
 }
 
 async fn connect_with<C>(

@@ -188,14 +188,28 @@ fn key(req: &NpxRequest) -> String {
     format!("{}|{}", req.package, req.bin.as_deref().unwrap_or(""))
 }
 
+/// How long a first `npx` install may take: a package and its dependencies
+/// fetched from npm, on a slow network or a busy machine. The server's start
+/// after it has its own `startupTimeoutMs`.
+pub const INSTALL_LIMIT: Duration = Duration::from_secs(300);
+/// How often a running install says it still runs.
+const PROGRESS_EVERY: Duration = Duration::from_secs(15);
+
 /// Resolves `npx args`: from mcpw's resolution cache, else npm's `_npx` cache,
 /// else after `npm exec` populated it. `None` means: run `npx` as configured.
-/// The file work runs on blocking threads.
-pub async fn resolve(args: &[String], env: &Environment) -> Option<(Resolution, Vec<String>)> {
-    let req = parse(args)?;
+/// The file work runs on blocking threads; an install past
+/// [`INSTALL_LIMIT`] is an error naming the package.
+pub async fn resolve(
+    args: &[String],
+    env: &Environment,
+    server: &str,
+) -> Result<Option<(Resolution, Vec<String>)>, super::ConnectError> {
+    let Some(req) = parse(args) else {
+        return Ok(None);
+    };
     let (r, e) = (req.clone(), env.clone());
     if let Some(hit) = off_thread(move || remembered(&r, &e)).await.flatten() {
-        return Some((hit, req.args));
+        return Ok(Some((hit, req.args)));
     }
     let (r, e) = (req.clone(), env.clone());
     let found = match off_thread(move || find_in_npm_cache(&r, &e))
@@ -204,7 +218,7 @@ pub async fn resolve(args: &[String], env: &Environment) -> Option<(Resolution, 
     {
         Some(found) => Some(found),
         None => {
-            populate(&req, env).await;
+            install(&req, env, server).await?;
             let (r, e) = (req.clone(), env.clone());
             off_thread(move || find_in_npm_cache(&r, &e))
                 .await
@@ -213,11 +227,61 @@ pub async fn resolve(args: &[String], env: &Environment) -> Option<(Resolution, 
     };
     let Some(resolution) = found else {
         tracing::debug!("npx {}: not resolved; running npx itself", req.package);
-        return None;
+        return Ok(None);
     };
     let (r, e, found) = (req.clone(), env.clone(), resolution.clone());
     off_thread(move || remember(&r, &e, found)).await;
-    Some((resolution, req.args))
+    Ok(Some((resolution, req.args)))
+}
+
+/// [`populate`] within [`INSTALL_LIMIT`], saying on stderr what it does.
+async fn install(
+    req: &NpxRequest,
+    env: &Environment,
+    server: &str,
+) -> Result<(), super::ConnectError> {
+    let started = std::time::Instant::now();
+    tracing::info!(
+        target: "mcpw::progress",
+        "server \"{server}\": installing {} from npm (first use; up to {} s)",
+        req.package,
+        INSTALL_LIMIT.as_secs()
+    );
+    let mut installing = std::pin::pin!(tokio::time::timeout(INSTALL_LIMIT, populate(req, env)));
+    let mut tick =
+        tokio::time::interval_at(tokio::time::Instant::now() + PROGRESS_EVERY, PROGRESS_EVERY);
+    loop {
+        tokio::select! {
+            done = &mut installing => {
+                return match done {
+                    Ok(()) => {
+                        tracing::info!(
+                            target: "mcpw::progress",
+                            "server \"{server}\": {} installed in {:.1} s",
+                            req.package,
+                            started.elapsed().as_secs_f64()
+                        );
+                        Ok(())
+                    }
+                    Err(_) => Err(super::ConnectError::Spawn {
+                        command: "npx".into(),
+                        message: format!(
+                            "installing {} from npm took over {} s; try `npm exec --yes --package {} -- node -e 0` to see why",
+                            req.package,
+                            INSTALL_LIMIT.as_secs(),
+                            req.package
+                        ),
+                    }),
+                };
+            }
+            _ = tick.tick() => tracing::info!(
+                target: "mcpw::progress",
+                "server \"{server}\": still installing {} ({} s)",
+                req.package,
+                started.elapsed().as_secs()
+            ),
+        }
+    }
 }
 
 /// Runs file work on a blocking thread.

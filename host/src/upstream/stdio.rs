@@ -77,15 +77,40 @@ impl StderrTail {
     }
 }
 
+/// What to run for a stdio server: its command, or the binary of an `npx`
+/// package, installed first when npm's cache lacks it. The install has its
+/// own limit ([`npx::INSTALL_LIMIT`]): only the server's own start counts
+/// against `startupTimeoutMs`.
+pub async fn program(
+    config: &ServerConfig,
+    ctx: &ConnectContext,
+) -> Result<(String, Vec<String>), ConnectError> {
+    let Transport::Stdio { command, args, .. } = &config.transport else {
+        unreachable!("program is only asked of stdio servers")
+    };
+    let is_npx = std::path::Path::new(command)
+        .file_name()
+        .is_some_and(|n| n == "npx");
+    if !is_npx {
+        return Ok((command.clone(), args.clone()));
+    }
+    match npx::resolve(args, &ctx.env, &ctx.server).await? {
+        Some((resolution, extra)) => {
+            tracing::debug!(server = %ctx.server, "npx resolved to {}", resolution.bin_path.display());
+            Ok(resolution.command(&extra))
+        }
+        None => Ok((command.clone(), args.clone())),
+    }
+}
+
+/// Starts `program` (from [`program`]) as the server's process.
 pub async fn spawn(
     config: &ServerConfig,
     ctx: &ConnectContext,
+    (program, args): (String, Vec<String>),
 ) -> Result<(StdioTransport, Arc<StderrTail>, GroupGuard), ConnectError> {
     let Transport::Stdio {
-        command,
-        args,
-        env,
-        cwd,
+        command, env, cwd, ..
     } = &config.transport
     else {
         unreachable!("spawn is only called for stdio servers")
@@ -99,19 +124,6 @@ pub async fn spawn(
             message: format!("the working directory {dir} (`cwd`) does not exist"),
         });
     }
-    let is_npx = std::path::Path::new(command)
-        .file_name()
-        .is_some_and(|n| n == "npx");
-    let (program, args) = match is_npx {
-        true => match npx::resolve(args, &ctx.env).await {
-            Some((resolution, extra)) => {
-                tracing::debug!(server = %ctx.server, "npx resolved to {}", resolution.bin_path.display());
-                resolution.command(&extra)
-            }
-            None => (command.clone(), args.clone()),
-        },
-        false => (command.clone(), args.clone()),
-    };
     let mut cmd = tokio::process::Command::new(&program);
     let inherited = ctx.env.vars().filter(|(k, _)| !WITHHELD.contains(k));
     cmd.args(&args).env_clear().envs(inherited).envs(env);
