@@ -862,6 +862,17 @@ impl Manager {
         }
     }
 
+    /// Ends every connection now, failing the calls in flight on them, then
+    /// shuts down.
+    pub async fn abort(&self) {
+        for slot in self.slots().iter() {
+            if let Some(conn) = slot.live() {
+                conn.abort();
+            }
+        }
+        self.shutdown().await;
+    }
+
     /// Closes every connection (each stdio server's process group is killed)
     /// and writes what is queued for the cache.
     pub async fn shutdown(&self) {

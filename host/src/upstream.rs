@@ -484,6 +484,11 @@ impl Connection {
         ConnectError::from_service(e, self.stderr.as_deref()).redacted(&self.redact)
     }
 
+    /// Ends the connection under the calls still using it: they fail at once.
+    pub fn abort(&self) {
+        self.service.cancellation_token().cancel();
+    }
+
     /// Closes the connection; a stdio server's whole process group is killed.
     pub async fn close(mut self) {
         // The listen stream ends with the connection: not a failure to report.

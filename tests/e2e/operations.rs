@@ -188,6 +188,109 @@ async fn a_stop_drains_calls_in_flight_and_refuses_new_sessions() {
     });
 }
 
+/// `mcpw serve --http --drain-timeout 60` with server `s`, a session, and a
+/// `sleep` call in flight at the server; returns them with the methods file.
+async fn draining_with_a_call_in_flight(
+    dirs: &ConfigDirs,
+    drain_timeout: &str,
+) -> (
+    Serving,
+    tokio::task::JoinHandle<Result<rmcp::model::CallToolResult, rmcp::ServiceError>>,
+) {
+    let methods = config(dirs);
+    let serving = Serving::start(
+        &dirs.home(),
+        &[
+            "--token",
+            "t0k",
+            "--exposure",
+            "direct",
+            "--drain-timeout",
+            drain_timeout,
+        ],
+    );
+    let client = session(&serving.url(), "t0k").await;
+    let in_flight = tokio::spawn(async move {
+        let called = client
+            .call_tool(call("s__sleep", json!({"ms": 30000})))
+            .await;
+        drop(client);
+        called
+    });
+    wait_until(
+        "the server to get the call",
+        Duration::from_secs(10),
+        || {
+            let got = std::fs::read_to_string(&methods).unwrap_or_default();
+            got.lines().any(|m| m == "tools/call")
+        },
+    );
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(serving.pid() as i32, libc::SIGTERM) };
+    let ready = serving.at("/readyz");
+    let mut said = (0, String::new());
+    for _ in 0..500 {
+        said = get(&ready, None).await;
+        if said.1 == "draining\n" {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(said, (503, "draining\n".into()));
+    (serving, in_flight)
+}
+
+/// The drain deadline passes with a call still in flight: a stateless
+/// request is refused meanwhile, then mcpw exits and the client's call ends
+/// in an error instead of hanging.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_drain_that_runs_out_cuts_the_call_and_exits() {
+    let dirs = ConfigDirs::new();
+    let (mut serving, in_flight) = draining_with_a_call_in_flight(&dirs, "2").await;
+    let meta = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                      "io.modelcontextprotocol/clientCapabilities": {}});
+    let stateless = reqwest::Client::new()
+        .post(serving.url())
+        .bearer_auth("t0k")
+        .header("MCP-Protocol-Version", "2026-07-28")
+        .header("Accept", "application/json, text/event-stream")
+        .json(
+            &json!({"jsonrpc": "2.0", "id": 5, "method": "tools/list", "params": {"_meta": meta}}),
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(stateless.status().as_u16(), 503);
+    let error: Value = stateless.json().await.unwrap();
+    assert_eq!(error["error"]["code"], -32001, "{error}");
+    let status = serving
+        .exited(Duration::from_secs(20))
+        .expect("mcpw exits at the drain deadline");
+    assert!(status.code().is_some(), "{status:?}");
+    let called = tokio::time::timeout(Duration::from_secs(20), in_flight)
+        .await
+        .expect("the call ends, it does not hang")
+        .unwrap();
+    // Cut: an error, as a tool error or a JSON-RPC one, never a result.
+    match called {
+        Ok(result) => assert_eq!(result.is_error, Some(true), "{result:?}"),
+        Err(e) => eprintln!("the call failed: {e}"),
+    }
+}
+
+/// A second signal ends a drain at once, calls in flight or not.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_second_signal_ends_the_drain_at_once() {
+    let dirs = ConfigDirs::new();
+    let (mut serving, in_flight) = draining_with_a_call_in_flight(&dirs, "60").await;
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(serving.pid() as i32, libc::SIGTERM) };
+    serving
+        .exited(Duration::from_secs(10))
+        .expect("the second signal ends mcpw, long before the 60 s deadline");
+    in_flight.abort();
+}
+
 /// Every connection `mcpw serve --http` accepts has Nagle off: checked on the
 /// running process's own socket, whose option is copied out with
 /// `pidfd_getfd`. With Nagle on, each response waits ~40 ms for a delayed ACK.

@@ -28,6 +28,8 @@ use std::sync::Arc;
 
 /// The largest request body accepted.
 pub const MAX_BODY_BYTES: usize = 4 << 20;
+/// How long calls cut at the drain deadline have to send their errors.
+const ANSWERS_AFTER_CUT: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// Where and how to listen.
 #[derive(Clone, Debug)]
@@ -124,6 +126,7 @@ pub async fn serve(
         }
     });
     let metrics_host = shared.host().clone();
+    let closing = shared.host().clone();
     let local = LocalSessionManager::default();
     let keep_alive = local.session_config.keep_alive;
     let sessions = Arc::new(sessions::CappedSessions::new(
@@ -212,10 +215,15 @@ pub async fn serve(
         );
         if !ops.drain(options.drain).await {
             tracing::warn!(
-                "stopping with {} request(s) still in flight after {} s",
+                "stopping with {} request(s) still in flight after {} s: their servers are closed, and they are answered with an error",
                 ops.in_flight(),
                 options.drain.as_secs()
             );
+            // A call cut by the stop gets an answer, not a dropped stream
+            // (which a client may wait on, or resume, for ever): closing
+            // the servers fails the calls, and their errors go out.
+            closing.manager().abort().await;
+            ops.drain(ANSWERS_AFTER_CUT).await;
         }
     };
     tokio::select! {
