@@ -10,5 +10,8 @@ mcpw() { "$MCPW_BIN" --config "$dir/mcp.json" "$@"; }
 case "$MCP_CONFORMANCE_SCENARIO" in
   tools_call) mcpw call add_numbers '{"a": 2, "b": 3}' ;;
   sse-retry) mcpw call test_reconnection '{}' ;;
+  # Five fields with defaults, then "Send this?": empty lines take them all.
+  elicitation-sep1034-client-defaults)
+    printf '\n\n\n\n\n\n' | mcpw call --answers-from-stdin test_client_elicitation_defaults '{}' ;;
   *) mcpw tools ;;
 esac

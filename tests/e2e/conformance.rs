@@ -91,7 +91,7 @@ fn the_reference_server_passes_every_server_scenario_directly() {
 fn through_mcpw_against_the_reference_baseline(upstream: &str) {
     let dirs = ConfigDirs::new();
     dirs.user(
-        &json!({"mcpServers": {"up": {"url": upstream, "startupTimeoutMs": 3000}},
+        &json!({"mcpServers": {"up": {"url": upstream, "startupTimeoutMs": 5000}},
                 "settings": {"toolPrefix": "none"}})
         .to_string(),
     );
@@ -159,7 +159,12 @@ fn client_scenario(script: &str, scenario: &str) -> (bool, String) {
 
 #[test]
 fn client_scenarios_pass_with_mcpw_as_the_client() {
-    for scenario in ["initialize", "tools_call", "sse-retry"] {
+    for scenario in [
+        "initialize",
+        "tools_call",
+        "sse-retry",
+        "elicitation-sep1034-client-defaults",
+    ] {
         let (passed, text) = client_scenario("client.sh", scenario);
         assert!(passed, "client scenario {scenario}:\n{text}");
     }

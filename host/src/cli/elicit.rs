@@ -1,7 +1,8 @@
 //! A server's `elicitation/create` during `mcpw call`, answered by the person
 //! at the terminal: a form field by field (defaults applied on an empty line,
 //! choices offered by number), or a URL to open. Without a terminal the request
-//! is declined with a message that names the server and what it asked.
+//! is declined with a message that names the server and what it asked, unless
+//! `--answers-from-stdin` says the answers are piped in, a line per question.
 
 use mcpw::upstream::origin::LocalElicitor;
 use serde_json::{Map, Value, json};
@@ -34,12 +35,15 @@ impl Prompter for Terminal {
 }
 
 /// The elicitor of `mcpw call`.
-pub struct CallElicitor;
+pub struct CallElicitor {
+    /// Read the answers from stdin even when it is not a terminal.
+    pub answers_from_stdin: bool,
+}
 
 impl LocalElicitor for CallElicitor {
     fn elicit(&self, server: &str, params: &Value) -> Value {
         let terminal = std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
-        if !terminal {
+        if !terminal && !self.answers_from_stdin {
             eprintln!(
                 "mcpw: server \"{server}\" asked for input ({}); declined: no terminal to ask at",
                 summary(params)

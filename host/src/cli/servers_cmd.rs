@@ -55,6 +55,10 @@ pub struct CallArgs {
     /// Print JSON.
     #[arg(long)]
     json: bool,
+    /// Answer a server's questions (elicitation) from stdin, a line per
+    /// field, an empty line taking the field's default; for scripts.
+    #[arg(long)]
+    answers_from_stdin: bool,
 }
 
 #[derive(Args)]
@@ -357,7 +361,9 @@ pub async fn call(args: CallArgs, sources: &ConfigSources) -> Result<ExitCode> {
     let host = start(sources).await?;
     host.manager()
         .sessions()
-        .set_local_elicitor(std::sync::Arc::new(super::elicit::CallElicitor));
+        .set_local_elicitor(std::sync::Arc::new(super::elicit::CallElicitor {
+            answers_from_stdin: args.answers_from_stdin,
+        }));
     let outcome = super::auth_cmd::with_login(&host, &sources.env, || {
         host.call(&args.tool, arguments.clone())
     })
