@@ -1028,6 +1028,42 @@ async fn http_invalid_params_are_invalid_params() {
     assert!(text(&result["result"]).starts_with("MCP: "), "{result}");
 }
 
+/// A body over 4 MiB is refused with 413 and a JSON-RPC error before it is
+/// read whole; the session it was sent in goes on. One just under the cap is
+/// taken.
+#[tokio::test(flavor = "multi_thread")]
+async fn http_a_body_over_the_cap_is_refused_and_the_session_lives() {
+    let s = setup(json!({}));
+    let serving = Serving::start(&s.dirs.home(), &[]);
+    let url = serving.url();
+    let session = raw_session(&url).await;
+    let call = |id: u64, padding: usize| {
+        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+               "params": {"name": "mcp", "arguments": {"pad": "x".repeat(padding)}}})
+        .to_string()
+    };
+    let cap = 4 << 20;
+    let base = call(1, 0).len();
+    let over = post_raw(&url, Some(&session), &call(1, cap - base + 1)).await;
+    assert_eq!(over.status, 413, "{}", over.body);
+    assert!(over.body.contains("Payload Too Large"), "{}", over.body);
+    let under = post_raw(&url, Some(&session), &call(2, cap - base)).await;
+    assert_eq!(
+        under.status,
+        200,
+        "exactly the cap is taken: {}",
+        &under.body[..200.min(under.body.len())]
+    );
+    let good = post_raw(&url, Some(&session), &call(3, 4)).await;
+    assert!(
+        good.messages
+            .iter()
+            .any(|m| m["id"] == 3 && m.get("result").is_some()),
+        "the session goes on: {}",
+        good.body
+    );
+}
+
 /// A body that is not JSON is a parse error, a batch an invalid request: HTTP
 /// 400 with a JSON-RPC error either way, in a session or before one.
 #[tokio::test(flavor = "multi_thread")]

@@ -250,11 +250,15 @@ fn without_a_keyring_nothing_is_stored_and_the_file_store_is_named() {
     config["settings"] = json!({});
     s.dirs.user(&config.to_string());
     let out = s.mcpw(&["auth", "login", "o"], true);
-    // Where a keyring works (not on the machines this runs on), it is used.
-    if !out.status.success() {
-        let (_, err) = text(&out);
+    // Whatever the outcome, the file store is used only when it is chosen.
+    assert!(!s.credentials().join("credentials.json").exists());
+    let (_, err) = text(&out);
+    if out.status.success() {
+        // A keyring works here (not on the machines this runs on): it holds the login.
+        let status = s.mcpw(&["auth", "status"], true);
+        assert!(status.status.success(), "{:?}", text(&status));
+    } else {
         assert!(err.contains(r#""credentialStore": "file""#), "{err}");
-        assert!(!s.credentials().join("credentials.json").exists());
     }
 }
 

@@ -14,6 +14,7 @@ fn run_scenarios(line: &PiLine) {
         .env("EXTENSION", &pi.package)
         .env("MCPW_BIN", env!("CARGO_BIN_EXE_mcpw"))
         .env("MISBEHAVE", servers().misbehave())
+        .env("EVERYTHING", servers().everything())
         .output()
         .unwrap_or_else(|e| panic!("cannot run the pi {} scenarios: {e}", line.name));
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -27,6 +28,10 @@ fn run_scenarios(line: &PiLine) {
     assert!(
         stdout.contains("PASS") && !stdout.contains("FAIL"),
         "every scenario ran and passed:\n{stdout}"
+    );
+    assert!(
+        !stdout.lines().any(|l| l.starts_with("SKIP")),
+        "a scenario was skipped:\n{stdout}"
     );
 }
 

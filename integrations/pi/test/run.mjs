@@ -378,6 +378,7 @@ const chosen = process.argv.slice(2);
 const names = chosen.length ? chosen : Object.keys(scenarios);
 console.log(`pi ${cfg.version} (${cfg.line}), node ${cfg.node}, mcpw ${cfg.mcpw}`);
 let failed = 0;
+let skipped = 0;
 const t0 = Date.now();
 for (const name of names) {
   const scenario = scenarios[name];
@@ -389,7 +390,13 @@ for (const name of names) {
   const started = Date.now();
   try {
     const detail = await scenario();
-    console.log(`PASS ${name} (${Date.now() - started} ms): ${detail}`);
+    // A scenario that could not run is counted apart, never as passed.
+    if (typeof detail === "string" && detail.startsWith("SKIP:")) {
+      skipped++;
+      console.log(`SKIP ${name}: ${detail.slice("SKIP:".length).trim()}`);
+    } else {
+      console.log(`PASS ${name} (${Date.now() - started} ms): ${detail}`);
+    }
   } catch (err) {
     failed++;
     console.log(`FAIL ${name} (${Date.now() - started} ms): ${err?.stack ?? err}`);
@@ -400,5 +407,7 @@ for (const name of names) {
 for (const note of notes) console.log(`note: ${note}`);
 if (failed) console.log(`sandboxes kept for inspection: ${boxes.join(" ")}`);
 else for (const root of boxes) rmSync(root, { recursive: true, force: true });
-console.log(`${names.length - failed}/${names.length} passed in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+console.log(
+  `${names.length - failed - skipped}/${names.length} passed, ${skipped} skipped in ${((Date.now() - t0) / 1000).toFixed(1)} s`,
+);
 process.exit(failed ? 1 : 0);
