@@ -288,7 +288,7 @@ async fn npx_servers_run_their_binary_directly() {
 
 /// A first `npx` install has a limit of its own: an install slower than the
 /// server's whole `startupTimeoutMs` still ends in a running server. (npm
-/// is a stand-in on PATH that takes 1.5 s, then leaves the package in its npx
+/// is a stand-in on PATH that takes 4 s, then leaves the package in its npx
 /// cache, as `npm exec` does.)
 #[tokio::test(flavor = "multi_thread")]
 async fn a_first_npx_install_does_not_count_against_the_startup_timeout() {
@@ -301,7 +301,7 @@ async fn a_first_npx_install_does_not_count_against_the_startup_timeout() {
         &npm,
         format!(
             r#"#!/bin/sh
-sleep 1.5
+sleep 4
 dir="$npm_config_cache/_npx/slow"
 mkdir -p "$dir/node_modules/slow-server"
 echo '{{"_npx":{{"packages":["slow-server"]}}}}' > "$dir/package.json"
@@ -320,7 +320,7 @@ ln -s "{}" "$dir/node_modules/slow-server/server.mjs"
     );
     let host = host(
         &d,
-        json!({"slow": {"command": "npx", "args": ["-y", "slow-server", "ok"], "startupTimeoutMs": 1000}}),
+        json!({"slow": {"command": "npx", "args": ["-y", "slow-server", "ok"], "startupTimeoutMs": 3000}}),
         |_| {},
     )
     .await;

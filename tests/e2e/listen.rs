@@ -236,7 +236,7 @@ impl Reference {
     }
 
     fn config(&self) -> serde_json::Value {
-        json!({"up": {"url": self.proxy.url("/mcp"), "startupTimeoutMs": 2000}})
+        json!({"up": {"url": self.proxy.url("/mcp"), "startupTimeoutMs": 5000}})
     }
 }
 
@@ -284,7 +284,7 @@ async fn a_server_that_never_acknowledges_listen_stays_connected() {
     host.manager().listen_settled().await;
     match listen_of(&host) {
         Some(mcpw::catalog::ListenReport::Retrying { error, .. }) => {
-            assert!(error.contains("not acknowledged within 2000 ms"), "{error}")
+            assert!(error.contains("not acknowledged within 5000 ms"), "{error}")
         }
         other => panic!("a stream down and retried, not {other:?}"),
     }
