@@ -405,6 +405,55 @@ mod tests {
         assert!(!Entry { cached_at: 0, ..e }.is_valid("h", 1));
     }
 
+    /// Writers racing for the file: 16 caches on one path (each opens the
+    /// lock itself, as a process does), released at one instant, each writing
+    /// its own server 10 times. Without the lock, a read-merge-write that
+    /// read before another's rename loses that other's entry.
+    #[test]
+    fn writers_racing_for_the_file_lose_no_entry() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("metadata.json");
+        let writers = 16;
+        let start = std::sync::Arc::new(std::sync::Barrier::new(writers));
+        let threads: Vec<_> = (0..writers)
+            .map(|i| {
+                let (path, start) = (path.clone(), start.clone());
+                std::thread::spawn(move || {
+                    let cache = MetadataCache::new(path);
+                    start.wait();
+                    for round in 0..10u64 {
+                        let entry = Entry {
+                            config_hash: format!("{i}"),
+                            tools: vec![],
+                            resources: vec![],
+                            resource_templates: vec![],
+                            prompts: vec![],
+                            cached_at: round + 1,
+                            protocol_version: None,
+                        };
+                        cache
+                            .update([(format!("s{i:02}"), Some(entry))].into())
+                            .unwrap();
+                    }
+                })
+            })
+            .collect();
+        for t in threads {
+            t.join().unwrap();
+        }
+        let cached = MetadataCache::new(path).read();
+        assert_eq!(
+            cached.len(),
+            writers,
+            "{:?}",
+            cached.keys().collect::<Vec<_>>()
+        );
+        assert!(
+            cached.values().all(|e| e.cached_at == 10),
+            "each writer's last write stands"
+        );
+    }
+
     #[test]
     fn update_merges_and_a_corrupt_file_is_set_aside() {
         let dir = tempfile::tempdir().unwrap();
