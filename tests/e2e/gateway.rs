@@ -1028,6 +1028,44 @@ async fn http_invalid_params_are_invalid_params() {
     assert!(text(&result["result"]).starts_with("MCP: "), "{result}");
 }
 
+/// A session idle past `--session-idle` is closed: its id is no longer
+/// known, and its slot is free for another.
+#[tokio::test(flavor = "multi_thread")]
+async fn http_an_idle_session_is_closed_and_its_slot_freed() {
+    let s = setup(json!({}));
+    let serving = Serving::start(
+        &s.dirs.home(),
+        &["--max-sessions", "1", "--session-idle", "1"],
+    );
+    let url = serving.url();
+    let first = raw_session(&url).await;
+    assert_eq!(
+        post_raw(&url, None, INITIALIZE).await.status,
+        503,
+        "the one slot is taken"
+    );
+    let started = std::time::Instant::now();
+    loop {
+        let again = post_raw(&url, None, INITIALIZE).await;
+        if again.status == 200 {
+            break;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "the idle session never expired: {}",
+            again.body
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let gone = post_raw(
+        &url,
+        Some(&first),
+        r#"{"jsonrpc":"2.0","id":9,"method":"tools/list","params":{}}"#,
+    )
+    .await;
+    assert_eq!(gone.status, 404, "{}", gone.body);
+}
+
 /// A body over 4 MiB is refused with 413 and a JSON-RPC error before it is
 /// read whole; the session it was sent in goes on. One just under the cap is
 /// taken.

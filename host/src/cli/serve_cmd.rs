@@ -30,6 +30,10 @@ pub struct ServeArgs {
     /// (default 25); meanwhile new sessions get HTTP 503 and /readyz answers "draining".
     #[arg(long, value_name = "SECS")]
     drain_timeout: Option<u64>,
+    /// With --http: how long a session may stay idle before it is closed and its
+    /// memory released (default 300).
+    #[arg(long, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..))]
+    session_idle: Option<u64>,
 }
 
 impl ServeArgs {
@@ -259,6 +263,9 @@ pub async fn serve(args: ServeArgs, sources: &ConfigSources) -> Result<ExitCode>
                 tokens,
                 max_sessions,
                 drain,
+                session_idle: args
+                    .session_idle
+                    .map_or(http::DEFAULT_SESSION_IDLE, std::time::Duration::from_secs),
             };
             let shutdown = async {
                 mcpw::upstream::processes::stop_requested().await;

@@ -28,6 +28,8 @@ use std::sync::Arc;
 
 /// The largest request body accepted.
 pub const MAX_BODY_BYTES: usize = 4 << 20;
+/// How long a session may stay idle, unless `--session-idle` says otherwise.
+pub const DEFAULT_SESSION_IDLE: std::time::Duration = std::time::Duration::from_secs(300);
 /// How long calls cut at the drain deadline have to send their errors.
 const ANSWERS_AFTER_CUT: std::time::Duration = std::time::Duration::from_secs(2);
 
@@ -45,6 +47,9 @@ pub struct HttpOptions {
     pub max_sessions: usize,
     /// On a stop, how long the requests in flight may take to finish.
     pub drain: std::time::Duration,
+    /// How long a session may stay idle before it is closed and its memory
+    /// released.
+    pub session_idle: std::time::Duration,
 }
 
 /// Why serving could not start.
@@ -127,7 +132,8 @@ pub async fn serve(
     });
     let metrics_host = shared.host().clone();
     let closing = shared.host().clone();
-    let local = LocalSessionManager::default();
+    let mut local = LocalSessionManager::default();
+    local.session_config.keep_alive = Some(options.session_idle);
     let keep_alive = local.session_config.keep_alive;
     let sessions = Arc::new(sessions::CappedSessions::new(
         local,
