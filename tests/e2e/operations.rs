@@ -19,6 +19,10 @@ fn config(dirs: &ConfigDirs) -> std::path::PathBuf {
     methods
 }
 
+fn port_of(serving: &Serving) -> u16 {
+    serving.at("").rsplit(':').next().unwrap().parse().unwrap()
+}
+
 async fn get(url: &str, token: Option<&str>) -> (u16, String) {
     let mut request = reqwest::Client::new().get(url);
     if let Some(t) = token {
@@ -111,54 +115,8 @@ async fn probes_and_metrics() {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_stop_drains_calls_in_flight_and_refuses_new_sessions() {
     let dirs = ConfigDirs::new();
-    let methods = config(&dirs);
-    let port = crate::servers::free_port();
-    let addr = format!("127.0.0.1:{port}");
-    let mut serving = Serving::start(
-        &dirs.home(),
-        &[
-            "--http",
-            &addr,
-            "--token",
-            "t0k",
-            "--exposure",
-            "direct",
-            "--drain-timeout",
-            "60",
-        ],
-    );
-    let client = session(&serving.url(), "t0k").await;
-    client
-        .call_tool(call("s__echo", json!({"message": "warm"})))
-        .await
-        .unwrap();
-    let in_flight = tokio::spawn(async move {
-        client
-            .call_tool(call("s__sleep", json!({"ms": 1500})))
-            .await
-    });
-    // In flight once the server has it (the warm-up call was the first).
-    wait_until(
-        "the server to get the call",
-        Duration::from_secs(10),
-        || {
-            let got = std::fs::read_to_string(&methods).unwrap_or_default();
-            got.lines().filter(|m| *m == "tools/call").count() == 2
-        },
-    );
-    assert!(!in_flight.is_finished());
-    // SAFETY: signalling our own child.
-    unsafe { libc::kill(serving.pid() as i32, libc::SIGTERM) };
-    let ready = serving.at("/readyz");
-    let mut said = (0, String::new());
-    for _ in 0..200 {
-        said = get(&ready, None).await;
-        if said.1 == "draining\n" {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    assert_eq!(said, (503, "draining\n".into()));
+    let (mut serving, in_flight) = draining_with_a_call_in_flight(&dirs, "60", 1500).await;
+    let port = port_of(&serving);
     let refused = reqwest::Client::new()
         .post(serving.url())
         .bearer_auth("t0k")
@@ -188,11 +146,13 @@ async fn a_stop_drains_calls_in_flight_and_refuses_new_sessions() {
     });
 }
 
-/// `mcpw serve --http --drain-timeout 60` with server `s`, a session, and a
-/// `sleep` call in flight at the server; returns them with the methods file.
+/// `mcpw serve --http --drain-timeout SECS` with server `s`, a session,
+/// and a `sleep` call of `ms` in flight at the server, stopped with SIGTERM:
+/// `/readyz` says draining.
 async fn draining_with_a_call_in_flight(
     dirs: &ConfigDirs,
     drain_timeout: &str,
+    ms: u64,
 ) -> (
     Serving,
     tokio::task::JoinHandle<Result<rmcp::model::CallToolResult, rmcp::ServiceError>>,
@@ -211,9 +171,7 @@ async fn draining_with_a_call_in_flight(
     );
     let client = session(&serving.url(), "t0k").await;
     let in_flight = tokio::spawn(async move {
-        let called = client
-            .call_tool(call("s__sleep", json!({"ms": 30000})))
-            .await;
+        let called = client.call_tool(call("s__sleep", json!({"ms": ms}))).await;
         drop(client);
         called
     });
@@ -246,7 +204,7 @@ async fn draining_with_a_call_in_flight(
 #[tokio::test(flavor = "multi_thread")]
 async fn a_drain_that_runs_out_cuts_the_call_and_exits() {
     let dirs = ConfigDirs::new();
-    let (mut serving, in_flight) = draining_with_a_call_in_flight(&dirs, "2").await;
+    let (mut serving, in_flight) = draining_with_a_call_in_flight(&dirs, "2", 30000).await;
     let meta = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28",
                       "io.modelcontextprotocol/clientCapabilities": {}});
     let stateless = reqwest::Client::new()
@@ -282,7 +240,7 @@ async fn a_drain_that_runs_out_cuts_the_call_and_exits() {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_second_signal_ends_the_drain_at_once() {
     let dirs = ConfigDirs::new();
-    let (mut serving, in_flight) = draining_with_a_call_in_flight(&dirs, "60").await;
+    let (mut serving, in_flight) = draining_with_a_call_in_flight(&dirs, "60", 30000).await;
     // SAFETY: signalling our own child.
     unsafe { libc::kill(serving.pid() as i32, libc::SIGTERM) };
     serving
@@ -300,7 +258,7 @@ async fn accepted_connections_send_small_writes_at_once() {
     let dirs = ConfigDirs::new();
     config(&dirs);
     let serving = Serving::start(&dirs.home(), &["--exposure", "direct"]);
-    let port: u16 = serving.at("").rsplit(':').next().unwrap().parse().unwrap();
+    let port = port_of(&serving);
     // A kept-alive connection, answered once: the server has accepted it.
     let mut client = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
     client

@@ -480,3 +480,141 @@ async fn a_server_cancelling_its_request_cancels_it_at_the_client() {
     }
     assert_eq!(events, ["asked", "cancelled"]);
 }
+
+/// A client that can sample and elicit, counting what it is asked (and
+/// answering at once); the progress it hears goes to a channel.
+#[derive(Clone)]
+struct Asked {
+    name: &'static str,
+    sampled: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+    elicited: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+    progress: mpsc::UnboundedSender<()>,
+}
+
+impl Asked {
+    fn new(name: &'static str) -> (Asked, mpsc::UnboundedReceiver<()>) {
+        let (progress, heard) = mpsc::unbounded_channel();
+        let asked = Asked {
+            name,
+            sampled: Default::default(),
+            elicited: Default::default(),
+            progress,
+        };
+        (asked, heard)
+    }
+
+    fn counts(&self) -> (usize, usize) {
+        use std::sync::atomic::Ordering::SeqCst;
+        (self.sampled.load(SeqCst), self.elicited.load(SeqCst))
+    }
+}
+
+#[allow(deprecated)] // sampling: mcpw serves the initialize-era revision that has it
+impl ClientHandler for Asked {
+    fn get_info(&self) -> rmcp::model::ClientConfig {
+        serde_json::from_value(json!({
+            "protocolVersion": "2025-11-25",
+            "capabilities": {"sampling": {}, "elicitation": {"form": {}}},
+            "clientInfo": {"name": self.name, "version": "1.0.0"}
+        }))
+        .unwrap()
+    }
+
+    async fn create_message(
+        &self,
+        _params: rmcp::model::CreateMessageRequestParams,
+        _context: rmcp::service::RequestContext<RoleClient>,
+    ) -> Result<rmcp::model::CreateMessageResult, rmcp::ErrorData> {
+        self.sampled
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        Ok(serde_json::from_value(json!({
+            "role": "assistant", "model": "test",
+            "content": {"type": "text", "text": format!("answered by {}", self.name)}
+        }))
+        .unwrap())
+    }
+
+    async fn create_elicitation(
+        &self,
+        _params: rmcp::model::ElicitRequestParams,
+        _context: rmcp::service::RequestContext<RoleClient>,
+    ) -> Result<rmcp::model::ElicitResult, rmcp::ErrorData> {
+        self.elicited
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        Ok(serde_json::from_value(json!({"action": "decline"})).unwrap())
+    }
+
+    async fn on_progress(
+        &self,
+        _params: rmcp::model::ProgressNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        let _ = self.progress.send(());
+    }
+}
+
+/// Over stdio, a server's request carries nothing that says which call it
+/// is for. While calls of two sessions are in flight on the server, neither
+/// session is asked: sampling fails and elicitation is declined. With one
+/// call in flight, its own session is asked.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stdio_servers_request_asks_no_session_while_two_have_calls_in_flight() {
+    let dirs = ConfigDirs::new();
+    dirs.user(
+        &json!({"mcpServers": {"e": {"command": "node", "args": [servers().everything(), "stdio"]}}})
+            .to_string(),
+    );
+    let serving = Serving::start(&dirs.home(), &["--exposure", "proxy"]);
+    let url = serving.url();
+    let transport = || StreamableHttpClientTransport::from_uri(url.clone());
+    let ((a, _), (b, mut b_progress)) = (Asked::new("A"), Asked::new("B"));
+    let session_a = a.clone().serve(transport()).await.unwrap();
+    let session_b = b.clone().serve(transport()).await.unwrap();
+    let mcp = |args: serde_json::Value| {
+        CallToolRequestParams::new("mcp").with_arguments(args.as_object().unwrap().clone())
+    };
+    // Connected again now that both sessions are open: the server is offered
+    // sampling and elicitation, and so offers the tools that ask for them.
+    let connected = session_a
+        .call_tool(mcp(json!({"connect": "e"})))
+        .await
+        .unwrap();
+    let connected = call_text(&connected);
+    for tool in ["trigger-sampling-request", "trigger-elicitation-request"] {
+        assert!(connected.contains(tool), "{tool} offered: {connected}");
+    }
+    // B's call runs at the server (its first progress says so) ...
+    let b_peer = session_b.peer().clone();
+    let long = tokio::spawn(async move {
+        let args = json!({"tool": "e__trigger-long-running-operation", "args": {"duration": 8, "steps": 8}});
+        b_peer
+            .call_tool(
+                CallToolRequestParams::new("mcp").with_arguments(args.as_object().unwrap().clone()),
+            )
+            .await
+    });
+    tokio::time::timeout(Duration::from_secs(20), b_progress.recv())
+        .await
+        .expect("B's call to report progress");
+    // ... while A's calls ask: no session is asked.
+    let sampling = json!({"tool": "e__trigger-sampling-request", "args": {"prompt": "whose?"}});
+    let sampled = call_text(&session_a.call_tool(mcp(sampling)).await.unwrap());
+    let eliciting = json!({"tool": "e__trigger-elicitation-request", "args": {}});
+    let elicited = call_text(&session_a.call_tool(mcp(eliciting)).await.unwrap());
+    assert!(!long.is_finished(), "B's call was in flight all along");
+    assert_eq!((a.counts(), b.counts()), ((0, 0), (0, 0)));
+    assert!(
+        !sampled.contains("answered by"),
+        "sampling failed: {sampled}"
+    );
+    assert!(
+        elicited.to_lowercase().contains("declin"),
+        "elicitation declined: {elicited}"
+    );
+    long.await.unwrap().unwrap();
+    // One call in flight: its own session is asked.
+    let sampling = json!({"tool": "e__trigger-sampling-request", "args": {"prompt": "mine"}});
+    let sampled = call_text(&session_a.call_tool(mcp(sampling)).await.unwrap());
+    assert!(sampled.contains("answered by A"), "{sampled}");
+    assert_eq!((a.counts(), b.counts()), ((1, 0), (0, 0)));
+}
