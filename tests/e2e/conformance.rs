@@ -53,22 +53,25 @@ fn our_upstream_passes_every_server_scenario_directly() {
 #[test]
 fn server_scenarios_through_mcpw_match_the_baseline() {
     let upstream = Background::node(&[&servers().conformance_upstream()], &[]);
+    through_mcpw_against(
+        &upstream.url("/mcp"),
+        "tests/conformance/expected-failures.yml",
+    );
+}
+
+/// mcpw serving `upstream` (with the tools' own names) against `baseline`:
+/// every scenario runs, and only those listed there fail.
+fn through_mcpw_against(upstream: &str, baseline: &str) {
     let dirs = ConfigDirs::new();
     dirs.user(
-        &json!({"mcpServers": {"up": {"url": upstream.url("/mcp")}},
+        &json!({"mcpServers": {"up": {"url": upstream, "startupTimeoutMs": 5000}},
                 "settings": {"toolPrefix": "none"}})
         .to_string(),
     );
     let serving = Serving::start(&dirs.home(), &["--exposure", "direct"]);
-    let (ok, output) = server_suite(
-        &serving.url(),
-        Some("tests/conformance/expected-failures.yml"),
-    );
+    let (ok, output) = server_suite(&serving.url(), Some(baseline));
     assert_eq!(summary(&output).len(), 30, "{output}");
-    assert!(
-        ok,
-        "through mcpw, against tests/conformance/expected-failures.yml:\n{output}"
-    );
+    assert!(ok, "through mcpw, against {baseline}:\n{output}");
 }
 
 /// The conformance suite's reference server (`tests/servers/reference`).
@@ -86,33 +89,14 @@ fn the_reference_server_passes_every_server_scenario_directly() {
     assert_eq!(summary(&output).len(), 30, "{output}");
 }
 
-/// mcpw serving `upstream` (with the tools' own names) against the reference
-/// server's baseline.
-fn through_mcpw_against_the_reference_baseline(upstream: &str) {
-    let dirs = ConfigDirs::new();
-    dirs.user(
-        &json!({"mcpServers": {"up": {"url": upstream, "startupTimeoutMs": 5000}},
-                "settings": {"toolPrefix": "none"}})
-        .to_string(),
-    );
-    let serving = Serving::start(&dirs.home(), &["--exposure", "direct"]);
-    let (ok, output) = server_suite(
-        &serving.url(),
-        Some("tests/conformance/expected-failures-reference.yml"),
-    );
-    assert_eq!(summary(&output).len(), 30, "{output}");
-    assert!(
-        ok,
-        "through mcpw, against tests/conformance/expected-failures-reference.yml:\n{output}"
-    );
-}
+const REFERENCE_BASELINE: &str = "tests/conformance/expected-failures-reference.yml";
 
 /// The reference server speaks 2026-07-28 and streams its listen answer as
 /// JSON, a message per line.
 #[test]
 fn server_scenarios_through_mcpw_in_front_of_the_reference_server() {
     let reference = reference_server();
-    through_mcpw_against_the_reference_baseline(&reference.url("/mcp"));
+    through_mcpw_against(&reference.url("/mcp"), REFERENCE_BASELINE);
 }
 
 /// The same server behind a proxy that never answers `subscriptions/listen`:
@@ -125,7 +109,7 @@ fn server_scenarios_through_mcpw_in_front_of_a_server_that_never_answers_listen(
         &[&servers().listen_proxy()],
         &[("UPSTREAM", &upstream), ("LISTEN", "hold")],
     );
-    through_mcpw_against_the_reference_baseline(&proxy.url("/mcp"));
+    through_mcpw_against(&proxy.url("/mcp"), REFERENCE_BASELINE);
 }
 
 /// Runs one client scenario with `tests/conformance/<script>` as the client;
