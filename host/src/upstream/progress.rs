@@ -53,7 +53,11 @@ impl ProgressLedger {
     pub async fn settled(&self, token: &str, within: Duration) {
         let wait = async {
             loop {
+                // Registered before the check, so a hand-on between the two
+                // is not missed.
                 let notified = self.changed.notified();
+                tokio::pin!(notified);
+                notified.as_mut().enable();
                 let behind = self.with(|c| c.get(token).is_some_and(|(s, h)| h < s));
                 if !behind {
                     return;
