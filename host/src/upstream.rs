@@ -158,7 +158,9 @@ impl Connection {
             let conn = match &config.transport {
                 Transport::Stdio { .. } => {
                     let program = program.unwrap_or_default();
-                    let (transport, tail, group) = stdio::spawn(config, ctx, program).await?;
+                    let ledger = routes.progress_ledger.clone();
+                    let (transport, tail, group) =
+                        stdio::spawn(config, ctx, program, ledger).await?;
                     stderr_for_timeout = Some(tail.clone());
                     let handler = UpstreamHandler::new(ctx, routes.clone());
                     let service = handshake(handler, transport, ctx)

@@ -11,6 +11,9 @@ use std::sync::Mutex;
 use std::time::Duration;
 use tokio::sync::Notify;
 
+/// Longer than any progress notification.
+const PROGRESS_AT_MOST: usize = 64 << 10;
+
 /// Seen and handled progress notifications of the tokens being watched.
 #[derive(Default)]
 pub struct ProgressLedger {
@@ -48,6 +51,11 @@ impl ProgressLedger {
         }
     }
 
+    /// Some notification seen for `token` is not handed on yet.
+    pub fn behind(&self, token: &str) -> bool {
+        self.with(|c| c.get(token).is_some_and(|(seen, handled)| handled < seen))
+    }
+
     /// Waits, at most `within`, until every notification seen for `token`
     /// has been handed on.
     pub async fn settled(&self, token: &str, within: Duration) {
@@ -58,8 +66,7 @@ impl ProgressLedger {
                 let notified = self.changed.notified();
                 tokio::pin!(notified);
                 notified.as_mut().enable();
-                let behind = self.with(|c| c.get(token).is_some_and(|(s, h)| h < s));
-                if !behind {
+                if !self.behind(token) {
                     return;
                 }
                 notified.await;
@@ -69,9 +76,10 @@ impl ProgressLedger {
     }
 
     /// The progress token of a JSON-RPC message's text when it is a
-    /// `notifications/progress`.
+    /// `notifications/progress`. A long message is a result, not progress:
+    /// it is not searched.
     pub fn token_of(message: &str) -> Option<String> {
-        if !message.contains("notifications/progress") {
+        if message.len() > PROGRESS_AT_MOST || !message.contains("notifications/progress") {
             return None;
         }
         let v: serde_json::Value = serde_json::from_str(message).ok()?;

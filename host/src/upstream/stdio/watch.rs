@@ -9,6 +9,7 @@
 //! found ends the stream, with the reason.
 
 use super::StderrTail;
+use crate::upstream::progress::ProgressLedger;
 use std::collections::VecDeque;
 use std::io;
 use std::pin::Pin;
@@ -31,11 +32,18 @@ pub struct Watched<R> {
     out: VecDeque<u8>,
     /// The server's stdout ended.
     eof: bool,
+    /// Where the progress notifications read are counted.
+    ledger: Option<Arc<ProgressLedger>>,
 }
 
 impl<R> Watched<R> {
     /// Watches `inner`; a line of `limit` bytes or more is answered for.
-    pub fn new(inner: R, notes: Arc<StderrTail>, limit: usize) -> Self {
+    pub fn new(
+        inner: R,
+        notes: Arc<StderrTail>,
+        limit: usize,
+        ledger: Option<Arc<ProgressLedger>>,
+    ) -> Self {
         Watched {
             inner,
             notes,
@@ -44,6 +52,7 @@ impl<R> Watched<R> {
             skipped: None,
             out: VecDeque::new(),
             eof: false,
+            ledger,
         }
     }
 
@@ -78,6 +87,12 @@ impl<R> Watched<R> {
                         self.skipped = Some((head, tail));
                     } else if ends {
                         self.note_if_not_json(&self.line);
+                        if let Some(ledger) = &self.ledger
+                            && let Ok(text) = std::str::from_utf8(&self.line)
+                            && let Some(token) = ProgressLedger::token_of(text)
+                        {
+                            ledger.seen(&token);
+                        }
                         self.out.extend(self.line.drain(..));
                         continue;
                     }
@@ -194,7 +209,7 @@ mod tests {
 
     async fn read_all(input: &[u8], limit: usize) -> (io::Result<Vec<u8>>, Option<String>) {
         let notes = Arc::new(StderrTail::default());
-        let mut w = Watched::new(input, notes.clone(), limit);
+        let mut w = Watched::new(input, notes.clone(), limit, None);
         let mut out = Vec::new();
         let r = w.read_to_end(&mut out).await.map(|_| out);
         (r, notes.stdout_note())
@@ -206,6 +221,23 @@ mod tests {
         let (out, note) = read_all(input, 64).await;
         assert_eq!(out.unwrap(), input);
         assert_eq!(note, None);
+    }
+
+    /// Progress of a watched token is counted as it passes, in order with
+    /// the result behind it; other lines are not.
+    #[tokio::test]
+    async fn progress_read_is_counted_for_the_call_it_belongs_to() {
+        let ledger = Arc::new(ProgressLedger::default());
+        ledger.watch("3");
+        let input = b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{\"progressToken\":3,\"progress\":1}}\n{\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{}}\n";
+        let notes = Arc::new(StderrTail::default());
+        let mut w = Watched::new(&input[..], notes, 1 << 20, Some(ledger.clone()));
+        let mut out = Vec::new();
+        w.read_to_end(&mut out).await.unwrap();
+        assert_eq!(out, input);
+        assert!(ledger.behind("3"), "one progress seen, none handed on yet");
+        ledger.handled("3");
+        assert!(!ledger.behind("3"));
     }
 
     #[tokio::test]
