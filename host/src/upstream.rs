@@ -158,11 +158,11 @@ impl Connection {
             let conn = match &config.transport {
                 Transport::Stdio { .. } => {
                     let program = program.unwrap_or_default();
-                    let ledger = routes.progress_ledger.clone();
+                    let progress = routes.progress.clone();
                     let (transport, tail, group) =
-                        stdio::spawn(config, ctx, program, ledger).await?;
+                        stdio::spawn(config, ctx, program, progress).await?;
                     stderr_for_timeout = Some(tail.clone());
-                    let handler = UpstreamHandler::new(ctx, routes.clone());
+                    let handler = UpstreamHandler::new(ctx, routes.progress_from_wire());
                     let service = handshake(handler, transport, ctx)
                         .await
                         .map_err(|e| ConnectError::from_init(e, Some(&tail)))?;

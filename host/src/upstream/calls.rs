@@ -38,9 +38,6 @@ pub enum Called {
     Task(CreateTaskResult),
 }
 
-/// How long a result waits for the progress that came before it.
-const PROGRESS_SETTLES_WITHIN: Duration = Duration::from_secs(1);
-
 /// As many `input_required` rounds as rmcp's own client drives.
 const MAX_INPUT_ROUNDS: usize = rmcp::model::DEFAULT_MRTR_MAX_ROUNDS;
 
@@ -125,7 +122,6 @@ impl Connection {
             .map(|o| self.routes.calls.add(handle.id.clone(), o));
         let progress = options.progress.clone().map(|tx| {
             let key = token_key(&handle.progress_token.0);
-            self.routes.progress_ledger.watch(&key);
             origin::lock(&self.routes.progress).insert(key.clone(), tx);
             ProgressRoute {
                 connection: self,
@@ -138,11 +134,6 @@ impl Connection {
         };
         let answer = handle.await_response().await;
         guard.id = None;
-        if let Some(route) = &progress {
-            // Progress sent before the result is handed on before it.
-            let ledger = &self.routes.progress_ledger;
-            ledger.settled(&route.key, PROGRESS_SETTLES_WITHIN).await;
-        }
         Ok((answer.map_err(|e| self.service_error(e))?, progress))
     }
 
@@ -173,7 +164,6 @@ struct ProgressRoute<'a> {
 
 impl Drop for ProgressRoute<'_> {
     fn drop(&mut self) {
-        self.connection.routes.progress_ledger.forget(&self.key);
         origin::lock(&self.connection.routes.progress).remove(&self.key);
     }
 }

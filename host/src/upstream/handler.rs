@@ -43,8 +43,9 @@ pub struct Routes {
     /// The server.
     pub server: String,
     pub progress: ProgressRoutes,
-    /// Progress seen on the wire and handed on, per watched token.
-    pub progress_ledger: Arc<super::progress::ProgressLedger>,
+    /// The transport hands progress to its call as it reads it
+    /// ([`super::progress`]); the handler leaves it alone.
+    pub progress_on_wire: bool,
     pub calls: InFlight,
     /// The downstream sessions.
     pub sessions: Arc<Sessions>,
@@ -57,10 +58,18 @@ impl Routes {
         Routes {
             server: ctx.server.clone(),
             progress: Default::default(),
-            progress_ledger: Default::default(),
+            progress_on_wire: false,
             calls: Default::default(),
             sessions: ctx.sessions.clone(),
             events: ctx.events.clone(),
+        }
+    }
+
+    /// These routes for a transport that hands progress on as it reads it.
+    pub fn progress_from_wire(&self) -> Self {
+        Routes {
+            progress_on_wire: true,
+            ..self.clone()
         }
     }
 }
@@ -78,7 +87,7 @@ pub struct UpstreamHandler {
     /// Log messages of this connection dropped for a full backlog.
     logs_dropped: AtomicU64,
     progress: ProgressRoutes,
-    progress_ledger: Arc<super::progress::ProgressLedger>,
+    progress_on_wire: bool,
     calls: InFlight,
     sessions: Arc<Sessions>,
     /// Opens with `initialize`: offer the newest revision that has it.
@@ -92,7 +101,7 @@ impl UpstreamHandler {
             events: ctx.events.clone(),
             logs_dropped: AtomicU64::new(0),
             progress: routes.progress,
-            progress_ledger: routes.progress_ledger,
+            progress_on_wire: routes.progress_on_wire,
             calls: routes.calls,
             sessions: ctx.sessions.clone(),
             legacy_only: ctx.legacy_only,
@@ -232,6 +241,9 @@ impl ClientHandler for UpstreamHandler {
     ) {
         let key = token_key(&params.progress_token.0);
         tracing::debug!(server = %self.server, token = %key, "upstream progress");
+        if self.progress_on_wire {
+            return; // already handed on, in order, by the transport
+        }
         let route = self
             .progress
             .lock()
@@ -245,6 +257,5 @@ impl ClientHandler for UpstreamHandler {
                 message: params.message,
             });
         }
-        self.progress_ledger.handled(&key);
     }
 }

@@ -77,7 +77,7 @@ pub fn header_map(headers: &Headers) -> Result<HeaderMap, ConnectError> {
 
 /// The HTTP client of a connection: its progress counted for `routes`.
 fn http_client(routes: &super::handler::Routes) -> HttpClient {
-    HttpClient::counting(routes.progress_ledger.clone())
+    HttpClient::routing_progress(routes.progress.clone())
 }
 
 pub async fn connect(
@@ -180,9 +180,13 @@ where
             StreamableHttpClientTransportConfig::with_uri(url).custom_headers(custom.clone());
         StreamableHttpClientTransport::with_client(client.clone(), config)
     };
-    let first = super::handshake(UpstreamHandler::new(ctx, routes.clone()), transport(), ctx)
-        .await
-        .map_err(|e| ConnectError::from_init(e, None));
+    let first = super::handshake(
+        UpstreamHandler::new(ctx, routes.progress_from_wire()),
+        transport(),
+        ctx,
+    )
+    .await
+    .map_err(|e| ConnectError::from_init(e, None));
     match first {
         // Whatever went wrong with `server/discover` (an answer that is not a
         // discover result, say), a server of the `initialize` era may still
@@ -194,7 +198,7 @@ where
                 ..ctx.clone()
             };
             super::handshake(
-                UpstreamHandler::new(&legacy, routes.clone()),
+                UpstreamHandler::new(&legacy, routes.progress_from_wire()),
                 transport(),
                 &legacy,
             )

@@ -108,7 +108,7 @@ pub async fn spawn(
     config: &ServerConfig,
     ctx: &ConnectContext,
     (program, args): (String, Vec<String>),
-    ledger: Arc<super::progress::ProgressLedger>,
+    progress: super::handler::ProgressRoutes,
 ) -> Result<(StdioTransport, Arc<StderrTail>, GroupGuard), ConnectError> {
     let Transport::Stdio {
         command, env, cwd, ..
@@ -154,8 +154,8 @@ pub async fn spawn(
         unreachable!("stdin and stdout were piped")
     };
     let tail = Arc::new(StderrTail::default());
-    let ledger = Some(ledger);
-    let stdout = watch::Watched::new(stdout, tail.clone(), DEFAULT_MAX_LINE_LENGTH, ledger);
+    let progress = Some(progress);
+    let stdout = watch::Watched::new(stdout, tail.clone(), DEFAULT_MAX_LINE_LENGTH, progress);
     let transport = AsyncRwTransport::new(stdout, stdin);
     if let Some(stderr) = stderr {
         let (tail, server, debug) = (tail.clone(), ctx.server.clone(), config.debug);

@@ -8,7 +8,7 @@
 //! reads: SSE as it comes, JSON as one event per message. A JSON body whose
 //! first message is the request's answer (an error, say) stays an answer.
 
-use super::super::progress::ProgressLedger;
+use super::super::handler::ProgressRoutes;
 use futures::StreamExt;
 use futures::stream::BoxStream;
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderName, HeaderValue};
@@ -27,12 +27,13 @@ type Events = BoxStream<'static, Result<Sse, SseError>>;
 
 /// rmcp's reqwest client, reading a listen answer in either framing.
 #[derive(Clone, Default)]
-pub struct HttpClient(reqwest::Client, Option<Arc<ProgressLedger>>);
+pub struct HttpClient(reqwest::Client, Option<ProgressRoutes>);
 
 impl HttpClient {
-    /// A client that counts the progress notifications it reads in `ledger`.
-    pub(crate) fn counting(ledger: Arc<ProgressLedger>) -> HttpClient {
-        HttpClient(reqwest::Client::new(), Some(ledger))
+    /// A client that hands the progress it reads to its call, in order
+    /// (see [`super::super::progress`]).
+    pub(crate) fn routing_progress(routes: ProgressRoutes) -> HttpClient {
+        HttpClient(reqwest::Client::new(), Some(routes))
     }
 }
 
@@ -103,15 +104,14 @@ impl StreamableHttpClient for HttpClient {
                 )
                 .await?;
             return Ok(match (answer, &self.1) {
-                (StreamableHttpPostResponse::Sse(events, session), Some(ledger)) => {
-                    let ledger = ledger.clone();
+                (StreamableHttpPostResponse::Sse(events, session), Some(routes)) => {
+                    let routes = routes.clone();
                     let events = events.inspect(move |event| {
                         if let Ok(Sse {
                             data: Some(data), ..
                         }) = event
-                            && let Some(token) = ProgressLedger::token_of(data)
                         {
-                            ledger.seen(&token);
+                            super::super::progress::route(&routes, data);
                         }
                     });
                     StreamableHttpPostResponse::Sse(events.boxed(), session)

@@ -9,7 +9,7 @@
 //! found ends the stream, with the reason.
 
 use super::StderrTail;
-use crate::upstream::progress::ProgressLedger;
+use crate::upstream::handler::ProgressRoutes;
 use std::collections::VecDeque;
 use std::io;
 use std::pin::Pin;
@@ -32,8 +32,8 @@ pub struct Watched<R> {
     out: VecDeque<u8>,
     /// The server's stdout ended.
     eof: bool,
-    /// Where the progress notifications read are counted.
-    ledger: Option<Arc<ProgressLedger>>,
+    /// Where the progress read is handed on, in order.
+    progress: Option<ProgressRoutes>,
 }
 
 impl<R> Watched<R> {
@@ -42,7 +42,7 @@ impl<R> Watched<R> {
         inner: R,
         notes: Arc<StderrTail>,
         limit: usize,
-        ledger: Option<Arc<ProgressLedger>>,
+        progress: Option<ProgressRoutes>,
     ) -> Self {
         Watched {
             inner,
@@ -52,7 +52,7 @@ impl<R> Watched<R> {
             skipped: None,
             out: VecDeque::new(),
             eof: false,
-            ledger,
+            progress,
         }
     }
 
@@ -87,11 +87,10 @@ impl<R> Watched<R> {
                         self.skipped = Some((head, tail));
                     } else if ends {
                         self.note_if_not_json(&self.line);
-                        if let Some(ledger) = &self.ledger
+                        if let Some(routes) = &self.progress
                             && let Ok(text) = std::str::from_utf8(&self.line)
-                            && let Some(token) = ProgressLedger::token_of(text)
                         {
-                            ledger.seen(&token);
+                            crate::upstream::progress::route(routes, text);
                         }
                         self.out.extend(self.line.drain(..));
                         continue;
@@ -223,21 +222,21 @@ mod tests {
         assert_eq!(note, None);
     }
 
-    /// Progress of a watched token is counted as it passes, in order with
-    /// the result behind it; other lines are not.
+    /// Progress is handed to its call as it passes, before the result
+    /// behind it reaches the codec.
     #[tokio::test]
-    async fn progress_read_is_counted_for_the_call_it_belongs_to() {
-        let ledger = Arc::new(ProgressLedger::default());
-        ledger.watch("3");
+    async fn progress_read_goes_to_its_call_before_the_result() {
+        let routes = ProgressRoutes::default();
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+        routes.lock().unwrap().insert("3".into(), tx);
         let input = b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{\"progressToken\":3,\"progress\":1}}\n{\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{}}\n";
         let notes = Arc::new(StderrTail::default());
-        let mut w = Watched::new(&input[..], notes, 1 << 20, Some(ledger.clone()));
+        let mut w = Watched::new(&input[..], notes, 1 << 20, Some(routes));
         let mut out = Vec::new();
         w.read_to_end(&mut out).await.unwrap();
-        assert_eq!(out, input);
-        assert!(ledger.behind("3"), "one progress seen, none handed on yet");
-        ledger.handled("3");
-        assert!(!ledger.behind("3"));
+        assert_eq!(out, input, "lines pass untouched");
+        assert_eq!(rx.try_recv().unwrap().progress, 1.0);
+        assert!(rx.try_recv().is_err(), "the result is no progress");
     }
 
     #[tokio::test]
