@@ -155,14 +155,14 @@ impl Connection {
         };
         let routes = Routes::new(ctx);
         let attempt = async {
-            let conn = match &config.transport {
+            let mut conn = match &config.transport {
                 Transport::Stdio { .. } => {
                     let program = program.unwrap_or_default();
                     let progress = routes.progress.clone();
                     let (transport, tail, group) =
                         stdio::spawn(config, ctx, program, progress).await?;
                     stderr_for_timeout = Some(tail.clone());
-                    let handler = UpstreamHandler::new(ctx, routes.progress_from_wire());
+                    let handler = UpstreamHandler::new(ctx, routes.clone());
                     let service = handshake(handler, transport, ctx)
                         .await
                         .map_err(|e| ConnectError::from_init(e, Some(&tail)))?;
@@ -211,7 +211,6 @@ impl Connection {
                     }
                 }
             };
-            let mut conn = conn;
             let listing = conn.list().await?;
             conn.start_listening(timeout);
             Ok::<_, ConnectError>((conn, listing))
@@ -508,7 +507,7 @@ async fn sse_connect(
     ctx: &ConnectContext,
     routes: &Routes,
 ) -> Result<Connection, ConnectError> {
-    let transport = sse::SseTransport::connect(url, headers).await?;
+    let transport = sse::SseTransport::connect(url, headers, routes.progress.clone()).await?;
     let service = UpstreamHandler::new(ctx, routes.clone())
         .serve(transport)
         .await

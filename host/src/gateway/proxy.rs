@@ -170,20 +170,23 @@ fn unknown_keys(params: &Map<String, Value>) -> Option<Reply> {
     if unknown.is_empty() {
         return None;
     }
-    let quoted = |keys: &mut dyn Iterator<Item = &String>| {
-        keys.map(|k| format!("\"{k}\""))
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
     let text = format!(
         "mcp does not take {}. It takes: {}.",
-        quoted(&mut unknown.iter().copied()),
-        quoted(&mut known.iter())
+        quoted(unknown.iter().copied()),
+        quoted(known)
     );
     Some(Reply::error(
         text,
         json!({"mode": "error", "error": "unknown_keys", "unknown": unknown, "takes": known}),
     ))
+}
+
+/// `"a", "b"`.
+fn quoted<'k>(keys: impl IntoIterator<Item = &'k String>) -> String {
+    keys.into_iter()
+        .map(|k| format!("\"{k}\""))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 fn status(host: &Host, client: &ClientScope) -> Reply {

@@ -13,7 +13,7 @@ use crate::log_level::LogLevel;
 use rmcp::model::{
     ClientConfig, ClientResult, CreateMessageRequestParams, CreateMessageResult,
     ElicitRequestParams, ElicitResult, Implementation, ListRootsResult, NumberOrString,
-    ProgressNotificationParam, ServerRequest,
+    ServerRequest,
 };
 use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ClientHandler, ErrorData as McpError, RoleClient};
@@ -42,10 +42,8 @@ pub type ProgressRoutes = Arc<Mutex<HashMap<String, mpsc::UnboundedSender<Progre
 pub struct Routes {
     /// The server.
     pub server: String,
+    /// Where each transport hands the progress it reads ([`super::progress`]).
     pub progress: ProgressRoutes,
-    /// The transport hands progress to its call as it reads it
-    /// ([`super::progress`]); the handler leaves it alone.
-    pub progress_on_wire: bool,
     pub calls: InFlight,
     /// The downstream sessions.
     pub sessions: Arc<Sessions>,
@@ -58,18 +56,9 @@ impl Routes {
         Routes {
             server: ctx.server.clone(),
             progress: Default::default(),
-            progress_on_wire: false,
             calls: Default::default(),
             sessions: ctx.sessions.clone(),
             events: ctx.events.clone(),
-        }
-    }
-
-    /// These routes for a transport that hands progress on as it reads it.
-    pub fn progress_from_wire(&self) -> Self {
-        Routes {
-            progress_on_wire: true,
-            ..self.clone()
         }
     }
 }
@@ -86,8 +75,6 @@ pub struct UpstreamHandler {
     events: EventSender,
     /// Log messages of this connection dropped for a full backlog.
     logs_dropped: AtomicU64,
-    progress: ProgressRoutes,
-    progress_on_wire: bool,
     calls: InFlight,
     sessions: Arc<Sessions>,
     /// Opens with `initialize`: offer the newest revision that has it.
@@ -100,8 +87,6 @@ impl UpstreamHandler {
             server: ctx.server.clone(),
             events: ctx.events.clone(),
             logs_dropped: AtomicU64::new(0),
-            progress: routes.progress,
-            progress_on_wire: routes.progress_on_wire,
             calls: routes.calls,
             sessions: ctx.sessions.clone(),
             legacy_only: ctx.legacy_only,
@@ -232,30 +217,5 @@ impl ClientHandler for UpstreamHandler {
             self.server.clone(),
             params.uri,
         ));
-    }
-
-    async fn on_progress(
-        &self,
-        params: ProgressNotificationParam,
-        _context: NotificationContext<RoleClient>,
-    ) {
-        let key = token_key(&params.progress_token.0);
-        tracing::debug!(server = %self.server, token = %key, "upstream progress");
-        if self.progress_on_wire {
-            return; // already handed on, in order, by the transport
-        }
-        let route = self
-            .progress
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .get(&key)
-            .cloned();
-        if let Some(tx) = route {
-            let _ = tx.send(ProgressUpdate {
-                progress: params.progress,
-                total: params.total,
-                message: params.message,
-            });
-        }
     }
 }

@@ -75,9 +75,9 @@ pub fn header_map(headers: &Headers) -> Result<HeaderMap, ConnectError> {
     Ok(map)
 }
 
-/// The HTTP client of a connection: its progress counted for `routes`.
+/// The HTTP client of a connection: the progress it reads goes to `routes`.
 fn http_client(routes: &super::handler::Routes) -> HttpClient {
-    HttpClient::routing_progress(routes.progress.clone())
+    HttpClient::new(routes.progress.clone())
 }
 
 pub async fn connect(
@@ -180,13 +180,9 @@ where
             StreamableHttpClientTransportConfig::with_uri(url).custom_headers(custom.clone());
         StreamableHttpClientTransport::with_client(client.clone(), config)
     };
-    let first = super::handshake(
-        UpstreamHandler::new(ctx, routes.progress_from_wire()),
-        transport(),
-        ctx,
-    )
-    .await
-    .map_err(|e| ConnectError::from_init(e, None));
+    let first = super::handshake(UpstreamHandler::new(ctx, routes.clone()), transport(), ctx)
+        .await
+        .map_err(|e| ConnectError::from_init(e, None));
     match first {
         // Whatever went wrong with `server/discover` (an answer that is not a
         // discover result, say), a server of the `initialize` era may still
@@ -198,7 +194,7 @@ where
                 ..ctx.clone()
             };
             super::handshake(
-                UpstreamHandler::new(&legacy, routes.progress_from_wire()),
+                UpstreamHandler::new(&legacy, routes.clone()),
                 transport(),
                 &legacy,
             )

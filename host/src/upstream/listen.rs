@@ -83,6 +83,8 @@ struct Stream {
 enum Refused {
     /// The server does not know `subscriptions/listen`.
     Unsupported,
+    /// No acknowledgement within `ack_within`.
+    Unacknowledged,
     Failed(ConnectError),
 }
 
@@ -153,20 +155,22 @@ impl Connection {
             ));
         };
         let shared = &listening.shared;
-        let mut stream = shared.stream.lock().await;
-        let mut uris = stream.uris.clone();
-        if subscribe {
-            uris.insert(uri.to_string());
-        } else {
-            uris.remove(uri);
-        }
-        match tokio::time::timeout(shared.ack_within, shared.open(&mut stream, uris)).await {
-            Ok(Ok(())) => Ok(()),
-            Ok(Err(Refused::Failed(e))) => Err(e),
-            Ok(Err(Refused::Unsupported)) => Err(ConnectError::Rpc(
+        let watched = shared
+            .reopen(|uris| {
+                if subscribe {
+                    uris.insert(uri.to_string());
+                } else {
+                    uris.remove(uri);
+                }
+            })
+            .await;
+        match watched {
+            Ok(()) => Ok(()),
+            Err(Refused::Failed(e)) => Err(e),
+            Err(Refused::Unsupported) => Err(ConnectError::Rpc(
                 "the server has no subscriptions/listen".into(),
             )),
-            Err(_) => Err(ConnectError::Rpc(format!(
+            Err(Refused::Unacknowledged) => Err(ConnectError::Rpc(format!(
                 "the server did not acknowledge a listen stream within {} ms",
                 shared.ack_within.as_millis()
             ))),
@@ -194,30 +198,25 @@ async fn keep(shared: Arc<Shared>, mut stop: oneshot::Receiver<()>) {
             }
             "the stream ended".to_string()
         } else {
-            let attempt = async {
-                let mut stream = shared.stream.lock().await;
-                let uris = stream.uris.clone();
-                shared.open(&mut stream, uris).await
-            };
             let opened = tokio::select! {
                 _ = &mut stop => return,
-                r = tokio::time::timeout(shared.ack_within, attempt) => r,
+                r = shared.reopen(|_| {}) => r,
             };
             match opened {
-                Ok(Ok(())) => {
+                Ok(()) => {
                     if warned {
                         tracing::info!(server = %shared.server, "listening for changes again");
                     }
                     failures = 0;
                     continue;
                 }
-                Ok(Err(Refused::Unsupported)) => {
+                Err(Refused::Unsupported) => {
                     tracing::debug!(server = %shared.server, "no subscriptions/listen: lists are fetched again when needed");
                     shared.state.send_replace(ListenState::Unsupported);
                     return;
                 }
-                Ok(Err(Refused::Failed(e))) => e.to_string(),
-                Err(_) => format!(
+                Err(Refused::Failed(e)) => e.to_string(),
+                Err(Refused::Unacknowledged) => format!(
                     "not acknowledged within {} ms",
                     shared.ack_within.as_millis()
                 ),
@@ -253,6 +252,20 @@ async fn keep(shared: Arc<Shared>, mut stop: oneshot::Receiver<()>) {
 }
 
 impl Shared {
+    /// Opens a stream for the watched resources as `change` leaves them,
+    /// waiting at most `ack_within` for its acknowledgement.
+    async fn reopen(
+        self: &Arc<Self>,
+        change: impl FnOnce(&mut BTreeSet<String>),
+    ) -> Result<(), Refused> {
+        let mut stream = self.stream.lock().await;
+        let mut uris = stream.uris.clone();
+        change(&mut uris);
+        tokio::time::timeout(self.ack_within, self.open(&mut stream, uris))
+            .await
+            .unwrap_or(Err(Refused::Unacknowledged))
+    }
+
     /// Opens a stream for `uris` and every list change, then closes the old one.
     async fn open(
         self: &Arc<Self>,

@@ -3,10 +3,9 @@
 //! rmcp hands every notification to a task of its own, so progress a server
 //! sends at once (one that flushes it together with the result, as the
 //! conformance suite's reference server does) could reach the client out of
-//! order, or after the result, which the client then drops. The transports
-//! that read messages in order (Streamable HTTP, stdio) route progress here
-//! as they read it, before rmcp sees what follows; the handler then leaves
-//! it alone (see `Routes::progress_from_wire`).
+//! order, or after the result, which the client then drops. Every transport
+//! reads messages in order (Streamable HTTP, stdio, legacy SSE): each routes
+//! progress here as it reads it, before rmcp sees what follows.
 
 use super::handler::{ProgressRoutes, ProgressUpdate};
 

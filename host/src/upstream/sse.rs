@@ -32,7 +32,13 @@ fn http_error(what: &str, e: reqwest::Error) -> ConnectError {
 }
 
 impl SseTransport {
-    pub async fn connect(url: &str, headers: &Headers) -> Result<SseTransport, ConnectError> {
+    /// Connects; the progress read is handed to its call through `progress`
+    /// (see [`super::progress`]).
+    pub async fn connect(
+        url: &str,
+        headers: &Headers,
+        progress: super::handler::ProgressRoutes,
+    ) -> Result<SseTransport, ConnectError> {
         let base = reqwest::Url::parse(url)
             .map_err(|e| ConnectError::Http(format!("invalid URL: {e}")))?;
         let headers = header_map(headers)?;
@@ -101,6 +107,7 @@ impl SseTransport {
                     tracing::warn!("dropping an SSE message of {} bytes", data.len());
                     continue;
                 }
+                super::progress::route(&progress, &data);
                 match serde_json::from_str::<RxJsonRpcMessage<RoleClient>>(&data) {
                     Ok(message) => {
                         if tx.send(message).await.is_err() {

@@ -154,7 +154,6 @@ pub async fn spawn(
         unreachable!("stdin and stdout were piped")
     };
     let tail = Arc::new(StderrTail::default());
-    let progress = Some(progress);
     let stdout = watch::Watched::new(stdout, tail.clone(), DEFAULT_MAX_LINE_LENGTH, progress);
     let transport = AsyncRwTransport::new(stdout, stdin);
     if let Some(stderr) = stderr {

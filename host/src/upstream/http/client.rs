@@ -25,15 +25,37 @@ use std::sync::Arc;
 type Error = StreamableHttpError<reqwest::Error>;
 type Events = BoxStream<'static, Result<Sse, SseError>>;
 
-/// rmcp's reqwest client, reading a listen answer in either framing.
-#[derive(Clone, Default)]
-pub struct HttpClient(reqwest::Client, Option<ProgressRoutes>);
+/// rmcp's reqwest client, reading a listen answer in either framing, and
+/// handing the progress it reads to its call as it reads it.
+#[derive(Clone)]
+pub struct HttpClient {
+    http: reqwest::Client,
+    progress: ProgressRoutes,
+}
 
 impl HttpClient {
-    /// A client that hands the progress it reads to its call, in order
-    /// (see [`super::super::progress`]).
-    pub(crate) fn routing_progress(routes: ProgressRoutes) -> HttpClient {
-        HttpClient(reqwest::Client::new(), Some(routes))
+    /// A client whose progress goes to `progress` (see
+    /// [`super::super::progress`]).
+    pub(crate) fn new(progress: ProgressRoutes) -> HttpClient {
+        HttpClient {
+            http: reqwest::Client::new(),
+            progress,
+        }
+    }
+
+    /// `events` with the progress among them handed on as it passes.
+    fn routing_progress(&self, events: Events) -> Events {
+        let progress = self.progress.clone();
+        events
+            .inspect(move |event| {
+                if let Ok(Sse {
+                    data: Some(data), ..
+                }) = event
+                {
+                    super::super::progress::route(&progress, data);
+                }
+            })
+            .boxed()
     }
 }
 
@@ -93,7 +115,7 @@ impl StreamableHttpClient for HttpClient {
     ) -> Result<StreamableHttpPostResponse, Error> {
         let Some(listen_id) = listen_id(&message) else {
             let answer = self
-                .0
+                .http
                 .post_message_with_response_limits(
                     uri,
                     message,
@@ -103,24 +125,15 @@ impl StreamableHttpClient for HttpClient {
                     limits,
                 )
                 .await?;
-            return Ok(match (answer, &self.1) {
-                (StreamableHttpPostResponse::Sse(events, session), Some(routes)) => {
-                    let routes = routes.clone();
-                    let events = events.inspect(move |event| {
-                        if let Ok(Sse {
-                            data: Some(data), ..
-                        }) = event
-                        {
-                            super::super::progress::route(&routes, data);
-                        }
-                    });
-                    StreamableHttpPostResponse::Sse(events.boxed(), session)
+            return Ok(match answer {
+                StreamableHttpPostResponse::Sse(events, session) => {
+                    StreamableHttpPostResponse::Sse(self.routing_progress(events), session)
                 }
-                (answer, _) => answer,
+                answer => answer,
             });
         };
         let mut request = self
-            .0
+            .http
             .post(uri.as_ref())
             .header(ACCEPT, "text/event-stream, application/json");
         if let Some(token) = auth_header {
@@ -188,7 +201,7 @@ impl StreamableHttpClient for HttpClient {
         auth_header: Option<String>,
         custom_headers: HashMap<HeaderName, HeaderValue>,
     ) -> Result<(), Error> {
-        self.0
+        self.http
             .delete_session(uri, session_id, auth_header, custom_headers)
             .await
     }
@@ -201,9 +214,11 @@ impl StreamableHttpClient for HttpClient {
         auth_header: Option<String>,
         custom_headers: HashMap<HeaderName, HeaderValue>,
     ) -> Result<Events, Error> {
-        self.0
+        let events = self
+            .http
             .get_stream(uri, session_id, last_event_id, auth_header, custom_headers)
-            .await
+            .await?;
+        Ok(self.routing_progress(events))
     }
 
     async fn get_stream_with_max_sse_event_size(
@@ -215,7 +230,8 @@ impl StreamableHttpClient for HttpClient {
         custom_headers: HashMap<HeaderName, HeaderValue>,
         max_sse_event_size: usize,
     ) -> Result<Events, Error> {
-        self.0
+        let events = self
+            .http
             .get_stream_with_max_sse_event_size(
                 uri,
                 session_id,
@@ -224,7 +240,8 @@ impl StreamableHttpClient for HttpClient {
                 custom_headers,
                 max_sse_event_size,
             )
-            .await
+            .await?;
+        Ok(self.routing_progress(events))
     }
 }
 

@@ -33,17 +33,12 @@ pub struct Watched<R> {
     /// The server's stdout ended.
     eof: bool,
     /// Where the progress read is handed on, in order.
-    progress: Option<ProgressRoutes>,
+    progress: ProgressRoutes,
 }
 
 impl<R> Watched<R> {
     /// Watches `inner`; a line of `limit` bytes or more is answered for.
-    pub fn new(
-        inner: R,
-        notes: Arc<StderrTail>,
-        limit: usize,
-        progress: Option<ProgressRoutes>,
-    ) -> Self {
+    pub fn new(inner: R, notes: Arc<StderrTail>, limit: usize, progress: ProgressRoutes) -> Self {
         Watched {
             inner,
             notes,
@@ -87,10 +82,8 @@ impl<R> Watched<R> {
                         self.skipped = Some((head, tail));
                     } else if ends {
                         self.note_if_not_json(&self.line);
-                        if let Some(routes) = &self.progress
-                            && let Ok(text) = std::str::from_utf8(&self.line)
-                        {
-                            crate::upstream::progress::route(routes, text);
+                        if let Ok(text) = std::str::from_utf8(&self.line) {
+                            crate::upstream::progress::route(&self.progress, text);
                         }
                         self.out.extend(self.line.drain(..));
                         continue;
@@ -208,7 +201,7 @@ mod tests {
 
     async fn read_all(input: &[u8], limit: usize) -> (io::Result<Vec<u8>>, Option<String>) {
         let notes = Arc::new(StderrTail::default());
-        let mut w = Watched::new(input, notes.clone(), limit, None);
+        let mut w = Watched::new(input, notes.clone(), limit, ProgressRoutes::default());
         let mut out = Vec::new();
         let r = w.read_to_end(&mut out).await.map(|_| out);
         (r, notes.stdout_note())
@@ -231,7 +224,7 @@ mod tests {
         routes.lock().unwrap().insert("3".into(), tx);
         let input = b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{\"progressToken\":3,\"progress\":1}}\n{\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{}}\n";
         let notes = Arc::new(StderrTail::default());
-        let mut w = Watched::new(&input[..], notes, 1 << 20, Some(routes));
+        let mut w = Watched::new(&input[..], notes, 1 << 20, routes);
         let mut out = Vec::new();
         w.read_to_end(&mut out).await.unwrap();
         assert_eq!(out, input, "lines pass untouched");
