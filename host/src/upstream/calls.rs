@@ -112,14 +112,12 @@ impl Connection {
         // says which, for routing what the server sends about this call.
         let request = ClientRequest::CallToolRequest(Request::new(params));
         let peer = self.service.peer().clone();
+        let sending = options.origin.clone().map(|o| self.routes.calls.sending(o));
         let handle = peer
             .send_request_with_option(request, PeerRequestOptions::no_options())
             .await
             .map_err(|e| self.service_error(e))?;
-        let _call = options
-            .origin
-            .clone()
-            .map(|o| self.routes.calls.add(handle.id.clone(), o));
+        let _call = sending.map(|s| s.sent(handle.id.clone()));
         let progress = options.progress.clone().map(|tx| {
             let key = token_key(&handle.progress_token.0);
             origin::lock(&self.routes.progress).insert(key.clone(), tx);

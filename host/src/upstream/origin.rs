@@ -216,7 +216,44 @@ impl Sessions {
 #[derive(Clone, Default)]
 pub struct InFlight {
     calls: Arc<Mutex<HashMap<RequestId, Origin>>>,
+    /// Calls being sent, whose request id is not known yet: a stdio server
+    /// may ask before [`Sending::sent`] registers the call, and must not be
+    /// taken for the only caller's then.
+    sending: Arc<Mutex<HashMap<u64, Origin>>>,
+    next: Arc<AtomicU64>,
     added: Arc<Notify>,
+}
+
+/// A call about to be sent, counted in [`InFlight`] until dropped or
+/// [`sent`](Sending::sent).
+pub struct Sending {
+    in_flight: InFlight,
+    key: u64,
+}
+
+impl Sending {
+    /// Registers the sent call under its request `id`.
+    pub fn sent(self, id: RequestId) -> CallGuard {
+        let origin = lock(&self.in_flight.sending).get(&self.key).cloned();
+        let guard = CallGuard {
+            in_flight: self.in_flight.clone(),
+            id: id.clone(),
+        };
+        if let Some(origin) = origin {
+            lock(&self.in_flight.calls).insert(id, origin);
+        }
+        // Dropping `self` now takes the call out of `sending`: it is in
+        // `calls` first, so it is never out of both.
+        drop(self);
+        guard.in_flight.added.notify_waiters();
+        guard
+    }
+}
+
+impl Drop for Sending {
+    fn drop(&mut self) {
+        lock(&self.in_flight.sending).remove(&self.key);
+    }
 }
 
 /// A call registered in [`InFlight`] until dropped.
@@ -239,18 +276,19 @@ enum Owner {
 }
 
 impl InFlight {
-    /// Registers mcpw's request `id` as made for `origin`.
-    pub fn add(&self, id: RequestId, origin: Origin) -> CallGuard {
-        lock(&self.calls).insert(id.clone(), origin);
-        self.added.notify_waiters();
-        CallGuard {
+    /// Counts a call for `origin` as in flight before it is sent.
+    pub fn sending(&self, origin: Origin) -> Sending {
+        let key = self.next.fetch_add(1, Ordering::Relaxed);
+        lock(&self.sending).insert(key, origin);
+        Sending {
             in_flight: self.clone(),
-            id,
+            key,
         }
     }
 
-    async fn owner(&self, context: &RequestContext<RoleClient>) -> Owner {
-        match context.extensions.get::<InboundStreamOrigin>() {
+    /// Whose a server's request is, by the stream it came on, if any.
+    async fn owner(&self, came_on: Option<&InboundStreamOrigin>) -> Owner {
+        match came_on {
             Some(InboundStreamOrigin::OutboundRequest(id)) => {
                 // The server may ask before the call is registered (it is,
                 // right after it is sent): wait for it, long enough for a
@@ -271,8 +309,8 @@ impl InFlight {
             }
             Some(InboundStreamOrigin::Unassociated) => Owner::Outside,
             None => {
-                let calls = lock(&self.calls);
-                let mut origins = calls.values();
+                let (calls, sending) = (lock(&self.calls), lock(&self.sending));
+                let mut origins = calls.values().chain(sending.values());
                 match origins.next() {
                     None => Owner::Outside,
                     Some(first) if origins.all(|o| o.session.id == first.session.id) => {
@@ -293,7 +331,10 @@ pub(super) async fn target(
     sessions: &Sessions,
     context: &RequestContext<RoleClient>,
 ) -> Option<(Peer<RoleServer>, Option<RequestId>)> {
-    match in_flight.owner(context).await {
+    match in_flight
+        .owner(context.extensions.get::<InboundStreamOrigin>())
+        .await
+    {
         // A call's session may see the server: the call was made.
         Owner::Call(o) => Some((o.session.peer, Some(o.request))),
         Owner::Outside => sessions.only(server).map(|s| (s.peer, None)),
@@ -490,5 +531,39 @@ mod tests {
         assert!(sessions.only("git").is_none(), "two sessions see git");
         drop(g2);
         assert!(sessions.only("time").is_none());
+    }
+
+    #[tokio::test]
+    async fn a_call_being_sent_makes_an_unassociated_request_ambiguous() {
+        let sessions = Arc::new(Sessions::default());
+        let ((a, _ca), (b, _cb)) = (session(false).await, session(false).await);
+        let (ga, gb) = (
+            sessions.open(a.peer().clone(), None),
+            sessions.open(b.peer().clone(), None),
+        );
+        let origin = |g: &SessionGuard, n: i64| Origin {
+            session: g.session().clone(),
+            request: RequestId::Number(n),
+        };
+        let in_flight = InFlight::default();
+        let whose = |o: Owner| match o {
+            Owner::Call(o) => Some(o.session.id),
+            Owner::Outside => None,
+            Owner::Ambiguous => Some(0),
+        };
+        let _b_call = in_flight.sending(origin(&gb, 1)).sent(RequestId::Number(7));
+        assert_eq!(whose(in_flight.owner(None).await), Some(gb.session().id));
+        // A's call is on its way; the server may ask about it before it is
+        // registered under its id.
+        let a_sending = in_flight.sending(origin(&ga, 2));
+        assert_eq!(whose(in_flight.owner(None).await), Some(0), "ambiguous");
+        drop(_b_call);
+        assert_eq!(whose(in_flight.owner(None).await), Some(ga.session().id));
+        let _a_call = a_sending.sent(RequestId::Number(8));
+        let on_a = InboundStreamOrigin::OutboundRequest(RequestId::Number(8));
+        assert_eq!(
+            whose(in_flight.owner(Some(&on_a)).await),
+            Some(ga.session().id)
+        );
     }
 }
