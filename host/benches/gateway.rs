@@ -234,7 +234,7 @@ fn mib(kb: u64) -> f64 {
 
 fn tag() -> &'static str {
     static TAG: OnceLock<String> = OnceLock::new();
-    TAG.get_or_init(|| format!("{}-{}", std::process::id(), cache::now_ms()))
+    TAG.get_or_init(|| format!("{}-{}", std::process::id(), mcpw::clock::now_ms()))
 }
 
 /// A value from /proc/<pid>/status in kB (`VmRSS`, `VmHWM`), 0 if unreadable.
@@ -633,7 +633,7 @@ fn write_catalog_home(home: &Path) -> usize {
                 resources: vec![],
                 resource_templates: vec![],
                 prompts: vec![],
-                cached_at: cache::now_ms(),
+                cached_at: mcpw::clock::now_ms(),
                 protocol_version: None,
             };
             (s.name.clone(), Some(entry))

@@ -18,6 +18,7 @@ mod writer;
 
 pub use writer::CacheWriter;
 
+use crate::clock::now_ms;
 use crate::shared::SharedState;
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
@@ -28,7 +29,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 /// The file format version.
 pub const VERSION: u32 = 1;
@@ -173,14 +174,6 @@ pub fn config_hash(raw: &Value) -> String {
 /// `startupTimeoutMs` deserves a try at once).
 pub fn definition_hash(raw: &Value) -> String {
     sha256_hex(&canonical(raw))
-}
-
-/// Milliseconds since the Unix epoch.
-pub fn now_ms() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_millis() as u64)
-        .unwrap_or(0)
 }
 
 impl Entry {

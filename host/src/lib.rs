@@ -31,6 +31,7 @@ pub mod auth;
 pub mod bench;
 pub mod cache;
 pub mod catalog;
+pub mod clock;
 pub mod config;
 pub mod file_lock;
 pub mod gateway;

@@ -7,15 +7,21 @@
 //! timeout unless a call is in flight; keep-alive servers are reconnected by the
 //! health check. Every fresh listing updates the metadata cache.
 
+mod connector;
 mod health;
 mod listing;
 mod reload;
+#[cfg(test)]
+mod tests;
+
+pub use connector::{Connector, Transports};
 
 pub use listing::catalog_tools;
 use reload::new_slot;
 
 use crate::cache::{self, CacheWriter, MetadataCache};
 use crate::catalog::{ConnectionState, ListenReport, ServerStatus, Tool};
+use crate::clock::Instant;
 use crate::config::{Config, Lifecycle, Server};
 use crate::paths::Environment;
 use crate::upstream::{
@@ -26,7 +32,7 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use tokio::sync::broadcast;
 
 /// Timing of the lifecycle, overridable for tests.
@@ -274,6 +280,8 @@ pub struct Manager {
     log_level: Mutex<Option<crate::log_level::LogLevel>>,
     /// Where OAuth credentials are kept.
     vault: crate::auth::store::Vault,
+    /// How connections are opened.
+    connector: Arc<dyn Connector>,
 }
 
 /// Asks a server for log messages of `level` and above; a refusal is only logged.
@@ -331,6 +339,17 @@ impl Manager {
         cache: MetadataCache,
         options: LifecycleOptions,
     ) -> Arc<Manager> {
+        Self::with_connector(config, env, cache, options, Arc::new(Transports))
+    }
+
+    /// As [`Manager::new`], opening connections with `connector`.
+    pub fn with_connector(
+        config: &Config,
+        env: Environment,
+        cache: MetadataCache,
+        options: LifecycleOptions,
+        connector: Arc<dyn Connector>,
+    ) -> Arc<Manager> {
         let (mut entries, failures) = cache.read_all();
         let slots = config
             .servers
@@ -363,6 +382,7 @@ impl Manager {
             log_level: Mutex::new(None),
             sessions: Default::default(),
             vault,
+            connector,
         });
         tokio::spawn(Self::upstream_loop(Arc::downgrade(&manager), upstream_rx));
         // A signal must not lose the listings queued for the cache.
@@ -620,7 +640,7 @@ impl Manager {
                 .then(|| self.vault.clone()),
         };
         self.sessions.ready_to_connect().await;
-        let result = Connection::open(&slot.server.config, &ctx).await;
+        let result = self.connector.open(&slot.server.config, &ctx).await;
         match result {
             Ok((conn, listing)) => {
                 let conn = Arc::new(conn);
@@ -666,7 +686,7 @@ impl Manager {
                 }
                 let failure = cache::Failure {
                     config_hash: cache::definition_hash(&slot.server.raw),
-                    at: cache::now_ms(),
+                    at: crate::clock::now_ms(),
                     error: error.to_string(),
                     needs_auth: error.is_auth(),
                 };
@@ -699,7 +719,7 @@ impl Manager {
             sessions: self.sessions.clone(),
             vault: None,
         };
-        match Connection::open(&slot.server.config, &ctx).await {
+        match self.connector.open(&slot.server.config, &ctx).await {
             Ok((conn, _)) => {
                 conn.close().await;
                 Ok(None)
@@ -776,7 +796,7 @@ impl Manager {
             resources,
             resource_templates: offers.templates,
             prompts: offers.prompts,
-            cached_at: cache::now_ms(),
+            cached_at: crate::clock::now_ms(),
             protocol_version: listing.protocol_version.clone(),
         };
         self.writer

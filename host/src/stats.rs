@@ -156,7 +156,7 @@ impl Stats {
             total_ms: ms,
             max_ms: ms,
             bytes,
-            last_call: crate::cache::now_ms(),
+            last_call: crate::clock::now_ms(),
         };
         self.pending
             .lock()

@@ -162,19 +162,7 @@ impl Connection {
                     let (transport, tail, group) =
                         stdio::spawn(config, ctx, program, progress).await?;
                     stderr_for_timeout = Some(tail.clone());
-                    let handler = UpstreamHandler::new(ctx, routes.clone());
-                    let service = handshake(handler, transport, ctx)
-                        .await
-                        .map_err(|e| ConnectError::from_init(e, Some(&tail)))?;
-                    Connection {
-                        service,
-                        kind: TransportKind::Stdio,
-                        stderr: Some(tail),
-                        group: Some(group),
-                        routes: routes.clone(),
-                        redact: ctx.redact.clone(),
-                        listening: Default::default(),
-                    }
+                    Connection::over_lines(transport, tail, Some(group), ctx, &routes).await?
                 }
                 Transport::Http { url, kind, .. } => {
                     let headers = http::request_headers(config, ctx).await?;
@@ -255,6 +243,63 @@ impl Connection {
                 challenge,
             },
             e => e.redacted(&ctx.redact),
+        })
+    }
+
+    /// Connects to a server that already serves newline-delimited JSON-RPC
+    /// on `read` and `write` (one in this process, say), as to a stdio server
+    /// without a process: initialized and listed within `startup_timeout`.
+    pub async fn over_stream<R, W>(
+        read: R,
+        write: W,
+        ctx: &ConnectContext,
+        startup_timeout: Duration,
+    ) -> Result<(Connection, Listing), ConnectError>
+    where
+        R: tokio::io::AsyncRead + Send + Unpin + 'static,
+        W: tokio::io::AsyncWrite + Send + Unpin + 'static,
+    {
+        let routes = Routes::new(ctx);
+        let attempt = async {
+            let (transport, tail) = stdio::lines(read, write, routes.progress.clone());
+            let mut conn = Connection::over_lines(transport, tail, None, ctx, &routes).await?;
+            let listing = conn.list().await?;
+            conn.start_listening(startup_timeout);
+            Ok((conn, listing))
+        };
+        tokio::time::timeout(startup_timeout, attempt)
+            .await
+            .unwrap_or(Err(ConnectError::Timeout {
+                ms: startup_timeout.as_millis() as u64,
+                note: None,
+                stderr: None,
+            }))
+    }
+
+    /// Initializes over a line transport (a child's pipes or any stream).
+    async fn over_lines<T, E, A>(
+        transport: T,
+        tail: Arc<stdio::StderrTail>,
+        group: Option<processes::GroupGuard>,
+        ctx: &ConnectContext,
+        routes: &Routes,
+    ) -> Result<Connection, ConnectError>
+    where
+        T: rmcp::transport::IntoTransport<RoleClient, E, A>,
+        E: std::error::Error + Send + Sync + 'static,
+    {
+        let handler = UpstreamHandler::new(ctx, routes.clone());
+        let service = handshake(handler, transport, ctx)
+            .await
+            .map_err(|e| ConnectError::from_init(e, Some(&tail)))?;
+        Ok(Connection {
+            service,
+            kind: TransportKind::Stdio,
+            stderr: Some(tail),
+            group,
+            routes: routes.clone(),
+            redact: ctx.redact.clone(),
+            listening: Default::default(),
         })
     }
 

@@ -40,7 +40,7 @@ fn write_config(dirs: &ConfigDirs, config: &Value, cached: &[(&str, &[&str], &[&
                 resources: vec![],
                 resource_templates: vec![],
                 prompts: prompts.iter().map(|p| json!({"name": p})).collect(),
-                cached_at: metadata::now_ms(),
+                cached_at: mcpw::clock::now_ms(),
                 protocol_version: None,
             };
             (server.to_string(), Some(entry))

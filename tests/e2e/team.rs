@@ -10,6 +10,7 @@ use crate::servers::{mcpw_in, servers, wait_until};
 use infra::{Haproxy, Redis, replica};
 use serde_json::{Value, json};
 use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 use std::time::Duration;
 use wire::Wire;
 
@@ -328,10 +329,24 @@ async fn redis_stopped_and_restarted_under_load() {
     let lb = Haproxy::start(root.path(), &[pair.a_port, pair.b_port]);
     let url = lb.url();
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    // What the clients got done so far: calls answered, sessions begun.
+    let done = std::sync::Arc::new((AtomicUsize::new(0), AtomicUsize::new(0)));
+    // Each phase lasts until the clients made calls and began a session in it.
+    let phase = |what: &'static str| {
+        let done = done.clone();
+        async move {
+            let (calls, begun) = (done.0.load(SeqCst), done.1.load(SeqCst));
+            let deadline = std::time::Instant::now() + Duration::from_secs(30);
+            while done.0.load(SeqCst) < calls + 10 || done.1.load(SeqCst) <= begun {
+                assert!(std::time::Instant::now() < deadline, "no traffic {what}");
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        }
+    };
     // Steady clients, each in a session begun before the outage.
     let mut workers = Vec::new();
     for w in 0..3 {
-        let (url, stop) = (url.clone(), stop.clone());
+        let (url, stop, done) = (url.clone(), stop.clone(), done.clone());
         workers.push(tokio::spawn(async move {
             let session = Wire::initialize(&url).await;
             let (mut ok, mut failed) = (0, Vec::new());
@@ -339,7 +354,10 @@ async fn redis_stopped_and_restarted_under_load() {
             while !stop.load(std::sync::atomic::Ordering::Acquire) {
                 let m = format!("{w}-{i}");
                 match session.call(&url, "s__echo", json!({"message": m})).await {
-                    Ok(r) if text(&r) == format!("Echo: {m}") => ok += 1,
+                    Ok(r) if text(&r) == format!("Echo: {m}") => {
+                        ok += 1;
+                        done.0.fetch_add(1, SeqCst);
+                    }
                     other => failed.push(format!("{m}: {other:?}")),
                 }
                 i += 1;
@@ -349,7 +367,7 @@ async fn redis_stopped_and_restarted_under_load() {
     }
     // A client that begins a new session every so often, and calls in it.
     {
-        let (url, stop) = (url.clone(), stop.clone());
+        let (url, stop, done) = (url.clone(), stop.clone(), done.clone());
         workers.push(tokio::spawn(async move {
             let (mut ok, mut failed, mut begun) = (0, Vec::new(), Vec::new());
             while !stop.load(std::sync::atomic::Ordering::Acquire) {
@@ -359,17 +377,21 @@ async fn redis_stopped_and_restarted_under_load() {
                         .call(&url, "s__echo", json!({"message": i.to_string()}))
                         .await
                     {
-                        Ok(r) if text(&r) == format!("Echo: {i}") => ok += 1,
+                        Ok(r) if text(&r) == format!("Echo: {i}") => {
+                            ok += 1;
+                            done.0.fetch_add(1, SeqCst);
+                        }
                         other => failed.push(format!("new session, call {i}: {other:?}")),
                     }
                 }
                 begun.push(session.session.clone());
+                done.1.fetch_add(1, SeqCst);
                 tokio::time::sleep(Duration::from_millis(200)).await;
             }
             (ok, failed, begun)
         }));
     }
-    tokio::time::sleep(Duration::from_secs(1)).await;
+    phase("before the outage").await;
     redis.stop();
     let outage_began = std::time::Instant::now();
     let readyz = pair.a.at("/readyz");
@@ -389,9 +411,9 @@ async fn redis_stopped_and_restarted_under_load() {
     }
     assert!(said.contains("degraded: shared state redis://"), "{said}");
     // Sessions begun while Redis is away.
-    tokio::time::sleep(Duration::from_secs(1)).await;
+    phase("while Redis is away").await;
     redis.restart();
-    tokio::time::sleep(Duration::from_secs(1)).await;
+    phase("after Redis is back").await;
     stop.store(true, std::sync::atomic::Ordering::Release);
     let (mut ok, mut failed, mut begun) = (0, Vec::new(), Vec::new());
     for w in workers {

@@ -41,13 +41,13 @@ impl CacheWriter {
 
     /// Queues entries to store (`Some`) or remove (`None`).
     pub fn update(&self, changes: BTreeMap<String, Option<Entry>>) {
-        self.send(Job::Change(super::now_ms(), Change::Update(changes)));
+        self.send(Job::Change(crate::clock::now_ms(), Change::Update(changes)));
     }
 
     /// Queues a server's failure to record (`Some`) or forget (`None`).
     pub fn record_failure(&self, server: &str, failure: Option<Failure>) {
         self.send(Job::Change(
-            super::now_ms(),
+            crate::clock::now_ms(),
             Change::Failure(server.to_string(), failure),
         ));
     }

@@ -437,7 +437,7 @@ pub fn cache(cmd: CacheCommand, sources: &ConfigSources) -> Result<ExitCode> {
         .with_shared(shared.clone());
     match cmd {
         CacheCommand::Show { json } => {
-            let now = cache::now_ms();
+            let now = mcpw::clock::now_ms();
             let entries = cache.read();
             let rows: Vec<Value> = entries
                 .iter()

@@ -16,7 +16,7 @@ pub(super) fn recorded_failure<'f>(
     if failure.config_hash != cache::definition_hash(&server.raw) {
         return None;
     }
-    let age = Duration::from_millis(cache::now_ms().saturating_sub(failure.at));
+    let age = Duration::from_millis(crate::clock::now_ms().saturating_sub(failure.at));
     (age < REMEMBERED_FAILURE)
         .then(|| Instant::now().checked_sub(age))
         .flatten()
@@ -33,7 +33,7 @@ pub(super) fn new_slot(
     let hash = cache::config_hash(&server.raw);
     let cached = entries
         .remove(&server.name)
-        .filter(|e| e.is_valid(&hash, cache::now_ms()));
+        .filter(|e| e.is_valid(&hash, crate::clock::now_ms()));
     let protocol_version = cached.as_ref().and_then(|e| e.protocol_version.clone());
     let decoded = cached.and_then(|e| tools_from_entry(server, e));
     let from_cache = decoded.is_some();

@@ -94,7 +94,7 @@ impl SharedSessions {
             "{}-{}-{}",
             hostname(),
             std::process::id(),
-            crate::cache::now_ms()
+            crate::clock::now_ms()
         );
         Arc::new(SharedSessions {
             state,

@@ -164,7 +164,7 @@ fn bin_of(package_dir: &Path, req: &NpxRequest) -> Option<Resolution> {
     Some(Resolution {
         bin_path,
         is_js,
-        resolved_at: crate::cache::now_ms(),
+        resolved_at: crate::clock::now_ms(),
     })
 }
 
@@ -301,7 +301,7 @@ fn cache_file(env: &Environment) -> (PathBuf, CacheFile) {
 /// A resolution from mcpw's own cache, still fresh and still installed.
 fn remembered(req: &NpxRequest, env: &Environment) -> Option<Resolution> {
     let (_, file) = cache_file(env);
-    let now = crate::cache::now_ms();
+    let now = crate::clock::now_ms();
     file.entries
         .get(&key(req))
         .filter(|hit| {

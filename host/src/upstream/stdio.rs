@@ -153,9 +153,7 @@ pub async fn spawn(
     let (Some(stdin), Some(stdout)) = (stdin, stdout) else {
         unreachable!("stdin and stdout were piped")
     };
-    let tail = Arc::new(StderrTail::default());
-    let stdout = watch::Watched::new(stdout, tail.clone(), DEFAULT_MAX_LINE_LENGTH, progress);
-    let transport = AsyncRwTransport::new(stdout, stdin);
+    let (transport, tail) = lines(stdout, stdin, progress);
     if let Some(stderr) = stderr {
         let (tail, server, debug) = (tail.clone(), ctx.server.clone(), config.debug);
         tokio::spawn(async move {
@@ -169,6 +167,25 @@ pub async fn spawn(
         });
     }
     Ok((transport, tail, group))
+}
+
+/// Newline-delimited JSON-RPC over a read and a write half, with progress
+/// routed as it is read and the notes of a line too long kept in the tail.
+pub(super) fn lines<R, W>(
+    read: R,
+    write: W,
+    progress: super::handler::ProgressRoutes,
+) -> (
+    AsyncRwTransport<RoleClient, watch::Watched<R>, W>,
+    Arc<StderrTail>,
+)
+where
+    R: tokio::io::AsyncRead + Send + Unpin + 'static,
+    W: tokio::io::AsyncWrite + Send + Unpin + 'static,
+{
+    let tail = Arc::new(StderrTail::default());
+    let read = watch::Watched::new(read, tail.clone(), DEFAULT_MAX_LINE_LENGTH, progress);
+    (AsyncRwTransport::new(read, write), tail)
 }
 
 #[cfg(test)]

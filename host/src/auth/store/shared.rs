@@ -161,7 +161,7 @@ impl SharedVault {
         timeout: Duration,
     ) -> Result<SharedLock, StoreError> {
         let key = lock_key(lock_name);
-        let token = format!("{}-{}", std::process::id(), crate::cache::now_ms());
+        let token = format!("{}-{}", std::process::id(), crate::clock::now_ms());
         let deadline = Instant::now() + timeout;
         loop {
             let mut set = redis::cmd("SET");

@@ -112,12 +112,13 @@ fn die_with_this_thread(_command: &mut tokio::process::Command) {}
 #[cfg(all(test, target_os = "linux"))]
 mod tests {
     use super::*;
+    use std::os::unix::process::CommandExt;
 
     /// A group spawned from a thread that then ends outlives that thread: the
     /// parent-death signal is tied to the spawner thread, not the caller's.
     #[test]
     fn a_child_outlives_the_thread_that_asked_for_it() {
-        let (child, guard) = std::thread::spawn(|| {
+        let (child, guard, mut control) = std::thread::spawn(|| {
             let runtime = tokio::runtime::Builder::new_current_thread()
                 .enable_all()
                 .build()
@@ -125,12 +126,24 @@ mod tests {
             let mut sleep = tokio::process::Command::new("sleep");
             sleep.arg("300");
             let command = CommandWrap::from(sleep);
-            runtime.block_on(spawn_group(command)).unwrap()
+            let (child, guard) = runtime.block_on(spawn_group(command)).unwrap();
+            // A control child tied to this thread: its death says the
+            // thread's exit has signalled what it would.
+            let mut control = std::process::Command::new("sleep");
+            control.arg("300");
+            // SAFETY: prctl is async-signal-safe.
+            unsafe {
+                control.pre_exec(|| {
+                    libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong);
+                    Ok(())
+                });
+            }
+            (child, guard, control.spawn().unwrap())
         })
         .join()
         .unwrap();
-        // The signal would follow the thread's exit within microseconds.
-        std::thread::sleep(std::time::Duration::from_millis(300));
+        let ended = control.wait().unwrap();
+        assert!(!ended.success(), "the control child was killed");
         let stat = std::fs::read_to_string(format!("/proc/{}/stat", guard.pid())).unwrap();
         assert!(
             !stat
