@@ -5,5 +5,5 @@
 set -eu
 cd "$(dirname "$0")"
 out="${1:-/tmp/python-ranker.wasm}"
-componentize-py -d ../../wit -w ranker componentize -p . app -o "$out"
+componentize-py -d ../../wit/since_v0.1.0 -w ranker componentize -p . app -o "$out"
 echo "built $out"

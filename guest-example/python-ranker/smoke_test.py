@@ -1,6 +1,6 @@
 """Native smoke test of ranking.py (plain CPython, no wasm).
 
-Needs the generated bindings:  componentize-py -d ../../wit -w ranker bindings bindings
+Needs the generated bindings:  componentize-py -d ../../wit/since_v0.1.0 -w ranker bindings bindings
 Run:                           python3 smoke_test.py
 """
 

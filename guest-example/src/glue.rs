@@ -1,26 +1,9 @@
-//! The thin wit-bindgen layer: converts WIT values to and from the pure modules.
+//! The thin layer over `mcpw-guest`: converts the contract's values to and
+//! from the pure modules.
 
 use crate::model::{Entry, Kind, PolicyError, Tool};
 use crate::{direct, naming, ranking};
-
-wit_bindgen::generate!({
-    world: "policy",
-    path: "../wit",
-});
-
-use exports::mcpw::plugin::direct_tools::{self, DirectOptions, ServerDirect};
-use exports::mcpw::plugin::naming::{NameOutcome, NamingOptions};
-use exports::mcpw::plugin::ranking::{self as wit_ranking, IndexOptions, QueryMode, SearchOptions};
-use mcpw::plugin::log::{Level, log};
-use mcpw::plugin::types as wit;
-
-struct Policy;
-
-/// Panics become a log record before the trap, so the host can say why the guest failed.
-fn install_panic_hook() {
-    static ONCE: std::sync::Once = std::sync::Once::new();
-    ONCE.call_once(|| std::panic::set_hook(Box::new(|info| log(Level::Error, &info.to_string()))));
-}
+use mcpw_guest as wit;
 
 fn tool(t: wit::Tool) -> Tool {
     Tool {
@@ -51,12 +34,14 @@ fn error(e: PolicyError) -> wit::PluginError {
     }
 }
 
-impl exports::mcpw::plugin::naming::Guest for Policy {
+/// The naming and direct-tools roles.
+pub struct Policy;
+
+impl wit::Naming for Policy {
     fn names(
         tools: Vec<wit::Tool>,
-        options: NamingOptions,
-    ) -> Result<Vec<NameOutcome>, wit::PluginError> {
-        install_panic_hook();
+        options: wit::NamingOptions,
+    ) -> Result<Vec<wit::NameOutcome>, wit::PluginError> {
         let mode = match options.prefix {
             wit::PrefixMode::Server => naming::PrefixMode::Server,
             wit::PrefixMode::Short => naming::PrefixMode::Short,
@@ -66,31 +51,30 @@ impl exports::mcpw::plugin::naming::Guest for Policy {
         Ok(naming::names(&tools, mode, &options.reserved)
             .into_iter()
             .map(|o| match o {
-                naming::Outcome::Named(n) => NameOutcome::Named(n),
-                naming::Outcome::DuplicateOf(i) => NameOutcome::DuplicateOf(i),
-                naming::Outcome::Reserved(n) => NameOutcome::Reserved(n),
+                naming::Outcome::Named(n) => wit::NameOutcome::Named(n),
+                naming::Outcome::DuplicateOf(i) => wit::NameOutcome::DuplicateOf(i),
+                naming::Outcome::Reserved(n) => wit::NameOutcome::Reserved(n),
             })
             .collect())
     }
 }
 
-impl direct_tools::Guest for Policy {
+impl wit::DirectTools for Policy {
     fn select(
-        tools: Vec<wit::Entry>,
-        options: DirectOptions,
+        entries: Vec<wit::Entry>,
+        options: wit::DirectOptions,
     ) -> Result<Vec<u32>, wit::PluginError> {
-        install_panic_hook();
-        let entries: Vec<Entry> = tools.into_iter().map(entry).collect();
+        let entries: Vec<Entry> = entries.into_iter().map(entry).collect();
         let servers: Vec<(String, direct::ServerDirect)> = options
             .servers
             .into_iter()
-            .map(|s| {
-                let d = match s.direct {
-                    ServerDirect::All => direct::ServerDirect::All,
-                    ServerDirect::None => direct::ServerDirect::None,
-                    ServerDirect::Only(list) => direct::ServerDirect::Only(list),
+            .map(|(server, d)| {
+                let d = match d {
+                    wit::ServerDirect::All => direct::ServerDirect::All,
+                    wit::ServerDirect::None => direct::ServerDirect::None,
+                    wit::ServerDirect::Only(list) => direct::ServerDirect::Only(list),
                 };
-                (s.server, d)
+                (server, d)
             })
             .collect();
         Ok(direct::select(
@@ -101,49 +85,40 @@ impl direct_tools::Guest for Policy {
     }
 }
 
-/// The guest side of the WIT resource `index`.
+/// The ranking role's index.
 pub struct Index(ranking::Index);
 
-impl wit_ranking::Guest for Policy {
-    type Index = Index;
-}
-
-impl wit_ranking::GuestIndex for Index {
+impl wit::Ranking for Index {
     fn build(
         entries: Vec<wit::Entry>,
-        options: IndexOptions,
-    ) -> Result<wit_ranking::Index, wit::PluginError> {
-        install_panic_hook();
+        options: wit::IndexOptions,
+    ) -> Result<Index, wit::PluginError> {
         let options = ranking::IndexOptions {
-            server_keywords: options
-                .server_keywords
-                .into_iter()
-                .map(|k| (k.server, k.keywords))
-                .collect(),
+            server_keywords: options.server_keywords,
             profile: options.profile,
         };
         let index = ranking::Index::build(entries.into_iter().map(entry).collect(), options)
             .map_err(error)?;
-        Ok(wit_ranking::Index::new(Index(index)))
+        Ok(Index(index))
     }
 
     fn search(
         &self,
         query: String,
-        options: SearchOptions,
-    ) -> Result<Vec<wit_ranking::Hit>, wit::PluginError> {
+        options: wit::SearchOptions,
+    ) -> Result<Vec<wit::Hit>, wit::PluginError> {
         let options = ranking::SearchOptions {
             limit: options.limit,
             mode: match options.mode {
-                QueryMode::Keyword => ranking::Mode::Keyword,
-                QueryMode::Regex => ranking::Mode::Regex,
+                wit::QueryMode::Keyword => ranking::Mode::Keyword,
+                wit::QueryMode::Regex => ranking::Mode::Regex,
             },
             server: options.server,
         };
         let hits = self.0.search(&query, &options).map_err(error)?;
         Ok(hits
             .into_iter()
-            .map(|h| wit_ranking::Hit {
+            .map(|h| wit::Hit {
                 index: h.index,
                 score: h.score,
             })
@@ -151,4 +126,4 @@ impl wit_ranking::GuestIndex for Index {
     }
 }
 
-export!(Policy);
+mcpw_guest::policy!(naming: Policy, direct_tools: Policy, ranking: Index);

@@ -2,7 +2,6 @@
 //! run as components under wasmtime, sandboxed, with the embedded default guest
 //! as the fallback for every role.
 
-mod bindings;
 pub mod compile_cache;
 pub mod conformance;
 pub mod engine;
@@ -14,6 +13,7 @@ pub mod policy;
 pub mod roles;
 pub mod services;
 mod state;
+mod wit;
 
 pub use compile_cache::{CompileCache, Compiled};
 pub use grants::{Capability, Grants};
@@ -46,8 +46,8 @@ use std::path::PathBuf;
 /// The default policy guest (`guest-example/`), built for wasm32-wasip2 and embedded.
 pub const DEFAULT_GUEST: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/default-guest.wasm"));
 
-/// The version of the `mcpw:plugin` WIT package this host speaks.
-pub const WIT_VERSION: &str = "0.1.0";
+/// The version of the `mcpw:plugin` contract new guests target.
+pub const WIT_VERSION: &str = wit::latest::VERSION;
 
 /// A policy role, each a WIT export interface.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -78,13 +78,9 @@ impl Role {
         Role::ALL.into_iter().find(|r| r.config_key() == key)
     }
 
-    /// The WIT export that fills the role.
-    pub fn export_name(self) -> &'static str {
-        match self {
-            Role::Naming => "mcpw:plugin/naming@0.1.0",
-            Role::DirectTools => "mcpw:plugin/direct-tools@0.1.0",
-            Role::Ranking => "mcpw:plugin/ranking@0.1.0",
-        }
+    /// The WIT export that fills the role, e.g. `mcpw:plugin/naming@0.1.0`.
+    pub fn export_name(self) -> String {
+        wit::interface_name(&self.to_string())
     }
 }
 

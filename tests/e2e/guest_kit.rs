@@ -179,7 +179,7 @@ fn a_python_guest_passes_the_conformance_suite() {
     let wasm = out.path().join("python-ranker.wasm");
     let built = Command::new(crate::servers::servers().python_bin("componentize-py"))
         .arg("-d")
-        .arg(workspace().join("wit"))
+        .arg(workspace().join("wit/since_v0.1.0"))
         .args(["-w", "ranker", "componentize", "-p", ".", "app", "-o"])
         .arg(&wasm)
         .current_dir(&dir)
@@ -247,4 +247,98 @@ fn a_search_profile_for_the_default_guest_does_not_break_a_user_ranker() {
     assert!(!hits.as_array().unwrap().is_empty());
     // bm25 answered (not the fallback): the default guest's warning would say so.
     assert!(!String::from_utf8_lossy(&out.stderr).contains("falls back"));
+}
+
+/// The text of the first ```` ```lang ```` block after `from`, unindented.
+fn block(text: &str, lang: &str) -> String {
+    let start = text.find(&format!("```{lang}\n")).unwrap() + lang.len() + 4;
+    let body = &text[start..start + text[start..].find("```").unwrap()];
+    let indent = body
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| l.len() - l.trim_start().len())
+        .min()
+        .unwrap_or(0);
+    body.lines()
+        .map(|l| l.get(indent..).unwrap_or("").to_string() + "\n")
+        .collect()
+}
+
+/// The README's walkthrough as written: its scaffold, its 20 lines of code and
+/// a build make a guest that fills the ranking role in the production sandbox,
+/// with no WIT copied.
+#[test]
+fn the_readme_walkthrough_makes_a_working_guest() {
+    let readme = std::fs::read_to_string(workspace().join("README.md")).unwrap();
+    let section = &readme[readme.find("## Write your own ranking guest").unwrap()..];
+    let scaffold = block(section, "sh").replace("/path/to/mcpw", workspace().to_str().unwrap());
+    let code = block(section, "rust");
+    assert!(code.lines().count() <= 22, "about 20 lines:\n{code}");
+    assert!(
+        !scaffold.contains("wit ") && !code.contains("wit_bindgen"),
+        "no WIT copied or bound by hand"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let scaffolded = Command::new("sh")
+        .args(["-ec", &scaffold])
+        .current_dir(dir.path())
+        .env("CARGO_NET_OFFLINE", "true")
+        .env_remove("CARGO_TARGET_DIR")
+        .output()
+        .unwrap();
+    let said = |o: &std::process::Output| String::from_utf8_lossy(&o.stderr).into_owned();
+    assert!(scaffolded.status.success(), "{}", said(&scaffolded));
+    let krate = dir.path().join("my-ranker");
+    std::fs::write(krate.join("src/lib.rs"), &code).unwrap();
+    // The versions this workspace builds with, all in the local registry.
+    std::fs::copy(workspace().join("Cargo.lock"), krate.join("Cargo.lock")).unwrap();
+    let target = workspace().join("target/walkthrough");
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let built = Command::new(cargo)
+        .args([
+            "build",
+            "--release",
+            "--offline",
+            "--target",
+            "wasm32-wasip2",
+        ])
+        .arg("--target-dir")
+        .arg(&target)
+        .current_dir(&krate)
+        .env_remove("CARGO_TARGET_DIR")
+        .env_remove("CARGO_ENCODED_RUSTFLAGS")
+        .output()
+        .unwrap();
+    assert!(built.status.success(), "{}", said(&built));
+    let wasm = target.join("wasm32-wasip2/release/my_ranker.wasm");
+    let guest = GuestUnderTest::from_file(&wasm).unwrap();
+    let checks = guest.conformance();
+    assert!(checks.iter().all(|c| c.role == "ranking"), "ranking only");
+    let catalog = tools(&[
+        ("github", "create_issue", "Create an issue"),
+        ("slack", "send_message", "Send"),
+    ]);
+    assert_eq!(
+        guest.rank(&catalog, "create issue", 1).unwrap(),
+        ["github__create_issue"]
+    );
+}
+
+/// A guest bound straight from the frozen `wit/since_v0.1.0/` (not through
+/// `mcpw-guest`) loads and fills its role.
+#[test]
+fn a_guest_of_the_frozen_0_1_0_contract_loads() {
+    let wasm = mcpw::testing::build(&workspace().join("tests/guests/suffix-namer")).unwrap();
+    let out = mcpw(&["plugin", "check", wasm.to_str().unwrap()]);
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{said}");
+    assert!(said.contains("mcpw:plugin/naming@0.1.0"), "{said}");
+    let guest = GuestUnderTest::from_file(&wasm).unwrap();
+    let failed: Vec<String> = guest
+        .conformance()
+        .iter()
+        .filter(|c| !c.passed())
+        .map(|c| c.to_string())
+        .collect();
+    assert!(failed.is_empty(), "{failed:?}");
 }

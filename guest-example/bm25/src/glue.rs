@@ -1,15 +1,7 @@
-//! wit-bindgen glue: the `ranking` export over [`crate::bm25f`].
+//! The `ranking` role over [`crate::bm25f`].
 
 use crate::bm25f::{self, Doc};
-
-wit_bindgen::generate!({ world: "ranker", path: "../../wit" });
-
-use exports::mcpw::plugin::ranking::{
-    self, Guest, GuestIndex, Hit, IndexOptions, QueryMode, SearchOptions,
-};
-use mcpw::plugin::types::{Entry, PluginError};
-
-struct Bm25;
+use mcpw_guest::{Entry, Hit, IndexOptions, PluginError, QueryMode, Ranking, SearchOptions};
 
 /// One index: the BM25F index plus what select/regex/server filters need.
 pub struct Index {
@@ -19,18 +11,8 @@ pub struct Index {
     servers: Vec<String>,
 }
 
-impl Guest for Bm25 {
-    type Index = Index;
-}
-
-/// Parameter names and descriptions from a JSON schema text, without a JSON parser:
-/// every string in it is useful text for search.
-fn schema_text(schema: &str) -> String {
-    schema.replace(['{', '}', '[', ']', '"', ':', ','], " ")
-}
-
-impl GuestIndex for Index {
-    fn build(entries: Vec<Entry>, options: IndexOptions) -> Result<ranking::Index, PluginError> {
+impl Ranking for Index {
+    fn build(entries: Vec<Entry>, options: IndexOptions) -> Result<Index, PluginError> {
         if let Some(p) = options.profile {
             return Err(PluginError::InvalidInput(format!(
                 "unknown profile {p:?}: this guest has one scoring"
@@ -39,7 +21,7 @@ impl GuestIndex for Index {
         let keywords: std::collections::HashMap<&str, String> = options
             .server_keywords
             .iter()
-            .map(|k| (k.server.as_str(), k.keywords.join(" ")))
+            .map(|(server, keywords)| (server.as_str(), keywords.join(" ")))
             .collect();
         let docs: Vec<Doc> = entries
             .iter()
@@ -57,15 +39,15 @@ impl GuestIndex for Index {
                     e.tool.title.clone().unwrap_or_default(),
                     e.tool.description
                 ),
-                params: schema_text(&e.tool.input_schema),
+                params: e.tool.schema_text(),
             })
             .collect();
-        Ok(ranking::Index::new(Index {
+        Ok(Index {
             bm25: bm25f::Index::build(&docs, bm25f::Params::default()),
             names: entries.iter().map(|e| e.name.clone()).collect(),
             descriptions: entries.iter().map(|e| e.tool.description.clone()).collect(),
             servers: entries.iter().map(|e| e.tool.server.clone()).collect(),
-        }))
+        })
     }
 
     fn search(&self, query: String, options: SearchOptions) -> Result<Vec<Hit>, PluginError> {
@@ -125,4 +107,4 @@ impl GuestIndex for Index {
     }
 }
 
-export!(Bm25);
+mcpw_guest::ranking!(Index);

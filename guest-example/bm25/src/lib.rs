@@ -2,11 +2,10 @@
 //! the `ranking` role (world `ranker`), so naming and direct tools stay with the
 //! default guest: the worked example of swapping one role.
 //!
-//! `tokens` and `bm25f` are plain Rust with native tests; `glue` maps them onto
-//! the WIT exports when built for wasm32-wasip2.
+//! `tokens` and `bm25f` are plain Rust with native tests; `glue` fills the
+//! role of `mcpw-guest` with them.
 
 pub mod bm25f;
 pub mod tokens;
 
-#[cfg(target_arch = "wasm32")]
-mod glue;
+pub mod glue;

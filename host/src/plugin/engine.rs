@@ -1,8 +1,8 @@
 //! The one wasmtime [`Engine`] of the process, its shared [`Linker`], and the
 //! epoch ticker that enforces per-call deadlines.
 
-use super::bindings::Policy as PolicyWorld;
 use super::state::GuestState;
+use super::wit::latest::Policy as PolicyWorld;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::thread::{self, Thread};

@@ -1,12 +1,12 @@
 //! One typed handle per role, over a guest instance. Every answer a guest gives
 //! is checked against the WIT contract before the host uses it.
 
-use super::bindings::exports::mcpw::plugin::{
-    direct_tools as wit_direct, naming as wit_naming, ranking as wit_ranking,
-};
-use super::bindings::mcpw::plugin::types as wit;
 use super::guest::{GuestInstance, GuestModule};
 use super::state::wit_tool;
+use super::wit::latest::exports::mcpw::plugin::{
+    direct_tools as wit_direct, naming as wit_naming, ranking as wit_ranking,
+};
+use super::wit::latest::mcpw::plugin::types as wit;
 use super::{GuestError, PluginError, Role};
 use crate::catalog::{Entry, Tool};
 use std::collections::{HashMap, HashSet};

@@ -1,10 +1,10 @@
 //! The data of a guest store, and the host side of the guest imports: each call
 //! checks the guest's grants first, and a denied call is an error value.
 
-use super::bindings::mcpw::plugin::{calls, catalog, lifecycle, log, types};
 use super::grants::{Capability, Grants};
 use super::limits::{Limits, StoreLimiter};
 use super::services::{HostServices, ServiceError};
+use super::wit::latest::mcpw::plugin::{calls, catalog, lifecycle, log, types};
 use crate::catalog::{ConnectionState, ServerStatus, Tool, ToolKind};
 use crate::config::Lifecycle;
 use std::sync::Arc;

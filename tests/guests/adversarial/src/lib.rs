@@ -13,7 +13,7 @@
 
 #![cfg(target_arch = "wasm32")]
 
-wit_bindgen::generate!({ world: "policy", path: "../../../wit" });
+wit_bindgen::generate!({ world: "policy", path: "../../../wit/since_v0.1.0" });
 
 use exports::mcpw::plugin::direct_tools::{DirectOptions, Guest as DirectGuest};
 use exports::mcpw::plugin::naming::{Guest as NamingGuest, NameOutcome, NamingOptions};

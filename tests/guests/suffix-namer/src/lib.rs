@@ -6,7 +6,7 @@
 
 #![cfg(target_arch = "wasm32")]
 
-wit_bindgen::generate!({ world: "namer", path: "../../../wit" });
+wit_bindgen::generate!({ world: "namer", path: "../../../wit/since_v0.1.0" });
 
 use exports::mcpw::plugin::naming::{Guest, NameOutcome, NamingOptions};
 use mcpw::plugin::types::{PluginError, PrefixMode, Tool, ToolKind};

@@ -1,0 +1,127 @@
+//! Policy guests for mcpw in plain Rust.
+//!
+//! Implement a role's trait ([`Naming`], [`DirectTools`], [`Ranking`]) on a
+//! type of yours and export it with the role's macro ([`naming!`],
+//! [`direct_tools!`], [`ranking!`], or [`policy!`] for all three); build the
+//! crate as a `cdylib` for `wasm32-wasip2`. The macros bind the contract this
+//! crate ships (`mcpw:plugin@0.1.0`, in `since_v0.1.0/`), turn a panic into a
+//! log record before the trap, and expand to nothing on other targets, so the
+//! same crate runs its unit tests natively.
+//!
+//! ```ignore
+//! struct Suffix;
+//! impl mcpw_guest::Naming for Suffix {
+//!     fn names(tools: Vec<Tool>, _: NamingOptions) -> Result<Vec<NameOutcome>, PluginError> { … }
+//! }
+//! mcpw_guest::naming!(Suffix);
+//! ```
+
+mod model;
+#[doc(hidden)]
+pub mod worlds;
+
+pub use model::*;
+pub use worlds::host::mcpw::plugin::types::{
+    ConnectionState, Entry, LifecycleMode, PluginError, PrefixMode, ServerStatus, Tool, ToolKind,
+};
+
+/// What the host offers every guest: `log` always, `catalog`, `lifecycle`
+/// and `calls` as far as the config grants them to the guest's role (else
+/// they answer [`PluginError::Denied`]). Callable only inside mcpw.
+pub mod host {
+    pub use crate::worlds::host::mcpw::plugin::{calls, catalog, lifecycle, log};
+}
+
+/// The version of the `mcpw:plugin` contract this crate binds.
+pub const CONTRACT_VERSION: &str = "0.1.0";
+
+/// The naming role: the agent-facing name of every tool.
+pub trait Naming {
+    /// One outcome per tool, in order: a name (`^[A-Za-z0-9_-]{1,64}$`,
+    /// unique, not reserved), a duplicate of an earlier named tool, or
+    /// reserved.
+    fn names(tools: Vec<Tool>, options: NamingOptions) -> Result<Vec<NameOutcome>, PluginError>;
+}
+
+/// The direct-tools role: which tools are loaded directly.
+pub trait DirectTools {
+    /// Indices of the direct entries, strictly ascending.
+    fn select(entries: Vec<Entry>, options: DirectOptions) -> Result<Vec<u32>, PluginError>;
+}
+
+/// The ranking role, on the search index type: built once per catalog, asked
+/// many times.
+pub trait Ranking: Sized + 'static {
+    /// Builds the index of `entries`.
+    fn build(entries: Vec<Entry>, options: IndexOptions) -> Result<Self, PluginError>;
+    /// The best entries for `query`, best first, at most `options.limit`.
+    fn search(&self, query: String, options: SearchOptions) -> Result<Vec<Hit>, PluginError>;
+}
+
+/// Writes a record into mcpw's log, attributed to this guest (stderr when
+/// not running inside mcpw, as in native unit tests).
+pub fn log(level: host::log::Level, message: &str) {
+    #[cfg(target_arch = "wasm32")]
+    host::log::log(level, message);
+    #[cfg(not(target_arch = "wasm32"))]
+    eprintln!("{level:?}: {message}");
+}
+
+/// Makes a panic a log record before the trap, so mcpw can say why the guest
+/// failed. The export macros call it on every entry.
+#[doc(hidden)]
+pub fn panic_hook() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        std::panic::set_hook(Box::new(|info| {
+            log(host::log::Level::Error, &info.to_string());
+        }))
+    });
+}
+
+/// Exports `$t` ([`Naming`]) as a `namer` guest.
+#[macro_export]
+macro_rules! naming {
+    ($t:ty) => {
+        #[cfg(target_arch = "wasm32")]
+        const _: () = {
+            type McpwExports = $crate::worlds::Glue<$t, (), ()>;
+    $crate::worlds::namer::export!(McpwExports with_types_in $crate::worlds::namer);
+        };
+    };
+}
+
+/// Exports `$t` ([`DirectTools`]) as a `direct-policy` guest.
+#[macro_export]
+macro_rules! direct_tools {
+    ($t:ty) => {
+        #[cfg(target_arch = "wasm32")]
+        const _: () = {
+            type McpwExports = $crate::worlds::Glue<(), $t, ()>;
+            $crate::worlds::direct_policy::export!(McpwExports with_types_in $crate::worlds::direct_policy);
+        };
+    };
+}
+
+/// Exports the index type `$t` ([`Ranking`]) as a `ranker` guest.
+#[macro_export]
+macro_rules! ranking {
+    ($t:ty) => {
+        #[cfg(target_arch = "wasm32")]
+        const _: () = {
+            type McpwExports = $crate::worlds::Glue<(), (), $t>;
+    $crate::worlds::ranker::export!(McpwExports with_types_in $crate::worlds::ranker);
+        };
+    };
+}
+
+/// Exports all three roles, a `policy` guest:
+/// `policy!(naming: N, direct_tools: D, ranking: R)`.
+#[macro_export]
+macro_rules! policy {
+    (naming: $n:ty, direct_tools: $d:ty, ranking: $r:ty $(,)?) => {
+        $crate::naming!($n);
+        $crate::direct_tools!($d);
+        $crate::ranking!($r);
+    };
+}
