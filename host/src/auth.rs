@@ -77,7 +77,7 @@ pub fn shared_vault(
             if let Some(var) = interpolated.missing.first() {
                 return Err(format!("settings.sharedStateKey: ${{{var}}} is not set"));
             }
-            let resolving = crate::upstream::secrets::resolve_value(&interpolated.value);
+            let resolving = crate::secrets::resolve_value(&interpolated.value);
             // On a thread of its own: this may run inside or outside a runtime.
             let resolved = std::thread::scope(|scope| {
                 scope
@@ -169,11 +169,11 @@ impl Status {
 /// An HTTP client for the server at `url` that sends its stored token,
 /// refreshing it when it expires or is refused (one refresh at a time across
 /// processes); `None` when nothing usable is stored.
-pub async fn client_for(
+pub async fn client_for<H>(
     vault: &Vault,
     url: &str,
-    http: crate::upstream::HttpClient,
-) -> Result<Option<AuthClient<crate::upstream::HttpClient>>, AuthFailure> {
+    http: H,
+) -> Result<Option<AuthClient<H>>, AuthFailure> {
     let credentials = ServerCredentials::new(vault.clone(), url);
     let (stored, metadata) = credentials.read().await?;
     let Some(metadata) = metadata else {

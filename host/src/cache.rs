@@ -286,7 +286,7 @@ impl MetadataCache {
     /// Stores (`Some`) or removes (`None`) entries, keeping everyone else's.
     /// Either way the server's recorded failure goes: it connected, or is forgotten.
     pub fn update(&self, changes: BTreeMap<String, Option<Entry>>) -> Result<(), CacheError> {
-        let change = writer::Change::Update(changes);
+        let change = Change::Update(changes);
         self.apply(std::slice::from_ref(&change))?;
         if let Some(state) = &self.shared {
             shared::apply(state, &[(now_ms(), change)]).map_err(|e| self.shared_error(e))?;
@@ -359,6 +359,16 @@ impl MetadataCache {
         }
         result
     }
+}
+
+/// One change to the cache, as the writer queues it and the shared state
+/// applies it.
+#[derive(Clone)]
+pub(super) enum Change {
+    /// Entries stored (`Some`) or removed (`None`); either way the server's failure goes.
+    Update(BTreeMap<String, Option<Entry>>),
+    /// A failure recorded (`Some`) or forgotten (`None`).
+    Failure(String, Option<Failure>),
 }
 
 #[cfg(test)]

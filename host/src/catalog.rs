@@ -162,28 +162,6 @@ pub enum ListenReport {
 }
 
 impl ListenReport {
-    /// The report of a connection's state, now.
-    pub fn of(state: &crate::upstream::ListenState) -> ListenReport {
-        use crate::upstream::ListenState as S;
-        match state {
-            S::Starting => ListenReport::Starting,
-            S::Listening => ListenReport::Listening,
-            S::Unsupported => ListenReport::Unsupported,
-            S::Retrying {
-                error,
-                attempts,
-                next_try,
-            } => ListenReport::Retrying {
-                error: error.clone(),
-                attempts: *attempts,
-                retry_in_s: next_try
-                    .saturating_duration_since(std::time::Instant::now())
-                    .as_millis()
-                    .div_ceil(1000) as u64,
-            },
-        }
-    }
-
     /// One line: "listening", "not listening (…), retry in N s", ….
     pub fn describe(&self) -> String {
         match self {

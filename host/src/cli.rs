@@ -178,12 +178,12 @@ fn with_runtime_on(
     .build()
     .context("start the async runtime")?;
     let result = runtime.block_on(async {
-        mcpw::upstream::processes::exit_on_signals();
+        mcpw::processes::exit_on_signals();
         command.await
     });
-    mcpw::upstream::processes::kill_all();
+    mcpw::processes::kill_all();
     // A command that stopped on a signal exits with the signal's status.
-    match mcpw::upstream::processes::signal_status() {
+    match mcpw::processes::signal_status() {
         Some(code) => result.map(|_| ExitCode::from(code)),
         None => result,
     }
@@ -206,6 +206,16 @@ fn init_logging(verbose: u8) {
         .with_writer(std::io::stderr)
         .with_target(false)
         .init();
+}
+
+/// A host for one command: the config loaded, no periodic maintenance.
+async fn start(sources: &ConfigSources) -> Result<mcpw::host::Host> {
+    let cfg = load_config(sources);
+    let mut options = mcpw::host::HostOptions::for_env(&sources.env);
+    options.maintenance = false;
+    mcpw::host::Host::start(cfg, sources.env.clone(), options)
+        .await
+        .context("cannot start")
 }
 
 /// Loads the config; problems are logged, not fatal (the commands that check
@@ -232,7 +242,7 @@ fn load_policy(
     services: StaticServices,
     overrides: &[(mcpw::plugin::Role, PathBuf)],
 ) -> Result<Policy> {
-    let mut pc = cfg.policy_config(compile_cache(sources));
+    let mut pc = mcpw::plugin::PolicyConfig::of(cfg, compile_cache(sources));
     for (role, path) in overrides {
         pc.guests.insert(*role, path.clone());
     }

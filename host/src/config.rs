@@ -10,14 +10,18 @@
 //! A bad server is reported (file, server, field) and skipped; the rest load.
 //! Nothing here fails as a whole: problems are [`Diagnostic`]s.
 
+pub mod grants;
 pub mod imports;
 pub mod interpolate;
 pub mod jsonc;
 mod load;
 pub mod model;
+pub mod plugins;
+pub mod shared_url;
 pub mod show;
 pub mod validate;
 
+pub use grants::{Capability, Grants};
 pub use imports::ImportKind;
 pub use load::load;
 pub use model::{
@@ -25,6 +29,7 @@ pub use model::{
     Lifecycle, OAuthConfig, Origin, PluginSettings, Serve, ServeToken, Server, ServerConfig,
     Settings, SourceKind, TokenSource, Transport,
 };
+pub use plugins::{Limits, PrefixMode, Role};
 
 use crate::paths::Environment;
 use serde::Serialize;
@@ -242,16 +247,5 @@ impl Config {
     /// A server by name.
     pub fn server(&self, name: &str) -> Option<&Server> {
         self.servers.iter().find(|s| s.name == name)
-    }
-
-    /// The plugin runtime's view of `settings.plugins`.
-    pub fn policy_config(&self, cache: crate::plugin::CompileCache) -> crate::plugin::PolicyConfig {
-        let p = &self.settings.plugins;
-        crate::plugin::PolicyConfig {
-            guests: p.guests.clone(),
-            grants: p.grants.clone(),
-            limits: p.limits,
-            cache,
-        }
     }
 }

@@ -181,7 +181,7 @@ impl Host {
         let services = Arc::new(services::LiveServices::new(catalog.clone()));
         // Reading the cache and loading the guests are both blocking, and
         // independent: they run side by side.
-        let policy_config = config.policy_config(options.compile_cache.clone());
+        let policy_config = crate::plugin::PolicyConfig::of(&config, options.compile_cache.clone());
         let guest_services = services.clone();
         let policy = tokio::task::spawn_blocking(move || {
             Policy::load_lenient(&policy_config, guest_services)
@@ -215,7 +215,7 @@ impl Host {
         if let Some(stats) = &stats {
             // A signal must not lose the calls recorded since the last flush.
             let stats = Arc::downgrade(stats);
-            crate::upstream::processes::at_signal_exit(move || {
+            crate::processes::at_signal_exit(move || {
                 if let Some(s) = stats.upgrade()
                     && let Err(e) = s.flush()
                 {

@@ -33,17 +33,21 @@ pub mod cache;
 pub mod catalog;
 pub mod clock;
 pub mod config;
-pub mod file_lock;
+pub(crate) mod file_lock;
 pub mod gateway;
 pub mod host;
 pub mod lifecycle;
-pub mod log_level;
-pub mod metrics;
-pub mod net;
+pub(crate) mod log_level;
+pub(crate) mod metrics;
+#[cfg(test)]
+mod module_graph;
+pub(crate) mod net;
 pub mod paths;
 pub mod plugin;
 pub mod present;
-pub mod private_fs;
+pub(crate) mod private_fs;
+pub mod processes;
+pub mod secrets;
 pub mod shared;
 pub mod stats;
 #[cfg(all(test, unix))]

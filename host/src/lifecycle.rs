@@ -20,7 +20,7 @@ pub use listing::catalog_tools;
 use reload::new_slot;
 
 use crate::cache::{self, CacheWriter, MetadataCache};
-use crate::catalog::{ConnectionState, ListenReport, ServerStatus, Tool};
+use crate::catalog::{ConnectionState, ServerStatus, Tool};
 use crate::clock::Instant;
 use crate::config::{Config, Lifecycle, Server};
 use crate::paths::Environment;
@@ -387,7 +387,7 @@ impl Manager {
         tokio::spawn(Self::upstream_loop(Arc::downgrade(&manager), upstream_rx));
         // A signal must not lose the listings queued for the cache.
         let queued = Arc::downgrade(&manager);
-        crate::upstream::processes::at_signal_exit(move || {
+        crate::processes::at_signal_exit(move || {
             if let Some(m) = queued.upgrade() {
                 m.writer.flush_blocking(Duration::from_secs(2));
             }
@@ -509,7 +509,7 @@ impl Manager {
         let listen = live
             .as_ref()
             .and_then(|c| c.listen_state())
-            .map(|s| ListenReport::of(&s));
+            .map(|s| s.report());
         let live = live.is_some();
         let st = slot.state();
         let state = if !slot.server.config.enabled {

@@ -5,7 +5,6 @@
 pub mod compile_cache;
 pub mod conformance;
 pub mod engine;
-pub mod grants;
 pub mod guest;
 pub mod inspect;
 pub mod limits;
@@ -15,14 +14,14 @@ pub mod services;
 mod state;
 mod wit;
 
+pub use crate::config::{Capability, Grants, PrefixMode, Role};
 pub use compile_cache::{CompileCache, Compiled};
-pub use grants::{Capability, Grants};
 pub use guest::{GuestModule, LoadOptions};
 pub use limits::{LimitHit, Limits};
 pub use policy::{BrokenGuest, Policy, PolicyConfig, SearchIndex};
 pub use roles::{
-    DirectOptions, DirectPolicy, Hit, IndexOptions, NameOutcome, Namer, NamingOptions, PrefixMode,
-    QueryMode, RankIndex, Ranker, SearchOptions, ServerDirect, is_valid_tool_name,
+    DirectOptions, DirectPolicy, Hit, IndexOptions, NameOutcome, Namer, NamingOptions, QueryMode,
+    RankIndex, Ranker, SearchOptions, ServerDirect, is_valid_tool_name,
 };
 pub use services::{CallOutcome, HostServices, ServiceError, StaticServices};
 
@@ -40,7 +39,6 @@ pub fn sanitize_name(name: &str) -> String {
         .collect()
 }
 
-use std::fmt;
 use std::path::PathBuf;
 
 /// The default policy guest (`guest-example/`), built for wasm32-wasip2 and embedded.
@@ -49,48 +47,10 @@ pub const DEFAULT_GUEST: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/defau
 /// The version of the `mcpw:plugin` contract new guests target.
 pub const WIT_VERSION: &str = wit::latest::VERSION;
 
-/// A policy role, each a WIT export interface.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Role {
-    /// `naming`: agent-facing tool names.
-    Naming,
-    /// `direct-tools`: which tools are always loaded.
-    DirectTools,
-    /// `ranking`: tool search.
-    Ranking,
-}
-
 impl Role {
-    /// Every role.
-    pub const ALL: [Role; 3] = [Role::Naming, Role::DirectTools, Role::Ranking];
-
-    /// The name used in config (`settings.plugins`).
-    pub fn config_key(self) -> &'static str {
-        match self {
-            Role::Naming => "naming",
-            Role::DirectTools => "directTools",
-            Role::Ranking => "ranking",
-        }
-    }
-
-    /// Parses a config key.
-    pub fn parse(key: &str) -> Option<Role> {
-        Role::ALL.into_iter().find(|r| r.config_key() == key)
-    }
-
     /// The WIT export that fills the role, e.g. `mcpw:plugin/naming@0.1.0`.
     pub fn export_name(self) -> String {
         wit::interface_name(&self.to_string())
-    }
-}
-
-impl fmt::Display for Role {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Role::Naming => "naming",
-            Role::DirectTools => "direct-tools",
-            Role::Ranking => "ranking",
-        })
     }
 }
 

@@ -78,26 +78,13 @@ impl std::fmt::Debug for SharedState {
     }
 }
 
-/// `url` with its password replaced: what logs, errors and `/readyz` show.
-pub fn redact(url: &str) -> String {
-    match url::Url::parse(url) {
-        Ok(mut u) if u.password().is_some() => {
-            let _ = u.set_password(Some("****"));
-            u.to_string()
-        }
-        Ok(u) => u.to_string(),
-        Err(_) => "(an unreadable URL)".into(),
-    }
-}
+pub use crate::config::shared_url::redact;
 
 impl SharedState {
     /// Checks that `url` names a Redis server mcpw can use.
     pub fn check_url(url: &str) -> Result<redis::Client, SharedStateError> {
         let bad = || SharedStateError::BadUrl(redact(url));
-        let scheme_ok = ["redis://", "redis+unix://", "unix://"]
-            .iter()
-            .any(|s| url.starts_with(s));
-        if !scheme_ok {
+        if !crate::config::shared_url::is_usable(url) {
             return Err(bad());
         }
         redis::Client::open(url).map_err(|_| bad())

@@ -10,9 +10,7 @@ mod http;
 mod listen;
 pub mod npx;
 pub mod origin;
-pub mod processes;
 mod progress;
-pub mod secrets;
 mod sse;
 mod stdio;
 mod tasks;
@@ -27,6 +25,7 @@ pub use listen::ListenState;
 use crate::config::{HttpKind, ServerConfig, Transport};
 use crate::log_level::LogLevel;
 use crate::paths::Environment;
+use crate::secrets;
 use handler::{Routes, UpstreamHandler};
 use rmcp::model::{
     ReadResourceRequestParams, ReadResourceResult, Resource, ResourceTemplate, Tool,
@@ -109,7 +108,7 @@ pub struct Connection {
     service: RunningService<RoleClient, UpstreamHandler>,
     kind: TransportKind,
     stderr: Option<Arc<stdio::StderrTail>>,
-    group: Option<processes::GroupGuard>,
+    group: Option<crate::processes::GroupGuard>,
     routes: Routes,
     redact: secrets::Redactions,
     listening: Option<listen::Listen>,
@@ -280,7 +279,7 @@ impl Connection {
     async fn over_lines<T, E, A>(
         transport: T,
         tail: Arc<stdio::StderrTail>,
-        group: Option<processes::GroupGuard>,
+        group: Option<crate::processes::GroupGuard>,
         ctx: &ConnectContext,
         routes: &Routes,
     ) -> Result<Connection, ConnectError>

@@ -82,7 +82,7 @@ async fn a_leading_bang_in_another_clients_config_is_a_character() {
     let Transport::Stdio { env, .. } = &cfg.server("cd").unwrap().config.transport else {
         panic!()
     };
-    let value = mcpw::upstream::secrets::resolve(&env[0].1, "env.PASSWORD", "cd")
+    let value = mcpw::secrets::resolve(&env[0].1, "env.PASSWORD", "cd")
         .await
         .unwrap();
     assert_eq!(

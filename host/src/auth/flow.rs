@@ -113,10 +113,9 @@ impl Login<'_> {
         if let Some(id) = &self.oauth.client_id {
             request = request.with_preregistered_client(id);
             if let Some(secret) = &self.oauth.client_secret {
-                let secret =
-                    crate::upstream::secrets::resolve(secret, "oauth.clientSecret", self.server)
-                        .await
-                        .map_err(|e| AuthFailure::Config(e.to_string()))?;
+                let secret = crate::secrets::resolve(secret, "oauth.clientSecret", self.server)
+                    .await
+                    .map_err(|e| AuthFailure::Config(e.to_string()))?;
                 request = request.with_client_secret(secret);
             }
         }
@@ -173,7 +172,7 @@ impl Login<'_> {
             let server = self.server.to_string();
             let value = value.clone();
             async move {
-                crate::upstream::secrets::resolve(&value, field, &server)
+                crate::secrets::resolve(&value, field, &server)
                     .await
                     .map_err(|e| AuthFailure::Config(e.to_string()))
             }

@@ -43,27 +43,7 @@ const LOCKS_DIR: &str = "locks";
 /// means the holder is stuck; better an error than a hang.
 const STORE_LOCK_TIMEOUT: Duration = Duration::from_secs(30);
 
-/// Where credentials are kept (`settings.credentialStore`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum StoreKind {
-    /// The OS keyring (Secret Service, Keychain, Windows Credential Manager).
-    #[default]
-    Keyring,
-    /// A 0600 JSON file in a 0700 directory under the config directory.
-    File,
-}
-
-impl StoreKind {
-    /// Parses the setting's value: `"keyring"` or `"file"`.
-    pub fn parse(s: &str) -> Option<StoreKind> {
-        match s {
-            "keyring" => Some(StoreKind::Keyring),
-            "file" => Some(StoreKind::File),
-            _ => None,
-        }
-    }
-}
+pub use crate::config::model::StoreKind;
 
 /// Why the vault could not load, save or lock credentials. The messages are
 /// shown to users, and never include a credential.

@@ -4,7 +4,7 @@
 //! (`mcpw:cache:at`), so that changes written late (kept while Redis was
 //! away) never replace newer ones another process wrote meanwhile.
 
-use super::writer::Change;
+use super::Change;
 use super::{Entry, Failure};
 use crate::shared::{SharedState, SharedStateError, key};
 use redis::Commands;

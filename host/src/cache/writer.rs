@@ -7,14 +7,7 @@ use std::collections::BTreeMap;
 use std::sync::OnceLock;
 use std::sync::mpsc;
 
-/// One queued change.
-#[derive(Clone)]
-pub(super) enum Change {
-    /// Entries stored (`Some`) or removed (`None`); either way the server's failure goes.
-    Update(BTreeMap<String, Option<Entry>>),
-    /// A failure recorded (`Some`) or forgotten (`None`).
-    Failure(String, Option<Failure>),
-}
+use super::Change;
 
 enum Job {
     /// A change, and when it was made (ms since the epoch).

@@ -1,6 +1,6 @@
 //! `mcpw auth`: logging in to servers that ask for OAuth, and what mcpw holds.
 
-use super::servers_cmd::start;
+use super::start;
 use anyhow::{Context, Result};
 use clap::Subcommand;
 use mcpw::config::ConfigSources;

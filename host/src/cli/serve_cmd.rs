@@ -257,7 +257,7 @@ pub async fn serve(args: ServeArgs, sources: &ConfigSources) -> Result<ExitCode>
                 .drain_timeout
                 .map_or(http::DEFAULT_DRAIN, std::time::Duration::from_secs);
             // The stop after the drain must fit in the time a signal leaves.
-            mcpw::upstream::processes::set_grace(drain + std::time::Duration::from_secs(10));
+            mcpw::processes::set_grace(drain + std::time::Duration::from_secs(10));
             let options = HttpOptions {
                 addr,
                 tokens,
@@ -268,7 +268,7 @@ pub async fn serve(args: ServeArgs, sources: &ConfigSources) -> Result<ExitCode>
                     .map_or(http::DEFAULT_SESSION_IDLE, std::time::Duration::from_secs),
             };
             let shutdown = async {
-                mcpw::upstream::processes::stop_requested().await;
+                mcpw::processes::stop_requested().await;
                 eprintln!("mcpw: stopping");
             };
             http::serve(
@@ -287,7 +287,7 @@ pub async fn serve(args: ServeArgs, sources: &ConfigSources) -> Result<ExitCode>
                 .context("MCP initialize on stdio")?;
             tokio::select! {
                 _ = service.waiting() => {}
-                _ = mcpw::upstream::processes::stop_requested() => eprintln!("mcpw: stopping"),
+                _ = mcpw::processes::stop_requested() => eprintln!("mcpw: stopping"),
             }
         }
     }

@@ -6,7 +6,7 @@ use mcpw::cache::{self, MetadataCache};
 use mcpw::catalog::{ConnectionState, ListenReport, ServerStatus};
 use mcpw::config::{ConfigSources, Exposure};
 use mcpw::gateway::{Gateway, Shared};
-use mcpw::host::{Host, HostOptions};
+use mcpw::host::Host;
 use mcpw::lifecycle::LifecycleError;
 use mcpw::present::{self, Content};
 use serde_json::{Value, json};
@@ -88,15 +88,6 @@ pub enum CacheCommand {
     },
 }
 
-pub(super) async fn start(sources: &ConfigSources) -> Result<Host> {
-    let cfg = super::load_config(sources);
-    let mut options = HostOptions::for_env(&sources.env);
-    options.maintenance = false;
-    Host::start(cfg, sources.env.clone(), options)
-        .await
-        .context("cannot start")
-}
-
 /// Progress lines for a person at a terminal; nothing when stderr is piped.
 fn progress(name: &str, result: &Result<(), LifecycleError>) {
     if !std::io::stderr().is_terminal() {
@@ -155,7 +146,7 @@ fn status_line(s: &ServerStatus, host: &Host) -> String {
 }
 
 pub async fn status(args: StatusArgs, sources: &ConfigSources) -> Result<ExitCode> {
-    let host = start(sources).await?;
+    let host = super::start(sources).await?;
     if args.connect {
         let names: Vec<String> = host
             .status()
@@ -229,7 +220,7 @@ pub async fn status(args: StatusArgs, sources: &ConfigSources) -> Result<ExitCod
 }
 
 pub async fn tools(args: ToolsArgs, sources: &ConfigSources) -> Result<ExitCode> {
-    let host = start(sources).await?;
+    let host = super::start(sources).await?;
     if let Some(exposure) = &args.exposure {
         return exposed_tools(host, exposure, args.json).await;
     }
@@ -324,7 +315,7 @@ async fn exposed_tools(host: Host, exposure: &str, json: bool) -> Result<ExitCod
 }
 
 pub async fn describe(args: DescribeArgs, sources: &ConfigSources) -> Result<ExitCode> {
-    let host = start(sources).await?;
+    let host = super::start(sources).await?;
     let entry = host.resolve(&args.tool).await?;
     let t = &entry.tool;
     if args.json {
@@ -358,7 +349,7 @@ fn parse_args(raw: Option<String>) -> Result<Option<serde_json::Map<String, Valu
 
 pub async fn call(args: CallArgs, sources: &ConfigSources) -> Result<ExitCode> {
     let arguments = parse_args(args.args)?;
-    let host = start(sources).await?;
+    let host = super::start(sources).await?;
     host.manager()
         .sessions()
         .set_local_elicitor(std::sync::Arc::new(super::elicit::CallElicitor {
@@ -395,7 +386,7 @@ pub async fn call(args: CallArgs, sources: &ConfigSources) -> Result<ExitCode> {
 }
 
 pub async fn connect(args: ConnectArgs, sources: &ConfigSources) -> Result<ExitCode> {
-    let host = start(sources).await?;
+    let host = super::start(sources).await?;
     let result =
         super::auth_cmd::with_login(&host, &sources.env, || host.connect(&args.server)).await;
     let code = match result {

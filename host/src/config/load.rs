@@ -3,7 +3,7 @@
 use super::imports::{self, ImportKind};
 use super::model::{Origin, PluginSettings, Server, Settings, SourceKind};
 use super::{Config, ConfigSources, Diagnostic, Severity, SourceFile, parse_json, validate};
-use crate::plugin::{Capability, Grants, PrefixMode, Role};
+use crate::config::{Capability, Grants, PrefixMode, Role};
 use serde_json::{Map, Value};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -464,7 +464,7 @@ fn interpret_settings(raw: Map<String, Value>) -> Settings {
     if let Some(kind) = raw
         .get("credentialStore")
         .and_then(Value::as_str)
-        .and_then(crate::auth::store::StoreKind::parse)
+        .and_then(super::model::StoreKind::parse)
     {
         s.credential_store = kind;
     }

@@ -1,6 +1,6 @@
 //! The validated configuration: servers and settings, as the rest of mcpw uses them.
 
-use crate::plugin::{Grants, Limits, PrefixMode, Role};
+use crate::config::{Grants, Limits, PrefixMode, Role};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -335,7 +335,7 @@ pub struct Settings {
     /// `captureStats`: call statistics, when on.
     pub capture_stats: Option<CaptureStats>,
     /// `credentialStore`: where OAuth credentials are kept.
-    pub credential_store: crate::auth::store::StoreKind,
+    pub credential_store: StoreKind,
     /// `sharedState`: the Redis URL replicas share state through
     /// (`$MCPW_SHARED_STATE` and `--shared-state` win over it).
     pub shared_state: Option<String>,
@@ -411,6 +411,28 @@ impl std::fmt::Debug for TokenSource {
             }
             TokenSource::Value(_) => write!(f, "token {:?}", super::show::MASK),
             TokenSource::Env(var) => write!(f, "tokenEnv {var:?}"),
+        }
+    }
+}
+
+/// Where credentials are kept (`settings.credentialStore`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum StoreKind {
+    /// The OS keyring (Secret Service, Keychain, Windows Credential Manager).
+    #[default]
+    Keyring,
+    /// A 0600 JSON file in a 0700 directory under the config directory.
+    File,
+}
+
+impl StoreKind {
+    /// Parses the setting's value: `"keyring"` or `"file"`.
+    pub fn parse(s: &str) -> Option<StoreKind> {
+        match s {
+            "keyring" => Some(StoreKind::Keyring),
+            "file" => Some(StoreKind::File),
+            _ => None,
         }
     }
 }

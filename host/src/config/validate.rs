@@ -6,8 +6,8 @@ use super::model::{
     DEFAULT_STARTUP_TIMEOUT_MS, DirectTools, HttpKind, Lifecycle, ServerConfig, Transport,
 };
 use super::{Diagnostic, Severity};
+use crate::config::{Capability, PrefixMode, Role};
 use crate::paths::Environment;
-use crate::plugin::{Capability, PrefixMode, Role};
 use serde_json::{Map, Value};
 use std::path::Path;
 
@@ -532,16 +532,16 @@ pub fn settings(value: &Value, file: &Path, diags: &mut Vec<Diagnostic>) -> Map<
                     "expected the name of a ranking profile (the default guest offers \"default\" and \"seed\"), found {v}"
                 )),
             },
-            "credentialStore" => match v.as_str().and_then(crate::auth::store::StoreKind::parse) {
+            "credentialStore" => match v.as_str().and_then(super::model::StoreKind::parse) {
                 Some(_) => None,
                 None => Some(format!("expected \"keyring\" or \"file\", found {v}")),
             },
             "sharedState" => match v.as_str() {
-                Some(url) if crate::shared::SharedState::check_url(url).is_ok() => None,
+                Some(url) if super::shared_url::is_usable(url) => None,
                 _ => Some(format!(
                     "expected a Redis URL, redis://HOST:PORT[/DB], found {}",
                     v.as_str()
-                        .map_or_else(|| v.to_string(), crate::shared::redact)
+                        .map_or_else(|| v.to_string(), super::shared_url::redact)
                 )),
             },
             "sharedStateKey" => match v.as_str() {

@@ -5,11 +5,11 @@
 
 use super::compile_cache::{CompileCache, Compiled};
 use super::engine::PluginEngine;
-use super::grants::Grants;
 use super::limits::{LimitHit, Limits};
 use super::services::HostServices;
 use super::state::GuestState;
 use super::{PluginError, Role};
+use crate::config::Grants;
 use std::sync::Arc;
 use wasmtime::Store;
 use wasmtime::component::{Component, Instance, InstancePre};

@@ -1,37 +1,9 @@
 //! Sandbox limits of one guest store: a memory cap, table and instance caps, and
 //! the per-call deadline. A limit hit is recorded so that the error can name it.
 
+pub use crate::config::Limits;
 use std::time::Duration;
 use wasmtime::ResourceLimiter;
-
-/// The limits applied to a guest.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Limits {
-    /// The most linear memory a guest may grow to, in bytes (all memories together).
-    pub memory_bytes: usize,
-    /// Wall-clock budget of one call into the guest.
-    pub deadline: Duration,
-}
-
-impl Default for Limits {
-    fn default() -> Self {
-        Limits {
-            memory_bytes: 256 << 20,
-            deadline: Duration::from_secs(2),
-        }
-    }
-}
-
-impl Limits {
-    /// Each limit the larger of the two: what the embedded default guest runs
-    /// with, so that limits set for user guests can never starve the fallback.
-    pub fn at_least(self, other: Limits) -> Limits {
-        Limits {
-            memory_bytes: self.memory_bytes.max(other.memory_bytes),
-            deadline: self.deadline.max(other.deadline),
-        }
-    }
-}
 
 /// Which limit stopped a guest.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

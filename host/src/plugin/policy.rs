@@ -8,7 +8,6 @@
 //! pattern, say) are answers, not failures, and are passed on.
 
 use super::compile_cache::CompileCache;
-use super::grants::Grants;
 use super::guest::{GuestModule, LoadOptions};
 use super::limits::Limits;
 use super::roles::{
@@ -18,6 +17,7 @@ use super::roles::{
 use super::services::HostServices;
 use super::{DEFAULT_GUEST, PluginError, Role};
 use crate::catalog::{Entry, Tool};
+use crate::config::Grants;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -37,6 +37,19 @@ pub struct PolicyConfig {
     pub limits: Limits,
     /// Where compiled guests are cached.
     pub cache: CompileCache,
+}
+
+impl PolicyConfig {
+    /// The runtime's view of a config's `settings.plugins`.
+    pub fn of(config: &crate::config::Config, cache: CompileCache) -> PolicyConfig {
+        let p = &config.settings.plugins;
+        PolicyConfig {
+            guests: p.guests.clone(),
+            grants: p.grants.clone(),
+            limits: p.limits,
+            cache,
+        }
+    }
 }
 
 struct UserGuest<T> {

@@ -7,36 +7,12 @@ use super::wit::latest::exports::mcpw::plugin::{
     direct_tools as wit_direct, naming as wit_naming, ranking as wit_ranking,
 };
 use super::wit::latest::mcpw::plugin::types as wit;
-use super::{GuestError, PluginError, Role};
+use super::{GuestError, PluginError, PrefixMode, Role};
 use crate::catalog::{Entry, Tool};
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use wasmtime::component::ResourceAny;
-
-/// `settings.toolPrefix`.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum PrefixMode {
-    /// `<server>__<tool>`.
-    #[default]
-    Server,
-    /// `<server without -mcp>__<tool>`.
-    Short,
-    /// `<tool>`.
-    None,
-}
-
-impl PrefixMode {
-    /// Parses a config value.
-    pub fn parse(s: &str) -> Option<PrefixMode> {
-        match s {
-            "server" => Some(PrefixMode::Server),
-            "short" => Some(PrefixMode::Short),
-            "none" => Some(PrefixMode::None),
-            _ => None,
-        }
-    }
-}
 
 /// Options of the naming role.
 #[derive(Clone, Debug, Default)]

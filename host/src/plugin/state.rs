@@ -1,12 +1,12 @@
 //! The data of a guest store, and the host side of the guest imports: each call
 //! checks the guest's grants first, and a denied call is an error value.
 
-use super::grants::{Capability, Grants};
 use super::limits::{Limits, StoreLimiter};
 use super::services::{HostServices, ServiceError};
 use super::wit::latest::mcpw::plugin::{calls, catalog, lifecycle, log, types};
 use crate::catalog::{ConnectionState, ServerStatus, Tool, ToolKind};
 use crate::config::Lifecycle;
+use crate::config::{Capability, Grants};
 use std::sync::Arc;
 use wasmtime::component::ResourceTable;
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};

@@ -75,6 +75,12 @@ fn tail(stderr: &Option<String>) -> String {
     }
 }
 
+impl From<crate::secrets::SecretError> for ConnectError {
+    fn from(e: crate::secrets::SecretError) -> Self {
+        ConnectError::Secret(e.0)
+    }
+}
+
 impl ConnectError {
     /// True when the connection cannot be used any more (it closed, or the server
     /// stopped speaking MCP); a timeout or an error answer leaves it usable.
@@ -84,7 +90,7 @@ impl ConnectError {
 
     /// The same error with every secret in `redact` masked, and Rust type
     /// names (`Transport [rmcp::…<…>]`) that libraries put in their messages removed.
-    pub fn redacted(self, redact: &super::secrets::Redactions) -> Self {
+    pub fn redacted(self, redact: &crate::secrets::Redactions) -> Self {
         let clean = |t: String| redact.apply(&without_type_names(&t));
         // The server's own words are only masked, never rewritten.
         let mask = |t: String| redact.apply(&t);
@@ -290,7 +296,7 @@ mod tests {
 
     #[test]
     fn type_names_go_and_secrets_are_masked() {
-        let r = crate::upstream::secrets::Redactions::default();
+        let r = crate::secrets::Redactions::default();
         r.add_url("http://me:pw-1234@127.0.0.1:9/mcp?api_key=SUPERSECRET&v=1");
         let e = ConnectError::Protocol {
             message: "Send message error Transport [rmcp::transport::worker::WorkerTransport<rmcp::X<reqwest::Client>>] error: \

@@ -6,8 +6,9 @@ mod client;
 pub use client::HttpClient;
 
 use super::handler::UpstreamHandler;
-use super::{ConnectContext, ConnectError, secrets};
+use super::{ConnectContext, ConnectError};
 use crate::config::{ServerConfig, Transport};
+use crate::secrets;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use rmcp::RoleClient;
 use rmcp::service::RunningService;

@@ -11,7 +11,9 @@
 //! ([`Connection::hears_changes`]).
 
 use super::events::{EventSender, UpstreamEvent};
-use super::{ConnectError, Connection, secrets};
+use super::{ConnectError, Connection};
+use crate::catalog::ListenReport;
+use crate::secrets;
 use rmcp::RoleClient;
 use rmcp::model::{ErrorCode, ServerNotification, SubscriptionFilter};
 use rmcp::service::{Peer, ServiceError};
@@ -48,6 +50,29 @@ pub enum ListenState {
         /// When it is tried again.
         next_try: Instant,
     },
+}
+
+impl ListenState {
+    /// What `mcpw status` reports of it, now.
+    pub fn report(&self) -> ListenReport {
+        match self {
+            ListenState::Starting => ListenReport::Starting,
+            ListenState::Listening => ListenReport::Listening,
+            ListenState::Unsupported => ListenReport::Unsupported,
+            ListenState::Retrying {
+                error,
+                attempts,
+                next_try,
+            } => ListenReport::Retrying {
+                error: error.clone(),
+                attempts: *attempts,
+                retry_in_s: next_try
+                    .saturating_duration_since(Instant::now())
+                    .as_millis()
+                    .div_ceil(1000) as u64,
+            },
+        }
+    }
 }
 
 /// A connection's listen stream and the task that keeps it open.

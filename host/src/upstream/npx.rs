@@ -346,7 +346,7 @@ async fn populate(req: &NpxRequest, env: &Environment) {
         .spawn();
     let result = match result {
         Ok(mut child) => {
-            let _group = child.id().map(super::processes::GroupGuard::new);
+            let _group = child.id().map(crate::processes::GroupGuard::new);
             child.wait().await
         }
         Err(e) => Err(e),

@@ -5,9 +5,10 @@
 
 mod watch;
 
-use super::processes::{self, GroupGuard};
-use super::{ConnectContext, ConnectError, npx, secrets};
+use super::{ConnectContext, ConnectError, npx};
 use crate::config::{ServerConfig, Transport};
+use crate::processes::{self, GroupGuard};
+use crate::secrets;
 use process_wrap::tokio::CommandWrap;
 use rmcp::RoleClient;
 use rmcp::transport::async_rw::{AsyncRwTransport, DEFAULT_MAX_LINE_LENGTH};

@@ -65,7 +65,7 @@ pub async fn client_tokens(
             why,
         };
         let secret = match &token.source {
-            TokenSource::Value(v) => crate::upstream::secrets::resolve_value(v)
+            TokenSource::Value(v) => crate::secrets::resolve_value(v)
                 .await
                 .map_err(|why| failed(format!("its command {why}")))?,
             TokenSource::Env(var) => env

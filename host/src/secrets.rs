@@ -3,7 +3,6 @@
 //! the shell. `!!` stands for a literal `!`. Fails closed: a command that fails or
 //! runs over 10 s is an error, and neither its output nor the value is ever logged.
 
-use super::ConnectError;
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -89,10 +88,16 @@ pub enum CommandFailed {
     Empty,
 }
 
+/// A secret command of a server's config failed; the message names the
+/// server and the field.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct SecretError(pub String);
+
 /// Resolves one value; `what` names it in errors (`env.API_KEY`).
-pub async fn resolve(value: &str, what: &str, server: &str) -> Result<String, ConnectError> {
+pub async fn resolve(value: &str, what: &str, server: &str) -> Result<String, SecretError> {
     resolve_value(value).await.map_err(|why| {
-        ConnectError::Secret(format!(
+        SecretError(format!(
             "server \"{server}\": the secret command for `{what}` {why}"
         ))
     })
@@ -118,14 +123,14 @@ pub async fn resolve_value(value: &str) -> Result<String, CommandFailed> {
     // Its own process group, registered, so that it dies with mcpw even on a
     // signal; but at a terminal it stays in ours, where it may ask for a
     // password (`op`, `pass`, pinentry) — a background group cannot.
-    let interactive = super::processes::at_a_terminal();
+    let interactive = crate::processes::at_a_terminal();
     if !interactive {
         shell.process_group(0);
     }
     let child = shell.spawn().map_err(CommandFailed::Start)?;
     let _guard = child
         .id()
-        .map(|pid| super::processes::Guard::new(pid, !interactive));
+        .map(|pid| crate::processes::Guard::new(pid, !interactive));
     let output = match tokio::time::timeout(SECRET_TIMEOUT, child.wait_with_output()).await {
         Err(_) => return Err(CommandFailed::Timeout),
         Ok(Err(e)) => return Err(CommandFailed::Wait(e)),
@@ -148,7 +153,7 @@ pub async fn resolve_all(
     field: &str,
     server: &str,
     redact: &Redactions,
-) -> Result<Vec<(String, String)>, ConnectError> {
+) -> Result<Vec<(String, String)>, SecretError> {
     let mut out = Vec::with_capacity(pairs.len());
     for (k, v) in pairs {
         let value = resolve(v, &format!("{field}.{k}"), server).await?;
