@@ -25,10 +25,9 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+
 use std::time::Duration;
 
 /// The file format version.
@@ -308,21 +307,14 @@ impl MetadataCache {
             path: self.path.clone(),
             source,
         };
-        if let Some(dir) = self.path.parent() {
-            std::fs::create_dir_all(dir).map_err(err)?;
-        }
-        let lock = std::fs::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(self.path.with_extension("lock"))
-            .map_err(err)?;
-        crate::file_lock::lock_within(&lock, crate::file_lock::DEFAULT_WAIT).map_err(err)?;
-        let mut file = self.read_file();
-        change(&mut file);
-        let result = self.write_atomically(&file).map_err(err);
-        let _ = lock.unlock();
-        result
+        crate::state_file::update(
+            &self.path,
+            crate::state_file::Access::Default,
+            crate::file_lock::DEFAULT_WAIT,
+            |_| self.read_file(),
+            change,
+        )
+        .map_err(err)
     }
 
     /// Removes every entry and recorded failure, here and in shared state;
@@ -339,25 +331,6 @@ impl MetadataCache {
             n = n.max(shared);
         }
         Ok(n)
-    }
-
-    fn write_atomically(&self, file: &File) -> std::io::Result<()> {
-        static SEQ: AtomicU64 = AtomicU64::new(0);
-        let tmp = self.path.with_extension(format!(
-            "{}.{}.tmp",
-            std::process::id(),
-            SEQ.fetch_add(1, Ordering::Relaxed)
-        ));
-        let result = (|| {
-            let mut f = std::fs::File::create(&tmp)?;
-            f.write_all(&serde_json::to_vec_pretty(file).map_err(std::io::Error::other)?)?;
-            f.sync_all()?;
-            std::fs::rename(&tmp, &self.path)
-        })();
-        if result.is_err() {
-            let _ = std::fs::remove_file(&tmp);
-        }
-        result
     }
 }
 

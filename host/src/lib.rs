@@ -49,6 +49,7 @@ pub(crate) mod private_fs;
 pub mod processes;
 pub mod secrets;
 pub mod shared;
+pub(crate) mod state_file;
 pub mod stats;
 #[cfg(all(test, unix))]
 mod test_fs;

@@ -9,7 +9,6 @@ mod shared;
 
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::Duration;
@@ -193,33 +192,19 @@ impl Stats {
                 std::io::Error::other(e)
             });
         }
-        let path = &self.config.path;
-        if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir)?;
-        }
-        let lock = std::fs::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(path.with_extension("lock"))?;
-        if let Err(e) = crate::file_lock::lock_within(&lock, crate::file_lock::DEFAULT_WAIT) {
-            // Kept for the next flush: a busy file loses no call.
-            self.keep(&deltas);
-            return Err(e);
-        }
-        let mut file = read(path);
-        for (name, d) in &deltas {
-            file.tools.entry(name.clone()).or_default().add(d);
-        }
-        let tmp = path.with_extension(format!("{}.tmp", std::process::id()));
-        let result = (|| {
-            let mut f = std::fs::File::create(&tmp)?;
-            f.write_all(&serde_json::to_vec_pretty(&file).map_err(std::io::Error::other)?)?;
-            f.sync_all()?;
-            std::fs::rename(&tmp, path)
-        })();
-        let _ = lock.unlock();
-        result
+        let merged = crate::state_file::update(
+            &self.config.path,
+            crate::state_file::Access::Default,
+            crate::file_lock::DEFAULT_WAIT,
+            read,
+            |file| {
+                for (name, d) in &deltas {
+                    file.tools.entry(name.clone()).or_default().add(d);
+                }
+            },
+        );
+        // Kept for the next flush: a busy or failing file loses no call.
+        merged.inspect_err(|_| self.keep(&deltas))
     }
 }
 

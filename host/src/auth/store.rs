@@ -18,9 +18,9 @@ mod shared;
 
 pub use shared::{KEY_ENV, SharedLock};
 
-use std::io::{self, Read, Write};
+use std::io::{self, Read};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+
 use std::time::Duration;
 
 use cap_std::fs::{Dir, File, Metadata, OpenOptions};
@@ -478,44 +478,14 @@ fn corrupt(path: &Path, reason: String) -> StoreError {
     }
 }
 
-/// Replaces `credentials.json` with `value` so that a crash leaves either the
-/// old or the new file, never a torn one, and no temporary file behind.
+/// Replaces `credentials.json` with `value` (see [`crate::state_file`]): a
+/// crash leaves the old file or the new one, owner-only, and nothing else.
 fn write_atomically(creds: &Dir, dir_path: &Path, value: &Value) -> Result<(), StoreError> {
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let tmp = format!(
-        ".{FILE_NAME}.{}.{}.tmp",
-        std::process::id(),
-        COUNTER.fetch_add(1, Ordering::Relaxed)
-    );
-    let tmp_path = dir_path.join(&tmp);
-    let mut options = OpenOptions::new();
-    options.write(true).create_new(true);
-    #[cfg(unix)]
-    options.mode(0o600);
-    let mut file = creds
-        .open_with(&tmp, &options)
-        .map_err(io_error(&tmp_path))?;
     let text = serde_json::to_vec_pretty(value).expect("a JSON value always serializes");
-    let written = file
-        .write_all(&text)
-        .and_then(|()| file.sync_all())
-        .map_err(io_error(&tmp_path))
-        .and_then(|()| {
-            drop(file);
-            let file_path = dir_path.join(FILE_NAME);
-            creds
-                .rename(&tmp, creds, FILE_NAME)
-                .map_err(io_error(&file_path))
-        });
-    if written.is_err() {
-        let _ = creds.remove_file(&tmp);
-        return written;
-    }
-    // Make the rename itself durable; the data is already safe if this fails.
-    if let Ok(dir) = creds.try_clone() {
-        let _ = dir.into_std_file().sync_all();
-    }
-    Ok(())
+    crate::state_file::replace(creds, FILE_NAME, crate::state_file::Access::Private, |w| {
+        w.write_all(&text)
+    })
+    .map_err(io_error(&dir_path.join(FILE_NAME)))
 }
 
 /// The config directory, created (with ordinary permissions) if `create`.

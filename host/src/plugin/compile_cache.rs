@@ -25,9 +25,9 @@ use cap_std::fs::{Dir, Metadata, OpenOptions};
 use cap_std::fs::{MetadataExt, OpenOptionsExt};
 use sha2::{Digest, Sha256};
 use std::hash::{Hash, Hasher};
-use std::io::{self, Read, Write};
+use std::io::{self, Read};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+
 use wasmtime::Engine;
 use wasmtime::component::Component;
 
@@ -307,39 +307,14 @@ fn verify(mut bytes: Vec<u8>) -> Option<Vec<u8>> {
     (Sha256::digest(&artifact).as_slice() == digest.as_slice()).then_some(artifact)
 }
 
-/// Writes `artifact` as `name` in `dir` atomically: a 0600 temporary file
-/// (unique per process and call), fsynced, then renamed over `name`.
+/// Writes `artifact` as `name` in `dir`, owner-only and atomically (see
+/// [`crate::state_file`]); a lost write only costs a compile.
 fn store(dir: &Dir, name: &str, artifact: &[u8]) -> io::Result<()> {
-    // Threads of one process share a pid, hence the sequence number.
-    static SEQ: AtomicU64 = AtomicU64::new(0);
-    let tmp = format!(
-        ".{name}.{}.{}.tmp",
-        std::process::id(),
-        SEQ.fetch_add(1, Ordering::Relaxed)
-    );
-    let mut options = OpenOptions::new();
-    // create_new never follows a symlink, so the file is a new one of ours.
-    options.write(true).create_new(true);
-    #[cfg(unix)]
-    options.mode(0o600);
-    let mut file = dir.open_with(&tmp, &options)?;
-    let written = file
-        .write_all(MAGIC)
-        .and_then(|()| file.write_all(&Sha256::digest(artifact)))
-        .and_then(|()| file.write_all(artifact))
-        .and_then(|()| file.sync_all())
-        .and_then(|()| {
-            drop(file);
-            dir.rename(&tmp, dir, name)
-        });
-    if written.is_err() {
-        let _ = dir.remove_file(&tmp);
-        return written;
-    }
-    // Make the rename durable; a lost one only costs a compile. (The `Dir`
-    // handle itself may be `O_PATH`, which cannot be synced.)
-    let _ = dir.open(".").and_then(|d| d.sync_all());
-    Ok(())
+    crate::state_file::replace(dir, name, crate::state_file::Access::Private, |w| {
+        w.write_all(MAGIC)?;
+        w.write_all(&Sha256::digest(artifact))?;
+        w.write_all(artifact)
+    })
 }
 
 #[cfg(all(test, unix))]

@@ -310,16 +310,18 @@ fn remembered(req: &NpxRequest, env: &Environment) -> Option<Resolution> {
         .cloned()
 }
 
+/// Adds a resolution to mcpw's cache; other processes may add theirs at once.
+/// A cache that cannot be written only costs a resolution next time.
 fn remember(req: &NpxRequest, env: &Environment, resolution: Resolution) {
-    let (path, mut file) = cache_file(env);
-    file.entries.insert(key(req), resolution);
-    if let Ok(bytes) = serde_json::to_vec_pretty(&file) {
-        let _ = std::fs::create_dir_all(env.cache_dir());
-        let tmp = path.with_extension(format!("{}.tmp", std::process::id()));
-        if std::fs::write(&tmp, bytes).is_ok() {
-            let _ = std::fs::rename(&tmp, &path);
-        }
-    }
+    let path = env.cache_dir().join("npx.json");
+    let read = |_: &Path| cache_file(env).1;
+    let _ = crate::state_file::update(
+        &path,
+        crate::state_file::Access::Default,
+        crate::file_lock::DEFAULT_WAIT,
+        read,
+        |file| file.entries.insert(key(req), resolution),
+    );
 }
 
 /// Makes npm install the package into its `_npx` cache without starting it.
