@@ -27,33 +27,50 @@
 //! # Ok(()) }
 //! ```
 
+// Without the `gateway` feature, the crate is the plugin runtime and its test
+// kit: config, catalog, plugin, bench, testing.
+#[cfg(feature = "gateway")]
 pub mod auth;
 pub mod bench;
+#[cfg(feature = "gateway")]
 pub mod cache;
 pub mod catalog;
+#[cfg(feature = "gateway")]
 pub mod clock;
 pub mod config;
+#[cfg(feature = "gateway")]
 pub(crate) mod file_lock;
+#[cfg(feature = "gateway")]
 pub mod gateway;
+#[cfg(feature = "gateway")]
 pub mod host;
+#[cfg(feature = "gateway")]
 pub mod lifecycle;
+#[cfg(feature = "gateway")]
 pub(crate) mod log_level;
+#[cfg(feature = "gateway")]
 pub(crate) mod metrics;
 #[cfg(test)]
 mod module_graph;
+#[cfg(feature = "gateway")]
 pub(crate) mod net;
 pub mod paths;
 pub mod plugin;
 pub mod present;
 pub(crate) mod private_fs;
+#[cfg(feature = "gateway")]
 pub mod processes;
+#[cfg(feature = "gateway")]
 pub mod secrets;
+#[cfg(feature = "gateway")]
 pub mod shared;
 pub(crate) mod state_file;
+#[cfg(feature = "gateway")]
 pub mod stats;
 #[cfg(all(test, unix))]
 mod test_fs;
 #[cfg(test)]
 mod test_props;
 pub mod testing;
+#[cfg(feature = "gateway")]
 pub mod upstream;

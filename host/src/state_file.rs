@@ -5,12 +5,14 @@
 //! file other processes change too is changed under its lock, on a fresh
 //! read, so that no process's change is lost.
 
+// The plugin runtime alone (no `gateway` feature) uses only `replace`.
+#![cfg_attr(not(feature = "gateway"), allow(dead_code))]
+
 use cap_std::fs::{Dir, OpenOptions};
 use serde::Serialize;
 use std::io::{self, Write};
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Duration;
 
 /// Who may read a state file.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -83,10 +85,11 @@ pub fn write_json(path: &Path, access: Access, value: &impl Serialize) -> io::Re
 /// its lock (`<path>.lock`, waited for at most `wait`), reads it again with
 /// `read`, applies `change` and writes it back. Returns what `change`
 /// returned; an error leaves the file as it was.
+#[cfg(feature = "gateway")]
 pub fn update<T: Serialize, R>(
     path: &Path,
     access: Access,
-    wait: Duration,
+    wait: std::time::Duration,
     read: impl FnOnce(&Path) -> T,
     change: impl FnOnce(&mut T) -> R,
 ) -> io::Result<R> {
@@ -154,6 +157,7 @@ mod tests {
         assert_eq!(names(dir.path()), ["state.json"]);
     }
 
+    #[cfg(feature = "gateway")]
     #[test]
     fn updates_from_many_threads_lose_nothing() {
         let dir = tempfile::tempdir().unwrap();
@@ -169,7 +173,7 @@ mod tests {
                 let path = &path;
                 s.spawn(move || {
                     for i in 0..10 {
-                        let wait = Duration::from_secs(10);
+                        let wait = std::time::Duration::from_secs(10);
                         update(path, Access::Default, wait, read, |v| v.push(t * 100 + i)).unwrap();
                     }
                 });

@@ -342,3 +342,49 @@ fn a_guest_of_the_frozen_0_1_0_contract_loads() {
         .collect();
     assert!(failed.is_empty(), "{failed:?}");
 }
+
+/// The test kit (`mcpw` without default features) builds without the
+/// gateway's network, credential and shared-state stacks.
+#[test]
+fn the_test_kit_leaves_the_gateways_dependencies_out() {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let kit = ["-p", "mcpw", "--no-default-features", "--offline"];
+    let tree = Command::new(&cargo)
+        .args(["tree", "-e", "normal", "--prefix", "none"])
+        .args(kit)
+        .current_dir(workspace())
+        .output()
+        .unwrap();
+    assert!(
+        tree.status.success(),
+        "{}",
+        String::from_utf8_lossy(&tree.stderr)
+    );
+    let crates: Vec<String> = String::from_utf8_lossy(&tree.stdout)
+        .lines()
+        .filter_map(|l| l.split_whitespace().next().map(String::from))
+        .collect();
+    for gateway_only in [
+        "rmcp", "reqwest", "redis", "keyring", "axum", "hyper", "rustls",
+    ] {
+        assert!(
+            !crates.iter().any(|c| c == gateway_only),
+            "{gateway_only} is in the kit's tree"
+        );
+    }
+    assert!(crates.iter().any(|c| c == "wasmtime"), "{crates:?}");
+    let checked = Command::new(&cargo)
+        .args(["check", "--quiet", "--lib"])
+        .args(kit)
+        .arg("--target-dir")
+        .arg(workspace().join("target/kit"))
+        .current_dir(workspace())
+        .env_remove("CARGO_TARGET_DIR")
+        .output()
+        .unwrap();
+    assert!(
+        checked.status.success(),
+        "{}",
+        String::from_utf8_lossy(&checked.stderr)
+    );
+}

@@ -7,7 +7,17 @@ pub fn is_usable(url: &str) -> bool {
     ["redis://", "redis+unix://", "unix://"]
         .iter()
         .any(|s| url.starts_with(s))
-        && redis::Client::open(url).is_ok()
+        && well_formed(url)
+}
+
+#[cfg(feature = "gateway")]
+fn well_formed(url: &str) -> bool {
+    redis::Client::open(url).is_ok()
+}
+
+#[cfg(not(feature = "gateway"))]
+fn well_formed(url: &str) -> bool {
+    url::Url::parse(url).is_ok()
 }
 
 /// `url` with its password replaced: what logs, errors and `/readyz` show.
