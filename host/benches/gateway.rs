@@ -52,7 +52,7 @@ mod common;
 
 use mcpw::cache::{self, MetadataCache};
 use mcpw::config::{self, ConfigSources};
-use mcpw::gateway::{Exposure, Gateway, Shared};
+use mcpw::gateway::{Exposure, Gateway, ServeState};
 use mcpw::host::{Host, HostOptions};
 use mcpw::paths::Environment;
 use rmcp::ServiceExt;
@@ -823,7 +823,7 @@ fn row1_stdio_latency(everything: &str, home: &Path, relay: &Relay, n: usize) ->
 
 /// An rmcp client session with the gateway over an in-memory pipe.
 async fn in_memory_session(
-    shared: Arc<Shared>,
+    shared: Arc<ServeState>,
 ) -> (
     RunningService<RoleClient, ()>,
     RunningService<rmcp::RoleServer, Gateway>,
@@ -867,9 +867,10 @@ async fn row2_tools_list(home: &Path) -> String {
         "(Host::start: {:.0} ms, includes compiling the default guest when not cached)",
         ms(t.elapsed())
     );
-    let (ts, ts_server) = in_memory_session(Shared::new(host.clone(), Exposure::ToolSearch)).await;
+    let (ts, ts_server) =
+        in_memory_session(ServeState::new(host.clone(), Exposure::ToolSearch)).await;
     let (direct, direct_server) =
-        in_memory_session(Shared::new(host.clone(), Exposure::Direct)).await;
+        in_memory_session(ServeState::new(host.clone(), Exposure::Direct)).await;
     let mut ts_tools = 0;
     let mut direct_tools = 0;
     for _ in 0..5 {
@@ -894,7 +895,7 @@ async fn row2_tools_list(home: &Path) -> String {
     }
     // Server-side: the gateway's answer made and encoded as it is sent, without
     // a transport or a client.
-    let session = Gateway::new(Shared::new(host.clone(), Exposure::ToolSearch));
+    let session = Gateway::new(ServeState::new(host.clone(), Exposure::ToolSearch));
     let mut server_side = Vec::with_capacity(LIST_CALLS_TOOL_SEARCH);
     for _ in 0..LIST_CALLS_TOOL_SEARCH {
         let t = Instant::now();

@@ -66,7 +66,7 @@ pub fn vault(config: &Config, env: &Environment) -> Vault {
 /// Blocking (it may run the key's command).
 pub fn shared_vault(
     local: Vault,
-    state: std::sync::Arc<crate::shared::SharedState>,
+    state: std::sync::Arc<crate::team_state::SharedState>,
     config: &Config,
     env: &Environment,
 ) -> Result<Vault, String> {
@@ -218,7 +218,7 @@ mod tests {
                 env: Environment::from_pairs([("HOME", "/home")]),
             })
         };
-        let state = crate::shared::SharedState::open("redis://127.0.0.1:1/0").unwrap();
+        let state = crate::team_state::SharedState::open("redis://127.0.0.1:1/0").unwrap();
         let vault = |key: Option<&str>, env: Environment| {
             let cfg = config(key);
             shared_vault(self::vault(&cfg, &env), state.clone(), &cfg, &env)

@@ -10,16 +10,16 @@
 //! each other's entries. A corrupt file is set aside and rebuilt. The same file
 //! records each server's last failed connect (`failures`), so that every mcpw
 //! process honours the backoff and can say what went wrong. With shared state
-//! ([`crate::shared`]) the same entries and failures are kept in Redis too,
+//! ([`crate::team_state`]) the same entries and failures are kept in Redis too,
 //! where every replica finds them.
 
-mod shared;
+mod team_state;
 mod writer;
 
 pub use writer::CacheWriter;
 
 use crate::clock::now_ms;
-use crate::shared::SharedState;
+use crate::team_state::SharedState;
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
@@ -264,7 +264,7 @@ impl MetadataCache {
         let file = self.read_file();
         let (mut servers, mut failures) = (file.servers, file.failures);
         if let Some(state) = &self.shared {
-            match shared::read_all(state) {
+            match team_state::read_all(state) {
                 Ok((s, f)) => {
                     servers.extend(s);
                     failures.extend(f);
@@ -279,7 +279,7 @@ impl MetadataCache {
     /// there is shared state and it answers.
     pub async fn shared_failure(&self, server: &str) -> Option<Failure> {
         let state = self.shared.as_ref()?;
-        shared::failure(state, server).await.ok().flatten()
+        team_state::failure(state, server).await.ok().flatten()
     }
 
     /// Stores (`Some`) or removes (`None`) entries, keeping everyone else's.
@@ -288,13 +288,13 @@ impl MetadataCache {
         let change = Change::Update(changes);
         self.apply(std::slice::from_ref(&change))?;
         if let Some(state) = &self.shared {
-            shared::apply(state, &[(now_ms(), change)]).map_err(|e| self.shared_error(e))?;
+            team_state::apply(state, &[(now_ms(), change)]).map_err(|e| self.shared_error(e))?;
         }
         Ok(())
     }
 
     /// A failed write to shared state, as an error of this cache.
-    fn shared_error(&self, e: crate::shared::SharedStateError) -> CacheError {
+    fn shared_error(&self, e: crate::team_state::SharedStateError) -> CacheError {
         CacheError {
             path: self.path.clone(),
             source: std::io::Error::other(e.to_string()),
@@ -327,7 +327,7 @@ impl MetadataCache {
             file.failures.clear();
         })?;
         if let Some(state) = &self.shared {
-            let shared = shared::clear(state).map_err(|e| self.shared_error(e))?;
+            let shared = team_state::clear(state).map_err(|e| self.shared_error(e))?;
             n = n.max(shared);
         }
         Ok(n)

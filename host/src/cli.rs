@@ -105,7 +105,7 @@ pub fn main() -> ExitCode {
         sources.env = sources.env.with("MCPW_IMPORT", all.join(","));
     }
     if let Some(url) = &cli.shared_state {
-        sources.env = sources.env.with(mcpw::shared::ENV, url.clone());
+        sources.env = sources.env.with(mcpw::team_state::ENV, url.clone());
     }
     let result = match cli.command {
         Command::Config(cmd) => config_cmd::run(cmd, &sources),

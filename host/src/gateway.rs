@@ -38,7 +38,7 @@ use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex};
 
 /// What every session of one `mcpw serve` shares.
-pub struct Shared {
+pub struct ServeState {
     host: Arc<Host>,
     /// Connects servers whose tools are unknown (nothing cached), once, before
     /// the first answer that needs the catalog.
@@ -51,11 +51,11 @@ pub struct Shared {
     replicas: Option<Arc<replicas::Replicas>>,
 }
 
-impl Shared {
+impl ServeState {
     /// State for serving `host` with `exposure`.
-    pub fn new(host: Arc<Host>, exposure: Exposure) -> Arc<Shared> {
+    pub fn new(host: Arc<Host>, exposure: Exposure) -> Arc<ServeState> {
         let budget = host.config().settings.tool_search_budget;
-        Arc::new(Shared {
+        Arc::new(ServeState {
             replicas: replicas::Replicas::for_host(&host),
             host,
             exposure,
@@ -65,10 +65,10 @@ impl Shared {
         })
     }
 
-    /// As [`Shared::new`], for answers from the cache alone: servers with
+    /// As [`ServeState::new`], for answers from the cache alone: servers with
     /// nothing cached are left out instead of being connected.
-    pub fn from_cache(host: Arc<Host>, exposure: Exposure) -> Arc<Shared> {
-        let shared = Shared::new(host, exposure);
+    pub fn from_cache(host: Arc<Host>, exposure: Exposure) -> Arc<ServeState> {
+        let shared = ServeState::new(host, exposure);
         let _ = shared.bootstrap.set(());
         shared
     }
@@ -136,7 +136,7 @@ type SessionList = (u64, usize, Arc<[Tool]>);
 /// One MCP session of the gateway.
 #[derive(Clone)]
 pub struct Gateway {
-    shared: Arc<Shared>,
+    shared: Arc<ServeState>,
     /// Tools this session loaded with ToolSearch: each agent its own list.
     activated: Arc<Mutex<BTreeSet<String>>>,
     /// This session's tool-search list, for the snapshot and tools loaded it was made for.
@@ -156,7 +156,7 @@ pub struct Gateway {
 
 impl Gateway {
     /// A session over shared state.
-    pub fn new(shared: Arc<Shared>) -> Self {
+    pub fn new(shared: Arc<ServeState>) -> Self {
         let watching = resources::Watching::new(shared.host.clone());
         let (activated, log_level) = (Arc::default(), Arc::default());
         let link = replicas::Link::new(

@@ -101,7 +101,7 @@ pub enum HostError {
     LoginNotNeeded(String),
     /// The shared state is misconfigured.
     #[error(transparent)]
-    SharedState(#[from] crate::shared::SharedStateError),
+    SharedState(#[from] crate::team_state::SharedStateError),
     /// Logging in failed, or the stored credentials cannot be read.
     #[error("server \"{server}\": {source}")]
     Auth {
@@ -133,7 +133,7 @@ pub struct Host {
     catalog: Arc<Publisher>,
     stats: Option<Arc<crate::stats::Stats>>,
     /// State shared with other mcpw processes (`--shared-state`), if any.
-    shared: Option<Arc<crate::shared::SharedState>>,
+    shared: Option<Arc<crate::team_state::SharedState>>,
     metrics: crate::metrics::Metrics,
     tasks: Vec<tokio::task::JoinHandle<()>>,
     /// How many sessions watch each (server, URI).
@@ -169,7 +169,7 @@ impl Host {
         env: Environment,
         options: HostOptions,
     ) -> Result<Host, HostError> {
-        let shared = crate::shared::SharedState::for_config(&config, &env)?;
+        let shared = crate::team_state::SharedState::for_config(&config, &env)?;
         let cache = MetadataCache::new(
             options
                 .metadata_cache
@@ -200,7 +200,7 @@ impl Host {
         if options.maintenance {
             tasks.push(manager.spawn_maintenance());
             if let Some(shared) = &shared {
-                tasks.push(shared.spawn_monitor(crate::shared::MONITOR_EVERY));
+                tasks.push(shared.spawn_monitor(crate::team_state::MONITOR_EVERY));
             }
         }
         let naming = NamingOptions {
@@ -319,7 +319,7 @@ impl Host {
     }
 
     /// State shared with other mcpw processes (`--shared-state`), if any.
-    pub fn shared_state(&self) -> Option<&Arc<crate::shared::SharedState>> {
+    pub fn shared_state(&self) -> Option<&Arc<crate::team_state::SharedState>> {
         self.shared.as_ref()
     }
 

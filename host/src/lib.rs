@@ -62,11 +62,11 @@ pub(crate) mod private_fs;
 pub mod processes;
 #[cfg(feature = "gateway")]
 pub mod secrets;
-#[cfg(feature = "gateway")]
-pub mod shared;
 pub(crate) mod state_file;
 #[cfg(feature = "gateway")]
 pub mod stats;
+#[cfg(feature = "gateway")]
+pub mod team_state;
 #[cfg(all(test, unix))]
 mod test_fs;
 #[cfg(test)]

@@ -200,13 +200,13 @@ fn the_check_sees_a_cycle_and_its_paths() {
     let module = |s: &str| s.split("::").map(String::from).collect::<Vec<_>>();
     let refs = references(
         &module("cache::writer"),
-        "use super::{shared::apply, Change};\nlet x = crate::clock::now_ms();",
+        "use super::{team_state::apply, Change};\nlet x = crate::clock::now_ms();",
     );
     assert_eq!(
         refs,
         [
             module("clock::now_ms"),
-            module("cache::shared::apply"),
+            module("cache::team_state::apply"),
             module("cache::Change")
         ]
     );

@@ -5,7 +5,7 @@
 //! With shared state the deltas are added in Redis instead, where every
 //! replica's calls meet.
 
-mod shared;
+mod team_state;
 
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -71,7 +71,7 @@ pub struct StatsConfig {
     /// Delay between a call and the write that records it.
     pub flush_delay: Duration,
     /// Shared state, which takes the statistics instead of the file.
-    pub shared: Option<std::sync::Arc<crate::shared::SharedState>>,
+    pub shared: Option<std::sync::Arc<crate::team_state::SharedState>>,
 }
 
 impl StatsConfig {
@@ -94,7 +94,7 @@ impl StatsConfig {
     /// Kept in `shared` instead of the file (when given).
     pub fn with_shared(
         mut self,
-        shared: Option<std::sync::Arc<crate::shared::SharedState>>,
+        shared: Option<std::sync::Arc<crate::team_state::SharedState>>,
     ) -> Self {
         self.shared = shared;
         self
@@ -111,7 +111,7 @@ impl StatsConfig {
     /// Every tool's totals, busiest first.
     pub fn load(&self) -> std::io::Result<Vec<(String, ToolStats)>> {
         let mut all = match &self.shared {
-            Some(state) => shared::load(state).map_err(std::io::Error::other)?,
+            Some(state) => team_state::load(state).map_err(std::io::Error::other)?,
             None => read(&self.path).tools.into_iter().collect(),
         };
         all.sort_by(|a, b| b.1.calls.cmp(&a.1.calls).then(a.0.cmp(&b.0)));
@@ -186,7 +186,7 @@ impl Stats {
             return Ok(());
         }
         if let Some(state) = &self.config.shared {
-            return shared::add(state, &deltas).map_err(|e| {
+            return team_state::add(state, &deltas).map_err(|e| {
                 // Kept for the next flush: Redis away loses no call.
                 self.keep(&deltas);
                 std::io::Error::other(e)

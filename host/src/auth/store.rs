@@ -14,9 +14,9 @@
 //! With shared state and its key, credentials are kept sealed in Redis
 //! instead ([`shared`]), where every replica finds them.
 
-mod shared;
+mod team_state;
 
-pub use shared::{KEY_ENV, SharedLock};
+pub use team_state::{KEY_ENV, SharedLock};
 
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
@@ -159,7 +159,7 @@ pub enum StoreError {
 pub struct Vault {
     kind: StoreKind,
     config_dir: PathBuf,
-    shared: Option<std::sync::Arc<shared::SharedVault>>,
+    shared: Option<std::sync::Arc<team_state::SharedVault>>,
     /// Why this vault refuses everything (shared state without a usable key).
     refused: Option<std::sync::Arc<str>>,
 }
@@ -213,12 +213,15 @@ impl Vault {
     /// too short to be a key.
     pub fn in_shared_state(
         self,
-        state: std::sync::Arc<crate::shared::SharedState>,
+        state: std::sync::Arc<crate::team_state::SharedState>,
         secret: &str,
     ) -> Result<Vault, String> {
-        let sealer = shared::Sealer::new(secret)?;
+        let sealer = team_state::Sealer::new(secret)?;
         Ok(Vault {
-            shared: Some(std::sync::Arc::new(shared::SharedVault { state, sealer })),
+            shared: Some(std::sync::Arc::new(team_state::SharedVault {
+                state,
+                sealer,
+            })),
             ..self
         })
     }

@@ -155,7 +155,7 @@ fn share(cache: &MetadataCache, unshared: &mut Vec<(u64, Change)>) {
     if unshared.is_empty() {
         return;
     }
-    match super::shared::apply(state, unshared) {
+    match super::team_state::apply(state, unshared) {
         Ok(()) => unshared.clear(),
         Err(e) => tracing::debug!("{e}; {} cache change(s) kept for later", unshared.len()),
     }

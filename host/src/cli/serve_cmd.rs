@@ -4,7 +4,7 @@ use anyhow::{Context, Result, anyhow, bail};
 use clap::Args;
 use mcpw::config::ConfigSources;
 use mcpw::gateway::http::{self, HttpOptions};
-use mcpw::gateway::{Exposure, Gateway, Shared};
+use mcpw::gateway::{Exposure, Gateway, ServeState};
 use mcpw::host::{Host, HostOptions};
 use rmcp::ServiceExt;
 use std::net::SocketAddr;
@@ -245,7 +245,7 @@ pub async fn serve(args: ServeArgs, sources: &ConfigSources) -> Result<ExitCode>
     let starting = host.clone();
     tokio::spawn(async move { starting.connect_at_start().await });
     tokio::spawn(follow_config(host.clone(), sources.clone()));
-    let shared = Shared::new(host.clone(), exposure);
+    let shared = ServeState::new(host.clone(), exposure);
     let warming = shared.clone();
     tokio::spawn(async move { warming.warm_up(&Gateway::new(warming.clone())).await });
     match http_addr {

@@ -5,7 +5,7 @@ use clap::{Args, Subcommand};
 use mcpw::cache::{self, MetadataCache};
 use mcpw::catalog::{ConnectionState, ListenReport, ServerStatus};
 use mcpw::config::{ConfigSources, Exposure};
-use mcpw::gateway::{Gateway, Shared};
+use mcpw::gateway::{Gateway, ServeState};
 use mcpw::host::Host;
 use mcpw::lifecycle::LifecycleError;
 use mcpw::present::{self, Content};
@@ -291,7 +291,7 @@ fn uncached(host: &Host, only: Option<&str>) -> Vec<String> {
 async fn exposed_tools(host: Host, exposure: &str, json: bool) -> Result<ExitCode> {
     let exposure = Exposure::chosen(Some(exposure), None).map_err(|e| anyhow!(e))?;
     let host = std::sync::Arc::new(host);
-    let gateway = Gateway::new(Shared::from_cache(host.clone(), exposure));
+    let gateway = Gateway::new(ServeState::from_cache(host.clone(), exposure));
     let tools = gateway
         .tool_list()
         .await
@@ -423,7 +423,7 @@ pub async fn connect(args: ConnectArgs, sources: &ConfigSources) -> Result<ExitC
 
 pub fn cache(cmd: CacheCommand, sources: &ConfigSources) -> Result<ExitCode> {
     let cfg = super::load_config(sources);
-    let shared = mcpw::shared::SharedState::for_config(&cfg, &sources.env)?;
+    let shared = mcpw::team_state::SharedState::for_config(&cfg, &sources.env)?;
     let cache = MetadataCache::new(sources.env.cache_dir().join("metadata.json"))
         .with_shared(shared.clone());
     match cmd {
@@ -499,7 +499,7 @@ pub struct StatsArgs {
 pub fn stats(args: StatsArgs, sources: &ConfigSources) -> Result<ExitCode> {
     let cfg = super::load_config(sources);
     let setting = cfg.settings.capture_stats.as_ref();
-    let shared = mcpw::shared::SharedState::for_config(&cfg, &sources.env)?;
+    let shared = mcpw::team_state::SharedState::for_config(&cfg, &sources.env)?;
     let config = mcpw::stats::StatsConfig::from_setting(setting, &sources.env.state_dir())
         .unwrap_or_else(|| mcpw::stats::StatsConfig {
             path: sources.env.state_dir().join("stats.json"),

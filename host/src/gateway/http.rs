@@ -14,7 +14,7 @@ pub use clients::{CLI_TOKEN, ClientToken, client_tokens};
 pub use ops::{DEFAULT_DRAIN, Ops};
 pub use sessions::DEFAULT_MAX_SESSIONS;
 
-use super::{ClientScope, Gateway, Shared};
+use super::{ClientScope, Gateway, ServeState};
 use axum::extract::Request;
 use axum::http::StatusCode;
 use axum::middleware::{self, Next};
@@ -95,7 +95,7 @@ pub enum ServeError {
 /// requests in flight get up to `options.drain` to finish. Returns the bound
 /// address through `bound` before accepting (port 0 picks a free port).
 pub async fn serve(
-    shared: Arc<Shared>,
+    shared: Arc<ServeState>,
     options: HttpOptions,
     bound: impl FnOnce(SocketAddr),
     shutdown: impl Future<Output = ()> + Send + 'static,

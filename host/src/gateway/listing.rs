@@ -2,7 +2,7 @@
 //! limits to some servers), then served as it is.
 
 use super::scope::ClientScope;
-use super::{Exposure, Gateway, Shared, from_json, internal, mcp_tool, proxy, tool_search};
+use super::{Exposure, Gateway, ServeState, from_json, internal, mcp_tool, proxy, tool_search};
 use crate::host::Snapshot;
 use rmcp::ErrorData as McpError;
 use rmcp::model::Tool;
@@ -64,7 +64,7 @@ impl Listing {
     }
 }
 
-impl Shared {
+impl ServeState {
     /// The tool lists of `snapshot`, made on first need.
     fn listing(&self, snapshot: &Snapshot) -> Arc<Listing> {
         if let Some(l) = self.listing.load_full()

@@ -6,10 +6,10 @@
 //! Without shared state, every method here does nothing.
 
 use super::scope::ClientScope;
-use super::{Shared, resources};
+use super::{ServeState, resources};
 use crate::host::Host;
 use crate::log_level::LogLevel;
-use crate::shared::sessions::{Announcement, Change, SessionRecord, SharedSessions};
+use crate::team_state::sessions::{Announcement, Change, SessionRecord, SharedSessions};
 use futures::StreamExt;
 use rmcp::Peer;
 use rmcp::service::RoleServer;
@@ -122,7 +122,7 @@ pub(super) struct Link {
     replicas: Option<Arc<Replicas>>,
     /// What the sessions of this replica share: resources are watched once
     /// its servers are listed.
-    gateway: Weak<Shared>,
+    gateway: Weak<ServeState>,
     id: OnceLock<String>,
     peer: OnceLock<Peer<RoleServer>>,
     /// What the session chose before it came here has been loaded.
@@ -141,7 +141,7 @@ fn locked<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 
 impl Link {
     pub(super) fn new(
-        gateway: &Arc<Shared>,
+        gateway: &Arc<ServeState>,
         activated: Arc<Mutex<BTreeSet<String>>>,
         log_level: Arc<Mutex<Option<LogLevel>>>,
         watching: Arc<resources::Watching>,

@@ -9,7 +9,7 @@
 //! stdio, a gateway without tokens, and `--token` are unlimited, and take the
 //! paths they took before scopes existed.
 
-use super::{Gateway, Shared};
+use super::{Gateway, ServeState};
 use crate::host::{EntryRef, HostError};
 use crate::plugin::SearchOptions;
 use crate::upstream::origin::Reach;
@@ -141,7 +141,7 @@ impl Gateway {
     }
 }
 
-impl Shared {
+impl ServeState {
     /// Resolves a tool name for `client`: a tool of a server it does not see
     /// is not found, with suggestions from its own servers only, and the name
     /// connects no such server on the way.

@@ -2,7 +2,7 @@
 //! that concern it, and log messages of the servers its client sees, at the
 //! level it set.
 
-use super::{ClientScope, Shared, listen, resources};
+use super::{ClientScope, ServeState, listen, resources};
 use crate::lifecycle::LifecycleEvent;
 use crate::log_level::LogLevel;
 use rmcp::service::RoleServer;
@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex, Weak};
 /// Forwards the host's events to one session until it ends. `watching` is
 /// weak: the session's subscriptions end with the session, not with this task.
 pub(super) fn spawn(
-    shared: &Shared,
+    shared: &ServeState,
     peer: rmcp::Peer<RoleServer>,
     watching: Weak<resources::Watching>,
     log_level: Arc<Mutex<Option<LogLevel>>>,

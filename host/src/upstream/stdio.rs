@@ -34,7 +34,7 @@ pub struct StderrTail {
 /// `get-env` does, would hand them to every client.
 const WITHHELD: &[&str] = &[
     "MCPW_TOKEN",
-    crate::shared::ENV,
+    crate::team_state::ENV,
     crate::auth::store::KEY_ENV,
 ];
 

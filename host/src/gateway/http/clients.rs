@@ -8,7 +8,7 @@ use super::sessions::CappedSessions;
 use crate::config::{Serve, TokenSource};
 use crate::gateway::ClientScope;
 use crate::paths::Environment;
-use crate::shared::sessions::SharedSessions;
+use crate::team_state::sessions::SharedSessions;
 use axum::extract::Request;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::middleware::Next;

@@ -8,7 +8,7 @@
 //! and `/readyz` says so: every replica shares the one Redis, so taking them
 //! out of the balancer would stop a gateway that still serves from memory.
 
-use crate::shared::sessions::SharedSessions;
+use crate::team_state::sessions::SharedSessions;
 use axum::body::Body;
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
@@ -96,7 +96,7 @@ impl Ops {
 
     /// `GET /readyz`.
     pub(super) fn readiness(&self) -> Response {
-        use crate::shared::Reach;
+        use crate::team_state::Reach;
         let unavailable = StatusCode::SERVICE_UNAVAILABLE;
         if self.draining() {
             return text(unavailable, "draining\n".into());

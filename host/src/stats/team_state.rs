@@ -3,7 +3,7 @@
 //! in one script, so that replicas flushing at once lose nothing.
 
 use super::ToolStats;
-use crate::shared::{SharedState, SharedStateError, key};
+use crate::team_state::{SharedState, SharedStateError, key};
 use std::collections::BTreeMap;
 
 fn tool_key(name: &str) -> String {

@@ -8,7 +8,7 @@
 //! spend the same refresh token.
 
 use super::StoreError;
-use crate::shared::{SharedState, key};
+use crate::team_state::{SharedState, key};
 use base64::Engine;
 use chacha20poly1305::aead::{Aead, AeadCore, KeyInit, OsRng, Payload};
 use chacha20poly1305::{XChaCha20Poly1305, XNonce};

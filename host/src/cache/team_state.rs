@@ -6,7 +6,7 @@
 
 use super::Change;
 use super::{Entry, Failure};
-use crate::shared::{SharedState, SharedStateError, key};
+use crate::team_state::{SharedState, SharedStateError, key};
 use redis::Commands;
 use std::collections::BTreeMap;
 
