@@ -24,116 +24,125 @@ async function cachedTools(bin: string, exposure: Exposure, cwd: string): Promis
   }
 }
 
+/** What the extension knows of pi's session, and of the mcpw serving it. */
+interface SessionState {
+  exposure: Exposure;
+  /** What was wrong with the exposure asked for, to say once a session starts. */
+  problem?: string;
+  /** The mcpw binary, or why there is none. */
+  bin?: string;
+  binError: string;
+  gateway?: Gateway;
+  ui?: ExtensionContext;
+  /** The configured servers' names, for `/mcp` completions. */
+  servers: string[];
+  /** Whether the session must list tools live (no usable cached listing). */
+  listLive: boolean;
+  /** The live listing the first prompt must wait for (cold cache, or no cached listing at all). */
+  startupListing?: Promise<void>;
+  /** Settles once the session's first prompt listing is done (prompt commands are registered). */
+  promptListing?: Promise<void>;
+}
+
 export default async function mcpwExtension(pi: ExtensionAPI) {
   pi.registerFlag(EXPOSURE_FLAG, { description: "How mcpw shows MCP tools: proxy (one `mcp` tool), tool-search, or direct", type: "string" });
 
-  let { exposure, problem } = resolveExposure(exposureFromArgv());
-  let bin: string | undefined;
-  let binError = "";
+  const state: SessionState = { ...resolveExposure(exposureFromArgv()), binError: "", servers: [], listLive: true };
   try {
-    bin = findMcpw();
+    state.bin = findMcpw();
   } catch (err) {
-    binError = errorText(err);
+    state.binError = errorText(err);
   }
-
-  let gateway: Gateway | undefined;
-  let ui: ExtensionContext | undefined;
-  let servers: string[] = [];
-  /** The live listing the first prompt must wait for (cold cache, or no cached listing at all). */
-  let startupListing: Promise<void> | undefined;
-  /** Settles once the session's first prompt listing is done (prompt commands are registered). */
-  let promptListing: Promise<void> | undefined;
 
   const setStatus = () => {
     const n = tools.activeNames().length;
     try {
-      ui?.ui.setStatus("mcpw", bin ? `mcpw: ${n} ${n === 1 ? "tool" : "tools"}` : "mcpw: not found");
+      state.ui?.ui.setStatus("mcpw", state.bin ? `mcpw: ${n} ${n === 1 ? "tool" : "tools"}` : "mcpw: not found");
     } catch {
       // No UI, or a session that has ended.
     }
   };
-  const warn = (message: string) => show(ui, message, "warning");
+  const warn = (message: string) => show(state.ui, message, "warning");
 
   const call: Caller = async (name, args, options) => {
-    if (!bin) throw new Error(binError);
-    if (!gateway) throw new Error("mcpw: no pi session is running");
+    if (!state.bin) throw new Error(state.binError);
+    if (!state.gateway) throw new Error("mcpw: no pi session is running");
     try {
-      return await gateway.callTool(name, args, options);
+      return await state.gateway.callTool(name, args, options);
     } catch (err) {
       if (options.signal?.aborted) throw err;
-      const exit = gateway.describeExit();
+      const exit = state.gateway.describeExit();
       throw new Error(`mcpw: calling ${name} failed: ${errorText(err)}${exit ? ` (${exit})` : ""}`);
     }
   };
   const tools = new ToolSet(pi, () => call);
   const prompts = new PromptCommands(pi, (name, args) => {
-    if (!gateway) throw new Error("mcpw: no pi session is running");
-    return gateway.getPrompt(name, args);
+    if (!state.gateway) throw new Error("mcpw: no pi session is running");
+    return state.gateway.getPrompt(name, args);
   });
 
   // Register tools before the first prompt from mcpw's cache, so that pi knows them without any
   // server being started. pi awaits an async factory.
-  let listLive = true;
-  if (bin) {
-    const cached = await cachedTools(bin, exposure, process.cwd());
+  if (state.bin) {
+    const cached = await cachedTools(state.bin, state.exposure, process.cwd());
     if (cached) {
       tools.sync(cached.tools, { registerOnly: true });
       // In proxy exposure the one `mcp` tool does not depend on what is cached.
-      listLive = cached.uncached.length > 0 && exposure !== "proxy";
+      state.listLive = cached.uncached.length > 0 && state.exposure !== "proxy";
     }
-  } else if (exposure === "proxy") {
-    tools.registerUnavailable(() => binError);
+  } else if (state.exposure === "proxy") {
+    tools.registerUnavailable(() => state.binError);
   }
 
   registerMcpCommand(pi, {
     bin: () => {
-      if (!bin) throw new Error(binError);
-      return bin;
+      if (!state.bin) throw new Error(state.binError);
+      return state.bin;
     },
-    exposure: () => exposure,
-    cwd: () => gateway?.options.cwd ?? process.cwd(),
+    exposure: () => state.exposure,
+    cwd: () => state.gateway?.options.cwd ?? process.cwd(),
     logFile: logFile(),
-    pid: () => gateway?.pid ?? null,
+    pid: () => state.gateway?.pid ?? null,
     tools: () => {
       const all = new Map(pi.getAllTools().map((t) => [t.name, t.description ?? ""]));
       return tools.activeNames().map((name) => ({ name, description: all.get(name) ?? "" }));
     },
     reconnect: async () => {
-      if (!gateway) throw new Error("mcpw: no pi session is running");
-      await gateway.reset();
-      const list = await gateway.refresh();
+      if (!state.gateway) throw new Error("mcpw: no pi session is running");
+      await state.gateway.reset();
+      const list = await state.gateway.refresh();
       return list.length;
     },
-    servers: () => servers,
+    servers: () => state.servers,
     rememberServers: (names) => {
-      servers = names;
+      state.servers = names;
     },
   });
 
   pi.on("session_start", async (_event, ctx) => {
-    ui = ctx;
+    state.ui = ctx;
     // pi can announce one session twice (seen after new_session): keep the gateway of the first.
-    if (gateway) {
+    if (state.gateway) {
       setStatus();
       return;
     }
     const flagged = resolveExposure(pi.getFlag(EXPOSURE_FLAG));
-    if (flagged.exposure !== exposure) {
-      exposure = flagged.exposure;
-      listLive = true;
+    if (flagged.exposure !== state.exposure) {
+      state.exposure = flagged.exposure;
+      state.listLive = true;
     }
-    problem = flagged.problem ?? problem;
-    if (problem) show(ctx, `mcpw: ${problem}`, "warning");
-    if (!bin) {
-      show(ctx, binError, "error");
+    state.problem = flagged.problem ?? state.problem;
+    if (state.problem) show(ctx, `mcpw: ${state.problem}`, "warning");
+    if (!state.bin) {
+      show(ctx, state.binError, "error");
       setStatus();
       return;
     }
     // Spawned here, not in the factory: pi may run the factory without a session.
-    gateway = new Gateway(
+    state.gateway = new Gateway(
       {
-        bin,
-        exposure,
+        bin: state.bin,
+        exposure: state.exposure,
         cwd: ctx.cwd,
         logFile: logFile(),
         callTimeoutMs: callTimeoutMs(),
@@ -145,18 +154,18 @@ export default async function mcpwExtension(pi: ExtensionAPI) {
       },
       warn,
     );
-    const current = gateway;
-    const startup = listLive
+    const current = state.gateway;
+    const startup = state.listLive
       ? current.refresh().then(() => undefined)
       : current.connect().then(async (connection) => prompts.sync(await connection.listPrompts()));
     const reported = startup.catch((err) => show(ctx, errorText(err), "error"));
-    if (listLive) startupListing = reported;
-    promptListing = reported;
+    if (state.listLive) state.startupListing = reported;
+    state.promptListing = reported;
     setStatus();
     if (ctx.hasUI) {
-      void runMcpw(bin, ["status", "--json"], { cwd: ctx.cwd, timeoutMs: 15_000 })
+      void runMcpw(state.bin, ["status", "--json"], { cwd: ctx.cwd, timeoutMs: 15_000 })
         .then((r) => {
-          servers = (JSON.parse(r.stdout).servers ?? []).map((s: { name: string }) => s.name);
+          state.servers = (JSON.parse(r.stdout).servers ?? []).map((s: { name: string }) => s.name);
         })
         .catch(() => {});
     }
@@ -164,8 +173,8 @@ export default async function mcpwExtension(pi: ExtensionAPI) {
 
   // The first prompt waits for a cold-cache listing, so that the model sees every tool in it.
   pi.on("before_agent_start", async () => {
-    const pending = startupListing;
-    startupListing = undefined;
+    const pending = state.startupListing;
+    state.startupListing = undefined;
     if (pending) await pending;
   });
 
@@ -173,31 +182,33 @@ export default async function mcpwExtension(pi: ExtensionAPI) {
   // command the startup listing (run in the background) has not registered yet.
   pi.on("input", async (event: { text: string }, ctx) => {
     const command = /^\/(\S+)(?:\s+([\s\S]*))?$/.exec(event.text.trim());
-    if (!command || !promptListing) return { action: "continue" as const };
-    await promptListing;
+    if (!command || !state.promptListing) return { action: "continue" as const };
+    await state.promptListing;
     if (!prompts.has(command[1])) return { action: "continue" as const };
     await prompts.run(command[1], command[2] ?? "", ctx);
     return { action: "handled" as const };
   });
 
   pi.on("session_shutdown", async () => {
-    const ending = gateway;
-    gateway = undefined;
-    startupListing = undefined;
-    promptListing = undefined;
+    const ending = state.gateway;
+    state.gateway = undefined;
+    state.startupListing = undefined;
+    state.promptListing = undefined;
     try {
-      ui?.ui.setStatus("mcpw", undefined);
+      state.ui?.ui.setStatus("mcpw", undefined);
     } catch {
       // The UI may be gone already.
     }
-    ui = undefined;
+    state.ui = undefined;
     await ending?.dispose();
   });
 
   // A tool error must reach the model flagged as one. Returning isError from execute is not
   // honoured by every pi line; this event is.
-  pi.on("tool_result", (event: any) => {
-    if (tools.has(event.toolName) && event.details?.error) return { isError: true };
+  pi.on("tool_result", (event) => {
+    const details: unknown = event.details;
+    const failed = typeof details === "object" && details !== null && "error" in details && Boolean(details.error);
+    if (tools.has(event.toolName) && failed) return { isError: true };
     return undefined;
   });
 }

@@ -44,3 +44,31 @@ fn the_package_in_pi_0_73_on_node_20() {
 fn the_package_in_pi_1_5_on_node_22() {
     run_scenarios(&pi().lines[1]);
 }
+
+/// The package type-checks (`tsc --noEmit`, strict) against pi 0.73's types,
+/// the line whose package name it imports.
+#[test]
+fn the_package_type_checks() {
+    let pi = pi();
+    let pi073 = &pi.lines[0].dir;
+    let types = pi073.join("node_modules/@mariozechner/pi-coding-agent/dist/index.d.ts");
+    let config = serde_json::json!({
+        "extends": "./tsconfig.json",
+        "compilerOptions": {"paths": {"@mariozechner/pi-coding-agent": [types]}},
+    });
+    let e2e_config = pi.package.join("tsconfig.e2e.json");
+    std::fs::write(&e2e_config, config.to_string()).unwrap();
+    let out = Command::new("node")
+        .arg(pi.package.join("node_modules/typescript/bin/tsc"))
+        .arg("-p")
+        .arg(&e2e_config)
+        .current_dir(&pi.package)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "tsc:\n{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

@@ -491,6 +491,7 @@ pub fn pi() -> &'static Pi {
         });
         copy_tree(&src.join("index.ts"), &package.join("index.ts"));
         copy_tree(&src.join("src"), &package.join("src"));
+        copy_tree(&src.join("tsconfig.json"), &package.join("tsconfig.json"));
         Pi {
             lines: vec![
                 PiLine {

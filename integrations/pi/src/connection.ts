@@ -18,7 +18,17 @@ import {
 import { GLOBAL_ARGS } from "./mcpw.ts";
 import type { Exposure } from "./settings.ts";
 
-const CLIENT_INFO = { name: "mcpw-pi", version: "0.1.0" };
+/** The package's name and version, as its package.json says, tell mcpw who the client is. */
+function clientInfo(): { name: string; version: string } {
+  try {
+    const pkg = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8"));
+    return { name: String(pkg.name), version: String(pkg.version) };
+  } catch {
+    return { name: "mcpw-pi", version: "unknown" };
+  }
+}
+
+const CLIENT_INFO = clientInfo();
 /** Lines of mcpw's stderr kept for error messages (all of it goes to the log file). */
 const STDERR_TAIL = 20;
 
@@ -148,10 +158,10 @@ class Connection {
 function deliverResponsesLast(transport: StdioClientTransport): void {
   const deliver = transport.onmessage;
   if (!deliver) return;
-  transport.onmessage = (message, extra) => {
+  transport.onmessage = (message) => {
     const isResponse = "id" in message && !("method" in message);
-    if (isResponse) setImmediate(() => deliver(message, extra));
-    else deliver(message, extra);
+    if (isResponse) setImmediate(() => deliver(message));
+    else deliver(message);
   };
 }
 

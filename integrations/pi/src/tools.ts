@@ -1,5 +1,5 @@
 // mcpw's tools as pi tools: registration, keeping them in step with mcpw's list, and execution.
-import type { ExtensionAPI } from "@mariozechner/pi-coding-agent";
+import type { ExtensionAPI, ToolDefinition } from "@mariozechner/pi-coding-agent";
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import { toPiResult, type PiToolResult } from "./content.ts";
 import type { CallOptions } from "./connection.ts";
@@ -11,12 +11,25 @@ export type Caller = (name: string, args: Record<string, unknown>, options: Call
 /** mcpw's own proxy tool: its structuredContent is a details object for hosts, not for the model. */
 const PROXY_TOOL = "mcp";
 
+/** pi's type of tool parameters: a TypeBox schema, which is a JSON Schema object at run time. */
+type Parameters = ToolDefinition["parameters"];
+
+/** A JSON Schema as pi's parameter type; pi reads it as the JSON Schema it is. */
+function asParameters(schema: Record<string, unknown>): Parameters {
+  return schema as unknown as Parameters;
+}
+
 /** A JSON Schema pi accepts as tool parameters: always an object schema. */
-function parameters(tool: Tool): Record<string, unknown> {
-  const schema = { ...(tool.inputSchema ?? {}) } as Record<string, unknown>;
+function parameters(tool: Tool): Parameters {
+  const schema: Record<string, unknown> = { ...(tool.inputSchema ?? {}) };
   schema.type = "object";
   if (typeof schema.properties !== "object" || schema.properties === null) schema.properties = {};
-  return schema;
+  return asParameters(schema);
+}
+
+/** A tool call's arguments as an object (pi validated them against the object schema). */
+function objectOf(params: unknown): Record<string, unknown> {
+  return typeof params === "object" && params !== null ? { ...params } : {};
 }
 
 function fingerprint(tool: Tool): string {
@@ -84,10 +97,9 @@ export class ToolSet {
       name,
       label: `mcpw: ${tool.title ?? tool.annotations?.title ?? name}`,
       description: tool.description || `MCP tool ${name} (through mcpw)`,
-      parameters: parameters(tool) as any,
-      execute: (_toolCallId: string, params: unknown, signal: AbortSignal | undefined, onUpdate: any) =>
-        this.execute(name, (params ?? {}) as Record<string, unknown>, signal, onUpdate),
-    } as any);
+      parameters: parameters(tool),
+      execute: (_toolCallId, params, signal, onUpdate) => this.execute(name, objectOf(params), signal, onUpdate),
+    });
   }
 
   private async execute(
@@ -142,10 +154,10 @@ export class ToolSet {
       name: PROXY_TOOL,
       label: "mcpw: mcp",
       description: "Gateway to the user's MCP servers through mcpw (currently unavailable; calling it reports why).",
-      parameters: { type: "object", properties: {}, additionalProperties: true } as any,
+      parameters: asParameters({ type: "object", properties: {}, additionalProperties: true }),
       execute: async () => {
         throw new Error(reason());
       },
-    } as any);
+    });
   }
 }
