@@ -35,22 +35,6 @@ pub const VERSION: u32 = 1;
 /// How long an entry stays valid.
 pub const MAX_AGE: Duration = Duration::from_secs(7 * 24 * 3600);
 
-/// Fields of a server definition that decide what it lists.
-const IDENTITY_FIELDS: &[&str] = &[
-    "command",
-    "args",
-    "env",
-    "cwd",
-    "url",
-    "headers",
-    "auth",
-    "bearerToken",
-    "bearerTokenEnv",
-    "exposeResources",
-    "excludeTools",
-    "includeTools",
-];
-
 /// One server's cached listing.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -161,9 +145,8 @@ fn sha256_hex(v: &impl Serialize) -> String {
 /// The sha256 of a server definition's identity fields, with object keys sorted so
 /// that reordering a config does not invalidate the cache.
 pub fn config_hash(raw: &Value) -> String {
-    let identity: BTreeMap<&str, Value> = IDENTITY_FIELDS
-        .iter()
-        .map(|f| (*f, raw.get(*f).map(canonical).unwrap_or(Value::Null)))
+    let identity: BTreeMap<&str, Value> = crate::config::fields::identity()
+        .map(|f| (f, raw.get(f).map(canonical).unwrap_or(Value::Null)))
         .collect();
     sha256_hex(&identity)
 }

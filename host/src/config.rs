@@ -10,6 +10,7 @@
 //! A bad server is reported (file, server, field) and skipped; the rest load.
 //! Nothing here fails as a whole: problems are [`Diagnostic`]s.
 
+pub mod fields;
 pub mod grants;
 pub mod imports;
 pub mod interpolate;

@@ -50,38 +50,45 @@ pub fn mask_url(url: &str) -> String {
     out
 }
 
-/// A server's definition as written, with secrets masked.
+/// A server's definition as written, with secrets masked (as the field
+/// table says, [`super::fields`]).
 pub fn masked_definition(server: &Server) -> Value {
+    use super::fields::{SERVER_FIELDS, Shown};
     let mut raw = server.raw.clone();
-    if let Some(obj) = raw.as_object_mut() {
-        for key in ["env", "headers"] {
-            if let Some(Value::Object(map)) = obj.get_mut(key) {
-                for v in map.values_mut() {
-                    if let Value::String(s) = v {
+    let Some(obj) = raw.as_object_mut() else {
+        return raw;
+    };
+    for field in SERVER_FIELDS {
+        let Some(value) = obj.get_mut(field.name) else {
+            continue;
+        };
+        match (field.shown, value) {
+            (Shown::Secret, Value::String(s)) => *s = mask_secret(s),
+            (Shown::Secrets, Value::Object(map)) => map.values_mut().for_each(mask_value),
+            (Shown::Url, Value::String(s)) => *s = mask_url(s),
+            (Shown::OAuth, Value::Object(oauth)) => {
+                for key in ["clientSecret", "privateKey"] {
+                    if let Some(Value::String(s)) = oauth.get_mut(key) {
                         *s = mask_secret(s);
-                    } else {
-                        *v = Value::String(MASK.into());
                     }
                 }
             }
-        }
-        if let Some(Value::String(s)) = obj.get_mut("bearerToken") {
-            *s = mask_secret(s);
-        }
-        if let Some(Value::Object(oauth)) = obj.get_mut("oauth") {
-            for key in ["clientSecret", "privateKey"] {
-                if let Some(Value::String(s)) = oauth.get_mut(key) {
-                    *s = mask_secret(s);
-                }
-            }
-        }
-        for key in ["url", "serverUrl"] {
-            if let Some(Value::String(s)) = obj.get_mut(key) {
-                *s = mask_url(s);
-            }
+            _ => {}
         }
     }
+    // Another tool's name for `url`, in a definition imported as written.
+    if let Some(Value::String(s)) = obj.get_mut("serverUrl") {
+        *s = mask_url(s);
+    }
     raw
+}
+
+/// One value of `env` or `headers`, masked.
+fn mask_value(v: &mut Value) {
+    match v {
+        Value::String(s) => *s = mask_secret(s),
+        other => *other = Value::String(MASK.into()),
+    }
 }
 
 /// `serve` as written, with token values masked.

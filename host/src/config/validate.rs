@@ -16,34 +16,6 @@ mod serve;
 
 pub use serve::serve;
 
-/// Fields a server definition may have. Others get a warning in mcpw's own files.
-const SERVER_FIELDS: &[&str] = &[
-    "enabled",
-    "disabled",
-    "type",
-    "command",
-    "args",
-    "env",
-    "cwd",
-    "url",
-    "headers",
-    "auth",
-    "oauth",
-    "bearerToken",
-    "bearerTokenEnv",
-    "lifecycle",
-    "idleTimeout",
-    "startupTimeoutMs",
-    "callTimeoutMs",
-    "exposeResources",
-    "directTools",
-    "excludeTools",
-    "includeTools",
-    "debug",
-    "searchKeywords",
-    "description",
-];
-
 /// Is this a valid server name (`[A-Za-z0-9_.-]`, 1 to 100 characters)?
 pub fn valid_server_name(name: &str) -> bool {
     (1..=100).contains(&name.len())
@@ -322,7 +294,7 @@ pub fn server(
         commands: strict,
     };
     if strict {
-        for key in obj.keys().filter(|k| !SERVER_FIELDS.contains(&k.as_str())) {
+        for key in obj.keys().filter(|k| super::fields::named(k).is_none()) {
             r.problem(Severity::Warning, key, "unknown field, ignored".into());
         }
     }
@@ -844,36 +816,31 @@ mod properties {
 
     /// A value of the right type for a field (mostly valid).
     fn typed(field: &str) -> BoxedStrategy<Value> {
+        use super::super::fields::{Kind, named};
         use serde_json::json;
-        match field {
-            "enabled" | "disabled" | "exposeResources" | "debug" => {
-                any::<bool>().prop_map(Value::Bool).boxed()
-            }
-            "command" | "cwd" | "bearerToken" | "bearerTokenEnv" | "description" => {
-                good_text().prop_map(Value::String).boxed()
-            }
-            "url" => one_of(&[
+        match named(field).map(|f| f.kind).expect("a field of the table") {
+            Kind::Bool => any::<bool>().prop_map(Value::Bool).boxed(),
+            Kind::Text => good_text().prop_map(Value::String).boxed(),
+            Kind::Url => one_of(&[
                 json!("https://h/mcp"),
                 json!("http://u:p@h:1/?k=v"),
                 json!("https://${A}/"),
             ]),
-            "type" => one_of(&[
+            Kind::TransportType => one_of(&[
                 json!("stdio"),
                 json!("http"),
                 json!("sse"),
                 json!("streamable-http"),
             ]),
-            "args" | "excludeTools" | "includeTools" | "searchKeywords" => good_strings().boxed(),
-            "env" | "headers" => good_map().boxed(),
-            "auth" => one_of(&[json!("bearer"), json!("oauth"), json!(false)]),
-            "lifecycle" => one_of(&[json!("lazy"), json!("eager"), json!("keep-alive")]),
-            "idleTimeout" | "startupTimeoutMs" | "callTimeoutMs" => {
-                (1u32..100_000).prop_map(Value::from).boxed()
-            }
-            "directTools" => {
+            Kind::Strings => good_strings().boxed(),
+            Kind::Map => good_map().boxed(),
+            Kind::Auth => one_of(&[json!("bearer"), json!("oauth"), json!(false)]),
+            Kind::Lifecycle => one_of(&[json!("lazy"), json!("eager"), json!("keep-alive")]),
+            Kind::Number => (1u32..100_000).prop_map(Value::from).boxed(),
+            Kind::DirectTools => {
                 prop_oneof![any::<bool>().prop_map(Value::Bool), good_strings()].boxed()
             }
-            "oauth" => prop_oneof![
+            Kind::OAuth => prop_oneof![
                 Just(json!(false)),
                 Just(json!(true)),
                 Just(json!({"clientId": "c", "clientSecret": "${A}", "scope": "s"})),
@@ -884,7 +851,6 @@ mod properties {
                 Just(json!({"clientMetadataUrl": "https://h/m", "callbackPort": 8080})),
             ]
             .boxed(),
-            _ => scalar().boxed(),
         }
     }
 
@@ -897,13 +863,14 @@ mod properties {
             Just(serde_json::json!({"type": "sse", "url": "http://h"})),
         ];
         let fields = prop::collection::vec(
-            prop::sample::select(SERVER_FIELDS).prop_flat_map(|f| (Just(f.to_string()), typed(f))),
+            prop::sample::select(super::super::fields::names())
+                .prop_flat_map(|f| (Just(f.to_string()), typed(f))),
             0..6,
         );
         let spoil = proptest::option::weighted(
             0.3,
             (
-                prop::sample::select(SERVER_FIELDS),
+                prop::sample::select(super::super::fields::names()),
                 value(super::oauth::FIELDS),
             ),
         );
@@ -922,12 +889,12 @@ mod properties {
     /// A server definition: mostly objects of known fields.
     fn definition() -> impl Strategy<Value = Value> {
         let field = prop_oneof![
-            4 => prop::sample::select(SERVER_FIELDS).prop_map(String::from),
+            4 => prop::sample::select(super::super::fields::names()).prop_map(String::from),
             1 => text(),
         ];
         let object = prop::collection::vec((field, value(super::oauth::FIELDS)), 0..10)
             .prop_map(|kv| Value::Object(kv.into_iter().collect()));
-        prop_oneof![4 => good_definition(), 3 => object, 1 => value(SERVER_FIELDS)]
+        prop_oneof![4 => good_definition(), 3 => object, 1 => value(super::super::fields::names())]
     }
 
     fn server_name() -> impl Strategy<Value = String> {
