@@ -38,21 +38,83 @@ fn tool_definition_for(servers: usize) -> Value {
              search (words OR'd) > server (list its tools) > nothing (status). \
              E.g. mcp({{search: \"create issue\"}}), mcp({{tool: \"github__create_issue\", args: {{...}}}})"
         ),
-        "inputSchema": {
-            "type": "object",
-            "properties": {
-                "tool": {"type": "string", "description": "Tool to call"},
-                "args": {"description": "Call arguments (object or JSON string)"},
-                "connect": {"type": "string", "description": "Server to reconnect"},
-                "describe": {"type": "string", "description": "Tool to show parameters of"},
-                "search": {"type": "string"},
-                "regex": {"type": "boolean"},
-                "includeSchemas": {"type": "boolean", "description": "Default true"},
-                "server": {"type": "string", "description": "Limit to a server"},
-                "limit": {"type": "integer"}
-            }
-        }
+        "inputSchema": &*input_schema(),
     })
+}
+
+// The `mcp` tool's arguments. Its input schema is derived from this type, so
+// the keys it takes and the keys it reads cannot drift apart. A value of the
+// wrong type counts as absent, as it always has: agents send `"5"` for 5.
+// (Plain comments: a doc comment would become the schema's description.)
+#[derive(Debug, Default, serde::Deserialize, rmcp::schemars::JsonSchema)]
+#[schemars(crate = "rmcp::schemars")]
+#[serde(rename_all = "camelCase")]
+struct Args {
+    /// Tool to call
+    #[serde(default, deserialize_with = "lenient")]
+    tool: Option<String>,
+    /// Call arguments (object or JSON string)
+    #[serde(default)]
+    args: Option<Value>,
+    /// Server to reconnect
+    #[serde(default, deserialize_with = "lenient")]
+    connect: Option<String>,
+    /// Tool to show parameters of
+    #[serde(default, deserialize_with = "lenient")]
+    describe: Option<String>,
+    #[serde(default, deserialize_with = "lenient")]
+    search: Option<String>,
+    #[serde(default, deserialize_with = "lenient")]
+    regex: Option<bool>,
+    /// Default true
+    #[serde(default, deserialize_with = "lenient")]
+    include_schemas: Option<bool>,
+    /// Limit to a server
+    #[serde(default, deserialize_with = "lenient")]
+    server: Option<String>,
+    #[serde(default, deserialize_with = "lenient")]
+    #[schemars(range(min = 1, max = 100))]
+    limit: Option<u64>,
+}
+
+/// A value of type `T`, or `None` for one of another type.
+fn lenient<'de, D, T>(d: D) -> Result<Option<T>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: serde::de::DeserializeOwned,
+{
+    let value = <Value as serde::Deserialize>::deserialize(d)?;
+    Ok(serde_json::from_value(value).ok())
+}
+
+/// The schema of [`Args`] as an agent reads it: without the generator's
+/// title and dialect, and each key's type plain (every key is optional; a
+/// `null` or a default says nothing more).
+fn input_schema() -> std::sync::Arc<Map<String, Value>> {
+    static SCHEMA: std::sync::LazyLock<std::sync::Arc<Map<String, Value>>> =
+        std::sync::LazyLock::new(|| {
+            let mut schema = (*rmcp::handler::server::common::schema_for_type::<Args>()).clone();
+            for key in ["$schema", "title"] {
+                schema.remove(key);
+            }
+            let properties = schema.get_mut("properties").and_then(Value::as_object_mut);
+            for property in properties.into_iter().flat_map(|p| p.values_mut()) {
+                let Some(p) = property.as_object_mut() else {
+                    continue;
+                };
+                p.remove("default");
+                p.remove("format");
+                if let Some(Value::Array(types)) = p.get("type") {
+                    let plain: Vec<Value> =
+                        types.iter().filter(|t| *t != "null").cloned().collect();
+                    if let [one] = plain.as_slice() {
+                        p.insert("type".into(), one.clone());
+                    }
+                }
+            }
+            std::sync::Arc::new(schema)
+        });
+    SCHEMA.clone()
 }
 
 struct Reply {
@@ -82,10 +144,6 @@ impl Reply {
     }
 }
 
-fn str_param<'a>(p: &'a Map<String, Value>, key: &str) -> Option<&'a str> {
-    p.get(key).and_then(Value::as_str)
-}
-
 pub async fn call(
     gw: &Gateway,
     params: Map<String, Value>,
@@ -94,44 +152,35 @@ pub async fn call(
     if let Some(refused) = unknown_keys(&params) {
         return result(&[Content::text(refused.text)], Some(refused.details), true);
     }
+    let keys: Vec<String> = params.keys().cloned().collect();
+    let args: Args = serde_json::from_value(Value::Object(params)).unwrap_or_default();
     let host = &gw.shared.host;
     let client = gw.client(&ctx.extensions);
     let client = &client;
-    let server = str_param(&params, "server");
+    let server = args.server.as_deref();
     // Search, describe and list need every server's tools; status, connect
     // and calls do not (a call finds its server by name, connecting only it).
-    if ["describe", "search", "server"]
-        .iter()
-        .any(|k| params.contains_key(*k))
-        && !["tool", "connect"].iter().any(|k| params.contains_key(*k))
+    let given = |k: &str| keys.iter().any(|key| key == k);
+    if ["describe", "search", "server"].iter().any(|k| given(k))
+        && !["tool", "connect"].iter().any(|k| given(k))
     {
         gw.shared.ready().await;
     }
-    let reply = if let Some(tool) = str_param(&params, "tool") {
-        return call_tool(gw, client, tool, server, params.get("args"), ctx).await;
-    } else if let Some(s) = str_param(&params, "connect") {
+    let reply = if let Some(tool) = &args.tool {
+        return call_tool(gw, client, tool, server, args.args.as_ref(), ctx).await;
+    } else if let Some(s) = &args.connect {
         connect(host, client, s).await
-    } else if let Some(t) = str_param(&params, "describe") {
+    } else if let Some(t) = &args.describe {
         describe(gw, client, t).await
-    } else if let Some(q) = str_param(&params, "search") {
-        let regex = params
-            .get("regex")
-            .and_then(Value::as_bool)
-            .unwrap_or(false);
-        let schemas = params
-            .get("includeSchemas")
-            .and_then(Value::as_bool)
-            .unwrap_or(true);
-        let limit = params
-            .get("limit")
-            .and_then(Value::as_u64)
-            .map_or(DEFAULT_SEARCH_LIMIT, |l| l.clamp(1, 100) as u32);
+    } else if let Some(q) = &args.search {
         let query = Query {
             text: q,
-            regex,
-            schemas,
+            regex: args.regex.unwrap_or(false),
+            schemas: args.include_schemas.unwrap_or(true),
             server,
-            limit,
+            limit: args
+                .limit
+                .map_or(DEFAULT_SEARCH_LIMIT, |l| l.clamp(1, 100) as u32),
         };
         search(gw, client, query).await
     } else if let Some(s) = server {
@@ -149,9 +198,9 @@ pub async fn call(
 /// The keys the tool takes: those of its input schema.
 fn known_keys() -> &'static [String] {
     static KEYS: std::sync::LazyLock<Vec<String>> = std::sync::LazyLock::new(|| {
-        let definition = tool_definition_for(0);
-        definition["inputSchema"]["properties"]
-            .as_object()
+        input_schema()
+            .get("properties")
+            .and_then(Value::as_object)
             .map(|p| p.keys().cloned().collect())
             .unwrap_or_default()
     });
@@ -685,5 +734,47 @@ fn unavailable_text(server: &str, e: &LifecycleError) -> String {
             last_error.lines().next().unwrap_or("")
         ),
         other => format!("Server \"{server}\" is unavailable: {other}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_schema_is_derived_from_the_arguments_and_stays_small() {
+        let definition = tool_definition_for(3);
+        let schema = &definition["inputSchema"];
+        assert_eq!(schema["type"], "object");
+        assert!(schema.get("required").is_none(), "every key is optional");
+        assert_eq!(
+            known_keys(),
+            [
+                "tool",
+                "args",
+                "connect",
+                "describe",
+                "search",
+                "regex",
+                "includeSchemas",
+                "server",
+                "limit"
+            ]
+        );
+        assert_eq!(schema["properties"]["tool"]["description"], "Tool to call");
+        let text = serde_json::to_string(&definition).unwrap();
+        assert!(
+            text.len() / 4 < 300,
+            "about {} tokens: {text}",
+            text.len() / 4
+        );
+    }
+
+    #[test]
+    fn values_of_the_wrong_type_count_as_absent() {
+        let args: Args =
+            serde_json::from_value(json!({"search": "x", "limit": "5", "regex": 1})).unwrap();
+        assert_eq!(args.search.as_deref(), Some("x"));
+        assert_eq!((args.limit, args.regex), (None, None));
     }
 }
