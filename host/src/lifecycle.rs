@@ -7,8 +7,10 @@
 //! timeout unless a call is in flight; keep-alive servers are reconnected by the
 //! health check. Every fresh listing updates the metadata cache.
 
+mod connect;
 mod connector;
 mod health;
+mod health_state;
 mod listing;
 mod reload;
 #[cfg(test)]
@@ -146,12 +148,8 @@ struct SlotState {
     /// The MCP revision last negotiated (from the cache until connected).
     protocol_version: Option<String>,
     from_cache: bool,
-    failed_at: Option<Instant>,
-    last_error: Option<String>,
-    needs_auth: bool,
-    last_used: Instant,
-    /// When its lists were last fetched (or a fetch asked for).
-    listed_at: Instant,
+    /// Its failures, use and listings, and what they allow.
+    health: health_state::Health,
     /// Replaced or removed by a reload: a connect or listing finishing late
     /// is dropped, never stored.
     retired: bool,
@@ -175,7 +173,7 @@ struct InFlight<'a>(&'a Slot);
 impl<'a> InFlight<'a> {
     fn enter(slot: &'a Slot) -> Self {
         slot.in_flight.fetch_add(1, Ordering::AcqRel);
-        slot.state().last_used = Instant::now();
+        slot.state().health.used(Instant::now());
         InFlight(slot)
     }
 }
@@ -183,7 +181,7 @@ impl<'a> InFlight<'a> {
 impl Drop for InFlight<'_> {
     fn drop(&mut self) {
         self.0.in_flight.fetch_sub(1, Ordering::AcqRel);
-        self.0.state().last_used = Instant::now();
+        self.0.state().health.used(Instant::now());
     }
 }
 
@@ -496,8 +494,7 @@ impl Manager {
     pub fn failure(&self, name: &str) -> Option<(u64, u64)> {
         let slot = self.slot(name).ok()?;
         let st = slot.state();
-        let at = st.failed_at?;
-        let ago = at.elapsed();
+        let ago = st.health.failure()?.at.elapsed();
         Some((
             ago.as_secs(),
             self.options.backoff.saturating_sub(ago).as_secs(),
@@ -516,9 +513,9 @@ impl Manager {
             ConnectionState::Disabled
         } else if live {
             ConnectionState::Connected
-        } else if st.needs_auth {
+        } else if st.health.failure().is_some_and(|f| f.needs_auth) {
             ConnectionState::NeedsAuth
-        } else if st.failed_at.is_some() {
+        } else if st.health.failure().is_some() {
             ConnectionState::Failed
         } else if st.tools.is_some() {
             ConnectionState::Cached
@@ -530,7 +527,7 @@ impl Manager {
             state,
             tool_count: st.tools.as_ref().map_or(0, |t| t.len() as u32),
             lifecycle: slot.server.config.lifecycle,
-            last_error: st.last_error.clone(),
+            last_error: st.health.failure().map(|f| f.error.clone()),
             protocol_version: st.protocol_version.clone(),
             listen,
         }
@@ -577,180 +574,6 @@ impl Manager {
         self.slot(name).is_ok_and(|s| s.state().from_cache)
     }
 
-    /// A live connection to `name`, connecting if needed. `force` reconnects now,
-    /// bypassing the backoff (an explicit connect).
-    pub async fn connect(
-        &self,
-        name: &str,
-        force: bool,
-    ) -> Result<Arc<Connection>, LifecycleError> {
-        let slot = self.slot(name)?;
-        if !slot.server.config.enabled {
-            return Err(LifecycleError::Disabled(name.to_string()));
-        }
-        if !force && let Some(conn) = slot.live() {
-            return Ok(conn);
-        }
-        let _attempt = slot.connect_lock.lock().await;
-        if !force {
-            // Someone else may have connected while we waited: share their result.
-            if let Some(conn) = slot.live() {
-                return Ok(conn);
-            }
-            if let Some(err) = self.backoff_error(&slot) {
-                return Err(err);
-            }
-            // Another replica may have failed it a moment ago.
-            if let Some(failure) = self.cache.shared_failure(name).await
-                && let Some((at, f)) = reload::recorded_failure(&slot.server, &failure)
-            {
-                let mut st = slot.state();
-                if st.failed_at.is_none_or(|mine| mine < at) {
-                    st.failed_at = Some(at);
-                    st.last_error = Some(f.error.clone());
-                    st.needs_auth = f.needs_auth;
-                }
-            }
-            if let Some(err) = self.backoff_error(&slot) {
-                return Err(err);
-            }
-        }
-        let old = slot.state().conn.take();
-        if let Some(old) = old {
-            close(old).await;
-        }
-        // An explicit connect probes afresh: the server may have been upgraded.
-        let legacy_only = !force
-            && slot
-                .state()
-                .protocol_version
-                .as_deref()
-                .is_some_and(is_legacy_revision);
-        let ctx = ConnectContext {
-            server: name.to_string(),
-            env: self.env.clone(),
-            events: self.upstream_tx.clone(),
-            legacy_only,
-            redact: Default::default(),
-            sessions: self.sessions.clone(),
-            vault: slot
-                .server
-                .config
-                .oauth_applies()
-                .then(|| self.vault.clone()),
-        };
-        self.sessions.ready_to_connect().await;
-        let result = self.connector.open(&slot.server.config, &ctx).await;
-        match result {
-            Ok((conn, listing)) => {
-                let conn = Arc::new(conn);
-                let generation = {
-                    let mut st = slot.state();
-                    st.generation += 1;
-                    st.generation
-                };
-                self.store_listing(&slot, &listing, generation);
-                let retired = {
-                    let mut st = slot.state();
-                    if !st.retired {
-                        st.conn = Some(conn.clone());
-                        st.failed_at = None;
-                        st.last_error = None;
-                        st.needs_auth = false;
-                        st.last_used = Instant::now();
-                    }
-                    st.retired
-                };
-                if retired {
-                    // The config changed while connecting: this connection
-                    // belongs to a server that no longer exists as it was.
-                    close(conn).await;
-                    return Err(LifecycleError::Reconfigured(name.to_string()));
-                }
-                tracing::info!(server = name, transport = ?conn.kind(), "connected");
-                self.log_level_to(&conn, name);
-                let _ = self
-                    .events
-                    .send(LifecycleEvent::StatusChanged(name.to_string()));
-                let _ = self
-                    .events
-                    .send(LifecycleEvent::CatalogChanged(name.to_string()));
-                Ok(conn)
-            }
-            Err(error) => {
-                {
-                    let mut st = slot.state();
-                    st.failed_at = Some(Instant::now());
-                    st.last_error = Some(error.to_string());
-                    st.needs_auth = error.is_auth();
-                }
-                let failure = cache::Failure {
-                    config_hash: cache::definition_hash(&slot.server.raw),
-                    at: crate::clock::now_ms(),
-                    error: error.to_string(),
-                    needs_auth: error.is_auth(),
-                };
-                self.writer.record_failure(name, Some(failure));
-                tracing::warn!(server = name, "connect failed: {error}");
-                let _ = self
-                    .events
-                    .send(LifecycleEvent::StatusChanged(name.to_string()));
-                Err(LifecycleError::Connect {
-                    server: name.to_string(),
-                    error,
-                })
-            }
-        }
-    }
-
-    /// Asks the server without credentials how it wants a login: its
-    /// `WWW-Authenticate` challenge (`Some("")` when it refuses without one),
-    /// or `None` when it lets mcpw in with none. The server's connection and
-    /// state are left as they are.
-    pub async fn auth_challenge(&self, name: &str) -> Result<Option<String>, LifecycleError> {
-        let slot = self.slot(name)?;
-        let ctx = ConnectContext {
-            server: name.to_string(),
-            env: self.env.clone(),
-            // Not this server's events: a probe lists nothing for the catalog.
-            events: crate::upstream::events::channel().0,
-            legacy_only: false,
-            redact: Default::default(),
-            sessions: self.sessions.clone(),
-            vault: None,
-        };
-        match self.connector.open(&slot.server.config, &ctx).await {
-            Ok((conn, _)) => {
-                conn.close().await;
-                Ok(None)
-            }
-            Err(ConnectError::NeedsAuth { challenge, .. }) => {
-                Ok(Some(challenge.unwrap_or_default()))
-            }
-            Err(error) => Err(LifecycleError::Connect {
-                server: name.to_string(),
-                error,
-            }),
-        }
-    }
-
-    fn backoff_error(&self, slot: &Slot) -> Option<LifecycleError> {
-        let st = slot.state();
-        // A login in another process may have happened since: asking again
-        // costs one refused request, and backing off would hide the login.
-        if st.needs_auth && slot.server.config.oauth_applies() {
-            return None;
-        }
-        let at = st.failed_at?;
-        let ago = at.elapsed();
-        (ago < self.options.backoff).then(|| LifecycleError::Backoff {
-            server: slot.name().to_string(),
-            ago_s: ago.as_secs(),
-            retry_in_s: (self.options.backoff - ago).as_secs().max(1),
-            last_error: st.last_error.clone().unwrap_or_default(),
-        })
-    }
-
     /// Stores a fresh listing (and caches it) unless it belongs to a connection
     /// older than the current one; returns whether it was stored.
     fn store_listing(&self, slot: &Slot, listing: &Listing, generation: u64) -> bool {
@@ -784,7 +607,7 @@ impl Manager {
             st.offers = offers.clone();
             st.protocol_version = listing.protocol_version.clone();
             st.from_cache = false;
-            st.listed_at = Instant::now();
+            st.health.listed(Instant::now());
             changed
         };
         if changed {

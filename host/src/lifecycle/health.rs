@@ -12,10 +12,10 @@ impl Manager {
             s.server.config.enabled && s.server.config.lifecycle == Lifecycle::KeepAlive
         });
         let pings = keep_alive.filter_map(|slot| {
-            // A server busy with a call, or heard from lately, is not questioned:
-            // a single-threaded server may not answer a ping mid-call.
-            let quiet = slot.state().last_used.elapsed();
-            if slot.in_flight.load(Ordering::Acquire) > 0 || quiet < self.options.ping_timeout {
+            let in_flight = slot.in_flight.load(Ordering::Acquire);
+            let (now, timeout) = (Instant::now(), self.options.ping_timeout);
+            let due = slot.state().health.due_for_ping(now, timeout, in_flight);
+            if !due {
                 return None;
             }
             let conn = slot.live()?;
@@ -44,8 +44,13 @@ impl Manager {
         for slot in slots.iter() {
             let live = slot.live();
             if let (Some(conn), Some(idle)) = (&live, slot.idle_timeout(self.global_idle_minutes)) {
-                let quiet = slot.state().last_used.elapsed();
-                if slot.in_flight.load(Ordering::Acquire) == 0 && quiet >= idle && conn.is_open() {
+                let in_flight = slot.in_flight.load(Ordering::Acquire);
+                let (idle, quiet) = {
+                    let health = &slot.state().health;
+                    let now = Instant::now();
+                    (health.idle(now, idle, in_flight), health.quiet(now))
+                };
+                if idle && conn.is_open() {
                     let old = slot.state().conn.take();
                     if let Some(old) = old {
                         tracing::info!(
@@ -96,11 +101,12 @@ impl Manager {
         }
         {
             let mut st = slot.state();
-            if st.listed_at.elapsed() < self.options.unheard_lists_fresh {
+            let now = Instant::now();
+            if !st.health.lists_stale(now, self.options.unheard_lists_fresh) {
                 return;
             }
             // Once per period, however many calls and sessions ask.
-            st.listed_at = Instant::now();
+            st.health.listed(now);
         }
         self.upstream_tx
             .change(UpstreamEvent::ListChanged(slot.name().to_string()));

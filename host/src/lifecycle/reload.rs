@@ -6,13 +6,13 @@ use super::*;
 /// How long a failure recorded in the cache is shown (and its backoff honoured).
 const REMEMBERED_FAILURE: Duration = Duration::from_secs(3600);
 
-/// When `failure`, recorded by some mcpw process, happened, if it holds
-/// for `server` as configured now and is recent enough to be shown.
+/// `failure`, recorded by some mcpw process, on this process's clock, if it
+/// holds for `server` as configured now and is recent enough to be shown.
 /// Hashed only for a server with a recorded failure: start-up stays cheap.
-pub(super) fn recorded_failure<'f>(
+pub(super) fn recorded_failure(
     server: &Server,
-    failure: &'f cache::Failure,
-) -> Option<(Instant, &'f cache::Failure)> {
+    failure: &cache::Failure,
+) -> Option<health_state::Failure> {
     if failure.config_hash != cache::definition_hash(&server.raw) {
         return None;
     }
@@ -20,7 +20,11 @@ pub(super) fn recorded_failure<'f>(
     (age < REMEMBERED_FAILURE)
         .then(|| Instant::now().checked_sub(age))
         .flatten()
-        .map(|at| (at, failure))
+        .map(|at| health_state::Failure {
+            at,
+            error: failure.error.clone(),
+            needs_auth: failure.needs_auth,
+        })
 }
 
 /// A slot for `server`, knowing its tools from a valid cache entry (taken
@@ -55,11 +59,7 @@ pub(super) fn new_slot(
             tools,
             protocol_version,
             from_cache,
-            failed_at: failed.map(|(at, _)| at),
-            last_error: failed.map(|(_, f)| f.error.clone()),
-            needs_auth: failed.is_some_and(|(_, f)| f.needs_auth),
-            last_used: Instant::now(),
-            listed_at: Instant::now(),
+            health: health_state::Health::new(Instant::now(), failed),
             retired: false,
         }),
         hash,
