@@ -7,6 +7,7 @@ mod fasthash;
 mod hybrid;
 mod lexicon;
 mod pattern;
+mod schema_text;
 mod seed;
 mod select;
 mod shapes;

@@ -8,7 +8,8 @@
 
 use super::Hit;
 use super::fasthash::{FastMap as HashMap, FastSet};
-use super::lexicon;
+use super::lexicon::{self, Meaning};
+use super::schema_text::schema_fields;
 use super::shapes;
 use super::text::{self, stem, tokens, words};
 use super::typo::Typos;
@@ -58,86 +59,6 @@ pub struct HybridIndex {
     typos: Typos,
 }
 
-/// The string literals of a JSON text, in order: each as the offset of its
-/// closing quote (the text's length when it never closes) and its contents as
-/// written (escapes are not decoded). Total: any text, however malformed or
-/// cut short, yields literals, never a panic.
-fn string_literals(text: &str) -> Vec<(usize, &str)> {
-    let bytes = text.as_bytes();
-    let mut literals = Vec::new();
-    let mut i = 0;
-    while let Some(open) = bytes
-        .get(i..)
-        .and_then(|rest| rest.iter().position(|&b| b == b'"'))
-    {
-        let start = i + open + 1;
-        let mut end = start;
-        // An escape skips the byte after the backslash, so `\"` does not close the string.
-        while let Some(&b) = bytes.get(end) {
-            match b {
-                b'"' => break,
-                b'\\' => end += 2,
-                _ => end += 1,
-            }
-        }
-        // A closing quote is an ASCII byte, hence a char boundary; so is the end of the text.
-        let end = end.min(bytes.len());
-        literals.push((end, text.get(start..end).unwrap_or("")));
-        i = end + 1;
-    }
-    literals
-}
-
-/// Parameter names and descriptions from a JSON Schema text, as two texts of
-/// words: names are the keys whose value is an object (the parameters, at any
-/// depth) other than the keywords that hold such objects (`properties`,
-/// `items`, ...); text is every `description` string and the choices of every
-/// `enum`.
-///
-/// A scan of the string literals rather than a JSON parser: no dependency in
-/// the guest, no tree built for each tool, and malformed or truncated text is
-/// read as far as it makes sense (a literal that never closes is no key, but
-/// can still be a description) instead of being refused or trapping.
-fn schema_fields(schema: &str) -> (String, String) {
-    let mut names = String::new();
-    let mut text = String::new();
-    let strings = string_literals(schema);
-    // A key is a string followed by ':'; a property name is a key whose value is an object.
-    for (k, &(end, s)) in strings.iter().enumerate() {
-        // A literal that never closes runs to the end of the text: nothing follows it.
-        let Some(after) = schema.get(end + 1..) else {
-            continue;
-        };
-        let Some(value) = after.trim_start().strip_prefix(':') else {
-            continue;
-        };
-        let value = value.trim_start();
-        if s == "enum" && value.starts_with('[') {
-            // The choices of a consolidated tool's `method` or `operation` say
-            // what it does (`drain`, `get_files`).
-            let close = schema.len() - value.len() + value.find(']').unwrap_or(value.len());
-            for &(_, v) in strings.iter().skip(k + 1).take_while(|(e, _)| *e < close) {
-                text.push_str(v);
-                text.push(' ');
-            }
-        } else if s == "description" {
-            if let Some(&(_, d)) = strings.get(k + 1) {
-                text.push_str(d);
-                text.push(' ');
-            }
-        } else if value.starts_with('{')
-            && !matches!(
-                s,
-                "properties" | "items" | "additionalProperties" | "$defs" | "definitions"
-            )
-        {
-            names.push_str(s);
-            names.push(' ');
-        }
-    }
-    (names, text)
-}
-
 /// Splits a run-together word into two known words (`heapsnapshot` → `heap`,
 /// `snapshot`), preferring the most even split.
 fn split_compound(word: &str, vocabulary: &FastSet<String>) -> Option<(String, String)> {
@@ -150,207 +71,318 @@ fn split_compound(word: &str, vocabulary: &FastSet<String>) -> Option<(String, S
         .map(|i| (word[..i].to_string(), word[i..].to_string()))
 }
 
+/// One concept of a query: its alternatives, each a token sequence with a weight.
+type Concept = Vec<(Vec<String>, f32)>;
+
+/// A tool's fields as term ids, in `FIELDS` order.
+type Doc = [Vec<u32>; FIELDS];
+
+/// Raw words of every field of one tool, as written.
+struct Raw {
+    name: Vec<String>,
+    title: Vec<String>,
+    server: Vec<String>,
+    description: Vec<String>,
+    param_names: Vec<String>,
+    param_text: Vec<String>,
+}
+
+impl Raw {
+    /// Splits a tool's fields into words; its server's keywords count as server words.
+    fn of(entry: &Entry, keywords: &HashMap<&str, String>) -> Raw {
+        let t = &entry.tool;
+        let (param_names, param_text) = schema_fields(&t.input_schema);
+        let mut server = words(&t.server);
+        if let Some(k) = keywords.get(t.server.as_str()) {
+            server.extend(words(k));
+        }
+        Raw {
+            name: words(&t.name),
+            title: words(t.title.as_deref().unwrap_or("")),
+            server,
+            // The host already turns an annotation title into `title`.
+            description: words(&t.description),
+            param_names: words(&param_names),
+            param_text: words(&param_text),
+        }
+    }
+}
+
+/// Terms as ids: one string per distinct term, and each word as written
+/// remembered so that it is stemmed once.
+#[derive(Default)]
+struct Terms {
+    /// Stemmed term → id, numbered in order of first use.
+    ids: HashMap<String, u32>,
+    /// Word as written → id of its stem.
+    stems: HashMap<String, u32>,
+}
+
+impl Terms {
+    /// The id of a word's stem.
+    fn of(&mut self, w: &str) -> u32 {
+        if let Some(&id) = self.stems.get(w) {
+            return id;
+        }
+        let stemmed = stem(w);
+        let next = self.ids.len() as u32;
+        let id = *self.ids.entry(stemmed).or_insert(next);
+        self.stems.insert(w.to_string(), id);
+        id
+    }
+
+    /// The ids of the words that are not stop words.
+    fn of_content(&mut self, ws: &[String]) -> Vec<u32> {
+        ws.iter()
+            .filter(|w| !text::is_stop(w))
+            .map(|w| self.of(w))
+            .collect()
+    }
+
+    /// A tool's fields as term ids. Its name also answers for its words run
+    /// together and for the halves of a run-together word.
+    fn doc(&mut self, r: &Raw, vocabulary: &FastSet<String>) -> Doc {
+        let mut name: Vec<u32> = r.name.iter().map(|w| self.of(w)).collect();
+        // `heap_snapshot` also answers "heapsnapshot", `screen_shot` "screenshot".
+        for p in r.name.windows(2) {
+            name.push(self.of(&format!("{}{}", p[0], p[1])));
+        }
+        // `sequentialthinking` also answers "sequential thinking".
+        for w in &r.name {
+            if let Some((a, b)) = split_compound(w, vocabulary) {
+                name.push(self.of(&a));
+                name.push(self.of(&b));
+            }
+        }
+        let title = self.of_content(&r.title);
+        let server = self.of_content(&r.server);
+        let description = self.of_content(&r.description);
+        let param_names = self.of_content(&r.param_names);
+        let param_text = self.of_content(&r.param_text);
+        [name, title, server, description, param_names, param_text]
+    }
+}
+
+/// Numbers the servers in catalog order: each tool's server number, and the
+/// servers' names by number.
+fn number_servers(entries: &[Entry]) -> (Vec<u32>, Vec<&str>) {
+    let mut server_ids: HashMap<&str, u32> = HashMap::default();
+    let mut server_names: Vec<&str> = Vec::new();
+    let server_of: Vec<u32> = entries
+        .iter()
+        .map(|e| {
+            *server_ids.entry(e.tool.server.as_str()).or_insert_with(|| {
+                server_names.push(e.tool.server.as_str());
+                (server_names.len() - 1) as u32
+            })
+        })
+        .collect();
+    (server_of, server_names)
+}
+
+/// The words that name each server: the words of its name, its name run
+/// together, and its keywords, less the words too generic to name one.
+fn server_words(
+    server_names: &[&str],
+    keywords: &HashMap<&str, String>,
+) -> HashMap<String, Vec<u32>> {
+    let mut servers_by_word: HashMap<String, Vec<u32>> = HashMap::default();
+    for (id, name) in server_names.iter().enumerate() {
+        let mut ws: Vec<String> = words(name).into_iter().map(|w| stem(&w)).collect();
+        ws.push(stem(&name.to_lowercase().replace(['-', '_', '.'], "")));
+        if let Some(k) = keywords.get(name) {
+            ws.extend(tokens(k));
+        }
+        ws.sort();
+        ws.dedup();
+        for w in ws
+            .into_iter()
+            .filter(|w| w.len() > 1 && !GENERIC_SERVER_WORDS.contains(&w.as_str()))
+        {
+            servers_by_word.entry(w).or_default().push(id as u32);
+        }
+    }
+    servers_by_word
+}
+
+/// Per server: how many tools it has, and in how many of their names each
+/// (stemmed) word appears.
+fn name_word_counts(
+    entries: &[Entry],
+    server_of: &[u32],
+) -> HashMap<u32, (usize, HashMap<String, usize>)> {
+    let mut per_server: HashMap<u32, (usize, HashMap<String, usize>)> = HashMap::default();
+    for (i, e) in entries.iter().enumerate() {
+        let entry = per_server.entry(server_of[i]).or_default();
+        entry.0 += 1;
+        let mut ws: Vec<String> = words(&e.tool.name).into_iter().map(|w| stem(&w)).collect();
+        ws.sort();
+        ws.dedup();
+        for w in ws {
+            *entry.1.entry(w).or_default() += 1;
+        }
+    }
+    per_server
+}
+
+/// Each tool's name words that say what it does (stemmed, sorted, once each):
+/// not its server's name, and not its server's namespace.
+fn tool_name_words(entries: &[Entry], server_of: &[u32]) -> Vec<Vec<String>> {
+    // Words a server puts in most of its tool names (`browser_`, `kubectl_`)
+    // are a namespace, not what a tool does.
+    let per_server = name_word_counts(entries, server_of);
+    entries
+        .iter()
+        .enumerate()
+        .map(|(i, e)| {
+            let server: Vec<String> = words(&e.tool.server)
+                .into_iter()
+                .map(|w| stem(&w))
+                .collect();
+            let (tools, counts) = &per_server[&server_of[i]];
+            let namespace =
+                |w: &String| *tools >= 4 && counts.get(w).is_some_and(|&c| c * 2 > *tools);
+            let mut ws: Vec<String> = words(&e.tool.name)
+                .into_iter()
+                .map(|w| stem(&w))
+                .filter(|w| !server.contains(w) && !namespace(w))
+                .collect();
+            ws.sort();
+            ws.dedup();
+            ws
+        })
+        .collect()
+}
+
+/// Every word the catalog uses, as written: typos are judged against these.
+fn catalog_vocabulary(raws: &[Raw]) -> FastSet<String> {
+    let mut vocabulary: FastSet<String> = FastSet::default();
+    for r in raws {
+        for w in r.name.iter().chain(&r.description).chain(&r.server) {
+            if w.len() >= 3 && w.bytes().all(|b| b.is_ascii_alphabetic()) && !vocabulary.contains(w)
+            {
+                vocabulary.insert(w.clone());
+            }
+        }
+    }
+    vocabulary
+}
+
+/// Mean length of each field over the catalog; `n` is the number of tools (at least 1).
+fn average_lengths(docs: &[Doc], n: f32) -> [f32; FIELDS] {
+    let mut avg = [0f32; FIELDS];
+    for d in docs {
+        for f in 0..FIELDS {
+            avg[f] += d[f].len() as f32 / n;
+        }
+    }
+    avg
+}
+
+/// Each term's list of (tool, field-weighted frequency): a term's
+/// occurrences in a tool summed over fields, each weighted by its field and
+/// normalised for the field's length.
+fn weighted_frequencies(docs: &[Doc], avg: &[f32; FIELDS], terms: usize) -> Vec<Vec<(u32, f32)>> {
+    let mut lists: Vec<Vec<(u32, f32)>> = vec![Vec::new(); terms];
+    let mut local: Vec<(u32, f32)> = Vec::new();
+    for (doc, d) in docs.iter().enumerate() {
+        local.clear();
+        for f in 0..FIELDS {
+            let norm = 1.0 - B[f] + B[f] * d[f].len() as f32 / avg[f].max(1e-6);
+            local.extend(d[f].iter().map(|&t| (t, WEIGHT[f] / norm)));
+        }
+        local.sort_unstable_by_key(|&(t, _)| t);
+        let mut i = 0;
+        while i < local.len() {
+            let (t, mut w) = local[i];
+            i += 1;
+            while i < local.len() && local[i].0 == t {
+                w += local[i].1;
+                i += 1;
+            }
+            lists[t as usize].push((doc as u32, w));
+        }
+    }
+    lists
+}
+
+/// The BM25F postings: each frequency saturated by `K1`, times the term's IDF
+/// over `n` tools.
+fn bm25f_postings(
+    ids: HashMap<String, u32>,
+    mut lists: Vec<Vec<(u32, f32)>>,
+    n: f32,
+) -> HashMap<String, Vec<(u32, f32)>> {
+    let mut postings: HashMap<String, Vec<(u32, f32)>> = HashMap::default();
+    postings.reserve(ids.len());
+    for (term, id) in ids {
+        let list = std::mem::take(&mut lists[id as usize]);
+        let df = list.len() as f32;
+        let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
+        postings.insert(
+            term,
+            list.into_iter()
+                .map(|(d, w)| (d, idf * w * (K1 + 1.0) / (w + K1)))
+                .collect(),
+        );
+    }
+    postings
+}
+
+/// Which query words the vocabulary knows: those are meant as written, even
+/// when the catalog lacks them ("rain" is weather, not a typo of "train").
+fn meant_as_written(own: &[String]) -> Vec<bool> {
+    let mut meant = vec![false; own.len()];
+    for m in lexicon::meanings(own) {
+        meant[m.start..m.start + m.len]
+            .iter_mut()
+            .for_each(|x| *x = true);
+    }
+    meant
+}
+
+/// The concepts of the phrases the vocabulary knows, each the phrase and its
+/// synonyms; marks the words a phrase swallows as `covered`.
+fn phrase_concepts(own: &[String], meanings: &[Meaning], covered: &mut [bool]) -> Vec<Concept> {
+    let mut concepts: Vec<Concept> = Vec::new();
+    for m in meanings.iter().filter(|m| m.len > 1) {
+        if covered[m.start..m.start + m.len].iter().any(|c| *c) {
+            continue;
+        }
+        covered[m.start..m.start + m.len]
+            .iter_mut()
+            .for_each(|c| *c = true);
+        let mut alts = vec![(own[m.start..m.start + m.len].to_vec(), 1.0)];
+        alts.extend(m.alternatives.iter().map(|a| (a.clone(), W_PHRASE_SYNONYM)));
+        concepts.push(alts);
+    }
+    concepts
+}
+
 impl HybridIndex {
     pub fn build(entries: &[Entry], server_keywords: &[(String, Vec<String>)]) -> HybridIndex {
         lexicon::warm_up();
-        let mut server_ids: HashMap<&str, u32> = HashMap::default();
-        let mut server_names: Vec<&str> = Vec::new();
-        let server_of: Vec<u32> = entries
-            .iter()
-            .map(|e| {
-                *server_ids.entry(e.tool.server.as_str()).or_insert_with(|| {
-                    server_names.push(e.tool.server.as_str());
-                    (server_names.len() - 1) as u32
-                })
-            })
-            .collect();
+        let (server_of, server_names) = number_servers(entries);
         let keywords: HashMap<&str, String> = server_keywords
             .iter()
             .map(|(s, k)| (s.as_str(), k.join(" ")))
             .collect();
-
-        let mut servers_by_word: HashMap<String, Vec<u32>> = HashMap::default();
-        for (id, name) in server_names.iter().enumerate() {
-            let mut ws: Vec<String> = words(name).into_iter().map(|w| stem(&w)).collect();
-            ws.push(stem(&name.to_lowercase().replace(['-', '_', '.'], "")));
-            if let Some(k) = keywords.get(name) {
-                ws.extend(tokens(k));
-            }
-            ws.sort();
-            ws.dedup();
-            for w in ws
-                .into_iter()
-                .filter(|w| w.len() > 1 && !GENERIC_SERVER_WORDS.contains(&w.as_str()))
-            {
-                servers_by_word.entry(w).or_default().push(id as u32);
-            }
-        }
-
-        // Words a server puts in most of its tool names (`browser_`, `kubectl_`)
-        // are a namespace, not what a tool does.
-        let mut per_server: HashMap<u32, (usize, HashMap<String, usize>)> = HashMap::default();
-        for (i, e) in entries.iter().enumerate() {
-            let entry = per_server.entry(server_of[i]).or_default();
-            entry.0 += 1;
-            let mut ws: Vec<String> = words(&e.tool.name).into_iter().map(|w| stem(&w)).collect();
-            ws.sort();
-            ws.dedup();
-            for w in ws {
-                *entry.1.entry(w).or_default() += 1;
-            }
-        }
-        let name_words: Vec<Vec<String>> = entries
-            .iter()
-            .enumerate()
-            .map(|(i, e)| {
-                let server: Vec<String> = words(&e.tool.server)
-                    .into_iter()
-                    .map(|w| stem(&w))
-                    .collect();
-                let (tools, counts) = &per_server[&server_of[i]];
-                let namespace =
-                    |w: &String| *tools >= 4 && counts.get(w).is_some_and(|&c| c * 2 > *tools);
-                let mut ws: Vec<String> = words(&e.tool.name)
-                    .into_iter()
-                    .map(|w| stem(&w))
-                    .filter(|w| !server.contains(w) && !namespace(w))
-                    .collect();
-                ws.sort();
-                ws.dedup();
-                ws
-            })
-            .collect();
+        let servers_by_word = server_words(&server_names, &keywords);
+        let name_words = tool_name_words(entries, &server_of);
         // Raw words of every field, once.
-        struct Raw {
-            name: Vec<String>,
-            title: Vec<String>,
-            server: Vec<String>,
-            description: Vec<String>,
-            param_names: Vec<String>,
-            param_text: Vec<String>,
-        }
-        let raws: Vec<Raw> = entries
-            .iter()
-            .map(|e| {
-                let t = &e.tool;
-                let (param_names, param_text) = schema_fields(&t.input_schema);
-                let mut server = words(&t.server);
-                if let Some(k) = keywords.get(t.server.as_str()) {
-                    server.extend(words(k));
-                }
-                Raw {
-                    name: words(&t.name),
-                    title: words(t.title.as_deref().unwrap_or("")),
-                    server,
-                    // The host already turns an annotation title into `title`.
-                    description: words(&t.description),
-                    param_names: words(&param_names),
-                    param_text: words(&param_text),
-                }
-            })
-            .collect();
-        // Every word the catalog uses, as written: typos are judged against these.
-        let mut vocabulary: FastSet<String> = FastSet::default();
+        let raws: Vec<Raw> = entries.iter().map(|e| Raw::of(e, &keywords)).collect();
+        let vocabulary = catalog_vocabulary(&raws);
+        let mut terms = Terms::default();
+        let mut docs: Vec<Doc> = Vec::with_capacity(raws.len());
         for r in &raws {
-            for w in r.name.iter().chain(&r.description).chain(&r.server) {
-                if w.len() >= 3
-                    && w.bytes().all(|b| b.is_ascii_alphabetic())
-                    && !vocabulary.contains(w)
-                {
-                    vocabulary.insert(w.clone());
-                }
-            }
+            docs.push(terms.doc(r, &vocabulary));
         }
-
-        // Terms as ids: one string per distinct term.
-        let mut ids: HashMap<String, u32> = HashMap::default();
-        let mut stems: HashMap<String, u32> = HashMap::default();
-        let intern = |stemmed: String, ids: &mut HashMap<String, u32>| -> u32 {
-            let next = ids.len() as u32;
-            *ids.entry(stemmed).or_insert(next)
-        };
-        let mut term_of = |w: &str, ids: &mut HashMap<String, u32>| -> u32 {
-            if let Some(&id) = stems.get(w) {
-                return id;
-            }
-            let id = intern(stem(w), ids);
-            stems.insert(w.to_string(), id);
-            id
-        };
-        let mut docs: Vec<[Vec<u32>; FIELDS]> = Vec::with_capacity(raws.len());
-        for r in &raws {
-            let mut name: Vec<u32> = r.name.iter().map(|w| term_of(w, &mut ids)).collect();
-            // `heap_snapshot` also answers "heapsnapshot", `screen_shot` "screenshot".
-            for p in r.name.windows(2) {
-                name.push(term_of(&format!("{}{}", p[0], p[1]), &mut ids));
-            }
-            // `sequentialthinking` also answers "sequential thinking".
-            for w in &r.name {
-                if let Some((a, b)) = split_compound(w, &vocabulary) {
-                    name.push(term_of(&a, &mut ids));
-                    name.push(term_of(&b, &mut ids));
-                }
-            }
-            let filtered = |ws: &[String],
-                            ids: &mut HashMap<String, u32>,
-                            term_of: &mut dyn FnMut(&str, &mut HashMap<String, u32>) -> u32|
-             -> Vec<u32> {
-                ws.iter()
-                    .filter(|w| !text::is_stop(w))
-                    .map(|w| term_of(w, ids))
-                    .collect()
-            };
-            let title = filtered(&r.title, &mut ids, &mut term_of);
-            let server = filtered(&r.server, &mut ids, &mut term_of);
-            let description = filtered(&r.description, &mut ids, &mut term_of);
-            let param_names = filtered(&r.param_names, &mut ids, &mut term_of);
-            let param_text = filtered(&r.param_text, &mut ids, &mut term_of);
-            docs.push([name, title, server, description, param_names, param_text]);
-        }
-
         let n = docs.len().max(1) as f32;
-        let mut avg = [0f32; FIELDS];
-        for d in &docs {
-            for f in 0..FIELDS {
-                avg[f] += d[f].len() as f32 / n;
-            }
-        }
-        let mut lists: Vec<Vec<(u32, f32)>> = vec![Vec::new(); ids.len()];
-        let mut local: Vec<(u32, f32)> = Vec::new();
-        for (doc, d) in docs.iter().enumerate() {
-            local.clear();
-            for f in 0..FIELDS {
-                let norm = 1.0 - B[f] + B[f] * d[f].len() as f32 / avg[f].max(1e-6);
-                local.extend(d[f].iter().map(|&t| (t, WEIGHT[f] / norm)));
-            }
-            local.sort_unstable_by_key(|&(t, _)| t);
-            let mut i = 0;
-            while i < local.len() {
-                let (t, mut w) = local[i];
-                i += 1;
-                while i < local.len() && local[i].0 == t {
-                    w += local[i].1;
-                    i += 1;
-                }
-                lists[t as usize].push((doc as u32, w));
-            }
-        }
+        let avg = average_lengths(&docs, n);
+        let lists = weighted_frequencies(&docs, &avg, terms.ids.len());
         let typos = Typos::build(vocabulary.iter().map(String::as_str));
-        let mut postings: HashMap<String, Vec<(u32, f32)>> = HashMap::default();
-        postings.reserve(ids.len());
-        for (term, id) in ids {
-            let list = std::mem::take(&mut lists[id as usize]);
-            let df = list.len() as f32;
-            let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
-            postings.insert(
-                term,
-                list.into_iter()
-                    .map(|(d, w)| (d, idf * w * (K1 + 1.0) / (w + K1)))
-                    .collect(),
-            );
-        }
         HybridIndex {
-            postings,
+            postings: bm25f_postings(terms.ids, lists, n),
             name_words,
             server_of,
             servers_by_word,
@@ -364,21 +396,29 @@ impl HybridIndex {
 
     /// The concepts of a query: each a set of alternatives (token sequences
     /// with a weight); a tool scores a concept by its best alternative.
-    fn concepts(&self, query: &str) -> Vec<Vec<(Vec<String>, f32)>> {
+    fn concepts(&self, query: &str) -> Vec<Concept> {
         let raw: Vec<String> = words(query)
             .into_iter()
             .filter(|w| !text::is_stop(w))
             .collect();
         let mut own: Vec<String> = raw.iter().map(|w| stem(w)).collect();
-        let mut typo_alts: Vec<Vec<(Vec<String>, f32)>> = vec![Vec::new(); own.len()];
-        // Words the vocabulary knows are meant as written, even when the catalog
-        // lacks them ("rain" is weather, not a typo of "train").
-        let mut meant = vec![false; own.len()];
-        for m in lexicon::meanings(&own) {
-            meant[m.start..m.start + m.len]
-                .iter_mut()
-                .for_each(|x| *x = true);
-        }
+        let typo_alts = self.correct(&raw, &mut own);
+        // Spans the vocabulary knows; a phrase swallows the words inside it.
+        let meanings = lexicon::meanings(&own);
+        let mut covered = vec![false; own.len()];
+        let mut concepts = phrase_concepts(&own, &meanings, &mut covered);
+        concepts.extend(self.word_concepts(&raw, &own, &meanings, &covered, typo_alts));
+        concepts.extend(self.implied_concepts(query, &own));
+        concepts
+    }
+
+    /// Replaces each query word the catalog does not know, and the vocabulary
+    /// does not mean as written, by its correction: a verb for the same verb
+    /// with `re` ("rerun"), or the most used known word it may be a typo of.
+    /// Returns each word's correction alternatives (none where it stays).
+    fn correct(&self, raw: &[String], own: &mut [String]) -> Vec<Concept> {
+        let mut typo_alts: Vec<Concept> = vec![Vec::new(); own.len()];
+        let meant = meant_as_written(own);
         for (i, t) in own.iter_mut().enumerate() {
             if self.known(t) || meant[i] {
                 continue;
@@ -392,18 +432,7 @@ impl HybridIndex {
                 *t = stem(rest);
                 continue;
             }
-            // Typos: an unknown word stands for its known neighbours (as written, then stemmed).
-            let mut candidates: Vec<String> = self
-                .typos
-                .candidates(&raw[i])
-                .into_iter()
-                .map(stem)
-                .filter(|c| self.known(c))
-                .collect();
-            // Most used first; ties by spelling, so the answer never depends on hash order.
-            let df = |c: &String| self.postings.get(c).map_or(0, Vec::len);
-            candidates.sort_by(|a, b| df(b).cmp(&df(a)).then_with(|| a.cmp(b)));
-            candidates.dedup();
+            let candidates = self.typo_candidates(&raw[i]);
             if let Some(best) = candidates.first().cloned() {
                 let w = if candidates.len() == 1 {
                     W_TYPO_SURE
@@ -414,21 +443,38 @@ impl HybridIndex {
                 *t = best;
             }
         }
-        // Spans the vocabulary knows; a phrase swallows the words inside it.
-        let meanings = lexicon::meanings(&own);
-        let mut covered = vec![false; own.len()];
-        let mut concepts: Vec<Vec<(Vec<String>, f32)>> = Vec::new();
-        for m in meanings.iter().filter(|m| m.len > 1) {
-            if covered[m.start..m.start + m.len].iter().any(|c| *c) {
-                continue;
-            }
-            covered[m.start..m.start + m.len]
-                .iter_mut()
-                .for_each(|c| *c = true);
-            let mut alts = vec![(own[m.start..m.start + m.len].to_vec(), 1.0)];
-            alts.extend(m.alternatives.iter().map(|a| (a.clone(), W_PHRASE_SYNONYM)));
-            concepts.push(alts);
-        }
+        typo_alts
+    }
+
+    /// The known terms an unknown word may be a typo of: its neighbours as
+    /// written, stemmed.
+    fn typo_candidates(&self, word: &str) -> Vec<String> {
+        let mut candidates: Vec<String> = self
+            .typos
+            .candidates(word)
+            .into_iter()
+            .map(stem)
+            .filter(|c| self.known(c))
+            .collect();
+        // Most used first; ties by spelling, so the answer never depends on hash order.
+        let df = |c: &String| self.postings.get(c).map_or(0, Vec::len);
+        candidates.sort_by(|a, b| df(b).cmp(&df(a)).then_with(|| a.cmp(b)));
+        candidates.dedup();
+        candidates
+    }
+
+    /// The concepts of the words no phrase swallowed: each word with its
+    /// corrections (`typo_alts`), its synonyms, and its run-together form
+    /// with the next word.
+    fn word_concepts(
+        &self,
+        raw: &[String],
+        own: &[String],
+        meanings: &[Meaning],
+        covered: &[bool],
+        mut typo_alts: Vec<Concept>,
+    ) -> Vec<Concept> {
+        let mut concepts: Vec<Concept> = Vec::new();
         for i in 0..own.len() {
             // A word said twice is one concept ("1.1.1.1" is not four ones).
             if covered[i] || own[..i].contains(&own[i]) {
@@ -454,8 +500,14 @@ impl HybridIndex {
             }
             concepts.push(alts);
         }
-        // Literals imply what they are about (`notes.txt` a file, `#42` an issue).
+        concepts
+    }
+
+    /// Concepts the query's literals imply (`notes.txt` a file, `#42` an
+    /// issue), unless the query already says them.
+    fn implied_concepts(&self, query: &str, own: &[String]) -> Vec<Concept> {
         let known = |w: &str| self.known(&stem(&w.to_lowercase()));
+        let mut concepts: Vec<Concept> = Vec::new();
         for alts in shapes::implied(query, &known) {
             let alts: Vec<String> = alts.iter().map(|a| stem(a)).collect();
             if !own.iter().any(|t| alts.contains(t)) {
@@ -692,289 +744,5 @@ mod tests {
             .collect();
         assert_eq!(ones, [super::W_NUMBER]);
         const { assert!(super::W_NUMBER < 1.0) };
-    }
-}
-
-#[cfg(test)]
-mod schema_tests {
-    use super::schema_fields;
-    use proptest::prelude::*;
-    use serde_json::{Map, Value};
-    use std::panic::{AssertUnwindSafe, catch_unwind};
-
-    /// The scan as it was before it was made total, kept verbatim as an
-    /// oracle. It panics on a string literal that never closes, so it is only
-    /// compared where it returns.
-    fn old_serde_json_lite(schema: &str) -> Result<(String, String), ()> {
-        let mut names = String::new();
-        let mut text = String::new();
-        let bytes = schema.as_bytes();
-        let mut i = 0;
-        let mut strings: Vec<(usize, String)> = Vec::new();
-        while i < bytes.len() {
-            if bytes[i] == b'"' {
-                let start = i + 1;
-                let mut j = start;
-                let mut s = String::new();
-                while j < bytes.len() && bytes[j] != b'"' {
-                    if bytes[j] == b'\\' {
-                        j += 1;
-                    }
-                    j += 1;
-                }
-                if j <= bytes.len() {
-                    s.push_str(&String::from_utf8_lossy(&bytes[start..j.min(bytes.len())]));
-                }
-                strings.push((j, s));
-                i = j + 1;
-            } else {
-                i += 1;
-            }
-        }
-        for (k, (end, s)) in strings.iter().enumerate() {
-            let after = schema[end + 1..].trim_start();
-            if !after.starts_with(':') {
-                continue;
-            }
-            let value = after[1..].trim_start();
-            if s == "enum" && value.starts_with('[') {
-                let close = schema.len() - value.len() + value.find(']').unwrap_or(value.len());
-                for (_, v) in strings[k + 1..].iter().take_while(|(e, _)| *e < close) {
-                    text.push_str(v);
-                    text.push(' ');
-                }
-            } else if s == "description" {
-                if let Some((_, d)) = strings.get(k + 1) {
-                    text.push_str(d);
-                    text.push(' ');
-                }
-            } else if value.starts_with('{')
-                && !matches!(
-                    s.as_str(),
-                    "properties" | "items" | "additionalProperties" | "$defs" | "definitions"
-                )
-            {
-                names.push_str(s);
-                names.push(' ');
-            }
-        }
-        Ok((names, text))
-    }
-
-    /// The old scan's answer, or `None` where it panicked.
-    fn old(schema: &str) -> Option<(String, String)> {
-        catch_unwind(AssertUnwindSafe(|| old_serde_json_lite(schema)))
-            .ok()
-            .map(|r| r.unwrap_or_default())
-    }
-
-    /// A schema like the ones servers send: nested objects, an enum, escapes,
-    /// non-ASCII text, keys that are not parameter names.
-    const REALISTIC: &str = r#"{"type":"object","properties":{"path":{"type":"string","description":"Path of the file, e.g. \"src/main.rs\" or C:\\dir\\f.txt"},"mode":{"type":"string","enum":["read","write","append"],"description":"Open mode"},"options":{"type":"object","properties":{"encoding":{"type":"string","default":"utf-8","description":"Text encoding — «utf-8» by default"}},"additionalProperties":false},"tags":{"type":"array","items":{"type":"string"},"description":"Labels\nto attach"},"查询":{"type":"integer","minimum":0,"description":"查询车票"}},"required":["path"],"$defs":{"Node":{"type":"object"}}}"#;
-
-    #[test]
-    fn an_unterminated_string_is_read_as_far_as_it_goes() {
-        // The text ends inside a string literal: the old scan sliced past the end.
-        assert_eq!(
-            schema_fields(r#"{"properties":{"path":{"description":"The path to"#),
-            ("path ".to_string(), "The path to ".to_string())
-        );
-        // ... or inside an escape of one.
-        let _ = schema_fields(r#"{"properties":{"path":{"description":"C:\"#);
-        for schema in ["\"", "\"\\", "{\"", "{\"a\":\"", "{\"a\" : \"b", "\"\u{e9}"] {
-            let _ = schema_fields(schema);
-        }
-    }
-
-    #[test]
-    fn every_prefix_of_a_schema_reads_without_panicking() {
-        let pretty = serde_json::to_string_pretty(
-            &serde_json::from_str::<Value>(REALISTIC).expect("REALISTIC is JSON"),
-        )
-        .unwrap();
-        for schema in [REALISTIC, pretty.as_str()] {
-            for (cut, _) in schema.char_indices().chain([(schema.len(), ' ')]) {
-                let _ = schema_fields(&schema[..cut]);
-                let _ = schema_fields(&schema[cut..]);
-            }
-        }
-    }
-
-    #[test]
-    fn a_well_formed_schema_reads_as_before() {
-        let (names, text) = schema_fields(REALISTIC);
-        assert_eq!(names, "path mode options encoding tags 查询 Node ");
-        assert_eq!(
-            text,
-            r#"Path of the file, e.g. \"src/main.rs\" or C:\\dir\\f.txt read write append Open mode Text encoding — «utf-8» by default Labels\nto attach 查询车票 "#
-        );
-        assert_eq!(old(REALISTIC), Some((names, text)));
-        for schema in ["", "{}", "null", "[]", r#"{"type":"object"}"#] {
-            assert_eq!(schema_fields(schema), (String::new(), String::new()));
-        }
-    }
-
-    /// Keys that mean something to the scan, and some that do not.
-    fn key() -> impl Strategy<Value = String> {
-        prop_oneof![
-            3 => prop::sample::select(vec![
-                "properties", "description", "enum", "items", "type", "$defs",
-                "definitions", "additionalProperties", "anyOf", "default", "path",
-            ])
-            .prop_map(str::to_string),
-            1 => any::<String>(),
-            1 => "[a-z\"\\\\\\]\\[{}:, ]{0,8}",
-        ]
-    }
-
-    /// Arbitrary JSON, shaped like a schema often enough to reach every branch.
-    fn json() -> impl Strategy<Value = Value> {
-        let leaf = prop_oneof![
-            Just(Value::Null),
-            any::<bool>().prop_map(Value::Bool),
-            any::<i64>().prop_map(Value::from),
-            any::<String>().prop_map(Value::String),
-            key().prop_map(Value::String),
-        ];
-        leaf.prop_recursive(4, 32, 5, |inner| {
-            prop_oneof![
-                prop::collection::vec(inner.clone(), 0..6).prop_map(Value::Array),
-                prop::collection::vec((key(), inner), 0..6)
-                    .prop_map(|kv| Value::Object(kv.into_iter().collect::<Map<_, _>>())),
-            ]
-        })
-    }
-
-    /// A string value: arbitrary, or one of the keys (with quotes, brackets, backslashes).
-    fn string() -> impl Strategy<Value = String> {
-        prop_oneof![any::<String>(), key()]
-    }
-
-    /// A JSON Schema: parameters under `properties` (each a schema again),
-    /// descriptions, enums, array items, and now and then arbitrary JSON.
-    fn schema() -> impl Strategy<Value = Value> {
-        json().prop_recursive(4, 48, 5, |inner| {
-            (
-                prop::collection::vec((key(), inner.clone()), 0..5),
-                prop::option::of(string()),
-                prop::option::of(prop::collection::vec(string(), 0..5)),
-                prop::option::of(inner),
-            )
-                .prop_map(|(properties, description, choices, items)| {
-                    let mut schema = Map::new();
-                    schema.insert("type".into(), "object".into());
-                    if !properties.is_empty() {
-                        let properties = properties.into_iter().collect::<Map<_, _>>();
-                        schema.insert("properties".into(), properties.into());
-                    }
-                    if let Some(d) = description {
-                        schema.insert("description".into(), d.into());
-                    }
-                    if let Some(c) = choices {
-                        schema.insert("enum".into(), c.into());
-                    }
-                    if let Some(i) = items {
-                        schema.insert("items".into(), i);
-                    }
-                    Value::Object(schema)
-                })
-        })
-    }
-
-    /// A schema's text, compact or pretty.
-    fn schema_text() -> impl Strategy<Value = String> {
-        (prop_oneof![1 => json(), 3 => schema()], any::<bool>()).prop_map(|(v, pretty)| {
-            if pretty {
-                serde_json::to_string_pretty(&v).unwrap()
-            } else {
-                v.to_string()
-            }
-        })
-    }
-
-    /// One edit of a text, at a position given as a fraction of its length.
-    #[derive(Clone, Debug)]
-    enum Edit {
-        Truncate(prop::sample::Index),
-        Drop(prop::sample::Index, usize),
-        Insert(prop::sample::Index, String),
-    }
-
-    fn edit() -> impl Strategy<Value = Edit> {
-        let piece = prop_oneof![
-            prop::sample::select(vec![
-                "\"", "\\", ":", "{", "}", "[", "]", ",", " ", "\u{e9}"
-            ])
-            .prop_map(str::to_string),
-            any::<String>(),
-        ];
-        prop_oneof![
-            any::<prop::sample::Index>().prop_map(Edit::Truncate),
-            (any::<prop::sample::Index>(), 1..8usize).prop_map(|(i, n)| Edit::Drop(i, n)),
-            (any::<prop::sample::Index>(), piece).prop_map(|(i, s)| Edit::Insert(i, s)),
-        ]
-    }
-
-    /// The char boundary at or before `index` of `text`.
-    fn boundary(text: &str, index: &prop::sample::Index) -> usize {
-        let mut at = index.index(text.len() + 1);
-        while !text.is_char_boundary(at) {
-            at -= 1;
-        }
-        at
-    }
-
-    fn apply(mut text: String, edits: &[Edit]) -> String {
-        for e in edits {
-            match e {
-                Edit::Truncate(i) => text.truncate(boundary(&text, i)),
-                Edit::Drop(i, n) => {
-                    let from = boundary(&text, i);
-                    let to = text[from..]
-                        .char_indices()
-                        .nth(*n)
-                        .map_or(text.len(), |(k, _)| from + k);
-                    text.replace_range(from..to, "");
-                }
-                Edit::Insert(i, s) => text.insert_str(boundary(&text, i), s),
-            }
-        }
-        text
-    }
-
-    proptest! {
-        #![proptest_config(ProptestConfig::with_cases(512))]
-
-        #[test]
-        fn any_text_reads_without_panicking(text in any::<String>()) {
-            let _ = schema_fields(&text);
-        }
-
-        #[test]
-        fn a_well_formed_schema_reads_as_the_old_scan_did(schema in schema_text()) {
-            prop_assert_eq!(Some(schema_fields(&schema)), old(&schema));
-        }
-
-        #[test]
-        fn a_damaged_schema_reads_without_panicking(
-            schema in schema_text(),
-            edits in prop::collection::vec(edit(), 1..4),
-        ) {
-            let damaged = apply(schema, &edits);
-            let new = schema_fields(&damaged);
-            // Where the old scan did not panic, nothing changed.
-            if let Some(old) = old(&damaged) {
-                prop_assert_eq!(new, old);
-            }
-        }
-
-        #[test]
-        fn every_truncation_of_a_schema_reads_without_panicking(
-            schema in schema_text(),
-            cut in any::<prop::sample::Index>(),
-        ) {
-            let cut = boundary(&schema, &cut);
-            let _ = schema_fields(&schema[..cut]);
-        }
     }
 }
