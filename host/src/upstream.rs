@@ -146,13 +146,14 @@ impl Connection {
         ctx: &ConnectContext,
     ) -> Result<(Connection, Listing), ConnectError> {
         let timeout = Duration::from_millis(config.startup_timeout_ms);
-        let mut stderr_for_timeout = None;
         // Before the clock starts: a first `npx` install has a limit of its own.
         let program = match &config.transport {
             Transport::Stdio { .. } => Some(stdio::program(config, ctx).await?),
             Transport::Http { .. } => None,
         };
         let routes = Routes::new(ctx);
+        // The child's output, for a timeout's message.
+        let mut stderr = None;
         let attempt = async {
             let mut conn = match &config.transport {
                 Transport::Stdio { .. } => {
@@ -160,42 +161,11 @@ impl Connection {
                     let progress = routes.progress.clone();
                     let (transport, tail, group) =
                         stdio::spawn(config, ctx, program, progress).await?;
-                    stderr_for_timeout = Some(tail.clone());
+                    stderr = Some(tail.clone());
                     Connection::over_lines(transport, tail, Some(group), ctx, &routes).await?
                 }
                 Transport::Http { url, kind, .. } => {
-                    let headers = http::request_headers(config, ctx).await?;
-                    match kind {
-                        HttpKind::Sse => sse_connect(url, &headers, ctx, &routes).await?,
-                        HttpKind::Auto => {
-                            match http::connect(url, &config.oauth, &headers, ctx, &routes).await {
-                                Ok(service) => Connection {
-                                    service,
-                                    kind: TransportKind::StreamableHttp,
-                                    stderr: None,
-                                    group: None,
-                                    routes: routes.clone(),
-                                    redact: ctx.redact.clone(),
-                                    listening: Default::default(),
-                                },
-                                Err(e) if e.is_auth() => return Err(e),
-                                Err(streamable) => {
-                                    tracing::debug!(server = %ctx.server, "Streamable HTTP failed ({streamable}); trying legacy SSE");
-                                    sse_connect(url, &headers, ctx, &routes).await.map_err(
-                                        |sse| {
-                                            if sse.is_auth() {
-                                                sse
-                                            } else {
-                                                ConnectError::Http(format!(
-                                                    "{streamable}; legacy SSE: {sse}"
-                                                ))
-                                            }
-                                        },
-                                    )?
-                                }
-                            }
-                        }
-                    }
+                    Connection::dial(config, url, *kind, ctx, &routes).await?
                 }
             };
             let listing = conn.list().await?;
@@ -209,40 +179,51 @@ impl Connection {
             Ok(result) => result,
             Err(_) => Err(ConnectError::Timeout {
                 ms: config.startup_timeout_ms,
-                note: stderr_for_timeout.as_ref().and_then(|t| t.stdout_note()),
-                stderr: stderr_for_timeout.map(|t| t.text()),
+                note: stderr.as_ref().and_then(|t| t.stdout_note()),
+                stderr: stderr.map(|t| t.text()),
             }),
         }
-        .map_err(|e| match e {
-            // Credentials were sent and refused: the hint is to fix them, not to add some.
-            ConnectError::NeedsAuth {
-                status, challenge, ..
-            } if config.has_credentials() => ConnectError::NeedsAuth {
-                status,
-                hint: "the server refused the credentials configured for it \
-                       (`bearerToken`, `bearerTokenEnv` or an `Authorization` header); check or renew them"
-                    .into(),
-                challenge,
-            },
-            // mcpw logs in to it when it speaks OAuth (its challenge names its
-            // resource metadata); a bare challenge may want a static token.
-            ConnectError::NeedsAuth {
-                status, challenge, ..
-            } if config.oauth_applies() => ConnectError::NeedsAuth {
-                status,
-                hint: match &challenge {
-                    Some(c) if c.contains("resource_metadata") => {
-                        format!("log in with `mcpw auth login {}`", ctx.server)
-                    }
-                    _ => format!(
-                        "log in with `mcpw auth login {}` if it uses OAuth; otherwise set `bearerToken` or `bearerTokenEnv` (or an `Authorization` header) for it",
-                        ctx.server
-                    ),
-                },
-                challenge,
-            },
-            e => e.redacted(&ctx.redact),
-        })
+        .map_err(|e| with_login_hint(e, config, ctx))
+    }
+
+    /// Connects to an HTTP server: Streamable HTTP, falling back to legacy
+    /// SSE (unless the server refused the credentials), or SSE only.
+    async fn dial(
+        config: &ServerConfig,
+        url: &str,
+        kind: HttpKind,
+        ctx: &ConnectContext,
+        routes: &Routes,
+    ) -> Result<Connection, ConnectError> {
+        let headers = http::request_headers(config, ctx).await?;
+        if kind == HttpKind::Sse {
+            return sse_connect(url, &headers, ctx, routes).await;
+        }
+        let streamable = match http::connect(url, &config.oauth, &headers, ctx, routes).await {
+            Ok(service) => {
+                return Ok(Connection {
+                    service,
+                    kind: TransportKind::StreamableHttp,
+                    stderr: None,
+                    group: None,
+                    routes: routes.clone(),
+                    redact: ctx.redact.clone(),
+                    listening: Default::default(),
+                });
+            }
+            Err(e) if e.is_auth() => return Err(e),
+            Err(streamable) => streamable,
+        };
+        tracing::debug!(server = %ctx.server, "Streamable HTTP failed ({streamable}); trying legacy SSE");
+        sse_connect(url, &headers, ctx, routes)
+            .await
+            .map_err(|sse| {
+                if sse.is_auth() {
+                    sse
+                } else {
+                    ConnectError::Http(format!("{streamable}; legacy SSE: {sse}"))
+                }
+            })
     }
 
     /// Connects to a server that already serves newline-delimited JSON-RPC
@@ -565,4 +546,38 @@ async fn sse_connect(
         redact: ctx.redact.clone(),
         listening: Default::default(),
     })
+}
+
+/// A refusal's hint says what to do about it: fix the credentials configured
+/// (they were sent and refused), or log in (mcpw logs in to a server that
+/// speaks OAuth, whose challenge names its resource metadata; a bare
+/// challenge may want a static token). Other errors lose their secrets.
+fn with_login_hint(e: ConnectError, config: &ServerConfig, ctx: &ConnectContext) -> ConnectError {
+    match e {
+        ConnectError::NeedsAuth {
+            status, challenge, ..
+        } if config.has_credentials() => ConnectError::NeedsAuth {
+            status,
+            hint: "the server refused the credentials configured for it \
+                   (`bearerToken`, `bearerTokenEnv` or an `Authorization` header); check or renew them"
+                .into(),
+            challenge,
+        },
+        ConnectError::NeedsAuth {
+            status, challenge, ..
+        } if config.oauth_applies() => ConnectError::NeedsAuth {
+            status,
+            hint: match &challenge {
+                Some(c) if c.contains("resource_metadata") => {
+                    format!("log in with `mcpw auth login {}`", ctx.server)
+                }
+                _ => format!(
+                    "log in with `mcpw auth login {}` if it uses OAuth; otherwise set `bearerToken` or `bearerTokenEnv` (or an `Authorization` header) for it",
+                    ctx.server
+                ),
+            },
+            challenge,
+        },
+        e => e.redacted(&ctx.redact),
+    }
 }

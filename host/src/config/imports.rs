@@ -233,71 +233,76 @@ fn codex(text: &str, path: &Path, diags: &mut Vec<Diagnostic>) -> Vec<(String, V
     };
     servers
         .iter()
-        .map(|(name, def)| {
-            let json = serde_json::to_value(def).unwrap_or(Value::Null);
-            let mut out = Map::new();
-            if let Value::Object(fields) = json {
-                for (key, value) in fields {
-                    match key.as_str() {
-                        "command" | "args" | "env" | "cwd" | "url" | "enabled" => {
-                            out.insert(key, value);
-                        }
-                        "bearer_token_env_var" => {
-                            out.insert("bearerTokenEnv".into(), value);
-                        }
-                        "http_headers" => merge_object(&mut out, "headers", value),
-                        "env_http_headers" => {
-                            // header -> name of the env var holding its value
-                            let refs = value
-                                .as_object()
-                                .map(|m| {
-                                    m.iter()
-                                        .map(|(h, var)| {
-                                            (
-                                                h.clone(),
-                                                Value::String(format!(
-                                                    "${{{}}}",
-                                                    var.as_str().unwrap_or("")
-                                                )),
-                                            )
-                                        })
-                                        .collect()
-                                })
-                                .unwrap_or_default();
-                            merge_object(&mut out, "headers", Value::Object(refs));
-                        }
-                        "startup_timeout_sec" => {
-                            if let Some(s) = value.as_f64() {
-                                out.insert(
-                                    "startupTimeoutMs".into(),
-                                    Value::from((s * 1000.0) as u64),
-                                );
-                            }
-                        }
-                        "startup_timeout_ms" => {
-                            out.insert("startupTimeoutMs".into(), value);
-                        }
-                        "disabled_tools" => {
-                            out.insert("excludeTools".into(), value);
-                        }
-                        "enabled_tools" => {
-                            out.insert("includeTools".into(), value);
-                        }
-                        "tool_timeout_sec" => {
-                            if let Some(s) = value.as_f64() {
-                                out.insert(
-                                    "callTimeoutMs".into(),
-                                    Value::from((s * 1000.0) as u64),
-                                );
-                            }
-                        }
-                        _ => {}
-                    }
-                }
-            }
-            (name.clone(), Value::Object(out))
-        })
+        .map(|(name, def)| (name.clone(), codex_server(def)))
         .collect()
+}
+
+/// One Codex server table as an mcpw definition; fields mcpw has no use for
+/// are left out.
+fn codex_server(def: &toml::Value) -> Value {
+    let json = serde_json::to_value(def).unwrap_or(Value::Null);
+    let mut out = Map::new();
+    if let Value::Object(fields) = json {
+        for (key, value) in fields {
+            codex_field(&mut out, key, value);
+        }
+    }
+    Value::Object(out)
+}
+
+/// Adds one Codex field to `out` under its mcpw name, converting seconds to
+/// milliseconds.
+fn codex_field(out: &mut Map<String, Value>, key: String, value: Value) {
+    let millis = |value: &Value| value.as_f64().map(|s| Value::from((s * 1000.0) as u64));
+    match key.as_str() {
+        "command" | "args" | "env" | "cwd" | "url" | "enabled" => {
+            out.insert(key, value);
+        }
+        "bearer_token_env_var" => {
+            out.insert("bearerTokenEnv".into(), value);
+        }
+        "http_headers" => merge_object(out, "headers", value),
+        "env_http_headers" => merge_object(out, "headers", header_references(&value)),
+        "startup_timeout_sec" => {
+            if let Some(ms) = millis(&value) {
+                out.insert("startupTimeoutMs".into(), ms);
+            }
+        }
+        "startup_timeout_ms" => {
+            out.insert("startupTimeoutMs".into(), value);
+        }
+        "disabled_tools" => {
+            out.insert("excludeTools".into(), value);
+        }
+        "enabled_tools" => {
+            out.insert("includeTools".into(), value);
+        }
+        "tool_timeout_sec" => {
+            if let Some(ms) = millis(&value) {
+                out.insert("callTimeoutMs".into(), ms);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Codex's `env_http_headers` (each header with the name of the environment
+/// variable holding its value) as headers whose values are `${VAR}` references.
+fn header_references(value: &Value) -> Value {
+    let refs = value
+        .as_object()
+        .map(|m| {
+            m.iter()
+                .map(|(h, var)| {
+                    (
+                        h.clone(),
+                        Value::String(format!("${{{}}}", var.as_str().unwrap_or(""))),
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    Value::Object(refs)
 }
 
 fn merge_object(out: &mut Map<String, Value>, key: &str, value: Value) {

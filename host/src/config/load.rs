@@ -25,11 +25,50 @@ pub fn load(sources: &ConfigSources) -> Config {
         .project_dir
         .clone()
         .unwrap_or_else(|| PathBuf::from("."));
+    let mut settings = Map::new();
 
     // 1. The user file.
-    let (user_path, required) = match (
+    let (user_path, required) = user_path(sources);
+    let mut requested = user_file(sources, &user_path, required, &mut cfg, &mut settings);
+
+    // 2. The project files are read now (their `imports` count too) and merged last.
+    let project_contents = read_project_files(sources, &mut cfg);
+    for content in project_contents.iter().filter_map(|(_, c)| c.as_ref()) {
+        requested.extend(content.imports.iter().copied());
+    }
+    requested.extend(env_imports(env, &mut cfg));
+    first_of_each(&mut requested);
+
+    // 3. Imports fill in names not defined yet.
+    for kind in &requested {
+        add_import(&mut cfg, *kind, env, &project);
+    }
+    cfg.imports = requested;
+
+    // 4. Project files override.
+    for (path, content) in project_contents {
+        if let Some(content) = content {
+            add_project_file(&mut cfg, &path, content, &user_path, env, &mut settings);
+        }
+    }
+
+    cfg.settings = interpret_settings(settings);
+    unknown_token_servers(&mut cfg, &user_path);
+    // List sources in merge order (project files were read early for their imports).
+    cfg.sources.sort_by_key(|s| match s.kind {
+        SourceKind::User => 0,
+        SourceKind::Import => 1,
+        SourceKind::Project => 2,
+    });
+    cfg
+}
+
+/// Where the user file is, and whether it must exist: `--config` or
+/// `MCPW_CONFIG` name a file that must be there; the default one may be absent.
+fn user_path(sources: &ConfigSources) -> (PathBuf, bool) {
+    match (
         &sources.user_file,
-        env.get("MCPW_CONFIG").filter(|v| !v.is_empty()),
+        sources.env.get("MCPW_CONFIG").filter(|v| !v.is_empty()),
     ) {
         (Some(p), _) => (p.clone(), true),
         (None, _) if sources.user_value.is_some() => {
@@ -37,61 +76,74 @@ pub fn load(sources: &ConfigSources) -> Config {
             (here.join("<inline config>"), false)
         }
         (None, Some(p)) => (PathBuf::from(p), true),
-        (None, None) => (env.default_config_file(), false),
-    };
-    let mut settings = Map::new();
-    let mut requested: Vec<ImportKind> = Vec::new();
-    let user_content = match &sources.user_value {
+        (None, None) => (sources.env.default_config_file(), false),
+    }
+}
+
+/// Reads the user file (or the config given as a value) and adds its servers,
+/// settings and `serve`; returns the imports it asks for.
+fn user_file(
+    sources: &ConfigSources,
+    user_path: &Path,
+    required: bool,
+    cfg: &mut Config,
+    settings: &mut Map<String, Value>,
+) -> Vec<ImportKind> {
+    let env = &sources.env;
+    let content = match &sources.user_value {
         Some(value) => {
             let source = SourceFile {
                 kind: SourceKind::User,
                 import: None,
-                path: user_path.clone(),
+                path: user_path.to_path_buf(),
                 found: true,
                 servers: 0,
             };
-            content_of(value, source, &mut cfg)
+            content_of(value, source, cfg)
         }
-        None => read_file(&user_path, required, SourceKind::User, &mut cfg),
+        None => read_file(user_path, required, SourceKind::User, cfg),
     };
-    if let Some(content) = user_content {
-        add_servers(
-            &mut cfg,
-            content.servers,
-            &user_path,
-            SourceKind::User,
-            None,
-            env,
-            Merge::Define,
-        );
-        merge_settings(&mut settings, content.settings);
-        requested.extend(content.imports);
-        if let Some(serve) = &content.serve {
-            cfg.serve = validate::serve(serve, &user_path, env, &mut cfg.diagnostics);
-        }
+    let Some(content) = content else {
+        return Vec::new();
+    };
+    add_servers(
+        cfg,
+        content.servers,
+        user_path,
+        SourceKind::User,
+        None,
+        env,
+        Merge::Define,
+    );
+    merge_settings(settings, content.settings);
+    if let Some(serve) = &content.serve {
+        cfg.serve = validate::serve(serve, user_path, env, &mut cfg.diagnostics);
     }
+    content.imports
+}
 
-    // 2. The project files are read now (their `imports` count too) and merged last.
-    // No project directory: no project files (an embedded or explicit-only config).
+/// Reads the project's `.mcp.json` and `.mcpw/mcp.json`. No project directory:
+/// no project files (an embedded or explicit-only config).
+fn read_project_files(
+    sources: &ConfigSources,
+    cfg: &mut Config,
+) -> Vec<(PathBuf, Option<FileContent>)> {
     let project_files: Vec<PathBuf> = match &sources.project_dir {
         Some(dir) => vec![dir.join(".mcp.json"), dir.join(".mcpw").join("mcp.json")],
         None => Vec::new(),
     };
-    let project_contents: Vec<(PathBuf, Option<FileContent>)> = project_files
-        .iter()
+    project_files
+        .into_iter()
         .map(|p| {
-            (
-                p.clone(),
-                read_file(p, false, SourceKind::Project, &mut cfg),
-            )
+            let content = read_file(&p, false, SourceKind::Project, cfg);
+            (p, content)
         })
-        .collect();
-    for (_, content) in &project_contents {
-        if let Some(c) = content {
-            requested.extend(c.imports.iter().copied());
-        }
-    }
-    // `--import` / MCPW_IMPORT: a client's own config without writing one for mcpw.
+        .collect()
+}
+
+/// `--import` / MCPW_IMPORT: a client's own config without writing one for mcpw.
+fn env_imports(env: &crate::paths::Environment, cfg: &mut Config) -> Vec<ImportKind> {
+    let mut requested = Vec::new();
     for name in env.get("MCPW_IMPORT").unwrap_or_default().split(',') {
         let name = name.trim();
         if name.is_empty() {
@@ -106,6 +158,11 @@ pub fn load(sources: &ConfigSources) -> Config {
             )),
         }
     }
+    requested
+}
+
+/// Keeps the first request for each client: a client asked for twice is read once.
+fn first_of_each(requested: &mut Vec<ImportKind>) {
     requested.dedup();
     let mut seen = Vec::new();
     requested.retain(|k| {
@@ -114,78 +171,74 @@ pub fn load(sources: &ConfigSources) -> Config {
             true
         }
     });
+}
 
-    // 3. Imports fill in names not defined yet.
-    for kind in &requested {
-        let files = imports::read(*kind, env, &project, &mut cfg.diagnostics);
-        if files.is_empty() {
-            for path in kind.locations(env, &project) {
-                cfg.sources.push(SourceFile {
-                    kind: SourceKind::Import,
-                    import: Some(kind.name().into()),
-                    path,
-                    found: false,
-                    servers: 0,
-                });
-            }
-        }
-        for file in files {
+/// Reads one client's config files and adds the servers not defined yet. A
+/// client with no file is listed at each place it was looked for.
+fn add_import(cfg: &mut Config, kind: ImportKind, env: &crate::paths::Environment, project: &Path) {
+    let files = imports::read(kind, env, project, &mut cfg.diagnostics);
+    if files.is_empty() {
+        for path in kind.locations(env, project) {
             cfg.sources.push(SourceFile {
                 kind: SourceKind::Import,
                 import: Some(kind.name().into()),
-                path: file.path.clone(),
-                found: true,
-                servers: file.servers.len(),
+                path,
+                found: false,
+                servers: 0,
             });
-            add_servers(
-                &mut cfg,
-                file.servers,
-                &file.path,
-                SourceKind::Import,
-                Some(kind.name()),
-                env,
-                Merge::FillIn,
-            );
         }
     }
-    cfg.imports = requested;
-
-    // 4. Project files override.
-    for (path, content) in project_contents {
-        if let Some(content) = content {
-            if content.serve.is_some() {
-                cfg.diagnostics.push(Diagnostic::field(
-                    Severity::Error,
-                    &path,
-                    "serve".into(),
-                    format!(
-                        "ignored: only the user file ({}) says who may connect to `mcpw serve`, so that a project cannot grant access",
-                        user_path.display()
-                    ),
-                ));
-            }
-            add_servers(
-                &mut cfg,
-                content.servers,
-                &path,
-                SourceKind::Project,
-                None,
-                env,
-                Merge::Override,
-            );
-            merge_settings(&mut settings, content.settings);
-        }
+    for file in files {
+        cfg.sources.push(SourceFile {
+            kind: SourceKind::Import,
+            import: Some(kind.name().into()),
+            path: file.path.clone(),
+            found: true,
+            servers: file.servers.len(),
+        });
+        add_servers(
+            cfg,
+            file.servers,
+            &file.path,
+            SourceKind::Import,
+            Some(kind.name()),
+            env,
+            Merge::FillIn,
+        );
     }
+}
 
-    cfg.settings = interpret_settings(settings);
-    unknown_token_servers(&mut cfg, &user_path);
-    // List sources in merge order (project files were read early for their imports).
-    cfg.sources.sort_by_key(|s| match s.kind {
-        SourceKind::User => 0,
-        SourceKind::Import => 1,
-        SourceKind::Project => 2,
-    });
-    cfg
+/// Adds one project file over what came before. Its `serve` is refused, so that
+/// a project cannot grant access to `mcpw serve`.
+fn add_project_file(
+    cfg: &mut Config,
+    path: &Path,
+    content: FileContent,
+    user_path: &Path,
+    env: &crate::paths::Environment,
+    settings: &mut Map<String, Value>,
+) {
+    if content.serve.is_some() {
+        cfg.diagnostics.push(Diagnostic::field(
+            Severity::Error,
+            path,
+            "serve".into(),
+            format!(
+                "ignored: only the user file ({}) says who may connect to `mcpw serve`, so that a project cannot grant access",
+                user_path.display()
+            ),
+        ));
+    }
+    add_servers(
+        cfg,
+        content.servers,
+        path,
+        SourceKind::Project,
+        None,
+        env,
+        Merge::Override,
+    );
+    merge_settings(settings, content.settings);
 }
 
 /// Reads one mcpw-format file. Missing optional files are recorded as not found.
@@ -241,6 +294,38 @@ fn content_of(root: &Value, mut source: SourceFile, cfg: &mut Config) -> Option<
         cfg.sources.push(source);
         return None;
     };
+    let servers = servers_of(obj, path, cfg);
+    let settings = match obj.get("settings") {
+        None | Some(Value::Null) => Map::new(),
+        Some(v) => validate::settings(v, path, &mut cfg.diagnostics),
+    };
+    let import_kinds = imports_of(obj, path, cfg);
+    for key in obj.keys() {
+        if !matches!(
+            key.as_str(),
+            "mcpServers" | "mcp-servers" | "settings" | "imports" | "serve" | "$schema"
+        ) {
+            cfg.diagnostics.push(Diagnostic::field(
+                Severity::Warning,
+                path,
+                key.clone(),
+                "unknown top-level key, ignored".into(),
+            ));
+        }
+    }
+    source.servers = servers.len();
+    cfg.sources.push(source);
+    Some(FileContent {
+        servers,
+        settings,
+        imports: import_kinds,
+        serve: obj.get("serve").filter(|v| !v.is_null()).cloned(),
+    })
+}
+
+/// The server definitions under `mcpServers` and `mcp-servers`, unchecked; for
+/// a name under both, the `mcpServers` one.
+fn servers_of(obj: &Map<String, Value>, path: &Path, cfg: &mut Config) -> Vec<(String, Value)> {
     let mut servers: Vec<(String, Value)> = Vec::new();
     for key in ["mcpServers", "mcp-servers"] {
         match obj.get(key) {
@@ -271,10 +356,11 @@ fn content_of(root: &Value, mut source: SourceFile, cfg: &mut Config) -> Option<
             )),
         }
     }
-    let settings = match obj.get("settings") {
-        None | Some(Value::Null) => Map::new(),
-        Some(v) => validate::settings(v, path, &mut cfg.diagnostics),
-    };
+    servers
+}
+
+/// The clients named in `imports`; an unknown name is reported and skipped.
+fn imports_of(obj: &Map<String, Value>, path: &Path, cfg: &mut Config) -> Vec<ImportKind> {
     let mut import_kinds = Vec::new();
     match obj.get("imports") {
         None | Some(Value::Null) => {}
@@ -301,27 +387,7 @@ fn content_of(root: &Value, mut source: SourceFile, cfg: &mut Config) -> Option<
             ),
         )),
     }
-    for key in obj.keys() {
-        if !matches!(
-            key.as_str(),
-            "mcpServers" | "mcp-servers" | "settings" | "imports" | "serve" | "$schema"
-        ) {
-            cfg.diagnostics.push(Diagnostic::field(
-                Severity::Warning,
-                path,
-                key.clone(),
-                "unknown top-level key, ignored".into(),
-            ));
-        }
-    }
-    source.servers = servers.len();
-    cfg.sources.push(source);
-    Some(FileContent {
-        servers,
-        settings,
-        imports: import_kinds,
-        serve: obj.get("serve").filter(|v| !v.is_null()).cloned(),
-    })
+    import_kinds
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]

@@ -6,15 +6,16 @@ use super::model::{
     DEFAULT_STARTUP_TIMEOUT_MS, DirectTools, HttpKind, Lifecycle, ServerConfig, Transport,
 };
 use super::{Diagnostic, Severity};
-use crate::config::{Capability, PrefixMode, Role};
 use crate::paths::Environment;
 use serde_json::{Map, Value};
 use std::path::Path;
 
 mod oauth;
 mod serve;
+mod settings;
 
 pub use serve::serve;
+pub use settings::settings;
 
 /// Is this a valid server name (`[A-Za-z0-9_.-]`, 1 to 100 characters)?
 pub fn valid_server_name(name: &str) -> bool {
@@ -264,6 +265,32 @@ pub fn server(
     strict: bool,
     diags: &mut Vec<Diagnostic>,
 ) -> Option<ServerConfig> {
+    let obj = definition(name, value, file, diags)?;
+    let mut r = Reader {
+        obj,
+        file,
+        server: name,
+        env,
+        diags,
+        failed: false,
+        commands: strict,
+    };
+    if strict {
+        for key in obj.keys().filter(|k| super::fields::named(k).is_none()) {
+            r.problem(Severity::Warning, key, "unknown field, ignored".into());
+        }
+    }
+    let transport = transport(&mut r);
+    rest(&mut r, transport)
+}
+
+/// The definition as an object, once its name is valid; else why not.
+fn definition<'a>(
+    name: &str,
+    value: &'a Value,
+    file: &Path,
+    diags: &mut Vec<Diagnostic>,
+) -> Option<&'a Map<String, Value>> {
     if !valid_server_name(name) {
         diags.push(Diagnostic::server(
             Severity::Error,
@@ -284,25 +311,16 @@ pub fn server(
         ));
         return None;
     };
-    let mut r = Reader {
-        obj,
-        file,
-        server: name,
-        env,
-        diags,
-        failed: false,
-        commands: strict,
-    };
-    if strict {
-        for key in obj.keys().filter(|k| super::fields::named(k).is_none()) {
-            r.problem(Severity::Warning, key, "unknown field, ignored".into());
-        }
-    }
+    Some(obj)
+}
 
+/// How mcpw reaches the server: `type`, `command` and `url` (a server is
+/// either stdio or HTTP), then the fields of that transport.
+fn transport(r: &mut Reader<'_>) -> Option<Transport> {
     let ty = r.raw_string("type");
     let command = r.string("command");
     let url = r.string("url");
-    let transport = match (ty.as_deref(), command, url) {
+    match (ty.as_deref(), command, url) {
         (_, Some(_), Some(_)) => {
             r.error("url", "both `command` and `url` are set: a server is either stdio (`command`) or HTTP (`url`)");
             None
@@ -324,14 +342,14 @@ pub fn server(
                 HttpKind::Auto
             };
             match url {
-                Some(url) => http(&mut r, url, kind),
+                Some(url) => http(r, url, kind),
                 None => {
                     r.error("url", format!("a {t} server needs `url`"));
                     None
                 }
             }
         }
-        (None, None, Some(url)) => http(&mut r, url, HttpKind::Auto),
+        (None, None, Some(url)) => http(r, url, HttpKind::Auto),
         (None, None, None) => {
             r.error(
                 "command",
@@ -346,36 +364,22 @@ pub fn server(
             );
             None
         }
-    };
+    }
+}
 
+/// Reads the fields besides the transport and builds the server's config. They
+/// are read even when the transport is bad, so that every problem of the
+/// server is reported at once.
+fn rest(r: &mut Reader<'_>, transport: Option<Transport>) -> Option<ServerConfig> {
     let enabled = match (r.bool("enabled"), r.bool("disabled")) {
         (Some(e), _) => e,
         (None, Some(d)) => !d,
         (None, None) => true,
     };
-    let auth = match obj.get("auth") {
-        None | Some(Value::Null) | Some(Value::Bool(false)) => None,
-        Some(Value::String(s)) if s == "bearer" || s == "oauth" => Some(s.clone()),
-        Some(other) => {
-            r.error(
-                "auth",
-                format!("expected \"bearer\", \"oauth\" or false, found {other}"),
-            );
-            None
-        }
-    };
+    let auth = auth(r);
     let bearer_token = r.secret_string("bearerToken");
     let bearer_token_env = r.raw_string("bearerTokenEnv");
-    let lifecycle = match r.raw_string("lifecycle") {
-        None => Lifecycle::default(),
-        Some(s) => Lifecycle::parse(&s).unwrap_or_else(|| {
-            r.error(
-                "lifecycle",
-                format!("unknown lifecycle {s:?}: use \"lazy\", \"eager\" or \"keep-alive\""),
-            );
-            Lifecycle::default()
-        }),
-    };
+    let lifecycle = lifecycle(r);
     let idle_timeout = r.number("idleTimeout", 0.0);
     let startup_timeout_ms = r
         .number("startupTimeoutMs", 1.0)
@@ -383,26 +387,12 @@ pub fn server(
         .unwrap_or(DEFAULT_STARTUP_TIMEOUT_MS);
     let call_timeout_ms = r.number("callTimeoutMs", 1.0).map(|v| v as u64);
     let expose_resources = r.bool("exposeResources").unwrap_or(true);
-    let direct_tools = match obj.get("directTools") {
-        None | Some(Value::Null) | Some(Value::Bool(false)) => DirectTools::None,
-        Some(Value::Bool(true)) => DirectTools::All,
-        Some(Value::Array(_)) => DirectTools::Only(r.strings("directTools", false)),
-        Some(other) => {
-            r.error(
-                "directTools",
-                format!(
-                    "expected true, false or a list of tool names, found {}",
-                    kind(other)
-                ),
-            );
-            DirectTools::None
-        }
-    };
+    let direct_tools = direct_tools(r);
     let exclude_tools = r.strings("excludeTools", false);
     let include_tools = r.strings("includeTools", false);
     let debug = r.bool("debug").unwrap_or(false);
     let search_keywords = r.strings("searchKeywords", false);
-    let oauth = oauth::oauth(&mut r);
+    let oauth = oauth::oauth(r);
 
     if r.failed {
         return None;
@@ -427,6 +417,54 @@ pub fn server(
     })
 }
 
+/// `auth`: `"bearer"`, `"oauth"`, or nothing (`false` or absent).
+fn auth(r: &mut Reader<'_>) -> Option<String> {
+    match r.obj.get("auth") {
+        None | Some(Value::Null) | Some(Value::Bool(false)) => None,
+        Some(Value::String(s)) if s == "bearer" || s == "oauth" => Some(s.clone()),
+        Some(other) => {
+            r.error(
+                "auth",
+                format!("expected \"bearer\", \"oauth\" or false, found {other}"),
+            );
+            None
+        }
+    }
+}
+
+/// `lifecycle`: when the server starts and stops; the default when absent or unknown.
+fn lifecycle(r: &mut Reader<'_>) -> Lifecycle {
+    match r.raw_string("lifecycle") {
+        None => Lifecycle::default(),
+        Some(s) => Lifecycle::parse(&s).unwrap_or_else(|| {
+            r.error(
+                "lifecycle",
+                format!("unknown lifecycle {s:?}: use \"lazy\", \"eager\" or \"keep-alive\""),
+            );
+            Lifecycle::default()
+        }),
+    }
+}
+
+/// `directTools`: all of the server's tools, none, or those named.
+fn direct_tools(r: &mut Reader<'_>) -> DirectTools {
+    match r.obj.get("directTools") {
+        None | Some(Value::Null) | Some(Value::Bool(false)) => DirectTools::None,
+        Some(Value::Bool(true)) => DirectTools::All,
+        Some(Value::Array(_)) => DirectTools::Only(r.strings("directTools", false)),
+        Some(other) => {
+            r.error(
+                "directTools",
+                format!(
+                    "expected true, false or a list of tool names, found {}",
+                    kind(other)
+                ),
+            );
+            DirectTools::None
+        }
+    }
+}
+
 fn http(r: &mut Reader<'_>, url: String, kind: HttpKind) -> Option<Transport> {
     let scheme_ok = url.starts_with("http://") || url.starts_with("https://");
     if !scheme_ok {
@@ -444,220 +482,6 @@ fn http(r: &mut Reader<'_>, url: String, kind: HttpKind) -> Option<Transport> {
         headers: r.string_map("headers"),
         kind,
     })
-}
-
-fn setting_error(diags: &mut Vec<Diagnostic>, file: &Path, field: &str, message: String) {
-    diags.push(Diagnostic::field(
-        Severity::Error,
-        file,
-        format!("settings.{field}"),
-        message,
-    ));
-}
-
-/// Checks one file's `settings`; returns them with bad keys dropped and plugin
-/// paths made absolute (relative to the file's directory).
-pub fn settings(value: &Value, file: &Path, diags: &mut Vec<Diagnostic>) -> Map<String, Value> {
-    let Some(obj) = value.as_object() else {
-        diags.push(Diagnostic::field(
-            Severity::Error,
-            file,
-            "settings".into(),
-            format!("expected an object, found {}", kind(value)),
-        ));
-        return Map::new();
-    };
-    let mut out = Map::new();
-    for (key, v) in obj {
-        let problem = match key.as_str() {
-            "toolPrefix" => match v.as_str() {
-                Some(s) if PrefixMode::parse(s).is_some() => None,
-                _ => Some(format!(
-                    "expected \"server\", \"short\" or \"none\", found {v}"
-                )),
-            },
-            "idleTimeout" => match v.as_f64() {
-                Some(n) if n >= 0.0 => None,
-                _ => Some(format!(
-                    "expected a number of minutes (0 = never), found {v}"
-                )),
-            },
-            "exposure" => match v.as_str() {
-                Some("proxy" | "tool-search" | "direct") => None,
-                _ => Some(format!(
-                    "expected \"proxy\", \"tool-search\" or \"direct\", found {v}"
-                )),
-            },
-            "callTimeoutMs" => match v.as_u64() {
-                Some(n) if n > 0 => None,
-                _ => Some(format!(
-                    "expected a positive number of milliseconds, found {v}"
-                )),
-            },
-            "toolSearchBudget" => match v.as_u64() {
-                Some(n) if n > 0 => None,
-                _ => Some(format!("expected a positive number of tokens, found {v}")),
-            },
-            "searchProfile" => match v.as_str() {
-                Some(p) if !p.trim().is_empty() => None,
-                _ => Some(format!(
-                    "expected the name of a ranking profile (the default guest offers \"default\" and \"seed\"), found {v}"
-                )),
-            },
-            "credentialStore" => match v.as_str().and_then(super::model::StoreKind::parse) {
-                Some(_) => None,
-                None => Some(format!("expected \"keyring\" or \"file\", found {v}")),
-            },
-            "sharedState" => match v.as_str() {
-                Some(url) if super::shared_url::is_usable(url) => None,
-                _ => Some(format!(
-                    "expected a Redis URL, redis://HOST:PORT[/DB], found {}",
-                    v.as_str()
-                        .map_or_else(|| v.to_string(), super::shared_url::redact)
-                )),
-            },
-            "sharedStateKey" => match v.as_str() {
-                Some(k) if !k.trim().is_empty() => None,
-                _ => Some("expected the key as ${VAR} or !command".into()),
-            },
-            "captureStats" | "toonEncode" => None,
-            "plugins" => {
-                if let Some(p) = plugins(v, file, diags) {
-                    out.insert(key.clone(), p);
-                }
-                continue;
-            }
-            _ => {
-                diags.push(Diagnostic::field(
-                    Severity::Warning,
-                    file,
-                    format!("settings.{key}"),
-                    "unknown setting, ignored".into(),
-                ));
-                continue;
-            }
-        };
-        match problem {
-            Some(message) => setting_error(diags, file, key, message),
-            None => {
-                out.insert(key.clone(), v.clone());
-            }
-        }
-    }
-    out
-}
-
-/// Checks `settings.plugins`; returns it with guest paths made absolute.
-fn plugins(value: &Value, file: &Path, diags: &mut Vec<Diagnostic>) -> Option<Value> {
-    let mut err = |field: &str, message: String| {
-        setting_error(diags, file, &format!("plugins{field}"), message)
-    };
-    let Some(obj) = value.as_object() else {
-        err("", format!("expected an object, found {}", kind(value)));
-        return None;
-    };
-    let dir = file.parent().unwrap_or(Path::new("."));
-    let mut out = Map::new();
-    for (key, v) in obj {
-        match key.as_str() {
-            "grants" => {
-                let Some(grants) = v.as_object() else {
-                    err(
-                        ".grants",
-                        format!("expected an object of roles, found {}", kind(v)),
-                    );
-                    continue;
-                };
-                let mut good = Map::new();
-                for (role, caps) in grants {
-                    if Role::parse(role).is_none() {
-                        err(
-                            &format!(".grants.{role}"),
-                            "unknown role: use naming, directTools or ranking".into(),
-                        );
-                        continue;
-                    }
-                    let Some(list) = caps.as_array() else {
-                        err(
-                            &format!(".grants.{role}"),
-                            format!("expected a list of capabilities, found {}", kind(caps)),
-                        );
-                        continue;
-                    };
-                    // A bad entry is reported and dropped; the valid ones stay granted.
-                    let mut valid = Vec::new();
-                    for (i, c) in list.iter().enumerate() {
-                        if c.as_str().and_then(Capability::parse).is_none() {
-                            err(
-                                &format!(".grants.{role}[{i}]"),
-                                format!("unknown capability {c}: use catalog, lifecycle or calls"),
-                            );
-                        } else {
-                            valid.push(c.clone());
-                        }
-                    }
-                    good.insert(role.clone(), Value::Array(valid));
-                }
-                out.insert(key.clone(), Value::Object(good));
-            }
-            "limits" => {
-                let Some(limits) = v.as_object() else {
-                    err(".limits", format!("expected an object, found {}", kind(v)));
-                    continue;
-                };
-                let mut good = Map::new();
-                for (name, n) in limits {
-                    let range = match name.as_str() {
-                        "memoryMiB" => 1..=4096,
-                        "deadlineMs" => 1..=600_000,
-                        _ => {
-                            err(
-                                &format!(".limits.{name}"),
-                                "unknown limit: use memoryMiB or deadlineMs".into(),
-                            );
-                            continue;
-                        }
-                    };
-                    match n.as_u64() {
-                        Some(x) if range.contains(&x) => {
-                            good.insert(name.clone(), n.clone());
-                        }
-                        _ => err(
-                            &format!(".limits.{name}"),
-                            format!(
-                                "expected a whole number from {} to {}, found {n}",
-                                range.start(),
-                                range.end()
-                            ),
-                        ),
-                    }
-                }
-                out.insert(key.clone(), Value::Object(good));
-            }
-            role if Role::parse(role).is_some() => match v.as_str() {
-                Some(p) if !p.is_empty() => {
-                    let path = dir.join(p);
-                    if path.is_file() {
-                        out.insert(key.clone(), Value::String(path.display().to_string()));
-                    } else {
-                        err(
-                            &format!(".{role}"),
-                            format!("guest file {} not found", path.display()),
-                        );
-                    }
-                }
-                _ => err(
-                    &format!(".{role}"),
-                    format!("expected the path of a .wasm component, found {v}"),
-                ),
-            },
-            other => err(
-                &format!(".{other}"),
-                "unknown key: use naming, directTools, ranking, grants or limits".into(),
-            ),
-        }
-    }
-    Some(Value::Object(out))
 }
 
 #[cfg(test)]

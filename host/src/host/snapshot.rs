@@ -266,140 +266,12 @@ pub(crate) fn build(policy: &Policy, input: BuildInput) -> Result<Snapshot, Plug
         naming,
     } = input;
     let tools: Vec<&Arc<Tool>> = tools.iter().flat_map(|t| t.iter()).collect();
-    let by_server: HashMap<&str, &crate::config::ServerConfig> = config
-        .servers
-        .iter()
-        .map(|s| (s.name.as_str(), &s.config))
-        .collect();
-    let lists = |server: &str| by_server.get(server).copied();
-    let has_lists = |server: &str| {
-        lists(server).is_some_and(|c| {
-            !c.exclude_tools.is_empty()
-                || !c.include_tools.is_empty()
-                || matches!(&c.direct_tools, DirectTools::Only(l) if !l.is_empty())
-        })
-    };
-    // Config lists select tools by any name the naming guest would give them.
-    let listed: Vec<usize> = (0..tools.len())
-        .filter(|&i| has_lists(&tools[i].server))
-        .collect();
-    let listed_tools: Vec<Arc<Tool>> = listed.iter().map(|&i| tools[i].clone()).collect();
-    let mut alias_of: HashMap<usize, Vec<String>> = listed
-        .iter()
-        .copied()
-        .zip(aliases(policy, &listed_tools)?)
-        .collect();
-    let keep: Vec<bool> = (0..tools.len())
-        .map(|i| {
-            let (Some(c), Some(a)) = (lists(&tools[i].server), alias_of.get(&i)) else {
-                return true;
-            };
-            !selects(&c.exclude_tools, a)
-                && (c.include_tools.is_empty() || selects(&c.include_tools, a))
-        })
-        .collect();
-    let kept_at: Vec<usize> = (0..tools.len()).filter(|&i| keep[i]).collect();
-    // Shared with the servers' listings, not copied.
-    let kept: Vec<Arc<Tool>> = kept_at.iter().map(|&i| tools[i].clone()).collect();
-
-    let outcomes = policy.names(&kept, &naming)?;
-    let mut entries = Vec::with_capacity(kept.len());
-    let mut entry_aliases = Vec::with_capacity(kept.len());
-    for (i, entry) in exposed(&kept, outcomes) {
-        let mut a = alias_of.remove(&kept_at[i]).unwrap_or_default();
-        a.push(loose(&entry.name));
-        entry_aliases.push(a);
-        entries.push(entry);
-    }
-
-    // `directTools` lists reach the direct-tools guest as the original names
-    // of the tools they select, matched as the exclusion lists are.
-    let servers = config
-        .servers
-        .iter()
-        .map(|s| {
-            let d = match &s.config.direct_tools {
-                DirectTools::All => ServerDirect::All,
-                DirectTools::None => ServerDirect::None,
-                DirectTools::Only(list) => ServerDirect::Only(
-                    entries
-                        .iter()
-                        .zip(&entry_aliases)
-                        .filter(|(e, a)| e.tool.server == s.name && selects(list, a))
-                        .map(|(e, _)| e.tool.name.clone())
-                        .collect(),
-                ),
-            };
-            (s.name.clone(), d)
-        })
-        .collect();
-    let picked = policy.direct(
-        &entries,
-        &DirectOptions {
-            env_override,
-            servers,
-        },
-    )?;
-    let mut direct = vec![false; entries.len()];
-    for i in picked {
-        direct[i] = true;
-    }
-
-    // How the naming guest names a tool of each server, so that a name can be
-    // traced to its server before that server's tools are known.
-    let probes: Vec<Tool> = config
-        .servers
-        .iter()
-        .filter(|s| s.config.enabled)
-        .map(|s| Tool::new(s.name.clone(), PROBE, ""))
-        .collect();
-    let owners = names_in(policy, &probes, naming.prefix)?
-        .into_iter()
-        .zip(&probes)
-        .filter_map(|(name, probe)| {
-            let (head, tail) = match name.find(PROBE) {
-                Some(at) => (&name[..at], &name[at + PROBE.len()..]),
-                None => return None,
-            };
-            (!head.is_empty() || !tail.is_empty()).then(|| Owner {
-                head: head.to_string(),
-                tail: tail.to_string(),
-                server: probe.server.clone(),
-            })
-        })
-        .collect();
-
-    // Prompts are named by the same rule as tools, in a namespace of their own.
+    let (kept, mut alias_of) = selected(policy, &tools, &config)?;
+    let (entries, entry_aliases) = named(policy, &kept, &mut alias_of, &naming)?;
+    let direct = direct_flags(policy, &entries, &entry_aliases, &config, env_override)?;
+    let owners = owners(policy, &config, naming.prefix)?;
     let resources = ResourceMap::build(&offers);
-    let prompts: Vec<(Tool, Value)> = offers
-        .into_iter()
-        .flat_map(|(server, o)| o.prompts.into_iter().map(move |p| (server.clone(), p)))
-        .filter_map(|(server, p)| {
-            let name = p.get("name")?.as_str()?.to_string();
-            Some((Tool::new(server, name, ""), p))
-        })
-        .collect();
-    let prompt_tools: Vec<&Tool> = prompts.iter().map(|(t, _)| t).collect();
-    let outcomes = policy.names(
-        &prompt_tools,
-        &NamingOptions {
-            prefix: naming.prefix,
-            reserved: Vec::new(),
-        },
-    )?;
-    let mut exposed_prompts = Vec::new();
-    for ((tool, prompt), outcome) in prompts.into_iter().zip(outcomes) {
-        match outcome {
-            NameOutcome::Named(name) => exposed_prompts.push(PromptEntry {
-                name,
-                server: tool.server,
-                original: tool.name,
-                prompt,
-            }),
-            _ => tracing::warn!("prompt {} is hidden: its name collides", tool.id()),
-        }
-    }
-
+    let prompts = named_prompts(policy, offers, naming.prefix)?;
     let by_name: HashMap<String, usize> = entries
         .iter()
         .enumerate()
@@ -414,20 +286,11 @@ pub(crate) fn build(policy: &Policy, input: BuildInput) -> Result<Snapshot, Plug
     for e in &entries {
         *counts.entry(e.tool.server.clone()).or_default() += 1;
     }
-    let prompt_by_name = exposed_prompts
+    let prompt_by_name = prompts
         .iter()
         .enumerate()
         .map(|(i, p)| (p.name.clone(), i))
         .collect();
-    let index_options = IndexOptions {
-        server_keywords: config
-            .servers
-            .iter()
-            .filter(|s| !s.config.search_keywords.is_empty())
-            .map(|s| (s.name.clone(), s.config.search_keywords.clone()))
-            .collect(),
-        profile: config.settings.search_profile.clone(),
-    };
     Ok(Snapshot {
         version,
         entries: entries.into(),
@@ -436,12 +299,196 @@ pub(crate) fn build(policy: &Policy, input: BuildInput) -> Result<Snapshot, Plug
         direct,
         owners,
         counts,
-        prompts: exposed_prompts,
+        prompts,
         prompt_by_name,
         resources,
-        index_options,
+        index_options: index_options(&config),
         index: tokio::sync::OnceCell::new(),
     })
+}
+
+/// Tools let through, by their index in the catalog, and the names each
+/// listed tool goes by.
+type Selected = (Vec<(usize, Arc<Tool>)>, HashMap<usize, Vec<String>>);
+
+/// The tools the servers' `excludeTools` and `includeTools` let through (in
+/// catalog order, shared with the listings, not copied), and the names each
+/// listed tool goes by, by its index among them: config lists select tools
+/// by any name the naming guest would give them.
+fn selected(
+    policy: &Policy,
+    tools: &[&Arc<Tool>],
+    config: &Config,
+) -> Result<Selected, PluginError> {
+    let by_server: HashMap<&str, &crate::config::ServerConfig> = config
+        .servers
+        .iter()
+        .map(|s| (s.name.as_str(), &s.config))
+        .collect();
+    let lists = |server: &str| by_server.get(server).copied();
+    let has_lists = |server: &str| {
+        lists(server).is_some_and(|c| {
+            !c.exclude_tools.is_empty()
+                || !c.include_tools.is_empty()
+                || matches!(&c.direct_tools, DirectTools::Only(l) if !l.is_empty())
+        })
+    };
+    let listed: Vec<usize> = (0..tools.len())
+        .filter(|&i| has_lists(&tools[i].server))
+        .collect();
+    let listed_tools: Vec<Arc<Tool>> = listed.iter().map(|&i| tools[i].clone()).collect();
+    let alias_of: HashMap<usize, Vec<String>> = listed
+        .iter()
+        .copied()
+        .zip(aliases(policy, &listed_tools)?)
+        .collect();
+    let keep = |i: usize| {
+        let (Some(c), Some(a)) = (lists(&tools[i].server), alias_of.get(&i)) else {
+            return true;
+        };
+        !selects(&c.exclude_tools, a)
+            && (c.include_tools.is_empty() || selects(&c.include_tools, a))
+    };
+    let kept = (0..tools.len())
+        .filter(|&i| keep(i))
+        .map(|i| (i, tools[i].clone()))
+        .collect();
+    Ok((kept, alias_of))
+}
+
+/// The exposed entries as the naming guest names them, each with every name
+/// config lists may select it by.
+fn named(
+    policy: &Policy,
+    kept: &[(usize, Arc<Tool>)],
+    alias_of: &mut HashMap<usize, Vec<String>>,
+    naming: &NamingOptions,
+) -> Result<(Vec<Entry>, Vec<Vec<String>>), PluginError> {
+    let tools: Vec<Arc<Tool>> = kept.iter().map(|(_, t)| t.clone()).collect();
+    let outcomes = policy.names(&tools, naming)?;
+    let mut entries = Vec::with_capacity(kept.len());
+    let mut entry_aliases = Vec::with_capacity(kept.len());
+    for (i, entry) in exposed(&tools, outcomes) {
+        let mut a = alias_of.remove(&kept[i].0).unwrap_or_default();
+        a.push(loose(&entry.name));
+        entry_aliases.push(a);
+        entries.push(entry);
+    }
+    Ok((entries, entry_aliases))
+}
+
+/// Which entries are direct, as the direct-tools guest picks them.
+/// `directTools` lists reach it as the original names of the tools they
+/// select, matched as the exclusion lists are.
+fn direct_flags(
+    policy: &Policy,
+    entries: &[Entry],
+    entry_aliases: &[Vec<String>],
+    config: &Config,
+    env_override: Option<String>,
+) -> Result<Vec<bool>, PluginError> {
+    let servers = config
+        .servers
+        .iter()
+        .map(|s| {
+            let d = match &s.config.direct_tools {
+                DirectTools::All => ServerDirect::All,
+                DirectTools::None => ServerDirect::None,
+                DirectTools::Only(list) => ServerDirect::Only(
+                    entries
+                        .iter()
+                        .zip(entry_aliases)
+                        .filter(|(e, a)| e.tool.server == s.name && selects(list, a))
+                        .map(|(e, _)| e.tool.name.clone())
+                        .collect(),
+                ),
+            };
+            (s.name.clone(), d)
+        })
+        .collect();
+    let options = DirectOptions {
+        env_override,
+        servers,
+    };
+    let mut direct = vec![false; entries.len()];
+    for i in policy.direct(entries, &options)? {
+        direct[i] = true;
+    }
+    Ok(direct)
+}
+
+/// How the naming guest names a tool of each server, so that a name can be
+/// traced to its server before that server's tools are known.
+fn owners(policy: &Policy, config: &Config, prefix: PrefixMode) -> Result<Vec<Owner>, PluginError> {
+    let probes: Vec<Tool> = config
+        .servers
+        .iter()
+        .filter(|s| s.config.enabled)
+        .map(|s| Tool::new(s.name.clone(), PROBE, ""))
+        .collect();
+    Ok(names_in(policy, &probes, prefix)?
+        .into_iter()
+        .zip(&probes)
+        .filter_map(|(name, probe)| {
+            let at = name.find(PROBE)?;
+            let (head, tail) = (&name[..at], &name[at + PROBE.len()..]);
+            (!head.is_empty() || !tail.is_empty()).then(|| Owner {
+                head: head.to_string(),
+                tail: tail.to_string(),
+                server: probe.server.clone(),
+            })
+        })
+        .collect())
+}
+
+/// The servers' prompts, named by the same rule as tools, in a namespace of
+/// their own; a prompt whose name collides is hidden.
+fn named_prompts(
+    policy: &Policy,
+    offers: Vec<(String, crate::lifecycle::Offers)>,
+    prefix: PrefixMode,
+) -> Result<Vec<PromptEntry>, PluginError> {
+    let prompts: Vec<(Tool, Value)> = offers
+        .into_iter()
+        .flat_map(|(server, o)| o.prompts.into_iter().map(move |p| (server.clone(), p)))
+        .filter_map(|(server, p)| {
+            let name = p.get("name")?.as_str()?.to_string();
+            Some((Tool::new(server, name, ""), p))
+        })
+        .collect();
+    let prompt_tools: Vec<&Tool> = prompts.iter().map(|(t, _)| t).collect();
+    let options = NamingOptions {
+        prefix,
+        reserved: Vec::new(),
+    };
+    let outcomes = policy.names(&prompt_tools, &options)?;
+    let mut exposed = Vec::new();
+    for ((tool, prompt), outcome) in prompts.into_iter().zip(outcomes) {
+        match outcome {
+            NameOutcome::Named(name) => exposed.push(PromptEntry {
+                name,
+                server: tool.server,
+                original: tool.name,
+                prompt,
+            }),
+            _ => tracing::warn!("prompt {} is hidden: its name collides", tool.id()),
+        }
+    }
+    Ok(exposed)
+}
+
+/// What the search index is built with: each server's `searchKeywords`, and
+/// the scoring profile.
+fn index_options(config: &Config) -> IndexOptions {
+    IndexOptions {
+        server_keywords: config
+            .servers
+            .iter()
+            .filter(|s| !s.config.search_keywords.is_empty())
+            .map(|s| (s.name.clone(), s.config.search_keywords.clone()))
+            .collect(),
+        profile: config.settings.search_profile.clone(),
+    }
 }
 
 /// Why a build gave no snapshot.

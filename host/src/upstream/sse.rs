@@ -70,54 +70,9 @@ impl SseTransport {
             ));
         }
         let mut events = SseStream::from_bytes_stream(response.bytes_stream());
-        let endpoint = loop {
-            match events.next().await {
-                Some(Ok(ev)) if ev.event.as_deref() == Some("endpoint") => {
-                    let data = ev.data.unwrap_or_default();
-                    let endpoint = base.join(data.trim()).map_err(|e| {
-                        ConnectError::Http(format!("bad SSE endpoint {data:?}: {e}"))
-                    })?;
-                    // Credentials go with every POST: only to the server we asked.
-                    if endpoint.origin() != base.origin() {
-                        return Err(ConnectError::Http(format!(
-                            "the SSE endpoint is on another origin ({}), refused",
-                            endpoint.origin().ascii_serialization()
-                        )));
-                    }
-                    break endpoint;
-                }
-                Some(Ok(_)) => continue,
-                Some(Err(e)) => return Err(ConnectError::Http(format!("SSE stream: {e}"))),
-                None => {
-                    return Err(ConnectError::Http(
-                        "the SSE stream ended before announcing its endpoint".into(),
-                    ));
-                }
-            }
-        };
+        let endpoint = endpoint(&mut events, &base).await?;
         let (tx, rx) = mpsc::channel(64);
-        let reader = tokio::spawn(async move {
-            while let Some(event) = events.next().await {
-                let Ok(event) = event else { break };
-                if !matches!(event.event.as_deref(), None | Some("message")) {
-                    continue;
-                }
-                let Some(data) = event.data else { continue };
-                if data.len() > MAX_EVENT_BYTES {
-                    tracing::warn!("dropping an SSE message of {} bytes", data.len());
-                    continue;
-                }
-                super::progress::route(&progress, &data);
-                match serde_json::from_str::<RxJsonRpcMessage<RoleClient>>(&data) {
-                    Ok(message) => {
-                        if tx.send(message).await.is_err() {
-                            break;
-                        }
-                    }
-                    Err(e) => tracing::warn!("ignoring an SSE message that is not JSON-RPC: {e}"),
-                }
-            }
-        });
+        let reader = tokio::spawn(read_messages(events, tx, progress));
         Ok(SseTransport {
             rx,
             client,
@@ -125,6 +80,67 @@ impl SseTransport {
             headers,
             reader,
         })
+    }
+}
+
+/// The stream's `endpoint` event, resolved against `base`: where messages
+/// are posted. Credentials go with every POST, so only to the server asked.
+async fn endpoint<E: std::fmt::Display>(
+    events: &mut (impl futures::Stream<Item = Result<sse_stream::Sse, E>> + Unpin),
+    base: &reqwest::Url,
+) -> Result<reqwest::Url, ConnectError> {
+    loop {
+        match events.next().await {
+            Some(Ok(ev)) if ev.event.as_deref() == Some("endpoint") => {
+                let data = ev.data.unwrap_or_default();
+                let endpoint = base
+                    .join(data.trim())
+                    .map_err(|e| ConnectError::Http(format!("bad SSE endpoint {data:?}: {e}")))?;
+                if endpoint.origin() != base.origin() {
+                    return Err(ConnectError::Http(format!(
+                        "the SSE endpoint is on another origin ({}), refused",
+                        endpoint.origin().ascii_serialization()
+                    )));
+                }
+                return Ok(endpoint);
+            }
+            Some(Ok(_)) => continue,
+            Some(Err(e)) => return Err(ConnectError::Http(format!("SSE stream: {e}"))),
+            None => {
+                return Err(ConnectError::Http(
+                    "the SSE stream ended before announcing its endpoint".into(),
+                ));
+            }
+        }
+    }
+}
+
+/// Hands the stream's JSON-RPC messages to the transport, routing progress
+/// as it reads it; an oversized or unreadable message is dropped, not fatal.
+async fn read_messages<E>(
+    mut events: impl futures::Stream<Item = Result<sse_stream::Sse, E>> + Unpin,
+    tx: mpsc::Sender<RxJsonRpcMessage<RoleClient>>,
+    progress: super::handler::ProgressRoutes,
+) {
+    while let Some(event) = events.next().await {
+        let Ok(event) = event else { break };
+        if !matches!(event.event.as_deref(), None | Some("message")) {
+            continue;
+        }
+        let Some(data) = event.data else { continue };
+        if data.len() > MAX_EVENT_BYTES {
+            tracing::warn!("dropping an SSE message of {} bytes", data.len());
+            continue;
+        }
+        super::progress::route(&progress, &data);
+        match serde_json::from_str::<RxJsonRpcMessage<RoleClient>>(&data) {
+            Ok(message) => {
+                if tx.send(message).await.is_err() {
+                    break;
+                }
+            }
+            Err(e) => tracing::warn!("ignoring an SSE message that is not JSON-RPC: {e}"),
+        }
     }
 }
 

@@ -39,60 +39,67 @@ pub(super) fn oauth(r: &mut Reader<'_>) -> OAuthConfig {
     };
     let mut out = OAuthConfig::default();
     for (key, value) in obj {
-        let field = format!("oauth.{key}");
-        let text = match value {
-            Value::String(s) => Some(s.as_str()),
-            _ => None,
-        };
-        match (key.as_str(), text) {
-            ("clientId", Some(s)) => out.client_id = Some(r.expand(&field, s)),
-            ("clientSecret", Some(s)) => out.client_secret = Some(r.expand_secret(&field, s)),
-            ("scope", Some(s)) => out.scope = Some(r.expand(&field, s)),
-            ("privateKey", Some(s)) => out.private_key = Some(r.expand_secret(&field, s)),
-            ("signingAlgorithm", Some(s)) if SIGNING_ALGORITHMS.contains(&s) => {
-                out.signing_algorithm = Some(s.to_string())
-            }
-            ("signingAlgorithm", _) => r.error(
-                &field,
-                format!(
-                    "expected one of {}, found {value}",
-                    SIGNING_ALGORITHMS.join(", ")
-                ),
-            ),
-            ("clientMetadataUrl", Some(s)) => {
-                let url = r.expand(&field, s);
-                if !url.starts_with("https://") {
-                    r.error(&field, format!("{url} is not an https:// URL"));
-                }
-                out.client_metadata_url = Some(url);
-            }
-            ("grantType", Some("authorization_code")) => {
-                out.grant_type = GrantType::AuthorizationCode
-            }
-            ("grantType", Some("client_credentials")) => {
-                out.grant_type = GrantType::ClientCredentials
-            }
-            ("grantType", _) => r.error(
-                &field,
-                format!("expected \"authorization_code\" or \"client_credentials\", found {value}"),
-            ),
-            ("callbackPort", _) => match value.as_u64() {
-                Some(p @ 1..=65535) => out.callback_port = Some(p as u16),
-                _ => r.error(
-                    &field,
-                    format!("expected a port number (1 to 65535), found {value}"),
-                ),
-            },
-            (k, None) if FIELDS.contains(&k) => {
-                r.error(&field, format!("expected a string, found {}", kind(value)))
-            }
-            _ => r.problem(
-                crate::config::Severity::Warning,
-                &field,
-                format!("unknown field (known: {})", FIELDS.join(", ")),
-            ),
-        }
+        field(r, &mut out, key, value);
     }
+    consistent(r, &out);
+    out
+}
+
+/// Reads one field of `oauth` into `out`.
+fn field(r: &mut Reader<'_>, out: &mut OAuthConfig, key: &str, value: &Value) {
+    let field = format!("oauth.{key}");
+    let text = match value {
+        Value::String(s) => Some(s.as_str()),
+        _ => None,
+    };
+    match (key, text) {
+        ("clientId", Some(s)) => out.client_id = Some(r.expand(&field, s)),
+        ("clientSecret", Some(s)) => out.client_secret = Some(r.expand_secret(&field, s)),
+        ("scope", Some(s)) => out.scope = Some(r.expand(&field, s)),
+        ("privateKey", Some(s)) => out.private_key = Some(r.expand_secret(&field, s)),
+        ("signingAlgorithm", Some(s)) if SIGNING_ALGORITHMS.contains(&s) => {
+            out.signing_algorithm = Some(s.to_string())
+        }
+        ("signingAlgorithm", _) => r.error(
+            &field,
+            format!(
+                "expected one of {}, found {value}",
+                SIGNING_ALGORITHMS.join(", ")
+            ),
+        ),
+        ("clientMetadataUrl", Some(s)) => {
+            let url = r.expand(&field, s);
+            if !url.starts_with("https://") {
+                r.error(&field, format!("{url} is not an https:// URL"));
+            }
+            out.client_metadata_url = Some(url);
+        }
+        ("grantType", Some("authorization_code")) => out.grant_type = GrantType::AuthorizationCode,
+        ("grantType", Some("client_credentials")) => out.grant_type = GrantType::ClientCredentials,
+        ("grantType", _) => r.error(
+            &field,
+            format!("expected \"authorization_code\" or \"client_credentials\", found {value}"),
+        ),
+        ("callbackPort", _) => match value.as_u64() {
+            Some(p @ 1..=65535) => out.callback_port = Some(p as u16),
+            _ => r.error(
+                &field,
+                format!("expected a port number (1 to 65535), found {value}"),
+            ),
+        },
+        (k, None) if FIELDS.contains(&k) => {
+            r.error(&field, format!("expected a string, found {}", kind(value)))
+        }
+        _ => r.problem(
+            crate::config::Severity::Warning,
+            &field,
+            format!("unknown field (known: {})", FIELDS.join(", ")),
+        ),
+    }
+}
+
+/// Fields that each look right but do not go together.
+fn consistent(r: &mut Reader<'_>, out: &OAuthConfig) {
     if out.client_secret.is_some() && out.client_id.is_none() {
         r.error(
             "oauth.clientSecret",
@@ -111,5 +118,4 @@ pub(super) fn oauth(r: &mut Reader<'_>) -> OAuthConfig {
             "the client_credentials grant needs `oauth.clientId` (and usually `oauth.clientSecret`)",
         );
     }
-    out
 }

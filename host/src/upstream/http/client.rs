@@ -153,33 +153,7 @@ impl StreamableHttpClient for HttpClient {
             )));
         }
         let session = session_id.map(|s| s.to_string());
-        let media = response
-            .headers()
-            .get(CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .map(|v| {
-                v.split(';')
-                    .next()
-                    .unwrap_or("")
-                    .trim()
-                    .to_ascii_lowercase()
-            });
-        let body = response
-            .bytes_stream()
-            .map(|chunk| chunk.map_err(|e| SseError::Body(Box::new(e))));
-        let answer = match media.as_deref() {
-            Some("text/event-stream") => {
-                StreamableHttpPostResponse::Sse(SseStream::from_bytes_stream(body).boxed(), session)
-            }
-            Some("application/json") => {
-                json_messages(body.boxed(), limits.max_sse_event_size, session).await?
-            }
-            other => {
-                return Err(StreamableHttpError::UnexpectedContentType(
-                    other.map(str::to_string),
-                ));
-            }
-        };
+        let answer = listen_answer(response, limits, session).await?;
         Ok(match answer {
             StreamableHttpPostResponse::Sse(events, session) => {
                 let events = events.map(move |event| {
@@ -284,6 +258,41 @@ fn same_id(data: String, id: &RequestId) -> String {
     }
     *sub = serde_json::json!(n);
     message.to_string()
+}
+
+/// The answer to a `subscriptions/listen` POST as a stream of events, in
+/// either framing a server may use: SSE, or JSON lines.
+async fn listen_answer(
+    response: reqwest::Response,
+    limits: StreamableHttpResponseLimits,
+    session: Option<String>,
+) -> Result<StreamableHttpPostResponse, Error> {
+    let media = response
+        .headers()
+        .get(CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .map(|v| {
+            v.split(';')
+                .next()
+                .unwrap_or("")
+                .trim()
+                .to_ascii_lowercase()
+        });
+    let body = response
+        .bytes_stream()
+        .map(|chunk| chunk.map_err(|e| SseError::Body(Box::new(e))));
+    match media.as_deref() {
+        Some("text/event-stream") => Ok(StreamableHttpPostResponse::Sse(
+            SseStream::from_bytes_stream(body).boxed(),
+            session,
+        )),
+        Some("application/json") => {
+            json_messages(body.boxed(), limits.max_sse_event_size, session).await
+        }
+        other => Err(StreamableHttpError::UnexpectedContentType(
+            other.map(str::to_string),
+        )),
+    }
 }
 
 /// A JSON body of one or more messages, read as they arrive. Its first

@@ -1,0 +1,255 @@
+//! `settings`: each key checked, bad ones reported and dropped, plugin paths
+//! made absolute.
+
+use super::kind;
+use crate::config::model::StoreKind;
+use crate::config::{Capability, Diagnostic, PrefixMode, Role, Severity, shared_url};
+use serde_json::{Map, Value};
+use std::path::Path;
+
+/// What is wrong with a setting's value, or `None` when it is good.
+type Check = fn(&Value) -> Option<String>;
+
+/// The settings kept as written once their value passes its check (`plugins`
+/// has its own reader, as its paths are rewritten).
+const CHECKS: &[(&str, Check)] = &[
+    ("toolPrefix", |v| match v.as_str() {
+        Some(s) if PrefixMode::parse(s).is_some() => None,
+        _ => Some(format!(
+            "expected \"server\", \"short\" or \"none\", found {v}"
+        )),
+    }),
+    ("idleTimeout", |v| match v.as_f64() {
+        Some(n) if n >= 0.0 => None,
+        _ => Some(format!(
+            "expected a number of minutes (0 = never), found {v}"
+        )),
+    }),
+    ("exposure", |v| match v.as_str() {
+        Some("proxy" | "tool-search" | "direct") => None,
+        _ => Some(format!(
+            "expected \"proxy\", \"tool-search\" or \"direct\", found {v}"
+        )),
+    }),
+    ("callTimeoutMs", |v| match v.as_u64() {
+        Some(n) if n > 0 => None,
+        _ => Some(format!(
+            "expected a positive number of milliseconds, found {v}"
+        )),
+    }),
+    ("toolSearchBudget", |v| match v.as_u64() {
+        Some(n) if n > 0 => None,
+        _ => Some(format!("expected a positive number of tokens, found {v}")),
+    }),
+    ("searchProfile", |v| match v.as_str() {
+        Some(p) if !p.trim().is_empty() => None,
+        _ => Some(format!(
+            "expected the name of a ranking profile (the default guest offers \"default\" and \"seed\"), found {v}"
+        )),
+    }),
+    ("credentialStore", |v| {
+        match v.as_str().and_then(StoreKind::parse) {
+            Some(_) => None,
+            None => Some(format!("expected \"keyring\" or \"file\", found {v}")),
+        }
+    }),
+    // The value found is shown without its password.
+    ("sharedState", |v| match v.as_str() {
+        Some(url) if shared_url::is_usable(url) => None,
+        _ => Some(format!(
+            "expected a Redis URL, redis://HOST:PORT[/DB], found {}",
+            v.as_str().map_or_else(|| v.to_string(), shared_url::redact)
+        )),
+    }),
+    // The value is not shown: it may be the key itself.
+    ("sharedStateKey", |v| match v.as_str() {
+        Some(k) if !k.trim().is_empty() => None,
+        _ => Some("expected the key as ${VAR} or !command".into()),
+    }),
+    ("captureStats", |_| None),
+    ("toonEncode", |_| None),
+];
+
+/// Reports a bad setting; the caller drops it.
+fn setting_error(diags: &mut Vec<Diagnostic>, file: &Path, field: &str, message: String) {
+    diags.push(Diagnostic::field(
+        Severity::Error,
+        file,
+        format!("settings.{field}"),
+        message,
+    ));
+}
+
+/// Checks one file's `settings`; returns them with bad keys dropped and plugin
+/// paths made absolute (relative to the file's directory).
+pub fn settings(value: &Value, file: &Path, diags: &mut Vec<Diagnostic>) -> Map<String, Value> {
+    let Some(obj) = value.as_object() else {
+        diags.push(Diagnostic::field(
+            Severity::Error,
+            file,
+            "settings".into(),
+            format!("expected an object, found {}", kind(value)),
+        ));
+        return Map::new();
+    };
+    let mut out = Map::new();
+    for (key, v) in obj {
+        if key == "plugins" {
+            if let Some(p) = plugins(v, file, diags) {
+                out.insert(key.clone(), p);
+            }
+            continue;
+        }
+        let Some((_, check)) = CHECKS.iter().find(|(name, _)| name == key) else {
+            diags.push(Diagnostic::field(
+                Severity::Warning,
+                file,
+                format!("settings.{key}"),
+                "unknown setting, ignored".into(),
+            ));
+            continue;
+        };
+        match check(v) {
+            Some(message) => setting_error(diags, file, key, message),
+            None => {
+                out.insert(key.clone(), v.clone());
+            }
+        }
+    }
+    out
+}
+
+/// Checks `settings.plugins`; returns it with guest paths made absolute.
+fn plugins(value: &Value, file: &Path, diags: &mut Vec<Diagnostic>) -> Option<Value> {
+    let mut err = |field: &str, message: String| {
+        setting_error(diags, file, &format!("plugins{field}"), message)
+    };
+    let Some(obj) = value.as_object() else {
+        err("", format!("expected an object, found {}", kind(value)));
+        return None;
+    };
+    let dir = file.parent().unwrap_or(Path::new("."));
+    let mut out = Map::new();
+    for (key, v) in obj {
+        let kept = match key.as_str() {
+            "grants" => grants(v, &mut err),
+            "limits" => limits(v, &mut err),
+            role if Role::parse(role).is_some() => guest(role, v, dir, &mut err),
+            other => {
+                err(
+                    &format!(".{other}"),
+                    "unknown key: use naming, directTools, ranking, grants or limits".into(),
+                );
+                None
+            }
+        };
+        if let Some(kept) = kept {
+            out.insert(key.clone(), kept);
+        }
+    }
+    Some(Value::Object(out))
+}
+
+/// `plugins.grants`: the capabilities of each role. An unknown role is
+/// dropped; so is a bad entry, while the valid ones stay granted.
+fn grants(v: &Value, err: &mut impl FnMut(&str, String)) -> Option<Value> {
+    let Some(grants) = v.as_object() else {
+        err(
+            ".grants",
+            format!("expected an object of roles, found {}", kind(v)),
+        );
+        return None;
+    };
+    let mut good = Map::new();
+    for (role, caps) in grants {
+        if Role::parse(role).is_none() {
+            err(
+                &format!(".grants.{role}"),
+                "unknown role: use naming, directTools or ranking".into(),
+            );
+            continue;
+        }
+        let Some(list) = caps.as_array() else {
+            err(
+                &format!(".grants.{role}"),
+                format!("expected a list of capabilities, found {}", kind(caps)),
+            );
+            continue;
+        };
+        let mut valid = Vec::new();
+        for (i, c) in list.iter().enumerate() {
+            if c.as_str().and_then(Capability::parse).is_none() {
+                err(
+                    &format!(".grants.{role}[{i}]"),
+                    format!("unknown capability {c}: use catalog, lifecycle or calls"),
+                );
+            } else {
+                valid.push(c.clone());
+            }
+        }
+        good.insert(role.clone(), Value::Array(valid));
+    }
+    Some(Value::Object(good))
+}
+
+/// `plugins.limits`: each limit a whole number in its range; the others dropped.
+fn limits(v: &Value, err: &mut impl FnMut(&str, String)) -> Option<Value> {
+    let Some(limits) = v.as_object() else {
+        err(".limits", format!("expected an object, found {}", kind(v)));
+        return None;
+    };
+    let mut good = Map::new();
+    for (name, n) in limits {
+        let range = match name.as_str() {
+            "memoryMiB" => 1..=4096,
+            "deadlineMs" => 1..=600_000,
+            _ => {
+                err(
+                    &format!(".limits.{name}"),
+                    "unknown limit: use memoryMiB or deadlineMs".into(),
+                );
+                continue;
+            }
+        };
+        match n.as_u64() {
+            Some(x) if range.contains(&x) => {
+                good.insert(name.clone(), n.clone());
+            }
+            _ => err(
+                &format!(".limits.{name}"),
+                format!(
+                    "expected a whole number from {} to {}, found {n}",
+                    range.start(),
+                    range.end()
+                ),
+            ),
+        }
+    }
+    Some(Value::Object(good))
+}
+
+/// A role's guest: the path of a component that exists, made absolute against
+/// the config file's directory so that it means the same from anywhere.
+fn guest(role: &str, v: &Value, dir: &Path, err: &mut impl FnMut(&str, String)) -> Option<Value> {
+    match v.as_str() {
+        Some(p) if !p.is_empty() => {
+            let path = dir.join(p);
+            if path.is_file() {
+                Some(Value::String(path.display().to_string()))
+            } else {
+                err(
+                    &format!(".{role}"),
+                    format!("guest file {} not found", path.display()),
+                );
+                None
+            }
+        }
+        _ => {
+            err(
+                &format!(".{role}"),
+                format!("expected the path of a .wasm component, found {v}"),
+            );
+            None
+        }
+    }
+}
