@@ -43,6 +43,16 @@ pub fn at_signal_exit(hook: impl FnOnce() + Send + 'static) {
         .push(Box::new(hook));
 }
 
+/// Held from a spawn until the child's guard is registered.
+static SPAWNING: Mutex<()> = Mutex::new(());
+
+/// Hold this across spawning a child and registering its guard: an exit on a
+/// signal waits for it, so a child spawned just before the signal is killed
+/// too, not left running unregistered.
+pub fn spawning() -> std::sync::MutexGuard<'static, ()> {
+    SPAWNING.lock().unwrap_or_else(|p| p.into_inner())
+}
+
 fn groups() -> std::sync::MutexGuard<'static, BTreeSet<i32>> {
     GROUPS.lock().unwrap_or_else(|p| p.into_inner())
 }
@@ -161,6 +171,8 @@ pub fn at_a_terminal() -> bool {
 
 /// Kills every server process group and helper still registered (at exit).
 pub fn kill_all() {
+    // Children being spawned are registered first.
+    let _registered = spawning();
     let all: Vec<i32> = std::mem::take(&mut *groups()).into_iter().collect();
     for pgid in all {
         kill_group(pgid);

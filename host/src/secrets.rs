@@ -127,10 +127,14 @@ pub async fn resolve_value(value: &str) -> Result<String, CommandFailed> {
     if !interactive {
         shell.process_group(0);
     }
-    let child = shell.spawn().map_err(CommandFailed::Start)?;
-    let _guard = child
-        .id()
-        .map(|pid| crate::processes::Guard::new(pid, !interactive));
+    let (child, _guard) = {
+        let _registering = crate::processes::spawning();
+        let child = shell.spawn().map_err(CommandFailed::Start)?;
+        let guard = child
+            .id()
+            .map(|pid| crate::processes::Guard::new(pid, !interactive));
+        (child, guard)
+    };
     let output = match tokio::time::timeout(SECRET_TIMEOUT, child.wait_with_output()).await {
         Err(_) => return Err(CommandFailed::Timeout),
         Ok(Err(e)) => return Err(CommandFailed::Wait(e)),

@@ -57,6 +57,7 @@ pub async fn spawn_group(command: CommandWrap) -> io::Result<(Box<dyn ChildWrapp
         if tied {
             die_with_this_thread(command.command_mut());
         }
+        let _registering = super::spawning();
         let mut child = command.spawn()?;
         let Some(pid) = child.id() else {
             return Err(io::Error::other("exited at once"));

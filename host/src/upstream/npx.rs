@@ -326,6 +326,7 @@ fn remember(req: &NpxRequest, env: &Environment, resolution: Resolution) {
 
 /// Makes npm install the package into its `_npx` cache without starting it.
 async fn populate(req: &NpxRequest, env: &Environment) {
+    let registering = crate::processes::spawning();
     let result = tokio::process::Command::new("npm")
         .args([
             "exec",
@@ -349,6 +350,7 @@ async fn populate(req: &NpxRequest, env: &Environment) {
     let result = match result {
         Ok(mut child) => {
             let _group = child.id().map(crate::processes::GroupGuard::new);
+            drop(registering);
             child.wait().await
         }
         Err(e) => Err(e),
