@@ -13,6 +13,16 @@ fn bm25() -> &'static PathBuf {
     WASM.get_or_init(|| mcpw::testing::build(&workspace().join("guest-example/bm25")).unwrap())
 }
 
+/// The conformance checks a guest fails, as lines.
+fn failed_checks(guest: &GuestUnderTest) -> Vec<String> {
+    guest
+        .conformance()
+        .iter()
+        .filter(|c| !c.passed())
+        .map(|c| c.to_string())
+        .collect()
+}
+
 /// Production limits but a roomier deadline: the suite feeds 100,000 tools, and a
 /// debug build of the host under a parallel test run is several times slower
 /// than a release one.
@@ -194,12 +204,7 @@ fn a_python_guest_passes_the_conformance_suite() {
         .unwrap()
         .with_limits(roomy())
         .unwrap();
-    let failed: Vec<String> = guest
-        .conformance()
-        .iter()
-        .filter(|c| !c.passed())
-        .map(|c| c.to_string())
-        .collect();
+    let failed = failed_checks(&guest);
     assert!(failed.is_empty(), "{failed:?}");
     let catalog = tools(&[
         (
@@ -334,12 +339,7 @@ fn a_guest_of_the_frozen_0_1_0_contract_loads() {
     assert!(out.status.success(), "{said}");
     assert!(said.contains("mcpw:plugin/naming@0.1.0"), "{said}");
     let guest = GuestUnderTest::from_file(&wasm).unwrap();
-    let failed: Vec<String> = guest
-        .conformance()
-        .iter()
-        .filter(|c| !c.passed())
-        .map(|c| c.to_string())
-        .collect();
+    let failed = failed_checks(&guest);
     assert!(failed.is_empty(), "{failed:?}");
 }
 
