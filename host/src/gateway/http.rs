@@ -14,11 +14,14 @@ pub use clients::{CLI_TOKEN, ClientToken, client_tokens};
 pub use ops::{DEFAULT_DRAIN, Ops};
 pub use sessions::DEFAULT_MAX_SESSIONS;
 
+use super::replicas::Replicas;
 use super::{ClientScope, Gateway, ServeState};
+use crate::host::Host;
+use crate::team_state::sessions::SharedSessions;
 use axum::extract::Request;
 use axum::http::StatusCode;
 use axum::middleware::{self, Next};
-use axum::response::IntoResponse;
+use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use rmcp::transport::streamable_http_server::SessionManager;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
@@ -32,6 +35,9 @@ pub const MAX_BODY_BYTES: usize = 4 << 20;
 pub const DEFAULT_SESSION_IDLE: std::time::Duration = std::time::Duration::from_secs(300);
 /// How long calls cut at the drain deadline have to send their errors.
 const ANSWERS_AFTER_CUT: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// The sessions served: rmcp's, capped.
+type Sessions = sessions::CappedSessions<LocalSessionManager>;
 
 /// Where and how to listen.
 #[derive(Clone, Debug)]
@@ -108,28 +114,12 @@ pub async fn serve(
         true => None,
         false => Some(Arc::new(clients::Clients::new(options.tokens)?)),
     };
-    let mut config = StreamableHttpServerConfig::default()
-        .with_allowed_origins(["http://localhost:*", "http://127.0.0.1:*", "http://[::1]:*"])
-        .enforce_origin_validation();
-    config.max_request_body_bytes = MAX_BODY_BYTES;
-    if !loopback {
-        // Behind a token, DNS rebinding cannot reach the tools; clients use
-        // whatever host name reaches this machine.
-        config = config.disable_allowed_hosts();
-    }
+    let mut config = transport_config(loopback);
     // With shared state: the sessions every replica can take up, whose owner
     // every replica knows, and what `/readyz` reports of Redis.
     let shared_sessions = shared.replicas.as_ref().map(|r| r.store());
     let ops = Arc::new(Ops::new(shared_sessions.clone()));
-    // Ready once the catalog snapshot (from the cache, or listed) is built.
-    tokio::spawn({
-        let (host, ops) = (shared.host().clone(), ops.clone());
-        async move {
-            if host.snapshot().await.is_ok() {
-                ops.set_ready();
-            }
-        }
-    });
+    ready_once_listed(shared.host().clone(), ops.clone());
     let metrics_host = shared.host().clone();
     let closing = shared.host().clone();
     let mut local = LocalSessionManager::default();
@@ -140,18 +130,7 @@ pub async fn serve(
         options.max_sessions.max(1),
     ));
     if let Some(replicas) = &shared.replicas {
-        replicas.listen();
-        // Any replica takes up a session another began: rmcp replays its
-        // `initialize` from the store, then the session loads what it chose.
-        config.session_store = Some(replicas.store());
-        let sessions = Arc::downgrade(&sessions);
-        replicas.on_closed(move |id| {
-            if let Some(sessions) = sessions.upgrade() {
-                tokio::spawn(async move {
-                    let _ = sessions.close_session(&id.into()).await;
-                });
-            }
-        });
+        share_sessions(replicas, &mut config, &sessions);
     }
     let service: StreamableHttpService<Gateway, _> = StreamableHttpService::new(
         move || Ok(Gateway::new(shared.clone())),
@@ -163,9 +142,79 @@ pub async fn serve(
         keep_alive,
         ops: ops.clone(),
     });
+    let router = mcp_routes(service, guard, sessions, shared_sessions, metrics_host);
+    let router = with_probes(behind_tokens(router, clients), ops.clone());
+    let listener = tokio::net::TcpListener::bind(options.addr)
+        .await
+        .map_err(|source| ServeError::Bind {
+            addr: options.addr,
+            source,
+        })?;
+    bound(listener.local_addr()?);
+    let stop = drain_after(shutdown, &ops, options.drain, &closing);
+    tokio::select! {
+        served = axum::serve(crate::net::listener(listener), router).into_future() => served?,
+        () = stop => {}
+    }
+    Ok(())
+}
+
+/// rmcp's transport settings: origins checked against DNS rebinding, and
+/// bodies size-limited.
+fn transport_config(loopback: bool) -> StreamableHttpServerConfig {
+    let mut config = StreamableHttpServerConfig::default()
+        .with_allowed_origins(["http://localhost:*", "http://127.0.0.1:*", "http://[::1]:*"])
+        .enforce_origin_validation();
+    config.max_request_body_bytes = MAX_BODY_BYTES;
+    if !loopback {
+        // Behind a token, DNS rebinding cannot reach the tools; clients use
+        // whatever host name reaches this machine.
+        config = config.disable_allowed_hosts();
+    }
+    config
+}
+
+/// Marks `ops` ready once the catalog snapshot (from the cache, or listed)
+/// is built, without holding up the listening.
+fn ready_once_listed(host: Arc<Host>, ops: Arc<Ops>) {
+    tokio::spawn(async move {
+        if host.snapshot().await.is_ok() {
+            ops.set_ready();
+        }
+    });
+}
+
+/// Lets any replica take up a session another began: rmcp replays its
+/// `initialize` from the store, then the session loads what it chose. A
+/// session closed elsewhere is closed here too.
+fn share_sessions(
+    replicas: &Arc<Replicas>,
+    config: &mut StreamableHttpServerConfig,
+    sessions: &Arc<Sessions>,
+) {
+    replicas.listen();
+    config.session_store = Some(replicas.store());
+    let sessions = Arc::downgrade(sessions);
+    replicas.on_closed(move |id| {
+        if let Some(sessions) = sessions.upgrade() {
+            tokio::spawn(async move {
+                let _ = sessions.close_session(&id.into()).await;
+            });
+        }
+    });
+}
+
+/// `/mcp` and `/metrics`, the routes a token guards.
+fn mcp_routes(
+    service: StreamableHttpService<Gateway, Sessions>,
+    guard: Arc<body::Guard>,
+    sessions: Arc<Sessions>,
+    shared_sessions: Option<Arc<SharedSessions>>,
+    metrics_host: Arc<Host>,
+) -> axum::Router {
     // Layers added later run first: the token before anything reads the body,
     // a session's owner checked before rmcp sees the request.
-    let mut router = axum::Router::new()
+    axum::Router::new()
         .route_service("/mcp", service)
         .route_layer(middleware::from_fn(move |req: Request, next: Next| {
             body::json_rpc(guard.clone(), req, next)
@@ -175,66 +224,68 @@ pub async fn serve(
         }))
         .route(
             "/metrics",
-            get(move |request: Request| {
-                let host = metrics_host.clone();
-                async move {
-                    // Metrics name every server and tool: a client that sees
-                    // only some servers may not read them.
-                    let limited = request
-                        .extensions()
-                        .get::<ClientScope>()
-                        .is_some_and(ClientScope::is_limited);
-                    if limited {
-                        let why = "this token sees only some servers; metrics are for tokens that see every server";
-                        return (StatusCode::FORBIDDEN, why).into_response();
-                    }
-                    ops::metrics(host.metrics().render()).into_response()
-                }
-            }),
-        );
-    if let Some(clients) = clients {
-        router = router.layer(middleware::from_fn(move |req: Request, next: Next| {
+            get(move |request: Request| metrics(metrics_host.clone(), request)),
+        )
+}
+
+/// The metrics, for a client that sees every server: they name every server
+/// and tool, so a client that sees only some may not read them.
+async fn metrics(host: Arc<Host>, request: Request) -> Response {
+    let limited = request
+        .extensions()
+        .get::<ClientScope>()
+        .is_some_and(ClientScope::is_limited);
+    if limited {
+        let why = "this token sees only some servers; metrics are for tokens that see every server";
+        return (StatusCode::FORBIDDEN, why).into_response();
+    }
+    ops::metrics(host.metrics().render()).into_response()
+}
+
+/// `router` requiring a token, when tokens are configured.
+fn behind_tokens(router: axum::Router, clients: Option<Arc<clients::Clients>>) -> axum::Router {
+    match clients {
+        Some(clients) => router.layer(middleware::from_fn(move |req: Request, next: Next| {
             clients::require_token(clients.clone(), req, next)
-        }));
+        })),
+        None => router,
     }
-    // Probes carry no token: they say nothing but live, ready or draining.
-    let probes = ops.clone();
-    let router = router
+}
+
+/// `router` with the probes, which carry no token: they say nothing but
+/// live, ready or draining.
+fn with_probes(router: axum::Router, probes: Arc<Ops>) -> axum::Router {
+    router
         .route("/healthz", get(|| async { Ops::health() }))
-        .route("/readyz", get(move || async move { probes.readiness() }));
-    let listener = tokio::net::TcpListener::bind(options.addr)
-        .await
-        .map_err(|source| ServeError::Bind {
-            addr: options.addr,
-            source,
-        })?;
-    bound(listener.local_addr()?);
-    // Still serving while draining: sessions in progress go on, new ones get
-    // a 503 and `/readyz` says "draining". Open event streams do not hold the
-    // stop up, as a graceful shutdown of the server would.
-    let stop = async {
-        shutdown.await;
-        let in_flight = ops.in_flight();
-        tracing::info!(
-            "draining: no new sessions; {in_flight} request(s) in flight get up to {} s",
-            options.drain.as_secs()
+        .route("/readyz", get(move || async move { probes.readiness() }))
+}
+
+/// Waits for `shutdown`, then for the requests in flight. Still serving
+/// while draining: sessions in progress go on, new ones get a 503 and
+/// `/readyz` says "draining". Open event streams do not hold the stop up, as
+/// a graceful shutdown of the server would.
+async fn drain_after(
+    shutdown: impl Future<Output = ()>,
+    ops: &Ops,
+    drain: std::time::Duration,
+    closing: &Host,
+) {
+    shutdown.await;
+    let in_flight = ops.in_flight();
+    tracing::info!(
+        "draining: no new sessions; {in_flight} request(s) in flight get up to {} s",
+        drain.as_secs()
+    );
+    if !ops.drain(drain).await {
+        tracing::warn!(
+            "stopping with {} request(s) still in flight after {} s: their servers are closed, and they are answered with an error",
+            ops.in_flight(),
+            drain.as_secs()
         );
-        if !ops.drain(options.drain).await {
-            tracing::warn!(
-                "stopping with {} request(s) still in flight after {} s: their servers are closed, and they are answered with an error",
-                ops.in_flight(),
-                options.drain.as_secs()
-            );
-            // A call cut by the stop gets an answer, not a dropped stream
-            // (which a client may wait on, or resume, for ever): closing
-            // the servers fails the calls, and their errors go out.
-            closing.manager().abort().await;
-            ops.drain(ANSWERS_AFTER_CUT).await;
-        }
-    };
-    tokio::select! {
-        served = axum::serve(crate::net::listener(listener), router).into_future() => served?,
-        () = stop => {}
+        // A call cut by the stop gets an answer, not a dropped stream
+        // (which a client may wait on, or resume, for ever): closing
+        // the servers fails the calls, and their errors go out.
+        closing.manager().abort().await;
+        ops.drain(ANSWERS_AFTER_CUT).await;
     }
-    Ok(())
 }

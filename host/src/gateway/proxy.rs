@@ -4,11 +4,13 @@
 //! documented proxy tool. Every mode shows and reaches only the servers the
 //! client sees: another server is "not found", like one that does not exist.
 
+mod search;
+mod tool;
+
 use super::{ClientScope, Gateway, result};
-use crate::catalog::{ConnectionState, Entry, ToolKind};
+use crate::catalog::{ConnectionState, Entry};
 use crate::host::{Host, HostError};
 use crate::lifecycle::LifecycleError;
-use crate::plugin::{GuestError, PluginError, QueryMode, SearchOptions};
 use crate::present::{self, Content};
 use rmcp::ErrorData as McpError;
 use rmcp::model::CallToolResult;
@@ -167,13 +169,13 @@ pub async fn call(
         gw.shared.ready().await;
     }
     let reply = if let Some(tool) = &args.tool {
-        return call_tool(gw, client, tool, server, args.args.as_ref(), ctx).await;
+        return tool::call_tool(gw, client, tool, server, args.args.as_ref(), ctx).await;
     } else if let Some(s) = &args.connect {
         connect(host, client, s).await
     } else if let Some(t) = &args.describe {
         describe(gw, client, t).await
     } else if let Some(q) = &args.search {
-        let query = Query {
+        let query = search::Query {
             text: q,
             regex: args.regex.unwrap_or(false),
             schemas: args.include_schemas.unwrap_or(true),
@@ -182,7 +184,7 @@ pub async fn call(
                 .limit
                 .map_or(DEFAULT_SEARCH_LIMIT, |l| l.clamp(1, 100) as u32),
         };
-        search(gw, client, query).await
+        search::search(gw, client, query).await
     } else if let Some(s) = server {
         list(host, client, s).await
     } else {
@@ -431,310 +433,6 @@ async fn describe(gw: &Gateway, client: &ClientScope, name: &str) -> Reply {
         text.trim().to_string(),
         json!({"mode": "describe", "tool": metadata(&e), "server": e.tool.server}),
     )
-}
-
-/// A `search` and how to show its results.
-struct Query<'a> {
-    text: &'a str,
-    regex: bool,
-    schemas: bool,
-    server: Option<&'a str>,
-    limit: u32,
-}
-
-async fn search(gw: &Gateway, client: &ClientScope, q: Query<'_>) -> Reply {
-    let host = &gw.shared.host;
-    let Query {
-        text: query,
-        regex,
-        schemas,
-        server,
-        limit,
-    } = q;
-    if query.trim().is_empty() {
-        return Reply::error(
-            "Search query cannot be empty".into(),
-            json!({"mode": "search", "error": "empty_query"}),
-        );
-    }
-    let options = SearchOptions {
-        limit,
-        mode: if regex {
-            QueryMode::Regex
-        } else {
-            QueryMode::Keyword
-        },
-        server: server.map(str::to_string),
-    };
-    let hits = match gw.shared.search_for(client, query, options).await {
-        Ok(h) => h,
-        Err(HostError::Policy(PluginError::Guest {
-            error: GuestError::InvalidPattern(_),
-            ..
-        })) => {
-            return Reply::error(
-                format!("Invalid regex: {query}"),
-                json!({"mode": "search", "error": "invalid_pattern", "query": query}),
-            );
-        }
-        Err(e) => {
-            return Reply::error(
-                format!("Search failed: {e}"),
-                json!({"mode": "search", "error": "search_failed", "query": query}),
-            );
-        }
-    };
-    if hits.is_empty() {
-        let text = match server {
-            Some(s) if !known(host, client, s) => {
-                let mut names = host.manager().server_names();
-                names.retain(|n| client.allows(n));
-                format!(
-                    "No tools matching \"{query}\" in \"{s}\": no server has that name (servers: {})",
-                    names.join(", ")
-                )
-            }
-            Some(s) => format!("No tools matching \"{query}\" in \"{s}\""),
-            None => format!("No tools matching \"{query}\""),
-        };
-        return Reply::ok(
-            text,
-            json!({"mode": "search", "matches": [], "count": 0, "query": query}),
-        );
-    }
-    let n = hits.len();
-    let mut text = format!(
-        "Found {n} tool{} matching \"{query}\":\n\n",
-        if n == 1 { "" } else { "s" }
-    );
-    for (e, _) in &hits {
-        if schemas {
-            text.push_str(&format!(
-                "{}\n  {}\n",
-                e.shown_name(),
-                if e.tool.description.is_empty() {
-                    "(no description)"
-                } else {
-                    e.tool.description.trim()
-                }
-            ));
-            if e.tool.kind == ToolKind::Resource {
-                text.push_str("  No parameters (resource tool).\n");
-            } else if e
-                .tool
-                .input_schema
-                .get("properties")
-                .and_then(Value::as_object)
-                .is_some_and(|p| !p.is_empty())
-            {
-                text.push_str(&format!(
-                    "\n  Parameters:\n{}\n",
-                    present::format_schema(e.tool.input_schema.object(), "    ")
-                ));
-            } else {
-                text.push_str("  No parameters (call directly).\n");
-            }
-            text.push('\n');
-        } else {
-            text.push_str(&present::bullet(&e.shown_name(), &e.tool.description, 50));
-            text.push('\n');
-        }
-    }
-    let matches: Vec<Value> = hits
-        .iter()
-        .map(|(e, _)| {
-            let mut hit = json!({"server": e.tool.server, "tool": e.name});
-            if let Some(original) = e.renamed_from() {
-                hit["originalName"] = json!(original);
-            }
-            hit
-        })
-        .collect();
-    Reply::ok(
-        text.trim_end().to_string(),
-        json!({"mode": "search", "matches": matches, "count": n, "query": query}),
-    )
-}
-
-/// `args` as an object: an object, or a JSON string of one.
-fn parse_args(args: Option<&Value>) -> Result<Option<Map<String, Value>>, String> {
-    match args {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::Object(m)) => Ok(Some(m.clone())),
-        Some(Value::String(s)) if s.trim().is_empty() => Ok(None),
-        Some(Value::String(s)) => match serde_json::from_str::<Value>(s) {
-            Ok(Value::Object(m)) => Ok(Some(m)),
-            Ok(other) => Err(format!(
-                "args must be a JSON object, got {}",
-                crate::config::validate::kind(&other)
-            )),
-            Err(e) => Err(format!("args is not valid JSON: {e}")),
-        },
-        Some(other) => Err(format!(
-            "args must be a JSON object, got {}",
-            crate::config::validate::kind(other)
-        )),
-    }
-}
-
-async fn call_tool(
-    gw: &Gateway,
-    client: &ClientScope,
-    name: &str,
-    server: Option<&str>,
-    args: Option<&Value>,
-    ctx: &RequestContext<RoleServer>,
-) -> Result<CallToolResult, McpError> {
-    let host = &gw.shared.host;
-    let reply = |text: String, details: Value| result(&[Content::text(text)], Some(details), true);
-    let args = match parse_args(args) {
-        Ok(a) => a,
-        Err(e) => {
-            return reply(
-                format!("Error: {e}"),
-                json!({"mode": "call", "tool": name, "error": "call_failed"}),
-            );
-        }
-    };
-    // With `server`, the name may be the original one on that server.
-    let mut target = name.to_string();
-    if let Some(s) = server {
-        if !known(host, client, s) {
-            return reply(
-                format!("Server \"{s}\" not found. Use mcp({{}}) to see available servers."),
-                json!({"mode": "call", "server": s, "error": "server_not_found"}),
-            );
-        }
-        if !host.manager().has_tools(s)
-            && let Err(e) = host.manager().connect(s, false).await
-        {
-            return reply(
-                unavailable_text(s, &e),
-                json!({"mode": "call", "server": s, "error": unavailable_kind(&e)}),
-            );
-        }
-        if let Ok(snapshot) = host.snapshot().await
-            && let Some(e) = snapshot
-                .server_entries(s)
-                .find(|e| e.name == name || e.tool.name == name)
-        {
-            target = e.name.clone();
-        }
-    }
-    let entry = match gw.shared.resolve_for(client, &target).await {
-        Ok(e) => e,
-        Err(HostError::Lifecycle(e)) => {
-            let s = lifecycle_server(&e).unwrap_or_default();
-            return reply(
-                unavailable_text(&s, &e),
-                json!({"mode": "call", "server": s, "tool": name, "error": unavailable_kind(&e)}),
-            );
-        }
-        Err(_) => {
-            let snapshot = host.snapshot().await.ok();
-            let owner = snapshot.as_ref().and_then(|s| s.owner(name));
-            let in_server: Vec<&str> = snapshot
-                .iter()
-                .flat_map(|s| s.entries().iter())
-                .filter(|e| server.or(owner) == Some(e.tool.server.as_str()))
-                .filter(|e| client.allows(&e.tool.server))
-                .map(|e| e.name.as_str())
-                .take(30)
-                .collect();
-            let hint = if in_server.is_empty() {
-                "Use mcp({ search: \"...\" }) to search.".to_string()
-            } else {
-                format!("Available tools: {}", in_server.join(", "))
-            };
-            return reply(
-                format!("Tool \"{name}\" not found. {hint}"),
-                json!({"mode": "call", "error": "tool_not_found", "tool": name}),
-            );
-        }
-    };
-    let (options, forwarding) = gw.call_options(ctx);
-    let outcome = tokio::select! {
-        r = host.call_raw(&entry, args, options) => r.map(|raw| crate::host::present_result(&entry, raw)),
-        _ = ctx.ct.cancelled() => return Err(McpError::internal_error("cancelled by the client", None)),
-    };
-    super::calls::progress_sent(forwarding).await;
-    let base = |extra: Value| {
-        let mut d = json!({"mode": "call", "server": entry.tool.server, "tool": entry.tool.name});
-        if let Some(uri) = &entry.tool.resource_uri {
-            d["resourceUri"] = json!(uri);
-        }
-        if let Value::Object(m) = extra {
-            d.as_object_mut().expect("an object").extend(m);
-        }
-        d
-    };
-    match outcome {
-        Ok(out) => {
-            let mut details = base(json!({"mcpResult": out.mcp_result}));
-            if out.is_error {
-                details["error"] = json!("tool_error");
-            }
-            result(&out.content, Some(details), out.is_error)
-        }
-        Err(HostError::Lifecycle(
-            e @ (LifecycleError::Backoff { .. } | LifecycleError::Disabled(_)),
-        )) => {
-            let kind = unavailable_kind(&e);
-            reply(
-                unavailable_text(&entry.tool.server, &e),
-                base(json!({"error": kind})),
-            )
-        }
-        Err(HostError::Lifecycle(LifecycleError::Connect { error, .. })) if error.is_auth() => {
-            reply(
-                format!("Server \"{}\" is unavailable: {error}", entry.tool.server),
-                base(json!({"error": "server_unavailable"})),
-            )
-        }
-        Err(e) => {
-            let schema =
-                (entry.tool.kind == ToolKind::Tool).then(|| &**entry.tool.input_schema.object());
-            let text = present::error_with_parameters(
-                &format!("Error: call to \"{}\" failed: {e}", entry.name),
-                schema,
-            );
-            reply(text, base(json!({"error": "call_failed"})))
-        }
-    }
-}
-
-fn lifecycle_server(e: &LifecycleError) -> Option<String> {
-    match e {
-        LifecycleError::NotFound(s)
-        | LifecycleError::Disabled(s)
-        | LifecycleError::Reconfigured(s) => Some(s.clone()),
-        LifecycleError::Backoff { server, .. } | LifecycleError::Connect { server, .. } => {
-            Some(server.clone())
-        }
-    }
-}
-
-fn unavailable_kind(e: &LifecycleError) -> &'static str {
-    match e {
-        LifecycleError::Backoff { .. } => "server_backoff",
-        LifecycleError::NotFound(_) => "server_not_found",
-        _ => "server_unavailable",
-    }
-}
-
-fn unavailable_text(server: &str, e: &LifecycleError) -> String {
-    match e {
-        LifecycleError::Backoff {
-            ago_s,
-            retry_in_s,
-            last_error,
-            ..
-        } => format!(
-            "Server \"{server}\" is unavailable: it failed {ago_s}s ago ({}); retrying in {retry_in_s}s. Use mcp({{ connect: \"{server}\" }}) to retry now.",
-            last_error.lines().next().unwrap_or("")
-        ),
-        other => format!("Server \"{server}\" is unavailable: {other}"),
-    }
 }
 
 #[cfg(test)]

@@ -4,6 +4,7 @@
 use super::{Gateway, result};
 use crate::catalog::Entry;
 use crate::config::Config;
+use crate::host::{EntryRef, Snapshot};
 use crate::plugin::SearchOptions;
 use crate::present::{self, Content};
 use rmcp::ErrorData as McpError;
@@ -126,20 +127,9 @@ pub async fn call(
             true,
         );
     }
-    let select = query
-        .get(..7)
-        .is_some_and(|h| h.eq_ignore_ascii_case("select:"));
-    let limit = if select {
-        query[7..]
-            .split(',')
-            .filter(|n| !n.trim().is_empty())
-            .count()
-            .max(1) as u32
-    } else {
-        DEFAULT_RESULTS
-    };
+    let select = selected(&query);
     let options = SearchOptions {
-        limit,
+        limit: result_limit(select),
         ..Default::default()
     };
     let hits = match gw.shared.search_for(&client, &query, options).await {
@@ -161,6 +151,45 @@ pub async fn call(
         Ok(s) => s,
         Err(e) => return result(&[Content::text(format!("Error: {e}"))], None, true),
     };
+    activate(gw, &snapshot, &names, ctx).await;
+    let text = loaded_text(&hits, &names, select);
+    result(
+        &[Content::text(text.trim_end())],
+        Some(json!({"query": query, "loaded": names})),
+        false,
+    )
+}
+
+/// The names after `select:` (the prefix in any case), when the query is an
+/// exact selection rather than keywords.
+fn selected(query: &str) -> Option<&str> {
+    query
+        .get(..7)
+        .is_some_and(|h| h.eq_ignore_ascii_case("select:"))
+        .then(|| &query[7..])
+}
+
+/// How many tools to load: each one selected (at least one), or the best few
+/// matches of keywords.
+fn result_limit(select: Option<&str>) -> u32 {
+    match select {
+        Some(names) => names
+            .split(',')
+            .filter(|n| !n.trim().is_empty())
+            .count()
+            .max(1) as u32,
+        None => DEFAULT_RESULTS,
+    }
+}
+
+/// Adds the deferred tools among `names` to the session's tools, and tells
+/// the client its tool list changed when any is new to it.
+async fn activate(
+    gw: &Gateway,
+    snapshot: &Snapshot,
+    names: &[String],
+    ctx: &RequestContext<RoleServer>,
+) {
     let newly: Vec<String> = {
         let mut active = gw.activated.lock().unwrap_or_else(|p| p.into_inner());
         names
@@ -175,21 +204,25 @@ pub async fn call(
         gw.link.share_tools(&newly).await;
         let _ = ctx.peer.notify_tool_list_changed().await;
     }
+}
+
+/// The answer: the tools loaded, and the selected names that matched none.
+fn loaded_text(hits: &[(EntryRef, f32)], names: &[String], select: Option<&str>) -> String {
     let mut text = format!(
         "Loaded {} tool{}; call {} directly:\n",
         names.len(),
         if names.len() == 1 { "" } else { "s" },
         if names.len() == 1 { "it" } else { "them" }
     );
-    for (e, _) in &hits {
+    for (e, _) in hits {
         text.push_str(&format!(
             "- {} - {}\n",
             e.shown_name(),
             present::truncate_at_word(&e.tool.description, 80)
         ));
     }
-    if select {
-        let missing: Vec<&str> = query[7..]
+    if let Some(selection) = select {
+        let missing: Vec<&str> = selection
             .split(',')
             .map(str::trim)
             .filter(|n| !n.is_empty() && !names.iter().any(|m| m == n))
@@ -198,9 +231,5 @@ pub async fn call(
             text.push_str(&format!("Not found: {}\n", missing.join(", ")));
         }
     }
-    result(
-        &[Content::text(text.trim_end())],
-        Some(json!({"query": query, "loaded": names})),
-        false,
-    )
+    text
 }

@@ -1,0 +1,266 @@
+//! The `tool` mode: calls one tool, by its name or, with `server`, by its
+//! original name on that server.
+
+use super::{Reply, known};
+use crate::catalog::ToolKind;
+use crate::gateway::{ClientScope, Gateway, calls, result};
+use crate::host::{CallOutcome, EntryRef, Host, HostError};
+use crate::lifecycle::LifecycleError;
+use crate::present::{self, Content};
+use rmcp::ErrorData as McpError;
+use rmcp::model::CallToolResult;
+use rmcp::service::{RequestContext, RoleServer};
+use serde_json::{Map, Value, json};
+
+/// Calls `name` with `args`; every refusal and failure is a tool error the
+/// agent can act on.
+pub(super) async fn call_tool(
+    gw: &Gateway,
+    client: &ClientScope,
+    name: &str,
+    server: Option<&str>,
+    args: Option<&Value>,
+    ctx: &RequestContext<RoleServer>,
+) -> Result<CallToolResult, McpError> {
+    let (entry, args) = match prepare(gw, client, name, server, args).await {
+        Ok(ready) => ready,
+        Err(refused) => return refuse(refused),
+    };
+    let outcome = invoke(gw, &entry, args, ctx).await?;
+    present_outcome(&entry, outcome)
+}
+
+/// A refusal as a tool error, so that the agent reads why.
+fn refuse(reply: Reply) -> Result<CallToolResult, McpError> {
+    result(&[Content::text(reply.text)], Some(reply.details), true)
+}
+
+/// The tool to call and its arguments, or why the call is refused.
+async fn prepare(
+    gw: &Gateway,
+    client: &ClientScope,
+    name: &str,
+    server: Option<&str>,
+    args: Option<&Value>,
+) -> Result<(EntryRef, Option<Map<String, Value>>), Reply> {
+    let args = parse_args(args).map_err(|e| {
+        Reply::error(
+            format!("Error: {e}"),
+            json!({"mode": "call", "tool": name, "error": "call_failed"}),
+        )
+    })?;
+    let target = match server {
+        Some(s) => name_on(&gw.shared.host, client, name, s).await?,
+        None => name.to_string(),
+    };
+    let entry = resolve(gw, client, name, &target, server).await?;
+    Ok((entry, args))
+}
+
+/// `args` as an object: an object, or a JSON string of one.
+fn parse_args(args: Option<&Value>) -> Result<Option<Map<String, Value>>, String> {
+    match args {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Object(m)) => Ok(Some(m.clone())),
+        Some(Value::String(s)) if s.trim().is_empty() => Ok(None),
+        Some(Value::String(s)) => match serde_json::from_str::<Value>(s) {
+            Ok(Value::Object(m)) => Ok(Some(m)),
+            Ok(other) => Err(format!(
+                "args must be a JSON object, got {}",
+                crate::config::validate::kind(&other)
+            )),
+            Err(e) => Err(format!("args is not valid JSON: {e}")),
+        },
+        Some(other) => Err(format!(
+            "args must be a JSON object, got {}",
+            crate::config::validate::kind(other)
+        )),
+    }
+}
+
+/// The exposed name of the tool `name` on `server`: with `server`, the name
+/// may be the original one there. Connects the server when its tools are
+/// not known yet, so that the name can be found.
+async fn name_on(host: &Host, client: &ClientScope, name: &str, s: &str) -> Result<String, Reply> {
+    if !known(host, client, s) {
+        return Err(Reply::error(
+            format!("Server \"{s}\" not found. Use mcp({{}}) to see available servers."),
+            json!({"mode": "call", "server": s, "error": "server_not_found"}),
+        ));
+    }
+    if !host.manager().has_tools(s)
+        && let Err(e) = host.manager().connect(s, false).await
+    {
+        return Err(Reply::error(
+            unavailable_text(s, &e),
+            json!({"mode": "call", "server": s, "error": unavailable_kind(&e)}),
+        ));
+    }
+    if let Ok(snapshot) = host.snapshot().await
+        && let Some(e) = snapshot
+            .server_entries(s)
+            .find(|e| e.name == name || e.tool.name == name)
+    {
+        return Ok(e.name.clone());
+    }
+    Ok(name.to_string())
+}
+
+/// The entry of `target` among the tools `client` sees.
+async fn resolve(
+    gw: &Gateway,
+    client: &ClientScope,
+    name: &str,
+    target: &str,
+    server: Option<&str>,
+) -> Result<EntryRef, Reply> {
+    match gw.shared.resolve_for(client, target).await {
+        Ok(e) => Ok(e),
+        Err(HostError::Lifecycle(e)) => {
+            let s = lifecycle_server(&e).unwrap_or_default();
+            Err(Reply::error(
+                unavailable_text(&s, &e),
+                json!({"mode": "call", "server": s, "tool": name, "error": unavailable_kind(&e)}),
+            ))
+        }
+        Err(_) => Err(tool_not_found(&gw.shared.host, client, name, server).await),
+    }
+}
+
+/// No such tool: lists the tools of the server meant (the one given, or the
+/// one the name points to), so that the agent can correct the name.
+async fn tool_not_found(
+    host: &Host,
+    client: &ClientScope,
+    name: &str,
+    server: Option<&str>,
+) -> Reply {
+    let snapshot = host.snapshot().await.ok();
+    let owner = snapshot.as_ref().and_then(|s| s.owner(name));
+    let in_server: Vec<&str> = snapshot
+        .iter()
+        .flat_map(|s| s.entries().iter())
+        .filter(|e| server.or(owner) == Some(e.tool.server.as_str()))
+        .filter(|e| client.allows(&e.tool.server))
+        .map(|e| e.name.as_str())
+        .take(30)
+        .collect();
+    let hint = if in_server.is_empty() {
+        "Use mcp({ search: \"...\" }) to search.".to_string()
+    } else {
+        format!("Available tools: {}", in_server.join(", "))
+    };
+    Reply::error(
+        format!("Tool \"{name}\" not found. {hint}"),
+        json!({"mode": "call", "error": "tool_not_found", "tool": name}),
+    )
+}
+
+/// Calls the tool, forwarding progress; the client's cancellation ends the
+/// call at once. Returns once the progress has been sent on.
+async fn invoke(
+    gw: &Gateway,
+    entry: &EntryRef,
+    args: Option<Map<String, Value>>,
+    ctx: &RequestContext<RoleServer>,
+) -> Result<Result<CallOutcome, HostError>, McpError> {
+    let (options, forwarding) = gw.call_options(ctx);
+    let outcome = tokio::select! {
+        r = gw.shared.host.call_raw(entry, args, options) => r.map(|raw| crate::host::present_result(entry, raw)),
+        _ = ctx.ct.cancelled() => return Err(McpError::internal_error("cancelled by the client", None)),
+    };
+    calls::progress_sent(forwarding).await;
+    Ok(outcome)
+}
+
+/// The call's result, or its failure told as a tool error: an unavailable
+/// server says so, and a failed call shows the tool's parameters.
+fn present_outcome(
+    entry: &EntryRef,
+    outcome: Result<CallOutcome, HostError>,
+) -> Result<CallToolResult, McpError> {
+    let reply = |text: String, details: Value| result(&[Content::text(text)], Some(details), true);
+    match outcome {
+        Ok(out) => {
+            let mut details = call_details(entry, json!({"mcpResult": out.mcp_result}));
+            if out.is_error {
+                details["error"] = json!("tool_error");
+            }
+            result(&out.content, Some(details), out.is_error)
+        }
+        Err(HostError::Lifecycle(
+            e @ (LifecycleError::Backoff { .. } | LifecycleError::Disabled(_)),
+        )) => {
+            let kind = unavailable_kind(&e);
+            reply(
+                unavailable_text(&entry.tool.server, &e),
+                call_details(entry, json!({"error": kind})),
+            )
+        }
+        Err(HostError::Lifecycle(LifecycleError::Connect { error, .. })) if error.is_auth() => {
+            reply(
+                format!("Server \"{}\" is unavailable: {error}", entry.tool.server),
+                call_details(entry, json!({"error": "server_unavailable"})),
+            )
+        }
+        Err(e) => {
+            let schema =
+                (entry.tool.kind == ToolKind::Tool).then(|| &**entry.tool.input_schema.object());
+            let text = present::error_with_parameters(
+                &format!("Error: call to \"{}\" failed: {e}", entry.name),
+                schema,
+            );
+            reply(text, call_details(entry, json!({"error": "call_failed"})))
+        }
+    }
+}
+
+/// The `details` of a call: the tool called, and the keys of `extra`.
+fn call_details(entry: &EntryRef, extra: Value) -> Value {
+    let mut d = json!({"mode": "call", "server": entry.tool.server, "tool": entry.tool.name});
+    if let Some(uri) = &entry.tool.resource_uri {
+        d["resourceUri"] = json!(uri);
+    }
+    if let Value::Object(m) = extra {
+        d.as_object_mut().expect("an object").extend(m);
+    }
+    d
+}
+
+/// The server a lifecycle error is about.
+fn lifecycle_server(e: &LifecycleError) -> Option<String> {
+    match e {
+        LifecycleError::NotFound(s)
+        | LifecycleError::Disabled(s)
+        | LifecycleError::Reconfigured(s) => Some(s.clone()),
+        LifecycleError::Backoff { server, .. } | LifecycleError::Connect { server, .. } => {
+            Some(server.clone())
+        }
+    }
+}
+
+/// The `error` of `details` for an unavailable server.
+fn unavailable_kind(e: &LifecycleError) -> &'static str {
+    match e {
+        LifecycleError::Backoff { .. } => "server_backoff",
+        LifecycleError::NotFound(_) => "server_not_found",
+        _ => "server_unavailable",
+    }
+}
+
+/// Why a server is unavailable; a server backing off says when it is
+/// retried, and how to retry now.
+fn unavailable_text(server: &str, e: &LifecycleError) -> String {
+    match e {
+        LifecycleError::Backoff {
+            ago_s,
+            retry_in_s,
+            last_error,
+            ..
+        } => format!(
+            "Server \"{server}\" is unavailable: it failed {ago_s}s ago ({}); retrying in {retry_in_s}s. Use mcp({{ connect: \"{server}\" }}) to retry now.",
+            last_error.lines().next().unwrap_or("")
+        ),
+        other => format!("Server \"{server}\" is unavailable: {other}"),
+    }
+}
