@@ -3,11 +3,12 @@
 
 use anyhow::{Context, Result};
 use mcpw::catalog::ConnectionState;
-use mcpw::config::{self, ConfigSources};
+use mcpw::config::{self, Config, ConfigSources};
 use mcpw::host::{Host, HostOptions};
 use mcpw::plugin::SearchOptions;
 use mcpw::present::Content;
 use serde_json::json;
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 const EVERYTHING: &str = "@modelcontextprotocol/server-everything@2026.8.31";
@@ -19,6 +20,26 @@ fn step(title: &str) -> Result<()> {
 }
 
 pub async fn demo(sources: &ConfigSources) -> Result<ExitCode> {
+    let (file, cfg) = demo_config(sources)?;
+    outln!("mcpw demo — config: {}", file.display());
+    outln!(
+        "(the first run fetches two reference servers from npm; later runs start from the cache)"
+    );
+
+    let mut options = HostOptions::for_env(&sources.env);
+    options.maintenance = false;
+    let host = Host::start(cfg, sources.env.clone(), options).await?;
+
+    show_status(&host).await?;
+    show_search(&host).await?;
+    show_calls(&host).await?;
+    host.shutdown().await;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Writes the demo's own config under the cache directory and loads it, so
+/// that the user's config is neither read nor changed.
+fn demo_config(sources: &ConfigSources) -> Result<(PathBuf, Config)> {
     let dir = sources.env.cache_dir().join("demo");
     std::fs::create_dir_all(&dir).with_context(|| format!("create {}", dir.display()))?;
     let file = dir.join("mcp.json");
@@ -36,15 +57,12 @@ pub async fn demo(sources: &ConfigSources) -> Result<ExitCode> {
         env: sources.env.clone(),
     });
     anyhow::ensure!(!cfg.has_errors(), "demo config: {:?}", cfg.diagnostics);
-    outln!("mcpw demo — config: {}", file.display());
-    outln!(
-        "(the first run fetches two reference servers from npm; later runs start from the cache)"
-    );
+    Ok((file, cfg))
+}
 
-    let mut options = HostOptions::for_env(&sources.env);
-    options.maintenance = false;
-    let host = Host::start(cfg, sources.env.clone(), options).await?;
-
+/// Connects every server and shows how each fared and how many tools the
+/// gateway offers in all.
+async fn show_status(host: &Host) -> Result<()> {
     step("status (connecting every server)")?;
     host.manager()
         .connect_many(host.manager().server_names(), |_, _| {})
@@ -64,7 +82,11 @@ pub async fn demo(sources: &ConfigSources) -> Result<ExitCode> {
     }
     let entries = host.entries().await?;
     outln!("{} tools behind one gateway", entries.len());
+    Ok(())
+}
 
+/// One search, answered by the default ranking guest.
+async fn show_search(host: &Host) -> Result<()> {
     step("search \"sum of two numbers\" (default ranking guest, under wasmtime)")?;
     let hits = host
         .search(
@@ -78,7 +100,12 @@ pub async fn demo(sources: &ConfigSources) -> Result<ExitCode> {
     for (entry, score) in &hits {
         outln!("  {score:>5}  {}", entry.name);
     }
+    Ok(())
+}
 
+/// A few tool calls on both servers, each answer cut short; a failed call is
+/// shown and the tour goes on.
+async fn show_calls(host: &Host) -> Result<()> {
     let calls = [
         ("everything__get-sum", json!({"a": 2, "b": 3})),
         ("everything__echo", json!({"message": "hello through mcpw"})),
@@ -102,6 +129,5 @@ pub async fn demo(sources: &ConfigSources) -> Result<ExitCode> {
             Err(e) => outln!("  error: {e}"),
         }
     }
-    host.shutdown().await;
-    Ok(ExitCode::SUCCESS)
+    Ok(())
 }

@@ -5,7 +5,8 @@ use clap::Subcommand;
 use mcpw::config::ConfigSources;
 use mcpw::plugin::inspect::GuestReport;
 use mcpw::plugin::{Capability, Grants, GuestModule, LoadOptions, Role, StaticServices};
-use std::path::PathBuf;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 
@@ -195,24 +196,33 @@ fn bench(
 fn check(file: PathBuf, json: bool, sources: &ConfigSources) -> Result<ExitCode> {
     let cfg = super::load_config(sources);
     let bytes = std::fs::read(&file).with_context(|| format!("cannot read {}", file.display()))?;
-    let options = LoadOptions {
-        limits: cfg.settings.plugins.limits,
-        grants: Grants::none(),
-        services: Arc::new(StaticServices::default()),
-        cache: super::compile_cache(sources),
-    };
+    let options = load_options(sources, cfg.settings.plugins.limits);
     let module = GuestModule::load(&file.display().to_string(), &bytes, options)?;
     let report = GuestReport::of(&module);
-    let grants = |role: Role| {
-        cfg.settings
-            .plugins
-            .grants
-            .get(&role)
-            .copied()
-            .unwrap_or_default()
-    };
-    // For each import: which of the guest's roles may use it.
-    let imports: Vec<(String, String)> = report
+    let imports = import_statuses(&report, &cfg.settings.plugins.grants);
+    if json {
+        super::print_json(&serde_json::json!({
+            "guest": file.display().to_string(),
+            "roles": report.roles.iter().map(|r| r.config_key()).collect::<Vec<_>>(),
+            "imports": imports.iter().map(|(n, s)| serde_json::json!({"name": n, "status": s})).collect::<Vec<_>>(),
+            "exports": report.exports,
+        }))?;
+    } else {
+        print_check(&file, bytes.len(), &report, &imports)?;
+    }
+    Ok(if report.roles.is_empty() {
+        eprintln!("mcpw: {} implements no mcpw role", file.display());
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// For each import of the guest, whether its roles may use it, so that a
+/// missing grant shows before the guest is configured.
+fn import_statuses(report: &GuestReport, grants: &BTreeMap<Role, Grants>) -> Vec<(String, String)> {
+    let grants = |role: Role| grants.get(&role).copied().unwrap_or_default();
+    report
         .imports
         .iter()
         .map(|name| {
@@ -238,40 +248,32 @@ fn check(file: PathBuf, json: bool, sources: &ConfigSources) -> Result<ExitCode>
             };
             (name.clone(), status)
         })
-        .collect();
-    if json {
-        super::print_json(&serde_json::json!({
-            "guest": file.display().to_string(),
-            "roles": report.roles.iter().map(|r| r.config_key()).collect::<Vec<_>>(),
-            "imports": imports.iter().map(|(n, s)| serde_json::json!({"name": n, "status": s})).collect::<Vec<_>>(),
-            "exports": report.exports,
-        }))?;
-    } else {
-        outln!(
-            "guest: {} ({} KiB)",
-            file.display(),
-            bytes.len().div_ceil(1024)
-        );
-        outln!("roles:");
-        for role in Role::ALL {
-            let mark = if report.roles.contains(&role) {
-                "yes"
-            } else {
-                "no "
-            };
-            outln!("  {mark}  {role:<13} ({})", role.export_name());
-        }
-        outln!("imports:");
-        for (name, status) in &imports {
-            outln!("  {name:<40} {status}");
-        }
+        .collect()
+}
+
+/// The text form of `plugin check`: every role, implemented or not, then
+/// every import with its status.
+fn print_check(
+    file: &Path,
+    size: usize,
+    report: &GuestReport,
+    imports: &[(String, String)],
+) -> Result<()> {
+    outln!("guest: {} ({} KiB)", file.display(), size.div_ceil(1024));
+    outln!("roles:");
+    for role in Role::ALL {
+        let mark = if report.roles.contains(&role) {
+            "yes"
+        } else {
+            "no "
+        };
+        outln!("  {mark}  {role:<13} ({})", role.export_name());
     }
-    Ok(if report.roles.is_empty() {
-        eprintln!("mcpw: {} implements no mcpw role", file.display());
-        ExitCode::FAILURE
-    } else {
-        ExitCode::SUCCESS
-    })
+    outln!("imports:");
+    for (name, status) in imports {
+        outln!("  {name:<40} {status}");
+    }
+    Ok(())
 }
 
 /// `Ok(capability)` for a grantable mcpw import, `Err(())` for `log`, `None` otherwise.

@@ -2,8 +2,8 @@
 
 use anyhow::{Context, Result, anyhow, bail};
 use clap::Args;
-use mcpw::config::ConfigSources;
-use mcpw::gateway::http::{self, HttpOptions};
+use mcpw::config::{Config, ConfigSources};
+use mcpw::gateway::http::{self, ClientToken, HttpOptions};
 use mcpw::gateway::{Exposure, Gateway, ServeState};
 use mcpw::host::{Host, HostOptions};
 use rmcp::ServiceExt;
@@ -210,6 +210,25 @@ pub async fn serve(args: ServeArgs, sources: &ConfigSources) -> Result<ExitCode>
     let exposure = Exposure::chosen(args.exposure.as_deref(), cfg.settings.exposure)
         .map_err(|e| anyhow!(e))?;
     let exposure_name = exposure.name();
+    let (http_addr, tokens) = admission(&args, &cfg, sources).await?;
+    let host =
+        Arc::new(Host::start(cfg, sources.env.clone(), HostOptions::for_env(&sources.env)).await?);
+    let shared = start_background(&host, sources, exposure, http_addr.is_none());
+    match http_addr {
+        Some(addr) => serve_http(&args, addr, tokens, shared, exposure_name).await?,
+        None => serve_stdio(shared, exposure_name).await?,
+    }
+    host.shutdown().await;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The HTTP address, if any, and the client tokens it admits. Settled before
+/// the host starts, so that a bad address or a missing token stops nothing.
+async fn admission(
+    args: &ServeArgs,
+    cfg: &Config,
+    sources: &ConfigSources,
+) -> Result<(Option<SocketAddr>, Vec<ClientToken>)> {
     if args.token.as_deref().is_some_and(|t| t.trim().is_empty()) {
         bail!("--token is empty: give the bearer token clients must send");
     }
@@ -236,9 +255,18 @@ pub async fn serve(args: ServeArgs, sources: &ConfigSources) -> Result<ExitCode>
         let names: Vec<&str> = tokens.iter().map(|t| t.scope.name()).collect();
         tracing::info!("clients admitted by token: {}", names.join(", "));
     }
-    let host =
-        Arc::new(Host::start(cfg, sources.env.clone(), HostOptions::for_env(&sources.env)).await?);
-    if http_addr.is_none() {
+    Ok((http_addr, tokens))
+}
+
+/// Starts what runs beside the sessions: connecting servers, following the
+/// config files and warming up the catalog, so that serving need not wait.
+fn start_background(
+    host: &Arc<Host>,
+    sources: &ConfigSources,
+    exposure: Exposure,
+    on_stdio: bool,
+) -> Arc<ServeState> {
+    if on_stdio {
         // The one stdio session's client says what servers may ask of it.
         host.manager().sessions().connect_after_first();
     }
@@ -248,49 +276,60 @@ pub async fn serve(args: ServeArgs, sources: &ConfigSources) -> Result<ExitCode>
     let shared = ServeState::new(host.clone(), exposure);
     let warming = shared.clone();
     tokio::spawn(async move { warming.warm_up(&Gateway::new(warming.clone())).await });
-    match http_addr {
-        Some(addr) => {
-            let max_sessions = args
-                .max_sessions
-                .map_or(http::DEFAULT_MAX_SESSIONS, |n| n.get());
-            let drain = args
-                .drain_timeout
-                .map_or(http::DEFAULT_DRAIN, std::time::Duration::from_secs);
-            // The stop after the drain must fit in the time a signal leaves.
-            mcpw::processes::set_grace(drain + std::time::Duration::from_secs(10));
-            let options = HttpOptions {
-                addr,
-                tokens,
-                max_sessions,
-                drain,
-                session_idle: args
-                    .session_idle
-                    .map_or(http::DEFAULT_SESSION_IDLE, std::time::Duration::from_secs),
-            };
-            let shutdown = async {
-                mcpw::processes::stop_requested().await;
-                eprintln!("mcpw: stopping");
-            };
-            http::serve(
-                shared,
-                options,
-                |a| eprintln!("mcpw: serving MCP on http://{a}/mcp ({exposure_name})"),
-                shutdown,
-            )
-            .await?;
-        }
-        None => {
-            tracing::info!("serving MCP on stdio ({exposure_name})");
-            let service = Gateway::new(shared)
-                .serve(stdio())
-                .await
-                .context("MCP initialize on stdio")?;
-            tokio::select! {
-                _ = service.waiting() => {}
-                _ = mcpw::processes::stop_requested() => eprintln!("mcpw: stopping"),
-            }
-        }
+    shared
+}
+
+/// Serves Streamable HTTP on `addr` until a stop is requested, then drains
+/// the requests in flight.
+async fn serve_http(
+    args: &ServeArgs,
+    addr: SocketAddr,
+    tokens: Vec<ClientToken>,
+    shared: Arc<ServeState>,
+    exposure_name: &str,
+) -> Result<()> {
+    let max_sessions = args
+        .max_sessions
+        .map_or(http::DEFAULT_MAX_SESSIONS, |n| n.get());
+    let drain = args
+        .drain_timeout
+        .map_or(http::DEFAULT_DRAIN, std::time::Duration::from_secs);
+    // The stop after the drain must fit in the time a signal leaves.
+    mcpw::processes::set_grace(drain + std::time::Duration::from_secs(10));
+    let options = HttpOptions {
+        addr,
+        tokens,
+        max_sessions,
+        drain,
+        session_idle: args
+            .session_idle
+            .map_or(http::DEFAULT_SESSION_IDLE, std::time::Duration::from_secs),
+    };
+    let shutdown = async {
+        mcpw::processes::stop_requested().await;
+        eprintln!("mcpw: stopping");
+    };
+    http::serve(
+        shared,
+        options,
+        |a| eprintln!("mcpw: serving MCP on http://{a}/mcp ({exposure_name})"),
+        shutdown,
+    )
+    .await?;
+    Ok(())
+}
+
+/// Serves the one MCP session on standard input and output until the client
+/// leaves or a stop is requested.
+async fn serve_stdio(shared: Arc<ServeState>, exposure_name: &str) -> Result<()> {
+    tracing::info!("serving MCP on stdio ({exposure_name})");
+    let service = Gateway::new(shared)
+        .serve(stdio())
+        .await
+        .context("MCP initialize on stdio")?;
+    tokio::select! {
+        _ = service.waiting() => {}
+        _ = mcpw::processes::stop_requested() => eprintln!("mcpw: stopping"),
     }
-    host.shutdown().await;
-    Ok(ExitCode::SUCCESS)
+    Ok(())
 }

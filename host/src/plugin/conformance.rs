@@ -2,12 +2,11 @@
 //! production sandbox, must answer well-formed (the host's contract checks),
 //! the same way twice, and survive hostile input within its time budget.
 
+mod ranking;
+
 use super::guest::{GuestModule, LoadOptions};
-use super::roles::{
-    DirectOptions, DirectPolicy, IndexOptions, Namer, NamingOptions, QueryMode, Ranker,
-    SearchOptions,
-};
-use super::{GuestError, PluginError, Role};
+use super::roles::{DirectOptions, DirectPolicy, Namer, NamingOptions};
+use super::{PluginError, Role};
 use crate::catalog::{Entry, Tool};
 use serde_json::json;
 use std::sync::Arc;
@@ -138,7 +137,7 @@ pub fn run(
         match role {
             Role::Naming => naming(&mut suite, &module),
             Role::DirectTools => direct(&mut suite, &module),
-            Role::Ranking => ranking(&mut suite, &module),
+            Role::Ranking => ranking::checks(&mut suite, &module),
         }
     }
     Ok(suite.checks)
@@ -266,198 +265,6 @@ fn answer_or_error_value<T>(r: Result<T, PluginError>) -> Result<(), String> {
         Ok(_) | Err(PluginError::Guest { .. }) => Ok(()),
         Err(e) => Err(err(e)),
     }
-}
-
-fn ranking(suite: &mut Suite, module: &Arc<GuestModule>) {
-    let role = Role::Ranking;
-    let ranker = match Ranker::new(module.clone()) {
-        Ok(r) => r,
-        Err(e) => return suite.run(role, "loads", || Err(err(e))),
-    };
-    let catalog = entries(&synthetic_catalog(1000));
-    let mut built = None;
-    suite.run(role, "builds an index of 1,000 tools", || {
-        built = Some(
-            ranker
-                .index(catalog.clone(), IndexOptions::default())
-                .map_err(err)?,
-        );
-        Ok(())
-    });
-    let Some(index) = built else { return };
-    let search = |q: &str, o: &SearchOptions| index.search(q, o);
-    let queries = [
-        "create issue",
-        "list files in a directory",
-        "CreateIssue",
-        "search_tickets",
-        "sned mesage",
-    ];
-    for limit in [1u32, 5, 50] {
-        suite.run(role, &format!("keyword queries with limit {limit}: hits in range, unique, best first, within the limit"), || {
-            for q in queries {
-                search(q, &SearchOptions { limit, ..Default::default() }).map_err(err)?;
-            }
-            Ok(())
-        });
-    }
-    suite.run(role, "limit 0 answers nothing", || {
-        match search(
-            "create",
-            &SearchOptions {
-                limit: 0,
-                ..Default::default()
-            },
-        ) {
-            Ok(h) if h.is_empty() => Ok(()),
-            Ok(h) => Err(format!("{} hits for limit 0", h.len())),
-            Err(e) => answer_or_error_value::<()>(Err(e)),
-        }
-    });
-    suite.run(role, "the same answer twice", || {
-        let o = SearchOptions {
-            limit: 20,
-            ..Default::default()
-        };
-        let (a, b) = (
-            search("update user", &o).map_err(err)?,
-            search("update user", &o).map_err(err)?,
-        );
-        if a == b {
-            Ok(())
-        } else {
-            Err("two identical queries gave different hits".into())
-        }
-    });
-    suite.run(
-        role,
-        "a server filter only returns that server's tools",
-        || {
-            let hits = search(
-                "create",
-                &SearchOptions {
-                    limit: 50,
-                    server: Some("server-03".into()),
-                    ..Default::default()
-                },
-            )
-            .map_err(err)?;
-            match hits
-                .iter()
-                .find(|h| catalog[h.index].tool.server != "server-03")
-            {
-                Some(h) => Err(format!(
-                    "asked for server-03 only, got {} (server {})",
-                    catalog[h.index].name, catalog[h.index].tool.server
-                )),
-                None => Ok(()),
-            }
-        },
-    );
-    suite.run(role, "select:name answers exactly the named tools", || {
-        let (a, b) = (&catalog[7].name, &catalog[42].name);
-        let hits = search(
-            &format!("select:{a},{b}"),
-            &SearchOptions {
-                limit: 2,
-                ..Default::default()
-            },
-        )
-        .map_err(err)?;
-        let got: Vec<&str> = hits
-            .iter()
-            .map(|h| catalog[h.index].name.as_str())
-            .collect();
-        if got == [a.as_str(), b.as_str()] {
-            Ok(())
-        } else {
-            Err(format!("got {got:?}"))
-        }
-    });
-    suite.run(
-        role,
-        "regex mode: a valid pattern answers, an invalid one is an error value",
-        || {
-            search(
-                "^server_0[12]__create",
-                &SearchOptions {
-                    limit: 10,
-                    mode: QueryMode::Regex,
-                    server: None,
-                },
-            )
-            .map_err(err)?;
-            match search(
-                "([unclosed",
-                &SearchOptions {
-                    limit: 10,
-                    mode: QueryMode::Regex,
-                    server: None,
-                },
-            ) {
-                Err(PluginError::Guest {
-                    error: GuestError::InvalidPattern(_) | GuestError::InvalidInput(_),
-                    ..
-                }) => Ok(()),
-                Ok(_) => Err("an invalid pattern was accepted".into()),
-                Err(e) => Err(err(e)),
-            }
-        },
-    );
-    suite.run(
-        role,
-        "hostile queries: empty, 10,000 characters, NUL bytes, odd Unicode",
-        || {
-            let long = "search ".repeat(1_430);
-            for q in [
-                "",
-                "   ",
-                long.as_str(),
-                "a\0b",
-                "\u{202e}ﬁ𝔘 🔧",
-                "select:",
-                "select:,,,",
-            ] {
-                answer_or_error_value(search(q, &SearchOptions::default()))?;
-            }
-            Ok(())
-        },
-    );
-    suite.run(role, "an empty catalog", || {
-        let empty = ranker
-            .index(Arc::from(Vec::new()), IndexOptions::default())
-            .map_err(err)?;
-        match empty.search("anything", &SearchOptions::default()) {
-            Ok(h) if h.is_empty() => Ok(()),
-            Ok(h) => Err(format!("{} hits in an empty catalog", h.len())),
-            Err(e) => answer_or_error_value::<()>(Err(e)),
-        }
-    });
-    suite.run(
-        role,
-        "hostile tools (NUL, 1 MiB description, Unicode, odd escapes)",
-        || {
-            let hostile = ranker
-                .index(entries(&hostile_catalog()), IndexOptions::default())
-                .map_err(err)?;
-            answer_or_error_value(hostile.search("big description", &SearchOptions::default()))
-        },
-    );
-    suite.run(
-        role,
-        "100,000 tools: build and query within the deadline",
-        || {
-            let big = ranker
-                .index(
-                    entries(&synthetic_catalog(100_000)),
-                    IndexOptions::default(),
-                )
-                .map_err(err)?;
-            big.search("delete ticket", &SearchOptions::default())
-                .map(|_| ())
-                .map_err(err)
-        },
-    );
 }
 
 /// The slowest check, for a summary line.

@@ -179,63 +179,26 @@ impl Policy {
         services: Arc<dyn HostServices>,
         lenient: bool,
     ) -> Result<(Policy, Vec<BrokenGuest>), PluginError> {
-        let options = |role: Role| LoadOptions {
-            limits: config.limits,
-            grants: config.grants.get(&role).copied().unwrap_or_default(),
-            services: services.clone(),
-            cache: config.cache.clone(),
-        };
-        let default = GuestModule::load(
-            "default",
-            DEFAULT_GUEST,
-            LoadOptions {
-                grants: Grants::none(),
-                // The fallback must work whatever limits user guests are given.
-                limits: config.limits.at_least(Limits::default()),
-                ..options(Role::Naming)
-            },
-        )?;
-        let broken = std::sync::Mutex::new(Vec::new());
-        // A user guest for `role`, made into its role's guest by `new`.
-        let user = |role: Role, made: &dyn Fn(Arc<GuestModule>) -> Result<(), PluginError>| {
-            let Some(path) = config.guests.get(&role) else {
-                return Ok(None);
-            };
-            let loaded = std::fs::read(path)
-                .map_err(|source| PluginError::Io {
-                    path: path.clone(),
-                    source,
-                })
-                .and_then(|bytes| {
-                    let name = path.display().to_string();
-                    let module = GuestModule::load(&name, &bytes, options(role))?;
-                    made(module.clone())?;
-                    Ok((module, name))
-                });
-            match loaded {
-                Ok(guest) => Ok(Some(guest)),
-                Err(e) if lenient => {
-                    tracing::warn!(
-                        "the {role} guest {} cannot be used ({e}); the default guest fills that role",
-                        path.display()
-                    );
-                    broken
-                        .lock()
-                        .unwrap_or_else(|p| p.into_inner())
-                        .push(BrokenGuest {
-                            role,
-                            path: path.clone(),
-                            error: e.to_string(),
-                        });
-                    Ok(None)
-                }
-                Err(e) => Err(e),
-            }
+        let default = default_guest(config, &services)?;
+        let mut broken = Vec::new();
+        let mut user = |role: Role, made: &dyn Fn(Arc<GuestModule>) -> Result<(), PluginError>| {
+            load_user_guest(config, &services, role, made, lenient, &mut broken)
         };
         let naming = user(Role::Naming, &|m| Namer::new(m).map(drop))?;
         let direct = user(Role::DirectTools, &|m| DirectPolicy::new(m).map(drop))?;
         let ranking = user(Role::Ranking, &|m| Ranker::new(m).map(drop))?;
-        let policy = Policy {
+        let policy = Policy::assemble(default, naming, direct, ranking)?;
+        Ok((policy, broken))
+    }
+
+    /// Puts each role's default guest and user guest (if any) into its slot.
+    fn assemble(
+        default: Arc<GuestModule>,
+        naming: Option<UserModule>,
+        direct: Option<UserModule>,
+        ranking: Option<UserModule>,
+    ) -> Result<Policy, PluginError> {
+        Ok(Policy {
             naming: Slot::new(
                 Role::Naming,
                 Namer::new(default.clone())?,
@@ -254,11 +217,7 @@ impl Policy {
                 ranking,
                 Ranker::new,
             )?),
-        };
-        Ok((
-            policy,
-            broken.into_inner().unwrap_or_else(|p| p.into_inner()),
-        ))
+        })
     }
 
     /// The name of the user guest filling `role`, if any (and not set aside).
@@ -369,6 +328,81 @@ impl Policy {
             user,
             default: default.map(OnceLock::from).unwrap_or_default(),
         })
+    }
+}
+
+/// A loaded user guest and the name it is reported by (its path).
+type UserModule = (Arc<GuestModule>, String);
+
+impl PolicyConfig {
+    /// How a guest filling `role` is loaded: with that role's grants.
+    fn load_options(&self, services: &Arc<dyn HostServices>, role: Role) -> LoadOptions {
+        LoadOptions {
+            limits: self.limits,
+            grants: self.grants.get(&role).copied().unwrap_or_default(),
+            services: services.clone(),
+            cache: self.cache.clone(),
+        }
+    }
+}
+
+/// The embedded default guest, with no grants.
+fn default_guest(
+    config: &PolicyConfig,
+    services: &Arc<dyn HostServices>,
+) -> Result<Arc<GuestModule>, PluginError> {
+    GuestModule::load(
+        "default",
+        DEFAULT_GUEST,
+        LoadOptions {
+            grants: Grants::none(),
+            // The fallback must work whatever limits user guests are given.
+            limits: config.limits.at_least(Limits::default()),
+            ..config.load_options(services, Role::Naming)
+        },
+    )
+}
+
+/// The user guest configured for `role`, if any, made into its role's guest
+/// by `made` to prove it fits. When `lenient`, one that cannot be used is
+/// added to `broken` and left out, so the default guest fills its role.
+fn load_user_guest(
+    config: &PolicyConfig,
+    services: &Arc<dyn HostServices>,
+    role: Role,
+    made: &dyn Fn(Arc<GuestModule>) -> Result<(), PluginError>,
+    lenient: bool,
+    broken: &mut Vec<BrokenGuest>,
+) -> Result<Option<UserModule>, PluginError> {
+    let Some(path) = config.guests.get(&role) else {
+        return Ok(None);
+    };
+    let loaded = std::fs::read(path)
+        .map_err(|source| PluginError::Io {
+            path: path.clone(),
+            source,
+        })
+        .and_then(|bytes| {
+            let name = path.display().to_string();
+            let module = GuestModule::load(&name, &bytes, config.load_options(services, role))?;
+            made(module.clone())?;
+            Ok((module, name))
+        });
+    match loaded {
+        Ok(guest) => Ok(Some(guest)),
+        Err(e) if lenient => {
+            tracing::warn!(
+                "the {role} guest {} cannot be used ({e}); the default guest fills that role",
+                path.display()
+            );
+            broken.push(BrokenGuest {
+                role,
+                path: path.clone(),
+                error: e.to_string(),
+            });
+            Ok(None)
+        }
+        Err(e) => Err(e),
     }
 }
 
