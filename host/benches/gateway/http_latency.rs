@@ -4,9 +4,11 @@
 //! alternating rounds. A response that waits for a delayed ACK (Nagle on an
 //! accepted socket) shows here as ~40 ms added.
 
-use super::{Proc, ROUNDS, SdkPath, free_port, home_with, mcpw_command, median, sdk_rounds};
+use crate::shared::{
+    Proc, ROUNDS, SdkPath, SdkStats, free_port, home_with, mcpw_command, median, sdk_rounds,
+};
 use serde_json::json;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// Calls per path and round.
@@ -14,10 +16,47 @@ const CALLS: usize = 300;
 /// What mcpw may add at p50 over the server's own endpoint.
 const GOAL_MS: f64 = 1.0;
 
+/// Both endpoints, running and listening, and the HOME mcpw runs in.
+struct Targets {
+    home: PathBuf,
+    se: Proc,
+    se_url: String,
+    mcpw: Proc,
+    mcpw_url: String,
+}
+
 pub fn row9_http_latency(everything: &str, root: &Path) -> String {
     println!(
         "## 9. Sequential `echo` over Streamable HTTP, TS SDK client, {CALLS} calls × {ROUNDS} alternating rounds"
     );
+    let t = start(everything, root);
+    let echo = json!({"message": "ping"});
+    let paths = [
+        SdkPath {
+            name: "server-everything streamableHttp",
+            connect: json!({"url": t.se_url}),
+            tool: "echo",
+            args: echo.clone(),
+            warm_args: echo.clone(),
+        },
+        SdkPath {
+            name: "mcpw serve --http (direct) → it",
+            connect: json!({"url": t.mcpw_url}),
+            tool: "e__echo",
+            args: echo.clone(),
+            warm_args: echo,
+        },
+    ];
+    // Each run of client.mjs makes one warm-up call before the timed ones.
+    let stats = sdk_rounds(&paths, CALLS, ROUNDS, &t.home);
+    drop(t.mcpw);
+    drop(t.se);
+    report(&paths, &stats)
+}
+
+/// server-everything's own Streamable HTTP endpoint, then `mcpw serve --http`
+/// in front of it (its HOME configures the endpoint as server `e`).
+fn start(everything: &str, root: &Path) -> Targets {
     let home = root.join("http-latency");
     let se_port = free_port();
     let se_url = format!("http://127.0.0.1:{se_port}/mcp");
@@ -40,30 +79,20 @@ pub fn row9_http_latency(everything: &str, root: &Path) -> String {
         Some(home.join("mcpw-http.stderr")),
     );
     mcpw.wait_for_port(mcpw_port);
+    Targets {
+        home,
+        se,
+        se_url,
+        mcpw,
+        mcpw_url: format!("http://{addr}/mcp"),
+    }
+}
 
-    let echo = json!({"message": "ping"});
-    let paths = [
-        SdkPath {
-            name: "server-everything streamableHttp",
-            connect: json!({"url": se_url}),
-            tool: "echo",
-            args: echo.clone(),
-            warm_args: echo.clone(),
-        },
-        SdkPath {
-            name: "mcpw serve --http (direct) → it",
-            connect: json!({"url": format!("http://{addr}/mcp")}),
-            tool: "e__echo",
-            args: echo.clone(),
-            warm_args: echo,
-        },
-    ];
-    let stats = sdk_rounds(&paths, CALLS, ROUNDS, &home);
-    drop(mcpw);
-    drop(se);
-    let of = |i: usize, f: fn(&super::SdkStats) -> f64| {
-        median(&stats[i].iter().map(f).collect::<Vec<_>>())
-    };
+/// Prints both endpoints and what mcpw adds against the goal; returns the row
+/// of the summary table.
+fn report(paths: &[SdkPath], stats: &[Vec<SdkStats>]) -> String {
+    let of =
+        |i: usize, f: fn(&SdkStats) -> f64| median(&stats[i].iter().map(f).collect::<Vec<_>>());
     // Added per round (same round, same machine state), then the median.
     let added = median(
         &(0..ROUNDS)

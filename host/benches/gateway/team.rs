@@ -3,8 +3,8 @@
 //! Redis, in alternating rounds; then failover: a session calling in a loop
 //! while one of the two replicas is killed.
 
-use super::{Load, http_load, http_warm_up, ms, percentile};
 use crate::infra::{Haproxy, Redis, replica};
+use crate::shared::{Load, home_with, http_load, http_warm_up, ms, percentile};
 use rmcp::ServiceExt;
 use rmcp::model::CallToolRequestParams;
 use rmcp::transport::StreamableHttpClientTransport;
@@ -75,7 +75,7 @@ pub async fn row8_team(misbehave: &str, tmp: &Path) -> String {
     let homes: Vec<_> = ["a", "b"]
         .iter()
         .map(|h| {
-            super::home_with(
+            home_with(
                 &tmp.join(format!("team-{h}")),
                 json!({"m": {"command": "node", "args": [misbehave, "ok"]}}),
             )
