@@ -1,14 +1,13 @@
-//! Lifecycle against real processes: lazy/eager/keep-alive, deduplicated
-//! connects, backoff and its bypass, a killed server replaced, list_changed,
-//! reloads, and guests acting on live connections. What needs time to pass
-//! (idle shutdown, backoff ending, pings, bounded start-up, relists of a
-//! flood) runs on a paused clock in the host crate's lifecycle tests.
+//! Lifecycle against real processes: a server that fails to start, a killed
+//! one replaced by the periodic check, the metadata cache on disk, guests
+//! acting on live connections, and signals. The rest of the lifecycle
+//! (first-call dedup, eager and lazy, backoff, idle, pings, list_changed,
+//! reloads, bounded start-up) runs against servers in the process, on a
+//! paused clock, in the host crate's lifecycle tests.
 
 use crate::common::{ConfigDirs, adversarial_path, host, host_with_config};
-use crate::servers::{alive, all_gone, pids, servers};
-use mcpw::catalog::ConnectionState;
-use mcpw::host::HostError;
-use mcpw::lifecycle::{LifecycleError, LifecycleEvent};
+use crate::servers::{all_gone, pids, servers};
+use mcpw::lifecycle::LifecycleError;
 use mcpw::plugin::SearchOptions;
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
@@ -32,54 +31,6 @@ async fn eventually(what: &str, mut cond: impl FnMut() -> bool) {
         assert!(Instant::now() < deadline, "timed out waiting for {what}");
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-}
-
-#[tokio::test(flavor = "multi_thread")]
-async fn concurrent_first_calls_share_one_connect() {
-    let d = ConfigDirs::new();
-    let pf = d.root.path().join("pids");
-    let host = host(&d, json!({"s": misbehave("ok", &pf, json!({}))}), |_| {}).await;
-    let calls = (0..6).map(|_| host.call("s__echo", echo()));
-    for r in futures::future::join_all(calls).await {
-        assert!(!r.unwrap().is_error);
-    }
-    assert_eq!(
-        pids(&pf).len(),
-        1,
-        "one process for six concurrent first calls"
-    );
-    host.shutdown().await;
-}
-
-#[tokio::test(flavor = "multi_thread")]
-async fn eager_and_keep_alive_connect_at_start_lazy_does_not() {
-    let d = ConfigDirs::new();
-    let pf = d.root.path().join("pids");
-    let host = host(
-        &d,
-        json!({
-            "lazy": misbehave("ok", &pf, json!({})),
-            "eager": misbehave("ok", &pf, json!({"lifecycle": "eager"})),
-            "kept": misbehave("ok", &pf, json!({"lifecycle": "keep-alive"}))
-        }),
-        |_| {},
-    )
-    .await;
-    host.connect_at_start().await;
-    let states: Vec<_> = host
-        .status()
-        .into_iter()
-        .map(|s| (s.name, s.state))
-        .collect();
-    assert_eq!(
-        states,
-        vec![
-            ("lazy".to_string(), ConnectionState::NotConnected),
-            ("eager".into(), ConnectionState::Connected),
-            ("kept".into(), ConnectionState::Connected)
-        ]
-    );
-    host.shutdown().await;
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -109,59 +60,6 @@ async fn a_failed_connect_backs_off_and_an_explicit_connect_bypasses_it() {
         "an explicit connect tries again"
     );
     assert_eq!(pids(&pf).len(), 2);
-    host.shutdown().await;
-}
-
-#[tokio::test(flavor = "multi_thread")]
-async fn the_health_check_reconnects_keep_alive_servers() {
-    let d = ConfigDirs::new();
-    let pf = d.root.path().join("pids");
-    let host = host(
-        &d,
-        json!({"kept": misbehave("ok", &pf, json!({"lifecycle": "keep-alive"}))}),
-        |_| {},
-    )
-    .await;
-    host.connect_at_start().await;
-    let first = host.manager().pid("kept").unwrap();
-    // SAFETY: sending a signal to a process we started.
-    unsafe { libc::kill(first as i32, libc::SIGKILL) };
-    eventually("the death to be noticed", || {
-        host.manager().server_status("kept").unwrap().state != ConnectionState::Connected
-    })
-    .await;
-    host.manager().maintain().await;
-    let second = host.manager().pid("kept").expect("reconnected");
-    assert_ne!(first, second);
-    assert!(alive(second));
-    host.shutdown().await;
-}
-
-#[tokio::test(flavor = "multi_thread")]
-async fn list_changed_refreshes_the_catalog_and_the_cache() {
-    let d = ConfigDirs::new();
-    let pf = d.root.path().join("pids");
-    let host = host(&d, json!({"s": misbehave("ok", &pf, json!({}))}), |_| {}).await;
-    host.call("s__echo", echo()).await.unwrap();
-    let mut events = host.manager().subscribe();
-    host.call("s__add_tool", json!({"name": "fresh"}).as_object().cloned())
-        .await
-        .unwrap();
-    loop {
-        match tokio::time::timeout(Duration::from_secs(10), events.recv())
-            .await
-            .expect("a catalog event")
-        {
-            Ok(LifecycleEvent::CatalogChanged(s)) if s == "s" => break,
-            _ => continue,
-        }
-    }
-    assert!(host.find("s__fresh").await.unwrap().is_some());
-    host.manager().flush_cache().await;
-    let cached = std::fs::read_to_string(host.manager().cache().path()).unwrap();
-    assert!(cached.contains("\"fresh\""), "the cache was updated too");
-    let out = host.call("s__fresh", None).await.unwrap();
-    assert!(!out.is_error);
     host.shutdown().await;
 }
 
@@ -201,28 +99,6 @@ async fn guests_imports_act_on_live_connections() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn disabled_and_unknown_servers() {
-    let d = ConfigDirs::new();
-    let pf = d.root.path().join("pids");
-    let host = host(
-        &d,
-        json!({"off": misbehave("ok", &pf, json!({"enabled": false}))}),
-        |_| {},
-    )
-    .await;
-    assert_eq!(host.status()[0].state, ConnectionState::Disabled);
-    assert!(matches!(
-        host.connect("off").await,
-        Err(HostError::Lifecycle(LifecycleError::Disabled(_)))
-    ));
-    assert!(matches!(
-        host.connect("nope").await,
-        Err(HostError::Lifecycle(LifecycleError::NotFound(_)))
-    ));
-    assert!(pids(&pf).is_empty());
-}
-
-#[tokio::test(flavor = "multi_thread")]
 async fn the_search_profile_setting_chooses_the_scoring() {
     let top = |profile: Option<&str>| {
         let profile = profile.map(str::to_string);
@@ -251,80 +127,6 @@ async fn the_search_profile_setting_chooses_the_scoring() {
         "{seed_score}"
     );
     assert_ne!(seed_score, default_score);
-}
-
-#[tokio::test(flavor = "multi_thread")]
-async fn a_reload_keeps_unchanged_servers_and_retires_the_rest() {
-    let d = ConfigDirs::new();
-    let pf = d.root.path().join("pids");
-    let keep = misbehave("ok", &pf, json!({}));
-    let host = host(
-        &d,
-        json!({"keep": keep, "gone": misbehave("ok", &pf, json!({})), "edited": misbehave("ok", &pf, json!({}))}),
-        |_| {},
-    )
-    .await;
-    for s in ["keep", "gone", "edited"] {
-        host.connect(s).await.unwrap();
-    }
-    let (kept, gone, edited) = (
-        host.manager().pid("keep").unwrap(),
-        host.manager().pid("gone").unwrap(),
-        host.manager().pid("edited").unwrap(),
-    );
-    d.user(
-        &json!({"mcpServers": {
-            "keep": keep,
-            "edited": misbehave("ok", &pf, json!({"env": {"PID_FILE": pf.display().to_string(), "X": "1"}})),
-            "added": misbehave("ok", &pf, json!({}))
-        }})
-        .to_string(),
-    );
-    let mut changed = host.reload(d.load()).await;
-    changed.sort();
-    assert_eq!(changed, ["added", "edited", "gone"]);
-    assert_eq!(
-        host.manager().pid("keep"),
-        Some(kept),
-        "unchanged: same connection"
-    );
-    assert!(all_gone(&[gone, edited], Duration::from_secs(5)));
-    assert!(host.manager().server_status("gone").is_err());
-    assert_eq!(host.manager().pid("edited"), None, "reconnects on next use");
-    host.call("added__echo", echo()).await.unwrap();
-    host.call("edited__echo", echo()).await.unwrap();
-    host.shutdown().await;
-}
-
-#[tokio::test(flavor = "multi_thread")]
-async fn a_connect_finishing_after_a_reload_is_dropped() {
-    let d = ConfigDirs::new();
-    let pf = d.root.path().join("pids");
-    let slow = |delay: &str| {
-        json!({"command": "node", "args": [servers().misbehave(), "slow-start"],
-               "env": {"PID_FILE": pf.display().to_string(), "DELAY_MS": delay}})
-    };
-    let host = std::sync::Arc::new(host(&d, json!({"s": slow("800")}), |_| {}).await);
-    let h = host.clone();
-    let connecting = tokio::spawn(async move { h.connect("s").await });
-    eventually("the server to start", || pids(&pf).len() == 1).await;
-    d.user(&json!({"mcpServers": {"s": slow("0")}}).to_string());
-    assert_eq!(host.reload(d.load()).await, ["s"]);
-    let err = connecting.await.unwrap().unwrap_err();
-    assert!(
-        matches!(err, HostError::Lifecycle(LifecycleError::Reconfigured(_))),
-        "{err}"
-    );
-    assert!(
-        all_gone(&pids(&pf), Duration::from_secs(5)),
-        "its process was closed"
-    );
-    assert_eq!(
-        host.manager().pid("s"),
-        None,
-        "nothing stored for the new definition"
-    );
-    host.shutdown().await;
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -11,6 +11,19 @@ use crate::upstream::CallOptions;
 use fake::{Fake, FakeConnector};
 use serde_json::json;
 
+/// The config of `servers`, read as from a user file in `home`.
+fn config(servers: Value, home: &std::path::Path) -> Config {
+    let env = Environment::from_pairs([("HOME", home.display().to_string())]);
+    let config = crate::config::load(&ConfigSources {
+        user_file: None,
+        user_value: Some(json!({"mcpServers": servers})),
+        project_dir: None,
+        env,
+    });
+    assert!(!config.has_errors(), "{:?}", config.diagnostics);
+    config
+}
+
 /// A manager over `servers` whose connections go to `fake`; the directory
 /// holds its cache.
 fn manager(
@@ -20,13 +33,7 @@ fn manager(
 ) -> (Arc<Manager>, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
     let env = Environment::from_pairs([("HOME", dir.path().display().to_string())]);
-    let config = crate::config::load(&ConfigSources {
-        user_file: None,
-        user_value: Some(json!({"mcpServers": servers})),
-        project_dir: None,
-        env: env.clone(),
-    });
-    assert!(!config.has_errors(), "{:?}", config.diagnostics);
+    let config = config(servers, dir.path());
     let cache = MetadataCache::new(dir.path().join("metadata.json"));
     let connector = Arc::new(FakeConnector(fake.clone()));
     let manager = Manager::with_connector(&config, env, cache, options, connector);
@@ -70,7 +77,11 @@ async fn quiet() {
 }
 
 fn state(m: &Manager) -> ConnectionState {
-    m.server_status("s").unwrap().state
+    state_of(m, "s")
+}
+
+fn state_of(m: &Manager, name: &str) -> ConnectionState {
+    m.server_status(name).unwrap().state
 }
 
 #[tokio::test(start_paused = true)]
@@ -251,6 +262,163 @@ async fn start_up_connects_a_bounded_number_at_once() {
         m.status()
             .iter()
             .all(|s| s.state == ConnectionState::Connected)
+    );
+    m.shutdown().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn concurrent_first_calls_share_one_connect() {
+    let fake = Arc::new(Fake::default());
+    let (m, _dir) = manager(json!({"s": server(json!({}))}), Default::default(), &fake);
+    let calls = (0..6).map(|_| call(&m, "echo", json!({})));
+    for r in futures::future::join_all(calls).await {
+        r.unwrap();
+    }
+    assert_eq!(
+        Fake::count(&fake.opens),
+        1,
+        "one connection for six first calls"
+    );
+    m.shutdown().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn eager_and_keep_alive_connect_at_start_lazy_does_not() {
+    let fake = Arc::new(Fake::default());
+    let servers = json!({
+        "lazy": server(json!({})),
+        "eager": server(json!({"lifecycle": "eager"})),
+        "kept": server(json!({"lifecycle": "keep-alive"})),
+    });
+    let (m, _dir) = manager(servers, Default::default(), &fake);
+    m.connect_at_start().await;
+    let states: Vec<_> = m.status().into_iter().map(|s| (s.name, s.state)).collect();
+    assert_eq!(
+        states,
+        [
+            ("lazy".to_string(), ConnectionState::NotConnected),
+            ("eager".into(), ConnectionState::Connected),
+            ("kept".into(), ConnectionState::Connected)
+        ]
+    );
+    let mut opened = fake.opened.lock().unwrap().clone();
+    opened.sort();
+    assert_eq!(opened, ["eager", "kept"]);
+    m.shutdown().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_health_check_reconnects_a_keep_alive_server_that_died() {
+    let fake = Arc::new(Fake::default());
+    let s = server(json!({"lifecycle": "keep-alive"}));
+    let (m, _dir) = manager(json!({"s": s}), Default::default(), &fake);
+    m.connect_at_start().await;
+    let first = m.connect("s", false).await.unwrap();
+    fake.kill();
+    until("the death to be noticed", || {
+        state(&m) != ConnectionState::Connected
+    })
+    .await;
+    m.maintain().await;
+    let second = m.connect("s", false).await.unwrap();
+    assert!(!Arc::ptr_eq(&first, &second), "a new connection");
+    assert_eq!(Fake::count(&fake.opens), 2);
+    call(&m, "echo", json!({})).await.unwrap();
+    m.shutdown().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn list_changed_refreshes_the_catalog_and_the_cache() {
+    let fake = Arc::new(Fake::default());
+    let (m, dir) = manager(json!({"s": server(json!({}))}), Default::default(), &fake);
+    call(&m, "echo", json!({})).await.unwrap();
+    let mut events = m.subscribe();
+    call(&m, "add_tool", json!({"name": "fresh"}))
+        .await
+        .unwrap();
+    loop {
+        match events.recv().await.expect("a catalog event") {
+            LifecycleEvent::CatalogChanged(s) if s == "s" => break,
+            _ => continue,
+        }
+    }
+    let tools = m.server_tools("s").unwrap().unwrap();
+    assert!(tools.iter().any(|t| t.name == "fresh"));
+    m.flush_cache().await;
+    let cached = std::fs::read_to_string(dir.path().join("metadata.json")).unwrap();
+    assert!(cached.contains("\"fresh\""), "the cache was updated too");
+    call(&m, "fresh", json!({})).await.unwrap();
+    m.shutdown().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn disabled_and_unknown_servers_are_not_connected() {
+    let fake = Arc::new(Fake::default());
+    let s = server(json!({"enabled": false}));
+    let (m, _dir) = manager(json!({"off": s}), Default::default(), &fake);
+    assert_eq!(m.status()[0].state, ConnectionState::Disabled);
+    let off = m.connect("off", false).await.unwrap_err();
+    assert!(matches!(off, LifecycleError::Disabled(_)), "{off}");
+    let nope = m.connect("nope", false).await.unwrap_err();
+    assert!(matches!(nope, LifecycleError::NotFound(_)), "{nope}");
+    assert_eq!(Fake::count(&fake.opens), 0);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_reload_keeps_unchanged_servers_and_retires_the_rest() {
+    let fake = Arc::new(Fake::default());
+    let servers =
+        json!({"keep": server(json!({})), "gone": server(json!({})), "edited": server(json!({}))});
+    let (m, dir) = manager(servers, Default::default(), &fake);
+    let kept = m.connect("keep", false).await.unwrap();
+    for s in ["gone", "edited"] {
+        m.connect(s, false).await.unwrap();
+    }
+    let edited = json!({"keep": server(json!({})), "edited": server(json!({"cwd": "/"})),
+                        "added": server(json!({}))});
+    let mut changed = m.reload(&config(edited, dir.path())).await;
+    changed.sort();
+    assert_eq!(changed, ["added", "edited", "gone"]);
+    let still = m.connect("keep", false).await.unwrap();
+    assert!(Arc::ptr_eq(&kept, &still), "unchanged: the same connection");
+    until("gone and edited to be closed", || {
+        Fake::count(&fake.live) == 1
+    })
+    .await;
+    assert!(m.server_status("gone").is_err());
+    assert_ne!(
+        state_of(&m, "edited"),
+        ConnectionState::Connected,
+        "reconnects on use"
+    );
+    m.connect("added", false).await.unwrap();
+    m.connect("edited", false).await.unwrap();
+    assert_eq!(Fake::count(&fake.opens), 5);
+    m.shutdown().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_connect_finishing_after_a_reload_is_dropped() {
+    let fake = Arc::new(Fake::gated());
+    let (m, dir) = manager(json!({"s": server(json!({}))}), Default::default(), &fake);
+    let connecting = tokio::spawn({
+        let m = m.clone();
+        async move { m.connect("s", false).await }
+    });
+    until("the connect to begin", || fake.opening() == 1).await;
+    let edited = config(json!({"s": server(json!({"cwd": "/"}))}), dir.path());
+    assert_eq!(m.reload(&edited).await, ["s"]);
+    fake.open_gate();
+    let err = connecting.await.unwrap().unwrap_err();
+    assert!(matches!(err, LifecycleError::Reconfigured(_)), "{err}");
+    until("its connection to be closed", || {
+        Fake::count(&fake.live) == 0
+    })
+    .await;
+    assert_ne!(
+        state(&m),
+        ConnectionState::Connected,
+        "nothing stored for the new definition"
     );
     m.shutdown().await;
 }

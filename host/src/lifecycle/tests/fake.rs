@@ -32,6 +32,10 @@ pub struct Fake {
     pub live: AtomicUsize,
     /// Connection attempts.
     pub opens: AtomicUsize,
+    /// The servers attempts were for, in order.
+    pub opened: Mutex<Vec<String>>,
+    /// The server side of every connection, to end them as a crash would.
+    servers: Mutex<Vec<tokio::task::JoinHandle<()>>>,
     /// Attempts under way now, and the most there ever were at once.
     opening: AtomicUsize,
     pub most_opening: AtomicUsize,
@@ -63,6 +67,15 @@ impl Fake {
             .unwrap()
             .iter()
             .for_each(|f| f.set(frozen));
+    }
+
+    /// Ends every server so far, as a crash would: their connections close.
+    pub fn kill(&self) {
+        self.servers
+            .lock()
+            .unwrap()
+            .drain(..)
+            .for_each(|t| t.abort());
     }
 
     pub fn opening(&self) -> usize {
@@ -172,13 +185,15 @@ impl FakeConnector {
         };
         let server = Handler(fake.clone());
         let counted = fake.clone();
-        tokio::spawn(async move {
-            counted.live.fetch_add(1, Ordering::SeqCst);
+        counted.live.fetch_add(1, Ordering::SeqCst);
+        let task = tokio::spawn(async move {
+            // Counted down however the server ends, an abort too.
+            let _live = Live(counted);
             if let Ok(running) = server.serve((their_read, their_write)).await {
                 let _ = running.waiting().await;
             }
-            counted.live.fetch_sub(1, Ordering::SeqCst);
         });
+        fake.servers.lock().unwrap().push(task);
         let (read, write) = tokio::io::split(ours);
         let timeout = Duration::from_millis(config.startup_timeout_ms);
         Connection::over_stream(read, write, ctx, timeout).await
@@ -194,12 +209,22 @@ impl Connector for FakeConnector {
         Box::pin(async move {
             let fake = &self.0;
             fake.opens.fetch_add(1, Ordering::SeqCst);
+            fake.opened.lock().unwrap().push(ctx.server.clone());
             let now = fake.opening.fetch_add(1, Ordering::SeqCst) + 1;
             fake.most_opening.fetch_max(now, Ordering::SeqCst);
             let result = self.attempt(config, ctx).await;
             fake.opening.fetch_sub(1, Ordering::SeqCst);
             result
         })
+    }
+}
+
+/// One running server, counted in [`Fake::live`] until dropped.
+struct Live(Arc<Fake>);
+
+impl Drop for Live {
+    fn drop(&mut self) {
+        self.0.live.fetch_sub(1, Ordering::SeqCst);
     }
 }
 
