@@ -250,3 +250,6 @@ impl Config {
         self.servers.iter().find(|s| s.name == name)
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -18,7 +18,7 @@ fn module_of(src: &Path, file: &Path) -> Vec<String> {
 
 /// The code of a file without comments and its unit tests.
 fn code(text: &str) -> String {
-    let text = match text.find("#[cfg(test)]\nmod tests") {
+    let text = match text.find("#[cfg(test)]\nmod tests {") {
         Some(at) => &text[..at],
         None => text,
     };

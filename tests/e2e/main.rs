@@ -4,9 +4,6 @@
 mod cache_and_processes;
 mod cli;
 mod common;
-mod config_imports;
-mod config_merge;
-mod config_validation;
 mod conformance;
 mod connections;
 mod default_guest;

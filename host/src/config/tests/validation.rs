@@ -1,8 +1,8 @@
 //! Validation: every error names the file, the server and the field; a bad
 //! server is skipped and the rest load; invalid JSON gives line and column.
 
-use crate::common::{ConfigDirs, command, write};
-use mcpw::config::{Diagnostic, Severity};
+use super::{ConfigDirs, command, write};
+use crate::config::{Diagnostic, Severity};
 
 fn errors_for(server_json: &str) -> Vec<Diagnostic> {
     let d = ConfigDirs::new();
@@ -237,7 +237,7 @@ fn settings_errors_name_the_setting() {
     );
     assert_eq!(
         cfg.settings.tool_prefix,
-        mcpw::plugin::PrefixMode::Server,
+        crate::config::PrefixMode::Server,
         "bad values fall back to defaults"
     );
 }
@@ -265,7 +265,8 @@ fn a_shared_state_url_is_checked_and_its_password_never_shown() {
         cfg.settings.shared_state.as_deref(),
         Some("redis://:hunter2@cache:6379/1")
     );
-    let shown = mcpw::config::show::to_text(&cfg) + &mcpw::config::show::to_json(&cfg).to_string();
+    let shown =
+        crate::config::show::to_text(&cfg) + &crate::config::show::to_json(&cfg).to_string();
     assert!(
         shown.contains("cache:6379/1") && !shown.contains("hunter2"),
         "{shown}"

@@ -1,16 +1,16 @@
 //! Every import format, read from where each client keeps it.
 
-use crate::common::{ConfigDirs, command, write};
-use mcpw::config::{ConfigSources, HttpKind, Transport};
+use super::{ConfigDirs, command, write};
+use crate::config::{ConfigSources, HttpKind, Transport};
 
-fn with_import(d: &ConfigDirs, kind: &str) -> mcpw::config::Config {
+fn with_import(d: &ConfigDirs, kind: &str) -> crate::config::Config {
     d.user(&format!(r#"{{"imports": ["{kind}"]}}"#));
     let cfg = d.load();
     assert!(!cfg.has_errors(), "{:?}", cfg.diagnostics);
     cfg
 }
 
-fn http(cfg: &mcpw::config::Config, name: &str) -> (String, Vec<(String, String)>, HttpKind) {
+fn http(cfg: &crate::config::Config, name: &str) -> (String, Vec<(String, String)>, HttpKind) {
     match &cfg.server(name).unwrap().config.transport {
         Transport::Http { url, headers, kind } => (url.clone(), headers.clone(), *kind),
         other => panic!("{other:?}"),
@@ -70,6 +70,7 @@ fn claude_desktop_from_its_config_directory() {
     assert_eq!(command(&with_import(&d, "claude-desktop"), "cd"), "desk");
 }
 
+#[cfg(feature = "gateway")]
 #[tokio::test]
 async fn a_leading_bang_in_another_clients_config_is_a_character() {
     let d = ConfigDirs::new();
@@ -82,7 +83,7 @@ async fn a_leading_bang_in_another_clients_config_is_a_character() {
     let Transport::Stdio { env, .. } = &cfg.server("cd").unwrap().config.transport else {
         panic!()
     };
-    let value = mcpw::secrets::resolve(&env[0].1, "env.PASSWORD", "cd")
+    let value = crate::secrets::resolve(&env[0].1, "env.PASSWORD", "cd")
         .await
         .unwrap();
     assert_eq!(
@@ -121,7 +122,7 @@ env_http_headers = { "X-Key" = "KEY_VAR" }
         ..d.sources()
     };
     d.user(r#"{"imports": ["codex"]}"#);
-    let cfg = mcpw::config::load(&sources);
+    let cfg = crate::config::load(&sources);
     assert!(!cfg.has_errors(), "{:?}", cfg.diagnostics);
     let docs = &cfg.server("docs").unwrap().config;
     let Transport::Stdio { args, env, .. } = &docs.transport else {
@@ -167,7 +168,7 @@ fn codex_home_moves_the_codex_config() {
         env: d.env.clone().with("CODEX_HOME", dir.display().to_string()),
         ..d.sources()
     };
-    assert_eq!(command(&mcpw::config::load(&sources), "x"), "elsewhere");
+    assert_eq!(command(&crate::config::load(&sources), "x"), "elsewhere");
 }
 
 #[test]
@@ -226,7 +227,7 @@ fn vscode_servers_key_types_and_variables() {
         ..d.sources()
     };
     d.user(r#"{"imports": ["vscode"]}"#);
-    let cfg = mcpw::config::load(&sources);
+    let cfg = crate::config::load(&sources);
     assert!(!cfg.has_errors(), "{:?}", cfg.diagnostics);
     let Transport::Stdio {
         command, args, env, ..
@@ -238,7 +239,7 @@ fn vscode_servers_key_types_and_variables() {
     assert_eq!(args, &[format!("{}/data", d.project().display())]);
     assert_eq!(env[0].1, "vt");
     assert_eq!(http(&cfg, "legacy").2, HttpKind::Sse);
-    assert_eq!(super::common::command(&cfg, "u"), "u");
+    assert_eq!(super::command(&cfg, "u"), "u");
 }
 
 #[test]

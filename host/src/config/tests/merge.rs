@@ -1,9 +1,8 @@
 //! Merge rules: user file → imports (fill in) → project `.mcp.json` →
 //! project `.mcpw/mcp.json`; settings user → project; interpolation; JSONC.
 
-use crate::common::{ConfigDirs, command, server_origins, write};
-use mcpw::config::{self, ConfigSources, Severity, Transport};
-use mcpw::plugin::{Capability, PrefixMode, Role};
+use super::{ConfigDirs, command, server_origins, write};
+use crate::config::{self, Capability, ConfigSources, PrefixMode, Role, Severity, Transport};
 use std::time::Duration;
 
 #[test]
