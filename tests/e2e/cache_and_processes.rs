@@ -1,8 +1,9 @@
 //! The metadata cache across processes, and server processes across mcpw's exit.
 
 use crate::common::{ConfigDirs, entry_names, host, write};
-use crate::servers::{alive, all_gone, pids, servers, wait_until};
+use crate::servers::{alive, all_gone, mcpw_in, pids, servers};
 use mcpw::catalog::ConnectionState;
+use mcpw_test_support::wait_until;
 use rmcp::ServiceExt;
 use rmcp::model::CallToolRequestParams;
 use serde_json::{Value, json};
@@ -81,12 +82,8 @@ async fn a_corrupt_cache_is_set_aside() {
 }
 
 fn mcpw(home: &std::path::Path) -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_mcpw"));
-    c.current_dir(home)
-        .env("HOME", home)
-        .env_remove("XDG_CONFIG_HOME")
-        .env_remove("XDG_CACHE_HOME")
-        .env_remove("MCPW_CONFIG");
+    let mut c = mcpw_in(home);
+    c.current_dir(home);
     c
 }
 
@@ -239,14 +236,9 @@ async fn no_process_outlives_mcpw_serve_killed_with_sigkill() {
         "env": {"PID_FILE": pf.display().to_string()}});
     d.user(&json!({"mcpServers": {"plain": plain, "stubborn": stubborn}}).to_string());
     let stderr = std::fs::File::create(d.root.path().join("stderr")).unwrap();
-    let mut mcpw = tokio::process::Command::new(env!("CARGO_BIN_EXE_mcpw"));
+    let mut mcpw = tokio::process::Command::from(mcpw_in(&d.home()));
     mcpw.args(["serve", "--exposure", "direct"])
         .current_dir(d.home())
-        .env("HOME", d.home())
-        .env_remove("XDG_CONFIG_HOME")
-        .env_remove("XDG_CACHE_HOME")
-        .env_remove("XDG_STATE_HOME")
-        .env_remove("MCPW_CONFIG")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(stderr)

@@ -366,9 +366,8 @@ fn config_show_masks_secrets() {
 fn a_closed_pipe_is_not_a_crash() {
     let home = tempfile::tempdir().unwrap();
     let catalog = fixture("catalog.json");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_mcpw"))
+    let mut child = crate::servers::mcpw_in(home.path())
         .args(["names", "--catalog", catalog.to_str().unwrap()])
-        .env("HOME", home.path())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -387,10 +386,9 @@ fn the_demo_runs_against_real_servers() {
         .parent()
         .unwrap()
         .join("test-servers/npm-cache");
-    let out = Command::new(env!("CARGO_BIN_EXE_mcpw"))
+    let out = crate::servers::mcpw_in(home.path())
         .arg("demo")
         .current_dir(home.path())
-        .env("HOME", home.path())
         .env("npm_config_cache", npm_cache)
         .output()
         .unwrap();

@@ -164,33 +164,6 @@ impl ConfigDirs {
     }
 }
 
-/// `(name, origin kind, origin path file name)` of every server.
-pub fn server_origins(cfg: &mcpw::config::Config) -> Vec<(String, String)> {
-    cfg.servers
-        .iter()
-        .map(|s| {
-            let from = match &s.origin.import {
-                Some(i) => format!("import:{i}"),
-                None => s.origin.kind.to_string(),
-            };
-            (s.name.clone(), from)
-        })
-        .collect()
-}
-
-/// The stdio command of a server.
-pub fn command(cfg: &mcpw::config::Config, name: &str) -> String {
-    match &cfg
-        .server(name)
-        .unwrap_or_else(|| panic!("no server {name}"))
-        .config
-        .transport
-    {
-        mcpw::config::Transport::Stdio { command, .. } => command.clone(),
-        mcpw::config::Transport::Http { url, .. } => url.clone(),
-    }
-}
-
 /// The agent-facing names of every exposed tool of `host`.
 pub async fn entry_names(host: &mcpw::host::Host) -> Vec<String> {
     host.entries()

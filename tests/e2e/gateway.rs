@@ -3,7 +3,8 @@
 //! exposure, with server-everything and a second real server behind it.
 
 use crate::common::ConfigDirs;
-use crate::servers::{Serving, free_port, servers, wait_until};
+use crate::servers::{Serving, mcpw_in, servers};
+use mcpw_test_support::{free_port, wait_until};
 use serde_json::{Value, json};
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -343,12 +344,10 @@ fn direct_over_http() {
 /// Lists every server once (`mcpw tools`), so that a gateway started later
 /// connects nothing by itself and every list_changed it sends is one a test caused.
 fn warm_cache(setup: &Setup) {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_mcpw"));
-    cmd.args(["tools", "--json"]);
-    for (k, v) in env(setup).as_object().unwrap() {
-        cmd.env(k, v.as_str().unwrap());
-    }
-    let out = cmd.output().unwrap();
+    let out = mcpw_in(&setup.dirs.home())
+        .args(["tools", "--json"])
+        .output()
+        .unwrap();
     assert!(
         out.status.success(),
         "{}",
@@ -455,11 +454,8 @@ fn http_beyond_loopback_needs_a_token() {
     let s = setup(json!({}));
     let port = free_port();
     let addr = format!("0.0.0.0:{port}");
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_mcpw"));
+    let mut cmd = mcpw_in(&s.dirs.home());
     cmd.args(["serve", "--http", &addr]);
-    for (k, v) in env(&s).as_object().unwrap() {
-        cmd.env(k, v.as_str().unwrap());
-    }
     let out = cmd.output().unwrap();
     assert!(!out.status.success());
     assert!(
@@ -614,16 +610,12 @@ fn call_statistics_are_captured_and_shown() {
     assert_eq!(r[2]["isError"], true);
     // The client closed stdin: mcpw shuts down and flushes (it may still be
     // doing so when the client returns).
-    let deadline = Instant::now() + Duration::from_secs(10);
-    let echo = loop {
-        if let Some(t) = stats(&s, "everything__echo")
-            && t["calls"] == 3
-        {
-            break t;
-        }
-        assert!(Instant::now() < deadline, "statistics were not written");
-        std::thread::sleep(Duration::from_millis(50));
-    };
+    let mut echo = None;
+    wait_until("statistics to be written", Duration::from_secs(10), || {
+        echo = stats(&s, "everything__echo").filter(|t| t["calls"] == 3);
+        echo.is_some()
+    });
+    let echo = echo.unwrap();
     assert_eq!(
         (echo["errors"].as_u64(), echo["server"].as_str()),
         (Some(1), Some("everything"))
@@ -644,12 +636,11 @@ fn call_statistics_are_captured_and_shown() {
 
 /// The recorded statistics of one tool, per `mcpw stats --json`.
 fn stats(s: &Setup, tool: &str) -> Option<Value> {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_mcpw"));
-    cmd.args(["stats", "--json"]);
-    for (k, v) in env(s).as_object().unwrap() {
-        cmd.env(k, v.as_str().unwrap());
-    }
-    let out: Value = serde_json::from_slice(&cmd.output().unwrap().stdout).unwrap();
+    let out = mcpw_in(&s.dirs.home())
+        .args(["stats", "--json"])
+        .output()
+        .unwrap();
+    let out: Value = serde_json::from_slice(&out.stdout).unwrap();
     out["tools"]
         .as_array()
         .and_then(|t| t.iter().find(|t| t["name"] == tool).cloned())

@@ -91,9 +91,8 @@ fn mcpw(args: &[&str]) -> std::process::Output {
         ".config/mcpw/mcp.json",
         r#"{"settings": {"plugins": {"limits": {"deadlineMs": 20000}}}}"#,
     );
-    Command::new(env!("CARGO_BIN_EXE_mcpw"))
+    crate::servers::mcpw_in(home.path())
         .args(args)
-        .env("HOME", home.path())
         .current_dir(home.path())
         .output()
         .unwrap()
@@ -231,7 +230,7 @@ fn a_search_profile_for_the_default_guest_does_not_break_a_user_ranker() {
         .to_string(),
     );
     let catalog = fixture("catalog.json");
-    let out = Command::new(env!("CARGO_BIN_EXE_mcpw"))
+    let out = crate::servers::mcpw_in(home.path())
         .args([
             "search",
             "--catalog",
@@ -239,7 +238,6 @@ fn a_search_profile_for_the_default_guest_does_not_break_a_user_ranker() {
             "create a pull request",
             "--json",
         ])
-        .env("HOME", home.path())
         .current_dir(home.path())
         .output()
         .unwrap();

@@ -10,7 +10,7 @@ use crate::servers::{all_gone, pids, servers};
 use mcpw::lifecycle::LifecycleError;
 use mcpw::plugin::SearchOptions;
 use serde_json::{Value, json};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 fn misbehave(mode: &str, pid_file: &std::path::Path, extra: Value) -> Value {
     let mut v = json!({"command": "node", "args": [servers().misbehave(), mode], "env": {"PID_FILE": pid_file.display().to_string()}});
@@ -22,15 +22,6 @@ fn misbehave(mode: &str, pid_file: &std::path::Path, extra: Value) -> Value {
 
 fn echo() -> Option<serde_json::Map<String, Value>> {
     json!({"message": "hi"}).as_object().cloned()
-}
-
-/// Polls `cond` (a state change we cannot subscribe to) for up to 10 s.
-async fn eventually(what: &str, mut cond: impl FnMut() -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while !cond() {
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -147,10 +138,9 @@ async fn the_periodic_health_check_runs_by_itself() {
     // SAFETY: sending a signal to a process we started.
     unsafe { libc::kill(first as i32, libc::SIGKILL) };
     // Nobody calls maintain(): the host's own task notices and reconnects.
-    eventually("a reconnect by the periodic check", || {
-        host.manager().pid("kept").is_some_and(|p| p != first)
-    })
-    .await;
+    let reconnected = async || host.manager().pid("kept").is_some_and(|p| p != first);
+    let within = Duration::from_secs(10);
+    mcpw_test_support::eventually("a reconnect by the periodic check", within, reconnected).await;
     host.shutdown().await;
 }
 

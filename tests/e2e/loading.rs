@@ -191,12 +191,8 @@ fn a_guest_that_cannot_load_leaves_its_role_to_the_default_guest_and_is_reported
         .to_string(),
     );
     let mcpw = |args: &[&str]| {
-        std::process::Command::new(env!("CARGO_BIN_EXE_mcpw"))
+        crate::servers::mcpw_in(&d.home())
             .args(args)
-            .env("HOME", d.home())
-            .env_remove("XDG_CONFIG_HOME")
-            .env_remove("XDG_CACHE_HOME")
-            .env_remove("MCPW_CONFIG")
             .output()
             .unwrap()
     };

@@ -4,7 +4,7 @@
 //! follows the redirects (`tests/conformance/browser.sh`).
 
 use crate::common::ConfigDirs;
-use crate::servers::{Background, Serving, servers};
+use crate::servers::{Background, Serving, mcpw_in, servers};
 use rmcp::ServiceExt;
 use rmcp::model::CallToolRequestParams;
 use rmcp::transport::StreamableHttpClientTransport;
@@ -49,19 +49,12 @@ impl Setup {
     }
 
     fn command(&self, args: &[&str], browser: bool) -> Command {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_mcpw"));
-        cmd.args(args)
-            .env("HOME", self.dirs.home())
-            .env_remove("XDG_CONFIG_HOME")
-            .env_remove("XDG_CACHE_HOME")
-            .env_remove("XDG_STATE_HOME")
-            .env_remove("MCPW_CONFIG")
-            .stdin(Stdio::null());
+        // Without `browser`, BROWSER stays unset: no browser at all.
+        let mut cmd = mcpw_in(&self.dirs.home());
+        cmd.args(args).stdin(Stdio::null());
         if browser {
             let script = crate::common::workspace().join("tests/conformance/browser.sh");
             cmd.env("BROWSER", script);
-        } else {
-            cmd.env_remove("BROWSER");
         }
         cmd
     }

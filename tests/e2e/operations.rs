@@ -2,7 +2,8 @@
 //! `/readyz`, `/metrics`, and draining on SIGTERM.
 
 use crate::common::ConfigDirs;
-use crate::servers::{Serving, servers, wait_until};
+use crate::servers::{Serving, servers};
+use mcpw_test_support::{free_port, wait_until};
 use rmcp::ServiceExt;
 use rmcp::model::CallToolRequestParams;
 use rmcp::service::{RoleClient, RunningService};
@@ -55,7 +56,7 @@ fn call(tool: &str, args: Value) -> CallToolRequestParams {
 async fn probes_and_metrics() {
     let dirs = ConfigDirs::new();
     config(&dirs);
-    let port = crate::servers::free_port();
+    let port = free_port();
     let addr = format!("127.0.0.1:{port}");
     let serving = Serving::start(
         &dirs.home(),

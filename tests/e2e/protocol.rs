@@ -5,7 +5,7 @@
 //! that asked, at their level, the server named) and completions.
 
 use crate::common::ConfigDirs;
-use crate::servers::{Background, Serving, servers};
+use crate::servers::{Background, Serving, mcpw_in, servers};
 use rmcp::model::{
     CallToolRequestParams, ReadResourceRequestParams, ResourceContents,
     ResourceUpdatedNotificationParam, SubscribeRequestParams,
@@ -370,17 +370,13 @@ async fn an_eager_server_on_stdio_gets_the_roots_of_the_one_session() {
         &json!({"mcpServers": {"fs": {"command": "node", "args": [servers().filesystem()], "lifecycle": "eager"}}})
             .to_string(),
     );
-    let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_mcpw"));
-    cmd.args(["serve", "--exposure", "direct"])
-        .env("HOME", dirs.home())
-        .env_remove("XDG_CONFIG_HOME")
-        .env_remove("XDG_CACHE_HOME")
-        .env_remove("XDG_STATE_HOME")
-        .env_remove("MCPW_CONFIG");
-    let (transport, _) = rmcp::transport::TokioChildProcess::builder(cmd)
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut cmd = mcpw_in(&dirs.home());
+    cmd.args(["serve", "--exposure", "direct"]);
+    let (transport, _) =
+        rmcp::transport::TokioChildProcess::builder(tokio::process::Command::from(cmd))
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
     let client = Rooted(work.clone()).serve(transport).await.unwrap();
     // The server asks for roots on its own once connected, and takes their
     // answer in when it gets it: a first call can come before that.
@@ -405,17 +401,12 @@ fn mcpw_call_without_a_terminal_declines_an_elicitation_and_says_what_was_asked(
     let up = Background::node(&[&servers().conformance_upstream()], &[]);
     let dirs = ConfigDirs::new();
     dirs.user(&json!({"mcpServers": {"up": {"url": up.url("/mcp")}}}).to_string());
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_mcpw"))
+    let out = mcpw_in(&dirs.home())
         .args([
             "call",
             "up__test_elicitation",
             r#"{"message": "Who are you?"}"#,
         ])
-        .env("HOME", dirs.home())
-        .env_remove("XDG_CONFIG_HOME")
-        .env_remove("XDG_CACHE_HOME")
-        .env_remove("XDG_STATE_HOME")
-        .env_remove("MCPW_CONFIG")
         .stdin(std::process::Stdio::null())
         .output()
         .unwrap();

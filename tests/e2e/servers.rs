@@ -4,6 +4,8 @@
 //! misbehaves on demand.
 
 use crate::common::workspace;
+use mcpw_test_support::isolated_mcpw;
+pub use mcpw_test_support::{free_port, wait_until};
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -197,15 +199,6 @@ impl Servers {
     }
 }
 
-/// A free loopback port (bound, then released).
-pub fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
 /// Does process `pid` hold the socket listening on TCP `port`? (Another
 /// process may be listening there: connecting proves nothing.)
 fn listens(pid: u32, port: u16) -> bool {
@@ -287,13 +280,7 @@ impl Drop for Background {
 /// The `mcpw` binary with its config, caches and state under `home`, none of
 /// them from this process's environment.
 pub fn mcpw_in(home: &Path) -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_mcpw"));
-    cmd.env("HOME", home)
-        .env_remove("XDG_CONFIG_HOME")
-        .env_remove("XDG_CACHE_HOME")
-        .env_remove("XDG_STATE_HOME")
-        .env_remove("MCPW_CONFIG");
-    cmd
+    isolated_mcpw(env!("CARGO_BIN_EXE_mcpw"), home)
 }
 
 /// `mcpw serve --http` in the background with its config and caches under
@@ -358,16 +345,6 @@ impl Drop for Serving {
         // SAFETY: signalling our child so it shuts down its servers.
         unsafe { libc::kill(self.child.id() as i32, libc::SIGTERM) };
         let _ = self.child.wait();
-    }
-}
-
-/// Polls `cond` (a state the test cannot subscribe to) every 20 ms; fails the
-/// test, naming `what` it waited for, after `within`.
-pub fn wait_until(what: &str, within: Duration, mut cond: impl FnMut() -> bool) {
-    let deadline = Instant::now() + within;
-    while !cond() {
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(20));
     }
 }
 

@@ -7,6 +7,7 @@
 
 use crate::common::ConfigDirs;
 use crate::servers::{Serving, rmcp_tool, rmcp_upstream};
+use mcpw_test_support::eventually;
 use rmcp::handler::server::ServerHandler;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams, ContentBlock,
@@ -19,7 +20,7 @@ use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::{ClientHandler, ErrorData as McpError, ServiceExt};
 use serde_json::{Value, json};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use tokio::sync::mpsc;
 
 /// A server whose tools run as tasks when the client takes them:
@@ -221,21 +222,22 @@ fn result_text(result: &CallToolResult) -> String {
 
 /// Polls `tasks/get` through mcpw (a state the client has no notification
 /// for) until `done` accepts the task's payload.
-async fn poll(
+async fn wait_for_task(
     session: &RunningService<RoleClient, Client>,
     id: &str,
     mut done: impl FnMut(&TaskPayload) -> bool,
 ) -> GetTaskResult {
-    let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
+    let mut last = None;
+    let what = format!("task {id} to reach the state awaited");
+    eventually(&what, Duration::from_secs(10), async || {
         let got = session.get_task(GetTaskParams::new(id)).await.unwrap();
         assert_eq!(got.task.task.task_id, id, "the id the client knows");
-        if done(&got.task.payload) {
-            return got;
-        }
-        assert!(Instant::now() < deadline, "task {id} stuck at {got:?}");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+        let reached = done(&got.task.payload);
+        last = Some(got);
+        reached
+    })
+    .await;
+    last.expect("looked at least once")
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -255,7 +257,7 @@ async fn a_client_that_takes_tasks_gets_the_servers_task_and_drives_it_through_m
             .unwrap(),
     );
     assert!(id.starts_with("up/"), "{id}");
-    let done = poll(&session, &id, |p| {
+    let done = wait_for_task(&session, &id, |p| {
         matches!(p, TaskPayload::Completed { .. })
     })
     .await;
@@ -271,7 +273,7 @@ async fn a_client_that_takes_tasks_gets_the_servers_task_and_drives_it_through_m
             .await
             .unwrap(),
     );
-    let asking = poll(&session, &id, |p| {
+    let asking = wait_for_task(&session, &id, |p| {
         matches!(p, TaskPayload::InputRequired { .. })
     })
     .await;
@@ -291,7 +293,7 @@ async fn a_client_that_takes_tasks_gets_the_servers_task_and_drives_it_through_m
         .update_task(UpdateTaskParams::new(&id, answer.into_iter().collect()))
         .await
         .unwrap();
-    let done = poll(&session, &id, |p| {
+    let done = wait_for_task(&session, &id, |p| {
         matches!(p, TaskPayload::Completed { .. })
     })
     .await;
@@ -322,7 +324,7 @@ async fn a_client_that_takes_tasks_gets_the_servers_task_and_drives_it_through_m
         .await
         .expect("the server saw the cancel");
     assert_eq!(seen.map(|t| format!("up/{t}")), Some(id.clone()));
-    poll(&session, &id, |p| matches!(p, TaskPayload::Cancelled)).await;
+    wait_for_task(&session, &id, |p| matches!(p, TaskPayload::Cancelled)).await;
 
     // An id that names no server.
     let unknown = session.get_task(GetTaskParams::new("nowhere/1")).await;

@@ -7,6 +7,8 @@ use crate::{common, servers};
 use mcpw::cache::{self, MetadataCache};
 use mcpw::config::{self, ConfigSources};
 use mcpw::paths::Environment;
+pub use mcpw_test_support::free_port;
+use mcpw_test_support::isolated_mcpw;
 use rmcp::ServiceExt;
 use rmcp::model::CallToolRequestParams;
 use rmcp::service::{NotificationContext, RoleClient, RunningService};
@@ -244,13 +246,6 @@ pub fn run_with_timeout(mut cmd: Command, what: &str, timeout: Duration) -> std:
     }
 }
 
-pub fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("a free loopback port")
-        .port()
-}
-
 // ---------------------------------------------------------------------------
 // The byte relay (the baseline for "a process in the middle")
 
@@ -371,15 +366,8 @@ pub fn mcpw_env_json(home: &Path) -> Value {
 /// `mcpw <args>` finding its config and caches under `home` only (and no project
 /// config: it runs in `home`).
 pub fn mcpw_command(home: &Path, args: &[&str]) -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_mcpw"));
-    cmd.args(args)
-        .env("HOME", home)
-        .env_remove("XDG_CONFIG_HOME")
-        .env_remove("XDG_CACHE_HOME")
-        .env_remove("XDG_STATE_HOME")
-        .env_remove("MCPW_CONFIG")
-        .env_remove("MCPW_TOKEN")
-        .current_dir(home);
+    let mut cmd = isolated_mcpw(env!("CARGO_BIN_EXE_mcpw"), home);
+    cmd.args(args).current_dir(home);
     cmd
 }
 

@@ -1,0 +1,132 @@
+//! What the end-to-end tests (`tests/e2e`) and the benchmarks (`host/benches`)
+//! share: a free port, waiting for a state nothing announces, and an `mcpw`
+//! command that sees none of the developer's own setup.
+
+use std::ffi::OsStr;
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+/// How often the waiting helpers look again: short, so a test waits little
+/// past the moment the state holds.
+const POLL_EVERY: Duration = Duration::from_millis(20);
+
+/// A free loopback port, for a server the test starts on it. The port is
+/// bound, then released: another process may take it first, so a caller that
+/// cannot afford that retries on another.
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free loopback port")
+        .port()
+}
+
+/// Polls `cond` (a state the test cannot subscribe to) until it holds; fails
+/// the test, naming `what` it waited for, after `within`.
+pub fn wait_until(what: &str, within: Duration, mut cond: impl FnMut() -> bool) {
+    let deadline = Instant::now() + within;
+    while !cond() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(POLL_EVERY);
+    }
+}
+
+/// [`wait_until`] for async tests: `cond` may await (a request to the process
+/// under test), and the runtime goes on between looks.
+pub async fn eventually(what: &str, within: Duration, mut cond: impl AsyncFnMut() -> bool) {
+    let deadline = Instant::now() + within;
+    while !cond().await {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        tokio::time::sleep(POLL_EVERY).await;
+    }
+}
+
+/// Variables through which `mcpw` would find the developer's own config,
+/// caches, state, token or browser instead of the test's.
+const LEAKING: [&str; 6] = [
+    "XDG_CONFIG_HOME",
+    "XDG_CACHE_HOME",
+    "XDG_STATE_HOME",
+    "MCPW_CONFIG",
+    "MCPW_TOKEN",
+    "BROWSER",
+];
+
+/// The `mcpw` binary at `bin` (`env!("CARGO_BIN_EXE_mcpw")`, which only the
+/// test or bench crate can name) with `HOME` at `home` and none of the
+/// variables that would point it elsewhere: its config, caches and state are
+/// the test's alone. The rest of the environment (`PATH`, `MCPW_LOG`) passes on.
+pub fn isolated_mcpw(bin: impl AsRef<OsStr>, home: impl AsRef<Path>) -> Command {
+    let mut cmd = Command::new(bin);
+    cmd.env("HOME", home.as_ref());
+    for name in LEAKING {
+        cmd.env_remove(name);
+    }
+    cmd
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_free_port_can_be_bound() {
+        let port = free_port();
+        assert_ne!(port, 0);
+        std::net::TcpListener::bind(("127.0.0.1", port)).unwrap();
+    }
+
+    #[test]
+    fn wait_until_returns_once_the_condition_holds() {
+        let mut looks = 0;
+        wait_until("the third look", Duration::from_secs(5), || {
+            looks += 1;
+            looks == 3
+        });
+        assert_eq!(looks, 3);
+    }
+
+    #[test]
+    #[should_panic(expected = "timed out waiting for a state that never comes")]
+    fn wait_until_names_what_it_waited_for_on_timeout() {
+        wait_until(
+            "a state that never comes",
+            Duration::from_millis(50),
+            || false,
+        );
+    }
+
+    #[tokio::test]
+    async fn eventually_returns_once_the_condition_holds() {
+        let mut looks = 0;
+        eventually("the third look", Duration::from_secs(5), async || {
+            tokio::task::yield_now().await;
+            looks += 1;
+            looks == 3
+        })
+        .await;
+        assert_eq!(looks, 3);
+    }
+
+    #[tokio::test]
+    #[should_panic(expected = "timed out waiting for a reply that never comes")]
+    async fn eventually_names_what_it_waited_for_on_timeout() {
+        eventually(
+            "a reply that never comes",
+            Duration::from_millis(50),
+            async || false,
+        )
+        .await;
+    }
+
+    #[test]
+    fn the_mcpw_command_has_the_home_and_none_of_the_leaking_variables() {
+        let cmd = isolated_mcpw("/bin/mcpw", "/tmp/home");
+        assert_eq!(cmd.get_program(), "/bin/mcpw");
+        let envs: Vec<_> = cmd.get_envs().collect();
+        assert!(envs.contains(&(OsStr::new("HOME"), Some(OsStr::new("/tmp/home")))));
+        for name in LEAKING {
+            assert!(envs.contains(&(OsStr::new(name), None)), "{name}");
+        }
+    }
+}
