@@ -5,7 +5,7 @@ mod infra;
 mod wire;
 
 use crate::common::ConfigDirs;
-use crate::gateway::text;
+use crate::gateway::serve::text;
 use crate::servers::{mcpw_in, servers};
 use infra::{Haproxy, Redis, replica};
 use mcpw_test_support::{eventually, wait_until};
@@ -189,7 +189,7 @@ async fn the_sdk_client_through_haproxy_in_every_exposure() {
     for (exposure, steps, check) in exposures() {
         let pair = Pair::start(&redis, &pids, "ok", &["--exposure", exposure]);
         let lb = Haproxy::start(root.path(), &[pair.a_port, pair.b_port]);
-        let results = crate::gateway::client(json!({"url": lb.url()}), steps)
+        let results = crate::gateway::serve::client(json!({"url": lb.url()}), steps)
             .unwrap_or_else(|e| panic!("{exposure}: {e}"));
         check(&results);
         echo_calls += results

@@ -3,8 +3,8 @@
 //! top 5 results), and the default profile must not fall below the level it
 //! reached, on the dev queries and on the two held-out sets.
 
+use super::default_guest::{bench_catalog, policy};
 use crate::common::fixture;
-use crate::default_guest::{bench_catalog, policy};
 use mcpw::bench::{Quality, load_queries, mean, score};
 use mcpw::plugin::{IndexOptions, NamingOptions, SearchOptions};
 

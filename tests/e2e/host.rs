@@ -1,0 +1,11 @@
+//! The host and its command line against real servers and processes: the
+//! lifecycle's real-process cases, the metadata cache and process groups,
+//! transports and misbehaving servers, change streams, loading, and the CLI.
+
+mod cache_and_processes;
+mod cli;
+mod connections;
+mod lifecycle;
+mod listen;
+mod loading;
+mod misbehaving;
