@@ -79,15 +79,25 @@ pub fn panic_hook() {
     });
 }
 
+/// Exports `$glue` as the guest of `$world`: the one body behind the role
+/// macros. wit-bindgen's export macro wants a type name, hence the alias.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __export_world {
+    ($world:ident, $glue:ty) => {
+        #[cfg(target_arch = "wasm32")]
+        const _: () = {
+            type McpwExports = $glue;
+    $crate::worlds::$world::export!(McpwExports with_types_in $crate::worlds::$world);
+        };
+    };
+}
+
 /// Exports `$t` ([`Naming`]) as a `namer` guest.
 #[macro_export]
 macro_rules! naming {
     ($t:ty) => {
-        #[cfg(target_arch = "wasm32")]
-        const _: () = {
-            type McpwExports = $crate::worlds::Glue<$t, (), ()>;
-    $crate::worlds::namer::export!(McpwExports with_types_in $crate::worlds::namer);
-        };
+        $crate::__export_world!(namer, $crate::worlds::Glue<$t, (), ()>);
     };
 }
 
@@ -95,11 +105,7 @@ macro_rules! naming {
 #[macro_export]
 macro_rules! direct_tools {
     ($t:ty) => {
-        #[cfg(target_arch = "wasm32")]
-        const _: () = {
-            type McpwExports = $crate::worlds::Glue<(), $t, ()>;
-            $crate::worlds::direct_policy::export!(McpwExports with_types_in $crate::worlds::direct_policy);
-        };
+        $crate::__export_world!(direct_policy, $crate::worlds::Glue<(), $t, ()>);
     };
 }
 
@@ -107,11 +113,7 @@ macro_rules! direct_tools {
 #[macro_export]
 macro_rules! ranking {
     ($t:ty) => {
-        #[cfg(target_arch = "wasm32")]
-        const _: () = {
-            type McpwExports = $crate::worlds::Glue<(), (), $t>;
-    $crate::worlds::ranker::export!(McpwExports with_types_in $crate::worlds::ranker);
-        };
+        $crate::__export_world!(ranker, $crate::worlds::Glue<(), (), $t>);
     };
 }
 
