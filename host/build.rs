@@ -1,5 +1,6 @@
-//! Builds the default policy guest (`guest-example/`) for wasm32-wasip2 and puts it
-//! in OUT_DIR, where `include_bytes!` embeds it in the `mcpw` binary.
+//! Builds the default policy guest (`guest-example/`) and, for the gateway, the
+//! default script guest (`guest-example/javascript/`) for wasm32-wasip2 and puts
+//! them in OUT_DIR, where `include_bytes!` embeds them in the `mcpw` binary.
 
 use std::path::PathBuf;
 
@@ -13,4 +14,11 @@ fn main() {
     let wasm = mcpw_guest_build::build(&workspace, "mcpw-guest-default");
     let out = PathBuf::from(std::env::var_os("OUT_DIR").unwrap()).join("default-guest.wasm");
     std::fs::copy(&wasm, &out).expect("copy the default guest into OUT_DIR");
+    // The test kit (no `gateway`) runs no scripts of agents: it is spared the
+    // JavaScript engine's build.
+    if std::env::var_os("CARGO_FEATURE_GATEWAY").is_some() {
+        let wasm = mcpw_guest_build::build(&workspace, "mcpw-guest-javascript");
+        let out = PathBuf::from(std::env::var_os("OUT_DIR").unwrap()).join("script-guest.wasm");
+        std::fs::copy(&wasm, &out).expect("copy the script guest into OUT_DIR");
+    }
 }

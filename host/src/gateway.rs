@@ -7,6 +7,7 @@
 //! progress notifications and cancellation pass through calls.
 
 mod calls;
+pub mod code;
 pub mod http;
 mod listen;
 mod listing;
@@ -104,6 +105,13 @@ impl ServeState {
     /// index. Proxy exposure prepares nothing (it lists one fixed tool), which
     /// keeps an idle proxy small; its first search builds the index.
     pub async fn warm_up(&self, session: &Gateway) {
+        if self.exposure == Exposure::Code {
+            // The script guest: compiling it is the slow part of a first script.
+            if let Err(e) = self.host.scripter().await {
+                tracing::warn!("code mode is unavailable: {e}");
+            }
+            return;
+        }
         if self.exposure == Exposure::Proxy {
             return;
         }
@@ -267,10 +275,13 @@ impl ServerHandler for Gateway {
             Exposure::Direct => {
                 "Tools of every MCP server configured in mcpw, named <server>__<tool>."
             }
+            Exposure::Code => {
+                "Tools of every MCP server configured in mcpw are called from JavaScript run by the `code` tool: `await tools.<name>(args)`, `mcp.search(query)` to find them."
+            }
         };
         serde_json::from_value(json!({
             "protocolVersion": rmcp::model::ProtocolVersion::LATEST_WITH_INITIALIZE,
-            "capabilities": {"tools": {"listChanged": self.shared.exposure != Exposure::Proxy}, "prompts": {"listChanged": true},
+            "capabilities": {"tools": {"listChanged": !matches!(self.shared.exposure, Exposure::Proxy | Exposure::Code)}, "prompts": {"listChanged": true},
                              "resources": {"subscribe": true, "listChanged": true},
                              "logging": {}, "completions": {},
                              "extensions": {rmcp::model::TASKS_EXTENSION_ID: {}}},
@@ -334,6 +345,29 @@ impl ServerHandler for Gateway {
             (Exposure::Proxy, _) => result(
                 &[Content::text(format!(
                     "Unknown tool \"{name}\": this gateway exposes one tool, `mcp`."
+                ))],
+                None,
+                true,
+            )?,
+            (Exposure::Code, code::TOOL_NAME) => {
+                let client = self.client(&context.extensions);
+                let code = args
+                    .as_ref()
+                    .and_then(|a| a.get("code"))
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_string();
+                let limits = args
+                    .as_ref()
+                    .and_then(|a| a.get("limits"))
+                    .and_then(Value::as_object)
+                    .cloned();
+                let limits = code::LimitsArg::from_object(limits);
+                code::run(self, &client, &code, limits, &context).await?
+            }
+            (Exposure::Code, _) => result(
+                &[Content::text(format!(
+                    "Unknown tool \"{name}\": this gateway exposes one tool, `code`; call other tools from a script."
                 ))],
                 None,
                 true,

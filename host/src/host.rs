@@ -5,6 +5,7 @@ mod auth;
 mod calls;
 mod prompts;
 pub mod resources;
+mod scripts;
 mod services;
 pub mod snapshot;
 
@@ -74,6 +75,9 @@ pub enum HostError {
     /// A server could not be used.
     #[error(transparent)]
     Lifecycle(#[from] LifecycleError),
+    /// The script guest could not be loaded.
+    #[error(transparent)]
+    Script(Arc<PluginError>),
     /// No tool has that name.
     #[error("tool \"{name}\" not found{}", suggest(.suggestions))]
     ToolNotFound {
@@ -138,6 +142,13 @@ pub struct Host {
     tasks: Vec<tokio::task::JoinHandle<()>>,
     /// How many sessions watch each (server, URI).
     watched: std::sync::Mutex<std::collections::HashMap<(String, String), usize>>,
+    /// How guests are loaded (the script guest is, on first use).
+    guests: (
+        crate::plugin::PolicyConfig,
+        Arc<dyn crate::plugin::HostServices>,
+    ),
+    /// The script guest, once loaded.
+    scripter: scripts::Loaded,
 }
 
 /// A resolved catalog entry: a handle into the snapshot it was found in, so
@@ -183,6 +194,8 @@ impl Host {
         // independent: they run side by side.
         let policy_config = crate::plugin::PolicyConfig::of(&config, options.compile_cache.clone());
         let guest_services = services.clone();
+        let guests: (_, Arc<dyn crate::plugin::HostServices>) =
+            (policy_config.clone(), services.clone());
         let policy = tokio::task::spawn_blocking(move || {
             Policy::load_lenient(&policy_config, guest_services)
         });
@@ -236,6 +249,8 @@ impl Host {
             catalog,
             tasks,
             watched: Default::default(),
+            guests,
+            scripter: Default::default(),
         })
     }
 

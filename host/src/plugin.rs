@@ -10,6 +10,7 @@ pub mod inspect;
 pub mod limits;
 pub mod policy;
 pub mod roles;
+pub mod script;
 pub mod services;
 mod state;
 mod wit;
@@ -43,6 +44,11 @@ use std::path::PathBuf;
 
 /// The default policy guest (`guest-example/`), built for wasm32-wasip2 and embedded.
 pub const DEFAULT_GUEST: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/default-guest.wasm"));
+
+/// The default script guest (`guest-example/javascript/`): JavaScript in Boa.
+#[cfg(feature = "gateway")]
+pub const DEFAULT_SCRIPT_GUEST: &[u8] =
+    include_bytes!(concat!(env!("OUT_DIR"), "/script-guest.wasm"));
 
 /// The version of the `mcpw:plugin` contract new guests target.
 pub const WIT_VERSION: &str = wit::latest::VERSION;

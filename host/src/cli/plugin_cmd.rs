@@ -267,7 +267,18 @@ fn print_check(
         } else {
             "no "
         };
-        outln!("  {mark}  {role:<13} ({})", role.export_name());
+        // The guest's own name of the export (`@0.1.0` for a guest of that
+        // version), else the one the host looks for.
+        let host_name = role.export_name();
+        let family = host_name
+            .rsplit_once('.')
+            .map_or(host_name.as_str(), |(f, _)| f);
+        let name = report
+            .exports
+            .iter()
+            .find(|e| e.starts_with(family))
+            .unwrap_or(&host_name);
+        outln!("  {mark}  {role:<13} ({name})");
     }
     outln!("imports:");
     for (name, status) in imports {

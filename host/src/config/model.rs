@@ -16,15 +16,18 @@ pub enum Exposure {
     ToolSearch,
     /// Every tool.
     Direct,
+    /// One code tool: the agent calls tools from scripts (code mode).
+    Code,
 }
 
 impl Exposure {
-    /// Parses `proxy`, `tool-search` or `direct`.
+    /// Parses `proxy`, `tool-search`, `direct` or `code`.
     pub fn parse(s: &str) -> Option<Exposure> {
         match s {
             "proxy" => Some(Exposure::Proxy),
             "tool-search" => Some(Exposure::ToolSearch),
             "direct" => Some(Exposure::Direct),
+            "code" => Some(Exposure::Code),
             _ => None,
         }
     }
@@ -35,6 +38,7 @@ impl Exposure {
             Exposure::Proxy => "proxy",
             Exposure::ToolSearch => "tool-search",
             Exposure::Direct => "direct",
+            Exposure::Code => "code",
         }
     }
 
@@ -42,7 +46,7 @@ impl Exposure {
     pub fn chosen(arg: Option<&str>, setting: Option<Exposure>) -> Result<Exposure, String> {
         match arg {
             Some(name) => Exposure::parse(name).ok_or_else(|| {
-                format!("unknown exposure {name:?}: use proxy, tool-search or direct")
+                format!("unknown exposure {name:?}: use proxy, tool-search, direct or code")
             }),
             None => Ok(setting.unwrap_or_default()),
         }

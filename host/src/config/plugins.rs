@@ -13,11 +13,13 @@ pub enum Role {
     DirectTools,
     /// `ranking`: tool search.
     Ranking,
+    /// `script`: runs an agent's scripts (code mode).
+    Script,
 }
 
 impl Role {
     /// Every role.
-    pub const ALL: [Role; 3] = [Role::Naming, Role::DirectTools, Role::Ranking];
+    pub const ALL: [Role; 4] = [Role::Naming, Role::DirectTools, Role::Ranking, Role::Script];
 
     /// The name used in config (`settings.plugins`).
     pub fn config_key(self) -> &'static str {
@@ -25,6 +27,7 @@ impl Role {
             Role::Naming => "naming",
             Role::DirectTools => "directTools",
             Role::Ranking => "ranking",
+            Role::Script => "script",
         }
     }
 
@@ -40,6 +43,7 @@ impl fmt::Display for Role {
             Role::Naming => "naming",
             Role::DirectTools => "direct-tools",
             Role::Ranking => "ranking",
+            Role::Script => "script",
         })
     }
 }

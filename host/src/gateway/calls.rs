@@ -66,22 +66,30 @@ impl Gateway {
         &self,
         context: &RequestContext<RoleServer>,
     ) -> (CallOptions, Forwarding) {
+        let (progress, forwarding) = progress_forwarding(context).unzip();
+        let options = CallOptions {
+            progress,
+            origin: self.origin(context),
+            accept_task: false,
+        };
+        (options, forwarding)
+    }
+}
+
+impl Gateway {
+    /// The session and request a call is made for: a server's requests
+    /// while serving it go there.
+    pub(super) fn origin(&self, context: &RequestContext<RoleServer>) -> Option<Origin> {
         let session = self
             .session
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .as_ref()
             .map(|g| g.session().clone());
-        let (progress, forwarding) = progress_forwarding(context).unzip();
-        let options = CallOptions {
-            progress,
-            origin: session.map(|session| Origin {
-                session,
-                request: context.id.clone(),
-            }),
-            accept_task: false,
-        };
-        (options, forwarding)
+        session.map(|session| Origin {
+            session,
+            request: context.id.clone(),
+        })
     }
 }
 

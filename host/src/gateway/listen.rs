@@ -32,7 +32,7 @@ pub(super) async fn changes(
         // the tools of another (the naming guest sees them all).
         LifecycleEvent::CatalogChanged(_) => {
             let mut lists = vec!["prompts", "resources"];
-            if exposure != Exposure::Proxy {
+            if !matches!(exposure, Exposure::Proxy | Exposure::Code) {
                 lists.insert(0, "tools");
             }
             lists

@@ -97,6 +97,11 @@ impl Gateway {
         if self.shared.exposure == Exposure::Proxy {
             return Ok(vec![from_json(proxy::tool_definition(host, client))?]);
         }
+        if self.shared.exposure == Exposure::Code {
+            return Ok(vec![from_json(
+                super::code::tool_definition(self, client).await,
+            )?]);
+        }
         self.shared.ready().await;
         let snapshot = host.snapshot().await.map_err(internal)?;
         let listing = self.shared.listing(&snapshot);

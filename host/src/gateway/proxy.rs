@@ -36,7 +36,7 @@ fn tool_definition_for(servers: usize) -> Value {
     json!({
         "name": TOOL_NAME,
         "description": format!(
-            "Gateway to {servers} MCP servers. First given wins: tool (call, with args) > connect > describe > \
+            "Gateway to {servers} MCP servers. First given wins: code (JavaScript: await tools.<name>(args), mcp.search(q); returns its value) > tool (call, with args) > connect > describe > \
              search (words OR'd) > server (list its tools) > nothing (status). \
              E.g. mcp({{search: \"create issue\"}}), mcp({{tool: \"github__create_issue\", args: {{...}}}})"
         ),
@@ -52,6 +52,13 @@ fn tool_definition_for(servers: usize) -> Value {
 #[schemars(crate = "rmcp::schemars")]
 #[serde(rename_all = "camelCase")]
 struct Args {
+    /// JavaScript calling tools: await tools.<name>(args)
+    #[serde(default, deserialize_with = "lenient")]
+    code: Option<String>,
+    // Lower limits for a script (timeoutMs, cpuMs, memoryMb, maxCalls,
+    // maxOutputKb): an object, so that its keys stay out of the schema.
+    #[serde(default, deserialize_with = "lenient")]
+    limits: Option<serde_json::Map<String, Value>>,
     /// Tool to call
     #[serde(default, deserialize_with = "lenient")]
     tool: Option<String>,
@@ -167,6 +174,10 @@ pub async fn call(
         && !["tool", "connect"].iter().any(|k| given(k))
     {
         gw.shared.ready().await;
+    }
+    if let Some(code) = &args.code {
+        let limits = super::code::LimitsArg::from_object(args.limits);
+        return super::code::run(gw, client, code, limits, ctx).await;
     }
     let reply = if let Some(tool) = &args.tool {
         return tool::call_tool(gw, client, tool, server, args.args.as_ref(), ctx).await;
@@ -448,6 +459,8 @@ mod tests {
         assert_eq!(
             known_keys(),
             [
+                "code",
+                "limits",
                 "tool",
                 "args",
                 "connect",

@@ -3,6 +3,7 @@
 //! the same way twice, and survive hostile input within its time budget.
 
 mod ranking;
+mod script;
 
 use super::guest::{GuestModule, LoadOptions};
 use super::roles::{DirectOptions, DirectPolicy, Namer, NamingOptions};
@@ -138,6 +139,7 @@ pub fn run(
             Role::Naming => naming(&mut suite, &module),
             Role::DirectTools => direct(&mut suite, &module),
             Role::Ranking => ranking::checks(&mut suite, &module),
+            Role::Script => script::checks(&mut suite, &module),
         }
     }
     Ok(suite.checks)

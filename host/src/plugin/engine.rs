@@ -2,7 +2,7 @@
 //! epoch ticker that enforces per-call deadlines.
 
 use super::state::GuestState;
-use super::wit::latest::Policy as PolicyWorld;
+use super::wit::latest::All as HostWorld;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::thread::{self, Thread};
@@ -115,7 +115,7 @@ impl Drop for ActiveCall<'_> {
 fn build_linker(engine: &Engine) -> Linker<GuestState> {
     let mut linker = Linker::new(engine);
     wasmtime_wasi::p2::add_to_linker_sync(&mut linker).expect("link WASI");
-    PolicyWorld::add_to_linker::<GuestState, HasSelf<GuestState>>(&mut linker, |state| state)
+    HostWorld::add_to_linker::<GuestState, HasSelf<GuestState>>(&mut linker, |state| state)
         .expect("link the mcpw host interfaces");
     linker
 }

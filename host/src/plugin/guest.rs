@@ -11,6 +11,7 @@ use super::state::GuestState;
 use super::{PluginError, Role};
 use crate::config::Grants;
 use std::sync::Arc;
+use std::time::Duration;
 use wasmtime::Store;
 use wasmtime::component::{Component, Instance, InstancePre};
 
@@ -79,6 +80,40 @@ impl GuestModule {
             compiled,
             options,
         }))
+    }
+
+    /// A store for an instance of this guest under `limits`: its memory cap,
+    /// and a deadline on the guest's own running time (and, for a script run,
+    /// on the run's wall time and cancellation).
+    pub(crate) fn new_store(&self, limits: &Limits) -> Store<GuestState> {
+        let o = &self.options;
+        let state = GuestState::new(self.name.clone(), limits, o.grants, o.services.clone());
+        let mut store = Store::new(PluginEngine::shared().engine(), state);
+        store.limiter(|s| &mut s.limiter);
+        // The deadline is the guest's own running time: when the epoch
+        // passes it, time spent waiting in host calls (a server's answer)
+        // is given back, and only a guest past its budget traps.
+        let budget = limits.deadline;
+        store.epoch_deadline_callback(move |mut store| {
+            let state = store.data_mut();
+            if let Some(stop) = state.script.as_ref().and_then(|r| r.interrupt()) {
+                state.stopped = Some(stop);
+                return Err(wasmtime::Trap::Interrupt.into());
+            }
+            let used = state.guest_time();
+            if used >= budget {
+                return Err(wasmtime::Trap::Interrupt.into());
+            }
+            // A script run wakes at least every 100 ms to see its wall time
+            // and a cancellation.
+            let mut ticks = PluginEngine::deadline_ticks(budget - used);
+            if state.script.is_some() {
+                ticks = ticks.min(PluginEngine::deadline_ticks(Duration::from_millis(100)));
+            }
+            Ok(wasmtime::UpdateDeadline::Continue(ticks))
+        });
+        store.set_epoch_deadline(PluginEngine::deadline_ticks(limits.deadline));
+        store
     }
 
     /// The guest's name in errors and logs.
@@ -183,24 +218,7 @@ impl GuestInstance {
     fn instantiate(&mut self) -> Result<&mut Live, PluginError> {
         if self.live.is_none() {
             let m = &self.module;
-            let o = &m.options;
-            let state = GuestState::new(m.name.clone(), &o.limits, o.grants, o.services.clone());
-            let mut store = Store::new(PluginEngine::shared().engine(), state);
-            store.limiter(|s| &mut s.limiter);
-            // The deadline is the guest's own running time: when the epoch
-            // passes it, time spent waiting in host calls (a server's answer)
-            // is given back, and only a guest past its budget traps.
-            let budget = o.limits.deadline;
-            store.epoch_deadline_callback(move |store| {
-                let used = store.data().guest_time();
-                if used >= budget {
-                    return Err(wasmtime::Trap::Interrupt.into());
-                }
-                Ok(wasmtime::UpdateDeadline::Continue(
-                    PluginEngine::deadline_ticks(budget - used),
-                ))
-            });
-            store.set_epoch_deadline(PluginEngine::deadline_ticks(o.limits.deadline));
+            let mut store = m.new_store(&m.options.limits);
             let _running = PluginEngine::shared().enter();
             match m.pre.instantiate(&mut store) {
                 Ok(instance) => self.live = Some(Live { store, instance }),

@@ -19,6 +19,12 @@ pub enum LimitHit {
     Deadline(Duration),
     /// The guest tried to grow a table past the cap.
     TableElements(usize),
+    /// A script ran past its wall time, calls included.
+    WallTime(Duration),
+    /// A script tried to make more calls than it may.
+    Calls(u32),
+    /// A script's value and logs were larger than it may return, in bytes.
+    Output(usize),
 }
 
 impl std::fmt::Display for LimitHit {
@@ -34,6 +40,9 @@ impl std::fmt::Display for LimitHit {
             }
             LimitHit::Deadline(d) => write!(f, "deadline of {} ms", d.as_millis()),
             LimitHit::TableElements(n) => write!(f, "table limit of {n} elements"),
+            LimitHit::WallTime(d) => write!(f, "wall time of {} ms", d.as_millis()),
+            LimitHit::Calls(n) => write!(f, "limit of {n} calls"),
+            LimitHit::Output(n) => write!(f, "output limit of {} KiB", n >> 10),
         }
     }
 }

@@ -226,6 +226,8 @@ impl Policy {
             Role::Naming => self.naming.user_name(),
             Role::DirectTools => self.direct.user_name(),
             Role::Ranking => self.ranking.user_name(),
+            // Scripts have no fallback guest: see `Scripter`.
+            Role::Script => None,
         }
     }
 

@@ -1,6 +1,8 @@
 //! The data of a guest store, and the host side of the guest imports: each call
 //! checks the guest's grants first, and a denied call is an error value.
 
+pub(crate) mod toolbox;
+
 use super::limits::{Limits, StoreLimiter};
 use super::services::{HostServices, ServiceError};
 use super::wit::latest::mcpw::plugin::{calls, catalog, lifecycle, log, types};
@@ -34,6 +36,10 @@ pub(crate) struct GuestState {
     /// Time the current call has spent waiting in host calls (a server's
     /// answer, a connect): not the guest's own, so not under its deadline.
     host_time: std::time::Duration,
+    /// The script run this store is doing (script role only).
+    pub(crate) script: Option<toolbox::Run>,
+    /// Why the host stopped the current run, when it did.
+    pub(crate) stopped: Option<toolbox::Stop>,
 }
 
 impl GuestState {
@@ -62,6 +68,8 @@ impl GuestState {
             last_error: None,
             call_started: std::time::Instant::now(),
             host_time: std::time::Duration::ZERO,
+            script: None,
+            stopped: None,
         }
     }
 
@@ -71,11 +79,16 @@ impl GuestState {
     }
 
     /// Runs a host call the guest waits on, its time kept off the guest's clock.
-    fn waited<R>(&mut self, f: impl FnOnce(&Self) -> R) -> R {
+    pub(crate) fn waited<R>(&mut self, f: impl FnOnce(&Self) -> R) -> R {
         let started = std::time::Instant::now();
         let r = f(self);
         self.host_time += started.elapsed();
         r
+    }
+
+    /// Keeps `waited` time off the guest's clock.
+    pub(crate) fn add_host_time(&mut self, waited: std::time::Duration) {
+        self.host_time += waited;
     }
 
     /// Resets per-call state before each call into the guest.
@@ -107,7 +120,7 @@ impl WasiView for GuestState {
     }
 }
 
-fn service_error(e: ServiceError) -> types::PluginError {
+pub(crate) fn service_error(e: ServiceError) -> types::PluginError {
     match e {
         ServiceError::NotFound(m) => types::PluginError::NotFound(m),
         ServiceError::Unavailable(m) => types::PluginError::Unavailable(m),

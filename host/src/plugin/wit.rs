@@ -1,14 +1,19 @@
 //! The versions of the `mcpw:plugin` contract the host speaks, one module
-//! each over its frozen folder `wit/since_vX.Y.Z/`. `latest` is the one the
-//! host's roles are written against; an older version's module maps its guests
-//! onto it.
+//! each over its folder `wit/since_vX.Y.Z/`. `latest` is the one the host's
+//! roles are written against.
+//!
+//! A version that only adds to the one before it is a patch version (0.1.0 →
+//! 0.1.1): wasmtime links a guest's `@0.1.0` imports and finds its `@0.1.0`
+//! exports by their `@0.1.1` names, so older guests need no module of their
+//! own. A version that changes something is a new minor version (0.2.0), with
+//! a module here that maps its guests onto `latest`.
 
-pub mod since_v0_1_0;
+pub mod since_v0_1_1;
 
-pub use since_v0_1_0 as latest;
+pub use since_v0_1_1 as latest;
 
 /// The interface name of `interface` in the latest version, e.g.
-/// `mcpw:plugin/naming@0.1.0`.
+/// `mcpw:plugin/naming@0.1.1`.
 pub fn interface_name(interface: &str) -> String {
     format!("mcpw:plugin/{interface}@{}", latest::VERSION)
 }

@@ -79,7 +79,7 @@ pub(crate) fn text(result: &Value) -> String {
         .unwrap_or_default()
 }
 
-fn names(tools: &Value) -> Vec<String> {
+pub(crate) fn names(tools: &Value) -> Vec<String> {
     tools
         .as_array()
         .unwrap()
@@ -108,7 +108,7 @@ fn check_proxy(connect: Value) {
             mcp(json!({"search": "([bad", "regex": true})),
             mcp(json!({"connect": "nope"})),
             {"op": "listPrompts"},
-            mcp(json!({"code": "await mcp.call('x')"})),
+            mcp(json!({"exec": "await mcp.call('x')"})),
             mcp(json!({"search": "echo", "tool_name": "x"}))
         ]),
     )
@@ -118,7 +118,7 @@ fn check_proxy(connect: Value) {
     assert_eq!(r[12]["isError"], true, "{}", r[12]);
     assert_eq!(r[12]["structuredContent"]["error"], "unknown_keys");
     assert!(
-        text(&r[12]).contains("\"code\"") && text(&r[12]).contains("\"search\""),
+        text(&r[12]).contains("\"exec\"") && text(&r[12]).contains("\"search\""),
         "names what it does not take and what it takes: {}",
         text(&r[12])
     );

@@ -15,6 +15,9 @@ fn load_err(bytes: &[u8]) -> String {
     }
 }
 
+/// The roles of the default (policy) guest: every role but `script`.
+const POLICY_ROLES: [Role; 3] = [Role::Naming, Role::DirectTools, Role::Ranking];
+
 #[test]
 fn not_wasm_and_core_modules_are_refused_clearly() {
     assert!(load_err(b"hello world").contains("not a WebAssembly file"));
@@ -56,7 +59,7 @@ fn a_component_without_the_role_is_rejected() {
     let msg = err.to_string();
     assert!(
         msg.contains("does not implement the ranking role")
-            && msg.contains("mcpw:plugin/ranking@0.1.0"),
+            && msg.contains("mcpw:plugin/ranking@0.1.1"),
         "{msg}"
     );
 }
@@ -81,7 +84,7 @@ fn guests_report_their_roles() {
         options(Limits::default(), Grants::none()),
     )
     .unwrap();
-    assert_eq!(module.roles(), Role::ALL.to_vec());
+    assert_eq!(module.roles(), POLICY_ROLES.to_vec());
     let adv = std::fs::read(adversarial_path()).unwrap();
     let module =
         GuestModule::load("adv", &adv, options(Limits::default(), Grants::none())).unwrap();
@@ -118,7 +121,7 @@ fn a_warm_start_never_recompiles() {
     assert_eq!(second.compiled(), Compiled::FromCache);
     assert_eq!(
         second.roles(),
-        Role::ALL.to_vec(),
+        POLICY_ROLES.to_vec(),
         "the cached artifact works"
     );
 }
@@ -277,7 +280,7 @@ fn a_cache_file_replaced_by_a_symlink_is_not_followed() {
         Compiled::Fresh,
         "the symlink was not followed, so the guest was recompiled"
     );
-    assert_eq!(again.roles(), Role::ALL.to_vec());
+    assert_eq!(again.roles(), POLICY_ROLES.to_vec());
     assert_eq!(snapshot(&outside), before, "nothing outside was written");
     let meta = std::fs::symlink_metadata(&file).unwrap();
     assert!(
@@ -309,7 +312,7 @@ fn a_cache_directory_that_is_a_symlink_is_refused() {
         Compiled::Fresh,
         "nothing was read through the symlinked directory"
     );
-    assert_eq!(module.roles(), Role::ALL.to_vec());
+    assert_eq!(module.roles(), POLICY_ROLES.to_vec());
     // Make the entry unusable: a write through the link would repair it.
     std::fs::write(&entry, b"not a compiled guest").unwrap();
     let before_broken = snapshot(&real);

@@ -1,0 +1,16 @@
+//! The default script guest of mcpw (code mode): runs the JavaScript an agent
+//! writes in the Boa engine, inside the WebAssembly sandbox, with the session's
+//! tools as `tools.<name>(args)` and `mcp.call`, `mcp.search`, `mcp.describe`.
+//!
+//! The modules are plain Rust, tested natively; `glue` binds them to the
+//! `mcpw:plugin` contract (world `scripter`) when built for wasm.
+
+pub mod declare;
+pub mod engine;
+pub mod usage;
+
+#[cfg(target_arch = "wasm32")]
+mod glue;
+
+#[cfg(test)]
+mod tests;

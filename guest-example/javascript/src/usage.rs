@@ -1,0 +1,24 @@
+//! How to write a script, as the code tool's description tells an agent. The
+//! host appends the limits and the servers; this part is the language's.
+
+/// The description's text (about 330 tokens).
+pub const TEXT: &str = r#"Run JavaScript that calls tools, and get back only what it returns: filter, join and summarise results in the script instead of reading them whole.
+
+The code is the body of an async function: use `await` and `return` at the top level. A single expression is returned as it is. The returned value comes back as JSON, followed by what the script logged.
+
+In scope:
+- `await tools.<name>(args)`: calls a tool by its name (args: an object). Resolves to the tool's structured result when it sends one, else to its text (parse JSON text yourself). A tool error throws an Error carrying the tool's message.
+- `await mcp.call(name, args)`: the same, with the name in a string.
+- `await mcp.search(query, {limit})`: finds tools by what they do; each hit is `{name, server, declaration}`, the declaration a TypeScript signature of the call.
+- `mcp.describe(name)`: one tool's TypeScript signature.
+- `console.log(...)`: kept and shown after the value.
+Calls that do not depend on each other run at the same time with `await Promise.all([...])`.
+
+Find tools first when you do not know their names. ES2020+ with JSON, no modules; no files, network or timers beyond the tools.
+
+Example:
+const [hit] = await mcp.search("list a directory", {limit: 1});
+const text = await tools[hit.name]({path: "/srv/logs"});
+const logs = text.split("\n").filter((l) => l.endsWith(".log"));
+console.log(`${logs.length} log files`);
+return logs.slice(0, 5);"#;

@@ -1,0 +1,230 @@
+//! Code mode: an agent's script run by the script guest, its calls made for
+//! the session the way the session's own calls are (scope, statistics,
+//! sampling and elicitation routed back, cancellation), and its outcome told
+//! as a tool result.
+
+mod toolbox;
+
+use super::{ClientScope, Gateway, result};
+use crate::plugin::script::{ScriptControl, ScriptFailure, ScriptLimits, ScriptReport};
+use crate::present::Content;
+use rmcp::ErrorData as McpError;
+use rmcp::model::CallToolResult;
+use rmcp::service::{RequestContext, RoleServer};
+use serde_json::{Value, json};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Limits one script asks for, each at most the configured one.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct LimitsArg {
+    /// Wall time, ms
+    pub timeout_ms: Option<u64>,
+    /// The script's own running time, ms
+    pub cpu_ms: Option<u64>,
+    /// Memory, MiB
+    pub memory_mb: Option<u64>,
+    /// Calls it may make
+    pub max_calls: Option<u32>,
+    /// Value and logs returned, KiB
+    pub max_output_kb: Option<u64>,
+}
+
+impl LimitsArg {
+    /// The limits in a call's `limits` object; keys of the wrong type are left out.
+    pub fn from_object(limits: Option<serde_json::Map<String, Value>>) -> LimitsArg {
+        let limits = Value::Object(limits.unwrap_or_default());
+        let get = |k: &str| limits.get(k).and_then(Value::as_u64);
+        LimitsArg {
+            timeout_ms: get("timeoutMs"),
+            cpu_ms: get("cpuMs"),
+            memory_mb: get("memoryMb"),
+            max_calls: get("maxCalls").map(|n| n.min(u32::MAX as u64) as u32),
+            max_output_kb: get("maxOutputKb"),
+        }
+    }
+
+    /// These limits over `base`.
+    pub fn over(self, base: ScriptLimits) -> ScriptLimits {
+        ScriptLimits {
+            wall: self.timeout_ms.map_or(base.wall, Duration::from_millis),
+            cpu: self.cpu_ms.map_or(base.cpu, Duration::from_millis),
+            memory_bytes: self
+                .memory_mb
+                .map_or(base.memory_bytes, |m| (m as usize) << 20),
+            calls: self.max_calls.unwrap_or(base.calls),
+            output_bytes: self
+                .max_output_kb
+                .map_or(base.output_bytes, |k| (k as usize) << 10),
+            concurrency: base.concurrency,
+        }
+    }
+}
+
+/// The code tool's name in the `code` exposure.
+pub const TOOL_NAME: &str = "code";
+
+/// The code tool's definition: the script guest's own description of how to
+/// write a script, with the limits and the servers the client sees.
+pub async fn tool_definition(gw: &Gateway, client: &ClientScope) -> Value {
+    let host = &gw.shared.host;
+    let usage = match host.scripter().await {
+        Ok(s) => {
+            let s2 = s.clone();
+            tokio::task::spawn_blocking(move || s2.usage())
+                .await
+                .ok()
+                .and_then(Result::ok)
+                .unwrap_or_default()
+        }
+        Err(e) => format!("Code mode is unavailable: {e}"),
+    };
+    let servers: Vec<String> = host
+        .config()
+        .servers
+        .iter()
+        .filter(|s| s.config.enabled && client.allows(&s.name))
+        .map(|s| s.name.clone())
+        .take(30)
+        .collect();
+    let l = ScriptLimits::default();
+    let description = format!(
+        "{usage}\n\nServers: {}.\nLimits: {} s, {} MiB of memory, {} calls, {} KiB returned.",
+        servers.join(", "),
+        l.wall.as_secs(),
+        l.memory_bytes >> 20,
+        l.calls,
+        l.output_bytes >> 10
+    );
+    json!({
+        "name": TOOL_NAME,
+        "description": description,
+        "inputSchema": {
+            "type": "object",
+            "properties": {
+                "code": {"type": "string", "description": "The script (JavaScript)"},
+                "limits": {"type": "object", "description": "Lower limits for this script: timeoutMs, cpuMs, memoryMb, maxCalls, maxOutputKb"},
+            },
+            "required": ["code"],
+        },
+    })
+}
+
+/// Runs `code` for the session of `ctx` and tells its outcome: the value as
+/// JSON, then the log; a failure is a tool error that names the limit or the
+/// error and lists the calls made by then.
+pub async fn run(
+    gw: &Gateway,
+    client: &ClientScope,
+    code: &str,
+    limits: LimitsArg,
+    ctx: &RequestContext<RoleServer>,
+) -> Result<CallToolResult, McpError> {
+    let scripter = match gw.shared.host.scripter().await {
+        Ok(s) => s,
+        Err(e) => {
+            let text = format!("Error: code mode is unavailable: {e}");
+            return result(
+                &[Content::text(text)],
+                Some(json!({"mode": "code", "error": "unavailable"})),
+                true,
+            );
+        }
+    };
+    let toolbox = Arc::new(toolbox::SessionToolbox::new(gw, client, ctx));
+    let control = ScriptControl::default();
+    let stopper = {
+        let (ct, control) = (ctx.ct.clone(), control.clone());
+        tokio::spawn(async move {
+            ct.cancelled().await;
+            control.cancel();
+        })
+    };
+    let code = code.to_string();
+    let limits = limits.over(scripter.limits());
+    let report =
+        tokio::task::spawn_blocking(move || scripter.run(&code, limits, toolbox, &control)).await;
+    stopper.abort();
+    let report = report
+        .map_err(|e| McpError::internal_error(format!("the script runner failed: {e}"), None))?;
+    if matches!(report.value, Err(ScriptFailure::Cancelled)) {
+        return Err(McpError::internal_error("cancelled by the client", None));
+    }
+    tell(report)
+}
+
+/// The report as the agent reads it.
+fn tell(report: ScriptReport) -> Result<CallToolResult, McpError> {
+    let logs = if report.logs.is_empty() {
+        String::new()
+    } else {
+        format!("\n\nLog:\n{}", report.logs.join("\n"))
+    };
+    let details = |value: Value, error: Option<&str>| {
+        let mut d =
+            json!({"mode": "code", "value": value, "logs": report.logs, "calls": report.calls});
+        if let Some(e) = error {
+            d["error"] = json!(e);
+        }
+        d
+    };
+    match &report.value {
+        Ok(v) => {
+            let value: Value = serde_json::from_str(v).unwrap_or(Value::Null);
+            let text = format!("{v}{logs}");
+            result(&[Content::text(text)], Some(details(value, None)), false)
+        }
+        Err(failure) => {
+            let calls = calls_made(&report.calls);
+            let text = format!("Error: {failure}\n{calls}{logs}");
+            result(
+                &[Content::text(text)],
+                Some(details(Value::Null, Some(kind(failure)))),
+                true,
+            )
+        }
+    }
+}
+
+/// Calls listed in a failure's text, beyond which they are only counted.
+const CALLS_LISTED: usize = 10;
+
+/// The calls a failed script made: the first ones, then counts by outcome.
+fn calls_made(calls: &[crate::plugin::script::CallRecord]) -> String {
+    if calls.is_empty() {
+        return "It made no calls.".into();
+    }
+    let mut text = format!("Calls it made ({}):", calls.len());
+    for c in calls.iter().take(CALLS_LISTED) {
+        match c.ms {
+            Some(ms) => text.push_str(&format!("\n- {}: {} ({ms} ms)", c.tool, c.outcome)),
+            None => text.push_str(&format!("\n- {}: {}", c.tool, c.outcome)),
+        }
+    }
+    if calls.len() > CALLS_LISTED {
+        let mut counts = std::collections::BTreeMap::<&str, usize>::new();
+        for c in &calls[CALLS_LISTED..] {
+            let kind = c.outcome.split(':').next().unwrap_or_default();
+            *counts.entry(kind).or_default() += 1;
+        }
+        let counts: Vec<String> = counts.iter().map(|(k, n)| format!("{n} {k}")).collect();
+        text.push_str(&format!(
+            "\n- and {} more: {}",
+            calls.len() - CALLS_LISTED,
+            counts.join(", ")
+        ));
+    }
+    text
+}
+
+fn kind(failure: &ScriptFailure) -> &'static str {
+    match failure {
+        ScriptFailure::Syntax(_) => "syntax_error",
+        ScriptFailure::Thrown(_) => "thrown",
+        ScriptFailure::Stalled(_) => "stalled",
+        ScriptFailure::InvalidValue(_) => "invalid_value",
+        ScriptFailure::Limit(_) => "limit",
+        ScriptFailure::Cancelled => "cancelled",
+        ScriptFailure::Guest(_) => "guest_failed",
+    }
+}

@@ -1,0 +1,366 @@
+//! The script role's side of a guest store: what a script reaches (a
+//! [`Toolbox`]), its limits, and the state of one run that the `toolbox`
+//! imports work on (tickets, calls waiting for a place, the channel finished
+//! calls come back on), with the limits checked there.
+
+use super::{GuestState, service_error};
+use crate::plugin::limits::LimitHit;
+use crate::plugin::services::{CallOutcome, ServiceError};
+use crate::plugin::wit::latest::mcpw::plugin::{toolbox as wit, types};
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, channel};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// A tool a script may call, as the toolbox describes it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ToolInfo {
+    /// Agent-facing name.
+    pub name: String,
+    /// Its server.
+    pub server: String,
+    /// The server's own name for it.
+    pub original_name: String,
+    /// Title, when given.
+    pub title: Option<String>,
+    /// Description.
+    pub description: String,
+    /// Input schema, JSON text.
+    pub input_schema: String,
+    /// Output schema, JSON text, when declared.
+    pub output_schema: Option<String>,
+    /// Annotations, JSON text, when given.
+    pub annotations: Option<String>,
+}
+
+/// Called once with a started call's outcome, from any thread.
+pub type Done = Box<dyn FnOnce(Result<CallOutcome, ServiceError>) + Send>;
+
+/// What a script reaches: the tools of the session it runs for.
+pub trait Toolbox: Send + Sync {
+    /// Starts calling `name` with `arguments` (a JSON object text) and
+    /// returns at once; `done` gets the outcome.
+    fn start(&self, name: &str, arguments: &str, done: Done);
+    /// Search hits among the tools the session sees, best first.
+    fn search(&self, query: &str, limit: u32) -> Result<Vec<ToolInfo>, ServiceError>;
+    /// One tool by its agent-facing name.
+    fn describe(&self, name: &str) -> Result<ToolInfo, ServiceError>;
+    /// Stops the calls still in flight: the script has ended.
+    fn stop(&self);
+}
+
+/// The limits of one script run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ScriptLimits {
+    /// Wall time of the whole run, calls included.
+    pub wall: Duration,
+    /// The guest's own running time.
+    pub cpu: Duration,
+    /// Linear memory, in bytes.
+    pub memory_bytes: usize,
+    /// The returned value and logs together, in bytes.
+    pub output_bytes: usize,
+    /// Calls the script may make.
+    pub calls: u32,
+    /// Calls in flight at once; more wait for a free place.
+    pub concurrency: u32,
+}
+
+impl Default for ScriptLimits {
+    fn default() -> Self {
+        ScriptLimits {
+            wall: Duration::from_secs(30),
+            cpu: Duration::from_secs(10),
+            memory_bytes: 64 << 20,
+            output_bytes: 1 << 20,
+            calls: 100,
+            concurrency: 8,
+        }
+    }
+}
+
+impl ScriptLimits {
+    /// Each limit no higher than in `ceiling` (the configured limits bound
+    /// what one call may ask for).
+    pub fn within(self, ceiling: ScriptLimits) -> ScriptLimits {
+        ScriptLimits {
+            wall: self.wall.min(ceiling.wall),
+            cpu: self.cpu.min(ceiling.cpu),
+            memory_bytes: self.memory_bytes.min(ceiling.memory_bytes),
+            output_bytes: self.output_bytes.min(ceiling.output_bytes),
+            calls: self.calls.min(ceiling.calls),
+            concurrency: self.concurrency.min(ceiling.concurrency).max(1),
+        }
+    }
+}
+
+/// One call a script made, and how it ended.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct CallRecord {
+    /// The tool's agent-facing name.
+    pub tool: String,
+    /// `ok`, `tool error`, `failed: …`, or `unfinished`.
+    pub outcome: String,
+    /// How long it took, when it finished.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ms: Option<u64>,
+}
+
+enum Event {
+    Finished(u32, Result<CallOutcome, ServiceError>),
+    Cancelled,
+}
+
+/// Stops a run from another thread: the client cancelled.
+#[derive(Clone)]
+pub struct ScriptControl {
+    cancelled: Arc<AtomicBool>,
+    wake: Arc<Mutex<Option<Sender<Event>>>>,
+}
+
+impl Default for ScriptControl {
+    fn default() -> Self {
+        ScriptControl {
+            cancelled: Arc::new(AtomicBool::new(false)),
+            wake: Arc::new(Mutex::new(None)),
+        }
+    }
+}
+
+impl ScriptControl {
+    /// Cancels the run: it stops at its next step, and its calls are stopped.
+    pub fn cancel(&self) {
+        self.cancelled.store(true, Ordering::Release);
+        if let Some(tx) = self.wake.lock().unwrap_or_else(|p| p.into_inner()).as_ref() {
+            let _ = tx.send(Event::Cancelled);
+        }
+    }
+
+    fn is_cancelled(&self) -> bool {
+        self.cancelled.load(Ordering::Acquire)
+    }
+}
+
+/// The state of the run a store is doing (in [`GuestState`]).
+pub(crate) struct Run {
+    toolbox: Arc<dyn Toolbox>,
+    limits: ScriptLimits,
+    started: Instant,
+    control: ScriptControl,
+    tx: Sender<Event>,
+    rx: Receiver<Event>,
+    /// Tickets started on the toolbox and not yet finished.
+    in_flight: usize,
+    /// Calls waiting for a place: ticket, name, arguments.
+    waiting: VecDeque<(u32, String, String)>,
+    records: Vec<(CallRecord, Instant)>,
+}
+
+impl Run {
+    /// Whether the run must stop now (wall time or cancellation), and why.
+    pub(crate) fn interrupt(&self) -> Option<Stop> {
+        if self.control.is_cancelled() {
+            Some(Stop::Cancelled)
+        } else if self.started.elapsed() >= self.limits.wall {
+            Some(Stop::Limit(LimitHit::WallTime(self.limits.wall)))
+        } else {
+            None
+        }
+    }
+
+    fn begin(&mut self, ticket: u32, name: String, arguments: String) {
+        let tx = self.tx.clone();
+        self.in_flight += 1;
+        self.records[ticket as usize].1 = Instant::now();
+        self.toolbox.start(
+            &name,
+            &arguments,
+            Box::new(move |outcome| {
+                let _ = tx.send(Event::Finished(ticket, outcome));
+            }),
+        );
+    }
+
+    fn finish(&mut self, ticket: u32, outcome: &Result<CallOutcome, ServiceError>) {
+        self.in_flight -= 1;
+        let (record, began) = &mut self.records[ticket as usize];
+        record.ms = Some(began.elapsed().as_millis() as u64);
+        record.outcome = match outcome {
+            Ok(o) if o.is_error => "tool error".into(),
+            Ok(_) => "ok".into(),
+            Err(e) => format!("failed: {e}"),
+        };
+        if let Some((t, n, a)) = self.waiting.pop_front() {
+            self.begin(t, n, a);
+        }
+    }
+}
+
+/// Why the host stopped a run.
+pub(crate) enum Stop {
+    Limit(LimitHit),
+    Cancelled,
+}
+
+impl GuestState {
+    fn run_mut(&mut self) -> Result<&mut Run, types::PluginError> {
+        self.script
+            .as_mut()
+            .ok_or_else(|| types::PluginError::Unavailable("no script is running".into()))
+    }
+
+    /// Records why the run stops and traps.
+    fn stop(&mut self, stop: Stop) -> wasmtime::Error {
+        let text = match &stop {
+            Stop::Limit(hit) => format!("script exceeded its {hit}"),
+            Stop::Cancelled => "script cancelled".into(),
+        };
+        self.stopped = Some(stop);
+        wasmtime::Error::msg(text)
+    }
+}
+
+impl wit::Host for GuestState {
+    fn start_call(
+        &mut self,
+        name: String,
+        arguments: String,
+    ) -> wasmtime::Result<Result<u32, types::PluginError>> {
+        let run = match self.run_mut() {
+            Ok(run) => run,
+            Err(e) => return Ok(Err(e)),
+        };
+        if run.records.len() >= run.limits.calls as usize {
+            let hit = LimitHit::Calls(run.limits.calls);
+            return Err(self.stop(Stop::Limit(hit)));
+        }
+        let ticket = run.records.len() as u32;
+        run.records.push((
+            CallRecord {
+                tool: name.clone(),
+                outcome: "unfinished".into(),
+                ms: None,
+            },
+            Instant::now(),
+        ));
+        if run.in_flight < run.limits.concurrency as usize {
+            run.begin(ticket, name, arguments);
+        } else {
+            run.waiting.push_back((ticket, name, arguments));
+        }
+        Ok(Ok(ticket))
+    }
+
+    fn next_finished(&mut self) -> wasmtime::Result<Option<wit::Finished>> {
+        let started = Instant::now();
+        let result = self.wait_finished();
+        self.add_host_time(started.elapsed());
+        result
+    }
+
+    fn search(
+        &mut self,
+        query: String,
+        limit: u32,
+    ) -> Result<Vec<wit::ToolInfo>, types::PluginError> {
+        let toolbox = self.run_mut()?.toolbox.clone();
+        let hits = self
+            .waited(|_| toolbox.search(&query, limit.min(50)))
+            .map_err(service_error)?;
+        Ok(hits.iter().map(wit_tool_info).collect())
+    }
+
+    fn describe(&mut self, name: String) -> Result<wit::ToolInfo, types::PluginError> {
+        let toolbox = self.run_mut()?.toolbox.clone();
+        self.waited(|_| toolbox.describe(&name))
+            .map(|t| wit_tool_info(&t))
+            .map_err(service_error)
+    }
+}
+
+impl GuestState {
+    fn wait_finished(&mut self) -> wasmtime::Result<Option<wit::Finished>> {
+        let Some(run) = self.script.as_mut() else {
+            return Ok(None);
+        };
+        if run.in_flight == 0 {
+            return Ok(None);
+        }
+        let left = run.limits.wall.saturating_sub(run.started.elapsed());
+        let event = match run.rx.recv_timeout(left) {
+            Ok(event) => event,
+            Err(RecvTimeoutError::Timeout) => {
+                let hit = LimitHit::WallTime(run.limits.wall);
+                return Err(self.stop(Stop::Limit(hit)));
+            }
+            Err(RecvTimeoutError::Disconnected) => return Ok(None),
+        };
+        match event {
+            Event::Cancelled => Err(self.stop(Stop::Cancelled)),
+            Event::Finished(ticket, outcome) => {
+                run.finish(ticket, &outcome);
+                let outcome = outcome.map(wit_outcome).map_err(service_error);
+                Ok(Some(wit::Finished { ticket, outcome }))
+            }
+        }
+    }
+}
+
+fn wit_outcome(o: CallOutcome) -> wit::CallOutcome {
+    wit::CallOutcome {
+        content: o.content,
+        structured_content: o.structured_content,
+        is_error: o.is_error,
+    }
+}
+
+pub(crate) fn wit_tool_info(t: &ToolInfo) -> wit::ToolInfo {
+    wit::ToolInfo {
+        name: t.name.clone(),
+        server: t.server.clone(),
+        original_name: t.original_name.clone(),
+        title: t.title.clone(),
+        description: t.description.clone(),
+        input_schema: t.input_schema.clone(),
+        output_schema: t.output_schema.clone(),
+        annotations: t.annotations.clone(),
+    }
+}
+
+impl Run {
+    /// A run of a script under `limits`, its calls going to `toolbox`,
+    /// stopped early by `control`.
+    pub(crate) fn new(
+        toolbox: Arc<dyn Toolbox>,
+        limits: ScriptLimits,
+        control: &ScriptControl,
+    ) -> Run {
+        let (tx, rx) = channel();
+        *control.wake.lock().unwrap_or_else(|p| p.into_inner()) = Some(tx.clone());
+        Run {
+            toolbox,
+            limits,
+            started: Instant::now(),
+            control: control.clone(),
+            tx,
+            rx,
+            in_flight: 0,
+            waiting: VecDeque::new(),
+            records: Vec::new(),
+        }
+    }
+
+    /// The calls made, in order, with their outcomes.
+    pub(crate) fn into_records(self) -> Vec<CallRecord> {
+        *self.control.wake.lock().unwrap_or_else(|p| p.into_inner()) = None;
+        self.records.into_iter().map(|(c, _)| c).collect()
+    }
+}
+
+impl ScriptControl {
+    /// Whether the run was cancelled.
+    pub(crate) fn cancelled(&self) -> bool {
+        self.is_cancelled()
+    }
+}

@@ -1,0 +1,220 @@
+//! Code mode through real clients: scripts over server-filesystem and
+//! server-memory, hostile scripts, and cancellation, driven by the official
+//! TypeScript SDK client in the proxy and the code exposure.
+
+use super::serve::{client, names, text};
+use crate::common::ConfigDirs;
+use crate::servers::servers;
+use mcpw_test_support::wait_until;
+use serde_json::{Value, json};
+use std::path::PathBuf;
+use std::time::Duration;
+
+struct Setup {
+    dirs: ConfigDirs,
+    data: PathBuf,
+    cancel_file: PathBuf,
+}
+
+/// A filesystem server over a folder of five files of known sizes, a
+/// memory server, server-everything and a server that hangs.
+fn setup() -> Setup {
+    let s = servers();
+    let dirs = ConfigDirs::new();
+    let data = dirs.root.path().join("data");
+    std::fs::create_dir_all(data.join("sub")).unwrap();
+    for (i, size) in [300, 5000, 120, 2600, 900].into_iter().enumerate() {
+        std::fs::write(data.join(format!("f{i}.txt")), "x".repeat(size)).unwrap();
+    }
+    std::fs::write(data.join("sub/a.md"), "hello").unwrap();
+    let cancel_file = dirs.root.path().join("cancelled");
+    let config = json!({
+        "mcpServers": {
+            "fs": {"command": "node", "args": [s.filesystem(), data.display().to_string()]},
+            "memory": {"command": "node", "args": [s.memory()], "env": {"MEMORY_FILE_PATH": dirs.root.path().join("memory.json").display().to_string()}},
+            "everything": {"command": "node", "args": [s.everything(), "stdio"]},
+            "slow": {"command": "node", "args": [s.misbehave(), "ok"], "env": {"CANCEL_FILE": cancel_file.display().to_string()}}
+        }
+    });
+    dirs.user(&config.to_string());
+    Setup {
+        dirs,
+        data,
+        cancel_file,
+    }
+}
+
+fn connect(setup: &Setup, exposure: &str) -> Value {
+    let env = json!({"HOME": setup.dirs.home().display().to_string(), "XDG_CONFIG_HOME": "", "XDG_CACHE_HOME": "", "XDG_STATE_HOME": "", "MCPW_CONFIG": ""});
+    json!({"command": env!("CARGO_BIN_EXE_mcpw"), "args": ["serve", "--exposure", exposure], "env": env})
+}
+
+/// A step that runs `code` with `limits`, through the exposure's tool.
+fn script(exposure: &str, code: &str, limits: Value) -> Value {
+    let tool = if exposure == "code" { "code" } else { "mcp" };
+    json!({"op": "callTool", "name": tool, "arguments": {"code": code, "limits": limits}})
+}
+
+/// Lists the tree, finds the three largest files, stores them as memory
+/// entities and reads the graph back: only the summary comes back.
+const LARGEST_FILES: &str = r#"
+const dir = DATA;
+const listing = (await tools.fs__list_directory({path: dir})).content;
+const files = listing.split("\n").filter((l) => l.startsWith("[FILE]")).map((l) => l.slice(7));
+const sized = await Promise.all(files.map(async (f) => {
+  const info = (await tools.fs__get_file_info({path: `${dir}/${f}`})).content;
+  return {f, size: Number(/size: (\d+)/.exec(info)[1])};
+}));
+sized.sort((a, b) => b.size - a.size);
+const top = sized.slice(0, 3);
+await tools.memory__create_entities({entities: top.map((t) => ({name: t.f, entityType: "file", observations: [`${t.size} bytes`]}))});
+const graph = await tools.memory__read_graph({});
+const hits = await mcp.search("read a text file", {limit: 3});
+console.log(`${files.length} files`);
+return {top: top.map((t) => t.f), entities: graph.entities.map((e) => e.name).sort(),
+        found: hits.some((h) => h.name === "fs__read_text_file"),
+        declaration: mcp.describe("fs__read_text_file")};
+"#;
+
+#[test]
+fn a_script_over_filesystem_and_memory_returns_only_its_summary() {
+    for exposure in ["proxy", "code"] {
+        let s = setup();
+        let code = LARGEST_FILES.replace("DATA", &json!(s.data.display().to_string()).to_string());
+        let r = client(
+            connect(&s, exposure),
+            json!([{"op": "listTools"}, script(exposure, &code, json!({}))]),
+        )
+        .unwrap();
+        let result = &r[1];
+        assert_eq!(result["isError"], false, "{exposure}: {result}");
+        let value = &result["structuredContent"]["value"];
+        assert_eq!(
+            value["top"],
+            json!(["f1.txt", "f3.txt", "f4.txt"]),
+            "{exposure}: {value}"
+        );
+        assert_eq!(
+            value["entities"],
+            json!(["f1.txt", "f3.txt", "f4.txt"]),
+            "{exposure}"
+        );
+        assert_eq!(value["found"], true, "search finds tools: {value}");
+        let declaration = value["declaration"].as_str().unwrap();
+        assert!(
+            declaration.contains("tools.fs__read_text_file(args: { path: string;"),
+            "a TypeScript declaration: {declaration}"
+        );
+        assert_eq!(result["structuredContent"]["logs"], json!(["5 files"]));
+        assert!(text(result).ends_with("Log:\n5 files"), "{}", text(result));
+        let calls = result["structuredContent"]["calls"].as_array().unwrap();
+        assert_eq!(calls.len(), 1 + 5 + 2, "{calls:?}");
+        let memory = std::fs::read_to_string(s.dirs.root.path().join("memory.json")).unwrap();
+        assert!(
+            memory.contains("f1.txt"),
+            "the entities were written: {memory}"
+        );
+        if exposure == "code" {
+            assert_eq!(names(&r[0]), vec!["code"]);
+            let description = r[0][0]["description"].as_str().unwrap();
+            assert!(
+                description.len() / 4 <= 600,
+                "{} tokens",
+                description.len() / 4
+            );
+            assert!(
+                description.contains("await tools.<name>(args)"),
+                "{description}"
+            );
+        }
+    }
+}
+
+#[test]
+fn hostile_scripts_each_get_their_own_error_and_the_session_goes_on() {
+    let s = setup();
+    let echo = "tools.everything__echo";
+    let hostile: [(&str, Value, &str); 8] = [
+        (
+            "while (true) {}",
+            json!({"cpuMs": 300}),
+            "exceeded its deadline of 300 ms",
+        ),
+        (
+            "const a = []; while (true) a.push('x'.repeat(1 << 20) + a.length)",
+            json!({"memoryMb": 32}),
+            "exceeded its memory limit of 32 MiB",
+        ),
+        (
+            "function f(n) { return f(n + 1) } return f(0)",
+            json!({}),
+            "maximum number of recursive calls",
+        ),
+        (
+            "return 'x'.repeat(2 << 20)",
+            json!({}),
+            "exceeded its output limit of 1024 KiB",
+        ),
+        (
+            &format!(
+                "await Promise.all(Array.from({{length: 1000}}, (_, i) => {echo}({{message: 'm' + i}})))"
+            ),
+            json!({}),
+            "exceeded its limit of 100 calls",
+        ),
+        (
+            "await tools.nope__nothing({})",
+            json!({}),
+            "tool \"nope__nothing\" not found",
+        ),
+        ("return (", json!({}), "syntax error"),
+        (
+            "tools.everything__nope({}); return 1",
+            json!({}),
+            "unhandled rejection",
+        ),
+    ];
+    let mut steps: Vec<Value> = hostile
+        .iter()
+        .map(|(c, l, _)| script("proxy", c, l.clone()))
+        .collect();
+    steps.push(script(
+        "proxy",
+        &format!("return await Promise.all([1, 2, 3].map((i) => {echo}({{message: 'm' + i}})))"),
+        json!({}),
+    ));
+    let r = client(connect(&s, "proxy"), Value::Array(steps)).unwrap();
+    for (i, (code, _, expected)) in hostile.iter().enumerate() {
+        assert_eq!(r[i]["isError"], true, "{code}: {}", r[i]);
+        assert!(text(&r[i]).contains(expected), "{code}: {}", text(&r[i]));
+    }
+    assert!(text(&r[4]).contains("- and 90 more"), "{}", text(&r[4]));
+    assert_eq!(r[8]["isError"], false, "the session goes on: {}", r[8]);
+    assert_eq!(
+        r[8]["structuredContent"]["value"],
+        json!(["Echo: m1", "Echo: m2", "Echo: m3"])
+    );
+}
+
+#[test]
+fn cancelling_a_script_stops_its_calls_and_the_session_goes_on() {
+    let s = setup();
+    let r = client(
+        connect(&s, "code"),
+        json!([
+            // The first script loads the guest; the second is cancelled while
+            // its call hangs.
+            script("code", "return 0", json!({})),
+            {"op": "cancelCall", "name": "code", "arguments": {"code": "await tools.slow__hang({})"}, "afterMs": 1500},
+            script("code", "return 1", json!({}))
+        ]),
+    )
+    .unwrap();
+    assert_eq!(r[1]["aborted"], true, "{}", r[1]);
+    wait_until(
+        "the cancellation to reach the upstream server",
+        Duration::from_secs(10),
+        || std::fs::read_to_string(&s.cancel_file).is_ok_and(|c| c.contains("cancelled")),
+    );
+    assert_eq!(r[2]["structuredContent"]["value"], 1, "{}", r[2]);
+}
