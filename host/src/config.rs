@@ -30,7 +30,7 @@ pub use model::{
     Lifecycle, OAuthConfig, Origin, PluginSettings, Serve, ServeToken, Server, ServerConfig,
     Settings, SourceKind, TokenSource, Transport,
 };
-pub use plugins::{Limits, PrefixMode, Role};
+pub use plugins::{Limits, PrefixMode, Role, SCRIPT_LIMIT_KEYS, ScriptLimits};
 
 use crate::paths::Environment;
 use serde::Serialize;

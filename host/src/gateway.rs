@@ -48,6 +48,8 @@ pub struct ServeState {
     budget: usize,
     /// The tool lists of the current snapshot, made once per snapshot.
     listing: ArcSwapOption<listing::Listing>,
+    /// How to write a script, from the script guest (for the code tool).
+    code_usage: tokio::sync::OnceCell<String>,
     /// Sessions shared with other replicas, with shared state.
     replicas: Option<Arc<replicas::Replicas>>,
 }
@@ -63,6 +65,7 @@ impl ServeState {
             bootstrap: tokio::sync::OnceCell::new(),
             budget,
             listing: ArcSwapOption::empty(),
+            code_usage: tokio::sync::OnceCell::new(),
         })
     }
 
@@ -349,7 +352,10 @@ impl ServerHandler for Gateway {
                 None,
                 true,
             )?,
-            (Exposure::Code, code::TOOL_NAME) => {
+            (Exposure::Code, code::TOOL_NAME) | (_, code::TOOL_NAME)
+                if self.shared.exposure == Exposure::Code
+                    || self.shared.host.config().settings.code_mode =>
+            {
                 let client = self.client(&context.extensions);
                 let code = args
                     .as_ref()
@@ -360,9 +366,7 @@ impl ServerHandler for Gateway {
                 let limits = args
                     .as_ref()
                     .and_then(|a| a.get("limits"))
-                    .and_then(Value::as_object)
-                    .cloned();
-                let limits = code::LimitsArg::from_object(limits);
+                    .and_then(Value::as_object);
                 code::run(self, &client, &code, limits, &context).await?
             }
             (Exposure::Code, _) => result(

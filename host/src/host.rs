@@ -5,7 +5,7 @@ mod auth;
 mod calls;
 mod prompts;
 pub mod resources;
-mod scripts;
+pub(crate) mod scripts;
 mod services;
 pub mod snapshot;
 
@@ -28,6 +28,10 @@ use std::sync::atomic::Ordering;
 
 /// Names the gateway keeps for its own tools.
 pub const RESERVED_NAMES: &[&str] = &["mcp", "ToolSearch"];
+
+/// The code tool's name (code mode), reserved too when it is listed beside
+/// the servers' tools (`settings.codeMode`).
+pub const CODE_TOOL_NAME: &str = "code";
 
 /// How a [`Host`] runs.
 #[derive(Clone, Debug)]
@@ -218,7 +222,13 @@ impl Host {
         }
         let naming = NamingOptions {
             prefix: config.settings.tool_prefix,
-            reserved: RESERVED_NAMES.iter().map(|s| s.to_string()).collect(),
+            reserved: RESERVED_NAMES
+                .iter()
+                .copied()
+                // The code tool's name, when it is listed beside the others.
+                .chain(config.settings.code_mode.then_some(CODE_TOOL_NAME))
+                .map(str::to_string)
+                .collect(),
         };
         let stats = crate::stats::StatsConfig::from_setting(
             config.settings.capture_stats.as_ref(),

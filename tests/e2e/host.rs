@@ -9,3 +9,4 @@ mod lifecycle;
 mod listen;
 mod loading;
 mod misbehaving;
+mod scripts;

@@ -527,6 +527,13 @@ fn interpret_settings(raw: Map<String, Value>) -> Settings {
     if let Some(b) = raw.get("toolSearchBudget").and_then(Value::as_u64) {
         s.tool_search_budget = b as usize;
     }
+    s.code_mode = raw
+        .get("codeMode")
+        .and_then(Value::as_bool)
+        .unwrap_or(false);
+    if let Some(limits) = raw.get("scriptLimits").and_then(Value::as_object) {
+        s.script_limits = super::ScriptLimits::read(limits, s.script_limits);
+    }
     if let Some(kind) = raw
         .get("credentialStore")
         .and_then(Value::as_str)

@@ -336,6 +336,10 @@ pub struct Settings {
     pub exposure: Option<Exposure>,
     /// `toolSearchBudget`: tokens the ToolSearch description may spend listing tools.
     pub tool_search_budget: usize,
+    /// `codeMode`: the code tool beside the others in tool-search and direct exposure.
+    pub code_mode: bool,
+    /// `scriptLimits`: the limits of a script (a call may ask for lower ones).
+    pub script_limits: super::ScriptLimits,
     /// `captureStats`: call statistics, when on.
     pub capture_stats: Option<CaptureStats>,
     /// `credentialStore`: where OAuth credentials are kept.
@@ -361,6 +365,8 @@ impl Default for Settings {
             search_profile: None,
             exposure: None,
             tool_search_budget: DEFAULT_TOOL_SEARCH_BUDGET,
+            code_mode: false,
+            script_limits: Default::default(),
             capture_stats: None,
             credential_store: Default::default(),
             shared_state: None,

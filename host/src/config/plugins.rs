@@ -100,3 +100,81 @@ impl Limits {
         }
     }
 }
+
+/// The limits of one script run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ScriptLimits {
+    /// Wall time of the whole run, calls included.
+    pub wall: Duration,
+    /// The guest's own running time.
+    pub cpu: Duration,
+    /// Linear memory, in bytes.
+    pub memory_bytes: usize,
+    /// The returned value and logs together, in bytes.
+    pub output_bytes: usize,
+    /// Calls the script may make.
+    pub calls: u32,
+    /// Calls in flight at once; more wait for a free place.
+    pub concurrency: u32,
+}
+
+impl Default for ScriptLimits {
+    fn default() -> Self {
+        ScriptLimits {
+            wall: Duration::from_secs(30),
+            cpu: Duration::from_secs(10),
+            memory_bytes: 64 << 20,
+            output_bytes: 1 << 20,
+            calls: 100,
+            concurrency: 8,
+        }
+    }
+}
+
+/// The keys of a limits object (`settings.scriptLimits`, a call's `limits`).
+pub const SCRIPT_LIMIT_KEYS: [&str; 6] = [
+    "timeoutMs",
+    "cpuMs",
+    "memoryMb",
+    "maxCalls",
+    "maxOutputKb",
+    "concurrency",
+];
+
+impl ScriptLimits {
+    /// `base` with the limits a JSON object sets (keys of
+    /// [`SCRIPT_LIMIT_KEYS`]; a value that is not a positive integer is
+    /// left out).
+    pub fn read(object: &serde_json::Map<String, serde_json::Value>, base: ScriptLimits) -> Self {
+        let get = |k: &str| {
+            object
+                .get(k)
+                .and_then(serde_json::Value::as_u64)
+                .filter(|n| *n > 0)
+        };
+        let small = |n: u64| n.min(u64::from(u32::MAX)) as u32;
+        ScriptLimits {
+            wall: get("timeoutMs").map_or(base.wall, Duration::from_millis),
+            cpu: get("cpuMs").map_or(base.cpu, Duration::from_millis),
+            memory_bytes: get("memoryMb")
+                .map_or(base.memory_bytes, |m| (m.min(1 << 16) as usize) << 20),
+            output_bytes: get("maxOutputKb")
+                .map_or(base.output_bytes, |k| (k.min(1 << 30) as usize) << 10),
+            calls: get("maxCalls").map_or(base.calls, small),
+            concurrency: get("concurrency").map_or(base.concurrency, small),
+        }
+    }
+
+    /// Each limit no higher than in `ceiling` (the configured limits bound
+    /// what one call may ask for).
+    pub fn within(self, ceiling: ScriptLimits) -> ScriptLimits {
+        ScriptLimits {
+            wall: self.wall.min(ceiling.wall),
+            cpu: self.cpu.min(ceiling.cpu),
+            memory_bytes: self.memory_bytes.min(ceiling.memory_bytes),
+            output_bytes: self.output_bytes.min(ceiling.output_bytes),
+            calls: self.calls.min(ceiling.calls),
+            concurrency: self.concurrency.min(ceiling.concurrency).max(1),
+        }
+    }
+}

@@ -499,6 +499,8 @@ mod properties {
         "exposure",
         "callTimeoutMs",
         "toolSearchBudget",
+        "codeMode",
+        "scriptLimits",
         "searchProfile",
         "credentialStore",
         "sharedState",

@@ -13,72 +13,28 @@ use rmcp::model::CallToolResult;
 use rmcp::service::{RequestContext, RoleServer};
 use serde_json::{Value, json};
 use std::sync::Arc;
-use std::time::Duration;
-
-/// Limits one script asks for, each at most the configured one.
-#[derive(Debug, Default, Clone, Copy)]
-pub struct LimitsArg {
-    /// Wall time, ms
-    pub timeout_ms: Option<u64>,
-    /// The script's own running time, ms
-    pub cpu_ms: Option<u64>,
-    /// Memory, MiB
-    pub memory_mb: Option<u64>,
-    /// Calls it may make
-    pub max_calls: Option<u32>,
-    /// Value and logs returned, KiB
-    pub max_output_kb: Option<u64>,
-}
-
-impl LimitsArg {
-    /// The limits in a call's `limits` object; keys of the wrong type are left out.
-    pub fn from_object(limits: Option<serde_json::Map<String, Value>>) -> LimitsArg {
-        let limits = Value::Object(limits.unwrap_or_default());
-        let get = |k: &str| limits.get(k).and_then(Value::as_u64);
-        LimitsArg {
-            timeout_ms: get("timeoutMs"),
-            cpu_ms: get("cpuMs"),
-            memory_mb: get("memoryMb"),
-            max_calls: get("maxCalls").map(|n| n.min(u32::MAX as u64) as u32),
-            max_output_kb: get("maxOutputKb"),
-        }
-    }
-
-    /// These limits over `base`.
-    pub fn over(self, base: ScriptLimits) -> ScriptLimits {
-        ScriptLimits {
-            wall: self.timeout_ms.map_or(base.wall, Duration::from_millis),
-            cpu: self.cpu_ms.map_or(base.cpu, Duration::from_millis),
-            memory_bytes: self
-                .memory_mb
-                .map_or(base.memory_bytes, |m| (m as usize) << 20),
-            calls: self.max_calls.unwrap_or(base.calls),
-            output_bytes: self
-                .max_output_kb
-                .map_or(base.output_bytes, |k| (k as usize) << 10),
-            concurrency: base.concurrency,
-        }
-    }
-}
 
 /// The code tool's name in the `code` exposure.
-pub const TOOL_NAME: &str = "code";
+pub const TOOL_NAME: &str = crate::host::CODE_TOOL_NAME;
 
 /// The code tool's definition: the script guest's own description of how to
 /// write a script, with the limits and the servers the client sees.
 pub async fn tool_definition(gw: &Gateway, client: &ClientScope) -> Value {
     let host = &gw.shared.host;
-    let usage = match host.scripter().await {
-        Ok(s) => {
-            let s2 = s.clone();
-            tokio::task::spawn_blocking(move || s2.usage())
-                .await
-                .ok()
-                .and_then(Result::ok)
-                .unwrap_or_default()
-        }
-        Err(e) => format!("Code mode is unavailable: {e}"),
-    };
+    let usage = gw
+        .shared
+        .code_usage
+        .get_or_init(|| async {
+            match host.scripter().await {
+                Ok(s) => tokio::task::spawn_blocking(move || s.usage())
+                    .await
+                    .map_err(|e| e.to_string())
+                    .and_then(|u| u.map_err(|e| e.to_string()))
+                    .unwrap_or_else(|e| format!("Code mode is unavailable: {e}")),
+                Err(e) => format!("Code mode is unavailable: {e}"),
+            }
+        })
+        .await;
     let servers: Vec<String> = host
         .config()
         .servers
@@ -87,7 +43,7 @@ pub async fn tool_definition(gw: &Gateway, client: &ClientScope) -> Value {
         .map(|s| s.name.clone())
         .take(30)
         .collect();
-    let l = ScriptLimits::default();
+    let l = host.config().settings.script_limits;
     let description = format!(
         "{usage}\n\nServers: {}.\nLimits: {} s, {} MiB of memory, {} calls, {} KiB returned.",
         servers.join(", "),
@@ -117,7 +73,7 @@ pub async fn run(
     gw: &Gateway,
     client: &ClientScope,
     code: &str,
-    limits: LimitsArg,
+    limits: Option<&serde_json::Map<String, Value>>,
     ctx: &RequestContext<RoleServer>,
 ) -> Result<CallToolResult, McpError> {
     let scripter = match gw.shared.host.scripter().await {
@@ -141,7 +97,11 @@ pub async fn run(
         })
     };
     let code = code.to_string();
-    let limits = limits.over(scripter.limits());
+    // A call may lower the configured limits, never raise them.
+    let configured = scripter.limits();
+    let limits = limits.map_or(configured, |l| {
+        ScriptLimits::read(l, configured).within(configured)
+    });
     let report =
         tokio::task::spawn_blocking(move || scripter.run(&code, limits, toolbox, &control)).await;
     stopper.abort();

@@ -124,7 +124,11 @@ impl Gateway {
                 self.tool_search_list(&snapshot, &lists, client)?
             }
         };
-        Ok(tools.to_vec())
+        let mut tools = tools.to_vec();
+        if host.config().settings.code_mode {
+            tools.push(from_json(super::code::tool_definition(self, client).await)?);
+        }
+        Ok(tools)
     }
 
     /// `ToolSearch`, the direct tools and the tools this session loaded. Made

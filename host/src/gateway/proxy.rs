@@ -176,8 +176,7 @@ pub async fn call(
         gw.shared.ready().await;
     }
     if let Some(code) = &args.code {
-        let limits = super::code::LimitsArg::from_object(args.limits);
-        return super::code::run(gw, client, code, limits, ctx).await;
+        return super::code::run(gw, client, code, args.limits.as_ref(), ctx).await;
     }
     let reply = if let Some(tool) = &args.tool {
         return tool::call_tool(gw, client, tool, server, args.args.as_ref(), ctx).await;

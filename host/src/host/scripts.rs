@@ -1,10 +1,19 @@
-//! The script guest of a host (code mode): the user's `settings.plugins.script`
-//! or the embedded JavaScript guest, loaded on first use and then kept, with
-//! its pool of warmed instances filled in the background.
+//! Code mode in the host: the script guest (the user's
+//! `settings.plugins.script` or the embedded JavaScript guest), loaded on
+//! first use and then kept, with its pool of warmed instances filled in the
+//! background; how a script's call is made and told; and scripts run from
+//! Rust against every tool of the host.
 
 use super::{Host, HostError};
-use crate::plugin::script::{ScriptLimits, Scripter};
-use crate::plugin::{DEFAULT_SCRIPT_GUEST, Grants, GuestModule, LoadOptions, PluginError, Role};
+use crate::plugin::script::{
+    Done, ScriptControl, ScriptLimits, ScriptReport, Scripter, ToolInfo, Toolbox,
+};
+use crate::plugin::{
+    CallOutcome, DEFAULT_SCRIPT_GUEST, Grants, GuestModule, LoadOptions, PluginError, Role,
+    SearchOptions, ServiceError,
+};
+use crate::present::Content;
+use serde_json::{Value, json};
 use std::sync::Arc;
 
 /// The script guest once loaded, or why it could not be.
@@ -19,7 +28,7 @@ impl Host {
             .scripter
             .get_or_init(|| async {
                 let (config, services) = self.guests.clone();
-                let limits = ScriptLimits::default();
+                let limits = self.config().settings.script_limits;
                 let loaded = tokio::task::spawn_blocking(move || {
                     let scripter = load(&config, services, limits)?;
                     let filler = scripter.clone();
@@ -71,4 +80,183 @@ fn load(
         None => GuestModule::load("javascript", DEFAULT_SCRIPT_GUEST, options)?,
     };
     Scripter::new(module, limits)
+}
+
+/// The calls a toolbox started, on the runtime it was made on; stopped
+/// (aborted) when the script ends, so that no call outlives its script.
+pub(crate) struct ScriptCalls {
+    runtime: tokio::runtime::Handle,
+    tasks: std::sync::Mutex<Vec<tokio::task::AbortHandle>>,
+}
+
+impl ScriptCalls {
+    /// Calls started on the current runtime.
+    pub(crate) fn new() -> Self {
+        ScriptCalls {
+            runtime: tokio::runtime::Handle::current(),
+            tasks: Default::default(),
+        }
+    }
+
+    /// Starts `call` and keeps its handle.
+    pub(crate) fn spawn(&self, call: impl std::future::Future<Output = ()> + Send + 'static) {
+        let task = self.runtime.spawn(call);
+        self.lock().push(task.abort_handle());
+    }
+
+    /// Waits for `f` from the script's (blocking) thread.
+    pub(crate) fn block_on<F: std::future::Future>(&self, f: F) -> F::Output {
+        self.runtime.block_on(f)
+    }
+
+    /// Aborts every call still running.
+    pub(crate) fn stop(&self) {
+        for task in self.lock().drain(..) {
+            task.abort();
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<tokio::task::AbortHandle>> {
+        self.tasks.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+impl Drop for ScriptCalls {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// One call of a script, made as any call of the host is; its result as a
+/// script gets it (binary data replaced by its size).
+pub(crate) async fn script_call(
+    host: &Host,
+    entry: &crate::catalog::Entry,
+    arguments: &str,
+    options: crate::host::CallOptions,
+) -> Result<CallOutcome, ServiceError> {
+    let args = match serde_json::from_str::<Value>(arguments) {
+        Ok(Value::Object(m)) => m,
+        _ => {
+            return Err(ServiceError::InvalidInput(
+                "arguments must be a JSON object".into(),
+            ));
+        }
+    };
+    let raw = host
+        .call_raw(entry, Some(args), options)
+        .await
+        .map_err(service_error)?;
+    let out = crate::host::present_result(entry, raw);
+    Ok(CallOutcome {
+        content: Value::Array(out.content.iter().map(without_bytes).collect()).to_string(),
+        structured_content: out.structured_content.map(|v| v.to_string()),
+        is_error: out.is_error,
+    })
+}
+
+/// A content block for a script: binary data replaced by its size.
+fn without_bytes(block: &Content) -> Value {
+    match block {
+        Content::Text { text } => json!({"type": "text", "text": text}),
+        Content::Image { data, mime_type } => {
+            json!({"type": "image", "mimeType": mime_type, "bytes": data.len() / 4 * 3})
+        }
+    }
+}
+
+/// A host error as a script's toolbox tells it.
+pub(crate) fn service_error(e: HostError) -> ServiceError {
+    match e {
+        HostError::ToolNotFound { .. } => ServiceError::NotFound(e.to_string()),
+        HostError::Lifecycle(_) => ServiceError::Unavailable(e.to_string()),
+        HostError::BadArguments(_) => ServiceError::InvalidInput(e.to_string()),
+        other => ServiceError::Failed(other.to_string()),
+    }
+}
+
+/// A catalog entry as a script's toolbox describes it.
+pub(crate) fn tool_info(e: &crate::catalog::Entry) -> ToolInfo {
+    ToolInfo {
+        name: e.name.clone(),
+        server: e.tool.server.clone(),
+        original_name: e.tool.name.clone(),
+        title: e.tool.title.clone(),
+        description: e.tool.description.clone(),
+        input_schema: e.tool.input_schema.text().to_string(),
+        output_schema: None,
+        annotations: e.tool.annotations.as_ref().map(|a| a.to_string()),
+    }
+}
+
+/// Every tool of the host as a script's toolbox: what the Rust API runs
+/// scripts with (no session: servers' requests have nowhere to go).
+struct HostToolbox {
+    host: Arc<Host>,
+    calls: ScriptCalls,
+}
+
+impl Toolbox for HostToolbox {
+    fn start(&self, name: &str, arguments: &str, done: Done) {
+        let (host, name, arguments) = (self.host.clone(), name.to_string(), arguments.to_string());
+        self.calls.spawn(async move {
+            let outcome = match host.resolve(&name).await {
+                Ok(entry) => script_call(&host, &entry, &arguments, Default::default()).await,
+                Err(e) => Err(service_error(e)),
+            };
+            done(outcome);
+        });
+    }
+
+    fn search(&self, query: &str, limit: u32) -> Result<Vec<ToolInfo>, ServiceError> {
+        let options = SearchOptions {
+            limit,
+            ..Default::default()
+        };
+        let hits = self
+            .calls
+            .block_on(self.host.search_refs(query, options))
+            .map_err(service_error)?;
+        Ok(hits.iter().map(|(e, _)| tool_info(e)).collect())
+    }
+
+    fn describe(&self, name: &str) -> Result<ToolInfo, ServiceError> {
+        self.calls
+            .block_on(self.host.resolve(name))
+            .map(|e| tool_info(&e))
+            .map_err(service_error)
+    }
+
+    fn stop(&self) {
+        self.calls.stop();
+    }
+}
+
+impl Host {
+    /// Runs a script against every tool of the host (code mode from Rust),
+    /// under the configured limits lowered to `limits` where given; `control`
+    /// cancels it.
+    pub async fn run_script(
+        self: &Arc<Self>,
+        code: &str,
+        limits: Option<ScriptLimits>,
+        control: ScriptControl,
+    ) -> Result<ScriptReport, HostError> {
+        let scripter = self.scripter().await?;
+        let configured = scripter.limits();
+        let limits = limits.map_or(configured, |l| l.within(configured));
+        let toolbox = Arc::new(HostToolbox {
+            host: self.clone(),
+            calls: ScriptCalls::new(),
+        });
+        let code = code.to_string();
+        tokio::task::spawn_blocking(move || scripter.run(&code, limits, toolbox, &control))
+            .await
+            .map_err(|e| {
+                HostError::Script(Arc::new(PluginError::Trap {
+                    guest: "script".into(),
+                    message: format!("the script's thread failed: {e}"),
+                }))
+            })
+    }
 }

@@ -4,8 +4,9 @@
 //! implements for a session.
 
 use super::state::toolbox::wit_tool_info;
-pub use super::state::toolbox::{CallRecord, Done, ScriptControl, ScriptLimits, ToolInfo, Toolbox};
+pub use super::state::toolbox::{CallRecord, Done, ScriptControl, ToolInfo, Toolbox};
 pub(crate) use super::state::toolbox::{Run, Stop};
+pub use crate::config::{SCRIPT_LIMIT_KEYS, ScriptLimits};
 
 use super::engine::PluginEngine;
 use super::guest::GuestModule;

@@ -218,3 +218,124 @@ fn cancelling_a_script_stops_its_calls_and_the_session_goes_on() {
     );
     assert_eq!(r[2]["structuredContent"]["value"], 1, "{}", r[2]);
 }
+
+#[test]
+fn code_mode_beside_tool_search_lists_the_code_tool_and_reports_progress() {
+    let s = setup();
+    let mut config: Value = serde_json::from_str(
+        &std::fs::read_to_string(s.dirs.home().join(".config/mcpw/mcp.json")).unwrap(),
+    )
+    .unwrap();
+    config["settings"] = json!({"codeMode": true});
+    s.dirs.user(&config.to_string());
+    let three = "const out = []; for (const m of ['a', 'b', 'c']) out.push(await tools.everything__echo({message: m})); return out";
+    let r = client(
+        connect(&s, "tool-search"),
+        json!([
+            {"op": "listTools"},
+            {"op": "callTool", "name": "code", "arguments": {"code": three}, "progress": true}
+        ]),
+    )
+    .unwrap();
+    let tools = names(&r[0]);
+    assert!(
+        tools.contains(&"ToolSearch".to_string()) && tools.contains(&"code".to_string()),
+        "{tools:?}"
+    );
+    assert_eq!(
+        r[1]["structuredContent"]["value"],
+        json!(["Echo: a", "Echo: b", "Echo: c"]),
+        "{}",
+        r[1]
+    );
+    let progress = r[1]["progress"].as_array().unwrap();
+    let steps: Vec<(u64, &str)> = progress
+        .iter()
+        .map(|p| {
+            (
+                p["progress"].as_u64().unwrap(),
+                p["message"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        steps,
+        [
+            (1, "everything__echo: done"),
+            (2, "everything__echo: done"),
+            (3, "everything__echo: done")
+        ],
+        "one step per finished call: {progress:?}"
+    );
+}
+
+/// The token of `ci`, which sees memory only.
+const CI: &str = "ci-token-0123456789";
+/// The token of `admin`, which sees every server.
+const ADMIN: &str = "admin-token-0123456789";
+
+/// A script's value through an rmcp client over Streamable HTTP.
+async fn run_over_http(url: &str, token: &str, code: &str) -> Value {
+    use rmcp::ServiceExt;
+    use rmcp::transport::StreamableHttpClientTransport;
+    use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+    let config = StreamableHttpClientTransportConfig::with_uri(url).auth_header(token);
+    let client = ().serve(StreamableHttpClientTransport::from_config(config)).await.unwrap();
+    let Value::Object(args) = json!({"code": code}) else {
+        unreachable!()
+    };
+    let request = rmcp::model::CallToolRequestParams::new("code").with_arguments(args);
+    let result = client.call_tool(request).await.unwrap();
+    let _ = client.cancel().await;
+    serde_json::to_value(result).unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn scripts_reach_only_their_tokens_servers_and_sessions_never_mix() {
+    let s = setup();
+    let mut config: Value = serde_json::from_str(
+        &std::fs::read_to_string(s.dirs.home().join(".config/mcpw/mcp.json")).unwrap(),
+    )
+    .unwrap();
+    config["serve"] = json!({"tokens": [
+        {"name": "ci", "token": CI, "servers": ["memory"]},
+        {"name": "admin", "token": ADMIN}
+    ]});
+    s.dirs.user(&config.to_string());
+    let serving = crate::servers::Serving::start(&s.dirs.home(), &["--exposure", "code"]);
+    let url = serving.url();
+
+    // A server outside the token's scope answers as unknown, in calls and in search.
+    let scoped = run_over_http(&url, CI, "const hits = await mcp.search('echo create entities', {limit: 50}); \
+        let error; try { await tools.everything__echo({message: 'x'}) } catch (e) { error = e.message } \
+        return {servers: [...new Set(hits.map((h) => h.server))], error}").await;
+    let value = &scoped["structuredContent"]["value"];
+    assert_eq!(value["servers"], json!(["memory"]), "{scoped}");
+    assert!(
+        value["error"].as_str().unwrap().contains("not found"),
+        "{scoped}"
+    );
+
+    // Two sessions at once, each with its own calls.
+    let script = |mark: &str| {
+        format!(
+            "const out = []; for (let i = 0; i < 20; i++) out.push(await tools.everything__echo({{message: '{mark}' + i}})); return out"
+        )
+    };
+    let (script_a, script_b) = (script("a"), script("b"));
+    let (a, b) = tokio::join!(
+        run_over_http(&url, ADMIN, &script_a),
+        run_over_http(&url, ADMIN, &script_b)
+    );
+    for (mark, r) in [("a", &a), ("b", &b)] {
+        let value = r["structuredContent"]["value"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{r}"));
+        let expected: Vec<Value> = (0..20).map(|i| json!(format!("Echo: {mark}{i}"))).collect();
+        assert_eq!(value, &expected, "{mark}");
+        assert_eq!(
+            r["structuredContent"]["calls"].as_array().unwrap().len(),
+            20
+        );
+    }
+}

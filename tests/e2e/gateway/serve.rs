@@ -543,7 +543,7 @@ fn inspector(target: &[&str], s: &Setup, method: &[&str]) -> Value {
 fn mcp_inspector_cli_over_stdio_and_http() {
     let s = setup(json!({}));
     let mcpw = env!("CARGO_BIN_EXE_mcpw");
-    for exposure in ["proxy", "tool-search", "direct"] {
+    for exposure in ["proxy", "tool-search", "direct", "code"] {
         // The same checks over stdio and over Streamable HTTP.
         let serving = Serving::start(&s.dirs.home(), &["--exposure", exposure]);
         let url = serving.url();
@@ -566,6 +566,15 @@ fn mcp_inspector_cli_over_stdio_and_http() {
                 "tool-search" => (
                     "ToolSearch",
                     vec!["--tool-name", "ToolSearch", "--tool-arg", "query=echo"],
+                ),
+                "code" => (
+                    "code",
+                    vec![
+                        "--tool-name",
+                        "code",
+                        "--tool-arg",
+                        "code=return await tools.everything__echo({message: 'inspected'})",
+                    ],
                 ),
                 _ => (
                     "everything__echo",

@@ -272,3 +272,38 @@ fn a_shared_state_url_is_checked_and_its_password_never_shown() {
         "{shown}"
     );
 }
+
+#[test]
+fn code_mode_settings_are_read_and_bad_limits_named() {
+    let d = ConfigDirs::new();
+    d.user(
+        r#"{"settings": {"codeMode": true, "exposure": "code",
+             "scriptLimits": {"timeoutMs": 5000, "maxCalls": 7, "memoryMb": 16}}}"#,
+    );
+    let cfg = d.load();
+    assert!(cfg.diagnostics.is_empty(), "{:?}", cfg.diagnostics);
+    let s = &cfg.settings;
+    assert!(s.code_mode);
+    assert_eq!(s.exposure, Some(crate::config::Exposure::Code));
+    let limits = s.script_limits;
+    assert_eq!(limits.wall, std::time::Duration::from_secs(5));
+    assert_eq!((limits.calls, limits.memory_bytes), (7, 16 << 20));
+    assert_eq!(
+        limits.cpu,
+        crate::config::ScriptLimits::default().cpu,
+        "limits not set keep their defaults"
+    );
+
+    let d = ConfigDirs::new();
+    d.user(r#"{"settings": {"codeMode": "yes", "scriptLimits": {"calls": 3}}}"#);
+    let cfg = d.load();
+    let said: Vec<(String, String)> = cfg
+        .diagnostics
+        .iter()
+        .map(|d| (d.field.clone().unwrap(), d.message.clone()))
+        .collect();
+    assert_eq!(said[0].0, "settings.codeMode");
+    assert_eq!(said[1].0, "settings.scriptLimits");
+    assert!(said[1].1.contains("unknown limit \"calls\"") && said[1].1.contains("maxCalls"), "{said:?}");
+    assert_eq!(cfg.settings.script_limits, crate::config::ScriptLimits::default());
+}

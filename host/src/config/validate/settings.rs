@@ -3,7 +3,9 @@
 
 use super::kind;
 use crate::config::model::StoreKind;
-use crate::config::{Capability, Diagnostic, PrefixMode, Role, Severity, shared_url};
+use crate::config::{
+    Capability, Diagnostic, PrefixMode, Role, SCRIPT_LIMIT_KEYS, Severity, shared_url,
+};
 use serde_json::{Map, Value};
 use std::path::Path;
 
@@ -26,9 +28,9 @@ const CHECKS: &[(&str, Check)] = &[
         )),
     }),
     ("exposure", |v| match v.as_str() {
-        Some("proxy" | "tool-search" | "direct") => None,
+        Some("proxy" | "tool-search" | "direct" | "code") => None,
         _ => Some(format!(
-            "expected \"proxy\", \"tool-search\" or \"direct\", found {v}"
+            "expected \"proxy\", \"tool-search\", \"direct\" or \"code\", found {v}"
         )),
     }),
     ("callTimeoutMs", |v| match v.as_u64() {
@@ -66,9 +68,33 @@ const CHECKS: &[(&str, Check)] = &[
         Some(k) if !k.trim().is_empty() => None,
         _ => Some("expected the key as ${VAR} or !command".into()),
     }),
+    ("codeMode", |v| match v {
+        Value::Bool(_) => None,
+        _ => Some(format!("expected true or false, found {v}")),
+    }),
+    ("scriptLimits", script_limits),
     ("captureStats", |_| None),
     ("toonEncode", |_| None),
 ];
+
+/// `scriptLimits`: an object of positive integers under known keys.
+fn script_limits(v: &Value) -> Option<String> {
+    let Some(object) = v.as_object() else {
+        return Some(format!("expected an object, found {}", kind(v)));
+    };
+    for (key, value) in object {
+        if !SCRIPT_LIMIT_KEYS.contains(&key.as_str()) {
+            return Some(format!(
+                "unknown limit {key:?}: the limits are {}",
+                SCRIPT_LIMIT_KEYS.join(", ")
+            ));
+        }
+        if !matches!(value.as_u64(), Some(n) if n > 0) {
+            return Some(format!("{key}: expected a positive integer, found {value}"));
+        }
+    }
+    None
+}
 
 /// Reports a bad setting; the caller drops it.
 fn setting_error(diags: &mut Vec<Diagnostic>, file: &Path, field: &str, message: String) {

@@ -1,25 +1,48 @@
 //! The tools of one session as a script's [`Toolbox`]: each call resolved
 //! among the tools the client sees and made the way its own calls are.
 
-use crate::catalog::Entry;
 use crate::gateway::{ClientScope, Gateway};
-use crate::host::{CallOptions, HostError};
+use crate::host::CallOptions;
+use crate::host::scripts::{ScriptCalls, script_call, service_error, tool_info};
 use crate::plugin::script::{Done, ToolInfo, Toolbox};
 use crate::plugin::{CallOutcome, SearchOptions, ServiceError};
-use crate::present::Content;
-use rmcp::service::{RequestContext, RoleServer};
-use serde_json::{Value, json};
-use std::sync::Mutex;
-use tokio::runtime::Handle;
-use tokio::task::AbortHandle;
+use rmcp::model::{ProgressNotificationParam, ProgressToken};
+use rmcp::service::{Peer, RequestContext, RoleServer};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
 
 pub(super) struct SessionToolbox {
     gw: Gateway,
     client: ClientScope,
     /// The session the calls are made for (servers' requests go back to it).
     options: CallOptions,
-    runtime: Handle,
-    calls: Mutex<Vec<AbortHandle>>,
+    calls: ScriptCalls,
+    /// The script's progress, when the client asked for it: one step per
+    /// finished call.
+    progress: Option<Arc<Progress>>,
+}
+
+/// Where a script's progress goes, and how far it got.
+struct Progress {
+    peer: Peer<RoleServer>,
+    token: ProgressToken,
+    finished: AtomicU32,
+}
+
+impl Progress {
+    /// Tells the client that one more call finished, before the script
+    /// sees it (so no progress follows the script's result).
+    async fn step(&self, name: &str, outcome: &Result<CallOutcome, ServiceError>) {
+        let n = self.finished.fetch_add(1, Ordering::AcqRel) + 1;
+        let message = match outcome {
+            Ok(o) if o.is_error => format!("{name}: tool error"),
+            Ok(_) => format!("{name}: done"),
+            Err(e) => format!("{name}: {e}"),
+        };
+        let param =
+            ProgressNotificationParam::new(self.token.clone(), f64::from(n)).with_message(message);
+        let _ = self.peer.notify_progress(param).await;
+    }
 }
 
 impl SessionToolbox {
@@ -38,8 +61,14 @@ impl SessionToolbox {
             gw: gw.clone(),
             client: client.clone(),
             options,
-            runtime: Handle::current(),
-            calls: Mutex::new(Vec::new()),
+            calls: ScriptCalls::new(),
+            progress: ctx.meta.get_progress_token().map(|token| {
+                Arc::new(Progress {
+                    peer: ctx.peer.clone(),
+                    token,
+                    finished: AtomicU32::new(0),
+                })
+            }),
         }
     }
 }
@@ -48,13 +77,17 @@ impl Toolbox for SessionToolbox {
     fn start(&self, name: &str, arguments: &str, done: Done) {
         let (gw, client, options) = (self.gw.clone(), self.client.clone(), self.options.clone());
         let (name, arguments) = (name.to_string(), arguments.to_string());
-        let task = self.runtime.spawn(async move {
-            done(call(&gw, &client, &name, &arguments, options).await);
+        let progress = self.progress.clone();
+        self.calls.spawn(async move {
+            let outcome = match gw.shared.resolve_for(&client, &name).await {
+                Ok(entry) => script_call(&gw.shared.host, &entry, &arguments, options).await,
+                Err(e) => Err(service_error(e)),
+            };
+            if let Some(p) = progress {
+                p.step(&name, &outcome).await;
+            }
+            done(outcome);
         });
-        self.calls
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .push(task.abort_handle());
     }
 
     fn search(&self, query: &str, limit: u32) -> Result<Vec<ToolInfo>, ServiceError> {
@@ -64,107 +97,27 @@ impl Toolbox for SessionToolbox {
         };
         let shared = &self.gw.shared;
         let hits = self
-            .runtime
+            .calls
             .block_on(async {
                 // Search needs every server's tools, as the proxy's does.
                 shared.ready().await;
                 shared.search_for(&self.client, query, options).await
             })
             .map_err(|e| ServiceError::Failed(e.to_string()))?;
-        Ok(hits.iter().map(|(e, _)| info(e)).collect())
+        Ok(hits.iter().map(|(e, _)| tool_info(e)).collect())
     }
 
     fn describe(&self, name: &str) -> Result<ToolInfo, ServiceError> {
-        self.runtime
+        self.calls
             .block_on(async {
                 self.gw.shared.ready().await;
                 self.gw.shared.resolve_for(&self.client, name).await
             })
-            .map(|e| info(&e))
+            .map(|e| tool_info(&e))
             .map_err(service_error)
     }
 
     fn stop(&self) {
-        for call in self
-            .calls
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .drain(..)
-        {
-            call.abort();
-        }
-    }
-}
-
-impl Drop for SessionToolbox {
-    fn drop(&mut self) {
-        self.stop();
-    }
-}
-
-/// One call, as a direct call of the session would be made.
-async fn call(
-    gw: &Gateway,
-    client: &ClientScope,
-    name: &str,
-    arguments: &str,
-    options: CallOptions,
-) -> Result<CallOutcome, ServiceError> {
-    let args = match serde_json::from_str::<Value>(arguments) {
-        Ok(Value::Object(m)) => m,
-        _ => {
-            return Err(ServiceError::InvalidInput(
-                "arguments must be a JSON object".into(),
-            ));
-        }
-    };
-    let entry = gw
-        .shared
-        .resolve_for(client, name)
-        .await
-        .map_err(service_error)?;
-    let raw = gw
-        .shared
-        .host
-        .call_raw(&entry, Some(args), options)
-        .await
-        .map_err(service_error)?;
-    let out = crate::host::present_result(&entry, raw);
-    Ok(CallOutcome {
-        content: Value::Array(out.content.iter().map(without_bytes).collect()).to_string(),
-        structured_content: out.structured_content.map(|v| v.to_string()),
-        is_error: out.is_error,
-    })
-}
-
-/// A content block for a script: binary data replaced by its size.
-fn without_bytes(block: &Content) -> Value {
-    match block {
-        Content::Text { text } => json!({"type": "text", "text": text}),
-        Content::Image { data, mime_type } => {
-            json!({"type": "image", "mimeType": mime_type, "bytes": data.len() / 4 * 3})
-        }
-    }
-}
-
-fn service_error(e: HostError) -> ServiceError {
-    match e {
-        HostError::ToolNotFound { .. } => ServiceError::NotFound(e.to_string()),
-        HostError::Lifecycle(_) => ServiceError::Unavailable(e.to_string()),
-        HostError::BadArguments(_) => ServiceError::InvalidInput(e.to_string()),
-        other => ServiceError::Failed(other.to_string()),
-    }
-}
-
-fn info(e: &Entry) -> ToolInfo {
-    ToolInfo {
-        name: e.name.clone(),
-        server: e.tool.server.clone(),
-        original_name: e.tool.name.clone(),
-        title: e.tool.title.clone(),
-        description: e.tool.description.clone(),
-        input_schema: e.tool.input_schema.text().to_string(),
-        output_schema: None,
-        annotations: e.tool.annotations.as_ref().map(|a| a.to_string()),
+        self.calls.stop();
     }
 }

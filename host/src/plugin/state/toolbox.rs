@@ -4,6 +4,7 @@
 //! calls come back on), with the limits checked there.
 
 use super::{GuestState, service_error};
+use crate::config::ScriptLimits;
 use crate::plugin::limits::LimitHit;
 use crate::plugin::services::{CallOutcome, ServiceError};
 use crate::plugin::wit::latest::mcpw::plugin::{toolbox as wit, types};
@@ -11,7 +12,7 @@ use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, channel};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 /// A tool a script may call, as the toolbox describes it.
 #[derive(Clone, Debug, PartialEq)]
@@ -48,51 +49,6 @@ pub trait Toolbox: Send + Sync {
     fn describe(&self, name: &str) -> Result<ToolInfo, ServiceError>;
     /// Stops the calls still in flight: the script has ended.
     fn stop(&self);
-}
-
-/// The limits of one script run.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct ScriptLimits {
-    /// Wall time of the whole run, calls included.
-    pub wall: Duration,
-    /// The guest's own running time.
-    pub cpu: Duration,
-    /// Linear memory, in bytes.
-    pub memory_bytes: usize,
-    /// The returned value and logs together, in bytes.
-    pub output_bytes: usize,
-    /// Calls the script may make.
-    pub calls: u32,
-    /// Calls in flight at once; more wait for a free place.
-    pub concurrency: u32,
-}
-
-impl Default for ScriptLimits {
-    fn default() -> Self {
-        ScriptLimits {
-            wall: Duration::from_secs(30),
-            cpu: Duration::from_secs(10),
-            memory_bytes: 64 << 20,
-            output_bytes: 1 << 20,
-            calls: 100,
-            concurrency: 8,
-        }
-    }
-}
-
-impl ScriptLimits {
-    /// Each limit no higher than in `ceiling` (the configured limits bound
-    /// what one call may ask for).
-    pub fn within(self, ceiling: ScriptLimits) -> ScriptLimits {
-        ScriptLimits {
-            wall: self.wall.min(ceiling.wall),
-            cpu: self.cpu.min(ceiling.cpu),
-            memory_bytes: self.memory_bytes.min(ceiling.memory_bytes),
-            output_bytes: self.output_bytes.min(ceiling.output_bytes),
-            calls: self.calls.min(ceiling.calls),
-            concurrency: self.concurrency.min(ceiling.concurrency).max(1),
-        }
-    }
 }
 
 /// One call a script made, and how it ended.
