@@ -28,12 +28,19 @@
 //!    SDK client) to server-everything's own endpoint and through `mcpw serve
 //!    --http` in front of it.
 //!
+//! 10. Code mode: a script's start and the cost of its inner calls against
+//!     the same calls through the `mcp` tool; five multi-step tasks on
+//!     server-filesystem and server-memory, by one script and one call at a
+//!     time: result tokens read and the calls' wall time.
+//!
 //! `BENCH_CALLS` sets the number of `echo` calls per path and round in row 1
 //! (default 500). Every process started carries a tag in its environment; at the
 //! end (or on a panic) any tagged process still alive is killed and reported.
 
 #[path = "gateway/big_result.rs"]
 mod big_result;
+#[path = "gateway/code_mode.rs"]
+mod code_mode;
 #[path = "gateway/flood.rs"]
 mod flood;
 #[path = "gateway/forwarder.rs"]
@@ -214,6 +221,7 @@ fn run_rows(rt: &tokio::runtime::Runtime, s: &Setup) -> Vec<String> {
         run("9", &|| {
             http_latency::row9_http_latency(everything, &s.root)
         }),
+        run("10", &|| code_mode::row10_code_mode(everything, &s.root)),
     ]
 }
 

@@ -46,6 +46,9 @@ pub struct Tool {
     /// For a resource: the URI it reads.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resource_uri: Option<String>,
+    /// JSON Schema of its `structuredContent`, when the server declared one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_schema: Option<Schema>,
 }
 
 impl Tool {
@@ -64,6 +67,7 @@ impl Tool {
             annotations: None,
             kind: ToolKind::Tool,
             resource_uri: None,
+            output_schema: None,
         }
     }
 
@@ -250,6 +254,7 @@ pub fn parse_catalog(text: &str, path: &Path) -> Result<Vec<Tool>, CatalogError>
                 annotations: t.annotations,
                 kind: ToolKind::Tool,
                 resource_uri: None,
+                output_schema: None,
             })
         })
         .collect())

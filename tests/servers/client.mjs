@@ -79,6 +79,13 @@ async function step(s) {
       const at = (p) => times[Math.round((times.length - 1) * p)];
       return { n: times.length, p50: at(0.5), p99: at(0.99), mean: times.reduce((a, b) => a + b, 0) / times.length };
     }
+    case "sequence": {
+      // Inner steps one after another, timed together (ms).
+      const start = process.hrtime.bigint();
+      const results = [];
+      for (const inner of s.steps) results.push(await step(inner));
+      return { results, ms: Number(process.hrtime.bigint() - start) / 1e6 };
+    }
     case "parallel": {
       const start = Date.now();
       return await Promise.all(s.steps.map(async (inner) => {

@@ -14,7 +14,7 @@ In scope:
 - `console.log(...)`: kept and shown after the value.
 Calls that do not depend on each other run at the same time with `await Promise.all([...])`.
 
-Find tools first when you do not know their names. ES2020+ with JSON, no modules; no files, network or timers beyond the tools.
+Find tools first when you do not know their names. ES2020+ with JSON, no modules; no files, network, timers or clock beyond the tools (`Date.now()` is 0).
 
 Example:
 const [hit] = await mcp.search("list a directory", {limit: 1});

@@ -184,7 +184,7 @@ pub(crate) fn tool_info(e: &crate::catalog::Entry) -> ToolInfo {
         title: e.tool.title.clone(),
         description: e.tool.description.clone(),
         input_schema: e.tool.input_schema.text().to_string(),
-        output_schema: None,
+        output_schema: e.tool.output_schema.as_ref().map(|s| s.text().to_string()),
         annotations: e.tool.annotations.as_ref().map(|a| a.to_string()),
     }
 }

@@ -32,6 +32,8 @@ struct ListedTool {
     input_schema: Option<Schema>,
     #[serde(default)]
     annotations: Value,
+    #[serde(default)]
+    output_schema: Value,
 }
 
 fn text(v: Value) -> Option<String> {
@@ -88,6 +90,11 @@ pub fn catalog_tools_counted(
             annotations,
             kind: ToolKind::Tool,
             resource_uri: None,
+            // Only an object is a schema; anything else is left out.
+            output_schema: match t.output_schema {
+                Value::Object(o) => Some(Schema::from_object(o)),
+                _ => None,
+            },
             name,
         });
     }
@@ -109,6 +116,7 @@ pub fn catalog_tools_counted(
                 annotations: None,
                 kind: ToolKind::Resource,
                 resource_uri: Some(uri),
+                output_schema: None,
             });
         }
     }

@@ -7,7 +7,7 @@ use super::compile_cache::{CompileCache, Compiled};
 use super::engine::PluginEngine;
 use super::limits::{LimitHit, Limits};
 use super::services::HostServices;
-use super::state::GuestState;
+use super::state::{Clocks, GuestState};
 use super::{PluginError, Role};
 use crate::config::Grants;
 use std::sync::Arc;
@@ -86,8 +86,19 @@ impl GuestModule {
     /// and a deadline on the guest's own running time (and, for a script run,
     /// on the run's wall time and cancellation).
     pub(crate) fn new_store(&self, limits: &Limits) -> Store<GuestState> {
+        self.store_with(limits, Clocks::Host)
+    }
+
+    /// [`GuestModule::new_store`] with the given clocks.
+    pub(crate) fn store_with(&self, limits: &Limits, clocks: Clocks) -> Store<GuestState> {
         let o = &self.options;
-        let state = GuestState::new(self.name.clone(), limits, o.grants, o.services.clone());
+        let state = GuestState::new(
+            self.name.clone(),
+            limits,
+            o.grants,
+            o.services.clone(),
+            clocks,
+        );
         let mut store = Store::new(PluginEngine::shared().engine(), state);
         store.limiter(|s| &mut s.limiter);
         // The deadline is the guest's own running time: when the epoch

@@ -11,7 +11,7 @@ pub use crate::config::{SCRIPT_LIMIT_KEYS, ScriptLimits};
 use super::engine::PluginEngine;
 use super::guest::GuestModule;
 use super::limits::LimitHit;
-use super::state::GuestState;
+use super::state::{Clocks, GuestState};
 use super::wit::latest::exports::mcpw::plugin::script as wit_script;
 use super::wit::latest::mcpw::plugin::toolbox as wit_toolbox;
 use super::{PluginError, Role};
@@ -127,7 +127,8 @@ impl Scripter {
             memory_bytes,
             deadline: self.limits.cpu,
         };
-        let mut store = self.module.new_store(&limits);
+        // A script sees no host clock: it could time other tenants' work.
+        let mut store = self.module.store_with(&limits, Clocks::Stopped);
         let name = self.module.name().to_string();
         let instance = {
             let _running = PluginEngine::shared().enter();

@@ -19,6 +19,36 @@ const LOG_BUDGET: u32 = 100;
 /// Longest log message kept.
 const LOG_MAX_LEN: usize = 4096;
 
+/// The clocks a guest reads through WASI.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Clocks {
+    /// The host's own.
+    Host,
+    /// Clocks that never move and read zero (the Unix epoch).
+    Stopped,
+}
+
+/// A clock that reads zero.
+struct Stopped;
+
+impl wasmtime_wasi::HostWallClock for Stopped {
+    fn resolution(&self) -> std::time::Duration {
+        std::time::Duration::from_secs(1)
+    }
+    fn now(&self) -> std::time::Duration {
+        std::time::Duration::ZERO
+    }
+}
+
+impl wasmtime_wasi::HostMonotonicClock for Stopped {
+    fn resolution(&self) -> u64 {
+        1_000_000_000
+    }
+    fn now(&self) -> u64 {
+        0
+    }
+}
+
 /// Everything a guest store carries.
 pub(crate) struct GuestState {
     wasi: WasiCtx,
@@ -48,6 +78,7 @@ impl GuestState {
         limits: &Limits,
         grants: Grants,
         services: Arc<dyn HostServices>,
+        clocks: Clocks,
     ) -> Self {
         // No preopens, env, args or stdin; stdout/stderr go nowhere. Sockets are
         // denied by default too; said explicitly, as this is the sandbox's promise.
@@ -56,6 +87,9 @@ impl GuestState {
             .allow_tcp(false)
             .allow_udp(false)
             .allow_ip_name_lookup(false);
+        if clocks == Clocks::Stopped {
+            builder.wall_clock(Stopped).monotonic_clock(Stopped);
+        }
         let wasi = builder.build();
         GuestState {
             wasi,

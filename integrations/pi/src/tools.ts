@@ -10,6 +10,8 @@ export type Caller = (name: string, args: Record<string, unknown>, options: Call
 
 /** mcpw's own proxy tool: its structuredContent is a details object for hosts, not for the model. */
 const PROXY_TOOL = "mcp";
+/** mcpw's code tool (code mode): its structuredContent (value, logs, calls) is such a details object too. */
+const CODE_TOOL = "code";
 
 /** pi's type of tool parameters: a TypeBox schema, which is a JSON Schema object at run time. */
 type Parameters = ToolDefinition["parameters"];
@@ -124,7 +126,7 @@ export class ToolSet {
           onUpdate?.({ content: [{ type: "text", text }], details: { progress: p.progress, total: p.total, message: p.message } });
         },
       });
-      const mapped = toPiResult(result, name, { structuredInDetails: name === PROXY_TOOL });
+      const mapped = toPiResult(result, name, { structuredInDetails: name === PROXY_TOOL || name === CODE_TOOL });
       // The call returns after mcpw's announced re-list is done, so its new tools are registered.
       const added = this.additions.slice(mark);
       if (added.length) {

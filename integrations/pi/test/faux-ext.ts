@@ -41,6 +41,10 @@ const scenarios: Record<string, Step[]> = {
     answer,
   ],
   cold: [call("s__echo", { message: "cold start" }), answer],
+  code: [
+    call("code", { code: "const r = await Promise.all(['a', 'b'].map((m) => tools.s__echo({message: m}))); console.log('two calls'); return r" }),
+    answer,
+  ],
   abort: [call("s__hang", {}), answer],
   crash: [call("s__echo", { message: "before the crash" }), answer, call("s__echo", { message: "after the crash" }), answer],
   shutdown: [call("s__echo", { message: "started" }), answer],

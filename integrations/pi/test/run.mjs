@@ -349,6 +349,23 @@ const scenarios = {
   },
 
   /** content: audio becomes a note, big text is cut with the whole kept in a file, tool errors are flagged. */
+  /** code: the one `code` tool runs a script whose calls reach the server; only its value returns. */
+  async code() {
+    const box = newBox("code");
+    warmCache(box);
+    const pi = start(box, { scenario: "code", env: { MCPW_PI_EXPOSURE: "code" } });
+    const listed = await pi.command("/mcp tools", { settle: (e) => e.type === "extension_ui_request" && e.method === "notify" });
+    assert.match(listed.find((e) => e.method === "notify").message, /^1 mcpw tools:\ncode: /);
+    const { events } = await pi.prompt("run a script");
+    const [run] = toolEnds(events);
+    assert.equal(run?.toolName, "code");
+    assert.equal(run.isError, false, resultText(run));
+    assert.equal(resultText(run), '["Echo: a","Echo: b"]\n\nLog:\ntwo calls');
+    assert.equal(run.result?.details?.structuredContent?.calls?.length, 2, JSON.stringify(run.result?.details));
+    await pi.close();
+    return `code tool: "${resultText(run).split("\n")[0]}" from ${run.result.details.structuredContent.calls.length} calls`;
+  },
+
   async content() {
     const box = newBox("content");
     warmCache(box);

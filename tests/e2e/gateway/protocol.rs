@@ -336,6 +336,34 @@ async fn sampling_during_a_call_through_the_mcp_tool_reaches_its_session() {
     );
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sampling_during_a_scripts_call_reaches_the_session_that_runs_it() {
+    let g = gateway_with("proxy");
+    let a = Sampler {
+        name: "A",
+        asked: Default::default(),
+    };
+    let url = g.serving.url();
+    let session_a = a
+        .clone()
+        .serve(StreamableHttpClientTransport::from_uri(url))
+        .await
+        .unwrap();
+    let code = "return await tools.a__test_sampling({prompt: 'from a script'})";
+    let args = json!({"code": code});
+    let result = session_a
+        .call_tool(
+            CallToolRequestParams::new("mcp").with_arguments(args.as_object().unwrap().clone()),
+        )
+        .await
+        .unwrap();
+    assert!(
+        call_text(&result).contains("LLM response: answered by A"),
+        "{result:?}"
+    );
+    assert_eq!(a.asked.load(std::sync::atomic::Ordering::SeqCst), 1);
+}
+
 /// A client that declares roots and offers one directory.
 struct Rooted(std::path::PathBuf);
 

@@ -394,3 +394,25 @@ fn the_test_kit_leaves_the_gateways_dependencies_out() {
         String::from_utf8_lossy(&checked.stderr)
     );
 }
+
+/// `mcpw plugin test` runs the script role's checks on a script guest: the
+/// embedded JavaScript one passes them all.
+#[test]
+fn plugin_test_covers_the_script_role() {
+    let dir = tempfile::tempdir().unwrap();
+    let wasm = dir.path().join("javascript.wasm");
+    std::fs::write(&wasm, mcpw::plugin::DEFAULT_SCRIPT_GUEST).unwrap();
+    let out = mcpw(&["plugin", "test", wasm.to_str().unwrap(), "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["passed"], true, "{v}");
+    let checks = v["checks"].as_array().unwrap();
+    assert!(checks.iter().all(|c| c["role"] == "script"), "{v}");
+    let names: Vec<&str> = checks.iter().map(|c| c["name"].as_str().unwrap()).collect();
+    for expected in [
+        "an endless loop is stopped by the deadline",
+        "a call reaches the toolbox and resolves to its text",
+        "describes itself within about 600 tokens",
+    ] {
+        assert!(names.contains(&expected), "{names:?}");
+    }
+}

@@ -304,6 +304,12 @@ fn code_mode_settings_are_read_and_bad_limits_named() {
         .collect();
     assert_eq!(said[0].0, "settings.codeMode");
     assert_eq!(said[1].0, "settings.scriptLimits");
-    assert!(said[1].1.contains("unknown limit \"calls\"") && said[1].1.contains("maxCalls"), "{said:?}");
-    assert_eq!(cfg.settings.script_limits, crate::config::ScriptLimits::default());
+    assert!(
+        said[1].1.contains("unknown limit \"calls\"") && said[1].1.contains("maxCalls"),
+        "{said:?}"
+    );
+    assert_eq!(
+        cfg.settings.script_limits,
+        crate::config::ScriptLimits::default()
+    );
 }
