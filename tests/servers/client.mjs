@@ -7,6 +7,7 @@
 //        {"op": "cancelCall", "name", "arguments", "afterMs"} | {"op": "bench", "name", "arguments", "n"}
 //        {"op": "parallel", "steps": [...]} (each result gets "elapsedMs")
 // Prints {"results": [...]} (one entry per step) or {"error": "..."} on stdout.
+import { readFileSync } from "node:fs";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
@@ -59,7 +60,17 @@ async function step(s) {
       return await client.getPrompt({ name: s.name, arguments: s.arguments ?? {} });
     case "cancelCall": {
       const controller = new AbortController();
-      setTimeout(() => controller.abort(), s.afterMs ?? 300);
+      if (s.whenFile) {
+        // Cancels once the server has the call: when `whenFile` (a log the
+        // server appends to) holds `contains`.
+        const timer = setInterval(() => {
+          let text = "";
+          try { text = readFileSync(s.whenFile, "utf8"); } catch {}
+          if (text.includes(s.contains)) { clearInterval(timer); controller.abort(); }
+        }, 20);
+      } else {
+        setTimeout(() => controller.abort(), s.afterMs ?? 300);
+      }
       try {
         await client.callTool({ name: s.name, arguments: s.arguments ?? {} }, undefined, { signal: controller.signal });
         return { aborted: false };

@@ -33,7 +33,7 @@ fn setup() -> Setup {
             "fs": {"command": "node", "args": [s.filesystem(), data.display().to_string()]},
             "memory": {"command": "node", "args": [s.memory()], "env": {"MEMORY_FILE_PATH": dirs.root.path().join("memory.json").display().to_string()}},
             "everything": {"command": "node", "args": [s.everything(), "stdio"]},
-            "slow": {"command": "node", "args": [s.misbehave(), "ok"], "env": {"CANCEL_FILE": cancel_file.display().to_string()}}
+            "slow": {"command": "node", "args": [s.misbehave(), "ok"], "env": {"CANCEL_FILE": cancel_file.display().to_string(), "METHODS_FILE": dirs.root.path().join("methods").display().to_string()}}
         }
     });
     dirs.user(&config.to_string());
@@ -202,10 +202,11 @@ fn cancelling_a_script_stops_its_calls_and_the_session_goes_on() {
     let r = client(
         connect(&s, "code"),
         json!([
-            // The first script loads the guest; the second is cancelled while
-            // its call hangs.
+            // The first script loads the guest; the second is cancelled once
+            // its call has reached the server.
             script("code", "return 0", json!({})),
-            {"op": "cancelCall", "name": "code", "arguments": {"code": "await tools.slow__hang({})"}, "afterMs": 1500},
+            {"op": "cancelCall", "name": "code", "arguments": {"code": "await tools.slow__hang({})"},
+             "whenFile": s.dirs.root.path().join("methods").display().to_string(), "contains": "tools/call"},
             script("code", "return 1", json!({}))
         ]),
     )

@@ -643,6 +643,25 @@ fn call_statistics_are_captured_and_shown() {
     assert_eq!(stats(&s, "everything__get-sum").unwrap()["calls"], 1);
 }
 
+#[test]
+fn a_scripts_calls_are_counted_as_calls_of_their_tools() {
+    let s = setup(json!({"captureStats": {"flushDelayMs": 600000}}));
+    let code = "await tools.everything__echo({message: 'a'}); \
+                try { await tools.everything__echo({}) } catch (e) {} return 2";
+    let r = client(
+        stdio(&s, "proxy"),
+        json!([{"op": "callTool", "name": "mcp", "arguments": {"code": code}}]),
+    )
+    .unwrap();
+    assert_eq!(r[0]["structuredContent"]["value"], 2, "{}", r[0]);
+    let mut echo = None;
+    wait_until("statistics to be written", Duration::from_secs(10), || {
+        echo = stats(&s, "everything__echo").filter(|t| t["calls"] == 2);
+        echo.is_some()
+    });
+    assert_eq!(echo.unwrap()["errors"], 1, "the call without its argument failed");
+}
+
 /// The recorded statistics of one tool, per `mcpw stats --json`.
 fn stats(s: &Setup, tool: &str) -> Option<Value> {
     let out = mcpw_in(&s.dirs.home())
