@@ -90,6 +90,18 @@ async function step(s) {
       const at = (p) => times[Math.round((times.length - 1) * p)];
       return { n: times.length, p50: at(0.5), p99: at(0.99), mean: times.reduce((a, b) => a + b, 0) / times.length };
     }
+    case "waitForFile": {
+      // Waits (up to timeoutMs) until `file` holds `contains`: the session stays
+      // open meanwhile, so its servers keep running.
+      const deadline = Date.now() + (s.timeoutMs ?? 10_000);
+      for (;;) {
+        let text = "";
+        try { text = readFileSync(s.file, "utf8"); } catch {}
+        if (text.includes(s.contains)) return { found: true };
+        if (Date.now() > deadline) return { found: false, text };
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    }
     case "sequence": {
       // Inner steps one after another, timed together (ms).
       const start = process.hrtime.bigint();

@@ -50,8 +50,10 @@ function build() {
   server.registerTool("crash", { description: "Exits in the middle of the call" }, async () => { process.exit(3); });
   server.registerTool("audio", { description: "Answers with a short audio clip" },
     async () => ({ content: [{ type: "audio", data: "UklGRiQAAABXQVZF", mimeType: "audio/wav" }] }));
-  server.registerTool("hang", { description: "Never answers (records a cancellation in $CANCEL_FILE)" }, (extra) => new Promise(() => {
+  server.registerTool("hang", { description: "Never answers (records its start, then a cancellation, in $CANCEL_FILE)" }, (extra) => new Promise(() => {
     extra.signal.addEventListener("abort", () => { if (process.env.CANCEL_FILE) appendFileSync(process.env.CANCEL_FILE, "cancelled\n"); });
+    // Written once the cancellation would be heard: a test may cancel from then on.
+    if (process.env.CANCEL_FILE) appendFileSync(process.env.CANCEL_FILE, "hanging\n");
   }));
   server.registerTool("ask_then_give_up", { description: "Asks the client a question and gives up waiting after `ms` (cancelling its request)", inputSchema: { ms: z.number().int().positive() } },
     async ({ ms }, extra) => {

@@ -17,6 +17,7 @@
 //! ```
 
 mod model;
+pub mod script;
 #[doc(hidden)]
 pub mod worlds;
 
@@ -114,6 +115,14 @@ macro_rules! direct_tools {
 macro_rules! ranking {
     ($t:ty) => {
         $crate::__export_world!(ranker, $crate::worlds::Glue<(), (), $t>);
+    };
+}
+
+/// Exports `$t` ([`script::Script`]) as a `scripter` guest (contract 0.1.1).
+#[macro_export]
+macro_rules! script {
+    ($t:ty) => {
+        $crate::__export_world!(scripter, $crate::worlds::ScriptGlue<$t>);
     };
 }
 

@@ -3,6 +3,7 @@
 //! they share) are generated once, in [`host`], so every world uses the same
 //! `Tool`, `Entry` and `PluginError`.
 
+use crate::script::Script;
 use crate::{
     DirectOptions, DirectTools, Hit, IndexOptions, NameOutcome, Naming, NamingOptions, QueryMode,
     Ranking, SearchOptions, ServerDirect, panic_hook,
@@ -171,3 +172,40 @@ macro_rules! ranking_glue {
 naming_glue!(namer);
 direct_glue!(direct_policy);
 ranking_glue!(ranker);
+
+/// The `scripter` world of contract 0.1.1, with its own imports: it is the
+/// only world of that version this crate binds, and the policy worlds stay
+/// on 0.1.0, so their guests load in any mcpw since 0.1.0.
+#[allow(missing_docs)]
+pub mod scripter {
+    wit_bindgen::generate!({
+        path: "since_v0.1.1",
+        world: "scripter",
+        pub_export_macro: true,
+        default_bindings_module: "mcpw_guest::worlds::scripter",
+    });
+}
+
+/// What a script guest exports, over [`Script`].
+pub struct ScriptGlue<S>(PhantomData<S>);
+
+impl<S: Script> scripter::exports::mcpw::plugin::script::Guest for ScriptGlue<S> {
+    fn run(code: String) -> crate::script::Outcome {
+        crate::script::panic_hook();
+        S::run(code)
+    }
+
+    fn warm() {
+        crate::script::panic_hook();
+        S::warm();
+    }
+
+    fn usage() -> String {
+        S::usage()
+    }
+
+    fn declare(tools: Vec<crate::script::ToolInfo>) -> Vec<String> {
+        crate::script::panic_hook();
+        S::declare(tools)
+    }
+}

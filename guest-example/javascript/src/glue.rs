@@ -1,23 +1,18 @@
-//! The contract's side: wit-bindgen bindings of the `scripter` world, over
-//! [`engine`](crate::engine), [`declare`](crate::declare) and [`usage`](crate::usage).
-
-wit_bindgen::generate!({ world: "scripter", path: "../../wit/since_v0.1.1" });
+//! The contract's side: [`Script`] over [`engine`](crate::engine),
+//! [`declare`](crate::declare) and [`usage`](crate::usage), exported with the
+//! guest kit's `script!`.
 
 use crate::declare::{ToolDecl, declaration};
 use crate::engine::{self, Host, ScriptError};
-use exports::mcpw::plugin::script::{self, Outcome};
-use mcpw::plugin::log::{Level, log};
-use mcpw::plugin::toolbox::{self, ToolInfo};
-use mcpw::plugin::types::PluginError;
+use mcpw_guest::script::{self, Outcome, PluginError, Script, ToolInfo, toolbox};
 use serde_json::{Value, json};
 
-struct Guest;
+struct JavaScript;
 
-export!(Guest);
+mcpw_guest::script!(JavaScript);
 
-impl script::Guest for Guest {
+impl Script for JavaScript {
     fn run(code: String) -> Outcome {
-        std::panic::set_hook(Box::new(|info| log(Level::Error, &info.to_string())));
         let outcome = engine::run(Box::new(Toolbox), &code);
         Outcome {
             value: outcome.value.map_err(|e| match e {

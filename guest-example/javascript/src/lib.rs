@@ -2,8 +2,8 @@
 //! writes in the Boa engine, inside the WebAssembly sandbox, with the session's
 //! tools as `tools.<name>(args)` and `mcp.call`, `mcp.search`, `mcp.describe`.
 //!
-//! The modules are plain Rust, tested natively; `glue` binds them to the
-//! `mcpw:plugin` contract (world `scripter`) when built for wasm.
+//! The modules are plain Rust, tested natively; `glue` exports them as the
+//! script role with the guest kit (`mcpw-guest`) when built for wasm.
 
 pub mod declare;
 pub mod engine;

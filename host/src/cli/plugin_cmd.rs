@@ -241,6 +241,9 @@ fn import_statuses(report: &GuestReport, grants: &BTreeMap<Role, Grants>) -> Vec
                         format!("granted to {}", granted.join(", "))
                     }
                 }
+                None if name.starts_with("mcpw:plugin/toolbox@") => {
+                    "the script role's own: the session's tools".into()
+                }
                 None if name.starts_with("wasi:") => {
                     "sandboxed: no files, env, args, stdio or network".into()
                 }

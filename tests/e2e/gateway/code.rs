@@ -5,10 +5,8 @@
 use super::serve::{client, names, text};
 use crate::common::ConfigDirs;
 use crate::servers::servers;
-use mcpw_test_support::wait_until;
 use serde_json::{Value, json};
 use std::path::PathBuf;
-use std::time::Duration;
 
 struct Setup {
     dirs: ConfigDirs,
@@ -33,7 +31,7 @@ fn setup() -> Setup {
             "fs": {"command": "node", "args": [s.filesystem(), data.display().to_string()]},
             "memory": {"command": "node", "args": [s.memory()], "env": {"MEMORY_FILE_PATH": dirs.root.path().join("memory.json").display().to_string()}},
             "everything": {"command": "node", "args": [s.everything(), "stdio"]},
-            "slow": {"command": "node", "args": [s.misbehave(), "ok"], "env": {"CANCEL_FILE": cancel_file.display().to_string(), "METHODS_FILE": dirs.root.path().join("methods").display().to_string()}}
+            "slow": {"command": "node", "args": [s.misbehave(), "ok"], "env": {"CANCEL_FILE": cancel_file.display().to_string()}}
         }
     });
     dirs.user(&config.to_string());
@@ -203,21 +201,24 @@ fn cancelling_a_script_stops_its_calls_and_the_session_goes_on() {
         connect(&s, "code"),
         json!([
             // The first script loads the guest; the second is cancelled once
-            // its call has reached the server.
+            // its call runs on the server.
             script("code", "return 0", json!({})),
             {"op": "cancelCall", "name": "code", "arguments": {"code": "await tools.slow__hang({})"},
-             "whenFile": s.dirs.root.path().join("methods").display().to_string(), "contains": "tools/call"},
+             "whenFile": s.cancel_file.display().to_string(), "contains": "hanging"},
+            // The session stays open until the server has the cancellation:
+            // closing it would stop the server first.
+            {"op": "waitForFile", "file": s.cancel_file.display().to_string(), "contains": "cancelled"},
             script("code", "return 1", json!({}))
         ]),
     )
     .unwrap();
     assert_eq!(r[1]["aborted"], true, "{}", r[1]);
-    wait_until(
-        "the cancellation to reach the upstream server",
-        Duration::from_secs(10),
-        || std::fs::read_to_string(&s.cancel_file).is_ok_and(|c| c.contains("cancelled")),
+    assert_eq!(
+        r[2]["found"], true,
+        "the cancellation reached the server: {}",
+        r[2]
     );
-    assert_eq!(r[2]["structuredContent"]["value"], 1, "{}", r[2]);
+    assert_eq!(r[3]["structuredContent"]["value"], 1, "{}", r[3]);
 }
 
 #[test]

@@ -659,7 +659,11 @@ fn a_scripts_calls_are_counted_as_calls_of_their_tools() {
         echo = stats(&s, "everything__echo").filter(|t| t["calls"] == 2);
         echo.is_some()
     });
-    assert_eq!(echo.unwrap()["errors"], 1, "the call without its argument failed");
+    assert_eq!(
+        echo.unwrap()["errors"],
+        1,
+        "the call without its argument failed"
+    );
 }
 
 /// The recorded statistics of one tool, per `mcpw stats --json`.
