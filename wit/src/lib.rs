@@ -1,4 +1,4 @@
-//! Policy guests for mcpw in plain Rust.
+//! Policy and script guests for mcpw in plain Rust.
 //!
 //! Implement a role's trait ([`Naming`], [`DirectTools`], [`Ranking`]) on a
 //! type of yours and export it with the role's macro ([`naming!`],
@@ -6,7 +6,8 @@
 //! crate as a `cdylib` for `wasm32-wasip2`. The macros bind the contract this
 //! crate ships (`mcpw:plugin@0.1.0`, in `since_v0.1.0/`), turn a panic into a
 //! log record before the trap, and expand to nothing on other targets, so the
-//! same crate runs its unit tests natively.
+//! same crate runs its unit tests natively. The script role (code mode) is in
+//! [`script`], of contract 0.1.1, exported with [`script!`].
 //!
 //! ```ignore
 //! struct Suffix;
@@ -33,7 +34,8 @@ pub mod host {
     pub use crate::worlds::host::mcpw::plugin::{calls, catalog, lifecycle, log};
 }
 
-/// The version of the `mcpw:plugin` contract this crate binds.
+/// The version of the `mcpw:plugin` contract the policy roles bind (the
+/// script role binds 0.1.1).
 pub const CONTRACT_VERSION: &str = "0.1.0";
 
 /// The naming role: the agent-facing name of every tool.
