@@ -74,12 +74,14 @@ pub fn log(level: host::log::Level, message: &str) {
 /// failed. The export macros call it on every entry.
 #[doc(hidden)]
 pub fn panic_hook() {
+    panics_to(|message| log(host::log::Level::Error, message));
+}
+
+/// Sends the message of any panic to `write`, from the first call on.
+#[doc(hidden)]
+pub fn panics_to(write: fn(&str)) {
     static ONCE: std::sync::Once = std::sync::Once::new();
-    ONCE.call_once(|| {
-        std::panic::set_hook(Box::new(|info| {
-            log(host::log::Level::Error, &info.to_string());
-        }))
-    });
+    ONCE.call_once(|| std::panic::set_hook(Box::new(move |info| write(&info.to_string()))));
 }
 
 /// Exports `$glue` as the guest of `$world`: the one body behind the role

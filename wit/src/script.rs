@@ -37,13 +37,10 @@ pub fn log(level: crate::worlds::scripter::mcpw::plugin::log::Level, message: &s
 /// a script guest imports one version of the contract.
 #[doc(hidden)]
 pub fn panic_hook() {
-    static ONCE: std::sync::Once = std::sync::Once::new();
-    ONCE.call_once(|| {
-        std::panic::set_hook(Box::new(|info| {
-            log(
-                crate::worlds::scripter::mcpw::plugin::log::Level::Error,
-                &info.to_string(),
-            );
-        }))
+    crate::panics_to(|message| {
+        log(
+            crate::worlds::scripter::mcpw::plugin::log::Level::Error,
+            message,
+        )
     });
 }

@@ -310,58 +310,46 @@ async fn sampling_reaches_the_session_whose_call_asked_and_no_other() {
     assert_eq!((a.asked.load(SeqCst), b.asked.load(SeqCst)), (1, 1));
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn sampling_during_a_call_through_the_mcp_tool_reaches_its_session() {
+/// Calls the `mcp` tool with `args` from a session whose client samples as
+/// "A", in front of the conformance upstreams; the result and how often the
+/// client was asked.
+async fn sampled_through_mcp(args: serde_json::Value) -> (rmcp::model::CallToolResult, usize) {
     let g = gateway_with("proxy");
     let a = Sampler {
         name: "A",
         asked: Default::default(),
     };
-    let url = g.serving.url();
     let session_a = a
         .clone()
-        .serve(StreamableHttpClientTransport::from_uri(url))
+        .serve(StreamableHttpClientTransport::from_uri(g.serving.url()))
         .await
         .unwrap();
+    let request =
+        CallToolRequestParams::new("mcp").with_arguments(args.as_object().unwrap().clone());
+    let result = session_a.call_tool(request).await.unwrap();
+    (result, a.asked.load(std::sync::atomic::Ordering::SeqCst))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sampling_during_a_call_through_the_mcp_tool_reaches_its_session() {
     let args = json!({"tool": "a__test_sampling", "args": {"prompt": "through mcp"}});
-    let result = session_a
-        .call_tool(
-            CallToolRequestParams::new("mcp").with_arguments(args.as_object().unwrap().clone()),
-        )
-        .await
-        .unwrap();
+    let (result, asked) = sampled_through_mcp(args).await;
     assert!(
         call_text(&result).contains("LLM response: answered by A"),
         "{result:?}"
     );
+    assert_eq!(asked, 1);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sampling_during_a_scripts_call_reaches_the_session_that_runs_it() {
-    let g = gateway_with("proxy");
-    let a = Sampler {
-        name: "A",
-        asked: Default::default(),
-    };
-    let url = g.serving.url();
-    let session_a = a
-        .clone()
-        .serve(StreamableHttpClientTransport::from_uri(url))
-        .await
-        .unwrap();
     let code = "return await tools.a__test_sampling({prompt: 'from a script'})";
-    let args = json!({"code": code});
-    let result = session_a
-        .call_tool(
-            CallToolRequestParams::new("mcp").with_arguments(args.as_object().unwrap().clone()),
-        )
-        .await
-        .unwrap();
+    let (result, asked) = sampled_through_mcp(json!({"code": code})).await;
     assert!(
         call_text(&result).contains("LLM response: answered by A"),
         "{result:?}"
     );
-    assert_eq!(a.asked.load(std::sync::atomic::Ordering::SeqCst), 1);
+    assert_eq!(asked, 1);
 }
 
 /// A client that declares roots and offers one directory.
