@@ -155,6 +155,21 @@ pub struct Host {
     scripter: scripts::Loaded,
 }
 
+/// How the host's catalog is named: the configured prefix, and the names
+/// the host keeps for its own tools.
+fn naming_options(config: &Config) -> NamingOptions {
+    NamingOptions {
+        prefix: config.settings.tool_prefix,
+        reserved: RESERVED_NAMES
+            .iter()
+            .copied()
+            // The code tool's name, when it is listed beside the others.
+            .chain(config.settings.code_mode.then_some(CODE_TOOL_NAME))
+            .map(str::to_string)
+            .collect(),
+    }
+}
+
 /// A resolved catalog entry: a handle into the snapshot it was found in, so
 /// that resolving a name copies nothing.
 #[derive(Clone)]
@@ -220,16 +235,7 @@ impl Host {
                 tasks.push(shared.spawn_monitor(crate::team_state::MONITOR_EVERY));
             }
         }
-        let naming = NamingOptions {
-            prefix: config.settings.tool_prefix,
-            reserved: RESERVED_NAMES
-                .iter()
-                .copied()
-                // The code tool's name, when it is listed beside the others.
-                .chain(config.settings.code_mode.then_some(CODE_TOOL_NAME))
-                .map(str::to_string)
-                .collect(),
-        };
+        let naming = naming_options(&config);
         let stats = crate::stats::StatsConfig::from_setting(
             config.settings.capture_stats.as_ref(),
             &env.state_dir(),

@@ -502,6 +502,17 @@ fn merge_settings(base: &mut Map<String, Value>, over: Map<String, Value>) {
     }
 }
 
+/// `codeMode` and `scriptLimits`.
+fn interpret_code_mode(raw: &Map<String, Value>, s: &mut Settings) {
+    s.code_mode = raw
+        .get("codeMode")
+        .and_then(Value::as_bool)
+        .unwrap_or(false);
+    if let Some(limits) = raw.get("scriptLimits").and_then(Value::as_object) {
+        s.script_limits = super::ScriptLimits::read(limits, s.script_limits);
+    }
+}
+
 /// Turns validated, merged settings into [`Settings`].
 fn interpret_settings(raw: Map<String, Value>) -> Settings {
     let mut s = Settings::default();
@@ -527,13 +538,7 @@ fn interpret_settings(raw: Map<String, Value>) -> Settings {
     if let Some(b) = raw.get("toolSearchBudget").and_then(Value::as_u64) {
         s.tool_search_budget = b as usize;
     }
-    s.code_mode = raw
-        .get("codeMode")
-        .and_then(Value::as_bool)
-        .unwrap_or(false);
-    if let Some(limits) = raw.get("scriptLimits").and_then(Value::as_object) {
-        s.script_limits = super::ScriptLimits::read(limits, s.script_limits);
-    }
+    interpret_code_mode(&raw, &mut s);
     if let Some(kind) = raw
         .get("credentialStore")
         .and_then(Value::as_str)
