@@ -1,7 +1,7 @@
 //! How to write a script, as the code tool's description tells an agent. The
 //! host appends the limits and the servers; this part is the language's.
 
-/// The description's text (about 330 tokens).
+/// The description's text (about 400 tokens).
 pub const TEXT: &str = r#"Run JavaScript that calls tools, and get back only what it returns: filter, join and summarise results in the script instead of reading them whole.
 
 The code is the body of an async function: use `await` and `return` at the top level. A single expression is returned as it is. The returned value comes back as JSON, followed by what the script logged.
@@ -18,7 +18,9 @@ Find tools first when you do not know their names. ES2020+ with JSON, no modules
 
 Example:
 const [hit] = await mcp.search("list a directory", {limit: 1});
-const text = await tools[hit.name]({path: "/srv/logs"});
-const logs = text.split("\n").filter((l) => l.endsWith(".log"));
-console.log(`${logs.length} log files`);
+const listing = await tools[hit.name]({path: "/srv/logs"});
+// Text, or an object when the tool sends structured content.
+const text = typeof listing === "string" ? listing : JSON.stringify(listing);
+const logs = text.split("\n").filter((l) => l.includes(".log"));
+console.log(`${logs.length} log lines`);
 return logs.slice(0, 5);"#;
