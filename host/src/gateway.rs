@@ -250,6 +250,9 @@ fn mcp_tool(entry: &crate::catalog::Entry) -> Tool {
         .annotations
         .as_ref()
         .and_then(|a| serde_json::from_value(a.clone()).ok());
+    // Results pass through as the server sent them, so its promise about
+    // their structured content holds through mcpw too.
+    tool.output_schema = t.output_schema.as_ref().map(|s| s.object().clone());
     tool
 }
 

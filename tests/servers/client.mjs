@@ -34,7 +34,7 @@ function transport(c) {
 async function step(s) {
   switch (s.op) {
     case "listTools":
-      return (await client.listTools()).tools.map((t) => ({ name: t.name, description: t.description, inputSchema: t.inputSchema }));
+      return (await client.listTools()).tools.map((t) => ({ name: t.name, description: t.description, inputSchema: t.inputSchema, outputSchema: t.outputSchema }));
     case "callTool": {
       const progress = [];
       const options = s.progress ? { onprogress: (p) => progress.push(p), resetTimeoutOnProgress: true } : {};

@@ -298,6 +298,17 @@ fn check_direct(connect: Value, s: &Setup) {
     for t in ["everything__echo", "memory__read_graph", "slow__hang"] {
         assert!(tools.contains(&t.to_string()), "{t} in {tools:?}");
     }
+    // A tool's output schema is listed as its server declared it.
+    let read_graph = r[0]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "memory__read_graph")
+        .unwrap();
+    assert_eq!(
+        read_graph["outputSchema"]["properties"]["entities"]["type"], "array",
+        "{read_graph}"
+    );
     assert_eq!(text(&r[1]), "Echo: direct");
     assert!(
         !r[2]["progress"].as_array().unwrap().is_empty(),
