@@ -355,7 +355,7 @@ impl ServerHandler for Gateway {
                 None,
                 true,
             )?,
-            (Exposure::Code, code::TOOL_NAME) | (_, code::TOOL_NAME)
+            (_, code::TOOL_NAME)
                 if self.shared.exposure == Exposure::Code
                     || self.shared.host.config().settings.code_mode =>
             {

@@ -6,6 +6,7 @@
 mod toolbox;
 
 use super::{ClientScope, Gateway, result};
+use crate::host::HostError;
 use crate::plugin::script::{ScriptControl, ScriptFailure, ScriptLimits, ScriptReport};
 use crate::present::Content;
 use rmcp::ErrorData as McpError;
@@ -76,17 +77,6 @@ pub async fn run(
     limits: Option<&serde_json::Map<String, Value>>,
     ctx: &RequestContext<RoleServer>,
 ) -> Result<CallToolResult, McpError> {
-    let scripter = match gw.shared.host.scripter().await {
-        Ok(s) => s,
-        Err(e) => {
-            let text = format!("Error: code mode is unavailable: {e}");
-            return result(
-                &[Content::text(text)],
-                Some(json!({"mode": "code", "error": "unavailable"})),
-                true,
-            );
-        }
-    };
     let toolbox = Arc::new(toolbox::SessionToolbox::new(gw, client, ctx));
     let control = ScriptControl::default();
     let stopper = {
@@ -96,17 +86,32 @@ pub async fn run(
             control.cancel();
         })
     };
-    let code = code.to_string();
-    // A call may lower the configured limits, never raise them.
-    let configured = scripter.limits();
-    let limits = limits.map_or(configured, |l| {
-        ScriptLimits::read(l, configured).within(configured)
-    });
-    let report =
-        tokio::task::spawn_blocking(move || scripter.run(&code, limits, toolbox, &control)).await;
+    // A call may lower the configured limits (the scripter never lets it
+    // raise them).
+    let limits = |configured| limits.map_or(configured, |l| ScriptLimits::read(l, configured));
+    let report = gw
+        .shared
+        .host
+        .run_script_with(code, limits, toolbox, control)
+        .await;
     stopper.abort();
-    let report = report
-        .map_err(|e| McpError::internal_error(format!("the script runner failed: {e}"), None))?;
+    let report = match report {
+        Ok(report) => report,
+        Err(e @ HostError::Script(_)) => {
+            let text = format!("Error: code mode is unavailable: {e}");
+            return result(
+                &[Content::text(text)],
+                Some(json!({"mode": "code", "error": "unavailable"})),
+                true,
+            );
+        }
+        Err(e) => {
+            return Err(McpError::internal_error(
+                format!("the script runner failed: {e}"),
+                None,
+            ));
+        }
+    };
     if matches!(report.value, Err(ScriptFailure::Cancelled)) {
         return Err(McpError::internal_error("cancelled by the client", None));
     }

@@ -242,21 +242,35 @@ impl Host {
         limits: Option<ScriptLimits>,
         control: ScriptControl,
     ) -> Result<ScriptReport, HostError> {
-        let scripter = self.scripter().await?;
-        let configured = scripter.limits();
-        let limits = limits.map_or(configured, |l| l.within(configured));
         let toolbox = Arc::new(HostToolbox {
             host: self.clone(),
             calls: ScriptCalls::new(),
         });
+        self.run_script_with(code, |c| limits.unwrap_or(c), toolbox, control)
+            .await
+    }
+
+    /// Runs a script with `toolbox` on a blocking thread. `limits` makes the
+    /// run's limits from the configured ones; the scripter keeps each at most
+    /// the configured one. Fails with [`HostError::Script`] when the script
+    /// guest cannot be loaded.
+    pub(crate) async fn run_script_with(
+        &self,
+        code: &str,
+        limits: impl FnOnce(ScriptLimits) -> ScriptLimits,
+        toolbox: Arc<dyn Toolbox>,
+        control: ScriptControl,
+    ) -> Result<ScriptReport, HostError> {
+        let scripter = self.scripter().await?;
+        let limits = limits(scripter.limits());
         let code = code.to_string();
         tokio::task::spawn_blocking(move || scripter.run(&code, limits, toolbox, &control))
             .await
             .map_err(|e| {
-                HostError::Script(Arc::new(PluginError::Trap {
+                HostError::Policy(PluginError::Trap {
                     guest: "script".into(),
                     message: format!("the script's thread failed: {e}"),
-                }))
+                })
             })
     }
 }
