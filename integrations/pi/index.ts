@@ -1,9 +1,9 @@
-// mcpw for pi: every MCP server the user configured (for mcpw, and in pi's own mcp.json) as pi
-// tools, through one `mcpw serve` per pi session.
+// mcpw for pi: every MCP server the user configured for mcpw (and, on a pi with no MCP of its own,
+// in pi's mcp.json) as pi tools, through one `mcpw serve` per pi session.
 import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
 import { PromptCommands, registerMcpCommand, show } from "./src/commands.ts";
 import { Gateway, errorText } from "./src/connection.ts";
-import { findMcpw, runMcpw } from "./src/mcpw.ts";
+import { findMcpw, leavePiConfigToPi, piHasOwnMcp, runMcpw } from "./src/mcpw.ts";
 import { callTimeoutMs, EXPOSURE_FLAG, exposureFromArgv, logFile, resolveExposure, type Exposure } from "./src/settings.ts";
 import { ToolSet, type Caller } from "./src/tools.ts";
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
@@ -34,7 +34,7 @@ interface SessionState {
   binError: string;
   gateway?: Gateway;
   ui?: ExtensionContext;
-  /** The configured servers' names, for `/mcp` completions. */
+  /** The configured servers' names, for `/mcp` (`/mcpw`) completions. */
   servers: string[];
   /** Whether the session must list tools live (no usable cached listing). */
   listLive: boolean;
@@ -45,6 +45,10 @@ interface SessionState {
 }
 
 export default async function mcpwExtension(pi: ExtensionAPI) {
+  // A pi with MCP of its own keeps it: its `/mcp` and the servers of its `mcp.json` stay pi's, and
+  // mcpw serves its own config beside them under `/mcpw`. Registering `/mcp` would replace pi's.
+  const ownMcp = piHasOwnMcp(pi);
+  if (ownMcp) leavePiConfigToPi();
   pi.registerFlag(EXPOSURE_FLAG, { description: "How mcpw shows MCP tools: proxy (one `mcp` tool), tool-search, or direct", type: "string" });
 
   const state: SessionState = { ...resolveExposure(exposureFromArgv()), binError: "", servers: [], listLive: true };
@@ -95,6 +99,7 @@ export default async function mcpwExtension(pi: ExtensionAPI) {
   }
 
   registerMcpCommand(pi, {
+    name: ownMcp ? "mcpw" : "mcp",
     bin: () => {
       if (!state.bin) throw new Error(state.binError);
       return state.bin;

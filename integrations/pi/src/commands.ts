@@ -1,4 +1,5 @@
-// Slash commands: /mcp (status, tools, reconnect, auth) and one command per MCP prompt.
+// Slash commands: /mcp, or /mcpw beside pi's own MCP (status, tools, reconnect, auth), and one
+// command per MCP prompt.
 import type { ExtensionAPI, ExtensionCommandContext } from "@mariozechner/pi-coding-agent";
 import type { GetPromptResult, Prompt } from "@modelcontextprotocol/sdk/types.js";
 import { runMcpw } from "./mcpw.ts";
@@ -12,6 +13,8 @@ export function show(ctx: { hasUI: boolean; ui: { notify(message: string, type?:
 }
 
 export interface McpCommandDeps {
+  /** The command's name: `mcp`, or `mcpw` where pi has an `/mcp` of its own. */
+  name: string;
   bin: () => string;
   exposure: () => string;
   cwd: () => string;
@@ -76,7 +79,7 @@ export function registerMcpCommand(pi: ExtensionAPI, deps: McpCommandDeps): void
     show(ctx, `${header}\n${body}`, result.code === 0 ? "info" : "warning");
   };
 
-  pi.registerCommand("mcp", {
+  pi.registerCommand(deps.name, {
     description: "MCP servers through mcpw: status | tools | reconnect [server] | auth <server>",
     getArgumentCompletions: (prefix: string) => {
       const words = prefix.split(/\s+/);
@@ -120,7 +123,7 @@ export function registerMcpCommand(pi: ExtensionAPI, deps: McpCommandDeps): void
           }
           case "auth": {
             if (!server) {
-              show(ctx, "Usage: /mcp auth <server>", "warning");
+              show(ctx, `Usage: /${deps.name} auth <server>`, "warning");
               return;
             }
             // Lines are shown as they come: the URL to open appears long before the login ends.
@@ -131,7 +134,7 @@ export function registerMcpCommand(pi: ExtensionAPI, deps: McpCommandDeps): void
             return;
           }
           default:
-            show(ctx, `Unknown subcommand "${sub}". Usage: /mcp status | tools | reconnect [server] | auth <server>`, "warning");
+            show(ctx, `Unknown subcommand "${sub}". Usage: /${deps.name} status | tools | reconnect [server] | auth <server>`, "warning");
         }
       } catch (err) {
         show(ctx, err instanceof Error ? err.message : String(err), "error");
@@ -188,6 +191,9 @@ function promptText(result: GetPromptResult): string {
  * One slash command per MCP prompt. pi cannot unregister a command: a prompt that disappears
  * keeps its command, which then says the prompt is gone.
  */
+/** Command names a prompt never takes: this package's and pi's own. */
+const RESERVED = new Set(["mcp", "mcpw"]);
+
 export class PromptCommands {
   private readonly prompts = new Map<string, Prompt>();
   private readonly registered = new Set<string>();
@@ -233,7 +239,7 @@ export class PromptCommands {
     this.prompts.clear();
     for (const prompt of prompts) {
       this.prompts.set(prompt.name, prompt);
-      if (this.registered.has(prompt.name) || prompt.name === "mcp") continue;
+      if (this.registered.has(prompt.name) || RESERVED.has(prompt.name)) continue;
       this.registered.add(prompt.name);
       const name = prompt.name;
       const usage = (prompt.arguments ?? []).map((a) => (a.required ? `<${a.name}>` : `[${a.name}]`)).join(" ");

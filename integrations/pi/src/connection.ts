@@ -15,7 +15,7 @@ import {
   type Prompt,
   type Tool,
 } from "@modelcontextprotocol/sdk/types.js";
-import { GLOBAL_ARGS } from "./mcpw.ts";
+import { globalArgs } from "./mcpw.ts";
 import type { Exposure } from "./settings.ts";
 
 /** The package's name and version, as its package.json says, tell mcpw who the client is. */
@@ -56,7 +56,7 @@ class Connection {
     onToolsChanged: () => void, onPromptsChanged: () => void): Promise<Connection> {
     const transport = new StdioClientTransport({
       command: options.bin,
-      args: [...GLOBAL_ARGS, "serve", "--exposure", options.exposure],
+      args: [...globalArgs(), "serve", "--exposure", options.exposure],
       // The SDK passes only an allowlist of variables by default; servers need the user's whole
       // environment (tokens, PATH additions, PI_CODING_AGENT_DIR for --import pi).
       env: { ...process.env } as Record<string, string>,
@@ -250,7 +250,7 @@ export class Gateway {
     }
     if (!this.connecting) {
       this.log ??= createWriteStream(this.options.logFile, { flags: "a" });
-      this.log.write(`--- ${new Date().toISOString()} mcpw ${GLOBAL_ARGS.join(" ")} serve --exposure ${this.options.exposure} (cwd ${this.options.cwd})\n`);
+      this.log.write(`--- ${new Date().toISOString()} mcpw ${[...globalArgs(), "serve"].join(" ")} --exposure ${this.options.exposure} (cwd ${this.options.cwd})\n`);
       this.connecting = Connection.open(this.options, this.stderrTail, this.log, (c) => this.closed(c),
         () => this.toolRelist.trigger(), () => this.promptRelist.trigger())
         .then((c) => {
@@ -263,7 +263,7 @@ export class Gateway {
           return c;
         })
         .catch((err) => {
-          throw new Error(`mcpw: could not start \`${this.options.bin} ${GLOBAL_ARGS.join(" ")} serve\`: ${errorText(err)}${this.stderrHint()}`);
+          throw new Error(`mcpw: could not start \`${[this.options.bin, ...globalArgs(), "serve"].join(" ")}\`: ${errorText(err)}${this.stderrHint()}`);
         })
         .finally(() => {
           this.connecting = undefined;

@@ -3,8 +3,26 @@ import { spawn } from "node:child_process";
 import { accessSync, constants, statSync } from "node:fs";
 import { delimiter, isAbsolute, join, resolve } from "node:path";
 
-/** Every mcpw command also reads pi's MCP config (agent dir and project `.pi/mcp.json`). */
-export const GLOBAL_ARGS = ["--import", "pi"];
+/**
+ * Every mcpw command also reads pi's MCP config (agent dir and project `.pi/mcp.json`), unless pi
+ * serves that config itself (pi 1.x's built-in MCP): the servers would then run twice.
+ */
+let importPi = true;
+
+/** The options every mcpw command gets. */
+export function globalArgs(): string[] {
+  return importPi ? ["--import", "pi"] : [];
+}
+
+/** pi runs the servers of its own `mcp.json`: mcpw serves its own config alone. */
+export function leavePiConfigToPi(): void {
+  importPi = false;
+}
+
+/** Whether this pi has MCP support of its own (pi 0.99 and later can register MCP servers). */
+export function piHasOwnMcp(pi: object): boolean {
+  return typeof (pi as { registerMcpServer?: unknown }).registerMcpServer === "function";
+}
 
 export class McpwNotFoundError extends Error {
   constructor(detail: string) {
@@ -57,7 +75,7 @@ export interface RunResult {
 }
 
 /**
- * Runs `mcpw --import pi <args>` to completion. `onLine` sees stdout and stderr lines as they
+ * Runs `mcpw <global args> <args>` to completion. `onLine` sees stdout and stderr lines as they
  * come (auth login prints the URL to open long before it exits).
  */
 export function runMcpw(
@@ -66,7 +84,7 @@ export function runMcpw(
   options: { cwd: string; timeoutMs?: number; signal?: AbortSignal; onLine?: (line: string) => void },
 ): Promise<RunResult> {
   return new Promise((resolvePromise, reject) => {
-    const child = spawn(bin, [...GLOBAL_ARGS, ...args], {
+    const child = spawn(bin, [...globalArgs(), ...args], {
       cwd: options.cwd,
       env: { ...process.env },
       stdio: ["ignore", "pipe", "pipe"],

@@ -54,18 +54,27 @@ export function checkMcpw(cfg) {
   if (!help.includes("--import")) throw new Error(`${cfg.mcpw} has no --import option; build a newer mcpw`);
 }
 
-/** A sandbox: HOME, pi's agent dir (with mcp.json naming the test server `s`), project, TMPDIR. */
+/** The `/mcp…` command of the package: `/mcpw` beside pi 1.x's own `/mcp`. */
+export const commandOf = (cfg) => (cfg.line === "1.x" ? "/mcpw" : "/mcp");
+
+/**
+ * A sandbox: HOME, pi's agent dir, project, TMPDIR, with the test server `s` configured where the
+ * package's mcpw reads it: pi 0.73 has no MCP of its own, so mcpw imports pi's `mcp.json`
+ * (pi-mcp-adapter's format); beside pi 1.x's own MCP, mcpw serves its own config
+ * (`$HOME/.config/mcpw/mcp.json`). `box.config` is that file.
+ */
 export function sandbox(cfg, name, { everything = false } = {}) {
   const root = mkdtempSync(join(tmpdir(), `mcpw-pi-${name}-`));
   const dirs = { home: join(root, "home"), agent: join(root, "agent"), project: join(root, "project"), tmp: join(root, "tmp") };
   for (const dir of Object.values(dirs)) mkdirSync(dir, { recursive: true });
   const files = { pids: join(root, "server.pids"), cancel: join(root, "cancel"), methods: join(root, "methods") };
-  // pi-mcp-adapter's format, in pi's agent dir: what `mcpw --import pi` reads.
   const mcpServers = {
     s: { command: cfg.node, args: [cfg.misbehave, "ok"], env: { PID_FILE: files.pids, CANCEL_FILE: files.cancel, METHODS_FILE: files.methods } },
   };
   if (everything) mcpServers.e = { command: cfg.node, args: [cfg.everything, "stdio"] };
-  writeFileSync(join(dirs.agent, "mcp.json"), JSON.stringify({ mcpServers }, null, 2));
+  const configFile = cfg.line === "1.x" ? join(dirs.home, ".config/mcpw/mcp.json") : join(dirs.agent, "mcp.json");
+  mkdirSync(dirname(configFile), { recursive: true });
+  writeFileSync(configFile, JSON.stringify({ mcpServers }, null, 2));
   const marker = `${name}-${process.pid}-${Date.now()}`;
   const env = {
     PATH: process.env.PATH,
@@ -77,13 +86,14 @@ export function sandbox(cfg, name, { everything = false } = {}) {
     MCPW_BIN: cfg.mcpw,
     MCPW_PI_TEST_RUN: marker,
   };
-  return { root, ...dirs, files, env, marker, mcpw: cfg.mcpw, servers: Object.keys(mcpServers) };
+  const globalArgs = cfg.line === "1.x" ? [] : ["--import", "pi"];
+  return { root, ...dirs, config: configFile, globalArgs, files, env, marker, mcpw: cfg.mcpw, servers: Object.keys(mcpServers) };
 }
 
 /** Fills mcpw's cache for the sandbox's servers (each started once, briefly), then forgets their pids. */
 export function warmCache(box) {
   for (const server of box.servers) {
-    const r = spawnSync(box.mcpw, ["--import", "pi", "connect", server], { cwd: box.project, env: box.env, encoding: "utf8", timeout: 30_000 });
+    const r = spawnSync(box.mcpw, [...box.globalArgs, "connect", server], { cwd: box.project, env: box.env, encoding: "utf8", timeout: 30_000 });
     if (r.status !== 0) throw new Error(`mcpw connect ${server} failed (${r.status}): ${r.stderr}${r.stdout}`);
   }
   writeFileSync(box.files.pids, "");

@@ -9,7 +9,7 @@ import { createConnection, createServer } from "node:net";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import {
-  Pi, checkMcpw, config, fileHas, finalText, isAlive, markedProcesses, mcpwServe, pidsIn, resultText, sandbox, toolEnds, until, warmCache,
+  Pi, checkMcpw, commandOf, config, fileHas, finalText, isAlive, markedProcesses, mcpwServe, pidsIn, resultText, sandbox, toolEnds, until, warmCache,
 } from "./harness.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -53,12 +53,20 @@ function start(box, options) {
 }
 
 const isLine15 = cfg.line === "1.x";
+/** The package's command: `/mcp`, or `/mcpw` beside pi's own. */
+const cmd = commandOf(cfg);
 
 const scenarios = {
   /** proxy: search, then call through the one `mcp` tool; /mcp status and /mcp tools answer. */
   async proxy() {
     const box = newBox("proxy");
     warmCache(box);
+    // pi 1.x runs the servers of its own mcp.json itself: mcpw leaves them, and pi's MCP, alone.
+    const ownPids = join(box.root, "own.pids");
+    if (isLine15) {
+      const own = { command: cfg.node, args: [cfg.misbehave, "ok"], env: { PID_FILE: ownPids } };
+      writeFileSync(join(box.agent, "mcp.json"), JSON.stringify({ mcpServers: { own } }));
+    }
     const pi = start(box, { scenario: "proxy" });
     const { events, end } = await pi.prompt("find the echo tool and echo hello");
     const [search, callEcho] = toolEnds(events);
@@ -69,14 +77,21 @@ const scenarios = {
     assert.equal(callEcho?.isError, false, resultText(callEcho));
     assert.equal(resultText(callEcho), "Echo: hello proxy");
     assert.match(finalText(end), /Echo: hello proxy/, "the echo reached the model");
-    const status = await pi.command("/mcp status", { settle: (e) => e.type === "extension_ui_request" && e.method === "notify" });
+    const status = await pi.command(`${cmd} status`, { settle: (e) => e.type === "extension_ui_request" && e.method === "notify" });
     const note = status.find((e) => e.method === "notify");
     assert.match(note.message, /^mcpw \(proxy\): serve running, pid \d+/);
     assert.match(note.message, /\ns: /, "status names server s");
-    const listed = await pi.command("/mcp tools", { settle: (e) => e.type === "extension_ui_request" && e.method === "notify" });
+    const listed = await pi.command(`${cmd} tools`, { settle: (e) => e.type === "extension_ui_request" && e.method === "notify" });
     assert.match(listed.find((e) => e.method === "notify").message, /^1 mcpw tools:\nmcp: /);
+    if (isLine15) {
+      assert.doesNotMatch(resultText(search), /own/, "mcpw does not serve pi's own servers");
+      assert.doesNotMatch(note.message, /\nown: /);
+      await until(() => pidsIn(ownPids).length > 0, "pi's own MCP starting its server");
+    }
+    const stderr = pi.stderr;
     await pi.close();
-    return `search + call through mcp; model saw "${finalText(end)}"`;
+    assert.doesNotMatch(stderr, /built-in extension `mcp` was not loaded/, "pi keeps its own MCP");
+    return `search + call through mcp; model saw "${finalText(end)}"${isLine15 ? `; pi's own MCP ran its server beside ${cmd}` : ""}`;
   },
 
   /** tool-search: ToolSearch loads s__echo, which the model calls in the same prompt (and the next). */
@@ -97,9 +112,7 @@ const scenarios = {
     assert.equal(resultText(nextEcho), "Echo: loaded in the next prompt");
     const stderr = pi.stderr;
     await pi.close();
-    // pi 1.x's built-in MCP support reads the same mcp.json; registering /mcp replaces it (pi
-    // warns), so that the servers are not run twice.
-    if (isLine15) assert.match(stderr, /registers command `\/mcp`, so built-in extension `mcp` was not loaded/);
+    assert.doesNotMatch(stderr, /built-in extension `mcp` was not loaded/, "pi keeps its own MCP");
     const same = `same prompt: isError=${sameEcho.isError} "${resultText(sameEcho)}"`;
     if (isLine15) {
       assert.equal(sameEcho.isError, false, resultText(sameEcho));
@@ -157,7 +170,7 @@ const scenarios = {
     warmCache(box);
     const pi = start(box, { scenario: "crash", env: { MCPW_PI_EXPOSURE: "direct" } });
     // With a warm cache the tools are known before the first prompt and no server is started.
-    const listed = await pi.command("/mcp tools", { settle: (e) => e.type === "extension_ui_request" && e.method === "notify" });
+    const listed = await pi.command(`${cmd} tools`, { settle: (e) => e.type === "extension_ui_request" && e.method === "notify" });
     const cached = JSON.parse(spawnSync(box.mcpw, ["--import", "pi", "tools", "--exposure", "direct", "--json"],
       { cwd: box.project, env: box.env, encoding: "utf8" }).stdout).tools.length;
     assert.ok(cached >= 10, `the cache holds the server's tools (${cached})`);
@@ -235,7 +248,7 @@ const scenarios = {
     const pi = start(box, { scenario: "reconnect", env: { MCPW_PI_EXPOSURE: "direct" } });
     assert.equal(resultText(toolEnds((await pi.prompt("echo")).events)[0]), "Echo: before");
     const [old] = mcpwServe(box.marker);
-    const said = await pi.command("/mcp reconnect s", { settle: (e) => e.type === "extension_ui_request" && e.method === "notify" && /restarted/.test(e.message ?? "") });
+    const said = await pi.command(`${cmd} reconnect s`, { settle: (e) => e.type === "extension_ui_request" && e.method === "notify" && /restarted/.test(e.message ?? "") });
     const notes = said.filter((e) => e.method === "notify").map((e) => e.message);
     assert.match(notes.at(-1), /^mcpw restarted: \d+ tools\.$/, notes.join(" | "));
     const after = await pi.prompt("echo again");
@@ -255,16 +268,17 @@ const scenarios = {
     const oauth = spawn(cfg.node, [join(dirname(cfg.misbehave), "oauth-server.mjs")], { env: { ...box.env, PORT: String(port) }, stdio: "ignore" });
     try {
       await until(() => canConnect(port), "the OAuth server listening");
-      const agentConfig = join(box.agent, "mcp.json");
-      const servers = JSON.parse(readFileSync(agentConfig, "utf8"));
+      const servers = JSON.parse(readFileSync(box.config, "utf8"));
       servers.mcpServers.o = { url: `http://127.0.0.1:${port}/mcp` };
-      writeFileSync(agentConfig, JSON.stringify(servers));
+      writeFileSync(box.config, JSON.stringify(servers));
       // No keyring here: mcpw's own settings choose its file store.
-      mkdirSync(join(box.home, ".config/mcpw"), { recursive: true });
-      writeFileSync(join(box.home, ".config/mcpw/mcp.json"), JSON.stringify({ settings: { credentialStore: "file" } }));
+      const own = join(box.home, ".config/mcpw/mcp.json");
+      mkdirSync(dirname(own), { recursive: true });
+      const mcpwConfig = box.config === own ? servers : {};
+      writeFileSync(own, JSON.stringify({ ...mcpwConfig, settings: { credentialStore: "file" } }));
       const browser = resolve(here, "../../../tests/conformance/browser.sh");
       const pi = start(box, { scenario: "auth", env: { MCPW_PI_EXPOSURE: "direct", BROWSER: browser } });
-      const said = await pi.command("/mcp auth o", { settle: (e) => e.method === "notify" && /^(Logged in to o\.|mcpw auth login o exited)/.test(e.message ?? "") });
+      const said = await pi.command(`${cmd} auth o`, { settle: (e) => e.method === "notify" && /^(Logged in to o\.|mcpw auth login o exited)/.test(e.message ?? "") });
       const notes = said.filter((e) => e.method === "notify").map((e) => e.message);
       assert.ok(notes.includes("Logged in to o."), notes.join(" | "));
       const { events } = await pi.prompt("who am I");
@@ -272,7 +286,7 @@ const scenarios = {
       assert.equal(whoami?.isError, false, resultText(whoami));
       assert.match(resultText(whoami), /^client /);
       await pi.close();
-      return `logged in through /mcp auth; o__whoami: "${resultText(whoami)}"`;
+      return `logged in through ${cmd} auth; o__whoami: "${resultText(whoami)}"`;
     } finally {
       oauth.kill();
     }
@@ -354,7 +368,7 @@ const scenarios = {
     const box = newBox("code");
     warmCache(box);
     const pi = start(box, { scenario: "code", env: { MCPW_PI_EXPOSURE: "code" } });
-    const listed = await pi.command("/mcp tools", { settle: (e) => e.type === "extension_ui_request" && e.method === "notify" });
+    const listed = await pi.command(`${cmd} tools`, { settle: (e) => e.type === "extension_ui_request" && e.method === "notify" });
     assert.match(listed.find((e) => e.method === "notify").message, /^1 mcpw tools:\ncode: /);
     const { events } = await pi.prompt("run a script");
     const [run] = toolEnds(events);
