@@ -163,6 +163,8 @@ pub struct Gateway {
     client: Arc<Mutex<Option<ClientScope>>>,
     /// What this session shares with other replicas.
     link: Arc<replicas::Link>,
+    /// Binary content this session's scripts got, read back by reference.
+    shelf: Arc<crate::kept::Shelf>,
 }
 
 impl Gateway {
@@ -178,6 +180,7 @@ impl Gateway {
         );
         Gateway {
             watching,
+            shelf: Arc::new(shared.host.new_shelf()),
             shared,
             activated,
             listed: Default::default(),

@@ -153,6 +153,10 @@ pub struct Host {
     ),
     /// The script guest, once loaded.
     scripter: scripts::Loaded,
+    /// Binary content kept for the sessions that got it.
+    kept: Arc<crate::kept::Store>,
+    /// What scripts run from Rust keep.
+    shelf: crate::kept::Shelf,
 }
 
 /// How the host's catalog is named: the configured prefix, and the names
@@ -236,6 +240,7 @@ impl Host {
             }
         }
         let naming = naming_options(&config);
+        let kept = crate::kept::Store::new(Default::default());
         let stats = crate::stats::StatsConfig::from_setting(
             config.settings.capture_stats.as_ref(),
             &env.state_dir(),
@@ -267,6 +272,8 @@ impl Host {
             watched: Default::default(),
             guests,
             scripter: Default::default(),
+            shelf: kept.shelf(),
+            kept,
         })
     }
 

@@ -45,6 +45,8 @@ pub mod gateway;
 #[cfg(feature = "gateway")]
 pub mod host;
 #[cfg(feature = "gateway")]
+pub mod kept;
+#[cfg(feature = "gateway")]
 pub mod lifecycle;
 #[cfg(feature = "gateway")]
 pub(crate) mod log_level;

@@ -6,6 +6,8 @@
 //        {"op": "listPrompts"} | {"op": "getPrompt", "name", "arguments"}
 //        {"op": "cancelCall", "name", "arguments", "afterMs"} | {"op": "bench", "name", "arguments", "n"}
 //        {"op": "parallel", "steps": [...]} (each result gets "elapsedMs")
+//        {"op": "readResource", "uri"} | {"op": "readResource", "linkOf": step, "link": n}
+//          (the n-th resource_link in an earlier step's result; {"error"} if the read fails)
 // Prints {"results": [...]} (one entry per step) or {"error": "..."} on stdout.
 import { readFileSync } from "node:fs";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -18,6 +20,8 @@ const client = new Client({ name: "mcpw-test-client", version: "1.0.0" });
 let listChanged = 0;
 let mark = 0;
 const waiters = [];
+/** The results of the steps so far. */
+const results = [];
 client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
   listChanged++;
   waiters.splice(0).forEach((w) => w());
@@ -90,6 +94,15 @@ async function step(s) {
       const at = (p) => times[Math.round((times.length - 1) * p)];
       return { n: times.length, p50: at(0.5), p99: at(0.99), mean: times.reduce((a, b) => a + b, 0) / times.length };
     }
+    case "readResource": {
+      const uri = s.uri ?? (results[s.linkOf]?.content ?? []).filter((c) => c.type === "resource_link")[s.link ?? 0]?.uri;
+      if (!uri) throw new Error(`no resource link ${s.link ?? 0} in step ${s.linkOf}`);
+      try {
+        return { uri, ...(await client.readResource({ uri })) };
+      } catch (e) {
+        return { uri, error: String(e) };
+      }
+    }
     case "waitForFile": {
       // Waits (up to timeoutMs) until `file` holds `contains`: the session stays
       // open meanwhile, so its servers keep running.
@@ -123,7 +136,6 @@ async function step(s) {
 
 try {
   await client.connect(transport(plan.connect));
-  const results = [];
   for (const s of plan.steps) results.push(await step(s));
   console.log(JSON.stringify({ results }));
   await client.close();

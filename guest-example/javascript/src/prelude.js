@@ -6,7 +6,8 @@
 
   // A call's value: its structured content when it sent one, else its text;
   // content that is not all text (images, resources) comes back as blocks,
-  // with binary data replaced by its size. A tool error throws.
+  // binary data replaced by its size and the `uri` the host kept it at. A
+  // tool error throws.
   const settle = (name, text) => {
     const r = JSON.parse(text);
     if (r.failure !== undefined) {

@@ -12,6 +12,7 @@ In scope:
 - `await mcp.search(query, {limit})`: finds tools by what they do; each hit is `{name, server, declaration}`, the declaration a TypeScript signature of the call.
 - `mcp.describe(name)`: one tool's TypeScript signature.
 - `console.log(...)`: kept and shown after the value.
+Images, audio and other binary content come back as blocks `{type, mimeType, bytes, uri}`, never as bytes: return the `uri` and it is linked in the result, where the client reads it.
 Calls that do not depend on each other run at the same time with `await Promise.all([...])`.
 
 Find tools first when you do not know their names. ES2020+ with JSON, no modules; no files, network, timers or clock beyond the tools (`Date.now()` is 0).

@@ -115,7 +115,41 @@ pub async fn run(
     if matches!(report.value, Err(ScriptFailure::Cancelled)) {
         return Err(McpError::internal_error("cancelled by the client", None));
     }
-    tell(report)
+    let links = match &report.value {
+        Ok(value) => kept_links(value, &gw.shelf),
+        Err(_) => Vec::new(),
+    };
+    let told = tell(report)?;
+    if links.is_empty() {
+        return Ok(told);
+    }
+    let mut told = serde_json::to_value(told).map_err(super::internal)?;
+    if let Some(Value::Array(content)) = told.get_mut("content") {
+        content.extend(links);
+    }
+    super::from_json(told)
+}
+
+/// A `resource_link` for each kept item whose URI the script's value names,
+/// so that a client sees what it can read.
+fn kept_links(value: &str, shelf: &crate::kept::Shelf) -> Vec<Value> {
+    let prefix = crate::kept::URI_PREFIX;
+    let mut links: Vec<Value> = Vec::new();
+    for (at, _) in value.match_indices(prefix) {
+        let id_len = value[at + prefix.len()..]
+            .find(|c: char| !c.is_ascii_alphanumeric())
+            .unwrap_or(value.len() - at - prefix.len());
+        let uri = &value[at..at + prefix.len() + id_len];
+        if links.iter().any(|l| l["uri"] == uri) {
+            continue;
+        }
+        if let Some(blob) = shelf.read(uri) {
+            links.push(json!({"type": "resource_link", "uri": uri,
+                "name": uri.trim_start_matches(prefix), "mimeType": blob.mime_type,
+                "size": blob.bytes()}));
+        }
+    }
+    links
 }
 
 /// The report as the agent reads it.

@@ -171,6 +171,9 @@ impl Gateway {
         client: &ClientScope,
         uri: &str,
     ) -> Result<ReadResourceResult, McpError> {
+        if uri.starts_with(crate::kept::URI_PREFIX) {
+            return self.kept_read(uri);
+        }
         self.shared.ready().await;
         let host = &self.shared.host;
         let route = host
@@ -178,6 +181,21 @@ impl Gateway {
             .await
             .map_err(host_error)?;
         from_json(host.read_routed(&route).await.map_err(host_error)?)
+    }
+
+    /// Binary content this session's scripts got: read by this session only.
+    fn kept_read(&self, uri: &str) -> Result<ReadResourceResult, McpError> {
+        let blob = self.shelf.read(uri).ok_or_else(|| {
+            McpError::resource_not_found(
+                format!("resource \"{uri}\" not found: kept results expire, and belong to the session that got them"),
+                Some(json!({"uri": uri})),
+            )
+        })?;
+        from_json(json!({"contents": [{
+            "uri": uri,
+            "mimeType": blob.mime_type,
+            "blob": &*blob.base64,
+        }]}))
     }
 
     /// `resources/subscribe` (`subscribe`) or `resources/unsubscribe`.

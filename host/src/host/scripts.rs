@@ -5,6 +5,7 @@
 //! Rust against every tool of the host.
 
 use super::{Host, HostError};
+use crate::kept::{Blob, Shelf};
 use crate::plugin::script::{
     Done, ScriptControl, ScriptLimits, ScriptReport, Scripter, ToolInfo, Toolbox,
 };
@@ -12,7 +13,6 @@ use crate::plugin::{
     CallOutcome, DEFAULT_SCRIPT_GUEST, Grants, GuestModule, LoadOptions, PluginError, Role,
     SearchOptions, ServiceError,
 };
-use crate::present::Content;
 use serde_json::{Value, json};
 use std::sync::Arc;
 
@@ -128,12 +128,13 @@ impl Drop for ScriptCalls {
 }
 
 /// One call of a script, made as any call of the host is; its result as a
-/// script gets it (binary data replaced by its size).
+/// script gets it, binary content kept on `shelf` and replaced by a reference.
 pub(crate) async fn script_call(
     host: &Host,
     entry: &crate::catalog::Entry,
     arguments: &str,
     options: crate::host::CallOptions,
+    shelf: &Shelf,
 ) -> Result<CallOutcome, ServiceError> {
     let args = match serde_json::from_str::<Value>(arguments) {
         Ok(Value::Object(m)) => m,
@@ -148,21 +149,57 @@ pub(crate) async fn script_call(
         .await
         .map_err(service_error)?;
     let out = crate::host::present_result(entry, raw);
+    let blocks = match out.mcp_result.get("contents") {
+        // A resource read: its text as text, binary contents as embedded
+        // resources (kept below).
+        Some(Value::Array(contents)) => contents
+            .iter()
+            .map(|c| match c.get("text") {
+                Some(text) => json!({"type": "text", "text": text}),
+                None => json!({"type": "resource", "resource": c}),
+            })
+            .collect(),
+        _ => match out.mcp_result.get("content") {
+            Some(Value::Array(blocks)) => blocks.clone(),
+            _ => Vec::new(),
+        },
+    };
+    let content = blocks.iter().map(|b| for_script(b, shelf)).collect();
     Ok(CallOutcome {
-        content: Value::Array(out.content.iter().map(without_bytes).collect()).to_string(),
+        content: Value::Array(content).to_string(),
         structured_content: out.structured_content.map(|v| v.to_string()),
         is_error: out.is_error,
     })
 }
 
-/// A content block for a script: binary data replaced by its size.
-fn without_bytes(block: &Content) -> Value {
-    match block {
-        Content::Text { text } => json!({"type": "text", "text": text}),
-        Content::Image { data, mime_type } => {
-            json!({"type": "image", "mimeType": mime_type, "bytes": data.len() / 4 * 3})
+/// A content block as a script sees it: binary data (images, audio, blobs
+/// of embedded resources) kept on `shelf`, and in its place its type, MIME
+/// type, size and `uri`, where the session reads it (`resources/read`).
+/// `uri` is null when the shelf has no room for it.
+fn for_script(block: &Value, shelf: &Shelf) -> Value {
+    let kind = block.get("type").and_then(Value::as_str).unwrap_or("");
+    let (data, mime, source) = match kind {
+        "image" | "audio" => (block.get("data"), block.get("mimeType"), None),
+        "resource" => {
+            let r = block.get("resource").unwrap_or(&Value::Null);
+            if r.get("blob").is_none() {
+                return json!({"type": "resource", "uri": r.get("uri"),
+                    "mimeType": r.get("mimeType"), "text": r.get("text")});
+            }
+            (r.get("blob"), r.get("mimeType"), r.get("uri"))
         }
+        _ => return block.clone(),
+    };
+    let blob = Blob {
+        mime_type: mime.and_then(Value::as_str).unwrap_or_default().to_string(),
+        base64: data.and_then(Value::as_str).unwrap_or_default().into(),
+    };
+    let mut seen = json!({"type": kind, "mimeType": blob.mime_type, "bytes": blob.bytes()});
+    if let Some(source) = source {
+        seen["source"] = source.clone();
     }
+    seen["uri"] = json!(shelf.keep(blob));
+    seen
 }
 
 /// A host error as a script's toolbox tells it.
@@ -201,7 +238,9 @@ impl Toolbox for HostToolbox {
         let (host, name, arguments) = (self.host.clone(), name.to_string(), arguments.to_string());
         self.calls.spawn(async move {
             let outcome = match host.resolve(&name).await {
-                Ok(entry) => script_call(&host, &entry, &arguments, Default::default()).await,
+                Ok(entry) => {
+                    script_call(&host, &entry, &arguments, Default::default(), &host.shelf).await
+                }
                 Err(e) => Err(service_error(e)),
             };
             done(outcome);
@@ -233,6 +272,17 @@ impl Toolbox for HostToolbox {
 }
 
 impl Host {
+    /// Binary content that a script run from Rust got, by the `uri` it saw
+    /// in its place; none once expired or evicted.
+    pub fn kept(&self, uri: &str) -> Option<Blob> {
+        self.shelf.read(uri)
+    }
+
+    /// A new shelf for one session's binary content.
+    pub(crate) fn new_shelf(&self) -> Shelf {
+        self.kept.shelf()
+    }
+
     /// Runs a script against every tool of the host (code mode from Rust),
     /// under the configured limits lowered to `limits` where given; `control`
     /// cancels it.

@@ -194,6 +194,89 @@ fn hostile_scripts_each_get_their_own_error_and_the_session_goes_on() {
     );
 }
 
+/// Gets server-everything's image and a gzip file as an embedded resource:
+/// the script sees references, not bytes.
+const BINARY: &str = r#"
+const img = (await tools["everything__get-tiny-image"]({})).find((b) => b.type === "image");
+const gz = (await tools["everything__gzip-file-as-resource"]({name: "a.gz",
+  data: "data:text/plain;base64," + "aGVsbG8gd29ybGQK".repeat(64), outputType: "resource"}))
+  .find((b) => b.type === "resource");
+return {img, gz};
+"#;
+
+#[test]
+fn binary_content_reaches_a_script_as_references_the_session_reads_back() {
+    for exposure in ["proxy", "code"] {
+        let s = setup();
+        let mut steps = vec![script(exposure, BINARY, json!({}))];
+        steps.push(json!({"op": "readResource", "linkOf": 0, "link": 0}));
+        steps.push(json!({"op": "readResource", "linkOf": 0, "link": 1}));
+        steps.push(json!({"op": "readResource", "uri": "mcpw://results/0123456789abcdef0"}));
+        if exposure == "proxy" {
+            let direct = json!({"tool": "everything__get-tiny-image"});
+            steps.push(json!({"op": "callTool", "name": "mcp", "arguments": direct}));
+        }
+        let r = client(connect(&s, exposure), Value::Array(steps)).unwrap();
+        let value = &r[0]["structuredContent"]["value"];
+        let (img, gz) = (&value["img"], &value["gz"]);
+        assert_eq!(img["mimeType"], "image/png", "{exposure}: {value}");
+        assert!(img.get("data").is_none(), "no bytes in the script: {img}");
+        assert_eq!(gz["mimeType"], "application/gzip", "{gz}");
+        assert!(gz["source"].as_str().unwrap().ends_with("a.gz"), "{gz}");
+        let links: Vec<&Value> = r[0]["content"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|c| c["type"] == "resource_link")
+            .collect();
+        assert_eq!(
+            links.len(),
+            2,
+            "the value's references are linked: {}",
+            r[0]
+        );
+        assert_eq!(links[0]["uri"], img["uri"]);
+        assert_eq!(links[0]["size"], img["bytes"]);
+        for (read, seen) in [(&r[1], img), (&r[2], gz)] {
+            assert_eq!(read["uri"], seen["uri"], "{read}");
+            let blob = read["contents"][0]["blob"]
+                .as_str()
+                .unwrap_or_else(|| panic!("{read}"));
+            let padding = blob.bytes().rev().take_while(|&b| b == b'=').count();
+            assert_eq!(
+                json!(blob.len() / 4 * 3 - padding),
+                seen["bytes"],
+                "{exposure}: the whole of it"
+            );
+            assert_eq!(read["contents"][0]["mimeType"], seen["mimeType"]);
+        }
+        assert!(
+            r[2]["contents"][0]["blob"]
+                .as_str()
+                .unwrap()
+                .starts_with("H4sI"),
+            "gzip"
+        );
+        assert!(
+            r[3]["error"].as_str().unwrap().contains("not found"),
+            "an unknown id: {}",
+            r[3]
+        );
+        if exposure == "proxy" {
+            let direct = r[4]["content"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|c| c["type"] == "image")
+                .unwrap_or_else(|| panic!("{}", r[4]));
+            assert_eq!(
+                r[1]["contents"][0]["blob"], direct["data"],
+                "the same bytes"
+            );
+        }
+    }
+}
+
 #[test]
 fn cancelling_a_script_stops_its_calls_and_the_session_goes_on() {
     let s = setup();
@@ -281,11 +364,7 @@ const ADMIN: &str = "admin-token-0123456789";
 
 /// A script's value through an rmcp client over Streamable HTTP.
 async fn run_over_http(url: &str, token: &str, code: &str) -> Value {
-    use rmcp::ServiceExt;
-    use rmcp::transport::StreamableHttpClientTransport;
-    use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-    let config = StreamableHttpClientTransportConfig::with_uri(url).auth_header(token);
-    let client = ().serve(StreamableHttpClientTransport::from_config(config)).await.unwrap();
+    let client = http_client(url, token).await;
     let Value::Object(args) = json!({"code": code}) else {
         unreachable!()
     };
@@ -343,4 +422,38 @@ async fn scripts_reach_only_their_tokens_servers_and_sessions_never_mix() {
             20
         );
     }
+
+    // What one session's script kept, another session of the same token
+    // cannot read, while both are open.
+    let (a, b) = tokio::join!(http_client(&url, ADMIN), http_client(&url, ADMIN));
+    let Value::Object(args) = json!({"code": "const r = await tools['everything__get-tiny-image']({}); return r.find((b) => b.type === 'image').uri"})
+    else {
+        unreachable!()
+    };
+    let request = rmcp::model::CallToolRequestParams::new("code").with_arguments(args);
+    let ran = serde_json::to_value(a.call_tool(request).await.unwrap()).unwrap();
+    let uri = ran["structuredContent"]["value"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{ran}"));
+    let read = |uri: &str| rmcp::model::ReadResourceRequestParams::new(uri);
+    let mine = a.read_resource(read(uri)).await.unwrap();
+    assert_eq!(mine.contents.len(), 1);
+    let theirs = b.read_resource(read(uri)).await;
+    let error = format!("{:?}", theirs.expect_err("another session reads nothing"));
+    assert!(error.contains("not found"), "{error}");
+    let _ = tokio::join!(a.cancel(), b.cancel());
+}
+
+/// An rmcp client over Streamable HTTP with `token`.
+async fn http_client(
+    url: &str,
+    token: &str,
+) -> rmcp::service::RunningService<rmcp::RoleClient, ()> {
+    use rmcp::ServiceExt;
+    use rmcp::transport::StreamableHttpClientTransport;
+    use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+    let config = StreamableHttpClientTransportConfig::with_uri(url).auth_header(token);
+    ().serve(StreamableHttpClientTransport::from_config(config))
+        .await
+        .unwrap()
 }

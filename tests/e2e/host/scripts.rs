@@ -33,6 +33,22 @@ async fn a_host_runs_a_script_against_its_tools() {
         report.calls
     );
 
+    // Binary content comes as a reference the host reads back.
+    let report = host
+        .run_script(
+            "const r = await tools['everything__get-tiny-image']({}); \
+             return r.find((b) => b.type === 'image')",
+            None,
+            ScriptControl::default(),
+        )
+        .await
+        .unwrap();
+    let image: serde_json::Value = serde_json::from_str(report.value.as_deref().unwrap()).unwrap();
+    let kept = host.kept(image["uri"].as_str().unwrap()).expect("kept");
+    assert_eq!(kept.mime_type, "image/png");
+    assert_eq!(image["bytes"], kept.bytes(), "{image}");
+    assert!(kept.base64.starts_with("iVBORw0KGgo"), "a PNG");
+
     // No host clock: time stands at the Unix epoch.
     let report = host
         .run_script(

@@ -80,7 +80,9 @@ impl Toolbox for SessionToolbox {
         let progress = self.progress.clone();
         self.calls.spawn(async move {
             let outcome = match gw.shared.resolve_for(&client, &name).await {
-                Ok(entry) => script_call(&gw.shared.host, &entry, &arguments, options).await,
+                Ok(entry) => {
+                    script_call(&gw.shared.host, &entry, &arguments, options, &gw.shelf).await
+                }
                 Err(e) => Err(service_error(e)),
             };
             if let Some(p) = progress {
