@@ -20,6 +20,7 @@ mod elicit;
 mod plugin_cmd;
 mod serve_cmd;
 mod servers_cmd;
+mod trust_cmd;
 
 use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
@@ -87,6 +88,8 @@ enum Command {
     /// Log in to servers that ask for OAuth, log out, and see what mcpw holds.
     #[command(subcommand)]
     Auth(auth_cmd::AuthCommand),
+    /// A project's servers wait for your approval: list them, approve them, take approvals back.
+    Trust(trust_cmd::TrustArgs),
 }
 
 pub fn main() -> ExitCode {
@@ -114,6 +117,7 @@ pub fn main() -> ExitCode {
         Command::Search(args) => catalog_cmd::search(args, &sources),
         Command::Cache(cmd) => servers_cmd::cache(cmd, &sources),
         Command::Stats(args) => servers_cmd::stats(args, &sources),
+        Command::Trust(args) => trust_cmd::run(args, &sources),
         Command::Demo => with_runtime(demo_cmd::demo(&sources)),
         // One stdio session: one runtime thread, so that a message handed from
         // task to task never has to wake another thread.

@@ -20,6 +20,7 @@ pub mod model;
 pub mod plugins;
 pub mod shared_url;
 pub mod show;
+pub mod trust;
 pub mod validate;
 
 pub use grants::{Capability, Grants};
@@ -235,6 +236,8 @@ pub struct Config {
     pub sources: Vec<SourceFile>,
     /// Problems, in the order found.
     pub diagnostics: Vec<Diagnostic>,
+    /// The project's servers left out until approved (or ignored).
+    pub trust: trust::ProjectTrust,
 }
 
 impl Config {

@@ -10,3 +10,4 @@ mod listen;
 mod loading;
 mod misbehaving;
 mod scripts;
+mod trust;

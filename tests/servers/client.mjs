@@ -8,8 +8,12 @@
 //        {"op": "parallel", "steps": [...]} (each result gets "elapsedMs")
 //        {"op": "readResource", "uri"} | {"op": "readResource", "linkOf": step, "link": n}
 //          (the n-th resource_link in an earlier step's result; {"error"} if the read fails)
+//        {"op": "run", "command", "args", "cwd", "env"} (a command run to its end, mid-session)
+//        {"op": "writeFile", "path", "text"}
+//        {"op": "waitForTool", "name", "present", "timeoutMs"} (re-lists at each tools/list_changed)
 // Prints {"results": [...]} (one entry per step) or {"error": "..."} on stdout.
-import { readFileSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { readFileSync, writeFileSync } from "node:fs";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
@@ -32,7 +36,7 @@ function transport(c) {
     const headers = c.token ? { Authorization: `Bearer ${c.token}` } : {};
     return new StreamableHTTPClientTransport(new URL(c.url), { requestInit: { headers } });
   }
-  return new StdioClientTransport({ command: c.command, args: c.args ?? [], env: { ...process.env, ...(c.env ?? {}) }, stderr: "ignore" });
+  return new StdioClientTransport({ command: c.command, args: c.args ?? [], cwd: c.cwd, env: { ...process.env, ...(c.env ?? {}) }, stderr: "ignore" });
 }
 
 async function step(s) {
@@ -44,6 +48,24 @@ async function step(s) {
       const options = s.progress ? { onprogress: (p) => progress.push(p), resetTimeoutOnProgress: true } : {};
       const r = await client.callTool({ name: s.name, arguments: s.arguments ?? {} }, undefined, options);
       return { ...r, progress };
+    }
+    case "waitForTool": {
+      // Lists the tools at each tools/list_changed until `name` is listed
+      // (or, with "present": false, no longer is).
+      const want = s.present ?? true;
+      const deadline = Date.now() + (s.timeoutMs ?? 20_000);
+      for (;;) {
+        const seen = listChanged;
+        const names = (await client.listTools()).tools.map((t) => t.name);
+        if (names.includes(s.name) === want) return { names };
+        if (Date.now() > deadline) throw new Error(`${s.name} ${want ? "never listed" : "still listed"}: ${names}`);
+        if (listChanged === seen) {
+          await new Promise((resolve) => {
+            waiters.push(resolve);
+            setTimeout(resolve, Math.max(0, deadline - Date.now()));
+          });
+        }
+      }
     }
     case "markListChanged":
       mark = listChanged;
@@ -103,6 +125,13 @@ async function step(s) {
         return { uri, error: String(e) };
       }
     }
+    case "run": {
+      const r = spawnSync(s.command, s.args ?? [], { cwd: s.cwd, env: { ...process.env, ...(s.env ?? {}) }, encoding: "utf8" });
+      return { status: r.status, stdout: r.stdout, stderr: r.stderr };
+    }
+    case "writeFile":
+      writeFileSync(s.path, s.text);
+      return { written: s.path };
     case "waitForFile": {
       // Waits (up to timeoutMs) until `file` holds `contains`: the session stays
       // open meanwhile, so its servers keep running.

@@ -57,14 +57,21 @@ const CONFIG_POLL: std::time::Duration = std::time::Duration::from_secs(2);
 
 type Fingerprint = Vec<(std::path::PathBuf, Option<(std::time::SystemTime, u64)>)>;
 
-/// Every config file mcpw read or looked for, with its size and change time.
-fn fingerprint(files: &[mcpw::config::SourceFile]) -> Fingerprint {
+/// Every config file mcpw read or looked for, and the project approvals'
+/// file (an approval or an edit changes what loads).
+fn watched(cfg: &Config) -> Vec<std::path::PathBuf> {
+    let files = cfg.sources.iter().map(|s| s.path.clone());
+    files.chain([cfg.trust.file.clone()]).collect()
+}
+
+/// Each file with its size and change time.
+fn fingerprint(files: &[std::path::PathBuf]) -> Fingerprint {
     files
         .iter()
-        .map(|s| {
-            let meta = std::fs::metadata(&s.path).ok();
+        .map(|path| {
+            let meta = std::fs::metadata(path).ok();
             (
-                s.path.clone(),
+                path.clone(),
                 meta.and_then(|m| Some((m.modified().ok()?, m.len()))),
             )
         })
@@ -75,7 +82,7 @@ fn fingerprint(files: &[mcpw::config::SourceFile]) -> Fingerprint {
 /// changed or removed take effect without a restart. A config with errors is
 /// reported and ignored until fixed.
 async fn follow_config(host: Arc<Host>, sources: ConfigSources) {
-    let mut files = host.config().sources.clone();
+    let mut files = watched(&host.config());
     let mut seen = fingerprint(&files);
     let mut settling: Option<Fingerprint> = None;
     let mut tick = tokio::time::interval(CONFIG_POLL);
@@ -102,14 +109,14 @@ async fn follow_config(host: Arc<Host>, sources: ConfigSources) {
         let Ok(cfg) = tokio::task::spawn_blocking(move || mcpw::config::load(&from)).await else {
             continue;
         };
-        if cfg
-            .sources
-            .iter()
-            .map(|s| &s.path)
-            .ne(files.iter().map(|s| &s.path))
-        {
-            files = cfg.sources.clone();
+        if watched(&cfg) != files {
+            files = watched(&cfg);
             seen = fingerprint(&files);
+        }
+        if let Some(notice) = cfg.trust.notice()
+            && cfg.trust.waiting != host.config().trust.waiting
+        {
+            tracing::warn!("{notice}");
         }
         if cfg.has_errors() {
             for d in cfg
@@ -207,6 +214,9 @@ mod nonblocking {
 
 pub async fn serve(args: ServeArgs, sources: &ConfigSources) -> Result<ExitCode> {
     let cfg = super::load_config(sources);
+    if let Some(notice) = cfg.trust.notice() {
+        tracing::warn!("{notice}");
+    }
     let exposure = Exposure::chosen(args.exposure.as_deref(), cfg.settings.exposure)
         .map_err(|e| anyhow!(e))?;
     let exposure_name = exposure.name();

@@ -176,7 +176,10 @@ pub async fn status(args: StatusArgs, sources: &ConfigSources) -> Result<ExitCod
                 v
             })
             .collect();
-        super::print_json(&json!({"servers": list, "brokenGuests": host.broken_guests()}))?;
+        super::print_json(
+            &json!({"servers": list, "brokenGuests": host.broken_guests(),
+            "waitingForApproval": host.config().trust.waiting}),
+        )?;
     } else {
         let connected = servers
             .iter()
@@ -198,6 +201,9 @@ pub async fn status(args: StatusArgs, sources: &ConfigSources) -> Result<ExitCod
                 let found = if source.found { "" } else { " (not found)" };
                 outln!("  {}{found}", source.path.display());
             }
+        }
+        if let Some(notice) = host.config().trust.notice() {
+            outln!("\n⚠ {notice}");
         }
         for g in host.broken_guests() {
             outln!(
@@ -226,6 +232,13 @@ pub async fn tools(args: ToolsArgs, sources: &ConfigSources) -> Result<ExitCode>
     }
     if let Some(server) = &args.server {
         if host.manager().server(server).is_none() {
+            let trust = &host.config().trust;
+            if trust.waiting.iter().any(|w| &w.name == server) {
+                bail!(
+                    "server \"{server}\" is a project's and waits for your approval: `{} {server}`",
+                    trust.approve_with
+                );
+            }
             bail!("server \"{server}\" is not configured");
         }
         if !host.manager().has_tools(server) {
@@ -272,9 +285,17 @@ pub async fn tools(args: ToolsArgs, sources: &ConfigSources) -> Result<ExitCode>
                 not_known.join(", ")
             );
         }
+        waiting_notice(&host);
     }
     host.shutdown().await;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Tells (on stderr) of the project's servers that wait for approval.
+fn waiting_notice(host: &Host) {
+    if let Some(notice) = host.config().trust.notice() {
+        eprintln!("{notice}");
+    }
 }
 
 /// Enabled servers (all, or `only`) whose tools are not known.
@@ -298,11 +319,13 @@ async fn exposed_tools(host: Host, exposure: &str, json: bool) -> Result<ExitCod
         .map_err(|e| anyhow!("{}", e.message))?;
     let uncached = uncached(&host, None);
     if json {
-        super::print_json(&json!({"tools": tools, "uncached": uncached}))?;
+        super::print_json(&json!({"tools": tools, "uncached": uncached,
+            "waitingForApproval": host.config().trust.waiting}))?;
     } else {
         for t in &tools {
             outln!("{}", t.name);
         }
+        waiting_notice(&host);
         if !uncached.is_empty() {
             eprintln!(
                 "not cached (listed once connected): {}",

@@ -56,6 +56,16 @@ impl ImportKind {
         ImportKind::ALL.into_iter().find(|k| k.name() == name)
     }
 
+    /// The client's file inside the project, if it reads one: what a cloned
+    /// repository brings, so its servers wait for the user's approval.
+    pub fn project_file(self, project: &Path) -> Option<PathBuf> {
+        match self {
+            ImportKind::Vscode => Some(project.join(".vscode/mcp.json")),
+            ImportKind::Pi => Some(project.join(".pi/mcp.json")),
+            _ => None,
+        }
+    }
+
     /// Where this client keeps its config, most specific first.
     pub fn locations(self, env: &Environment, project: &Path) -> Vec<PathBuf> {
         let home = env.home();

@@ -2,6 +2,7 @@
 
 use super::imports::{self, ImportKind};
 use super::model::{Origin, PluginSettings, Server, Settings, SourceKind};
+use super::trust::{self, Gate, ProjectServers, Verdict};
 use super::{Config, ConfigSources, Diagnostic, Severity, SourceFile, parse_json, validate};
 use crate::config::{Capability, Grants, PrefixMode, Role};
 use serde_json::{Map, Value};
@@ -30,28 +31,56 @@ pub fn load(sources: &ConfigSources) -> Config {
     // 1. The user file.
     let (user_path, required) = user_path(sources);
     let mut requested = user_file(sources, &user_path, required, &mut cfg, &mut settings);
+    // Whether a project's servers load is the user's to say, and only theirs.
+    let mode = settings
+        .get("projectServers")
+        .and_then(Value::as_str)
+        .and_then(ProjectServers::parse)
+        .unwrap_or_default();
+    let mut gate = Gate::new(
+        mode,
+        sources.project_dir.as_deref(),
+        env.state_dir().join(trust::FILE_NAME),
+        approve_command(sources),
+    );
 
     // 2. The project files are read now (their `imports` count too) and merged last.
     let project_contents = read_project_files(sources, &mut cfg);
+    let from_env = env_imports(env, &mut cfg);
+    let users_own: Vec<ImportKind> = requested.iter().chain(&from_env).copied().collect();
     for content in project_contents.iter().filter_map(|(_, c)| c.as_ref()) {
         requested.extend(content.imports.iter().copied());
     }
-    requested.extend(env_imports(env, &mut cfg));
+    requested.extend(from_env);
     first_of_each(&mut requested);
 
-    // 3. Imports fill in names not defined yet.
+    // 3. Imports fill in names not defined yet. What only a project asked
+    // for, or a client's file inside the project, waits for approval.
     for kind in &requested {
-        add_import(&mut cfg, *kind, env, &project);
+        let asked_by_project = !users_own.contains(kind);
+        add_import(&mut cfg, *kind, env, &project, asked_by_project, &mut gate);
     }
     cfg.imports = requested;
 
     // 4. Project files override.
     for (path, content) in project_contents {
         if let Some(content) = content {
-            add_project_file(&mut cfg, &path, content, &user_path, env, &mut settings);
+            let project_file = ProjectFile {
+                path: &path,
+                user_path: &user_path,
+            };
+            add_project_file(
+                &mut cfg,
+                project_file,
+                content,
+                env,
+                &mut settings,
+                &mut gate,
+            );
         }
     }
 
+    cfg.trust = gate.trust;
     cfg.settings = interpret_settings(settings);
     unknown_token_servers(&mut cfg, &user_path);
     // List sources in merge order (project files were read early for their imports).
@@ -61,6 +90,19 @@ pub fn load(sources: &ConfigSources) -> Config {
         SourceKind::Project => 2,
     });
     cfg
+}
+
+/// `mcpw trust` with the options that make the same config.
+fn approve_command(sources: &ConfigSources) -> String {
+    let mut command = String::from("mcpw");
+    if let Some(file) = &sources.user_file {
+        command.push_str(&format!(" --config {}", file.display()));
+    }
+    if let Some(imports) = sources.env.get("MCPW_IMPORT").filter(|v| !v.is_empty()) {
+        command.push_str(&format!(" --import {imports}"));
+    }
+    command.push_str(" trust");
+    command
 }
 
 /// Where the user file is, and whether it must exist: `--config` or
@@ -106,15 +148,14 @@ fn user_file(
     let Some(content) = content else {
         return Vec::new();
     };
-    add_servers(
-        cfg,
-        content.servers,
-        user_path,
-        SourceKind::User,
-        None,
-        env,
-        Merge::Define,
-    );
+    let from = Definitions {
+        path: user_path,
+        kind: SourceKind::User,
+        import: None,
+        merge: Merge::Define,
+        gate: None,
+    };
+    add_servers(cfg, content.servers, from, env);
     merge_settings(settings, content.settings);
     if let Some(serve) = &content.serve {
         cfg.serve = validate::serve(serve, user_path, env, &mut cfg.diagnostics);
@@ -175,7 +216,14 @@ fn first_of_each(requested: &mut Vec<ImportKind>) {
 
 /// Reads one client's config files and adds the servers not defined yet. A
 /// client with no file is listed at each place it was looked for.
-fn add_import(cfg: &mut Config, kind: ImportKind, env: &crate::paths::Environment, project: &Path) {
+fn add_import(
+    cfg: &mut Config,
+    kind: ImportKind,
+    env: &crate::paths::Environment,
+    project: &Path,
+    asked_by_project: bool,
+    gate: &mut Gate,
+) {
     let files = imports::read(kind, env, project, &mut cfg.diagnostics);
     if files.is_empty() {
         for path in kind.locations(env, project) {
@@ -196,28 +244,36 @@ fn add_import(cfg: &mut Config, kind: ImportKind, env: &crate::paths::Environmen
             found: true,
             servers: file.servers.len(),
         });
-        add_servers(
-            cfg,
-            file.servers,
-            &file.path,
-            SourceKind::Import,
-            Some(kind.name()),
-            env,
-            Merge::FillIn,
-        );
+        let projects = asked_by_project || kind.project_file(project) == Some(file.path.clone());
+        let from = Definitions {
+            path: &file.path,
+            kind: SourceKind::Import,
+            import: Some(kind.name()),
+            merge: Merge::FillIn,
+            gate: projects.then_some(&mut *gate),
+        };
+        add_servers(cfg, file.servers, from, env);
     }
 }
 
-/// Adds one project file over what came before. Its `serve` is refused, so that
-/// a project cannot grant access to `mcpw serve`.
+/// A project file, and the user file it cannot override in some things.
+struct ProjectFile<'a> {
+    path: &'a Path,
+    user_path: &'a Path,
+}
+
+/// Adds one project file over what came before. Its `serve` and
+/// `settings.projectServers` are refused: a project cannot grant access to
+/// `mcpw serve`, nor trust itself. Its servers pass the trust gate.
 fn add_project_file(
     cfg: &mut Config,
-    path: &Path,
-    content: FileContent,
-    user_path: &Path,
+    file: ProjectFile<'_>,
+    mut content: FileContent,
     env: &crate::paths::Environment,
     settings: &mut Map<String, Value>,
+    gate: &mut Gate,
 ) {
+    let (path, user_path) = (file.path, file.user_path);
     if content.serve.is_some() {
         cfg.diagnostics.push(Diagnostic::field(
             Severity::Error,
@@ -229,15 +285,25 @@ fn add_project_file(
             ),
         ));
     }
-    add_servers(
-        cfg,
-        content.servers,
+    if content.settings.remove("projectServers").is_some() {
+        cfg.diagnostics.push(Diagnostic::field(
+            Severity::Warning,
+            path,
+            "settings.projectServers".into(),
+            format!(
+                "ignored: only the user file ({}) says whether a project's servers load",
+                user_path.display()
+            ),
+        ));
+    }
+    let from = Definitions {
         path,
-        SourceKind::Project,
-        None,
-        env,
-        Merge::Override,
-    );
+        kind: SourceKind::Project,
+        import: None,
+        merge: Merge::Override,
+        gate: Some(gate),
+    };
+    add_servers(cfg, content.servers, from, env);
     merge_settings(settings, content.settings);
 }
 
@@ -400,15 +466,23 @@ enum Merge {
     Override,
 }
 
+/// Where definitions come from, and how they merge.
+struct Definitions<'a> {
+    path: &'a Path,
+    kind: SourceKind,
+    import: Option<&'a str>,
+    merge: Merge,
+    /// For a project's definitions: the trust gate they pass.
+    gate: Option<&'a mut Gate>,
+}
+
 fn add_servers(
     cfg: &mut Config,
     servers: Vec<(String, Value)>,
-    path: &Path,
-    kind: SourceKind,
-    import: Option<&str>,
+    mut from: Definitions<'_>,
     env: &crate::paths::Environment,
-    merge: Merge,
 ) {
+    let (path, kind, import, merge) = (from.path, from.kind, from.import, from.merge);
     for (name, raw) in servers {
         let existing = cfg.servers.iter().position(|s| s.name == name);
         if merge == Merge::FillIn && existing.is_some() {
@@ -431,6 +505,11 @@ fn add_servers(
             }
             continue;
         };
+        if let Some(gate) = from.gate.as_deref_mut()
+            && let Verdict::Leave = gate.check(&name, &raw, path)
+        {
+            continue; // what came before stays in effect
+        }
         let server = Server {
             name: name.clone(),
             config,

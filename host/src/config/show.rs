@@ -140,6 +140,7 @@ pub fn to_json(cfg: &Config) -> Value {
         "mcpServers": servers,
         "settings": masked_settings(cfg),
         "diagnostics": cfg.diagnostics,
+        "projectTrust": cfg.trust,
     });
     if let Some(serve) = &cfg.serve.raw {
         out["serve"] = masked_serve(serve);
@@ -184,6 +185,9 @@ pub fn to_text(cfg: &Config) -> String {
     }
     if let Some(serve) = &cfg.serve.raw {
         out.push_str(&format!("\nServe:\n  {}\n", masked_serve(serve)));
+    }
+    if let Some(notice) = cfg.trust.notice() {
+        out.push_str(&format!("\n{notice}\n"));
     }
     if !cfg.diagnostics.is_empty() {
         out.push_str(&format!("\nProblems ({}):\n", cfg.diagnostics.len()));

@@ -3,6 +3,7 @@
 
 mod imports;
 mod merge;
+mod trust;
 mod validation;
 
 use super::{Config, ConfigSources, Transport};

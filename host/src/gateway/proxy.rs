@@ -322,9 +322,25 @@ fn status(host: &Host, client: &ClientScope) -> Reply {
         }
         out.push_str("\nGive the config to `mcpw serve --config /absolute/path`.");
     }
+    let trust = &host.config().trust;
+    let waiting: Vec<String> = trust
+        .waiting
+        .iter()
+        .map(|w| present::truncate_at_word(&w.name, 40))
+        .collect();
+    if !waiting.is_empty() && !client.is_limited() {
+        // Names only: what they would run is for the user to read, not the agent.
+        out.push_str(&format!(
+            "\n\n{} project server(s) wait for the user's approval, not started and their tools not available: {}. The user approves them with `{}`.",
+            waiting.len(),
+            waiting.join(", "),
+            trust.approve_with
+        ));
+    }
     Reply::ok(
         out.trim().to_string(),
-        json!({"mode": "status", "servers": list, "totalTools": total, "connectedCount": connected}),
+        json!({"mode": "status", "servers": list, "totalTools": total, "connectedCount": connected,
+               "waitingForApproval": if client.is_limited() { Vec::new() } else { waiting }}),
     )
 }
 

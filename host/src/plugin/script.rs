@@ -1,7 +1,8 @@
 //! The script role (code mode): runs an agent's script in a script guest,
-//! each run in a fresh instance taken from a small pool of warmed ones, under
-//! the run's limits. The script's calls go to a [`Toolbox`], which the gateway
-//! implements for a session.
+//! each run in a fresh instance taken from a small pool of warmed ones (filled
+//! again in the background as they are taken), under the run's limits. The
+//! script's calls go to a [`Toolbox`], which the gateway implements for a
+//! session.
 
 use super::state::toolbox::wit_tool_info;
 pub use super::state::toolbox::{CallRecord, Done, ScriptControl, ToolInfo, Toolbox};
@@ -71,6 +72,8 @@ pub struct Scripter {
     indices: wit_script::GuestIndices,
     limits: ScriptLimits,
     pool: Mutex<Vec<Warm>>,
+    /// Whether a thread is filling the pool now.
+    filling: std::sync::atomic::AtomicBool,
 }
 
 impl Scripter {
@@ -88,6 +91,7 @@ impl Scripter {
             indices,
             limits,
             pool: Mutex::new(Vec::new()),
+            filling: Default::default(),
         }))
     }
 
@@ -115,6 +119,19 @@ impl Scripter {
                 }
             }
         }
+    }
+
+    /// Fills the pool again on a thread of its own, unless one is at it.
+    fn refill(self: &Arc<Self>) {
+        use std::sync::atomic::Ordering;
+        if self.filling.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        let me = self.clone();
+        std::thread::spawn(move || {
+            me.fill();
+            me.filling.store(false, Ordering::Release);
+        });
     }
 
     fn lock_pool(&self) -> std::sync::MutexGuard<'_, Vec<Warm>> {
@@ -205,7 +222,7 @@ impl Scripter {
     /// Runs `code` to the end under `limits`, its calls going to `toolbox`.
     /// Blocks: call from a blocking thread. `control` cancels it.
     pub fn run(
-        &self,
+        self: &Arc<Self>,
         code: &str,
         limits: ScriptLimits,
         toolbox: Arc<dyn Toolbox>,
@@ -216,7 +233,11 @@ impl Scripter {
             .then(|| self.lock_pool().pop())
             .flatten();
         let warm = match pooled {
-            Some(w) => Ok(w),
+            Some(w) => {
+                // The next script finds an instance ready too.
+                self.refill();
+                Ok(w)
+            }
             None => self.warm(limits.memory_bytes),
         };
         run_in(self.name(), warm, code, limits, toolbox, control)

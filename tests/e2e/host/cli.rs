@@ -548,11 +548,15 @@ fn a_pi_users_config_and_the_tools_serve_would_list() {
             .output()
             .unwrap()
     };
+    // The project's `.pi/mcp.json` is the repository's: it waits for approval.
+    let shown = json(&run(&["config", "show", "--json"]));
+    assert_eq!(shown["mcpServers"]["s"]["args"][1], "garbage", "{shown}");
+    assert!(run(&["trust", "s"]).status.success());
     let shown = json(&run(&["config", "show", "--json"]));
     let servers = &shown["mcpServers"];
     assert_eq!(
         servers["s"]["args"][1], "ok",
-        "the project's file wins: {shown}"
+        "the project's file wins once approved: {shown}"
     );
     assert!(servers["a"].is_object(), "{shown}");
 

@@ -227,6 +227,13 @@ fn vscode_servers_key_types_and_variables() {
         ..d.sources()
     };
     d.user(r#"{"imports": ["vscode"]}"#);
+    // The workspace's file is the project's: its servers wait for approval,
+    // and the user's own definition of `fs` stands meanwhile.
+    let cfg = crate::config::load(&sources);
+    assert_eq!(super::command(&cfg, "fs"), "user-level");
+    let waiting: Vec<&str> = cfg.trust.waiting.iter().map(|w| w.name.as_str()).collect();
+    assert_eq!(waiting, ["fs", "legacy"]);
+    d.user(r#"{"imports": ["vscode"], "settings": {"projectServers": "trust"}}"#);
     let cfg = crate::config::load(&sources);
     assert!(!cfg.has_errors(), "{:?}", cfg.diagnostics);
     let Transport::Stdio {

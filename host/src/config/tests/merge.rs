@@ -80,7 +80,8 @@ fn an_explicit_config_file_must_exist_the_default_need_not() {
 #[test]
 fn imports_only_fill_in_and_project_files_override() {
     let d = ConfigDirs::new();
-    d.user(r#"{"imports": ["cursor"], "mcpServers": {"shared": {"command": "user"}, "mine": {"command": "user"}}}"#);
+    d.user(r#"{"imports": ["cursor"], "mcpServers": {"shared": {"command": "user"}, "mine": {"command": "user"}},
+               "settings": {"projectServers": "trust"}}"#);
     write(
         &d.home(),
         ".cursor/mcp.json",
@@ -156,6 +157,14 @@ fn imports_listed_in_a_project_file_count_too() {
         r#"{"mcpServers": {"cur": {"command": "cursor"}}}"#,
     );
     write(&d.project(), ".mcp.json", r#"{"imports": ["cursor"]}"#);
+    // What only a project asks for waits for approval, as its own servers do.
+    let cfg = d.load();
+    assert!(cfg.server("cur").is_none());
+    assert_eq!(cfg.trust.waiting[0].name, "cur");
+    d.user(r#"{"settings": {"projectServers": "trust"}}"#);
+    assert_eq!(command(&d.load(), "cur"), "cursor");
+    // The user asking for the same import makes it the user's.
+    d.user(r#"{"imports": ["cursor"]}"#);
     assert_eq!(command(&d.load(), "cur"), "cursor");
 }
 
@@ -327,7 +336,7 @@ fn disabled_servers_stay_in_the_config() {
 fn client_tokens_come_from_the_user_file_only() {
     let d = ConfigDirs::new();
     d.user(
-        r#"{"mcpServers": {"git": {"command": "g"}},
+        r#"{"mcpServers": {"git": {"command": "g"}}, "settings": {"projectServers": "trust"},
             "serve": {"tokens": [{"name": "ci", "token": "user-secret", "servers": ["git"]}]}}"#,
     );
     let project = write(

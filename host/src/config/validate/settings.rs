@@ -73,6 +73,12 @@ const CHECKS: &[(&str, Check)] = &[
         _ => Some(format!("expected true or false, found {v}")),
     }),
     ("scriptLimits", script_limits),
+    ("projectServers", |v| match v.as_str() {
+        Some(s) if crate::config::trust::ProjectServers::parse(s).is_some() => None,
+        _ => Some(format!(
+            "expected \"ask\", \"trust\" or \"ignore\", found {v}"
+        )),
+    }),
     ("captureStats", |_| None),
     ("toonEncode", |_| None),
 ];

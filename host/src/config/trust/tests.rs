@@ -1,0 +1,123 @@
+use super::*;
+use serde_json::json;
+use std::process::Command;
+
+#[test]
+fn the_hash_covers_what_runs_and_where_it_connects() {
+    let base = json!({"command": "node", "args": ["a.js"], "env": {"K": "v"}});
+    let hash = definition_hash(&base);
+    let reordered = json!({"env": {"K": "v"}, "args": ["a.js"], "command": "node"});
+    assert_eq!(
+        definition_hash(&reordered),
+        hash,
+        "key order does not count"
+    );
+    let mut tuned = base.clone();
+    tuned["lifecycle"] = json!("eager");
+    tuned["description"] = json!("mine");
+    tuned["excludeTools"] = json!(["x"]);
+    assert_eq!(
+        definition_hash(&tuned),
+        hash,
+        "tuning needs no new approval"
+    );
+    for (field, value) in [
+        ("command", json!("sh")),
+        ("args", json!(["b.js"])),
+        ("env", json!({"K": "w"})),
+        ("cwd", json!("/tmp")),
+        ("url", json!("https://e.example/mcp")),
+        ("headers", json!({"Authorization": "!cat /etc/passwd"})),
+        ("auth", json!("oauth")),
+        ("bearerTokenEnv", json!("T")),
+        ("somethingNew", json!(1)),
+    ] {
+        let mut changed = base.clone();
+        changed[field] = value;
+        assert_ne!(
+            definition_hash(&changed),
+            hash,
+            "{field} needs a new approval"
+        );
+    }
+}
+
+#[test]
+fn what_it_runs_reads_as_a_command_line_or_a_url() {
+    let stdio = json!({"command": "npx", "args": ["-y", "pkg", "a b"]});
+    assert_eq!(what_it_runs(&stdio), "npx -y pkg \"a b\"");
+    let http = json!({"url": "https://e.example/mcp", "headers": {}});
+    assert_eq!(what_it_runs(&http), "https://e.example/mcp");
+}
+
+fn git(dir: &Path, args: &[&str]) {
+    let out = Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "git {args:?}: {out:?}");
+}
+
+#[test]
+fn a_repository_and_its_worktrees_share_one_key() {
+    let root = tempfile::tempdir().unwrap();
+    let main = root.path().join("main");
+    std::fs::create_dir_all(main.join("sub")).unwrap();
+    git(&main, &["init", "-q"]);
+    git(
+        &main,
+        &[
+            "-c",
+            "user.email=t@e",
+            "-c",
+            "user.name=t",
+            "commit",
+            "-q",
+            "--allow-empty",
+            "-m",
+            "first",
+        ],
+    );
+    git(&main, &["worktree", "add", "-q", "../wt"]);
+    let key = repository(&main);
+    assert_eq!(key, std::fs::canonicalize(main.join(".git")).unwrap());
+    assert_eq!(
+        repository(&main.join("sub")),
+        key,
+        "a folder of the repository"
+    );
+    assert_eq!(repository(&root.path().join("wt")), key, "a worktree");
+    let plain = root.path().join("plain");
+    std::fs::create_dir_all(&plain).unwrap();
+    assert_eq!(repository(&plain), std::fs::canonicalize(&plain).unwrap());
+}
+
+#[test]
+fn approvals_are_kept_per_repository_and_taken_back() {
+    let (a, b) = (Path::new("/r/a/.git"), Path::new("/r/b/.git"));
+    let waiting = |name: &str| Waiting {
+        name: name.into(),
+        file: "/r/a/.mcp.json".into(),
+        runs: "node x".into(),
+        hash: "h1".into(),
+        changed: false,
+    };
+    let mut approvals = Approvals::default();
+    approvals.approve(a, &waiting("s"), 1);
+    approvals.approve(a, &waiting("t"), 2);
+    assert_eq!(approvals.of(a, "s").unwrap().hash, "h1");
+    assert!(approvals.of(b, "s").is_none(), "another repository");
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join(FILE_NAME);
+    std::fs::write(&file, serde_json::to_vec(&approvals).unwrap()).unwrap();
+    let mut read = Approvals::read(&file);
+    assert_eq!(read, approvals);
+    assert_eq!(read.revoke(a, &["s".into()]), ["s"]);
+    assert!(read.of(a, "s").is_none() && read.of(a, "t").is_some());
+    assert_eq!(read.revoke(a, &[]), ["t"], "all of the repository's");
+    assert_eq!(read, Approvals::default());
+    std::fs::write(&file, "{broken").unwrap();
+    assert_eq!(Approvals::read(&file), Approvals::default());
+}
