@@ -10,6 +10,7 @@
 //! A bad server is reported (file, server, field) and skipped; the rest load.
 //! Nothing here fails as a whole: problems are [`Diagnostic`]s.
 
+pub mod approve;
 pub mod fields;
 pub mod grants;
 pub mod imports;
@@ -23,6 +24,7 @@ pub mod show;
 pub mod trust;
 pub mod validate;
 
+pub use approve::{ApproveMode, ApproveRule};
 pub use grants::{Capability, Grants};
 pub use imports::ImportKind;
 pub use load::load;

@@ -6,6 +6,7 @@
 //! `direct` (every tool). Upstream prompts are forwarded under prefixed names;
 //! progress notifications and cancellation pass through calls.
 
+mod approval;
 mod calls;
 pub mod code;
 pub mod http;
@@ -165,6 +166,8 @@ pub struct Gateway {
     link: Arc<replicas::Link>,
     /// Binary content this session's scripts got, read back by reference.
     shelf: Arc<crate::kept::Shelf>,
+    /// Tools and servers the user allowed for this session.
+    allowed: Arc<approval::Allowed>,
 }
 
 impl Gateway {
@@ -181,6 +184,7 @@ impl Gateway {
         Gateway {
             watching,
             shelf: Arc::new(shared.host.new_shelf()),
+            allowed: Arc::default(),
             shared,
             activated,
             listed: Default::default(),

@@ -24,6 +24,33 @@ async function cachedTools(bin: string, exposure: Exposure, cwd: string): Promis
   }
 }
 
+/** A project server that waits for the user's approval (`mcpw status --json`). */
+interface Waiting {
+  name: string;
+  file: string;
+  runs: string;
+  changed: boolean;
+}
+
+/**
+ * Asks, through pi's own dialogue, whether to approve the project's servers that wait; approved,
+ * `mcpw trust` records it and the running mcpw starts them (it follows its config).
+ */
+async function askTrust(bin: string, ctx: ExtensionContext, waiting: Waiting[]): Promise<void> {
+  if (waiting.length === 0) return;
+  const lines = waiting.map((w) => `${w.name}${w.changed ? " (changed since approved)" : ""}: ${w.runs}\n  from ${w.file}`);
+  const approve = await ctx.ui.confirm(
+    "Run this project's MCP servers?",
+    `This project defines MCP servers that run commands as you:\n\n${lines.join("\n")}\n\nApprove them for this repository?`,
+  );
+  if (!approve) {
+    show(ctx, `mcpw: the project's servers stay stopped (${waiting.map((w) => w.name).join(", ")}); approve them later with \`mcpw trust\`.`);
+    return;
+  }
+  const r = await runMcpw(bin, ["trust", ...waiting.map((w) => w.name)], { cwd: ctx.cwd, timeoutMs: 15_000 });
+  show(ctx, r.code === 0 ? `mcpw: ${r.stdout.trim()}` : `mcpw trust failed: ${(r.stderr || r.stdout).trim()}`, r.code === 0 ? "info" : "error");
+}
+
 /** What the extension knows of pi's session, and of the mcpw serving it. */
 interface SessionState {
   exposure: Exposure;
@@ -168,9 +195,12 @@ export default async function mcpwExtension(pi: ExtensionAPI) {
     state.promptListing = reported;
     setStatus();
     if (ctx.hasUI) {
-      void runMcpw(state.bin, ["status", "--json"], { cwd: ctx.cwd, timeoutMs: 15_000 })
-        .then((r) => {
-          state.servers = (JSON.parse(r.stdout).servers ?? []).map((s: { name: string }) => s.name);
+      const bin = state.bin;
+      void runMcpw(bin, ["status", "--json"], { cwd: ctx.cwd, timeoutMs: 15_000 })
+        .then(async (r) => {
+          const status = JSON.parse(r.stdout);
+          state.servers = (status.servers ?? []).map((s: { name: string }) => s.name);
+          await askTrust(bin, ctx, status.waitingForApproval ?? []);
         })
         .catch(() => {});
     }

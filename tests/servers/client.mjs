@@ -1,6 +1,7 @@
 // A scripted MCP client on the official TypeScript SDK, for mcpw's tests and benchmarks.
 //   node client.mjs '<plan JSON>'
-// plan = {"connect": {"command", "args", "env"} | {"url", "token"}, "steps": [step, ...]}
+// plan = {"connect": {"command", "args", "env", "cwd"} | {"url", "token"}, "steps": [step, ...],
+//         "elicit": [answer, ...] (elicitation answers in order; without it no elicitation)}
 // steps: {"op": "listTools"} | {"op": "callTool", "name", "arguments", "progress": bool}
 //        {"op": "waitToolListChanged", "timeoutMs", "sinceMark"} | {"op": "markListChanged"}
 //        {"op": "listPrompts"} | {"op": "getPrompt", "name", "arguments"}
@@ -11,16 +12,27 @@
 //        {"op": "run", "command", "args", "cwd", "env"} (a command run to its end, mid-session)
 //        {"op": "writeFile", "path", "text"}
 //        {"op": "waitForTool", "name", "present", "timeoutMs"} (re-lists at each tools/list_changed)
+//        {"op": "elicitations"} (the elicitation requests since the last such step, with their answers)
 // Prints {"results": [...]} (one entry per step) or {"error": "..."} on stdout.
 import { spawnSync } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
+import { ElicitRequestSchema, ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 
 const plan = JSON.parse(process.argv[2]);
-const client = new Client({ name: "mcpw-test-client", version: "1.0.0" });
+// With "elicit" (answers given in order), the client takes elicitation requests.
+const client = new Client({ name: "mcpw-test-client", version: "1.0.0" }, plan.elicit ? { capabilities: { elicitation: {} } } : {});
+/** Elicitation requests received, with the answer each got. */
+const elicited = [];
+if (plan.elicit) {
+  client.setRequestHandler(ElicitRequestSchema, (request) => {
+    const answer = plan.elicit[elicited.length] ?? { action: "decline" };
+    elicited.push({ message: request.params.message, schema: request.params.requestedSchema, answer });
+    return answer;
+  });
+}
 let listChanged = 0;
 let mark = 0;
 const waiters = [];
@@ -67,6 +79,8 @@ async function step(s) {
         }
       }
     }
+    case "elicitations":
+      return elicited.splice(0);
     case "markListChanged":
       mark = listChanged;
       return { count: listChanged };

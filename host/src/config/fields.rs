@@ -27,6 +27,8 @@ pub enum Kind {
     DirectTools,
     /// `true`, `false` or an object of OAuth client settings.
     OAuth,
+    /// A mode, or an object of tool globs and modes.
+    Approve,
 }
 
 /// How `mcpw config show` shows a field's value.
@@ -170,6 +172,13 @@ pub const SERVER_FIELDS: &[Field] = &[
         false,
         Shown::AsIs,
         Some("searchKeywords"),
+    ),
+    field(
+        "approve",
+        Kind::Approve,
+        false,
+        Shown::AsIs,
+        Some("approve"),
     ),
     // For people reading the file; mcpw keeps it in the definition only.
     field("description", Kind::Text, false, Shown::AsIs, None),

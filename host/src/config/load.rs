@@ -256,6 +256,10 @@ fn add_import(
     }
 }
 
+/// Settings a project file cannot set: whether its servers load, and which
+/// calls the user approves.
+const USER_ONLY_SETTINGS: &[&str] = &["projectServers", "approve", "approveWithoutClient"];
+
 /// A project file, and the user file it cannot override in some things.
 struct ProjectFile<'a> {
     path: &'a Path,
@@ -285,16 +289,18 @@ fn add_project_file(
             ),
         ));
     }
-    if content.settings.remove("projectServers").is_some() {
-        cfg.diagnostics.push(Diagnostic::field(
-            Severity::Warning,
-            path,
-            "settings.projectServers".into(),
-            format!(
-                "ignored: only the user file ({}) says whether a project's servers load",
-                user_path.display()
-            ),
-        ));
+    for key in USER_ONLY_SETTINGS {
+        if content.settings.remove(*key).is_some() {
+            cfg.diagnostics.push(Diagnostic::field(
+                Severity::Warning,
+                path,
+                format!("settings.{key}"),
+                format!(
+                    "ignored: only the user file ({}) says this, so that a project cannot lower your guards",
+                    user_path.display()
+                ),
+            ));
+        }
     }
     let from = Definitions {
         path,
@@ -618,6 +624,14 @@ fn interpret_settings(raw: Map<String, Value>) -> Settings {
         s.tool_search_budget = b as usize;
     }
     interpret_code_mode(&raw, &mut s);
+    if let Some(rule) = raw
+        .get("approve")
+        .and_then(|v| super::ApproveRule::parse(v).ok())
+    {
+        s.approve = rule;
+    }
+    s.approve_without_client =
+        raw.get("approveWithoutClient").and_then(Value::as_str) == Some("allow");
     if let Some(kind) = raw
         .get("credentialStore")
         .and_then(Value::as_str)

@@ -178,6 +178,9 @@ pub struct ServerConfig {
     pub search_keywords: Vec<String>,
     /// `oauth`: how mcpw logs in when the server asks for it.
     pub oauth: OAuthConfig,
+    /// `approve`: which of its tools' calls the user approves; none: the
+    /// settings say.
+    pub approve: Option<super::ApproveRule>,
 }
 
 /// How an OAuth client gets its tokens (`oauth.grantType`).
@@ -338,6 +341,12 @@ pub struct Settings {
     pub tool_search_budget: usize,
     /// `codeMode`: the code tool beside the others in tool-search and direct exposure.
     pub code_mode: bool,
+    /// `approve` (user file only): which calls the user approves, by the
+    /// tools' agent-facing names.
+    pub approve: super::ApproveRule,
+    /// `approveWithoutClient: "allow"` (user file only): a call that needs
+    /// approval runs when the client cannot be asked (else it is refused).
+    pub approve_without_client: bool,
     /// `scriptLimits`: the limits of a script (a call may ask for lower ones).
     pub script_limits: super::ScriptLimits,
     /// `captureStats`: call statistics, when on.
@@ -366,6 +375,8 @@ impl Default for Settings {
             exposure: None,
             tool_search_budget: DEFAULT_TOOL_SEARCH_BUDGET,
             code_mode: false,
+            approve: Default::default(),
+            approve_without_client: false,
             script_limits: Default::default(),
             capture_stats: None,
             credential_store: Default::default(),

@@ -393,6 +393,16 @@ fn rest(r: &mut Reader<'_>, transport: Option<Transport>) -> Option<ServerConfig
     let debug = r.bool("debug").unwrap_or(false);
     let search_keywords = r.strings("searchKeywords", false);
     let oauth = oauth::oauth(r);
+    let approve = match r.obj.get("approve") {
+        None | Some(Value::Null) => None,
+        Some(v) => match super::ApproveRule::parse(v) {
+            Ok(rule) => Some(rule),
+            Err(e) => {
+                r.error("approve", e);
+                None
+            }
+        },
+    };
 
     if r.failed {
         return None;
@@ -414,6 +424,7 @@ fn rest(r: &mut Reader<'_>, transport: Option<Transport>) -> Option<ServerConfig
         debug,
         search_keywords,
         oauth,
+        approve,
     })
 }
 
@@ -507,6 +518,9 @@ mod properties {
         "sharedStateKey",
         "captureStats",
         "toonEncode",
+        "approve",
+        "approveWithoutClient",
+        "projectServers",
         "plugins",
         "bogus",
     ];
@@ -677,6 +691,11 @@ mod properties {
                 Just(json!({"clientMetadataUrl": "https://h/m", "callbackPort": 8080})),
             ]
             .boxed(),
+            Kind::Approve => one_of(&[
+                json!("writes"),
+                json!("none"),
+                json!({"delete_*": "all", "*": "destructive"}),
+            ]),
         }
     }
 

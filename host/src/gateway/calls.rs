@@ -31,6 +31,14 @@ impl Gateway {
                 return result(&[Content::text(format!("Error: {e}"))], None, true).map(Into::into);
             }
         };
+        let asker = super::approval::Asker::of(context);
+        let approved = tokio::select! {
+            a = self.approve(&entry, args.as_ref(), &asker) => a,
+            _ = context.ct.cancelled() => return Err(McpError::internal_error("cancelled by the client", None)),
+        };
+        if let Err(refused) = approved {
+            return result(&[Content::text(refused.0)], None, true).map(Into::into);
+        }
         let (mut options, forwarding) = self.call_options(context);
         options.accept_task = context
             .client_capabilities()

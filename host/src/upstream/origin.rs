@@ -343,7 +343,7 @@ pub(super) async fn target(
 }
 
 /// Whether the client declared the capability `key` (`sampling`, …).
-pub(super) fn declares(peer: &Peer<RoleServer>, key: &str) -> bool {
+pub(crate) fn declares(peer: &Peer<RoleServer>, key: &str) -> bool {
     peer.peer_info()
         .and_then(|i| serde_json::to_value(&i.capabilities).ok())
         .is_some_and(|c| c.get(key).is_some())
@@ -352,7 +352,7 @@ pub(super) fn declares(peer: &Peer<RoleServer>, key: &str) -> bool {
 /// Sends a server's request on to a client and waits for the answer;
 /// `cancelled` completing (the server cancelled its request) cancels it at
 /// the client.
-async fn forward(
+pub(crate) async fn forward(
     peer: &Peer<RoleServer>,
     mut request: ServerRequest,
     belongs_to: Option<RequestId>,

@@ -41,6 +41,7 @@ const scenarios: Record<string, Step[]> = {
     answer,
   ],
   cold: [call("s__echo", { message: "cold start" }), answer],
+  trust: [call("t__echo", { message: "approved in pi" }), answer],
   code: [
     call("code", { code: "const r = await Promise.all(['a', 'b'].map((m) => tools.s__echo({message: m}))); console.log('two calls'); return r" }),
     answer,

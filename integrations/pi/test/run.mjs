@@ -127,6 +127,31 @@ const scenarios = {
     return `${same}; next prompt: "${resultText(nextEcho)}"`;
   },
 
+  /** trust: a project's .mcp.json waits; pi's dialogue approves it; its tool joins and works. */
+  async trust() {
+    const box = newBox("trust");
+    warmCache(box);
+    const pids = join(box.root, "project.pids");
+    const t = { command: cfg.node, args: [cfg.misbehave, "ok"], env: { PID_FILE: pids } };
+    writeFileSync(join(box.project, ".mcp.json"), JSON.stringify({ mcpServers: { t } }));
+    const pi = start(box, { scenario: "trust", env: { MCPW_PI_EXPOSURE: "direct" } });
+    const ask = await pi.waitFor((e) => e.type === "extension_ui_request" && e.method === "confirm", "the trust dialogue");
+    assert.match(ask.message, /^t: .*misbehave\.mjs ok$/m, ask.message);
+    assert.equal(pidsIn(pids).length, 0, "nothing of the project ran before approval");
+    const from = pi.events.length;
+    pi.send({ type: "extension_ui_response", id: ask.id, confirmed: true });
+    await pi.waitFor((e) => e.method === "notify" && /Approved t\./.test(e.message ?? ""), "the approval", { from });
+    // The running mcpw follows its config: the project's tools join pi's.
+    await pi.waitFor((e) => e.method === "setStatus" && e.statusKey === "mcpw" && e.statusText === "mcpw: 22 tools", "t's tools", { from });
+    const { events, end } = await pi.prompt("echo through the project's server");
+    const [echo] = toolEnds(events);
+    assert.equal(echo?.isError, false, resultText(echo));
+    assert.equal(resultText(echo), "Echo: approved in pi");
+    assert.ok(pidsIn(pids).length > 0);
+    await pi.close();
+    return `asked "${ask.title}"; approved; t__echo: "${finalText(end)}"`;
+  },
+
   /** cold start: nothing cached, direct exposure; the first prompt's first call works. */
   async cold() {
     const box = newBox("cold");

@@ -48,7 +48,11 @@ fn stdio(setup: &Setup, exposure: &str) -> Value {
 
 /// Runs the TypeScript SDK client with a plan; returns the step results.
 pub(crate) fn client(connect: Value, steps: Value) -> Result<Vec<Value>, String> {
-    let plan = json!({"connect": connect, "steps": steps});
+    client_plan(json!({"connect": connect, "steps": steps}))
+}
+
+/// Runs the TypeScript SDK client with a whole plan (see `client.mjs`).
+pub(crate) fn client_plan(plan: Value) -> Result<Vec<Value>, String> {
     let out = Command::new("node")
         .arg(servers().client())
         .arg(plan.to_string())

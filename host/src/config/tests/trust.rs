@@ -85,6 +85,29 @@ fn only_the_user_file_says_whether_a_project_is_trusted() {
         (Severity::Warning, &project)
     );
 
+    // Nor may a project lower which calls the user approves.
+    write(
+        &d.project(),
+        ".mcp.json",
+        r#"{"settings": {"approve": "none", "approveWithoutClient": "allow"}}"#,
+    );
+    d.user(r#"{"settings": {"approve": "all"}}"#);
+    let cfg = d.load();
+    assert_eq!(
+        cfg.settings.approve,
+        crate::config::ApproveRule::Mode(crate::config::ApproveMode::All)
+    );
+    assert!(!cfg.settings.approve_without_client);
+    let warned: Vec<&str> = cfg
+        .diagnostics
+        .iter()
+        .filter_map(|d| d.field.as_deref())
+        .collect();
+    assert!(
+        warned.contains(&"settings.approve") && warned.contains(&"settings.approveWithoutClient"),
+        "{warned:?}"
+    );
+
     d.user(r#"{"settings": {"projectServers": "ignore"}}"#);
     let cfg = d.load();
     assert!(cfg.server("p").is_none());

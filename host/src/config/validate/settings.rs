@@ -73,6 +73,11 @@ const CHECKS: &[(&str, Check)] = &[
         _ => Some(format!("expected true or false, found {v}")),
     }),
     ("scriptLimits", script_limits),
+    ("approve", |v| crate::config::ApproveRule::parse(v).err()),
+    ("approveWithoutClient", |v| match v.as_str() {
+        Some("deny" | "allow") => None,
+        _ => Some(format!("expected \"deny\" or \"allow\", found {v}")),
+    }),
     ("projectServers", |v| match v.as_str() {
         Some(s) if crate::config::trust::ProjectServers::parse(s).is_some() => None,
         _ => Some(format!(

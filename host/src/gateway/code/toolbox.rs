@@ -1,6 +1,7 @@
 //! The tools of one session as a script's [`Toolbox`]: each call resolved
 //! among the tools the client sees and made the way its own calls are.
 
+use crate::gateway::approval::Asker;
 use crate::gateway::{ClientScope, Gateway};
 use crate::host::CallOptions;
 use crate::host::scripts::{ScriptCalls, script_call, service_error, tool_info};
@@ -20,6 +21,8 @@ pub(super) struct SessionToolbox {
     /// The script's progress, when the client asked for it: one step per
     /// finished call.
     progress: Option<Arc<Progress>>,
+    /// The session's client, which approves calls where settings ask.
+    asker: Asker,
 }
 
 /// Where a script's progress goes, and how far it got.
@@ -62,6 +65,7 @@ impl SessionToolbox {
             client: client.clone(),
             options,
             calls: ScriptCalls::new(),
+            asker: Asker::of(ctx),
             progress: ctx.meta.get_progress_token().map(|token| {
                 Arc::new(Progress {
                     peer: ctx.peer.clone(),
@@ -77,11 +81,18 @@ impl Toolbox for SessionToolbox {
     fn start(&self, name: &str, arguments: &str, done: Done) {
         let (gw, client, options) = (self.gw.clone(), self.client.clone(), self.options.clone());
         let (name, arguments) = (name.to_string(), arguments.to_string());
-        let progress = self.progress.clone();
+        let (progress, asker) = (self.progress.clone(), self.asker.clone());
         self.calls.spawn(async move {
             let outcome = match gw.shared.resolve_for(&client, &name).await {
                 Ok(entry) => {
-                    script_call(&gw.shared.host, &entry, &arguments, options, &gw.shelf).await
+                    let args = serde_json::from_str(&arguments).ok();
+                    match gw.approve(&entry, args.as_ref(), &asker).await {
+                        Ok(()) => {
+                            let host = &gw.shared.host;
+                            script_call(host, &entry, &arguments, options, &gw.shelf).await
+                        }
+                        Err(refused) => Err(ServiceError::Failed(refused.0)),
+                    }
                 }
                 Err(e) => Err(service_error(e)),
             };

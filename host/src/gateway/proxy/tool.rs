@@ -26,6 +26,15 @@ pub(super) async fn call_tool(
         Ok(ready) => ready,
         Err(refused) => return refuse(refused),
     };
+    let asker = crate::gateway::approval::Asker::of(ctx);
+    let approved = tokio::select! {
+        a = gw.approve(&entry, args.as_ref(), &asker) => a,
+        _ = ctx.ct.cancelled() => return Err(McpError::internal_error("cancelled by the client", None)),
+    };
+    if let Err(refused) = approved {
+        let details = json!({"mode": "call", "error": "not_approved", "tool": entry.name});
+        return result(&[Content::text(refused.0)], Some(details), true);
+    }
     let outcome = invoke(gw, &entry, args, ctx).await?;
     present_outcome(&entry, outcome)
 }

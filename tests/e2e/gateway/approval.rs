@@ -1,0 +1,153 @@
+//! Approval through the TypeScript SDK client: `approve` asks the client's
+//! user (elicitation) before a call runs; a refusal leaves no side effect on
+//! the server (server-memory's file), and a client that cannot be asked is
+//! refused unless the user file allows it.
+
+use super::serve::{client_plan, text};
+use crate::common::ConfigDirs;
+use crate::servers::servers;
+use serde_json::{Value, json};
+use std::path::PathBuf;
+
+struct Setup {
+    dirs: ConfigDirs,
+    memory: PathBuf,
+}
+
+/// server-memory under `settings` (and `server` fields for it).
+fn setup(settings: Value, server: Value) -> Setup {
+    let dirs = ConfigDirs::new();
+    let memory = dirs.root.path().join("memory.json");
+    let mut def = json!({"command": "node", "args": [servers().memory()],
+                         "env": {"MEMORY_FILE_PATH": memory.display().to_string()}});
+    for (k, v) in server.as_object().unwrap() {
+        def[k] = v.clone();
+    }
+    dirs.user(&json!({"mcpServers": {"memory": def}, "settings": settings}).to_string());
+    Setup { dirs, memory }
+}
+
+fn connect(s: &Setup, exposure: &str) -> Value {
+    let env = json!({"HOME": s.dirs.home().display().to_string(), "XDG_CONFIG_HOME": "", "XDG_CACHE_HOME": "", "XDG_STATE_HOME": "", "MCPW_CONFIG": ""});
+    json!({"command": env!("CARGO_BIN_EXE_mcpw"), "args": ["serve", "--exposure", exposure], "env": env})
+}
+
+fn create(name: &str) -> Value {
+    let entities = json!([{"name": name, "entityType": "test", "observations": []}]);
+    json!({"op": "callTool", "name": "memory__create_entities", "arguments": {"entities": entities}})
+}
+
+fn answer(decision: &str) -> Value {
+    json!({"action": "accept", "content": {"decision": decision}})
+}
+
+fn memory(s: &Setup) -> String {
+    std::fs::read_to_string(&s.memory).unwrap_or_default()
+}
+
+#[test]
+fn the_user_approves_once_for_a_tool_or_a_server_or_denies() {
+    let s = setup(json!({"approve": "writes"}), json!({}));
+    let plan = json!({
+        "connect": connect(&s, "direct"),
+        "elicit": [{"action": "decline"}, answer("deny"), answer("once"), answer("once"),
+                   answer("tool"), answer("server")],
+        "steps": [
+            create("declined"), create("denied"),
+            create("once-1"), create("once-2"),
+            create("tool-1"), create("tool-2"),
+            {"op": "callTool", "name": "memory__read_graph", "arguments": {}},
+            {"op": "callTool", "name": "memory__delete_entities", "arguments": {"entityNames": ["tool-1"]}},
+            {"op": "callTool", "name": "memory__delete_entities", "arguments": {"entityNames": ["tool-2"]}},
+            {"op": "elicitations"}
+        ]
+    });
+    let r = client_plan(plan).unwrap();
+    for (i, what) in [(0, "declined"), (1, "denied")] {
+        assert_eq!(r[i]["isError"], true, "{}", r[i]);
+        assert!(
+            text(&r[i]).contains("the user denied this call"),
+            "{}",
+            text(&r[i])
+        );
+        assert!(!memory(&s).contains(what), "the {what} call never ran");
+    }
+    for allowed in &r[2..=5] {
+        assert_ne!(allowed["isError"], true, "{allowed}");
+    }
+    assert!(memory(&s).contains("once-2"));
+    assert_ne!(r[6]["isError"], true, "read-only: not asked");
+    assert_ne!(r[8]["isError"], true, "the server was allowed: {}", r[8]);
+    let asked = r[9].as_array().unwrap();
+    // declined, denied, once, once, tool (tool-2 not asked), server (the
+    // second delete not asked); read_graph never.
+    assert_eq!(asked.len(), 6, "{asked:?}");
+    let first = asked[0]["message"].as_str().unwrap();
+    assert!(first.contains("memory__create_entities"), "{first}");
+    assert!(
+        first.contains("\"declined\""),
+        "the arguments are shown: {first}"
+    );
+    assert_eq!(
+        asked[0]["schema"]["properties"]["decision"]["enum"],
+        json!(["once", "tool", "server", "deny"])
+    );
+    assert!(
+        asked[5]["message"]
+            .as_str()
+            .unwrap()
+            .contains("delete_entities")
+    );
+}
+
+#[test]
+fn a_client_that_cannot_be_asked_is_refused_unless_the_user_allows_it() {
+    let s = setup(json!({}), json!({"approve": {"create_*": "all"}}));
+    let steps = json!([create("unasked"), {"op": "callTool", "name": "mcp", "arguments": {"tool": "memory__create_entities",
+        "args": {"entities": [{"name": "by-proxy", "entityType": "t", "observations": []}]}}}]);
+    let r = client_plan(json!({"connect": connect(&s, "direct"), "steps": [steps[0]]})).unwrap();
+    assert_eq!(r[0]["isError"], true);
+    let refusal = text(&r[0]);
+    assert!(refusal.contains("mcpServers.memory.approve"), "{refusal}");
+    assert!(refusal.contains("approveWithoutClient"), "{refusal}");
+    let r = client_plan(json!({"connect": connect(&s, "proxy"), "steps": [steps[1]]})).unwrap();
+    assert_eq!(r[0]["isError"], true, "{}", r[0]);
+    assert_eq!(r[0]["structuredContent"]["error"], "not_approved");
+    assert!(!memory(&s).contains("unasked") && !memory(&s).contains("by-proxy"));
+
+    let s = setup(
+        json!({"approveWithoutClient": "allow"}),
+        json!({"approve": "all"}),
+    );
+    let r = client_plan(json!({"connect": connect(&s, "direct"), "steps": [create("allowed")]}))
+        .unwrap();
+    assert_ne!(r[0]["isError"], true, "{}", r[0]);
+    assert!(memory(&s).contains("allowed"));
+}
+
+#[test]
+fn a_scripts_calls_are_approved_by_the_user_not_the_script() {
+    let s = setup(json!({"approve": "destructive"}), json!({}));
+    let code = "await tools.memory__create_entities({entities: [{name: 'kept', entityType: 't', observations: []}]}); \
+                try { await tools.memory__delete_entities({entityNames: ['kept']}); return 'deleted' } \
+                catch (e) { return e.message }";
+    let plan = json!({
+        "connect": connect(&s, "code"),
+        "elicit": [{"action": "decline"}],
+        "steps": [{"op": "callTool", "name": "code", "arguments": {"code": code}}, {"op": "elicitations"}]
+    });
+    let r = client_plan(plan).unwrap();
+    let value = r[0]["structuredContent"]["value"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{}", r[0]));
+    assert!(
+        value.contains("the user denied this call of memory__delete_entities"),
+        "{value}"
+    );
+    assert_eq!(
+        r[1].as_array().unwrap().len(),
+        1,
+        "only the destructive call was asked"
+    );
+    assert!(memory(&s).contains("kept"), "the delete never ran");
+}
