@@ -3,6 +3,7 @@
 import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
 import { PromptCommands, registerMcpCommand, show } from "./src/commands.ts";
 import { Gateway, errorText } from "./src/connection.ts";
+import { askUser } from "./src/elicit.ts";
 import { findMcpw, leavePiConfigToPi, piHasOwnMcp, runMcpw } from "./src/mcpw.ts";
 import { callTimeoutMs, EXPOSURE_FLAG, exposureFromArgv, logFile, resolveExposure, type Exposure } from "./src/settings.ts";
 import { ToolSet, type Caller } from "./src/tools.ts";
@@ -183,6 +184,8 @@ export default async function mcpwExtension(pi: ExtensionAPI) {
           setStatus();
         },
         onPrompts: (list) => prompts.sync(list),
+        // Approvals (and servers' questions) go to pi's dialogues, where there is a UI to show them.
+        elicit: ctx.hasUI ? (params) => askUser(state.ui ?? ctx, params) : undefined,
       },
       warn,
     );

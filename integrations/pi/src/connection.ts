@@ -5,11 +5,14 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import {
   CallToolResultSchema,
+  ElicitRequestSchema,
   ErrorCode,
   McpError,
   PromptListChangedNotificationSchema,
   ToolListChangedNotificationSchema,
   type CallToolResult,
+  type ElicitRequest,
+  type ElicitResult,
   type GetPromptResult,
   type Progress,
   type Prompt,
@@ -41,6 +44,11 @@ export interface GatewayOptions {
   /** Called with mcpw's full tool list after each list change it announces. */
   onTools: (tools: Tool[]) => void | Promise<void>;
   onPrompts: (prompts: Prompt[]) => void | Promise<void>;
+  /**
+   * Answers mcpw's questions to the user (an approval, or a server's own question passed on);
+   * without it the client does not take them.
+   */
+  elicit?: (request: ElicitRequest["params"]) => Promise<ElicitResult>;
 }
 
 /** One live `mcpw serve` process and its MCP client. */
@@ -71,7 +79,9 @@ class Connection {
         if (stderrTail.length > STDERR_TAIL) stderrTail.shift();
       }
     });
-    const client = new Client(CLIENT_INFO, { capabilities: {} });
+    const client = new Client(CLIENT_INFO, { capabilities: options.elicit ? { elicitation: {} } : {} });
+    const elicit = options.elicit;
+    if (elicit) client.setRequestHandler(ElicitRequestSchema, (request) => elicit(request.params));
     const connection = new Connection(client, transport);
     client.onclose = () => {
       connection.closed = true;

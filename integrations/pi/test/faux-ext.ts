@@ -42,6 +42,13 @@ const scenarios: Record<string, Step[]> = {
   ],
   cold: [call("s__echo", { message: "cold start" }), answer],
   trust: [call("t__echo", { message: "approved in pi" }), answer],
+  approve: [
+    call("s__echo", { message: "allowed once" }),
+    answer,
+    // second prompt
+    call("s__echo", { message: "denied" }),
+    answer,
+  ],
   code: [
     call("code", { code: "const r = await Promise.all(['a', 'b'].map((m) => tools.s__echo({message: m}))); console.log('two calls'); return r" }),
     answer,

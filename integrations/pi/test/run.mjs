@@ -152,6 +152,34 @@ const scenarios = {
     return `asked "${ask.title}"; approved; t__echo: "${finalText(end)}"`;
   },
 
+  /** approve: mcpw's approval of a call is asked through pi's dialogue; allowed once, then denied. */
+  async approve() {
+    const box = newBox("approve");
+    warmCache(box);
+    const own = join(box.home, ".config/mcpw/mcp.json");
+    mkdirSync(dirname(own), { recursive: true });
+    const mcpwConfig = box.config === own ? JSON.parse(readFileSync(own, "utf8")) : {};
+    writeFileSync(own, JSON.stringify({ ...mcpwConfig, settings: { approve: "all" } }));
+    const pi = start(box, { scenario: "approve", env: { MCPW_PI_EXPOSURE: "direct" } });
+    const answer = (label) => async (from) => {
+      const ask = await pi.waitFor((e) => e.type === "extension_ui_request" && e.method === "select", "the approval", { from });
+      assert.match(ask.title, /Allow the agent to call s__echo/);
+      assert.ok(ask.options.includes(label), ask.options.join(" | "));
+      pi.send({ type: "extension_ui_response", id: ask.id, value: label });
+      return ask;
+    };
+    const allowed = await pi.prompt("echo, allowed once", { during: answer("Allow once") });
+    assert.equal(resultText(toolEnds(allowed.events)[0]), "Echo: allowed once");
+    const denied = await pi.prompt("echo, denied", { during: answer("Deny") });
+    const [refused] = toolEnds(denied.events);
+    assert.equal(refused?.isError, true);
+    assert.match(resultText(refused), /the user denied this call of s__echo/);
+    const calls = readFileSync(box.files.methods, "utf8").split("\n").filter((m) => m === "tools/call");
+    assert.equal(calls.length, 1, "the denied call never reached the server");
+    await pi.close();
+    return `allowed once: "${resultText(toolEnds(allowed.events)[0])}"; then "${resultText(refused)}"`;
+  },
+
   /** cold start: nothing cached, direct exposure; the first prompt's first call works. */
   async cold() {
     const box = newBox("cold");
