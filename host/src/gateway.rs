@@ -8,6 +8,7 @@
 
 mod approval;
 mod calls;
+mod checks;
 pub mod code;
 pub mod http;
 mod listen;

@@ -157,6 +157,8 @@ pub struct Host {
     kept: Arc<crate::kept::Store>,
     /// What scripts run from Rust keep.
     shelf: crate::kept::Shelf,
+    /// Where each call a client asks for is told, if anywhere.
+    audit: Option<crate::audit::AuditLog>,
 }
 
 /// How the host's catalog is named: the configured prefix, and the names
@@ -241,6 +243,15 @@ impl Host {
         }
         let naming = naming_options(&config);
         let kept = crate::kept::Store::new(Default::default());
+        let audit = crate::audit::AuditConfig::from_setting(
+            config.settings.raw.get("audit"),
+            &env.state_dir(),
+        )
+        .map(|c| {
+            // Replicas of a team write a file each.
+            let replica = shared.as_ref().map(|_| crate::audit::replica_name());
+            crate::audit::AuditLog::new(c, replica.as_deref())
+        });
         let stats = crate::stats::StatsConfig::from_setting(
             config.settings.capture_stats.as_ref(),
             &env.state_dir(),
@@ -274,6 +285,7 @@ impl Host {
             scripter: Default::default(),
             shelf: kept.shelf(),
             kept,
+            audit,
         })
     }
 
@@ -354,6 +366,11 @@ impl Host {
     /// The lifecycle manager.
     pub fn manager(&self) -> &Arc<Manager> {
         &self.manager
+    }
+
+    /// The audit trail, when `settings.audit` keeps one.
+    pub fn audit(&self) -> Option<&crate::audit::AuditLog> {
+        self.audit.as_ref()
     }
 
     /// State shared with other mcpw processes (`--shared-state`), if any.

@@ -256,9 +256,9 @@ fn add_import(
     }
 }
 
-/// Settings a project file cannot set: whether its servers load, and which
-/// calls the user approves.
-const USER_ONLY_SETTINGS: &[&str] = &["projectServers", "approve", "approveWithoutClient"];
+/// Settings a project file cannot set: whether its servers load, which
+/// calls the user approves, and what the audit trail keeps.
+const USER_ONLY_SETTINGS: &[&str] = &["projectServers", "approve", "approveWithoutClient", "audit"];
 
 /// A project file, and the user file it cannot override in some things.
 struct ProjectFile<'a> {

@@ -520,6 +520,7 @@ mod properties {
         "toonEncode",
         "approve",
         "approveWithoutClient",
+        "audit",
         "projectServers",
         "plugins",
         "bogus",

@@ -58,21 +58,22 @@ pub(crate) struct Refused(pub String);
 
 impl Gateway {
     /// Whether the call of `entry` with `args` may go ahead: yes when no
-    /// approval is needed or the user allowed it, else the refusal.
+    /// approval is needed or the user allowed it (`true`: the user was asked
+    /// now), else the refusal.
     pub(super) async fn approve(
         &self,
         entry: &Entry,
         args: Option<&Map<String, Value>>,
         asker: &Asker,
-    ) -> Result<(), Refused> {
+    ) -> Result<bool, Refused> {
         let config = self.shared.host.config();
         let (mode, setting) = mode_for(&config, entry);
         if !mode.asks(entry.tool.annotations.as_ref()) || self.allowed.has(entry) {
-            return Ok(());
+            return Ok(false);
         }
         if !crate::upstream::origin::declares(&asker.peer, "elicitation") {
             if config.settings.approve_without_client {
-                return Ok(());
+                return Ok(false);
             }
             return Err(Refused(format!(
                 "Error: calling {} needs the user's approval ({setting} is \"{}\"), and this client cannot be asked: it does not support elicitation. The call did not run. To run such calls unasked, set settings.approveWithoutClient to \"allow\" in mcpw's user config, or lower {setting}.",
@@ -81,14 +82,14 @@ impl Gateway {
             )));
         }
         match ask(asker, entry, args, mode).await {
-            Ok(Decision::Once) => Ok(()),
+            Ok(Decision::Once) => Ok(true),
             Ok(Decision::Tool) => {
                 lock(&self.allowed.tools).insert(entry.name.clone());
-                Ok(())
+                Ok(true)
             }
             Ok(Decision::Server) => {
                 lock(&self.allowed.servers).insert(entry.tool.server.clone());
-                Ok(())
+                Ok(true)
             }
             Ok(Decision::Deny) => Err(Refused(format!(
                 "Error: the user denied this call of {}; it did not run.",

@@ -2,6 +2,7 @@
 //! server's progress and requests routed back to the session, cancellation,
 //! and the server's result (or task) as the session gets it.
 
+use super::checks::Via;
 use super::{Gateway, result, tasks};
 use crate::host::{CallOptions, HostError, RawResult};
 use crate::present::Content;
@@ -32,13 +33,14 @@ impl Gateway {
             }
         };
         let asker = super::approval::Asker::of(context);
-        let approved = tokio::select! {
-            a = self.approve(&entry, args.as_ref(), &asker) => a,
+        let admitted = tokio::select! {
+            a = self.admit(&client, &entry, args.as_ref(), &asker, Via::Call) => a,
             _ = context.ct.cancelled() => return Err(McpError::internal_error("cancelled by the client", None)),
         };
-        if let Err(refused) = approved {
-            return result(&[Content::text(refused.0)], None, true).map(Into::into);
-        }
+        let admitted = match admitted {
+            Ok(a) => a,
+            Err(refused) => return result(&[Content::text(refused.0)], None, true).map(Into::into),
+        };
         let (mut options, forwarding) = self.call_options(context);
         options.accept_task = context
             .client_capabilities()
@@ -49,6 +51,7 @@ impl Gateway {
             _ = context.ct.cancelled() => return Err(McpError::internal_error("cancelled by the client", None)),
         };
         progress_sent(forwarding).await;
+        admitted.finish(&self.shared.host, || told(&raw));
         match raw {
             Ok(RawResult::Tool(r)) if r.is_error != Some(true) => Ok(r.into()),
             Ok(RawResult::Task(t)) => Ok(rmcp::model::CallToolResponse::Task(tasks::for_client(
@@ -98,6 +101,22 @@ impl Gateway {
             session,
             request: context.id.clone(),
         })
+    }
+}
+
+/// A call's end for the audit trail: its result's size, and its error.
+fn told(raw: &Result<RawResult, HostError>) -> (usize, Option<String>) {
+    match raw {
+        Ok(RawResult::Tool(r)) => {
+            let size = serde_json::to_vec(r).map_or(0, |v| v.len());
+            let error =
+                (r.is_error == Some(true)).then(|| "the tool reported an error".to_string());
+            (size, error)
+        }
+        Ok(RawResult::Resource(r)) => (serde_json::to_vec(r).map_or(0, |v| v.len()), None),
+        Ok(RawResult::Task(t)) => (serde_json::to_vec(t).map_or(0, |v| v.len()), None),
+        Ok(RawResult::Rpc(e)) => (0, Some(e.clone())),
+        Err(e) => (0, Some(e.to_string())),
     }
 }
 

@@ -47,7 +47,12 @@ fn memory(s: &Setup) -> String {
 
 #[test]
 fn the_user_approves_once_for_a_tool_or_a_server_or_denies() {
-    let s = setup(json!({"approve": "writes"}), json!({}));
+    let audit = tempfile::tempdir().unwrap();
+    let trail = audit.path().join("audit.jsonl");
+    let s = setup(
+        json!({"approve": "writes", "audit": {"path": trail.display().to_string()}}),
+        json!({}),
+    );
     let plan = json!({
         "connect": connect(&s, "direct"),
         "elicit": [{"action": "decline"}, answer("deny"), answer("once"), answer("once"),
@@ -98,6 +103,47 @@ fn the_user_approves_once_for_a_tool_or_a_server_or_denies() {
             .unwrap()
             .contains("delete_entities")
     );
+
+    // One audit line per call, with its decision, and no argument in it.
+    let text = std::fs::read_to_string(&trail).unwrap();
+    let lines: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let decisions: Vec<(&str, &str)> = lines
+        .iter()
+        .map(|l| (l["tool"].as_str().unwrap(), l["decision"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        decisions,
+        [
+            ("create_entities", "denied"),
+            ("create_entities", "denied"),
+            ("create_entities", "asked"),
+            ("create_entities", "asked"),
+            ("create_entities", "asked"),
+            ("create_entities", "allowed"),
+            ("read_graph", "allowed"),
+            ("delete_entities", "asked"),
+            ("delete_entities", "allowed"),
+        ]
+    );
+    assert!(
+        lines[0]["reason"].as_str().unwrap().contains("denied"),
+        "{}",
+        lines[0]
+    );
+    assert_eq!(lines[0]["resultBytes"], 0);
+    assert!(lines[2]["resultBytes"].as_u64().unwrap() > 0);
+    assert!(
+        lines
+            .iter()
+            .all(|l| l["server"] == "memory" && l["via"] == "call")
+    );
+    assert!(
+        !text.contains("once-1") && !text.contains("declined"),
+        "arguments left out: {text}"
+    );
 }
 
 #[test]
@@ -115,14 +161,21 @@ fn a_client_that_cannot_be_asked_is_refused_unless_the_user_allows_it() {
     assert_eq!(r[0]["structuredContent"]["error"], "not_approved");
     assert!(!memory(&s).contains("unasked") && !memory(&s).contains("by-proxy"));
 
-    let s = setup(
-        json!({"approveWithoutClient": "allow"}),
-        json!({"approve": "all"}),
-    );
+    let audit = tempfile::tempdir().unwrap();
+    let trail = audit.path().join("audit.jsonl");
+    let settings = json!({"approveWithoutClient": "allow",
+                          "audit": {"path": trail.display().to_string(), "arguments": true}});
+    let s = setup(settings, json!({"approve": "all"}));
     let r = client_plan(json!({"connect": connect(&s, "direct"), "steps": [create("allowed")]}))
         .unwrap();
     assert_ne!(r[0]["isError"], true, "{}", r[0]);
     assert!(memory(&s).contains("allowed"));
+    let line: Value =
+        serde_json::from_str(std::fs::read_to_string(&trail).unwrap().trim()).unwrap();
+    assert_eq!(
+        line["arguments"]["entities"][0]["name"], "allowed",
+        "audit.arguments keeps them"
+    );
 }
 
 #[test]

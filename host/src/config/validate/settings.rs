@@ -74,6 +74,7 @@ const CHECKS: &[(&str, Check)] = &[
     }),
     ("scriptLimits", script_limits),
     ("approve", |v| crate::config::ApproveRule::parse(v).err()),
+    ("audit", crate::audit::AuditConfig::check),
     ("approveWithoutClient", |v| match v.as_str() {
         Some("deny" | "allow") => None,
         _ => Some(format!("expected \"deny\" or \"allow\", found {v}")),

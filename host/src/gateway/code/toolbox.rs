@@ -2,6 +2,7 @@
 //! among the tools the client sees and made the way its own calls are.
 
 use crate::gateway::approval::Asker;
+use crate::gateway::checks::Via;
 use crate::gateway::{ClientScope, Gateway};
 use crate::host::CallOptions;
 use crate::host::scripts::{ScriptCalls, script_call, service_error, tool_info};
@@ -86,10 +87,23 @@ impl Toolbox for SessionToolbox {
             let outcome = match gw.shared.resolve_for(&client, &name).await {
                 Ok(entry) => {
                     let args = serde_json::from_str(&arguments).ok();
-                    match gw.approve(&entry, args.as_ref(), &asker).await {
-                        Ok(()) => {
+                    match gw
+                        .admit(&client, &entry, args.as_ref(), &asker, Via::Script)
+                        .await
+                    {
+                        Ok(admitted) => {
                             let host = &gw.shared.host;
-                            script_call(host, &entry, &arguments, options, &gw.shelf).await
+                            let out =
+                                script_call(host, &entry, &arguments, options, &gw.shelf).await;
+                            admitted.finish(host, || match &out {
+                                Ok(o) => (
+                                    o.content.len()
+                                        + o.structured_content.as_ref().map_or(0, String::len),
+                                    o.is_error.then(|| "the tool reported an error".to_string()),
+                                ),
+                                Err(e) => (0, Some(e.to_string())),
+                            });
+                            out
                         }
                         Err(refused) => Err(ServiceError::Failed(refused.0)),
                     }

@@ -3,6 +3,7 @@
 
 use super::{Reply, known};
 use crate::catalog::ToolKind;
+use crate::gateway::checks::Via;
 use crate::gateway::{ClientScope, Gateway, calls, result};
 use crate::host::{CallOutcome, EntryRef, Host, HostError};
 use crate::lifecycle::LifecycleError;
@@ -27,15 +28,26 @@ pub(super) async fn call_tool(
         Err(refused) => return refuse(refused),
     };
     let asker = crate::gateway::approval::Asker::of(ctx);
-    let approved = tokio::select! {
-        a = gw.approve(&entry, args.as_ref(), &asker) => a,
+    let admitted = tokio::select! {
+        a = gw.admit(client, &entry, args.as_ref(), &asker, Via::Proxy) => a,
         _ = ctx.ct.cancelled() => return Err(McpError::internal_error("cancelled by the client", None)),
     };
-    if let Err(refused) = approved {
-        let details = json!({"mode": "call", "error": "not_approved", "tool": entry.name});
-        return result(&[Content::text(refused.0)], Some(details), true);
-    }
+    let admitted = match admitted {
+        Ok(a) => a,
+        Err(refused) => {
+            let details = json!({"mode": "call", "error": "not_approved", "tool": entry.name});
+            return result(&[Content::text(refused.0)], Some(details), true);
+        }
+    };
     let outcome = invoke(gw, &entry, args, ctx).await?;
+    admitted.finish(&gw.shared.host, || match &outcome {
+        Ok(out) => (
+            out.mcp_result.to_string().len(),
+            out.is_error
+                .then(|| "the tool reported an error".to_string()),
+        ),
+        Err(e) => (0, Some(e.to_string())),
+    });
     present_outcome(&entry, outcome)
 }
 
