@@ -19,6 +19,7 @@ pub mod jsonc;
 mod load;
 pub mod model;
 pub mod plugins;
+pub mod rate;
 pub mod shared_url;
 pub mod show;
 pub mod trust;

@@ -159,6 +159,31 @@ pub struct Host {
     shelf: crate::kept::Shelf,
     /// Where each call a client asks for is told, if anywhere.
     audit: Option<crate::audit::AuditLog>,
+    /// The rate limits' buckets (in shared state, for a team).
+    buckets: crate::rate_limit::Buckets,
+}
+
+/// A call a rate limit refused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RateLimited {
+    /// The setting of the limit.
+    pub setting: String,
+    /// Its rate.
+    pub rate: crate::config::rate::Rate,
+    /// When its bucket holds a call again.
+    pub retry_after: std::time::Duration,
+}
+
+impl std::fmt::Display for RateLimited {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "rate limit reached: {} allows {} for each client; retry after {:.1} s",
+            self.setting,
+            self.rate.text(),
+            self.retry_after.as_secs_f64()
+        )
+    }
 }
 
 /// How the host's catalog is named: the configured prefix, and the names
@@ -268,6 +293,7 @@ impl Host {
                 }
             });
         }
+        let buckets = crate::rate_limit::Buckets::new(shared.clone());
         Ok(Host {
             shared,
             stats,
@@ -286,6 +312,7 @@ impl Host {
             shelf: kept.shelf(),
             kept,
             audit,
+            buckets,
         })
     }
 
@@ -366,6 +393,40 @@ impl Host {
     /// The lifecycle manager.
     pub fn manager(&self) -> &Arc<Manager> {
         &self.manager
+    }
+
+    /// Takes one call of `entry` by the client `client` from each rate
+    /// limit's bucket it draws from; the first empty one refuses it, saying
+    /// which limit and when to try again.
+    pub async fn rate_check(&self, client: &str, entry: &Entry) -> Result<(), RateLimited> {
+        let config = self.config();
+        let mut buckets: Vec<(String, String, crate::config::rate::Rate)> = Vec::new();
+        if let Some(rate) = config.settings.rate_limit {
+            buckets.push((format!("{client}|*"), "settings.rateLimit".into(), rate));
+        }
+        let server = &entry.tool.server;
+        if let Some(rule) = config
+            .server(server)
+            .and_then(|s| s.config.rate_limit.as_ref())
+        {
+            for (glob, rate) in rule.buckets(&entry.tool.name) {
+                let setting = match glob.as_str() {
+                    "" => format!("mcpServers.{server}.rateLimit"),
+                    g => format!("mcpServers.{server}.rateLimit[{g:?}]"),
+                };
+                buckets.push((format!("{client}|{server}|{glob}"), setting, rate));
+            }
+        }
+        for (key, setting, rate) in buckets {
+            if let Err(retry_after) = self.buckets.take(&key, rate).await {
+                return Err(RateLimited {
+                    setting,
+                    rate,
+                    retry_after,
+                });
+            }
+        }
+        Ok(())
     }
 
     /// The audit trail, when `settings.audit` keeps one.

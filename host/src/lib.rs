@@ -64,6 +64,8 @@ pub(crate) mod private_fs;
 #[cfg(feature = "gateway")]
 pub mod processes;
 #[cfg(feature = "gateway")]
+pub mod rate_limit;
+#[cfg(feature = "gateway")]
 pub mod secrets;
 pub(crate) mod state_file;
 #[cfg(feature = "gateway")]

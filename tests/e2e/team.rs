@@ -149,6 +149,86 @@ async fn a_cache_filled_by_one_replica_serves_the_other() {
     assert_eq!(starts(&pids), 1, "neither B nor the CLI started it");
 }
 
+/// A rate limit is one bucket for the team: calls through either replica
+/// draw from it, and the one past it is refused at once with a retry-after.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_rate_limit_is_shared_by_the_replicas() {
+    let root = tempfile::tempdir().unwrap();
+    let redis = Redis::start(&root.path().join("redis"));
+    let pids = root.path().join("pids");
+    let homes = [ConfigDirs::new(), ConfigDirs::new()];
+    for h in &homes {
+        let server = json!({"command": "node", "args": [servers().misbehave(), "ok"],
+                            "env": {"PID_FILE": pids.display().to_string()}, "rateLimit": "3/h"});
+        let settings = json!({"audit": {"path": root.path().join("audit.jsonl")}});
+        h.user(&json!({"mcpServers": {"s": server}, "settings": settings}).to_string());
+    }
+    let (_a, a_port) = replica(&homes[0].home(), &redis.url(), &["--exposure", "direct"]);
+    let (_b, b_port) = replica(&homes[1].home(), &redis.url(), &["--exposure", "direct"]);
+    let (a, b) = (
+        format!("http://127.0.0.1:{a_port}/mcp"),
+        format!("http://127.0.0.1:{b_port}/mcp"),
+    );
+    let (wa, wb) = (Wire::initialize(&a).await, Wire::initialize(&b).await);
+    let echo = |m: &str| json!({"message": m});
+    let mut outcomes = Vec::new();
+    for (wire, url, m) in [
+        (&wa, &a, "1"),
+        (&wb, &b, "2"),
+        (&wa, &a, "3"),
+        (&wb, &b, "4"),
+    ] {
+        outcomes.push(wire.call(url, "s__echo", echo(m)).await.unwrap());
+    }
+    for r in &outcomes[..3] {
+        assert_ne!(r["isError"], true, "{r}");
+    }
+    let refused = text(&outcomes[3]);
+    assert_eq!(outcomes[3]["isError"], true);
+    let after = refused
+        .split("retry after ")
+        .nth(1)
+        .and_then(|t| t.split(' ').next())
+        .and_then(|n| n.parse::<f64>().ok())
+        .unwrap_or_else(|| panic!("{refused}"));
+    assert!(
+        (1100.0..=1200.0).contains(&after),
+        "one call back every 20 minutes: {refused}"
+    );
+    assert!(
+        refused.contains("mcpServers.s.rateLimit allows 3/h for each client"),
+        "{refused}"
+    );
+    assert_eq!(
+        redis.cli(&["EXISTS", "mcpw:rate:|s|"]),
+        "1",
+        "the bucket is in Redis"
+    );
+
+    // Each replica keeps its audit trail in a file named for it.
+    let trails: Vec<String> = std::fs::read_dir(root.path())
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter(|n| n.starts_with("audit-") && n.ends_with(".jsonl"))
+        .collect();
+    assert_eq!(trails.len(), 2, "{trails:?}");
+    let read = |t: &String| std::fs::read_to_string(root.path().join(t)).unwrap();
+    let lines: Vec<Value> = trails
+        .iter()
+        .map(read)
+        .flat_map(|text| {
+            text.lines()
+                .map(|l| serde_json::from_str(l).unwrap())
+                .collect::<Vec<Value>>()
+        })
+        .collect();
+    assert_eq!(lines.len(), 4);
+    assert_eq!(
+        lines.iter().filter(|l| l["decision"] == "denied").count(),
+        1
+    );
+}
+
 /// A failed connect recorded by one replica holds the other back for the
 /// backoff, even though it was already running.
 #[tokio::test(flavor = "multi_thread")]

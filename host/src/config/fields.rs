@@ -29,6 +29,8 @@ pub enum Kind {
     OAuth,
     /// A mode, or an object of tool globs and modes.
     Approve,
+    /// A rate (`"N/min"`), or an object of tool globs and rates.
+    Rate,
 }
 
 /// How `mcpw config show` shows a field's value.
@@ -179,6 +181,13 @@ pub const SERVER_FIELDS: &[Field] = &[
         false,
         Shown::AsIs,
         Some("approve"),
+    ),
+    field(
+        "rateLimit",
+        Kind::Rate,
+        false,
+        Shown::AsIs,
+        Some("rateLimit"),
     ),
     // For people reading the file; mcpw keeps it in the definition only.
     field("description", Kind::Text, false, Shown::AsIs, None),

@@ -257,8 +257,15 @@ fn add_import(
 }
 
 /// Settings a project file cannot set: whether its servers load, which
-/// calls the user approves, and what the audit trail keeps.
-const USER_ONLY_SETTINGS: &[&str] = &["projectServers", "approve", "approveWithoutClient", "audit"];
+/// calls the user approves, what the audit trail keeps, and how often
+/// clients may call.
+const USER_ONLY_SETTINGS: &[&str] = &[
+    "projectServers",
+    "approve",
+    "approveWithoutClient",
+    "audit",
+    "rateLimit",
+];
 
 /// A project file, and the user file it cannot override in some things.
 struct ProjectFile<'a> {
@@ -632,6 +639,10 @@ fn interpret_settings(raw: Map<String, Value>) -> Settings {
     }
     s.approve_without_client =
         raw.get("approveWithoutClient").and_then(Value::as_str) == Some("allow");
+    s.rate_limit = raw
+        .get("rateLimit")
+        .and_then(Value::as_str)
+        .and_then(|r| super::rate::Rate::parse(r).ok());
     if let Some(kind) = raw
         .get("credentialStore")
         .and_then(Value::as_str)

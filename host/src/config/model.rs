@@ -181,6 +181,8 @@ pub struct ServerConfig {
     /// `approve`: which of its tools' calls the user approves; none: the
     /// settings say.
     pub approve: Option<super::ApproveRule>,
+    /// `rateLimit`: how often each client may call it (or the tools of a glob).
+    pub rate_limit: Option<super::rate::RateRule>,
 }
 
 /// How an OAuth client gets its tokens (`oauth.grantType`).
@@ -347,6 +349,8 @@ pub struct Settings {
     /// `approveWithoutClient: "allow"` (user file only): a call that needs
     /// approval runs when the client cannot be asked (else it is refused).
     pub approve_without_client: bool,
+    /// `rateLimit` (user file only): how often each client may call at all.
+    pub rate_limit: Option<super::rate::Rate>,
     /// `scriptLimits`: the limits of a script (a call may ask for lower ones).
     pub script_limits: super::ScriptLimits,
     /// `captureStats`: call statistics, when on.
@@ -377,6 +381,7 @@ impl Default for Settings {
             code_mode: false,
             approve: Default::default(),
             approve_without_client: false,
+            rate_limit: None,
             script_limits: Default::default(),
             capture_stats: None,
             credential_store: Default::default(),

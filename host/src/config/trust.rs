@@ -130,6 +130,7 @@ const NOT_APPROVED: &[&str] = &[
     "debug",
     "searchKeywords",
     "description",
+    "rateLimit",
 ];
 
 /// The hash an approval of `raw` (a definition as written) names. Fields it

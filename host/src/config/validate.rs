@@ -404,6 +404,17 @@ fn rest(r: &mut Reader<'_>, transport: Option<Transport>) -> Option<ServerConfig
         },
     };
 
+    let rate_limit = match r.obj.get("rateLimit") {
+        None | Some(Value::Null) => None,
+        Some(v) => match super::rate::RateRule::parse(v) {
+            Ok(rule) => Some(rule),
+            Err(e) => {
+                r.error("rateLimit", e);
+                None
+            }
+        },
+    };
+
     if r.failed {
         return None;
     }
@@ -425,6 +436,7 @@ fn rest(r: &mut Reader<'_>, transport: Option<Transport>) -> Option<ServerConfig
         search_keywords,
         oauth,
         approve,
+        rate_limit,
     })
 }
 
@@ -521,6 +533,7 @@ mod properties {
         "approve",
         "approveWithoutClient",
         "audit",
+        "rateLimit",
         "projectServers",
         "plugins",
         "bogus",
@@ -692,6 +705,7 @@ mod properties {
                 Just(json!({"clientMetadataUrl": "https://h/m", "callbackPort": 8080})),
             ]
             .boxed(),
+            Kind::Rate => one_of(&[json!("10/min"), json!({"create_*": "1/s"})]),
             Kind::Approve => one_of(&[
                 json!("writes"),
                 json!("none"),

@@ -1,6 +1,7 @@
 //! The checks every call a session asks for passes, whichever way it comes
-//! (a tool of its own, the proxy's `mcp`, a script): the user's approval
-//! before it runs, and its line in the audit trail once it is decided.
+//! (a tool of its own, the proxy's `mcp`, a script): rate limits and the
+//! user's approval before it runs, and its line in the audit trail once it
+//! is decided.
 
 use super::approval::{Asker, Refused};
 use super::{ClientScope, Gateway};
@@ -50,7 +51,15 @@ impl Gateway {
     ) -> Result<Admitted, Refused> {
         let started = Instant::now();
         let record = self.record(client, entry, args, via);
-        match self.approve(entry, args, asker).await {
+        // A limited call does not trouble the user with a question.
+        let checked = match self.shared.host.rate_check(client.name(), entry).await {
+            Ok(()) => self.approve(entry, args, asker).await,
+            Err(limited) => Err(Refused(format!(
+                "Error: {limited}. The call of {} did not run.",
+                entry.name
+            ))),
+        };
+        match checked {
             Ok(asked) => Ok(Admitted {
                 record: record.map(|mut r| {
                     if asked {

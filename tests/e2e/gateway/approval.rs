@@ -1,7 +1,8 @@
-//! Approval through the TypeScript SDK client: `approve` asks the client's
-//! user (elicitation) before a call runs; a refusal leaves no side effect on
-//! the server (server-memory's file), and a client that cannot be asked is
-//! refused unless the user file allows it.
+//! Approval and rate limits through the TypeScript SDK client: `approve`
+//! asks the client's user (elicitation) before a call runs; a refusal leaves
+//! no side effect on the server (server-memory's file), and a client that
+//! cannot be asked is refused unless the user file allows it. A call past a
+//! rate limit is refused at once, saying when to try again.
 
 use super::serve::{client_plan, text};
 use crate::common::ConfigDirs;
@@ -203,4 +204,28 @@ fn a_scripts_calls_are_approved_by_the_user_not_the_script() {
         "only the destructive call was asked"
     );
     assert!(memory(&s).contains("kept"), "the delete never ran");
+}
+
+#[test]
+fn a_call_past_a_rate_limit_is_refused_at_once_with_a_retry_after() {
+    let s = setup(
+        json!({"rateLimit": "100/min"}),
+        json!({"rateLimit": {"create_*": "2/min", "*": "50/min"}}),
+    );
+    let plan = json!({"connect": connect(&s, "direct"), "steps": [
+        create("a"), create("b"), create("c"),
+        {"op": "callTool", "name": "memory__read_graph", "arguments": {}}
+    ]});
+    let r = client_plan(plan).unwrap();
+    assert_ne!(r[1]["isError"], true, "{}", r[1]);
+    assert_eq!(r[2]["isError"], true, "{}", r[2]);
+    let refused = text(&r[2]);
+    assert!(
+        refused.contains(
+            "mcpServers.memory.rateLimit[\"create_*\"] allows 2/min for each client; retry after"
+        ),
+        "{refused}"
+    );
+    assert!(!memory(&s).contains("\"c\""), "the refused call never ran");
+    assert_ne!(r[3]["isError"], true, "another tool's bucket is not empty");
 }

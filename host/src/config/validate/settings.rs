@@ -75,6 +75,10 @@ const CHECKS: &[(&str, Check)] = &[
     ("scriptLimits", script_limits),
     ("approve", |v| crate::config::ApproveRule::parse(v).err()),
     ("audit", crate::audit::AuditConfig::check),
+    ("rateLimit", |v| match v.as_str() {
+        Some(s) => crate::config::rate::Rate::parse(s).err(),
+        None => Some(format!("expected \"N/s\", \"N/min\" or \"N/h\", found {v}")),
+    }),
     ("approveWithoutClient", |v| match v.as_str() {
         Some("deny" | "allow") => None,
         _ => Some(format!("expected \"deny\" or \"allow\", found {v}")),

@@ -1,0 +1,124 @@
+//! Rate limits: a token bucket per client token and limit (every call of
+//! the client, a server's calls, the calls of the tools a glob matches). A
+//! call takes one token from each bucket it draws from; an empty bucket
+//! refuses it at once and says when to try again. In a team the buckets live
+//! in Redis, so that the replicas share them; while Redis is away each
+//! replica counts on its own.
+
+use crate::clock::Instant;
+use crate::config::rate::Rate;
+use crate::team_state::SharedState;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// Every bucket of one process (or of the team).
+pub struct Buckets {
+    local: Mutex<HashMap<String, Local>>,
+    shared: Option<Arc<SharedState>>,
+}
+
+/// A bucket counted here.
+struct Local {
+    tokens: f64,
+    at: Instant,
+}
+
+/// A bucket kept in Redis: filled again by the time Redis tells (one
+/// clock for every replica), and forgotten once it would be full anyway.
+const TAKE: &str = r"
+local capacity = tonumber(ARGV[1])
+local per_ms = tonumber(ARGV[2])
+local t = redis.call('TIME')
+local now = t[1] * 1000 + math.floor(t[2] / 1000)
+local b = redis.call('HMGET', KEYS[1], 'tokens', 'at')
+local tokens = tonumber(b[1]) or capacity
+local at = tonumber(b[2]) or now
+tokens = math.min(capacity, tokens + math.max(0, now - at) * per_ms)
+local wait = 0
+if tokens >= 1 then tokens = tokens - 1 else wait = math.ceil((1 - tokens) / per_ms) end
+redis.call('HSET', KEYS[1], 'tokens', tostring(tokens), 'at', tostring(now))
+redis.call('PEXPIRE', KEYS[1], math.ceil(capacity / per_ms) + 1000)
+return wait
+";
+
+impl Buckets {
+    /// Buckets here, or in `shared` (a team's Redis).
+    pub fn new(shared: Option<Arc<SharedState>>) -> Buckets {
+        Buckets {
+            local: Mutex::default(),
+            shared,
+        }
+    }
+
+    /// Takes a call from the bucket `key` of `rate`; when it is empty, how
+    /// long until it holds one again.
+    pub async fn take(&self, key: &str, rate: Rate) -> Result<(), Duration> {
+        if let Some(state) = &self.shared {
+            let script = redis::Script::new(TAKE);
+            let mut invocation = script.key(crate::team_state::key(&["rate", key]));
+            invocation.arg(rate.calls).arg(rate.per_ms());
+            let outcome: Result<u64, _> = state
+                .run(|mut c| async move { invocation.invoke_async(&mut c).await })
+                .await;
+            match outcome {
+                Ok(0) => return Ok(()),
+                Ok(ms) => return Err(Duration::from_millis(ms)),
+                Err(e) => tracing::debug!("rate limit {key} counted here: {e}"),
+            }
+        }
+        self.take_here(key, rate)
+    }
+
+    fn take_here(&self, key: &str, rate: Rate) -> Result<(), Duration> {
+        let now = Instant::now();
+        let mut buckets = self.local.lock().unwrap_or_else(|p| p.into_inner());
+        let b = buckets.entry(key.to_string()).or_insert(Local {
+            tokens: f64::from(rate.calls),
+            at: now,
+        });
+        let elapsed = now.saturating_duration_since(b.at).as_secs_f64() * 1000.0;
+        b.tokens = (b.tokens + elapsed * rate.per_ms()).min(f64::from(rate.calls));
+        b.at = now;
+        if b.tokens >= 1.0 {
+            b.tokens -= 1.0;
+            return Ok(());
+        }
+        let wait_ms = ((1.0 - b.tokens) / rate.per_ms()).ceil();
+        Err(Duration::from_millis(wait_ms as u64))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test(start_paused = true)]
+    async fn a_bucket_gives_its_calls_then_one_as_each_comes_back() {
+        let buckets = Buckets::new(None);
+        let rate = Rate::parse("3/min").unwrap();
+        for _ in 0..3 {
+            assert_eq!(buckets.take("ci|*", rate).await, Ok(()));
+        }
+        let wait = buckets.take("ci|*", rate).await.unwrap_err();
+        assert_eq!(wait, Duration::from_secs(20), "one call back every 20 s");
+        assert_eq!(
+            buckets.take("other|*", rate).await,
+            Ok(()),
+            "another client's bucket"
+        );
+        tokio::time::advance(Duration::from_secs(19)).await;
+        assert!(buckets.take("ci|*", rate).await.is_err());
+        tokio::time::advance(Duration::from_secs(1)).await;
+        assert_eq!(buckets.take("ci|*", rate).await, Ok(()));
+        tokio::time::advance(Duration::from_secs(3600)).await;
+        for _ in 0..3 {
+            assert_eq!(
+                buckets.take("ci|*", rate).await,
+                Ok(()),
+                "full again, never more"
+            );
+        }
+        assert!(buckets.take("ci|*", rate).await.is_err());
+    }
+}
