@@ -3,6 +3,7 @@
 
 mod auth;
 mod calls;
+mod guards;
 mod prompts;
 pub mod resources;
 pub(crate) mod scripts;
@@ -161,6 +162,8 @@ pub struct Host {
     audit: Option<crate::audit::AuditLog>,
     /// The rate limits' buckets (in shared state, for a team).
     buckets: crate::rate_limit::Buckets,
+    /// The guards of `settings.guards`.
+    guards: Arc<guards::Loaded>,
 }
 
 /// A call a rate limit refused.
@@ -246,6 +249,11 @@ impl Host {
         let guest_services = services.clone();
         let guests: (_, Arc<dyn crate::plugin::HostServices>) =
             (policy_config.clone(), services.clone());
+        let guards = {
+            let (config, policy, services) =
+                (config.clone(), policy_config.clone(), guests.1.clone());
+            tokio::task::spawn_blocking(move || guards::load(&config, &policy, services))
+        };
         let policy = tokio::task::spawn_blocking(move || {
             Policy::load_lenient(&policy_config, guest_services)
         });
@@ -258,6 +266,7 @@ impl Host {
         };
         services.attach(&manager);
         let (policy, broken_guests) = joined(policy.await)??;
+        let guards = Arc::new(joined(guards.await)?);
         release_free_memory();
         let mut tasks = Vec::new();
         if options.maintenance {
@@ -313,6 +322,7 @@ impl Host {
             kept,
             audit,
             buckets,
+            guards,
         })
     }
 

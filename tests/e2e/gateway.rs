@@ -5,6 +5,7 @@
 mod approval;
 mod code;
 mod conformance;
+pub mod guards;
 mod oauth;
 mod operations;
 mod pi;

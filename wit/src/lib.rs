@@ -7,7 +7,8 @@
 //! crate ships (`mcpw:plugin@0.1.0`, in `since_v0.1.0/`), turn a panic into a
 //! log record before the trap, and expand to nothing on other targets, so the
 //! same crate runs its unit tests natively. The script role (code mode) is in
-//! [`script`], of contract 0.1.1, exported with [`script!`].
+//! [`script`] and the guard role in [`guard`], both of contract 0.1.1,
+//! exported with [`script!`] and [`guard!`].
 //!
 //! ```ignore
 //! struct Suffix;
@@ -17,6 +18,7 @@
 //! mcpw_guest::naming!(Suffix);
 //! ```
 
+pub mod guard;
 mod model;
 pub mod script;
 #[doc(hidden)]
@@ -127,6 +129,14 @@ macro_rules! ranking {
 macro_rules! script {
     ($t:ty) => {
         $crate::__export_world!(scripter, $crate::worlds::ScriptGlue<$t>);
+    };
+}
+
+/// Exports `$t` ([`guard::Guard`]) as a `guarder` guest (contract 0.1.1).
+#[macro_export]
+macro_rules! guard {
+    ($t:ty) => {
+        $crate::__export_world!(guarder, $crate::worlds::GuardGlue<$t>);
     };
 }
 

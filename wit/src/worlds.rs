@@ -209,3 +209,32 @@ impl<S: Script> scripter::exports::mcpw::plugin::script::Guest for ScriptGlue<S>
         S::declare(tools)
     }
 }
+
+/// The `guarder` world of contract 0.1.1.
+#[allow(missing_docs)]
+pub mod guarder {
+    wit_bindgen::generate!({
+        path: "since_v0.1.1",
+        world: "guarder",
+        pub_export_macro: true,
+        default_bindings_module: "mcpw_guest::worlds::guarder",
+    });
+}
+
+/// What a guard guest exports, over [`Guard`](crate::guard::Guard).
+pub struct GuardGlue<G>(PhantomData<G>);
+
+impl<G: crate::guard::Guard> guarder::exports::mcpw::plugin::guard::Guest for GuardGlue<G> {
+    fn before(call: crate::guard::Call) -> Result<crate::guard::Verdict, crate::guard::GuardError> {
+        crate::guard::panic_hook();
+        G::before(call)
+    }
+
+    fn after(
+        call: crate::guard::Call,
+        outcome: String,
+    ) -> Result<crate::guard::ResultVerdict, crate::guard::GuardError> {
+        crate::guard::panic_hook();
+        G::after(call, outcome)
+    }
+}

@@ -257,14 +257,16 @@ fn add_import(
 }
 
 /// Settings a project file cannot set: whether its servers load, which
-/// calls the user approves, what the audit trail keeps, and how often
-/// clients may call.
+/// calls the user approves, what the audit trail keeps, how often clients
+/// may call, and which guards check the calls.
 const USER_ONLY_SETTINGS: &[&str] = &[
     "projectServers",
     "approve",
     "approveWithoutClient",
     "audit",
     "rateLimit",
+    "guards",
+    "guardFailure",
 ];
 
 /// A project file, and the user file it cannot override in some things.
@@ -639,6 +641,17 @@ fn interpret_settings(raw: Map<String, Value>) -> Settings {
     }
     s.approve_without_client =
         raw.get("approveWithoutClient").and_then(Value::as_str) == Some("allow");
+    s.guards = raw
+        .get("guards")
+        .and_then(Value::as_array)
+        .map(|l| {
+            l.iter()
+                .filter_map(Value::as_str)
+                .map(PathBuf::from)
+                .collect()
+        })
+        .unwrap_or_default();
+    s.guards_fail_open = raw.get("guardFailure").and_then(Value::as_str) == Some("open");
     s.rate_limit = raw
         .get("rateLimit")
         .and_then(Value::as_str)

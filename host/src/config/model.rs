@@ -351,6 +351,12 @@ pub struct Settings {
     pub approve_without_client: bool,
     /// `rateLimit` (user file only): how often each client may call at all.
     pub rate_limit: Option<super::rate::Rate>,
+    /// `guards` (user file only): guard guests, in the order they check.
+    pub guards: Vec<std::path::PathBuf>,
+    /// `guardFailure: "open"` (user file only): a result stays as it was
+    /// when a guard cannot decide on it (else it is withheld). A call a
+    /// guard cannot decide on is always refused.
+    pub guards_fail_open: bool,
     /// `scriptLimits`: the limits of a script (a call may ask for lower ones).
     pub script_limits: super::ScriptLimits,
     /// `captureStats`: call statistics, when on.
@@ -382,6 +388,8 @@ impl Default for Settings {
             approve: Default::default(),
             approve_without_client: false,
             rate_limit: None,
+            guards: Vec::new(),
+            guards_fail_open: false,
             script_limits: Default::default(),
             capture_stats: None,
             credential_store: Default::default(),

@@ -15,11 +15,20 @@ pub enum Role {
     Ranking,
     /// `script`: runs an agent's scripts (code mode).
     Script,
+    /// `guard`: checks calls before they run and their results after
+    /// (`settings.guards` lists them, in order).
+    Guard,
 }
 
 impl Role {
     /// Every role.
-    pub const ALL: [Role; 4] = [Role::Naming, Role::DirectTools, Role::Ranking, Role::Script];
+    pub const ALL: [Role; 5] = [
+        Role::Naming,
+        Role::DirectTools,
+        Role::Ranking,
+        Role::Script,
+        Role::Guard,
+    ];
 
     /// The name used in config (`settings.plugins`).
     pub fn config_key(self) -> &'static str {
@@ -28,6 +37,7 @@ impl Role {
             Role::DirectTools => "directTools",
             Role::Ranking => "ranking",
             Role::Script => "script",
+            Role::Guard => "guard",
         }
     }
 
@@ -44,6 +54,7 @@ impl fmt::Display for Role {
             Role::DirectTools => "direct-tools",
             Role::Ranking => "ranking",
             Role::Script => "script",
+            Role::Guard => "guard",
         })
     }
 }

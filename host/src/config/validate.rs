@@ -534,6 +534,8 @@ mod properties {
         "approveWithoutClient",
         "audit",
         "rateLimit",
+        "guards",
+        "guardFailure",
         "projectServers",
         "plugins",
         "bogus",

@@ -60,14 +60,20 @@ impl Gateway {
     /// Whether the call of `entry` with `args` may go ahead: yes when no
     /// approval is needed or the user allowed it (`true`: the user was asked
     /// now), else the refusal.
+    /// `guard_asks`: a guard wants the user asked, and why (whatever
+    /// `approve` says).
     pub(super) async fn approve(
         &self,
         entry: &Entry,
         args: Option<&Map<String, Value>>,
         asker: &Asker,
+        guard_asks: Option<&str>,
     ) -> Result<bool, Refused> {
         let config = self.shared.host.config();
-        let (mode, setting) = mode_for(&config, entry);
+        let (mode, setting) = match guard_asks {
+            Some(_) => (ApproveMode::All, "a guard".to_string()),
+            None => mode_for(&config, entry),
+        };
         if !mode.asks(entry.tool.annotations.as_ref()) || self.allowed.has(entry) {
             return Ok(false);
         }
@@ -75,13 +81,16 @@ impl Gateway {
             if config.settings.approve_without_client {
                 return Ok(false);
             }
+            let because = match guard_asks {
+                Some(reason) => format!("a guard asks: {reason}"),
+                None => format!("{setting} is \"{}\"", mode.name()),
+            };
             return Err(Refused(format!(
-                "Error: calling {} needs the user's approval ({setting} is \"{}\"), and this client cannot be asked: it does not support elicitation. The call did not run. To run such calls unasked, set settings.approveWithoutClient to \"allow\" in mcpw's user config, or lower {setting}.",
-                entry.name,
-                mode.name()
+                "Error: calling {} needs the user's approval ({because}), and this client cannot be asked: it does not support elicitation. The call did not run. To run such calls unasked, set settings.approveWithoutClient to \"allow\" in mcpw's user config, or lower {setting}.",
+                entry.name
             )));
         }
-        match ask(asker, entry, args, mode).await {
+        match ask(asker, entry, args, mode, guard_asks).await {
             Ok(Decision::Once) => Ok(true),
             Ok(Decision::Tool) => {
                 lock(&self.allowed.tools).insert(entry.name.clone());
@@ -138,11 +147,13 @@ async fn ask(
     entry: &Entry,
     args: Option<&Map<String, Value>>,
     mode: ApproveMode,
+    guard_asks: Option<&str>,
 ) -> Result<Decision, String> {
-    let why = match mode {
-        ApproveMode::Destructive => "it may change or delete data",
-        ApproveMode::Writes => "it does not say that it only reads",
-        _ => "every call is approved",
+    let why = match (guard_asks, mode) {
+        (Some(reason), _) => format!("a guard asks: {reason}"),
+        (None, ApproveMode::Destructive) => "it may change or delete data".into(),
+        (None, ApproveMode::Writes) => "it does not say that it only reads".into(),
+        _ => "every call is approved".into(),
     };
     let mut shown = args
         .map(|a| Value::Object(a.clone()).to_string())

@@ -41,17 +41,32 @@ impl Gateway {
             Ok(a) => a,
             Err(refused) => return result(&[Content::text(refused.0)], None, true).map(Into::into),
         };
+        let host = &self.shared.host;
         let (mut options, forwarding) = self.call_options(context);
-        options.accept_task = context
-            .client_capabilities()
-            .is_some_and(|c| c.supports_tasks());
-        let call = self.shared.host.call_raw(&entry, args, options);
+        // A task's result would reach the client unguarded: with guards, the
+        // result comes in the answer.
+        options.accept_task = !host.guarded()
+            && context
+                .client_capabilities()
+                .is_some_and(|c| c.supports_tasks());
+        let call = host.call_raw(&entry, admitted.arguments.clone(), options);
         let raw = tokio::select! {
             r = call => r,
             _ = context.ct.cancelled() => return Err(McpError::internal_error("cancelled by the client", None)),
         };
         progress_sent(forwarding).await;
-        admitted.finish(&self.shared.host, || told(&raw));
+        let raw = match raw {
+            Ok(r) => match admitted.guard(host, r).await {
+                Ok(r) => Ok(r),
+                Err(withheld) => {
+                    admitted.finish(host, || (0, Some(withheld.clone())));
+                    let text = format!("Error: {withheld}");
+                    return result(&[Content::text(text)], None, true).map(Into::into);
+                }
+            },
+            Err(e) => Err(e),
+        };
+        admitted.finish(host, || told(&raw));
         match raw {
             Ok(RawResult::Tool(r)) if r.is_error != Some(true) => Ok(r.into()),
             Ok(RawResult::Task(t)) => Ok(rmcp::model::CallToolResponse::Task(tasks::for_client(

@@ -13,7 +13,7 @@ use crate::plugin::{
     CallOutcome, DEFAULT_SCRIPT_GUEST, Grants, GuestModule, LoadOptions, PluginError, Role,
     SearchOptions, ServiceError,
 };
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 use std::sync::Arc;
 
 /// The script guest once loaded, or why it could not be.
@@ -136,18 +136,30 @@ pub(crate) async fn script_call(
     options: crate::host::CallOptions,
     shelf: &Shelf,
 ) -> Result<CallOutcome, ServiceError> {
-    let args = match serde_json::from_str::<Value>(arguments) {
-        Ok(Value::Object(m)) => m,
-        _ => {
-            return Err(ServiceError::InvalidInput(
-                "arguments must be a JSON object".into(),
-            ));
-        }
-    };
+    let args = script_arguments(arguments)?;
     let raw = host
         .call_raw(entry, Some(args), options)
         .await
         .map_err(service_error)?;
+    Ok(for_script_result(entry, raw, shelf))
+}
+
+/// A script's arguments (JSON text) as an object, or why they are not one.
+pub(crate) fn script_arguments(arguments: &str) -> Result<Map<String, Value>, ServiceError> {
+    match serde_json::from_str::<Value>(arguments) {
+        Ok(Value::Object(m)) => Ok(m),
+        _ => Err(ServiceError::InvalidInput(
+            "arguments must be a JSON object".into(),
+        )),
+    }
+}
+
+/// A call's result as a script gets it.
+pub(crate) fn for_script_result(
+    entry: &crate::catalog::Entry,
+    raw: crate::host::RawResult,
+    shelf: &Shelf,
+) -> CallOutcome {
     let out = crate::host::present_result(entry, raw);
     let blocks = match out.mcp_result.get("contents") {
         // A resource read: its text as text, binary contents as embedded
@@ -165,11 +177,11 @@ pub(crate) async fn script_call(
         },
     };
     let content = blocks.iter().map(|b| for_script(b, shelf)).collect();
-    Ok(CallOutcome {
+    CallOutcome {
         content: Value::Array(content).to_string(),
         structured_content: out.structured_content.map(|v| v.to_string()),
         is_error: out.is_error,
-    })
+    }
 }
 
 /// A content block as a script sees it: binary data (images, audio, blobs

@@ -2,6 +2,7 @@
 //! production sandbox, must answer well-formed (the host's contract checks),
 //! the same way twice, and survive hostile input within its time budget.
 
+mod guard;
 mod ranking;
 mod script;
 
@@ -140,6 +141,7 @@ pub fn run(
             Role::DirectTools => direct(&mut suite, &module),
             Role::Ranking => ranking::checks(&mut suite, &module),
             Role::Script => script::checks(&mut suite, &module),
+            Role::Guard => guard::checks(&mut suite, &module),
         }
     }
     Ok(suite.checks)

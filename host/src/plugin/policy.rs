@@ -226,8 +226,9 @@ impl Policy {
             Role::Naming => self.naming.user_name(),
             Role::DirectTools => self.direct.user_name(),
             Role::Ranking => self.ranking.user_name(),
-            // Scripts have no fallback guest: see `Scripter`.
-            Role::Script => None,
+            // Scripts and guards have no fallback guest: see `Scripter`
+            // and `Guards`.
+            Role::Script | Role::Guard => None,
         }
     }
 

@@ -416,3 +416,14 @@ fn plugin_test_covers_the_script_role() {
         assert!(names.contains(&expected), "{names:?}");
     }
 }
+
+#[test]
+fn plugin_test_covers_the_guard_role() {
+    let guard = crate::gateway::guards::redactor();
+    let out = mcpw(&["plugin", "test", guard.to_str().unwrap(), "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["passed"], true, "{v}");
+    let checks = v["checks"].as_array().unwrap();
+    assert!(checks.iter().all(|c| c["role"] == "guard"), "{v}");
+    assert!(checks.len() >= 5, "{v}");
+}

@@ -75,6 +75,10 @@ const CHECKS: &[(&str, Check)] = &[
     ("scriptLimits", script_limits),
     ("approve", |v| crate::config::ApproveRule::parse(v).err()),
     ("audit", crate::audit::AuditConfig::check),
+    ("guardFailure", |v| match v.as_str() {
+        Some("closed" | "open") => None,
+        _ => Some(format!("expected \"closed\" or \"open\", found {v}")),
+    }),
     ("rateLimit", |v| match v.as_str() {
         Some(s) => crate::config::rate::Rate::parse(s).err(),
         None => Some(format!("expected \"N/s\", \"N/min\" or \"N/h\", found {v}")),
@@ -142,6 +146,12 @@ pub fn settings(value: &Value, file: &Path, diags: &mut Vec<Diagnostic>) -> Map<
             }
             continue;
         }
+        if key == "guards" {
+            if let Some(g) = guards(v, file, diags) {
+                out.insert(key.clone(), g);
+            }
+            continue;
+        }
         let Some((_, check)) = CHECKS.iter().find(|(name, _)| name == key) else {
             diags.push(Diagnostic::field(
                 Severity::Warning,
@@ -161,6 +171,33 @@ pub fn settings(value: &Value, file: &Path, diags: &mut Vec<Diagnostic>) -> Map<
     out
 }
 
+/// Checks `settings.guards` (guard guests, in order); returns their paths
+/// made absolute.
+fn guards(value: &Value, file: &Path, diags: &mut Vec<Diagnostic>) -> Option<Value> {
+    let dir = file.parent().unwrap_or(Path::new("."));
+    let Some(list) = value.as_array() else {
+        let found = format!(
+            "expected a list of guard guests (.wasm), found {}",
+            kind(value)
+        );
+        setting_error(diags, file, "guards", found);
+        return None;
+    };
+    let mut out = Vec::new();
+    for (i, v) in list.iter().enumerate() {
+        match v.as_str().filter(|p| !p.trim().is_empty()) {
+            Some(p) => out.push(Value::String(dir.join(p).display().to_string())),
+            None => setting_error(
+                diags,
+                file,
+                &format!("guards[{i}]"),
+                format!("expected a path, found {v}"),
+            ),
+        }
+    }
+    Some(Value::Array(out))
+}
+
 /// Checks `settings.plugins`; returns it with guest paths made absolute.
 fn plugins(value: &Value, file: &Path, diags: &mut Vec<Diagnostic>) -> Option<Value> {
     let mut err = |field: &str, message: String| {
@@ -176,6 +213,13 @@ fn plugins(value: &Value, file: &Path, diags: &mut Vec<Diagnostic>) -> Option<Va
         let kept = match key.as_str() {
             "grants" => grants(v, &mut err),
             "limits" => limits(v, &mut err),
+            "guard" => {
+                err(
+                    ".guard",
+                    "guards are listed in settings.guards (several, in order)".into(),
+                );
+                None
+            }
             role if Role::parse(role).is_some() => guest(role, v, dir, &mut err),
             other => {
                 err(

@@ -2,10 +2,12 @@
 //! among the tools the client sees and made the way its own calls are.
 
 use crate::gateway::approval::Asker;
-use crate::gateway::checks::Via;
+use crate::gateway::checks::{Admitted, Via};
 use crate::gateway::{ClientScope, Gateway};
 use crate::host::CallOptions;
-use crate::host::scripts::{ScriptCalls, script_call, service_error, tool_info};
+use crate::host::scripts::{
+    ScriptCalls, for_script_result, script_arguments, service_error, tool_info,
+};
 use crate::plugin::script::{Done, ToolInfo, Toolbox};
 use crate::plugin::{CallOutcome, SearchOptions, ServiceError};
 use rmcp::model::{ProgressNotificationParam, ProgressToken};
@@ -86,26 +88,12 @@ impl Toolbox for SessionToolbox {
         self.calls.spawn(async move {
             let outcome = match gw.shared.resolve_for(&client, &name).await {
                 Ok(entry) => {
-                    let args = serde_json::from_str(&arguments).ok();
-                    match gw
-                        .admit(&client, &entry, args.as_ref(), &asker, Via::Script)
-                        .await
-                    {
-                        Ok(admitted) => {
-                            let host = &gw.shared.host;
-                            let out =
-                                script_call(host, &entry, &arguments, options, &gw.shelf).await;
-                            admitted.finish(host, || match &out {
-                                Ok(o) => (
-                                    o.content.len()
-                                        + o.structured_content.as_ref().map_or(0, String::len),
-                                    o.is_error.then(|| "the tool reported an error".to_string()),
-                                ),
-                                Err(e) => (0, Some(e.to_string())),
-                            });
+                    match admit_and_call(&gw, &client, &entry, &arguments, &asker, options).await {
+                        Ok((admitted, out)) => {
+                            admitted.finish(&gw.shared.host, || told(&out));
                             out
                         }
-                        Err(refused) => Err(ServiceError::Failed(refused.0)),
+                        Err(refused) => Err(refused),
                     }
                 }
                 Err(e) => Err(service_error(e)),
@@ -146,5 +134,47 @@ impl Toolbox for SessionToolbox {
 
     fn stop(&self) {
         self.calls.stop();
+    }
+}
+
+/// A script's call through the session's checks, then made: the admitted
+/// call (to tell in the audit trail) and what the script gets, or why the
+/// call did not run.
+async fn admit_and_call(
+    gw: &Gateway,
+    client: &ClientScope,
+    entry: &crate::catalog::Entry,
+    arguments: &str,
+    asker: &Asker,
+    options: CallOptions,
+) -> Result<(Admitted, Result<CallOutcome, ServiceError>), ServiceError> {
+    let args = script_arguments(arguments)?;
+    let admitted = gw
+        .admit(client, entry, Some(&args), asker, Via::Script)
+        .await
+        .map_err(|refused| ServiceError::Failed(refused.0))?;
+    let host = &gw.shared.host;
+    let raw = match host
+        .call_raw(entry, admitted.arguments.clone(), options)
+        .await
+    {
+        Ok(raw) => raw,
+        Err(e) => return Ok((admitted, Err(service_error(e)))),
+    };
+    let out = match admitted.guard(host, raw).await {
+        Ok(raw) => Ok(for_script_result(entry, raw, &gw.shelf)),
+        Err(withheld) => Err(ServiceError::Failed(withheld)),
+    };
+    Ok((admitted, out))
+}
+
+/// A script call's end for the audit trail: its result's size, and its error.
+fn told(out: &Result<CallOutcome, ServiceError>) -> (usize, Option<String>) {
+    match out {
+        Ok(o) => (
+            o.content.len() + o.structured_content.as_ref().map_or(0, String::len),
+            o.is_error.then(|| "the tool reported an error".to_string()),
+        ),
+        Err(e) => (0, Some(e.to_string())),
     }
 }

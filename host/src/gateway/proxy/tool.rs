@@ -5,7 +5,7 @@ use super::{Reply, known};
 use crate::catalog::ToolKind;
 use crate::gateway::checks::Via;
 use crate::gateway::{ClientScope, Gateway, calls, result};
-use crate::host::{CallOutcome, EntryRef, Host, HostError};
+use crate::host::{CallOutcome, EntryRef, Host, HostError, RawResult};
 use crate::lifecycle::LifecycleError;
 use crate::present::{self, Content};
 use rmcp::ErrorData as McpError;
@@ -39,8 +39,23 @@ pub(super) async fn call_tool(
             return result(&[Content::text(refused.0)], Some(details), true);
         }
     };
-    let outcome = invoke(gw, &entry, args, ctx).await?;
-    admitted.finish(&gw.shared.host, || match &outcome {
+    let host = &gw.shared.host;
+    let outcome = match invoke(gw, &entry, admitted.arguments.clone(), ctx).await? {
+        Ok(raw) => match admitted.guard(host, raw).await {
+            Ok(raw) => Ok(crate::host::present_result(&entry, raw)),
+            Err(withheld) => {
+                admitted.finish(host, || (0, Some(withheld.clone())));
+                let details = json!({"mode": "call", "error": "withheld", "tool": entry.name});
+                return result(
+                    &[Content::text(format!("Error: {withheld}"))],
+                    Some(details),
+                    true,
+                );
+            }
+        },
+        Err(e) => Err(e),
+    };
+    admitted.finish(host, || match &outcome {
         Ok(out) => (
             out.mcp_result.to_string().len(),
             out.is_error
@@ -184,10 +199,10 @@ async fn invoke(
     entry: &EntryRef,
     args: Option<Map<String, Value>>,
     ctx: &RequestContext<RoleServer>,
-) -> Result<Result<CallOutcome, HostError>, McpError> {
+) -> Result<Result<RawResult, HostError>, McpError> {
     let (options, forwarding) = gw.call_options(ctx);
     let outcome = tokio::select! {
-        r = gw.shared.host.call_raw(entry, args, options) => r.map(|raw| crate::host::present_result(entry, raw)),
+        r = gw.shared.host.call_raw(entry, args, options) => r,
         _ = ctx.ct.cancelled() => return Err(McpError::internal_error("cancelled by the client", None)),
     };
     calls::progress_sent(forwarding).await;
