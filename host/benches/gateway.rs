@@ -32,6 +32,8 @@
 //!     the same calls through the `mcp` tool; five multi-step tasks on
 //!     server-filesystem and server-memory, by one script and one call at a
 //!     time: result tokens read and the calls' wall time.
+//! 11. Guards: an `echo` with no guard, with the example redaction guard, and
+//!     with it and the audit trail; a 1 MB result with and without the guard.
 //!
 //! `BENCH_CALLS` sets the number of `echo` calls per path and round in row 1
 //! (default 500). Every process started carries a tag in its environment; at the
@@ -45,6 +47,8 @@ mod code_mode;
 mod flood;
 #[path = "gateway/forwarder.rs"]
 mod forwarder;
+#[path = "gateway/guards.rs"]
+mod guards;
 #[path = "gateway/http_latency.rs"]
 mod http_latency;
 #[path = "gateway/http_load.rs"]
@@ -222,6 +226,9 @@ fn run_rows(rt: &tokio::runtime::Runtime, s: &Setup) -> Vec<String> {
             http_latency::row9_http_latency(everything, &s.root)
         }),
         run("10", &|| code_mode::row10_code_mode(everything, &s.root)),
+        run("11", &|| {
+            guards::row11_guards(everything, misbehave, &s.root)
+        }),
     ]
 }
 
