@@ -5,38 +5,81 @@ use regex_lite::Regex;
 use serde_json::Value;
 use std::sync::OnceLock;
 
-/// Token formats with a fixed shape, by kind.
-const PATTERNS: &[(&str, &str)] = &[
+/// Token formats with a fixed shape: kind, a literal every match starts
+/// with, the pattern, and how long a match can be. Patterns run only where
+/// their literal occurs, so that a long result without one costs a scan.
+const PATTERNS: &[(&str, &str, &str, usize)] = &[
     (
         "private-key",
+        "-----BEGIN ",
         r"-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z ]*PRIVATE KEY-----",
+        16_384,
     ),
     (
         "github-token",
+        "gh",
         r"\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{36,}\b",
+        256,
     ),
-    ("github-token", r"\bgithub_pat_[A-Za-z0-9_]{22,}\b"),
-    ("aws-access-key", r"\b(?:AKIA|ASIA)[A-Z0-9]{16}\b"),
-    ("slack-token", r"\bxox[abprs]-[A-Za-z0-9-]{10,}\b"),
-    ("api-key", r"\bsk-(?:ant-|proj-)?[A-Za-z0-9_-]{20,}"),
-    ("stripe-key", r"\b(?:sk|rk)_live_[A-Za-z0-9]{20,}\b"),
-    ("google-api-key", r"\bAIza[A-Za-z0-9_-]{35}"),
+    (
+        "github-token",
+        "github_pat_",
+        r"\bgithub_pat_[A-Za-z0-9_]{22,}\b",
+        256,
+    ),
+    ("aws-access-key", "AKIA", r"\bAKIA[A-Z0-9]{16}\b", 24),
+    ("aws-access-key", "ASIA", r"\bASIA[A-Z0-9]{16}\b", 24),
+    (
+        "slack-token",
+        "xox",
+        r"\bxox[abprs]-[A-Za-z0-9-]{10,}\b",
+        256,
+    ),
+    (
+        "api-key",
+        "sk-",
+        r"\bsk-(?:ant-|proj-)?[A-Za-z0-9_-]{20,}",
+        256,
+    ),
+    (
+        "stripe-key",
+        "_live_",
+        r"\b(?:sk|rk)_live_[A-Za-z0-9]{20,}\b",
+        256,
+    ),
+    ("google-api-key", "AIza", r"\bAIza[A-Za-z0-9_-]{35}", 48),
     (
         "jwt",
+        "eyJ",
         r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}",
+        8192,
     ),
 ];
 
-/// A word that names a secret, then a value within a few characters: the
-/// value is redacted when it looks random.
+/// Words (lower case) that name a secret; a value just after one is
+/// redacted when it looks random.
+const SECRET_WORDS: &[&str] = &[
+    "api",
+    "secret",
+    "token",
+    "password",
+    "passwd",
+    "credential",
+    "auth",
+];
+
+/// A secret word, then its value within a few characters.
 const NEAR_WORD: &str = r#"(?i)(?:api[_-]?key|secret|token|password|passwd|credential|auth)[A-Za-z_-]*["']?\s*[:=]\s*["']?([A-Za-z0-9+/=_.-]{16,})"#;
 
-fn patterns() -> &'static [(&'static str, Regex)] {
-    static COMPILED: OnceLock<Vec<(&str, Regex)>> = OnceLock::new();
+/// How far after a secret word its value may end.
+const NEAR: usize = 200;
+
+fn patterns() -> &'static [(&'static str, &'static str, Regex, usize)] {
+    static COMPILED: OnceLock<Vec<(&str, &str, Regex, usize)>> = OnceLock::new();
     COMPILED.get_or_init(|| {
         PATTERNS
             .iter()
-            .map(|(kind, p)| (*kind, Regex::new(p).expect("a valid pattern")))
+            .map(|(kind, lit, p, max)| (*kind, *lit, Regex::new(p).expect("a valid pattern"), *max))
             .collect()
     })
 }
@@ -71,27 +114,82 @@ fn looks_random(s: &str) -> bool {
     digits && letters && entropy(s) >= 3.5
 }
 
-/// `text` with every credential replaced; `None` when it has none.
-pub fn redact_text(text: &str) -> Option<String> {
-    let mut out = text.to_string();
-    for (kind, re) in patterns() {
-        if re.is_match(&out) {
-            out = re
-                .replace_all(&out, format!("[REDACTED:{kind}]"))
-                .into_owned();
+/// The end of a window of `text` from `from`, at most `len` bytes, on a
+/// character boundary.
+fn window_end(text: &str, from: usize, len: usize) -> usize {
+    let mut end = (from + len).min(text.len());
+    while !text.is_char_boundary(end) {
+        end += 1;
+    }
+    end
+}
+
+/// Every credential in `text`: its byte range and kind, in order, none
+/// overlapping.
+fn found(text: &str) -> Vec<(usize, usize, &'static str)> {
+    let mut hits: Vec<(usize, usize, &str)> = Vec::new();
+    for (kind, literal, re, max) in patterns() {
+        let mut next = 0;
+        for (at, _) in text.match_indices(literal) {
+            if at < next {
+                continue;
+            }
+            let end = window_end(text, at, *max);
+            if let Some(m) = re.find_at(&text[..end], at) {
+                hits.push((m.start(), m.end(), kind));
+                next = m.end();
+            }
         }
     }
-    let mut cut: Vec<(usize, usize)> = near_word()
-        .captures_iter(&out)
-        .filter_map(|c| c.get(1))
-        .filter(|m| !m.as_str().starts_with("[REDACTED") && looks_random(m.as_str()))
-        .map(|m| (m.start(), m.end()))
+    let lower = text.to_ascii_lowercase();
+    let mut next = 0;
+    let mut starts: Vec<usize> = SECRET_WORDS
+        .iter()
+        .flat_map(|w| lower.match_indices(w).map(|(at, _)| at))
         .collect();
-    cut.reverse();
-    for (start, end) in cut {
-        out.replace_range(start..end, "[REDACTED:secret]");
+    starts.sort_unstable();
+    for at in starts {
+        if at < next {
+            continue;
+        }
+        let end = window_end(text, at, NEAR);
+        let Some(value) = near_word()
+            .captures_at(&text[..end], at)
+            .and_then(|c| c.get(1))
+        else {
+            continue;
+        };
+        if looks_random(value.as_str()) {
+            hits.push((value.start(), value.end(), "secret"));
+            next = value.end();
+        }
     }
-    (out != text).then_some(out)
+    hits.sort_unstable();
+    let mut kept: Vec<(usize, usize, &str)> = Vec::with_capacity(hits.len());
+    for h in hits {
+        match kept.last() {
+            Some(last) if h.0 < last.1 => {}
+            _ => kept.push(h),
+        }
+    }
+    kept
+}
+
+/// `text` with every credential replaced; `None` when it has none.
+pub fn redact_text(text: &str) -> Option<String> {
+    let hits = found(text);
+    if hits.is_empty() {
+        return None;
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut from = 0;
+    for (start, end, kind) in hits {
+        out.push_str(&text[from..start]);
+        out.push_str(&format!("[REDACTED:{kind}]"));
+        from = end;
+    }
+    out.push_str(&text[from..]);
+    Some(out)
 }
 
 /// Redacts every string of `value` in place; whether anything changed.
@@ -164,6 +262,18 @@ mod tests {
         ] {
             assert_eq!(redact_text(plain), None, "{plain}");
         }
+    }
+
+    #[test]
+    fn a_secret_deep_in_a_long_text_is_found_and_the_rest_left_alone() {
+        let text = "x".repeat(1_000_000) + " token: short " + &"y".repeat(1_000_000);
+        assert_eq!(redact_text(&text), None);
+        let planted = "x".repeat(500_000) + " AKIAIOSFODNN7EXAMPLE " + &"x".repeat(500_000);
+        assert!(
+            redact_text(&planted)
+                .unwrap()
+                .contains(" [REDACTED:aws-access-key] ")
+        );
     }
 
     #[test]

@@ -131,6 +131,10 @@ async fn follow_config(host: Arc<Host>, sources: ConfigSources) {
         if cfg.serve != host.config().serve {
             tracing::warn!("the config's serve.tokens changed: restart `mcpw serve` to apply it");
         }
+        let (now, was) = (&cfg.settings, &host.config().settings);
+        if (&now.guards, now.guards_fail_open) != (&was.guards, was.guards_fail_open) {
+            tracing::warn!("settings.guards changed: restart `mcpw serve` to apply it");
+        }
         let changed = host.reload(cfg).await;
         if !changed.is_empty() {
             tracing::info!("config reloaded; servers changed: {}", changed.join(", "));
