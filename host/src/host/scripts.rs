@@ -154,27 +154,32 @@ pub(crate) fn script_arguments(arguments: &str) -> Result<Map<String, Value>, Se
     }
 }
 
-/// A call's result as a script gets it.
+/// A call's result as a script gets it: the server's blocks, or for an
+/// error the agent's text of it (the tool's message or the JSON-RPC error,
+/// with the expected parameters).
 pub(crate) fn for_script_result(
     entry: &crate::catalog::Entry,
     raw: crate::host::RawResult,
     shelf: &Shelf,
 ) -> CallOutcome {
     let out = crate::host::present_result(entry, raw);
-    let blocks = match out.mcp_result.get("contents") {
+    let blocks: Vec<Value> = if out.is_error {
+        let told = out.content.iter().map(serde_json::to_value);
+        told.filter_map(Result::ok).collect()
+    } else if let Some(Value::Array(contents)) = out.mcp_result.get("contents") {
         // A resource read: its text as text, binary contents as embedded
         // resources (kept below).
-        Some(Value::Array(contents)) => contents
+        contents
             .iter()
             .map(|c| match c.get("text") {
                 Some(text) => json!({"type": "text", "text": text}),
                 None => json!({"type": "resource", "resource": c}),
             })
-            .collect(),
-        _ => match out.mcp_result.get("content") {
-            Some(Value::Array(blocks)) => blocks.clone(),
-            _ => Vec::new(),
-        },
+            .collect()
+    } else if let Some(Value::Array(blocks)) = out.mcp_result.get("content") {
+        blocks.clone()
+    } else {
+        Vec::new()
     };
     let content = blocks.iter().map(|b| for_script(b, shelf)).collect();
     CallOutcome {
@@ -334,5 +339,61 @@ impl Host {
                     message: format!("the script's thread failed: {e}"),
                 })
             })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalog::{Entry, Tool};
+    use crate::host::RawResult;
+
+    fn entry() -> Entry {
+        let mut tool = Tool::new("s", "echo", "Echoes");
+        tool.input_schema = json!({"type": "object", "properties": {"message": {"type": "string"}},
+                                   "required": ["message"]})
+        .into();
+        Entry {
+            name: "s__echo".into(),
+            tool: tool.into(),
+        }
+    }
+
+    #[test]
+    fn an_error_reaches_a_script_with_its_message_and_the_expected_parameters() {
+        let shelf = crate::kept::Store::new(Default::default()).shelf();
+        let rpc = for_script_result(&entry(), RawResult::Rpc("invalid params".into()), &shelf);
+        assert!(rpc.is_error);
+        assert!(
+            rpc.content.contains("Error: invalid params"),
+            "{}",
+            rpc.content
+        );
+        assert!(
+            rpc.content.contains("message (string) *required*"),
+            "{}",
+            rpc.content
+        );
+        let tool_error: rmcp::model::CallToolResult = serde_json::from_value(
+            json!({"content": [{"type": "text", "text": "disk full"}], "isError": true}),
+        )
+        .unwrap();
+        let told = for_script_result(&entry(), RawResult::Tool(tool_error), &shelf);
+        assert!(told.content.contains("disk full") && told.content.contains("Expected parameters"));
+    }
+
+    #[test]
+    fn a_result_reaches_a_script_with_its_image_kept_as_a_reference() {
+        let shelf = crate::kept::Store::new(Default::default()).shelf();
+        let result: rmcp::model::CallToolResult = serde_json::from_value(json!({"content": [
+            {"type": "text", "text": "here"},
+            {"type": "image", "data": "AAAA", "mimeType": "image/png"}]}))
+        .unwrap();
+        let out = for_script_result(&entry(), RawResult::Tool(result), &shelf);
+        let blocks: Value = serde_json::from_str(&out.content).unwrap();
+        assert_eq!(blocks[0], json!({"type": "text", "text": "here"}));
+        assert_eq!(blocks[1]["bytes"], 3);
+        assert!(!out.content.contains("AAAA"), "no bytes: {}", out.content);
+        assert!(shelf.read(blocks[1]["uri"].as_str().unwrap()).is_some());
     }
 }
