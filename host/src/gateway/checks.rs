@@ -106,32 +106,34 @@ impl Gateway {
         }
         let text = args.map_or_else(|| "{}".into(), |a| Value::Object(a.clone()).to_string());
         let session = self.session_id();
-        let (verdict, mut call) = host
-            .guard_call(entry, text, client.name(), session)
-            .await
-            .map_err(|e| Refused(format!("Error: {e}")))?;
-        let (arguments, ask) = match verdict {
+        let (verdict, mut call) = host.guard_call(entry, text, client.name(), session).await;
+        let (rewritten, ask) = match verdict {
             Before::Deny(reason) => {
                 return Err(Refused(format!(
                     "Error: {reason}. The call of {} did not run.",
                     entry.name
                 )));
             }
-            Before::Run { arguments, ask } => (arguments, ask),
+            Before::Run { rewritten, ask } => (rewritten, ask),
         };
-        let rewritten = match serde_json::from_str::<Value>(&arguments) {
-            Ok(Value::Object(m)) => Some(m),
-            _ => {
-                return Err(Refused(
-                    "Error: a guard rewrote the arguments into something not an object.".into(),
-                ));
-            }
+        let arguments = match rewritten {
+            None => args.cloned(),
+            Some(text) => match serde_json::from_str::<Value>(&text) {
+                Ok(Value::Object(m)) => {
+                    call.arguments = text;
+                    Some(m)
+                }
+                _ => {
+                    return Err(Refused(
+                        "Error: a guard rewrote the arguments into something not an object.".into(),
+                    ));
+                }
+            },
         };
         let asked = self
-            .approve(entry, rewritten.as_ref(), asker, ask.as_deref())
+            .approve(entry, arguments.as_ref(), asker, ask.as_deref())
             .await?;
-        call.arguments = arguments;
-        Ok((asked, rewritten, Some(call)))
+        Ok((asked, arguments, Some(call)))
     }
 
     /// This session's id among the host's sessions (0 before `initialize`).

@@ -2,7 +2,7 @@
 //! guard that cannot be loaded is a guard that cannot decide, so every call
 //! is refused, saying which guard and why, until the config is fixed.
 
-use super::{Host, HostError};
+use super::Host;
 use crate::catalog::Entry;
 use crate::plugin::guard::{After, Before, Guard, GuardedCall, Guards};
 use crate::plugin::{Grants, GuestModule, LoadOptions, PolicyConfig};
@@ -67,7 +67,7 @@ impl Host {
         arguments: String,
         client: &str,
         session: u64,
-    ) -> Result<(Before, GuardedCall), HostError> {
+    ) -> (Before, GuardedCall) {
         let call = GuardedCall {
             server: entry.tool.server.clone(),
             tool: entry.tool.name.clone(),
@@ -85,7 +85,7 @@ impl Host {
         })
         .await
         .unwrap_or_else(|e| Before::Deny(format!("the guards stopped: {e}")));
-        Ok((verdict, call))
+        (verdict, call)
     }
 
     /// The guards' verdict on `outcome` (a `CallToolResult`, JSON text) of `call`.

@@ -8,9 +8,11 @@
 //! result withheld unless `guardFailure: "open"` lets it through unguarded.
 
 use super::guest::{GuestInstance, GuestModule};
+use super::state::GuestState;
 use super::wit::latest::exports::mcpw::plugin::guard as wit_guard;
 use super::{PluginError, Role};
 use std::sync::{Arc, Mutex};
+use wasmtime::Store;
 
 /// A call as guards see it.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -34,10 +36,10 @@ pub struct GuardedCall {
 /// What the guards decided on a call.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Before {
-    /// It runs, with these arguments (rewritten by a guard, or as asked).
+    /// It runs, with the arguments as asked or as a guard rewrote them.
     Run {
-        /// The arguments to run with: JSON text of an object.
-        arguments: String,
+        /// The rewritten arguments (JSON text of an object); none: as asked.
+        rewritten: Option<String>,
         /// A guard asked that the user approve it first, and why.
         ask: Option<String>,
     },
@@ -88,14 +90,7 @@ impl Guard {
     /// This guard's verdict on `call`; an error when it cannot decide.
     pub fn before(&self, call: &GuardedCall) -> Result<wit_guard::Verdict, PluginError> {
         let input = wit_call(call);
-        let mut instance = self.lock();
-        let guest = instance.module().name().to_string();
-        let answer = instance.run(|store, inst| {
-            self.indices
-                .load(&mut *store, inst)?
-                .call_before(store, &input)
-        })?;
-        let verdict = answer.map_err(|e| failed(&guest, e))?;
+        let (verdict, guest) = self.ask(|g, store| g.call_before(store, &input))?;
         if let wit_guard::Verdict::Rewrite(args) = &verdict {
             check_object(&guest, "rewritten arguments are", args)?;
         }
@@ -109,18 +104,32 @@ impl Guard {
         outcome: &str,
     ) -> Result<wit_guard::ResultVerdict, PluginError> {
         let input = wit_call(call);
-        let mut instance = self.lock();
-        let guest = instance.module().name().to_string();
-        let answer = instance.run(|store, inst| {
-            self.indices
-                .load(&mut *store, inst)?
-                .call_after(store, &input, outcome)
-        })?;
-        let verdict = answer.map_err(|e| failed(&guest, e))?;
+        let (verdict, guest) = self.ask(|g, store| g.call_after(store, &input, outcome))?;
         if let wit_guard::ResultVerdict::Replace(result) = &verdict {
             check_object(&guest, "replacement result is", result)?;
         }
         Ok(verdict)
+    }
+
+    /// Runs one export of the guest: its answer and the guest's name, or why
+    /// it gave none (a trap, a limit, its own error).
+    fn ask<R>(
+        &self,
+        f: impl FnOnce(
+            &wit_guard::Guest,
+            &mut Store<GuestState>,
+        ) -> wasmtime::Result<Result<R, wit_guard::GuardError>>,
+    ) -> Result<(R, String), PluginError> {
+        let mut instance = self.lock();
+        let guest = instance.module().name().to_string();
+        let answer = instance.run(|store, inst| {
+            let exports = self.indices.load(&mut *store, inst)?;
+            f(&exports, store)
+        })?;
+        match answer {
+            Ok(verdict) => Ok((verdict, guest)),
+            Err(e) => Err(failed(&guest, e)),
+        }
     }
 }
 
@@ -184,7 +193,8 @@ impl Guards {
     /// Every guard's verdict on `call`, in order: the first denial stops the
     /// chain; rewritten arguments are what the next guard sees.
     pub fn before(&self, call: &GuardedCall) -> Before {
-        let mut call = call.clone();
+        // Copied only when a guard rewrites the arguments.
+        let mut call = std::borrow::Cow::Borrowed(call);
         let mut ask: Option<String> = None;
         for guard in &self.chain {
             match guard.before(&call) {
@@ -198,7 +208,7 @@ impl Guards {
                 Ok(wit_guard::Verdict::Ask(reason)) => {
                     ask.get_or_insert(reason);
                 }
-                Ok(wit_guard::Verdict::Rewrite(arguments)) => call.arguments = arguments,
+                Ok(wit_guard::Verdict::Rewrite(arguments)) => call.to_mut().arguments = arguments,
                 Err(e) => {
                     tracing::warn!("{e}; the call is refused");
                     return Before::Deny(format!(
@@ -207,10 +217,11 @@ impl Guards {
                 }
             }
         }
-        Before::Run {
-            arguments: call.arguments,
-            ask,
-        }
+        let rewritten = match call {
+            std::borrow::Cow::Owned(c) => Some(c.arguments),
+            std::borrow::Cow::Borrowed(_) => None,
+        };
+        Before::Run { rewritten, ask }
     }
 
     /// Every guard's verdict on `outcome`, in order: each sees the result the
