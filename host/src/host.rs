@@ -5,6 +5,7 @@ mod auth;
 mod calls;
 mod guards;
 mod prompts;
+mod rate_limits;
 pub mod resources;
 pub(crate) mod scripts;
 mod services;
@@ -12,6 +13,7 @@ pub mod snapshot;
 
 pub use auth::LoginOptions;
 pub use calls::{CallOptions, CallOutcome, RawResult, present_result};
+pub use rate_limits::RateLimited;
 pub use snapshot::{PromptEntry, Snapshot};
 
 use crate::cache::MetadataCache;
@@ -164,29 +166,6 @@ pub struct Host {
     buckets: crate::rate_limit::Buckets,
     /// The guards of `settings.guards`.
     guards: Arc<guards::Loaded>,
-}
-
-/// A call a rate limit refused.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RateLimited {
-    /// The setting of the limit.
-    pub setting: String,
-    /// Its rate.
-    pub rate: crate::config::rate::Rate,
-    /// When its bucket holds a call again.
-    pub retry_after: std::time::Duration,
-}
-
-impl std::fmt::Display for RateLimited {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "rate limit reached: {} allows {} for each client; retry after {:.1} s",
-            self.setting,
-            self.rate.text(),
-            self.retry_after.as_secs_f64()
-        )
-    }
 }
 
 /// How the host's catalog is named: the configured prefix, and the names
@@ -403,40 +382,6 @@ impl Host {
     /// The lifecycle manager.
     pub fn manager(&self) -> &Arc<Manager> {
         &self.manager
-    }
-
-    /// Takes one call of `entry` by the client `client` from each rate
-    /// limit's bucket it draws from; the first empty one refuses it, saying
-    /// which limit and when to try again.
-    pub async fn rate_check(&self, client: &str, entry: &Entry) -> Result<(), RateLimited> {
-        let config = self.config();
-        let mut buckets: Vec<(String, String, crate::config::rate::Rate)> = Vec::new();
-        if let Some(rate) = config.settings.rate_limit {
-            buckets.push((format!("{client}|*"), "settings.rateLimit".into(), rate));
-        }
-        let server = &entry.tool.server;
-        if let Some(rule) = config
-            .server(server)
-            .and_then(|s| s.config.rate_limit.as_ref())
-        {
-            for (glob, rate) in rule.buckets(&entry.tool.name) {
-                let setting = match glob.as_str() {
-                    "" => format!("mcpServers.{server}.rateLimit"),
-                    g => format!("mcpServers.{server}.rateLimit[{g:?}]"),
-                };
-                buckets.push((format!("{client}|{server}|{glob}"), setting, rate));
-            }
-        }
-        for (key, setting, rate) in buckets {
-            if let Err(retry_after) = self.buckets.take(&key, rate).await {
-                return Err(RateLimited {
-                    setting,
-                    rate,
-                    retry_after,
-                });
-            }
-        }
-        Ok(())
     }
 
     /// The audit trail, when `settings.audit` keeps one.
