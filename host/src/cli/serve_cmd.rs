@@ -81,9 +81,13 @@ fn fingerprint(files: &[std::path::PathBuf]) -> Fingerprint {
 /// Applies edits of the config files to the running gateway: servers added,
 /// changed or removed take effect without a restart. A config with errors is
 /// reported and ignored until fixed.
-async fn follow_config(host: Arc<Host>, sources: ConfigSources) {
-    let mut files = watched(&host.config());
-    let mut seen = fingerprint(&files);
+/// `seen` is the fingerprint of `files` taken when the config was read, so
+/// that an edit (or an approval) made while the host started is not missed.
+async fn follow_config(
+    host: Arc<Host>,
+    sources: ConfigSources,
+    (mut files, mut seen): (Vec<std::path::PathBuf>, Fingerprint),
+) {
     let mut settling: Option<Fingerprint> = None;
     let mut tick = tokio::time::interval(CONFIG_POLL);
     tick.tick().await;
@@ -218,6 +222,10 @@ mod nonblocking {
 
 pub async fn serve(args: ServeArgs, sources: &ConfigSources) -> Result<ExitCode> {
     let cfg = super::load_config(sources);
+    // Fingerprinted now: what changes while the host starts is seen as new.
+    let files = watched(&cfg);
+    let seen = fingerprint(&files);
+    let read = (files, seen);
     if let Some(notice) = cfg.trust.notice() {
         tracing::warn!("{notice}");
     }
@@ -227,7 +235,7 @@ pub async fn serve(args: ServeArgs, sources: &ConfigSources) -> Result<ExitCode>
     let (http_addr, tokens) = admission(&args, &cfg, sources).await?;
     let host =
         Arc::new(Host::start(cfg, sources.env.clone(), HostOptions::for_env(&sources.env)).await?);
-    let shared = start_background(&host, sources, exposure, http_addr.is_none());
+    let shared = start_background(&host, sources, read, exposure, http_addr.is_none());
     match http_addr {
         Some(addr) => serve_http(&args, addr, tokens, shared, exposure_name).await?,
         None => serve_stdio(shared, exposure_name).await?,
@@ -277,6 +285,7 @@ async fn admission(
 fn start_background(
     host: &Arc<Host>,
     sources: &ConfigSources,
+    read: (Vec<std::path::PathBuf>, Fingerprint),
     exposure: Exposure,
     on_stdio: bool,
 ) -> Arc<ServeState> {
@@ -286,7 +295,7 @@ fn start_background(
     }
     let starting = host.clone();
     tokio::spawn(async move { starting.connect_at_start().await });
-    tokio::spawn(follow_config(host.clone(), sources.clone()));
+    tokio::spawn(follow_config(host.clone(), sources.clone(), read));
     let shared = ServeState::new(host.clone(), exposure);
     let warming = shared.clone();
     tokio::spawn(async move { warming.warm_up(&Gateway::new(warming.clone())).await });
