@@ -1,9 +1,10 @@
-//! Binary content kept for the session that got it: a script sees a reference
-//! (`mcpw://results/<id>`) instead of the bytes, and the session reads them
-//! back with `resources/read`. Each session has a shelf of its own, gone with
-//! the session, so no other session can read it. Items expire after a TTL;
-//! past a shelf's byte cap, or the cap of every shelf together, the oldest go
-//! first.
+//! What is kept for the session that got it, read back by reference
+//! (`mcpw://results/<id>`) with `resources/read`: binary content a script saw
+//! as a reference instead of its bytes, and whole results too big for the
+//! agent to read at once (see [`crate::results`]). Each session has a shelf
+//! of its own, gone with the session, so no other session can read it. Items
+//! expire after a TTL; past a shelf's byte cap, or the cap of every shelf
+//! together, the oldest go first.
 
 use crate::clock::Instant;
 use std::collections::VecDeque;
@@ -32,6 +33,109 @@ impl Blob {
     }
 }
 
+/// One part of a kept result, as its server sent it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Part {
+    /// A text block.
+    Text(Arc<str>),
+    /// The structured content, as compact JSON.
+    Structured(Arc<str>),
+    /// Binary content: an image, audio, or a blob.
+    Binary(Blob),
+    /// An embedded resource's text, at its own URI.
+    Resource {
+        /// The resource's URI.
+        uri: String,
+        /// Its MIME type, when the server said.
+        mime_type: Option<String>,
+        /// Its text.
+        text: Arc<str>,
+    },
+}
+
+impl Part {
+    fn size(&self) -> usize {
+        match self {
+            Part::Text(t) | Part::Structured(t) | Part::Resource { text: t, .. } => t.len(),
+            Part::Binary(b) => b.base64.len(),
+        }
+    }
+}
+
+/// A whole result kept while the agent read a preview of it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Whole {
+    /// Its parts, in order.
+    pub parts: Vec<Part>,
+    /// What ranges are read from: the structured content when there is
+    /// some, else the text blocks one after the other.
+    pub text: Arc<str>,
+    /// The server and tool that gave it.
+    pub from: String,
+}
+
+impl Whole {
+    /// A result of `parts` from `from`.
+    pub fn new(parts: Vec<Part>, from: String) -> Whole {
+        let structured = parts.iter().find_map(|p| match p {
+            Part::Structured(t) => Some(t.clone()),
+            _ => None,
+        });
+        let texts: Vec<&Arc<str>> = parts
+            .iter()
+            .filter_map(|p| match p {
+                Part::Text(t) | Part::Resource { text: t, .. } => Some(t),
+                _ => None,
+            })
+            .collect();
+        let text = match (structured, texts.as_slice()) {
+            (Some(s), _) => s,
+            (None, [one]) => (*one).clone(),
+            (None, many) => many
+                .iter()
+                .map(|t| &***t)
+                .collect::<Vec<&str>>()
+                .join("\n")
+                .into(),
+        };
+        Whole { parts, text, from }
+    }
+
+    /// The bytes it holds.
+    fn size(&self) -> usize {
+        let parts: usize = self.parts.iter().map(Part::size).sum();
+        let shared = self.parts.iter().any(|p| match p {
+            Part::Text(t) | Part::Structured(t) | Part::Resource { text: t, .. } => {
+                Arc::ptr_eq(t, &self.text)
+            }
+            Part::Binary(_) => false,
+        });
+        if shared || self.text.is_empty() {
+            parts
+        } else {
+            parts + self.text.len()
+        }
+    }
+}
+
+/// What an item on a shelf is.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Kept {
+    /// Binary content a script saw as a reference.
+    Blob(Blob),
+    /// A whole result the agent read a preview of.
+    Whole(Arc<Whole>),
+}
+
+impl Kept {
+    fn size(&self) -> usize {
+        match self {
+            Kept::Blob(b) => b.base64.len(),
+            Kept::Whole(w) => w.size(),
+        }
+    }
+}
+
 /// How long and how much a shelf keeps.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct KeepLimits {
@@ -47,8 +151,9 @@ impl Default for KeepLimits {
     fn default() -> Self {
         KeepLimits {
             ttl: Duration::from_secs(30 * 60),
-            shelf_bytes: 64 << 20,
-            total_bytes: 256 << 20,
+            // A result of 64 MiB and then some fits one session.
+            shelf_bytes: 128 << 20,
+            total_bytes: 512 << 20,
         }
     }
 }
@@ -104,12 +209,13 @@ pub struct Shelf {
 struct Item {
     id: String,
     kept: Instant,
-    blob: Blob,
+    what: Kept,
+    size: usize,
 }
 
 impl Item {
     fn size(&self) -> usize {
-        self.blob.base64.len()
+        self.size
     }
 }
 
@@ -117,8 +223,22 @@ impl Shelf {
     /// Keeps `blob`; its URI, or none when it is bigger than a shelf may hold,
     /// or than the process can hold once this shelf's older items are gone.
     pub fn keep(&self, blob: Blob) -> Option<String> {
+        self.put(Kept::Blob(blob))
+    }
+
+    /// Keeps a whole result, as [`Shelf::keep`] does binary content.
+    pub fn keep_whole(&self, whole: Whole) -> Option<String> {
+        self.put(Kept::Whole(Arc::new(whole)))
+    }
+
+    /// The limits the shelf keeps under.
+    pub fn limits(&self) -> KeepLimits {
+        self.store.limits
+    }
+
+    fn put(&self, what: Kept) -> Option<String> {
         let limits = self.store.limits;
-        let size = blob.base64.len();
+        let size = what.size();
         if size > limits.shelf_bytes.min(limits.total_bytes) {
             return None;
         }
@@ -141,17 +261,34 @@ impl Shelf {
         items.push_back(Item {
             id: id.clone(),
             kept: Instant::now(),
-            blob,
+            what,
+            size,
         });
         Some(format!("{URI_PREFIX}{id}"))
     }
 
-    /// The item at `uri`, if this shelf still keeps it.
+    /// The binary content at `uri`, if this shelf still keeps it.
     pub fn read(&self, uri: &str) -> Option<Blob> {
-        let id = uri.strip_prefix(URI_PREFIX)?;
+        match self.get(uri)? {
+            Kept::Blob(b) => Some(b),
+            Kept::Whole(_) => None,
+        }
+    }
+
+    /// The whole result at `uri` (or its bare id), if this shelf still keeps it.
+    pub fn whole(&self, uri: &str) -> Option<Arc<Whole>> {
+        match self.get(uri)? {
+            Kept::Whole(w) => Some(w),
+            Kept::Blob(_) => None,
+        }
+    }
+
+    /// The item at `uri` (or its bare id), if this shelf still keeps it.
+    pub fn get(&self, uri: &str) -> Option<Kept> {
+        let id = uri.strip_prefix(URI_PREFIX).unwrap_or(uri);
         let mut items = self.lock();
         self.expire(&mut items);
-        items.iter().find(|i| i.id == id).map(|i| i.blob.clone())
+        items.iter().find(|i| i.id == id).map(|i| i.what.clone())
     }
 
     /// How many items the shelf keeps now.

@@ -66,6 +66,8 @@ pub mod processes;
 #[cfg(feature = "gateway")]
 pub mod rate_limit;
 #[cfg(feature = "gateway")]
+pub mod results;
+#[cfg(feature = "gateway")]
 pub mod secrets;
 pub(crate) mod state_file;
 #[cfg(feature = "gateway")]

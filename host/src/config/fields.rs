@@ -31,6 +31,10 @@ pub enum Kind {
     Approve,
     /// A rate (`"N/min"`), or an object of tool globs and rates.
     Rate,
+    /// Tokens, or an object of tool globs and tokens.
+    Budget,
+    /// `json`, `toon` or `csv`, or an object of tool globs and those.
+    Format,
 }
 
 /// How `mcpw config show` shows a field's value.
@@ -188,6 +192,20 @@ pub const SERVER_FIELDS: &[Field] = &[
         false,
         Shown::AsIs,
         Some("rateLimit"),
+    ),
+    field(
+        "resultBudget",
+        Kind::Budget,
+        false,
+        Shown::AsIs,
+        Some("resultBudget"),
+    ),
+    field(
+        "resultFormat",
+        Kind::Format,
+        false,
+        Shown::AsIs,
+        Some("resultFormat"),
     ),
     // For people reading the file; mcpw keeps it in the definition only.
     field("description", Kind::Text, false, Shown::AsIs, None),

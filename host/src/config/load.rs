@@ -633,6 +633,7 @@ fn interpret_settings(raw: Map<String, Value>) -> Settings {
         s.tool_search_budget = b as usize;
     }
     interpret_code_mode(&raw, &mut s);
+    s.results = super::results::ResultSettings::read(&raw);
     if let Some(rule) = raw
         .get("approve")
         .and_then(|v| super::ApproveRule::parse(v).ok())

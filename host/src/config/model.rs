@@ -183,6 +183,10 @@ pub struct ServerConfig {
     pub approve: Option<super::ApproveRule>,
     /// `rateLimit`: how often each client may call it (or the tools of a glob).
     pub rate_limit: Option<super::rate::RateRule>,
+    /// `resultBudget`: tokens its results may take (or those of a glob's tools).
+    pub result_budget: Option<super::results::ByTool<usize>>,
+    /// `resultFormat`: how its structured results are written (or those of a glob's tools).
+    pub result_format: Option<super::results::ByTool<super::results::Format>>,
 }
 
 /// How an OAuth client gets its tokens (`oauth.grantType`).
@@ -357,6 +361,8 @@ pub struct Settings {
     /// when a guard cannot decide on it (else it is withheld). A call a
     /// guard cannot decide on is always refused.
     pub guards_fail_open: bool,
+    /// `resultBudget`, `resultFormat` and `toonEncode`: how big results are guarded.
+    pub results: super::results::ResultSettings,
     /// `scriptLimits`: the limits of a script (a call may ask for lower ones).
     pub script_limits: super::ScriptLimits,
     /// `captureStats`: call statistics, when on.
@@ -390,6 +396,7 @@ impl Default for Settings {
             rate_limit: None,
             guards: Vec::new(),
             guards_fail_open: false,
+            results: Default::default(),
             script_limits: Default::default(),
             capture_stats: None,
             credential_store: Default::default(),

@@ -131,6 +131,8 @@ const NOT_APPROVED: &[&str] = &[
     "searchKeywords",
     "description",
     "rateLimit",
+    "resultBudget",
+    "resultFormat",
 ];
 
 /// The hash an approval of `raw` (a definition as written) names. Fields it

@@ -415,6 +415,27 @@ fn rest(r: &mut Reader<'_>, transport: Option<Transport>) -> Option<ServerConfig
         },
     };
 
+    let result_budget = match r.obj.get("resultBudget") {
+        None | Some(Value::Null) => None,
+        Some(v) => match super::results::server_budget(v) {
+            Ok(rule) => Some(rule),
+            Err(e) => {
+                r.error("resultBudget", e);
+                None
+            }
+        },
+    };
+    let result_format = match r.obj.get("resultFormat") {
+        None | Some(Value::Null) => None,
+        Some(v) => match super::results::server_format(v) {
+            Ok(rule) => Some(rule),
+            Err(e) => {
+                r.error("resultFormat", e);
+                None
+            }
+        },
+    };
+
     if r.failed {
         return None;
     }
@@ -437,6 +458,8 @@ fn rest(r: &mut Reader<'_>, transport: Option<Transport>) -> Option<ServerConfig
         oauth,
         approve,
         rate_limit,
+        result_budget,
+        result_format,
     })
 }
 
@@ -530,6 +553,8 @@ mod properties {
         "sharedStateKey",
         "captureStats",
         "toonEncode",
+        "resultBudget",
+        "resultFormat",
         "approve",
         "approveWithoutClient",
         "audit",
@@ -708,6 +733,8 @@ mod properties {
             ]
             .boxed(),
             Kind::Rate => one_of(&[json!("10/min"), json!({"create_*": "1/s"})]),
+            Kind::Budget => one_of(&[json!(0), json!(2000), json!({"read_*": 500})]),
+            Kind::Format => one_of(&[json!("toon"), json!({"list_*": "csv"})]),
             Kind::Approve => one_of(&[
                 json!("writes"),
                 json!("none"),

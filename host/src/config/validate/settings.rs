@@ -94,7 +94,18 @@ const CHECKS: &[(&str, Check)] = &[
         )),
     }),
     ("captureStats", |_| None),
-    ("toonEncode", |_| None),
+    ("toonEncode", |v| {
+        crate::config::results::ToonEncode::parse(v).err()
+    }),
+    ("resultBudget", |v| {
+        crate::config::results::read_budget(v).err()
+    }),
+    ("resultFormat", |v| {
+        match v.as_str().and_then(crate::config::results::Format::parse) {
+            Some(_) => None,
+            None => Some(format!("expected \"json\", \"toon\" or \"csv\", found {v}")),
+        }
+    }),
 ];
 
 /// `scriptLimits`: an object of positive integers under known keys.

@@ -1,0 +1,223 @@
+//! How big results are guarded (see `crate::results`): `settings.resultBudget`
+//! (tokens, `0` for none), `settings.resultFormat`, the older
+//! `settings.toonEncode` (`true`, or a list of servers), and a server's
+//! `resultBudget` and `resultFormat`: one value for all its tools, or values
+//! by tool glob (the first glob that matches a tool's name wins).
+
+use serde::Serialize;
+use serde_json::Value;
+
+/// Default `settings.resultBudget`: tokens a result may take before it is cut.
+pub const DEFAULT_RESULT_BUDGET: usize = 10_000;
+
+/// How a structured result is written for the agent.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Format {
+    /// Compact JSON.
+    Json,
+    /// TOON: JSON's data with YAML's indentation and CSV's tables.
+    Toon,
+    /// CSV, for a table of rows.
+    Csv,
+}
+
+impl Format {
+    /// Every format, in the order they are offered.
+    pub const ALL: [Format; 3] = [Format::Json, Format::Toon, Format::Csv];
+
+    /// The format named `s` (`json`, `toon` or `csv`, in any case).
+    pub fn parse(s: &str) -> Option<Format> {
+        Format::ALL
+            .into_iter()
+            .find(|f| f.name().eq_ignore_ascii_case(s))
+    }
+
+    /// Its name in the config.
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::Json => "json",
+            Format::Toon => "toon",
+            Format::Csv => "csv",
+        }
+    }
+
+    fn read(v: &Value) -> Result<Format, String> {
+        v.as_str()
+            .and_then(Format::parse)
+            .ok_or_else(|| format!("expected \"json\", \"toon\" or \"csv\", found {v}"))
+    }
+}
+
+/// A budget in tokens: a whole number, `0` for none.
+pub fn read_budget(v: &Value) -> Result<usize, String> {
+    v.as_u64()
+        .map(|n| n as usize)
+        .ok_or_else(|| format!("expected a number of tokens (0 = no budget), found {v}"))
+}
+
+/// A server's value for all its tools, or by tool glob.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(untagged)]
+pub enum ByTool<T> {
+    /// One value for every tool.
+    All(T),
+    /// Values by tool glob, in the file's order.
+    Tools(Vec<(String, T)>),
+}
+
+impl<T: Copy> ByTool<T> {
+    /// Reads a value, or an object of tool globs and values.
+    pub fn parse(v: &Value, one: fn(&Value) -> Result<T, String>) -> Result<ByTool<T>, String> {
+        match v {
+            Value::Object(globs) => globs
+                .iter()
+                .map(|(g, v)| {
+                    one(v)
+                        .map(|t| (g.clone(), t))
+                        .map_err(|e| format!("{g}: {e}"))
+                })
+                .collect::<Result<_, _>>()
+                .map(ByTool::Tools),
+            v => one(v).map(ByTool::All),
+        }
+    }
+
+    /// The value for the tool named `tool` (its name on the server, or
+    /// its exposed name), if one applies.
+    pub fn for_tool(&self, names: &[&str]) -> Option<T> {
+        match self {
+            ByTool::All(t) => Some(*t),
+            ByTool::Tools(globs) => globs
+                .iter()
+                .find(|(g, _)| names.iter().any(|n| super::approve::glob_matches(g, n)))
+                .map(|(_, t)| *t),
+        }
+    }
+}
+
+/// A server's `resultBudget`.
+pub fn server_budget(v: &Value) -> Result<ByTool<usize>, String> {
+    ByTool::parse(v, read_budget)
+}
+
+/// A server's `resultFormat`.
+pub fn server_format(v: &Value) -> Result<ByTool<Format>, String> {
+    ByTool::parse(v, Format::read)
+}
+
+/// `settings.toonEncode`: the servers whose results are written as TOON when
+/// that is shorter.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub enum ToonEncode {
+    /// None (the default).
+    #[default]
+    None,
+    /// Every server (`true`).
+    All,
+    /// These servers.
+    Servers(Vec<String>),
+}
+
+impl ToonEncode {
+    /// Reads `true`, `false` or a list of server names.
+    pub fn parse(v: &Value) -> Result<ToonEncode, String> {
+        match v {
+            Value::Bool(true) => Ok(ToonEncode::All),
+            Value::Bool(false) | Value::Null => Ok(ToonEncode::None),
+            Value::Array(names) => names
+                .iter()
+                .map(|n| {
+                    n.as_str()
+                        .map(str::to_string)
+                        .ok_or_else(|| format!("expected server names, found {n}"))
+                })
+                .collect::<Result<_, _>>()
+                .map(ToonEncode::Servers),
+            other => Err(format!(
+                "expected true, false or a list of server names, found {other}"
+            )),
+        }
+    }
+
+    /// Whether `server`'s results are written as TOON when shorter.
+    pub fn covers(&self, server: &str) -> bool {
+        match self {
+            ToonEncode::None => false,
+            ToonEncode::All => true,
+            ToonEncode::Servers(s) => s.iter().any(|n| n == server),
+        }
+    }
+}
+
+/// The result settings of the whole config.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct ResultSettings {
+    /// `resultBudget`: tokens a result may take; `0` for no budget.
+    pub budget: usize,
+    /// `resultFormat`: how structured results are written; none: as the
+    /// server wrote them.
+    pub format: Option<Format>,
+    /// `toonEncode`.
+    pub toon_encode: ToonEncode,
+}
+
+impl Default for ResultSettings {
+    fn default() -> Self {
+        ResultSettings {
+            budget: DEFAULT_RESULT_BUDGET,
+            format: None,
+            toon_encode: ToonEncode::None,
+        }
+    }
+}
+
+impl ResultSettings {
+    /// Reads them from the merged, checked settings.
+    pub fn read(raw: &serde_json::Map<String, Value>) -> ResultSettings {
+        let mut s = ResultSettings::default();
+        if let Some(b) = raw.get("resultBudget").and_then(|v| read_budget(v).ok()) {
+            s.budget = b;
+        }
+        s.format = raw.get("resultFormat").and_then(|v| Format::read(v).ok());
+        if let Some(t) = raw
+            .get("toonEncode")
+            .and_then(|v| ToonEncode::parse(v).ok())
+        {
+            s.toon_encode = t;
+        }
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_servers_value_applies_to_all_its_tools_or_by_glob() {
+        let all = server_budget(&json!(500)).unwrap();
+        assert_eq!(all.for_tool(&["anything"]), Some(500));
+        let by = server_budget(&json!({"read_*": 0, "*": 2000})).unwrap();
+        assert_eq!(by.for_tool(&["read_file"]), Some(0), "the first glob wins");
+        assert_eq!(by.for_tool(&["list"]), Some(2000));
+        assert_eq!(
+            server_budget(&json!({"x": -1})).unwrap_err(),
+            "x: expected a number of tokens (0 = no budget), found -1"
+        );
+        let f = server_format(&json!({"fs__*": "toon"})).unwrap();
+        assert_eq!(f.for_tool(&["list", "fs__list"]), Some(Format::Toon));
+        assert!(server_format(&json!("yaml")).is_err());
+    }
+
+    #[test]
+    fn settings_default_to_ten_thousand_tokens_as_written() {
+        let s = ResultSettings::read(&Default::default());
+        assert_eq!((s.budget, s.format), (10_000, None));
+        let raw = json!({"resultBudget": 0, "resultFormat": "csv", "toonEncode": ["a"]});
+        let s = ResultSettings::read(raw.as_object().unwrap());
+        assert_eq!((s.budget, s.format), (0, Some(Format::Csv)));
+        assert!(s.toon_encode.covers("a") && !s.toon_encode.covers("b"));
+    }
+}
