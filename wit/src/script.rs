@@ -5,7 +5,9 @@
 //! Its types are the 0.1.1 ones, apart from the policy roles' 0.1.0 types:
 //! a script guest needs mcpw 0.1.1 or later, a policy guest any.
 
-pub use crate::worlds::scripter::exports::mcpw::plugin::script::{Outcome, ScriptError};
+pub use crate::worlds::scripter::exports::mcpw::plugin::script::{
+    Outcome, ScriptError, SelectError,
+};
 pub use crate::worlds::scripter::mcpw::plugin::toolbox::{self, CallOutcome, Finished, ToolInfo};
 pub use crate::worlds::scripter::mcpw::plugin::types::PluginError;
 
@@ -22,6 +24,19 @@ pub trait Script {
     fn usage() -> String;
     /// Each tool's declaration in the script's language, one per tool.
     fn declare(tools: Vec<ToolInfo>) -> Vec<String>;
+    /// Evaluates the jq `expression` on `input` (JSON text): the single
+    /// output as JSON text, or a JSON array of the outputs when there are
+    /// none or several. The host runs it in a fresh instance under the
+    /// script limits.
+    ///
+    /// By default the guest does not evaluate jq: the host tells the agent
+    /// so ([`SelectError::Unsupported`]).
+    fn select(expression: String, input: String) -> Result<String, SelectError> {
+        let _ = (expression, input);
+        Err(SelectError::Unsupported(
+            "this script guest does not evaluate jq expressions".into(),
+        ))
+    }
 }
 
 /// Writes a record into mcpw's log through this world's own `log` import
@@ -43,4 +58,35 @@ pub fn panic_hook() {
             message,
         )
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A script guest written before `select` existed.
+    struct Older;
+
+    impl Script for Older {
+        fn run(_code: String) -> Outcome {
+            Outcome {
+                value: Ok("null".into()),
+                logs: Vec::new(),
+            }
+        }
+        fn usage() -> String {
+            String::new()
+        }
+        fn declare(_tools: Vec<ToolInfo>) -> Vec<String> {
+            Vec::new()
+        }
+    }
+
+    #[test]
+    fn a_guest_that_does_not_select_says_so() {
+        match Older::select(".".into(), "{}".into()) {
+            Err(SelectError::Unsupported(m)) => assert!(m.contains("jq"), "{m}"),
+            other => panic!("{other:?}"),
+        }
+    }
 }

@@ -208,6 +208,11 @@ impl<S: Script> scripter::exports::mcpw::plugin::script::Guest for ScriptGlue<S>
         crate::script::panic_hook();
         S::declare(tools)
     }
+
+    fn select(expression: String, input: String) -> Result<String, crate::script::SelectError> {
+        crate::script::panic_hook();
+        S::select(expression, input)
+    }
 }
 
 /// The `guarder` world of contract 0.1.1.

@@ -1,9 +1,10 @@
 //! The contract's side: [`Script`] over [`engine`](crate::engine),
-//! [`declare`](crate::declare) and [`usage`](crate::usage), exported with the
-//! guest kit's `script!`.
+//! [`declare`](crate::declare), [`usage`](crate::usage) and
+//! [`select`](crate::select), exported with the guest kit's `script!`.
 
 use crate::declare::{ToolDecl, declaration};
 use crate::engine::{self, Host, ScriptError};
+use crate::select::{self, SelectError};
 use mcpw_guest::script::{self, Outcome, PluginError, Script, ToolInfo, toolbox};
 use serde_json::{Value, json};
 
@@ -35,6 +36,14 @@ impl Script for JavaScript {
 
     fn declare(tools: Vec<ToolInfo>) -> Vec<String> {
         tools.iter().map(declare_one).collect()
+    }
+
+    fn select(expression: String, input: String) -> Result<String, script::SelectError> {
+        select::select(&expression, input).map_err(|e| match e {
+            SelectError::Syntax(m) => script::SelectError::Syntax(m),
+            SelectError::Runtime(m) => script::SelectError::Runtime(m),
+            SelectError::Unsupported(m) => script::SelectError::Unsupported(m),
+        })
     }
 }
 
