@@ -40,7 +40,8 @@ pub fn tools(spec: &[(&str, &str, &str)]) -> Vec<Tool> {
     spec.iter().map(|(s, n, d)| Tool::new(*s, *n, *d)).collect()
 }
 
-fn options(limits: Limits) -> LoadOptions {
+/// Options to load a guest under test with `limits`.
+pub(crate) fn options(limits: Limits) -> LoadOptions {
     LoadOptions {
         limits,
         grants: Grants::none(),

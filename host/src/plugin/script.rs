@@ -2,12 +2,18 @@
 //! each run in a fresh instance taken from a small pool of warmed ones (filled
 //! again in the background as they are taken), under the run's limits. The
 //! script's calls go to a [`Toolbox`], which the gateway implements for a
-//! session.
+//! session. The guest also projects JSON with an agent's jq expression
+//! ([`Scripter::select`]), sandboxed the same way.
+
+mod select;
+#[cfg(test)]
+mod tests;
 
 use super::state::toolbox::wit_tool_info;
 pub use super::state::toolbox::{CallRecord, Done, ScriptControl, ToolInfo, Toolbox};
 pub(crate) use super::state::toolbox::{Run, Stop};
 pub use crate::config::{SCRIPT_LIMIT_KEYS, ScriptLimits};
+pub use select::SelectFailure;
 
 use super::engine::PluginEngine;
 use super::guest::GuestModule;
@@ -140,32 +146,34 @@ impl Scripter {
 
     /// A new instance with its engine ready.
     fn warm(&self, memory_bytes: usize) -> Result<Warm, PluginError> {
+        let mut warm = self.instantiate(memory_bytes)?;
+        let _running = PluginEngine::shared().enter();
+        warm.indices
+            .load(&mut warm.store, &warm.instance)
+            .and_then(|guest| guest.call_warm(&mut warm.store))
+            .map_err(|e| trap(self.name(), e))?;
+        Ok(warm)
+    }
+
+    /// A new instance, its engine not started yet.
+    fn instantiate(&self, memory_bytes: usize) -> Result<Warm, PluginError> {
         let limits = crate::plugin::Limits {
             memory_bytes,
             deadline: self.limits.cpu,
         };
         // A script sees no host clock: it could time other tenants' work.
         let mut store = self.module.store_with(&limits, Clocks::Stopped);
-        let name = self.module.name().to_string();
         let instance = {
             let _running = PluginEngine::shared().enter();
             self.module
                 .pre
                 .instantiate(&mut store)
-                .map_err(|e| trap(&name, e))?
+                .map_err(|e| trap(self.name(), e))?
         };
-        let indices = self.indices.clone();
-        {
-            let _running = PluginEngine::shared().enter();
-            let guest = indices
-                .load(&mut store, &instance)
-                .map_err(|e| trap(&name, e))?;
-            guest.call_warm(&mut store).map_err(|e| trap(&name, e))?;
-        }
         Ok(Warm {
             store,
             instance,
-            indices,
+            indices: self.indices.clone(),
         })
     }
 

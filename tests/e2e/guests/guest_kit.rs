@@ -412,6 +412,8 @@ fn plugin_test_covers_the_script_role() {
         "an endless loop is stopped by the deadline",
         "a call reaches the toolbox and resolves to its text",
         "describes itself within about 600 tokens",
+        "select gives its outputs as JSON, or says it does not select",
+        "an endless select is stopped by a limit",
     ] {
         assert!(names.contains(&expected), "{names:?}");
     }

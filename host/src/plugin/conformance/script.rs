@@ -1,9 +1,10 @@
 //! The script role's checks: scripts against an echo toolbox, the guest's
-//! description and declarations, and a script that never ends.
+//! description and declarations, a script that never ends, and jq
+//! projections (`select`), which a guest may decline.
 
 use super::{Suite, err};
 use crate::plugin::script::{
-    Done, ScriptControl, ScriptFailure, ScriptLimits, Scripter, ToolInfo, Toolbox,
+    Done, ScriptControl, ScriptFailure, ScriptLimits, Scripter, SelectFailure, ToolInfo, Toolbox,
 };
 use crate::plugin::services::{CallOutcome, ServiceError};
 use crate::plugin::{GuestModule, LimitHit, Role};
@@ -124,5 +125,47 @@ pub(super) fn checks(suite: &mut Suite, module: &Arc<GuestModule>) {
         } else {
             Err(format!("declarations do not name the tool: {out:?}"))
         }
+    });
+    select_checks(suite, &scripter);
+}
+
+/// `select`: a guest that evaluates jq gives the jq answers, one that does
+/// not says so (`unsupported`); either way it ends under the limits.
+fn select_checks(suite: &mut Suite, scripter: &Scripter) {
+    let input = serde_json::json!({"items": [{"name": "a", "size": 5}, {"name": "b", "size": 20}]});
+    let expect =
+        |expression: &str, want: &dyn Fn(&Result<serde_json::Value, SelectFailure>) -> bool| {
+            let got = scripter.select(expression, &input);
+            if want(&got) || matches!(got, Err(SelectFailure::Unsupported(_))) {
+                Ok(())
+            } else {
+                Err(format!("select {expression:?} gave {got:?}"))
+            }
+        };
+    suite.run(
+        ROLE,
+        "select gives its outputs as JSON, or says it does not select",
+        || {
+            expect(".items[] | select(.size > 10) | .name", &|v| {
+                v.as_ref().is_ok_and(|v| v == "b")
+            })?;
+            expect(".items[].name", &|v| {
+                v.as_ref()
+                    .is_ok_and(|v| *v == serde_json::json!(["a", "b"]))
+            })
+        },
+    );
+    suite.run(ROLE, "a jq syntax error is a syntax error", || {
+        expect(".items[", &|v| matches!(v, Err(SelectFailure::Syntax(_))))
+    });
+    suite.run(ROLE, "a jq runtime error is a runtime error", || {
+        expect(".items + 1", &|v| {
+            matches!(v, Err(SelectFailure::Runtime(_)))
+        })
+    });
+    suite.run(ROLE, "an endless select is stopped by a limit", || {
+        expect("def f: f; f", &|v| {
+            matches!(v, Err(SelectFailure::Limit(_)))
+        })
     });
 }
