@@ -34,6 +34,9 @@
 //!     time: result tokens read and the calls' wall time.
 //! 11. Guards: an `echo` with no guard, with the example redaction guard, and
 //!     with it and the audit trail; a 1 MB result with and without the guard.
+//! 12. Big results: ten large results of server-filesystem, server-memory and
+//!     mcp-server-git, in tokens whole, as the default budget's preview, by a
+//!     jq projection and as TOON; the cost of cutting per MB; the store's size.
 //!
 //! `BENCH_CALLS` sets the number of `echo` calls per path and round in row 1
 //! (default 500). Every process started carries a tag in its environment; at the
@@ -41,6 +44,8 @@
 
 #[path = "gateway/big_result.rs"]
 mod big_result;
+#[path = "gateway/big_results.rs"]
+mod big_results;
 #[path = "gateway/code_mode.rs"]
 mod code_mode;
 #[path = "gateway/flood.rs"]
@@ -145,9 +150,10 @@ impl Setup {
             &root.join("everything"),
             json!({"e": {"command": "node", "args": [&everything, "stdio"]}}),
         );
+        // Rows 5 and 6 measure results passed whole: no result budget.
         let home_m = home_with(
             &root.join("misbehave"),
-            json!({"m": {"command": "node", "args": [&misbehave, "ok"]}}),
+            json!({"m": {"command": "node", "args": [&misbehave, "ok"], "resultBudget": 0}}),
         );
         let home_lists = root.join("lists");
         let home_lists = home_with(
@@ -229,6 +235,7 @@ fn run_rows(rt: &tokio::runtime::Runtime, s: &Setup) -> Vec<String> {
         run("11", &|| {
             guards::row11_guards(everything, misbehave, &s.root)
         }),
+        run("12", &|| big_results::row12_big_results(&s.root)),
     ]
 }
 

@@ -20,6 +20,7 @@ mod load;
 pub mod model;
 pub mod plugins;
 pub mod rate;
+pub mod results;
 pub mod shared_url;
 pub mod show;
 pub mod trust;

@@ -16,6 +16,7 @@ mod listing;
 mod proxy;
 mod replicas;
 mod resources;
+mod results;
 mod scope;
 mod session_events;
 mod tasks;
@@ -169,6 +170,11 @@ pub struct Gateway {
     shelf: Arc<crate::kept::Shelf>,
     /// Tools and servers the user allowed for this session.
     allowed: Arc<approval::Allowed>,
+    /// Where a local session's kept results are written as files too.
+    files: Option<Arc<crate::results::ResultFiles>>,
+    /// This session was shown a preview of a result: `read_result` joins its
+    /// tool list (until then, it costs no tokens).
+    results_kept: Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl Gateway {
@@ -186,6 +192,8 @@ impl Gateway {
             watching,
             shelf: Arc::new(shared.host.new_shelf()),
             allowed: Arc::default(),
+            files: None,
+            results_kept: Arc::default(),
             shared,
             activated,
             listed: Default::default(),
@@ -194,6 +202,17 @@ impl Gateway {
             client: Default::default(),
             link,
         }
+    }
+}
+
+impl Gateway {
+    /// This session writes the results it keeps to files in `dir` too (a
+    /// local session: its agent reads files).
+    pub fn with_result_files(mut self, dir: std::path::PathBuf) -> Self {
+        let ttl = self.shelf.limits().ttl;
+        let files = crate::results::ResultFiles::new(dir, ttl, crate::results::FILES_CAP);
+        self.files = Some(Arc::new(files));
+        self
     }
 }
 
@@ -244,7 +263,7 @@ fn custom_request_error(request: &rmcp::model::CustomRequest) -> McpError {
 
 /// The MCP tool definition of a catalog entry, built directly (a catalog has
 /// thousands): its schema always says `"type": "object"`.
-fn mcp_tool(entry: &crate::catalog::Entry) -> Tool {
+fn mcp_tool(entry: &crate::catalog::Entry, config: &crate::config::Config) -> Tool {
     let t = &entry.tool;
     let schema = t.input_schema.object().clone();
     let mut tool = Tool::new(entry.name.clone(), t.description.clone(), schema);
@@ -261,6 +280,8 @@ fn mcp_tool(entry: &crate::catalog::Entry) -> Tool {
     // Results pass through as the server sent them, so its promise about
     // their structured content holds through mcpw too.
     tool.output_schema = t.output_schema.as_ref().map(|s| s.object().clone());
+    let names = [t.name.as_str(), entry.name.as_str()];
+    tool.meta = results::tool_meta(config, &t.server, &names).and_then(|m| from_json(m).ok());
     tool
 }
 
@@ -378,7 +399,24 @@ impl ServerHandler for Gateway {
                     .as_ref()
                     .and_then(|a| a.get("limits"))
                     .and_then(Value::as_object);
-                code::run(self, &client, &code, limits, &context).await?
+                let shaping = results::Shaping {
+                    select: args
+                        .as_ref()
+                        .and_then(|a| a.get("select"))
+                        .and_then(Value::as_str)
+                        .map(str::to_string),
+                    format: args
+                        .as_ref()
+                        .and_then(|a| a.get("format"))
+                        .and_then(Value::as_str)
+                        .and_then(crate::config::results::Format::parse),
+                };
+                code::run(self, &client, &code, limits, &shaping, &context).await?
+            }
+            (Exposure::Direct | Exposure::ToolSearch | Exposure::Code, results::TOOL_NAME)
+                if results::offered(&self.shared.host.config()) =>
+            {
+                self.read_result_tool(&args.unwrap_or_default()).await?
             }
             (Exposure::Code, _) => result(
                 &[Content::text(format!(

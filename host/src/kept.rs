@@ -17,7 +17,7 @@ use std::time::Duration;
 pub const URI_PREFIX: &str = "mcpw://results/";
 
 /// One kept item: binary content as its server sent it (base64).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Blob {
     /// Its MIME type.
     pub mime_type: String,
@@ -34,7 +34,8 @@ impl Blob {
 }
 
 /// One part of a kept result, as its server sent it.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub enum Part {
     /// A text block.
     Text(Arc<str>),
@@ -62,13 +63,15 @@ impl Part {
     }
 }
 
-/// A whole result kept while the agent read a preview of it.
-#[derive(Debug, Clone, PartialEq)]
+/// A whole result kept while the agent read a preview of it. Shared with
+/// other replicas as its parts and source (its text is made again).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(into = "WholeRecord", from = "WholeRecord")]
 pub struct Whole {
     /// Its parts, in order.
     pub parts: Vec<Part>,
-    /// What ranges are read from: the structured content when there is
-    /// some, else the text blocks one after the other.
+    /// What ranges are read from: the text blocks one after the other, or
+    /// the structured content when there are none.
     pub text: Arc<str>,
     /// The server and tool that gave it.
     pub from: String,
@@ -88,10 +91,10 @@ impl Whole {
                 _ => None,
             })
             .collect();
-        let text = match (structured, texts.as_slice()) {
-            (Some(s), _) => s,
-            (None, [one]) => (*one).clone(),
-            (None, many) => many
+        let text = match (texts.as_slice(), structured) {
+            ([], Some(s)) => s,
+            ([one], _) => (*one).clone(),
+            (many, _) => many
                 .iter()
                 .map(|t| &***t)
                 .collect::<Vec<&str>>()
@@ -99,6 +102,14 @@ impl Whole {
                 .into(),
         };
         Whole { parts, text, from }
+    }
+
+    /// Its structured content (compact JSON), when it has some.
+    pub fn structured(&self) -> Option<&str> {
+        self.parts.iter().find_map(|p| match p {
+            Part::Structured(t) => Some(&**t),
+            _ => None,
+        })
     }
 
     /// The bytes it holds.
@@ -115,6 +126,28 @@ impl Whole {
         } else {
             parts + self.text.len()
         }
+    }
+}
+
+/// A [`Whole`] as shared: its parts and where it came from.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct WholeRecord {
+    parts: Vec<Part>,
+    from: String,
+}
+
+impl From<Whole> for WholeRecord {
+    fn from(w: Whole) -> Self {
+        WholeRecord {
+            parts: w.parts,
+            from: w.from,
+        }
+    }
+}
+
+impl From<WholeRecord> for Whole {
+    fn from(r: WholeRecord) -> Self {
+        Whole::new(r.parts, r.from)
     }
 }
 

@@ -8,9 +8,11 @@
 
 mod cut;
 pub mod encode;
+mod files;
 mod range;
 
-pub use cut::{Preview, preview};
+pub use cut::{Preview, preview, size_words, thousands};
+pub use files::ResultFiles;
 pub use range::{Range, read_range};
 
 use crate::kept::{Blob, Part, Whole};
@@ -18,6 +20,9 @@ use serde_json::Value;
 
 /// `settings.resultBudget` when not set: tokens a result may take.
 pub const DEFAULT_BUDGET: usize = 10_000;
+
+/// The most the results folder of a local session holds.
+pub const FILES_CAP: u64 = 1 << 30;
 
 /// Characters to a token, as the budget counts them.
 pub const CHARS_PER_TOKEN: usize = 4;
@@ -102,11 +107,15 @@ pub fn keep(shelf: &crate::kept::Shelf, result: &Value, from: String) -> Option<
     shelf.keep_whole(Whole::new(parts(result), from))
 }
 
-/// The contents `resources/read` gives for a kept whole result at `uri`.
+/// The contents `resources/read` gives for a kept whole result at `uri`:
+/// its content blocks, and its structured content only when it has no text
+/// (a server's text mostly says the same, and the two could double a read).
 pub fn contents(uri: &str, whole: &Whole) -> Vec<Value> {
+    let texts = whole.parts.iter().any(|p| matches!(p, Part::Text(_)));
     whole
         .parts
         .iter()
+        .filter(|p| !(texts && matches!(p, Part::Structured(_))))
         .map(|p| match p {
             Part::Text(t) => {
                 serde_json::json!({"uri": uri, "mimeType": "text/plain", "text": &**t})

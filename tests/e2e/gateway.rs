@@ -3,13 +3,14 @@
 //! the official conformance suite, logins, and the pi package.
 
 mod approval;
-mod code;
+pub mod code;
 mod conformance;
 pub mod guards;
 mod oauth;
 mod operations;
 mod pi;
 mod protocol;
+mod results;
 pub mod serve;
 mod tasks;
 mod tokens;

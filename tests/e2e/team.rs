@@ -872,3 +872,62 @@ async fn a_replica_is_ready_once_redis_answers() {
     }
     assert_eq!(said, (200, "ready\n".to_string()));
 }
+
+/// A result too big for the budget, cut through one replica: the other
+/// serves the whole (by range and as a resource) to the same session, and
+/// to no other.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_result_kept_through_one_replica_is_read_at_the_other() {
+    let root = tempfile::tempdir().unwrap();
+    let redis = Redis::start(&root.path().join("redis"));
+    let pair = Pair::start(
+        &redis,
+        &root.path().join("pids"),
+        "ok",
+        &["--exposure", "direct"],
+    );
+    let (a, b) = pair.urls();
+    let session = Wire::initialize(&a).await;
+    let preview = session
+        .call(&a, "s__big", json!({"bytes": 200_000}))
+        .await
+        .unwrap();
+    assert!(preview.to_string().len() <= 40_000, "cut to the budget");
+    let link = preview["content"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["type"] == "resource_link")
+        .unwrap_or_else(|| panic!("{preview}"))
+        .clone();
+    let id = link["name"].as_str().unwrap();
+    let read = session
+        .call(
+            &b,
+            "read_result",
+            json!({"id": id, "offset": 150_000, "limit": 20_000}),
+        )
+        .await
+        .unwrap();
+    assert_eq!(read["content"][0]["text"], "x".repeat(20_000), "{read}");
+    assert_eq!(read["structuredContent"]["total"], 200_000);
+    let whole = session
+        .request(&b, "resources/read", json!({"uri": link["uri"]}))
+        .await
+        .unwrap();
+    assert_eq!(whole["contents"][0]["text"], "x".repeat(200_000));
+    // Another session, at either replica, finds nothing.
+    let other = Wire::initialize(&b).await;
+    let theirs = other
+        .call(&b, "read_result", json!({"id": id}))
+        .await
+        .unwrap();
+    assert_eq!(theirs["isError"], true, "{theirs}");
+    assert!(
+        redis.cli(&[
+            "EXISTS",
+            &format!("mcpw:session:{}:result:{id}", session.session)
+        ]) == "1",
+        "kept in Redis under the session"
+    );
+}

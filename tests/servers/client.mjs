@@ -2,7 +2,8 @@
 //   node client.mjs '<plan JSON>'
 // plan = {"connect": {"command", "args", "env", "cwd"} | {"url", "token"}, "steps": [step, ...],
 //         "elicit": [answer, ...] (elicitation answers in order; without it no elicitation)}
-// steps: {"op": "listTools"} | {"op": "callTool", "name", "arguments", "progress": bool}
+// steps: {"op": "listTools"} | {"op": "callTool", "name", "arguments", "progress": bool, "digest": bool}
+//          (in arguments, "$kept:N" stands for the id of the result kept in step N)
 //        {"op": "waitToolListChanged", "timeoutMs", "sinceMark"} | {"op": "markListChanged"}
 //        {"op": "listPrompts"} | {"op": "getPrompt", "name", "arguments"}
 //        {"op": "cancelCall", "name", "arguments", "afterMs"} | {"op": "bench", "name", "arguments", "n"}
@@ -13,8 +14,12 @@
 //        {"op": "writeFile", "path", "text"}
 //        {"op": "waitForTool", "name", "present", "timeoutMs"} (re-lists at each tools/list_changed)
 //        {"op": "elicitations"} (the elicitation requests since the last such step, with their answers)
+//        {"op": "readResource", ..., "digest": true} (each content's sha256 and length instead of its text or blob)
+//        {"op": "readRanges", "tool", "idKey", "idOf": step, "limit"} (a kept result named by the first
+//          resource_link of an earlier step, read range after range to its end: its sha256, length, and reads)
 // Prints {"results": [...]} (one entry per step) or {"error": "..."} on stdout.
 import { spawnSync } from "node:child_process";
+import { createHash } from "node:crypto";
 import { readFileSync, writeFileSync } from "node:fs";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
@@ -43,6 +48,25 @@ client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
   waiters.splice(0).forEach((w) => w());
 });
 
+/** `value` with each string "$kept:N" replaced by the id of the result kept in step N (its first resource_link). */
+function keptIds(value) {
+  if (typeof value === "string") {
+    const m = /^\$kept:(\d+)$/.exec(value);
+    if (!m) return value;
+    const link = (results[Number(m[1])]?.content ?? []).find((c) => c.type === "resource_link");
+    if (!link) throw new Error(`no resource link in step ${m[1]}`);
+    return link.name;
+  }
+  if (Array.isArray(value)) return value.map(keptIds);
+  if (value && typeof value === "object") return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, keptIds(v)]));
+  return value;
+}
+
+/** The sha256 (hex) and length of text (characters) or bytes. */
+function digest(data) {
+  return { sha256: createHash("sha256").update(data).digest("hex"), length: data.length };
+}
+
 function transport(c) {
   if (c.url) {
     const headers = c.token ? { Authorization: `Bearer ${c.token}` } : {};
@@ -54,11 +78,20 @@ function transport(c) {
 async function step(s) {
   switch (s.op) {
     case "listTools":
-      return (await client.listTools()).tools.map((t) => ({ name: t.name, description: t.description, inputSchema: t.inputSchema, outputSchema: t.outputSchema }));
+      return (await client.listTools()).tools.map((t) => ({ name: t.name, description: t.description, inputSchema: t.inputSchema, outputSchema: t.outputSchema, _meta: t._meta }));
     case "callTool": {
       const progress = [];
       const options = s.progress ? { onprogress: (p) => progress.push(p), resetTimeoutOnProgress: true } : {};
-      const r = await client.callTool({ name: s.name, arguments: s.arguments ?? {} }, undefined, options);
+      const r = await client.callTool({ name: s.name, arguments: keptIds(s.arguments ?? {}) }, undefined, options);
+      if (s.digest) {
+        // Each block's text, data or resource as its sha256 and length.
+        r.content = r.content.map((c) => {
+          const data = c.text ?? (c.data !== undefined ? Buffer.from(c.data, "base64") : undefined)
+            ?? c.resource?.text ?? (c.resource?.blob !== undefined ? Buffer.from(c.resource.blob, "base64") : undefined);
+          return data === undefined ? c : { type: c.type, ...digest(data) };
+        });
+        delete r.structuredContent;
+      }
       return { ...r, progress };
     }
     case "waitForTool": {
@@ -134,10 +167,28 @@ async function step(s) {
       const uri = s.uri ?? (results[s.linkOf]?.content ?? []).filter((c) => c.type === "resource_link")[s.link ?? 0]?.uri;
       if (!uri) throw new Error(`no resource link ${s.link ?? 0} in step ${s.linkOf}`);
       try {
-        return { uri, ...(await client.readResource({ uri })) };
+        const read = await client.readResource({ uri });
+        if (s.digest) {
+          read.contents = read.contents.map(({ text, blob, ...c }) => ({ ...c, ...digest(text ?? Buffer.from(blob, "base64")) }));
+        }
+        return { uri, ...read };
       } catch (e) {
         return { uri, error: String(e) };
       }
+    }
+    case "readRanges": {
+      const link = (results[s.idOf]?.content ?? []).find((c) => c.type === "resource_link");
+      if (!link) throw new Error(`no resource link in step ${s.idOf}`);
+      let offset = 0, text = "", reads = 0;
+      for (;;) {
+        const r = await client.callTool({ name: s.tool, arguments: { [s.idKey]: link.name, offset, limit: s.limit } });
+        reads++;
+        if (r.isError) return { error: r.content?.[0]?.text, reads };
+        text += r.content[0].text;
+        if (!r.structuredContent?.more) break;
+        offset = r.structuredContent.end;
+      }
+      return { ...digest(text), reads };
     }
     case "run": {
       const r = spawnSync(s.command, s.args ?? [], { cwd: s.cwd, env: { ...process.env, ...(s.env ?? {}) }, encoding: "utf8" });

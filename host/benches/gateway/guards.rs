@@ -30,7 +30,8 @@ fn home(root: &Path, name: &str, everything: &str, misbehave: &str, settings: Va
     let home = home_with(
         &root.join(name),
         json!({"e": {"command": "node", "args": [everything, "stdio"]},
-               "m": {"command": "node", "args": [misbehave, "ok"]}}),
+               // The guard's cost on a whole result: no result budget.
+               "m": {"command": "node", "args": [misbehave, "ok"], "resultBudget": 0}}),
     );
     let file = home.join(".config/mcpw/mcp.json");
     let mut config: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();

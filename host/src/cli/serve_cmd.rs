@@ -238,7 +238,10 @@ pub async fn serve(args: ServeArgs, sources: &ConfigSources) -> Result<ExitCode>
     let shared = start_background(&host, sources, read, exposure, http_addr.is_none());
     match http_addr {
         Some(addr) => serve_http(&args, addr, tokens, shared, exposure_name).await?,
-        None => serve_stdio(shared, exposure_name).await?,
+        None => {
+            let files = sources.env.state_dir().join("results");
+            serve_stdio(shared, exposure_name, files).await?
+        }
     }
     host.shutdown().await;
     Ok(ExitCode::SUCCESS)
@@ -344,9 +347,14 @@ async fn serve_http(
 
 /// Serves the one MCP session on standard input and output until the client
 /// leaves or a stop is requested.
-async fn serve_stdio(shared: Arc<ServeState>, exposure_name: &str) -> Result<()> {
+async fn serve_stdio(
+    shared: Arc<ServeState>,
+    exposure_name: &str,
+    result_files: std::path::PathBuf,
+) -> Result<()> {
     tracing::info!("serving MCP on stdio ({exposure_name})");
     let service = Gateway::new(shared)
+        .with_result_files(result_files)
         .serve(stdio())
         .await
         .context("MCP initialize on stdio")?;

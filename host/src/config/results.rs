@@ -150,8 +150,96 @@ impl ToonEncode {
     }
 }
 
+/// Tokens a result of the tool `names` (its name on the server, its exposed
+/// name) of `server` may take: the server's rule, else the settings'; `0`
+/// for no budget.
+pub fn budget_for(config: &super::Config, server: &str, names: &[&str]) -> usize {
+    config
+        .servers
+        .iter()
+        .find(|s| s.name == server)
+        .and_then(|s| s.config.result_budget.as_ref())
+        .and_then(|rule| rule.for_tool(names))
+        .unwrap_or(config.settings.results.budget)
+}
+
+/// How results of the tool `names` of `server` are written, and whether only
+/// when shorter (`toonEncode`); none: as the server wrote them.
+pub fn format_for(config: &super::Config, server: &str, names: &[&str]) -> Option<(Format, bool)> {
+    let own = config
+        .servers
+        .iter()
+        .find(|s| s.name == server)
+        .and_then(|s| s.config.result_format.as_ref())
+        .and_then(|rule| rule.for_tool(names));
+    let results = &config.settings.results;
+    own.or(results.format).map(|f| (f, false)).or_else(|| {
+        results
+            .toon_encode
+            .covers(server)
+            .then_some((Format::Toon, true))
+    })
+}
+
+/// `settings.resultStore`: how long and how much kept results are kept.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct StoreSettings {
+    /// `ttlMinutes`: a kept result is gone this long after it was kept.
+    pub ttl: std::time::Duration,
+    /// `sessionMiB`: what one session keeps at most.
+    pub session_bytes: usize,
+    /// `totalMiB`: what every session of the process keeps together at most.
+    pub total_bytes: usize,
+}
+
+impl Default for StoreSettings {
+    fn default() -> Self {
+        StoreSettings {
+            ttl: std::time::Duration::from_secs(30 * 60),
+            // A result of 64 MiB and then some fits one session.
+            session_bytes: 128 << 20,
+            total_bytes: 512 << 20,
+        }
+    }
+}
+
+impl StoreSettings {
+    /// What is wrong with `resultStore`, if anything.
+    pub fn check(v: &Value) -> Option<String> {
+        let Some(o) = v.as_object() else {
+            return Some(format!("expected an object, found {v}"));
+        };
+        for (k, v) in o {
+            if !["ttlMinutes", "sessionMiB", "totalMiB"].contains(&k.as_str()) {
+                return Some(format!(
+                    "unknown key {k:?}: the keys are ttlMinutes, sessionMiB, totalMiB"
+                ));
+            }
+            if !v.as_f64().is_some_and(|n| n > 0.0) {
+                return Some(format!("{k}: expected a positive number, found {v}"));
+            }
+        }
+        None
+    }
+
+    fn read(v: &Value) -> StoreSettings {
+        let mut s = StoreSettings::default();
+        let number = |k: &str| v.get(k).and_then(Value::as_f64).filter(|n| *n > 0.0);
+        if let Some(m) = number("ttlMinutes") {
+            s.ttl = std::time::Duration::from_secs_f64(m * 60.0);
+        }
+        if let Some(m) = number("sessionMiB") {
+            s.session_bytes = (m * (1 << 20) as f64) as usize;
+        }
+        if let Some(m) = number("totalMiB") {
+            s.total_bytes = (m * (1 << 20) as f64) as usize;
+        }
+        s
+    }
+}
+
 /// The result settings of the whole config.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct ResultSettings {
     /// `resultBudget`: tokens a result may take; `0` for no budget.
     pub budget: usize,
@@ -160,6 +248,8 @@ pub struct ResultSettings {
     pub format: Option<Format>,
     /// `toonEncode`.
     pub toon_encode: ToonEncode,
+    /// `resultStore`.
+    pub store: StoreSettings,
 }
 
 impl Default for ResultSettings {
@@ -168,6 +258,7 @@ impl Default for ResultSettings {
             budget: DEFAULT_RESULT_BUDGET,
             format: None,
             toon_encode: ToonEncode::None,
+            store: StoreSettings::default(),
         }
     }
 }
@@ -185,6 +276,9 @@ impl ResultSettings {
             .and_then(|v| ToonEncode::parse(v).ok())
         {
             s.toon_encode = t;
+        }
+        if let Some(store) = raw.get("resultStore") {
+            s.store = StoreSettings::read(store);
         }
         s
     }

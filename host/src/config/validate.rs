@@ -555,6 +555,7 @@ mod properties {
         "toonEncode",
         "resultBudget",
         "resultFormat",
+        "resultStore",
         "approve",
         "approveWithoutClient",
         "audit",

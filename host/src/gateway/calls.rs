@@ -67,18 +67,36 @@ impl Gateway {
             Err(e) => Err(e),
         };
         admitted.finish(host, || told(&raw));
-        match raw {
-            Ok(RawResult::Tool(r)) if r.is_error != Some(true) => Ok(r.into()),
-            Ok(RawResult::Task(t)) => Ok(rmcp::model::CallToolResponse::Task(tasks::for_client(
-                &entry.tool.server,
-                t,
-            ))),
+        let told = match raw {
+            Ok(RawResult::Tool(r)) if r.is_error != Some(true) => {
+                // Most results are small and pass as they came.
+                if self.format_of(&entry).is_none()
+                    && !crate::results::over_budget(&r, self.budget_of(&entry))
+                {
+                    return Ok(r.into());
+                }
+                r
+            }
+            Ok(RawResult::Task(t)) => {
+                return Ok(rmcp::model::CallToolResponse::Task(tasks::for_client(
+                    &entry.tool.server,
+                    t,
+                )));
+            }
             Ok(raw) => {
                 let out = crate::host::present_result(&entry, raw);
-                result(&out.content, out.structured_content, out.is_error).map(Into::into)
+                result(&out.content, out.structured_content, out.is_error)?
             }
-            Err(e) => result(&[Content::text(format!("Error: {e}"))], None, true).map(Into::into),
+            Err(e) => {
+                return result(&[Content::text(format!("Error: {e}"))], None, true).map(Into::into);
+            }
+        };
+        let told = serde_json::to_value(told).map_err(super::internal)?;
+        let shaped = self.shape(&entry, told, &Default::default()).await;
+        if shaped.first {
+            let _ = context.peer.notify_tool_list_changed().await;
         }
+        super::from_json::<rmcp::model::CallToolResult>(shaped.result).map(Into::into)
     }
 }
 

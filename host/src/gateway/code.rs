@@ -61,6 +61,8 @@ pub async fn tool_definition(gw: &Gateway, client: &ClientScope) -> Value {
             "properties": {
                 "code": {"type": "string", "description": "The script (JavaScript)"},
                 "limits": {"type": "object", "description": "Lower limits for this script: timeoutMs, cpuMs, memoryMb, maxCalls, maxOutputKb"},
+                "select": {"type": "string", "description": "jq expression run on the script's value"},
+                "format": {"type": "string", "enum": ["json", "toon", "csv"], "description": "How the value is written"},
             },
             "required": ["code"],
         },
@@ -75,6 +77,7 @@ pub async fn run(
     client: &ClientScope,
     code: &str,
     limits: Option<&serde_json::Map<String, Value>>,
+    shaping: &super::results::Shaping,
     ctx: &RequestContext<RoleServer>,
 ) -> Result<CallToolResult, McpError> {
     let toolbox = Arc::new(toolbox::SessionToolbox::new(gw, client, ctx));
@@ -115,6 +118,16 @@ pub async fn run(
     if matches!(report.value, Err(ScriptFailure::Cancelled)) {
         return Err(McpError::internal_error("cancelled by the client", None));
     }
+    let report = match shape_value(gw, report, shaping).await {
+        Ok(report) => report,
+        Err(refused) => return refused,
+    };
+    let budget = gw.shared.host.config().settings.results.budget;
+    if let Ok(value) = &report.value
+        && crate::results::over_budget(&value.as_str(), budget)
+    {
+        return Ok(cut_value(gw, report, budget).await);
+    }
     let links = match &report.value {
         Ok(value) => kept_links(value, &gw.shelf),
         Err(_) => Vec::new(),
@@ -128,6 +141,67 @@ pub async fn run(
         content.extend(links);
     }
     super::from_json(told)
+}
+
+/// The report with its value projected (`select`) and written (`format`)
+/// as asked; a projection that fails is the call's error.
+async fn shape_value(
+    gw: &Gateway,
+    mut report: ScriptReport,
+    shaping: &super::results::Shaping,
+) -> Result<ScriptReport, Result<CallToolResult, McpError>> {
+    let Ok(text) = &report.value else {
+        return Ok(report);
+    };
+    if shaping.select.is_none() && shaping.format.is_none() {
+        return Ok(report);
+    }
+    let mut value: Value = serde_json::from_str(text).unwrap_or(Value::Null);
+    if let Some(expression) = &shaping.select {
+        value = match gw.shared.host.select(expression, &value).await {
+            Ok(v) => v,
+            Err(e) => {
+                let details = json!({"mode": "code", "error": "select_failed", "logs": report.logs, "calls": report.calls});
+                return Err(result(
+                    &[Content::text(format!("Error: {e}"))],
+                    Some(details),
+                    true,
+                ));
+            }
+        };
+    }
+    let format = shaping
+        .format
+        .unwrap_or(crate::config::results::Format::Json);
+    let written = crate::results::encode::encode(&value, format).unwrap_or_else(|e| {
+        report.logs.push(format!("(written as JSON: {e})"));
+        value.to_string()
+    });
+    report.value = Ok(written);
+    Ok(report)
+}
+
+/// A script's value over the budget: its preview, the whole kept.
+async fn cut_value(gw: &Gateway, report: ScriptReport, budget: usize) -> CallToolResult {
+    let value = report.value.as_deref().unwrap_or_default();
+    let shaped = gw
+        .cut(
+            json!({"content": [{"type": "text", "text": value}]}),
+            budget,
+            "code".into(),
+            Vec::new(),
+        )
+        .await;
+    let mut out = shaped.result;
+    if !report.logs.is_empty()
+        && let Some(blocks) = out["content"].as_array_mut()
+    {
+        blocks.push(json!({"type": "text", "text": format!("Log:\n{}", report.logs.join("\n"))}));
+    }
+    out["structuredContent"] = json!({"mode": "code", "kept": shaped.kept,
+        "logs": report.logs, "calls": report.calls});
+    out["isError"] = json!(false);
+    serde_json::from_value(out).unwrap_or_default()
 }
 
 /// A `resource_link` for each kept item whose URI the script's value names,

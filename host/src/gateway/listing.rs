@@ -95,12 +95,26 @@ impl Gateway {
     pub(super) async fn tool_list_for(&self, client: &ClientScope) -> Result<Vec<Tool>, McpError> {
         let host = &self.shared.host;
         if self.shared.exposure == Exposure::Proxy {
-            return Ok(vec![from_json(proxy::tool_definition(host, client))?]);
+            return Ok(vec![from_json(guarded(
+                proxy::tool_definition(host, client),
+                host,
+            ))?]);
         }
+        // Listed once the session was shown a preview: a session that never
+        // meets its budget spends no tokens on it.
+        let read_result = || -> Result<Option<Tool>, McpError> {
+            self.results_kept
+                .load(std::sync::atomic::Ordering::Acquire)
+                .then(|| from_json(guarded(super::results::tool_definition(), host)))
+                .transpose()
+        };
         if self.shared.exposure == Exposure::Code {
-            return Ok(vec![from_json(
+            let mut tools = vec![from_json(guarded(
                 super::code::tool_definition(self, client).await,
-            )?]);
+                host,
+            ))?];
+            tools.extend(read_result()?);
+            return Ok(tools);
         }
         self.shared.ready().await;
         let snapshot = host.snapshot().await.map_err(internal)?;
@@ -110,11 +124,12 @@ impl Gateway {
             Exposure::Direct => match lists.all.get() {
                 Some(all) => all.clone(),
                 None => {
+                    let config = host.config();
                     let all: Arc<[Tool]> = snapshot
                         .entries()
                         .iter()
                         .filter(|e| client.allows(&e.tool.server))
-                        .map(mcp_tool)
+                        .map(|e| mcp_tool(e, &config))
                         .collect();
                     lists.all.get_or_init(|| all).clone()
                 }
@@ -126,8 +141,12 @@ impl Gateway {
         };
         let mut tools = tools.to_vec();
         if host.config().settings.code_mode {
-            tools.push(from_json(super::code::tool_definition(self, client).await)?);
+            tools.push(from_json(guarded(
+                super::code::tool_definition(self, client).await,
+                host,
+            ))?);
         }
+        tools.extend(read_result()?);
         Ok(tools)
     }
 
@@ -175,7 +194,7 @@ impl Gateway {
         list.extend(
             visible()
                 .filter(|e| shown.contains(e.name.as_str()))
-                .map(mcp_tool),
+                .map(|e| mcp_tool(e, &self.shared.host.config())),
         );
         let list: Arc<[Tool]> = list.into();
         if activated.is_empty() {
@@ -185,4 +204,16 @@ impl Gateway {
             Some((version, activated.len(), list.clone()));
         Ok(list)
     }
+}
+
+/// A tool of mcpw's own (`mcp`, `code`, `read_result`) with the `_meta` that
+/// says how big its results get: the settings' budget.
+fn guarded(mut tool: serde_json::Value, host: &crate::host::Host) -> serde_json::Value {
+    let budget = host.config().settings.results.budget;
+    if budget != 0 {
+        tool["_meta"] = serde_json::json!({
+            super::results::MAX_RESULT_CHARS: budget * crate::results::CHARS_PER_TOKEN
+        });
+    }
+    tool
 }

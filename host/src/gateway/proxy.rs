@@ -9,6 +9,7 @@ mod tool;
 
 use super::{ClientScope, Gateway, result};
 use crate::catalog::{ConnectionState, Entry};
+use crate::config::results::Format;
 use crate::host::{Host, HostError};
 use crate::lifecycle::LifecycleError;
 use crate::present::{self, Content};
@@ -21,7 +22,7 @@ pub const TOOL_NAME: &str = "mcp";
 /// Search results shown unless `limit` says otherwise.
 const DEFAULT_SEARCH_LIMIT: u32 = 10;
 
-/// The `mcp` tool's definition: about 200 tokens, however many tools exist.
+/// The `mcp` tool's definition: about 320 tokens, however many tools exist.
 pub fn tool_definition(host: &Host, client: &ClientScope) -> Value {
     let servers = host
         .config()
@@ -36,8 +37,8 @@ fn tool_definition_for(servers: usize) -> Value {
     json!({
         "name": TOOL_NAME,
         "description": format!(
-            "Gateway to {servers} MCP servers. First given wins: code (JavaScript: await tools.<name>(args), mcp.search(q); returns its value) > tool (call, with args) > connect > describe > \
-             search (words OR'd) > server (list its tools) > nothing (status). \
+            "Gateway to {servers} MCP servers. First given wins: code (JavaScript: await tools.<name>(args), mcp.search(q); returns its value) > tool (call, with args) > \
+             result (offset, limit) > connect > describe > search (words OR'd) > server (list its tools) > nothing (status). format: json/toon/csv. \
              E.g. mcp({{search: \"create issue\"}}), mcp({{tool: \"github__create_issue\", args: {{...}}}})"
         ),
         "inputSchema": &*input_schema(),
@@ -81,9 +82,20 @@ struct Args {
     /// Limit to a server
     #[serde(default, deserialize_with = "lenient")]
     server: Option<String>,
+    /// Hits, or characters of a result
     #[serde(default, deserialize_with = "lenient")]
-    #[schemars(range(min = 1, max = 100))]
     limit: Option<u64>,
+    /// Kept result to read
+    #[serde(default, deserialize_with = "lenient")]
+    result: Option<String>,
+    #[serde(default, deserialize_with = "lenient")]
+    offset: Option<u64>,
+    /// jq on the JSON
+    #[serde(default, deserialize_with = "lenient")]
+    select: Option<String>,
+    // How a result's JSON is written: json, toon or csv.
+    #[serde(default, deserialize_with = "lenient")]
+    format: Option<String>,
 }
 
 /// A value of type `T`, or `None` for one of another type.
@@ -113,6 +125,7 @@ fn input_schema() -> std::sync::Arc<Map<String, Value>> {
                 };
                 p.remove("default");
                 p.remove("format");
+                p.remove("minimum");
                 if let Some(Value::Array(types)) = p.get("type") {
                     let plain: Vec<Value> =
                         types.iter().filter(|t| *t != "null").cloned().collect();
@@ -175,11 +188,29 @@ pub async fn call(
     {
         gw.shared.ready().await;
     }
+    let shaping = super::results::Shaping {
+        select: args.select.clone(),
+        format: args.format.as_deref().and_then(Format::parse),
+    };
+    if let Some(f) = args
+        .format
+        .as_deref()
+        .filter(|f| Format::parse(f).is_none())
+    {
+        let text = format!("format \"{f}\" is not one of \"json\", \"toon\", \"csv\".");
+        return result(
+            &[Content::text(text)],
+            Some(json!({"mode": "error", "error": "bad_format"})),
+            true,
+        );
+    }
     if let Some(code) = &args.code {
-        return super::code::run(gw, client, code, args.limits.as_ref(), ctx).await;
+        return super::code::run(gw, client, code, args.limits.as_ref(), &shaping, ctx).await;
     }
     let reply = if let Some(tool) = &args.tool {
-        return tool::call_tool(gw, client, tool, server, args.args.as_ref(), ctx).await;
+        return tool::call_tool(gw, client, tool, server, args.args.as_ref(), &shaping, ctx).await;
+    } else if let Some(id) = &args.result {
+        return gw.read_kept(id, args.offset, args.limit, &shaping).await;
     } else if let Some(s) = &args.connect {
         connect(host, client, s).await
     } else if let Some(t) = &args.describe {
@@ -484,13 +515,17 @@ mod tests {
                 "regex",
                 "includeSchemas",
                 "server",
-                "limit"
+                "limit",
+                "result",
+                "offset",
+                "select",
+                "format"
             ]
         );
         assert_eq!(schema["properties"]["tool"]["description"], "Tool to call");
         let text = serde_json::to_string(&definition).unwrap();
         assert!(
-            text.len() / 4 < 300,
+            text.len() / 4 < 340,
             "about {} tokens: {text}",
             text.len() / 4
         );

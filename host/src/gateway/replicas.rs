@@ -328,4 +328,26 @@ impl Link {
             tracing::debug!("session {id}: {e}");
         }
     }
+
+    /// Whether this session shares what it keeps with other replicas.
+    pub(super) fn is_shared(&self) -> bool {
+        self.shared().is_some()
+    }
+
+    /// Shares a result this session kept (its record), so that any replica
+    /// serves it while it lasts; one bigger than `cap` is not shared.
+    pub(super) async fn share_result(&self, id: &str, record: &str, ttl: std::time::Duration) {
+        if let Some((sessions, session)) = self.shared()
+            && let Err(e) = sessions.keep_result(session, id, record, ttl).await
+        {
+            tracing::warn!("session {session}: a kept result was not shared: {e}");
+        }
+    }
+
+    /// The result this session kept as `id` at any replica, while it lasts.
+    pub(super) async fn shared_result(&self, id: &str) -> Option<crate::kept::Whole> {
+        let (sessions, session) = self.shared()?;
+        let record = sessions.kept_result(session, id).await.ok()??;
+        serde_json::from_str(&record).ok()
+    }
 }

@@ -172,7 +172,7 @@ impl Gateway {
         uri: &str,
     ) -> Result<ReadResourceResult, McpError> {
         if uri.starts_with(crate::kept::URI_PREFIX) {
-            return self.kept_read(uri);
+            return self.kept_read(uri).await;
         }
         self.shared.ready().await;
         let host = &self.shared.host;
@@ -183,19 +183,28 @@ impl Gateway {
         from_json(host.read_routed(&route).await.map_err(host_error)?)
     }
 
-    /// Binary content this session's scripts got: read by this session only.
-    fn kept_read(&self, uri: &str) -> Result<ReadResourceResult, McpError> {
-        let blob = self.shelf.read(uri).ok_or_else(|| {
+    /// What this session kept (binary content its scripts got, whole
+    /// results it read a preview of): read by this session only.
+    async fn kept_read(&self, uri: &str) -> Result<ReadResourceResult, McpError> {
+        let kept = match self.shelf.get(uri) {
+            Some(kept) => Some(kept),
+            None => self.kept_whole(uri).await.map(crate::kept::Kept::Whole),
+        };
+        let kept = kept.ok_or_else(|| {
             McpError::resource_not_found(
                 format!("resource \"{uri}\" not found: kept results expire, and belong to the session that got them"),
                 Some(json!({"uri": uri})),
             )
         })?;
-        from_json(json!({"contents": [{
-            "uri": uri,
-            "mimeType": blob.mime_type,
-            "blob": &*blob.base64,
-        }]}))
+        let contents = match kept {
+            crate::kept::Kept::Blob(blob) => vec![json!({
+                "uri": uri,
+                "mimeType": blob.mime_type,
+                "blob": &*blob.base64,
+            })],
+            crate::kept::Kept::Whole(whole) => crate::results::contents(uri, &whole),
+        };
+        from_json(json!({ "contents": contents }))
     }
 
     /// `resources/subscribe` (`subscribe`) or `resources/unsubscribe`.

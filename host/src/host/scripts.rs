@@ -340,6 +340,21 @@ impl Host {
                 })
             })
     }
+
+    /// `input` projected by the jq `expression`, run by the script guest in
+    /// its sandbox (a runaway expression meets its limits, not the host's);
+    /// or why not, as the agent reads it.
+    pub async fn select(&self, expression: &str, input: &Value) -> Result<Value, String> {
+        let scripter = self
+            .scripter()
+            .await
+            .map_err(|e| format!("select is unavailable: {e}"))?;
+        let (expression, input) = (expression.to_string(), input.clone());
+        tokio::task::spawn_blocking(move || scripter.select(&expression, &input))
+            .await
+            .map_err(|e| format!("select failed: {e}"))?
+            .map_err(|e| e.to_string())
+    }
 }
 
 #[cfg(test)]

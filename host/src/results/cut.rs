@@ -150,11 +150,11 @@ fn cut(result: &Value, room: usize) -> (Value, Cuts) {
 /// A text block's piece: JSON when it parses as an object or array.
 fn piece_of_text(text: String) -> Piece {
     let trimmed = text.trim_start();
-    if trimmed.starts_with('{') || trimmed.starts_with('[') {
-        if let Ok(value) = serde_json::from_str::<Value>(&text) {
-            let pretty = text.trim().contains('\n');
-            return Piece::Json { value, pretty };
-        }
+    if (trimmed.starts_with('{') || trimmed.starts_with('['))
+        && let Ok(value) = serde_json::from_str::<Value>(&text)
+    {
+        let pretty = text.trim().contains('\n');
+        return Piece::Json { value, pretty };
     }
     Piece::Text(text)
 }
@@ -260,11 +260,11 @@ fn plural(n: usize, what: &str) -> String {
 }
 
 /// `1234567` as `1,234,567`.
-pub(crate) fn thousands(n: usize) -> String {
+pub fn thousands(n: usize) -> String {
     let digits = n.to_string();
     let mut out = String::new();
     for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(c);
@@ -273,7 +273,7 @@ pub(crate) fn thousands(n: usize) -> String {
 }
 
 /// `1536` as `1.5 KB`.
-pub(crate) fn size_words(bytes: usize) -> String {
+pub fn size_words(bytes: usize) -> String {
     match bytes {
         b if b >= 1 << 20 => format!("{:.1} MB", b as f64 / (1 << 20) as f64),
         b if b >= 1 << 10 => format!("{:.1} KB", b as f64 / (1 << 10) as f64),

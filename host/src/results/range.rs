@@ -23,9 +23,19 @@ impl Range {
 
 /// At most `limit` characters of `text` from character `offset` on.
 pub fn read_range(text: &str, offset: usize, limit: usize) -> Range {
+    // Most results are ASCII: characters are bytes, and a range a slice.
+    if text.is_ascii() {
+        let start = offset.min(text.len());
+        let end = start.saturating_add(limit).min(text.len());
+        return Range {
+            text: text[start..end].to_string(),
+            offset: start,
+            end,
+            total: text.len(),
+        };
+    }
     let mut chars = text.char_indices().map(|(i, _)| i);
     let start = chars.nth(offset);
-    let total_ascii = text.is_ascii();
     let (text_part, end) = match start {
         None => (String::new(), offset),
         Some(start) => {
@@ -39,11 +49,7 @@ pub fn read_range(text: &str, offset: usize, limit: usize) -> Range {
             (text[start..stop].to_string(), offset + read)
         }
     };
-    let total = if total_ascii {
-        text.len()
-    } else {
-        text.chars().count()
-    };
+    let total = text.chars().count();
     Range {
         text: text_part,
         offset: offset.min(total),

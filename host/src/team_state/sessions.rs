@@ -31,6 +31,11 @@ pub const CATCH_UP: Duration = Duration::from_secs(15);
 fn base(id: &str) -> String {
     key(&["session", id])
 }
+/// A kept result of a session: under the session's id, so that only it reads it.
+fn result_key(session: &str, id: &str) -> String {
+    key(&["session", session, "result", id])
+}
+
 fn tools_key(id: &str) -> String {
     format!("{}:tools", base(id))
 }
@@ -195,6 +200,34 @@ impl SharedSessions {
         let mut pipe = redis::pipe();
         pipe.sadd(tools_key(session), tools).ignore();
         self.write(session, pipe, Change::Tools).await
+    }
+
+    /// Keeps `record` (a result a session was shown a preview of) for
+    /// `session`, gone after `ttl`: any replica serves it.
+    pub async fn keep_result(
+        &self,
+        session: &str,
+        id: &str,
+        record: &str,
+        ttl: Duration,
+    ) -> Result<(), SharedStateError> {
+        let mut cmd = redis::cmd("SET");
+        cmd.arg(result_key(session, id))
+            .arg(record)
+            .arg("PX")
+            .arg(ttl.as_millis().max(1) as u64);
+        self.state.command(cmd).await
+    }
+
+    /// The result `session` kept as `id`, while it lasts.
+    pub async fn kept_result(
+        &self,
+        session: &str,
+        id: &str,
+    ) -> Result<Option<String>, SharedStateError> {
+        let mut cmd = redis::cmd("GET");
+        cmd.arg(result_key(session, id));
+        self.state.command(cmd).await
     }
 
     /// Records the log level, and announces it.

@@ -16,7 +16,7 @@ use sse_stream::SseStream;
 use tokio::sync::mpsc;
 
 /// The largest single event accepted, so a broken server cannot exhaust memory.
-const MAX_EVENT_BYTES: usize = 32 << 20;
+const MAX_EVENT_BYTES: usize = super::stdio::MAX_MESSAGE_BYTES;
 
 pub struct SseTransport {
     rx: mpsc::Receiver<RxJsonRpcMessage<RoleClient>>,

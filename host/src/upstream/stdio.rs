@@ -11,7 +11,7 @@ use crate::processes::{self, GroupGuard};
 use crate::secrets;
 use process_wrap::tokio::CommandWrap;
 use rmcp::RoleClient;
-use rmcp::transport::async_rw::{AsyncRwTransport, DEFAULT_MAX_LINE_LENGTH};
+use rmcp::transport::async_rw::AsyncRwTransport;
 use std::collections::VecDeque;
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
@@ -172,6 +172,10 @@ pub async fn spawn(
 
 /// Newline-delimited JSON-RPC over a read and a write half, with progress
 /// routed as it is read and the notes of a line too long kept in the tail.
+/// The most one message from a server may take: a result of 64 MiB, with
+/// its JSON escapes, comes through (and is then cut to the agent's budget).
+pub const MAX_MESSAGE_BYTES: usize = 128 << 20;
+
 pub(super) fn lines<R, W>(
     read: R,
     write: W,
@@ -185,8 +189,9 @@ where
     W: tokio::io::AsyncWrite + Send + Unpin + 'static,
 {
     let tail = Arc::new(StderrTail::default());
-    let read = watch::Watched::new(read, tail.clone(), DEFAULT_MAX_LINE_LENGTH, progress);
-    (AsyncRwTransport::new(read, write), tail)
+    let read = watch::Watched::new(read, tail.clone(), MAX_MESSAGE_BYTES, progress);
+    let transport = AsyncRwTransport::new(read, write).with_max_line_length(MAX_MESSAGE_BYTES);
+    (transport, tail)
 }
 
 #[cfg(test)]

@@ -125,13 +125,16 @@ function capRaw(result: CallToolResult): unknown {
 export function toPiResult(result: CallToolResult, toolName: string, options: { structuredInDetails?: boolean } = {}): PiToolResult {
   let content = (result.content ?? []).map((block) => mapBlock(block, toolName));
   const structured = result.structuredContent;
-  if (structured !== undefined && !options.structuredInDetails) {
+  // mcpw cut this result to its budget already: its preview, and the note that says where the
+  // rest is (a file, the read_result tool, a resource), reach the model as they are.
+  const cutByMcpw = (result.content ?? []).some((b) => b.type === "resource_link" && String(b.uri).startsWith("mcpw://results/"));
+  if (structured !== undefined && !options.structuredInDetails && !cutByMcpw) {
     // Servers are asked to repeat structured output as JSON text; do not send it twice.
     const repeated = content.some((c) => c.type === "text" && sameJson(c.text, structured));
     if (!repeated) content.push({ type: "text", text: `${content.length ? "Structured content:\n" : ""}${JSON.stringify(structured, null, 2)}` });
   }
   if (content.length === 0) content = [{ type: "text", text: result.isError ? "(tool error without a message)" : "(no output)" }];
-  const limited = limitText(content, toolName);
+  const limited = cutByMcpw ? { content } : limitText(content, toolName);
   const details: Record<string, unknown> = { tool: toolName, mcp: capRaw(result) };
   if (structured !== undefined && options.structuredInDetails) details.structuredContent = structured;
   if (limited.truncation) details.truncation = limited.truncation;

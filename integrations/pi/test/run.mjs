@@ -415,7 +415,7 @@ const scenarios = {
     return `tool error and notification: "${resultText(first)}"`;
   },
 
-  /** content: audio becomes a note, big text is cut with the whole kept in a file, tool errors are flagged. */
+  /** content: audio becomes a note, big text is cut by mcpw with the whole kept in a file, tool errors are flagged. */
   /** code: the one `code` tool runs a script whose calls reach the server; only its value returns. */
   async code() {
     const box = newBox("code");
@@ -442,10 +442,13 @@ const scenarios = {
     const big = toolEnds((await pi.prompt("big")).events)[0];
     const text = resultText(big);
     assert.equal(big.isError, false);
-    const saved = text.match(/^x{51200}\n\n\[Output truncated: the first line alone is 117.2KB; showing its first 50.0KB of 117.2KB in 1 line\. Full output saved to (\S+)\]$/);
-    assert.ok(saved, `cut text: ${text.slice(-300)}`);
+    // mcpw cut it to its result budget (10,000 tokens): the text's head and tail, then where the rest is.
+    assert.match(text, /^x+\n\[… [\d,]+ characters cut …\]\nx+\[Cut to fit the result budget of 10,000 tokens/, text.slice(0, 100));
+    const saved = text.match(/Its text is in the file (\S+\.txt) too\.\]/);
+    assert.ok(saved, `cut text: ${text.slice(-600)}`);
     assert.equal(readFileSync(saved[1], "utf8"), "x".repeat(120_000), "the whole text is in the file");
-    assert.ok(Buffer.byteLength(text) < 60_000, `cut to pi's limit (${Buffer.byteLength(text)} bytes)`);
+    assert.match(text, /\[Resource link: \w+\]\nURI: mcpw:\/\/results\/\w+/);
+    assert.ok(Buffer.byteLength(text) < 41_000, `cut to mcpw's budget (${Buffer.byteLength(text)} bytes)`);
     // The server exits mid-call: mcpw answers with a result flagged isError, which must reach the
     // model as an error (0.73 ignores isError returned by a tool; the extension sets it).
     const crashed = await pi.prompt("crash the server");

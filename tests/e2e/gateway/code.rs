@@ -445,7 +445,7 @@ async fn scripts_reach_only_their_tokens_servers_and_sessions_never_mix() {
 }
 
 /// An rmcp client over Streamable HTTP with `token`.
-async fn http_client(
+pub(super) async fn http_client(
     url: &str,
     token: &str,
 ) -> rmcp::service::RunningService<rmcp::RoleClient, ()> {

@@ -155,18 +155,18 @@ async fn slower_than_the_startup_timeout() {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_huge_result() {
     let d = ConfigDirs::new();
-    // 20 MiB: over the 16 MiB the stdio transport accepts for one message.
+    // 130 MiB: over the 128 MiB the stdio transport accepts for one message.
     let (host, pid_file) = pair(
         &d,
         "ok",
-        json!({"env": {"HUGE_BYTES": (20 << 20).to_string()}, "callTimeoutMs": 30000}),
+        json!({"env": {"HUGE_BYTES": (130 << 20).to_string()}, "callTimeoutMs": 60000}),
     )
     .await;
     let out = host.call("bad__huge", None).await.unwrap();
     // That call fails, said at once, not after the call timeout...
     assert!(out.is_error, "{out:?}");
     let text = serde_json::to_string(&out.content).unwrap();
-    assert!(text.contains("larger than 16 MiB"), "{text}");
+    assert!(text.contains("larger than 128 MiB"), "{text}");
     good_still_works(&host).await;
     // ...and the connection, with the server's state, stays.
     let out = host

@@ -100,6 +100,7 @@ const CHECKS: &[(&str, Check)] = &[
     ("resultBudget", |v| {
         crate::config::results::read_budget(v).err()
     }),
+    ("resultStore", crate::config::results::StoreSettings::check),
     ("resultFormat", |v| {
         match v.as_str().and_then(crate::config::results::Format::parse) {
             Some(_) => None,

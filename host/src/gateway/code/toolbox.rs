@@ -87,6 +87,10 @@ impl Toolbox for SessionToolbox {
         let (progress, asker) = (self.progress.clone(), self.asker.clone());
         self.calls.spawn(async move {
             let outcome = match gw.shared.resolve_for(&client, &name).await {
+                // A result this session kept, read as the agent reads it.
+                Err(_) if name == crate::gateway::results::TOOL_NAME => {
+                    read_kept(&gw, &arguments).await
+                }
                 Ok(entry) => {
                     match admit_and_call(&gw, &client, &entry, &arguments, &asker, options).await {
                         Ok((admitted, out)) => {
@@ -166,6 +170,20 @@ async fn admit_and_call(
         Err(withheld) => Err(ServiceError::Failed(withheld)),
     };
     Ok((admitted, out))
+}
+
+/// `read_result` called by a script: a result this session kept.
+async fn read_kept(gw: &Gateway, arguments: &str) -> Result<CallOutcome, ServiceError> {
+    let args = script_arguments(arguments)?;
+    let read = gw
+        .read_result_tool(&args)
+        .await
+        .map_err(|e| ServiceError::Failed(e.message.to_string()))?;
+    Ok(CallOutcome {
+        content: serde_json::to_string(&read.content).unwrap_or_default(),
+        structured_content: read.structured_content.as_ref().map(|s| s.to_string()),
+        is_error: read.is_error == Some(true),
+    })
 }
 
 /// A script call's end for the audit trail: its result's size, and its error.

@@ -4,6 +4,7 @@
 use super::{Reply, known};
 use crate::catalog::ToolKind;
 use crate::gateway::checks::Via;
+use crate::gateway::results::Shaping;
 use crate::gateway::{ClientScope, Gateway, calls, result};
 use crate::host::{CallOutcome, EntryRef, Host, HostError, RawResult};
 use crate::lifecycle::LifecycleError;
@@ -21,6 +22,7 @@ pub(super) async fn call_tool(
     name: &str,
     server: Option<&str>,
     args: Option<&Value>,
+    shaping: &Shaping,
     ctx: &RequestContext<RoleServer>,
 ) -> Result<CallToolResult, McpError> {
     let (entry, args) = match prepare(gw, client, name, server, args).await {
@@ -40,9 +42,13 @@ pub(super) async fn call_tool(
         }
     };
     let host = &gw.shared.host;
+    let mut kept = None;
     let outcome = match invoke(gw, &entry, admitted.arguments.clone(), ctx).await? {
         Ok(raw) => match admitted.guard(host, raw).await {
-            Ok(raw) => Ok(crate::host::present_result(&entry, raw)),
+            Ok(raw) => {
+                let raw = shape(gw, &entry, raw, shaping, &mut kept).await?;
+                Ok(crate::host::present_result(&entry, raw))
+            }
             Err(withheld) => {
                 admitted.finish(host, || (0, Some(withheld.clone())));
                 let details = json!({"mode": "call", "error": "withheld", "tool": entry.name});
@@ -63,7 +69,53 @@ pub(super) async fn call_tool(
         ),
         Err(e) => (0, Some(e.to_string())),
     });
-    present_outcome(&entry, outcome)
+    let mut told = present_outcome(&entry, outcome)?;
+    if let (Some((uri, link)), Some(details)) = (kept, told.structured_content.as_mut()) {
+        // The preview is in the content: the whole is read by its URI.
+        details.as_object_mut().map(|d| d.remove("mcpResult"));
+        details["kept"] = json!(uri);
+        if let Ok(link) = serde_json::from_value(link) {
+            told.content.push(link);
+        }
+    }
+    Ok(told)
+}
+
+/// A tool's result as the agent asked for it (projected, formatted) and
+/// within its budget; `kept` gets the URI of the whole when it was cut, and
+/// the `resource_link` to it (taken out of the content, which is presented
+/// as text, to go back as a link).
+async fn shape(
+    gw: &Gateway,
+    entry: &EntryRef,
+    raw: RawResult,
+    shaping: &Shaping,
+    kept: &mut Option<(String, Value)>,
+) -> Result<RawResult, McpError> {
+    let RawResult::Tool(r) = raw else {
+        return Ok(raw);
+    };
+    let asked = shaping.select.is_some() || shaping.format.is_some();
+    if !asked
+        && gw.format_of(entry).is_none()
+        && !crate::results::over_budget(&r, gw.budget_of(entry))
+    {
+        return Ok(RawResult::Tool(r));
+    }
+    let value =
+        serde_json::to_value(&r).map_err(|e| McpError::internal_error(e.to_string(), None))?;
+    let mut shaped = gw.shape(entry, value, shaping).await;
+    if let (Some(uri), Some(blocks)) = (shaped.kept, shaped.result["content"].as_array_mut()) {
+        let at = blocks
+            .iter()
+            .position(|b| b["type"] == "resource_link" && b["uri"] == uri);
+        if let Some(link) = at.map(|i| blocks.remove(i)) {
+            *kept = Some((uri, link));
+        }
+    }
+    serde_json::from_value(shaped.result)
+        .map(RawResult::Tool)
+        .map_err(|e| McpError::internal_error(e.to_string(), None))
 }
 
 /// A refusal as a tool error, so that the agent reads why.
