@@ -48,14 +48,14 @@ client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
   waiters.splice(0).forEach((w) => w());
 });
 
-/** `value` with each string "$kept:N" replaced by the id of the result kept in step N (its first resource_link). */
+/** `value` with each "$kept:N" in its strings replaced by the id of the result kept in step N (its first resource_link). */
 function keptIds(value) {
   if (typeof value === "string") {
-    const m = /^\$kept:(\d+)$/.exec(value);
-    if (!m) return value;
-    const link = (results[Number(m[1])]?.content ?? []).find((c) => c.type === "resource_link");
-    if (!link) throw new Error(`no resource link in step ${m[1]}`);
-    return link.name;
+    return value.replace(/\$kept:(\d+)/g, (_, n) => {
+      const link = (results[Number(n)]?.content ?? []).find((c) => c.type === "resource_link");
+      if (!link) throw new Error(`no resource link in step ${n}`);
+      return link.name;
+    });
   }
   if (Array.isArray(value)) return value.map(keptIds);
   if (value && typeof value === "object") return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, keptIds(v)]));

@@ -428,3 +428,59 @@ async fn another_session_or_client_token_reads_nothing_a_session_kept() {
     }
     let _ = tokio::join!(a.cancel(), b.cancel(), c.cancel());
 }
+
+#[test]
+fn a_scripts_big_value_is_cut_and_a_script_reads_it_back() {
+    let s = setup(json!({}));
+    let r = client_plan(json!({"connect": connect(&s, "code"), "steps": [
+        call("code", json!({"code": "return Array.from({length: 20000}, (_, i) => ({id: i, name: `item ${i}`}))"})),
+        call("code", json!({"code": "return await tools.read_result({id: '$kept:0', select: '[.[] | select(.id % 5000 == 0) | .name]'})"})),
+        call("code", json!({"code": "return await tools.read_result({id: '$kept:0', offset: 2, limit: 20})"})),
+        call("code", json!({"code": "return 1", "select": ". + 1"})),
+    ]}))
+    .unwrap();
+    let preview = &r[0];
+    assert!(size(preview) <= BUDGET_BYTES, "{} bytes", size(preview));
+    assert!(
+        text(preview).contains("return await tools.read_result({id: "),
+        "the note says how, in this exposure: {}",
+        text(preview)
+    );
+    assert_eq!(
+        r[1]["structuredContent"]["value"],
+        json!(["item 0", "item 5000", "item 10000", "item 15000"]),
+        "{}",
+        r[1]
+    );
+    assert_eq!(
+        r[2]["structuredContent"]["value"],
+        r#""id":0,"name":"item "#
+    );
+    assert_eq!(text(&r[3]), "2", "select on a script's value");
+}
+
+#[test]
+fn a_64_mb_result_comes_through_as_its_preview() {
+    let s = setup(json!({}));
+    let mut config: Value = serde_json::from_str(
+        &std::fs::read_to_string(s.dirs.home().join(".config/mcpw/mcp.json")).unwrap(),
+    )
+    .unwrap();
+    config["mcpServers"]["m"] =
+        json!({"command": "node", "args": [servers().misbehave(), "ok"], "callTimeoutMs": 120000});
+    s.dirs.user(&config.to_string());
+    let bytes = 64 << 20;
+    let r = client_plan(json!({"connect": connect(&s, "direct"), "steps": [
+        call("m__big", json!({"bytes": bytes})),
+        call("read_result", json!({"id": "$kept:0", "offset": bytes - 10})),
+    ]}))
+    .unwrap();
+    assert!(size(&r[0]) <= BUDGET_BYTES, "{} bytes", size(&r[0]));
+    assert!(
+        text(&r[0]).contains("The whole result is 67,108,864 characters"),
+        "{}",
+        &text(&r[0])[text(&r[0]).len() - 700..]
+    );
+    assert_eq!(r[1]["content"][0]["text"], "x".repeat(10));
+    assert_eq!(r[1]["structuredContent"]["total"], bytes);
+}

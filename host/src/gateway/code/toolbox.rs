@@ -172,17 +172,32 @@ async fn admit_and_call(
     Ok((admitted, out))
 }
 
-/// `read_result` called by a script: a result this session kept.
+/// `read_result` called by a script: a result this session kept. The
+/// script gets the range's text, or, for a projection read whole, its value.
 async fn read_kept(gw: &Gateway, arguments: &str) -> Result<CallOutcome, ServiceError> {
     let args = script_arguments(arguments)?;
     let read = gw
         .read_result_tool(&args)
         .await
         .map_err(|e| ServiceError::Failed(e.message.to_string()))?;
+    let read = serde_json::to_value(&read).unwrap_or_default();
+    let text = read["content"][0]["text"].as_str().unwrap_or_default();
+    if read["isError"] == true {
+        return Err(ServiceError::Failed(text.to_string()));
+    }
+    let whole = read["structuredContent"]["more"] == false;
+    let projected = args.contains_key("select")
+        && args
+            .get("format")
+            .and_then(|f| f.as_str())
+            .is_none_or(|f| f == "json");
+    let structured = (projected && whole)
+        .then(|| serde_json::from_str::<serde_json::Value>(text).ok())
+        .flatten();
     Ok(CallOutcome {
-        content: serde_json::to_string(&read.content).unwrap_or_default(),
-        structured_content: read.structured_content.as_ref().map(|s| s.to_string()),
-        is_error: read.is_error == Some(true),
+        content: serde_json::json!([{"type": "text", "text": text}]).to_string(),
+        structured_content: structured.map(|v| v.to_string()),
+        is_error: false,
     })
 }
 
