@@ -41,7 +41,7 @@ pub fn tools(spec: &[(&str, &str, &str)]) -> Vec<Tool> {
 }
 
 /// Options to load a guest under test with `limits`.
-pub(crate) fn options(limits: Limits) -> LoadOptions {
+fn options(limits: Limits) -> LoadOptions {
     LoadOptions {
         limits,
         grants: Grants::none(),

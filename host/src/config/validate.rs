@@ -52,6 +52,21 @@ impl Reader<'_> {
         ));
     }
 
+    /// `field` read by `parse` when present (and not null); a value it
+    /// refuses is reported.
+    fn rule<T>(&mut self, field: &str, parse: impl Fn(&Value) -> Result<T, String>) -> Option<T> {
+        match self.obj.get(field) {
+            None | Some(Value::Null) => None,
+            Some(v) => match parse(v) {
+                Ok(rule) => Some(rule),
+                Err(e) => {
+                    self.error(field, e);
+                    None
+                }
+            },
+        }
+    }
+
     fn error(&mut self, field: &str, message: impl Into<String>) {
         self.problem(Severity::Error, field, message.into());
     }
@@ -393,48 +408,10 @@ fn rest(r: &mut Reader<'_>, transport: Option<Transport>) -> Option<ServerConfig
     let debug = r.bool("debug").unwrap_or(false);
     let search_keywords = r.strings("searchKeywords", false);
     let oauth = oauth::oauth(r);
-    let approve = match r.obj.get("approve") {
-        None | Some(Value::Null) => None,
-        Some(v) => match super::ApproveRule::parse(v) {
-            Ok(rule) => Some(rule),
-            Err(e) => {
-                r.error("approve", e);
-                None
-            }
-        },
-    };
-
-    let rate_limit = match r.obj.get("rateLimit") {
-        None | Some(Value::Null) => None,
-        Some(v) => match super::rate::RateRule::parse(v) {
-            Ok(rule) => Some(rule),
-            Err(e) => {
-                r.error("rateLimit", e);
-                None
-            }
-        },
-    };
-
-    let result_budget = match r.obj.get("resultBudget") {
-        None | Some(Value::Null) => None,
-        Some(v) => match super::results::server_budget(v) {
-            Ok(rule) => Some(rule),
-            Err(e) => {
-                r.error("resultBudget", e);
-                None
-            }
-        },
-    };
-    let result_format = match r.obj.get("resultFormat") {
-        None | Some(Value::Null) => None,
-        Some(v) => match super::results::server_format(v) {
-            Ok(rule) => Some(rule),
-            Err(e) => {
-                r.error("resultFormat", e);
-                None
-            }
-        },
-    };
+    let approve = r.rule("approve", super::ApproveRule::parse);
+    let rate_limit = r.rule("rateLimit", super::rate::RateRule::parse);
+    let result_budget = r.rule("resultBudget", super::results::server_budget);
+    let result_format = r.rule("resultFormat", super::results::server_format);
 
     if r.failed {
         return None;

@@ -16,6 +16,7 @@ mod toon;
 #[cfg(test)]
 mod tests;
 
+use crate::config::validate::kind;
 use serde_json::Value;
 
 pub use crate::config::results::Format;
@@ -58,17 +59,5 @@ pub fn encode(value: &Value, format: Format) -> Result<String, NotTabular> {
         Format::Json => Ok(value.to_string()),
         Format::Toon => Ok(toon::encode(value)),
         Format::Csv => csv::encode(value),
-    }
-}
-
-/// A value's kind, for [`NotTabular`].
-fn kind(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
     }
 }

@@ -4,7 +4,10 @@
 
 use super::select::memory_for;
 use super::{ScriptLimits, Scripter, SelectFailure};
-use crate::plugin::{DEFAULT_SCRIPT_GUEST, GuestModule, LimitHit, Limits};
+use crate::plugin::{
+    CompileCache, DEFAULT_SCRIPT_GUEST, Grants, GuestModule, LimitHit, Limits, LoadOptions,
+    StaticServices,
+};
 use serde_json::{Value, json};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
@@ -14,7 +17,18 @@ fn module() -> Arc<GuestModule> {
     static MODULE: OnceLock<Arc<GuestModule>> = OnceLock::new();
     MODULE
         .get_or_init(|| {
-            let options = crate::testing::options(Limits::default());
+            // The compile cache is kept between runs (private to this user).
+            let dir = std::env::temp_dir().join(format!(
+                "mcpw-test-guests-{}",
+                // SAFETY: geteuid has no preconditions.
+                unsafe { libc::geteuid() }
+            ));
+            let options = LoadOptions {
+                limits: Limits::default(),
+                grants: Grants::none(),
+                services: Arc::new(StaticServices::default()),
+                cache: CompileCache::new(Some(dir)),
+            };
             GuestModule::load("javascript", DEFAULT_SCRIPT_GUEST, options).unwrap()
         })
         .clone()
