@@ -69,7 +69,7 @@ fn cases(data: &Path) -> Vec<Case> {
             what: "fs read_text_file, 860 KB tool catalog (JSON)",
             tool: "fs__read_text_file",
             args: json!({"path": p("catalog.json")}),
-            select: "[.[] | {server, name}] | .[:50]",
+            select: "[.servers[] | {server: .name, tools: (.tools | length)}]",
         },
         Case {
             what: "fs search_files *.txt (20,000 paths)",
@@ -84,9 +84,9 @@ fn cases(data: &Path) -> Vec<Case> {
             select: "",
         },
         Case {
-            what: "fs read_multiple_files, 40 files",
+            what: "fs read_multiple_files, 2,000 files",
             tool: "fs__read_multiple_files",
-            args: json!({"paths": (0..40).map(|f| p(&format!("d01/f{f:04}.txt"))).collect::<Vec<_>>()}),
+            args: json!({"paths": (0..2000).map(|f| p(&format!("d{:02}/f{:04}.txt", f / 1000, f % 1000))).collect::<Vec<_>>()}),
             select: "",
         },
         Case {
@@ -232,8 +232,9 @@ pub fn row12_big_results(root: &Path) -> String {
     )
 }
 
-/// A result's JSON, as a projection reads it: its one text block when that
-/// parses as JSON, else its structured content.
+/// A result's JSON: its one text block when that parses as JSON, or its
+/// structured content when it has no text. (A text that is not JSON, with
+/// a structured copy of itself, has none worth a projection or TOON.)
 fn json_of(raw: &Value) -> Option<Value> {
     let texts: Vec<&str> = raw["content"]
         .as_array()
@@ -241,15 +242,18 @@ fn json_of(raw: &Value) -> Option<Value> {
         .flatten()
         .filter_map(|b| b["text"].as_str())
         .collect();
-    if let [one] = texts.as_slice() {
-        let t = one.trim_start();
-        if (t.starts_with('{') || t.starts_with('['))
-            && let Ok(v) = serde_json::from_str(one)
-        {
-            return Some(v);
+    match texts.as_slice() {
+        [] => raw
+            .get("structuredContent")
+            .filter(|s| !s.is_null())
+            .cloned(),
+        [one] => {
+            let t = one.trim_start();
+            (t.starts_with('{') || t.starts_with('['))
+                .then(|| serde_json::from_str(one).ok())
+                .flatten()
         }
+        // Prose (a log, a file): no JSON to project or write as TOON.
+        _ => None,
     }
-    raw.get("structuredContent")
-        .filter(|s| !s.is_null())
-        .cloned()
 }

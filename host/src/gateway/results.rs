@@ -143,14 +143,21 @@ impl Gateway {
         let how = match &kept {
             Some(uri) => {
                 let id = uri.trim_start_matches(crate::kept::URI_PREFIX);
-                let file = self.files.as_ref().and_then(|files| {
-                    files
-                        .write(id, &text)
-                        .inspect_err(|e| {
-                            tracing::warn!("a kept result was not written to a file: {e}")
-                        })
-                        .ok()
-                });
+                let file = match &self.files {
+                    // Up to 128 MiB written and synced: off the async threads.
+                    Some(files) => {
+                        let (files, id, text) = (files.clone(), id.to_string(), text.clone());
+                        tokio::task::spawn_blocking(move || files.write(&id, &text))
+                            .await
+                            .map_err(std::io::Error::other)
+                            .and_then(|written| written)
+                            .inspect_err(|e| {
+                                tracing::warn!("a kept result was not written to a file: {e}")
+                            })
+                            .ok()
+                    }
+                    None => None,
+                };
                 self.how_to_read(uri, json, file.as_deref())
             }
             None => "It was too big to keep: ask for less (a narrower call).".to_string(),

@@ -343,23 +343,38 @@ fn trim_to(value: &Value, pretty: bool, room: usize, cuts: &mut Cuts) -> Option<
         }
     };
     let longest = longest_array(value);
-    let chars = (room / 4).max(200);
-    let fits = |k: usize| {
+    let fits = |k: usize, chars: usize| {
         let mut c = Cuts::default();
         let v = trim(value, k, chars, &mut c);
         (size(&v) <= room).then_some((v, c))
     };
-    let (mut v, mut c) = fits(0)?;
-    // The most items that fit, found by halving: size grows with them.
+    // The most items that fit, found by halving (size grows with them),
+    // strings cut to a quarter of the room; then, if strings were cut, the
+    // longest strings that still fit with those items.
+    let chars = (room / 4).max(200);
+    let (mut v, mut c) = fits(0, chars)?;
     let (mut lo, mut hi) = (0, longest);
     while lo < hi {
         let mid = (lo + hi).div_ceil(2);
-        match fits(mid) {
+        match fits(mid, chars) {
             Some(found) => {
                 (v, c) = found;
                 lo = mid;
             }
             None => hi = mid - 1,
+        }
+    }
+    if c.strings > 0 {
+        let (mut short, mut long) = (chars, room);
+        while short < long {
+            let mid = (short + long).div_ceil(2);
+            match fits(lo, mid) {
+                Some(found) => {
+                    (v, c) = found;
+                    short = mid;
+                }
+                None => long = mid - 1,
+            }
         }
     }
     cuts.arrays += c.arrays;
