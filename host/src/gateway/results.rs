@@ -78,7 +78,9 @@ impl Gateway {
         let budget = self.budget_of(entry);
         let mut notes = Vec::new();
         let mut result = raw;
-        if let Some(expression) = &asked.select {
+        // A tool's error is told as it is: no projection or format hides it.
+        let failed = result.get("isError") == Some(&Value::Bool(true));
+        if !failed && let Some(expression) = &asked.select {
             result = match self.project(&result, expression).await {
                 Ok(value) => {
                     let format = asked.format.unwrap_or(Format::Json);
@@ -92,10 +94,11 @@ impl Gateway {
                     };
                 }
             };
-        } else if let Some((format, if_shorter)) = asked
-            .format
-            .map(|f| (f, false))
-            .or_else(|| self.format_of(entry))
+        } else if !failed
+            && let Some((format, if_shorter)) = asked
+                .format
+                .map(|f| (f, false))
+                .or_else(|| self.format_of(entry))
         {
             reformat(&mut result, format, if_shorter, &mut notes);
         }

@@ -221,8 +221,16 @@ fn ranges_projections_and_formats_return_the_right_slices() {
         call("mcp", json!({"result": "$kept:0", "select": "[.[] | "})),
         call("mcp", json!({"result": "0123456789abcdef0"})),
         {"op": "readRanges", "tool": "mcp", "idKey": "result", "idOf": 0, "limit": 39_000},
+        call("mcp", json!({"tool": "fs__read_text_file", "args": {"path": s.data.join("nothing.txt").display().to_string()}, "select": "."})),
     ]}))
     .unwrap();
+    // A tool's error comes through as it is, whatever the projection.
+    assert_eq!(r[11]["isError"], true, "{}", r[11]);
+    assert!(
+        text(&r[11]).contains("ENOENT") && !text(&r[11]).contains("select"),
+        "{}",
+        text(&r[11])
+    );
     let preview = &r[0];
     assert!(size(preview) <= BUDGET_BYTES, "{} bytes", size(preview));
     assert!(
