@@ -492,3 +492,35 @@ fn a_64_mb_result_comes_through_as_its_preview() {
     assert_eq!(r[1]["content"][0]["text"], "x".repeat(10));
     assert_eq!(r[1]["structuredContent"]["total"], bytes);
 }
+
+#[test]
+fn a_format_set_for_all_or_for_a_server_rewrites_json_results() {
+    let s = setup(json!({"resultFormat": "toon"}));
+    let mut config: Value = serde_json::from_str(
+        &std::fs::read_to_string(s.dirs.home().join(".config/mcpw/mcp.json")).unwrap(),
+    )
+    .unwrap();
+    config["mcpServers"]["fsall"]["resultFormat"] = json!({"list_*": "json", "*": "csv"});
+    s.dirs.user(&config.to_string());
+    let dir = s.data.join("d00").display().to_string();
+    let r = client_plan(json!({"connect": connect(&s, "direct"), "steps": [
+        call("everything__get-structured-content", json!({"location": "New York"})),
+        call("fsall__directory_tree", json!({"path": dir})),
+    ]}))
+    .unwrap();
+    // TOON for all: the text, while the structured content stays as the
+    // tool's output schema says (the SDK client checks it).
+    assert_eq!(
+        text(&r[0]),
+        "temperature: 33\nconditions: Cloudy\nhumidity: 82"
+    );
+    assert_eq!(r[0]["structuredContent"]["temperature"], 33);
+    // The server's own glob wins: CSV for its tree of 1,000 files.
+    let csv = text(&r[1]);
+    assert!(
+        csv.starts_with("name,type\nf0000.txt,file\n"),
+        "{}",
+        &csv[..100.min(csv.len())]
+    );
+    assert_eq!(csv.lines().count(), 1001);
+}
