@@ -5,6 +5,8 @@
 
 use crate::common::workspace;
 use mcpw_test_support::isolated_mcpw;
+// The benches include this file too, and use only part of it.
+#[allow(unused_imports)]
 pub use mcpw_test_support::{free_port, wait_until};
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
@@ -292,23 +294,42 @@ pub struct Serving {
 
 impl Serving {
     pub fn start(home: &Path, args: &[&str]) -> Serving {
-        let port = free_port();
         let mut cmd = mcpw_in(home);
         cmd.arg("serve").args(args);
+        // Port 0: mcpw binds a free port itself and says which, so no other
+        // process can take it between a pick and the bind.
         if !args.contains(&"--http") {
-            cmd.args(["--http", &format!("127.0.0.1:{port}")]);
+            cmd.args(["--http", "127.0.0.1:0"]);
         }
-        let child = cmd
+        let mut child = cmd
             .stdout(Stdio::null())
-            .stderr(Stdio::null())
+            .stderr(Stdio::piped())
             .spawn()
             .unwrap();
-        let port = args.iter().position(|a| *a == "--http").map_or(port, |i| {
-            args[i + 1].rsplit(':').next().unwrap().parse().unwrap()
+        let stderr = child.stderr.take().unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        // Reads stderr to its end (so that mcpw never blocks on it), handing
+        // on the port of its "serving MCP on http://ADDR/mcp" line.
+        std::thread::spawn(move || {
+            use std::io::BufRead;
+            for line in std::io::BufReader::new(stderr)
+                .lines()
+                .map_while(Result::ok)
+            {
+                let port = line
+                    .split("serving MCP on http://")
+                    .nth(1)
+                    .and_then(|rest| rest.split('/').next())
+                    .and_then(|addr| addr.rsplit(':').next())
+                    .and_then(|p| p.parse::<u16>().ok());
+                if let Some(port) = port {
+                    let _ = tx.send(port);
+                }
+            }
         });
-        wait_until("mcpw serve to listen", Duration::from_secs(20), || {
-            std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
-        });
+        let port = rx
+            .recv_timeout(Duration::from_secs(20))
+            .expect("mcpw serve to say where it listens");
         Serving { child, port }
     }
 
