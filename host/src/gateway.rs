@@ -399,18 +399,7 @@ impl ServerHandler for Gateway {
                     .as_ref()
                     .and_then(|a| a.get("limits"))
                     .and_then(Value::as_object);
-                let shaping = results::Shaping {
-                    select: args
-                        .as_ref()
-                        .and_then(|a| a.get("select"))
-                        .and_then(Value::as_str)
-                        .map(str::to_string),
-                    format: args
-                        .as_ref()
-                        .and_then(|a| a.get("format"))
-                        .and_then(Value::as_str)
-                        .and_then(crate::config::results::Format::parse),
-                };
+                let shaping = args.as_ref().map(results::Shaping::of).unwrap_or_default();
                 code::run(self, &client, &code, limits, &shaping, &context).await?
             }
             (Exposure::Direct | Exposure::ToolSearch | Exposure::Code, results::TOOL_NAME)

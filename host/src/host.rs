@@ -255,12 +255,7 @@ impl Host {
             }
         }
         let naming = naming_options(&config);
-        let store = config.settings.results.store;
-        let kept = crate::kept::Store::new(crate::kept::KeepLimits {
-            ttl: store.ttl,
-            shelf_bytes: store.session_bytes,
-            total_bytes: store.total_bytes,
-        });
+        let kept = crate::kept::Store::new(config.settings.results.store.into());
         let audit = crate::audit::AuditConfig::from_setting(
             config.settings.raw.get("audit"),
             &env.state_dir(),

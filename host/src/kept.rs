@@ -180,14 +180,20 @@ pub struct KeepLimits {
     pub total_bytes: usize,
 }
 
+impl From<crate::config::results::StoreSettings> for KeepLimits {
+    fn from(s: crate::config::results::StoreSettings) -> Self {
+        KeepLimits {
+            ttl: s.ttl,
+            shelf_bytes: s.session_bytes,
+            total_bytes: s.total_bytes,
+        }
+    }
+}
+
+/// The limits `settings.resultStore` has when not set.
 impl Default for KeepLimits {
     fn default() -> Self {
-        KeepLimits {
-            ttl: Duration::from_secs(30 * 60),
-            // A result of 64 MiB and then some fits one session.
-            shelf_bytes: 128 << 20,
-            total_bytes: 512 << 20,
-        }
+        crate::config::results::StoreSettings::default().into()
     }
 }
 

@@ -56,6 +56,42 @@ pub fn over_budget(result: &impl serde::Serialize, budget: usize) -> bool {
     budget != 0 && json_size(result) > budget * CHARS_PER_TOKEN
 }
 
+/// `text` as JSON, when it is an object or an array.
+pub fn parse_json(text: &str) -> Option<Value> {
+    looks_like_json(text)
+        .then(|| serde_json::from_str(text).ok())
+        .flatten()
+}
+
+/// Whether `text` is a JSON object or array, found without building it.
+pub fn is_json(text: &str) -> bool {
+    looks_like_json(text) && serde_json::from_str::<serde::de::IgnoredAny>(text).is_ok()
+}
+
+fn looks_like_json(text: &str) -> bool {
+    let t = text.trim_start();
+    t.starts_with('{') || t.starts_with('[')
+}
+
+/// A content block's binary data (an image, audio, or an embedded
+/// resource's blob, where it has no text): its MIME type, when given, and
+/// its base64.
+pub fn binary_of(block: &Value) -> Option<(Option<&str>, &str)> {
+    let (holder, data) = match block.get("type").and_then(Value::as_str)? {
+        "image" | "audio" => (block, block.get("data")),
+        "resource" => {
+            let r = block.get("resource")?;
+            if r.get("text").is_some() {
+                return None;
+            }
+            (r, Some(r.get("blob")?))
+        }
+        _ => return None,
+    };
+    let mime = holder.get("mimeType").and_then(Value::as_str);
+    Some((mime, data.and_then(Value::as_str).unwrap_or_default()))
+}
+
 /// The parts of a `tools/call` result (as JSON), to keep whole.
 pub fn parts(result: &Value) -> Vec<Part> {
     let mut parts = Vec::new();
@@ -65,15 +101,16 @@ pub fn parts(result: &Value) -> Vec<Part> {
         .into_iter()
         .flatten()
     {
+        if let Some((mime, base64)) = binary_of(block) {
+            parts.push(Part::Binary(Blob {
+                mime_type: mime.unwrap_or("application/octet-stream").into(),
+                base64: base64.into(),
+            }));
+            continue;
+        }
         let text = |k: &str| block.get(k).and_then(Value::as_str);
         match text("type") {
             Some("text") => parts.push(Part::Text(text("text").unwrap_or("").into())),
-            Some("image" | "audio") => parts.push(Part::Binary(Blob {
-                mime_type: text("mimeType")
-                    .unwrap_or("application/octet-stream")
-                    .into(),
-                base64: text("data").unwrap_or("").into(),
-            })),
             Some("resource") => {
                 let r = &block["resource"];
                 let field = |k: &str| r.get(k).and_then(Value::as_str);
@@ -83,13 +120,6 @@ pub fn parts(result: &Value) -> Vec<Part> {
                         mime_type: field("mimeType").map(str::to_string),
                         text: t.into(),
                     });
-                } else if let Some(b) = field("blob") {
-                    parts.push(Part::Binary(Blob {
-                        mime_type: field("mimeType")
-                            .unwrap_or("application/octet-stream")
-                            .into(),
-                        base64: b.into(),
-                    }));
                 }
             }
             _ => {}

@@ -247,12 +247,7 @@ fn json_of(raw: &Value) -> Option<Value> {
             .get("structuredContent")
             .filter(|s| !s.is_null())
             .cloned(),
-        [one] => {
-            let t = one.trim_start();
-            (t.starts_with('{') || t.starts_with('['))
-                .then(|| serde_json::from_str(one).ok())
-                .flatten()
-        }
+        [one] => results::parse_json(one),
         // Prose (a log, a file): no JSON to project or write as TOON.
         _ => None,
     }

@@ -155,9 +155,7 @@ impl ToonEncode {
 /// for no budget.
 pub fn budget_for(config: &super::Config, server: &str, names: &[&str]) -> usize {
     config
-        .servers
-        .iter()
-        .find(|s| s.name == server)
+        .server(server)
         .and_then(|s| s.config.result_budget.as_ref())
         .and_then(|rule| rule.for_tool(names))
         .unwrap_or(config.settings.results.budget)
@@ -167,9 +165,7 @@ pub fn budget_for(config: &super::Config, server: &str, names: &[&str]) -> usize
 /// when shorter (`toonEncode`); none: as the server wrote them.
 pub fn format_for(config: &super::Config, server: &str, names: &[&str]) -> Option<(Format, bool)> {
     let own = config
-        .servers
-        .iter()
-        .find(|s| s.name == server)
+        .server(server)
         .and_then(|s| s.config.result_format.as_ref())
         .and_then(|rule| rule.for_tool(names));
     let results = &config.settings.results;

@@ -69,10 +69,7 @@ impl Gateway {
         admitted.finish(host, || told(&raw));
         let told = match raw {
             Ok(RawResult::Tool(r)) if r.is_error != Some(true) => {
-                // Most results are small and pass as they came.
-                if self.format_of(&entry).is_none()
-                    && !crate::results::over_budget(&r, self.budget_of(&entry))
-                {
+                if self.passes(&entry, &r, &Default::default()) {
                     return Ok(r.into());
                 }
                 r

@@ -158,26 +158,18 @@ async fn shape_value(
     }
     let mut value: Value = serde_json::from_str(text).unwrap_or(Value::Null);
     if let Some(expression) = &shaping.select {
-        value = match gw.shared.host.select(expression, &value).await {
+        value = match gw.select(expression, &value).await {
             Ok(v) => v,
             Err(e) => {
                 let details = json!({"mode": "code", "error": "select_failed", "logs": report.logs, "calls": report.calls});
-                return Err(result(
-                    &[Content::text(format!("Error: {e}"))],
-                    Some(details),
-                    true,
-                ));
+                return Err(result(&[Content::text(e)], Some(details), true));
             }
         };
     }
     let format = shaping
         .format
         .unwrap_or(crate::config::results::Format::Json);
-    let written = crate::results::encode::encode(&value, format).unwrap_or_else(|e| {
-        report.logs.push(format!("(written as JSON: {e})"));
-        value.to_string()
-    });
-    report.value = Ok(written);
+    report.value = Ok(super::results::written(&value, format, &mut report.logs));
     Ok(report)
 }
 

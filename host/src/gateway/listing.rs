@@ -191,10 +191,11 @@ impl Gateway {
             &shown,
             self.shared.budget,
         ))?];
+        let config = self.shared.host.config();
         list.extend(
             visible()
                 .filter(|e| shown.contains(e.name.as_str()))
-                .map(|e| mcp_tool(e, &self.shared.host.config())),
+                .map(|e| mcp_tool(e, &config)),
         );
         let list: Arc<[Tool]> = list.into();
         if activated.is_empty() {
@@ -209,11 +210,8 @@ impl Gateway {
 /// A tool of mcpw's own (`mcp`, `code`, `read_result`) with the `_meta` that
 /// says how big its results get: the settings' budget.
 fn guarded(mut tool: serde_json::Value, host: &crate::host::Host) -> serde_json::Value {
-    let budget = host.config().settings.results.budget;
-    if budget != 0 {
-        tool["_meta"] = serde_json::json!({
-            super::results::MAX_RESULT_CHARS: budget * crate::results::CHARS_PER_TOKEN
-        });
+    if let Some(meta) = super::results::meta(host.config().settings.results.budget) {
+        tool["_meta"] = meta;
     }
     tool
 }

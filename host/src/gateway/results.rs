@@ -8,6 +8,13 @@ mod read;
 
 pub use read::{TOOL_NAME, tool_definition};
 
+use super::Gateway;
+use crate::catalog::Entry;
+use crate::config::Exposure;
+use crate::config::results::{Format, budget_for, format_for};
+use crate::results::{self, CHARS_PER_TOKEN, encode, parse_json};
+use serde_json::{Map, Value, json};
+
 /// The `_meta` key that tells a client the most characters a tool's result
 /// takes, so that it does not cut a result mcpw cut already.
 pub const MAX_RESULT_CHARS: &str = "anthropic/maxResultSizeChars";
@@ -24,18 +31,14 @@ pub fn offered(config: &crate::config::Config) -> bool {
 /// The `_meta` a tool of `server` named `names` carries, when mcpw guards
 /// its results.
 pub fn tool_meta(config: &crate::config::Config, server: &str, names: &[&str]) -> Option<Value> {
-    match budget_for(config, server, names) {
-        0 => None,
-        b => Some(json!({MAX_RESULT_CHARS: b * CHARS_PER_TOKEN})),
-    }
+    meta(budget_for(config, server, names))
 }
 
-use super::Gateway;
-use crate::catalog::Entry;
-use crate::config::Exposure;
-use crate::config::results::{Format, budget_for, format_for};
-use crate::results::{self, CHARS_PER_TOKEN, encode};
-use serde_json::{Value, json};
+/// The `_meta` of a tool whose results have `budget` tokens; none for no
+/// budget.
+pub fn meta(budget: usize) -> Option<Value> {
+    (budget != 0).then(|| json!({MAX_RESULT_CHARS: budget * CHARS_PER_TOKEN}))
+}
 
 /// What the agent asked of a call's result, beyond the call.
 #[derive(Debug, Default, Clone)]
@@ -44,6 +47,26 @@ pub struct Shaping {
     pub select: Option<String>,
     /// How to write its structured content.
     pub format: Option<Format>,
+}
+
+impl Shaping {
+    /// What a tool's arguments ask (`select`, `format`).
+    pub fn of(args: &Map<String, Value>) -> Shaping {
+        Shaping {
+            select: args
+                .get("select")
+                .and_then(Value::as_str)
+                .map(str::to_string),
+            format: args
+                .get("format")
+                .and_then(Value::as_str)
+                .and_then(Format::parse),
+        }
+    }
+
+    fn asks(&self) -> bool {
+        self.select.is_some() || self.format.is_some()
+    }
 }
 
 /// A result as the agent gets it.
@@ -55,6 +78,17 @@ pub struct Shaped {
     /// This is the session's first result kept: `read_result` joined its
     /// tool list, which the client is to be told.
     pub first: bool,
+}
+
+impl Shaped {
+    /// `result` as it is: nothing kept.
+    fn as_is(result: Value) -> Shaped {
+        Shaped {
+            result,
+            kept: None,
+            first: false,
+        }
+    }
 }
 
 impl Gateway {
@@ -69,6 +103,20 @@ impl Gateway {
     pub(super) fn format_of(&self, entry: &Entry) -> Option<(Format, bool)> {
         let names = [entry.tool.name.as_str(), entry.name.as_str()];
         format_for(&self.shared.host.config(), &entry.tool.server, &names)
+    }
+
+    /// Whether a result of `entry` reaches the agent as it came: nothing is
+    /// asked of it, no format applies, and it is within the budget. Most
+    /// results are, and are not taken apart.
+    pub(super) fn passes(
+        &self,
+        entry: &Entry,
+        result: &impl serde::Serialize,
+        asked: &Shaping,
+    ) -> bool {
+        !asked.asks()
+            && self.format_of(entry).is_none()
+            && !results::over_budget(result, self.budget_of(entry))
     }
 
     /// `raw`, a tool's result as its server sent it (as JSON), as the agent
@@ -87,11 +135,9 @@ impl Gateway {
                     json!({"content": [{"type": "text", "text": written(&value, format, &mut notes)}]})
                 }
                 Err(e) => {
-                    return Shaped {
-                        result: json!({"content": [{"type": "text", "text": e}], "isError": true}),
-                        kept: None,
-                        first: false,
-                    };
+                    return Shaped::as_is(
+                        json!({"content": [{"type": "text", "text": e}], "isError": true}),
+                    );
                 }
             };
         } else if !failed
@@ -104,11 +150,7 @@ impl Gateway {
         }
         if !results::over_budget(&result, budget) {
             append_notes(&mut result, &notes);
-            return Shaped {
-                result,
-                kept: None,
-                first: false,
-            };
+            return Shaped::as_is(result);
         }
         let from = format!("{}/{}", entry.tool.server, entry.tool.name);
         self.cut(result, budget, from, notes).await
@@ -123,14 +165,10 @@ impl Gateway {
         from: String,
         mut notes: Vec<String>,
     ) -> Shaped {
-        let json = project_input(&result).is_some();
+        let json = has_project_input(&result);
         let whole = crate::kept::Whole::new(results::parts(&result), from);
         // The size the agent would read through: that of the text ranges read.
-        let size = if whole.text.is_ascii() {
-            whole.text.len()
-        } else {
-            whole.text.chars().count()
-        };
+        let size = whole.text.chars().count();
         let text = whole.text.clone();
         let record = self
             .link
@@ -248,38 +286,38 @@ impl Gateway {
 /// The JSON a projection or format works on: the one text block, when it
 /// parses as JSON (what the agent reads), or else the structured content.
 pub(super) fn project_input(result: &Value) -> Option<Value> {
-    let structured = || {
-        result
-            .get("structuredContent")
-            .filter(|s| !s.is_null())
-            .cloned()
-    };
-    let texts: Vec<&str> = result
+    single_text(result)
+        .and_then(parse_json)
+        .or_else(|| structured(result).cloned())
+}
+
+/// Whether a result has JSON to project, as [`project_input`] finds it,
+/// without building it (the result may be tens of MB).
+fn has_project_input(result: &Value) -> bool {
+    single_text(result).is_some_and(results::is_json) || structured(result).is_some()
+}
+
+/// A result's text, when it has exactly one text block.
+fn single_text(result: &Value) -> Option<&str> {
+    let mut texts = result
         .get("content")
         .and_then(Value::as_array)
         .into_iter()
         .flatten()
         .filter(|b| b.get("type").and_then(Value::as_str) == Some("text"))
-        .filter_map(|b| b.get("text").and_then(Value::as_str))
-        .collect();
-    match texts.as_slice() {
-        [one] => parse_json(one).or_else(structured),
-        _ => structured(),
-    }
+        .filter_map(|b| b.get("text").and_then(Value::as_str));
+    let one = texts.next()?;
+    texts.next().is_none().then_some(one)
 }
 
-/// `text` as JSON, when it is an object or an array.
-fn parse_json(text: &str) -> Option<Value> {
-    let t = text.trim_start();
-    if !(t.starts_with('{') || t.starts_with('[')) {
-        return None;
-    }
-    serde_json::from_str(text).ok()
+/// A result's structured content, when it has some.
+fn structured(result: &Value) -> Option<&Value> {
+    result.get("structuredContent").filter(|s| !s.is_null())
 }
 
 /// `value` written in `format`; CSV that does not apply falls back to JSON,
 /// with a note.
-fn written(value: &Value, format: Format, notes: &mut Vec<String>) -> String {
+pub(super) fn written(value: &Value, format: Format, notes: &mut Vec<String>) -> String {
     match encode::encode(value, format) {
         Ok(text) => text,
         Err(e) => {
@@ -293,10 +331,7 @@ fn written(value: &Value, format: Format, notes: &mut Vec<String>) -> String {
 /// else the structured content as a text block of its own. With
 /// `if_shorter`, only where that is shorter.
 fn reformat(result: &mut Value, format: Format, if_shorter: bool, notes: &mut Vec<String>) {
-    let structured = result
-        .get("structuredContent")
-        .filter(|s| !s.is_null())
-        .cloned();
+    let structured = structured(result).cloned();
     let Some(blocks) = result.get_mut("content").and_then(Value::as_array_mut) else {
         return;
     };

@@ -195,24 +195,20 @@ pub(crate) fn for_script_result(
 /// `uri` is null when the shelf has no room for it.
 fn for_script(block: &Value, shelf: &Shelf) -> Value {
     let kind = block.get("type").and_then(Value::as_str).unwrap_or("");
-    let (data, mime, source) = match kind {
-        "image" | "audio" => (block.get("data"), block.get("mimeType"), None),
-        "resource" => {
-            let r = block.get("resource").unwrap_or(&Value::Null);
-            if r.get("blob").is_none() {
-                return json!({"type": "resource", "uri": r.get("uri"),
-                    "mimeType": r.get("mimeType"), "text": r.get("text")});
-            }
-            (r.get("blob"), r.get("mimeType"), r.get("uri"))
+    let resource = block.get("resource").unwrap_or(&Value::Null);
+    let Some((mime, data)) = crate::results::binary_of(block) else {
+        if kind == "resource" {
+            return json!({"type": "resource", "uri": resource.get("uri"),
+                "mimeType": resource.get("mimeType"), "text": resource.get("text")});
         }
-        _ => return block.clone(),
+        return block.clone();
     };
     let blob = Blob {
-        mime_type: mime.and_then(Value::as_str).unwrap_or_default().to_string(),
-        base64: data.and_then(Value::as_str).unwrap_or_default().into(),
+        mime_type: mime.unwrap_or_default().to_string(),
+        base64: data.into(),
     };
     let mut seen = json!({"type": kind, "mimeType": blob.mime_type, "bytes": blob.bytes()});
-    if let Some(source) = source {
+    if let Some(source) = resource.get("uri") {
         seen["source"] = source.clone();
     }
     seen["uri"] = json!(shelf.keep(blob));

@@ -21,10 +21,11 @@ pub struct Preview {
 /// `reserve` more (the note that tells how to read the rest) left over.
 pub fn preview(result: &Value, bytes: usize, reserve: usize) -> Preview {
     let room = bytes.saturating_sub(reserve);
+    let parts = Parts::of(result);
     // Estimates of escaping and JSON layout can overshoot: cut again, tighter.
     let mut scale = 1.0;
     loop {
-        let (out, cuts) = cut(result, (room as f64 * scale) as usize);
+        let (out, cuts) = parts.fit((room as f64 * scale) as usize);
         if json_size(&out) <= room || scale < 0.05 {
             return Preview {
                 result: out,
@@ -67,96 +68,133 @@ enum Slot {
     Structured,
 }
 
-fn cut(result: &Value, room: usize) -> (Value, Cuts) {
-    let mut out = result.clone();
-    let mut cuts = Cuts::default();
-    let mut pieces: Vec<(Slot, Piece)> = Vec::new();
-    if let Some(blocks) = out.get_mut("content").and_then(Value::as_array_mut) {
-        for (i, block) in blocks.iter_mut().enumerate() {
-            match block.get("type").and_then(Value::as_str) {
-                Some("text") => {
-                    let text = block["text"].as_str().unwrap_or("").to_string();
-                    block["text"] = json!("");
-                    pieces.push((Slot::Block(i), piece_of_text(text)));
+/// A result taken apart once, whatever room it is then fitted to: the
+/// rest of it (binary content already replaced by notes), and each piece
+/// with its slot and size.
+struct Parts {
+    rest: Value,
+    pieces: Vec<(Slot, Piece, usize)>,
+    binaries: usize,
+}
+
+impl Parts {
+    fn of(result: &Value) -> Parts {
+        let mut rest = result.clone();
+        let mut pieces = Vec::new();
+        let mut binaries = 0;
+        // A text moved out (not copied), an empty one left in its place.
+        let text_of = |v: &mut Value| {
+            let taken = std::mem::replace(v, json!(""));
+            match taken {
+                Value::String(t) => t,
+                _ => String::new(),
+            }
+        };
+        if let Some(blocks) = rest.get_mut("content").and_then(Value::as_array_mut) {
+            for (i, block) in blocks.iter_mut().enumerate() {
+                match block.get("type").and_then(Value::as_str) {
+                    Some("text") => {
+                        let text = text_of(&mut block["text"]);
+                        pieces.push((Slot::Block(i), piece_of_text(text)));
+                    }
+                    Some("resource") if block["resource"].get("text").is_some() => {
+                        let text = text_of(&mut block["resource"]["text"]);
+                        pieces.push((Slot::Resource(i), Piece::Text(text)));
+                    }
+                    Some(kind @ ("image" | "audio" | "resource")) => {
+                        *block = binary_note(kind, block);
+                        binaries += 1;
+                    }
+                    _ => {}
                 }
-                Some("resource") if block["resource"].get("text").is_some() => {
-                    let text = block["resource"]["text"].as_str().unwrap_or("").to_string();
-                    block["resource"]["text"] = json!("");
-                    pieces.push((Slot::Resource(i), Piece::Text(text)));
-                }
-                Some(kind @ ("image" | "audio" | "resource")) => {
-                    *block = binary_note(kind, block);
-                    cuts.binaries += 1;
-                }
-                _ => {}
             }
         }
+        if let Some(s) = rest.get_mut("structuredContent").filter(|s| !s.is_null()) {
+            let value = s.take();
+            pieces.push((
+                Slot::Structured,
+                Piece::Json {
+                    value,
+                    pretty: false,
+                },
+            ));
+        }
+        let pieces = pieces
+            .into_iter()
+            .map(|(slot, piece)| {
+                let size = piece.size();
+                (slot, piece, size)
+            })
+            .collect();
+        Parts {
+            rest,
+            pieces,
+            binaries,
+        }
     }
-    if let Some(s) = out.get_mut("structuredContent").filter(|s| !s.is_null()) {
-        let value = s.take();
-        pieces.push((
-            Slot::Structured,
-            Piece::Json {
-                value,
-                pretty: false,
-            },
-        ));
-    }
-    let fixed = json_size(&out);
-    let sizes: Vec<usize> = pieces.iter().map(|(_, p)| p.size()).collect();
-    let shares = share(&sizes, room.saturating_sub(fixed));
-    for ((slot, piece), (share, size)) in pieces.into_iter().zip(shares.into_iter().zip(sizes)) {
-        let text_or_json = if size <= share {
-            match piece {
-                Piece::Text(t) => Value::String(t),
-                Piece::Json { value, pretty } => written(value, pretty, &slot),
-            }
-        } else {
-            match piece {
-                Piece::Text(t) => Value::String(head_and_tail(&t, share, &mut cuts)),
-                Piece::Json { value, pretty } => {
-                    match trim_to(&value, pretty, share, &mut cuts) {
-                        Some(v) => written(v, pretty, &slot),
-                        None => {
-                            // Even its skeleton is too big: cut its text.
-                            let text = write(&value, pretty);
-                            let text = head_and_tail(&text, share, &mut cuts);
-                            match slot {
-                                Slot::Structured => {
-                                    cuts.structured_dropped = true;
-                                    Value::Null
+
+    /// The result in about `room` bytes: small pieces whole, big ones cut.
+    fn fit(&self, room: usize) -> (Value, Cuts) {
+        let mut out = self.rest.clone();
+        let mut cuts = Cuts {
+            binaries: self.binaries,
+            ..Cuts::default()
+        };
+        let fixed = json_size(&out);
+        let sizes: Vec<usize> = self.pieces.iter().map(|(_, _, size)| *size).collect();
+        let shares = share(&sizes, room.saturating_sub(fixed));
+        for ((slot, piece, size), share) in self.pieces.iter().zip(shares) {
+            let text_or_json = if *size <= share {
+                match piece {
+                    Piece::Text(t) => Value::String(t.clone()),
+                    Piece::Json { value, pretty } => written(value.clone(), *pretty, slot),
+                }
+            } else {
+                match piece {
+                    Piece::Text(t) => Value::String(head_and_tail(t, share, &mut cuts)),
+                    Piece::Json { value, pretty } => {
+                        match trim_to(value, *pretty, share, &mut cuts) {
+                            Some(v) => written(v, *pretty, slot),
+                            None => {
+                                // Even its skeleton is too big: cut its text.
+                                let text = write(value, *pretty);
+                                let text = head_and_tail(&text, share, &mut cuts);
+                                match slot {
+                                    Slot::Structured => {
+                                        cuts.structured_dropped = true;
+                                        Value::Null
+                                    }
+                                    _ => Value::String(text),
                                 }
-                                _ => Value::String(text),
                             }
                         }
                     }
                 }
+            };
+            match slot {
+                Slot::Block(i) => out["content"][*i]["text"] = text_or_json,
+                Slot::Resource(i) => out["content"][*i]["resource"]["text"] = text_or_json,
+                Slot::Structured => match text_or_json {
+                    Value::Null => {
+                        out.as_object_mut().map(|o| o.remove("structuredContent"));
+                    }
+                    v => out["structuredContent"] = v,
+                },
             }
-        };
-        match slot {
-            Slot::Block(i) => out["content"][i]["text"] = text_or_json,
-            Slot::Resource(i) => out["content"][i]["resource"]["text"] = text_or_json,
-            Slot::Structured => match text_or_json {
-                Value::Null => {
-                    out.as_object_mut().map(|o| o.remove("structuredContent"));
-                }
-                v => out["structuredContent"] = v,
-            },
         }
+        (out, cuts)
     }
-    (out, cuts)
 }
 
 /// A text block's piece: JSON when it parses as an object or array.
 fn piece_of_text(text: String) -> Piece {
-    let trimmed = text.trim_start();
-    if (trimmed.starts_with('{') || trimmed.starts_with('['))
-        && let Ok(value) = serde_json::from_str::<Value>(&text)
-    {
-        let pretty = text.trim().contains('\n');
-        return Piece::Json { value, pretty };
+    match super::parse_json(&text) {
+        Some(value) => Piece::Json {
+            value,
+            pretty: text.trim().contains('\n'),
+        },
+        None => Piece::Text(text),
     }
-    Piece::Text(text)
 }
 
 /// The value to put back in its slot: structured content as JSON, a text
@@ -178,14 +216,9 @@ fn write(value: &Value, pretty: bool) -> String {
 
 /// A text note in place of binary content.
 fn binary_note(kind: &str, block: &Value) -> Value {
-    let (mime, data) = if kind == "resource" {
-        let r = &block["resource"];
-        (r.get("mimeType"), r.get("blob"))
-    } else {
-        (block.get("mimeType"), block.get("data"))
-    };
-    let mime = mime.and_then(Value::as_str).unwrap_or("binary");
-    let bytes = data.and_then(Value::as_str).map_or(0, |d| d.len() / 4 * 3);
+    let (mime, data) = super::binary_of(block).unwrap_or_default();
+    let mime = mime.unwrap_or("binary");
+    let bytes = data.len() / 4 * 3;
     json!({"type": "text", "text": format!("[{kind} {mime}, {}: left out of this preview]", size_words(bytes))})
 }
 
@@ -352,38 +385,38 @@ fn trim_to(value: &Value, pretty: bool, room: usize, cuts: &mut Cuts) -> Option<
     // strings cut to a quarter of the room; then, if strings were cut, the
     // longest strings that still fit with those items.
     let chars = (room / 4).max(200);
-    let (mut v, mut c) = fits(0, chars)?;
-    let (mut lo, mut hi) = (0, longest);
-    while lo < hi {
-        let mid = (lo + hi).div_ceil(2);
-        match fits(mid, chars) {
-            Some(found) => {
-                (v, c) = found;
-                lo = mid;
-            }
-            None => hi = mid - 1,
-        }
-    }
+    let (items, (mut v, mut c)) = most(0, longest, fits(0, chars)?, |k| fits(k, chars));
     if c.strings > 0 {
-        let (mut short, mut long) = (chars, room);
-        while short < long {
-            let mid = (short + long).div_ceil(2);
-            match fits(lo, mid) {
-                Some(found) => {
-                    (v, c) = found;
-                    short = mid;
-                }
-                None => long = mid - 1,
-            }
-        }
+        (_, (v, c)) = most(chars, room, (v, c), |n| fits(items, n));
     }
     cuts.arrays += c.arrays;
     cuts.items_left += c.items_left;
     cuts.strings += c.strings;
     if c.arrays > 0 {
-        cuts.first_items = Some(lo);
+        cuts.first_items = Some(items);
     }
     Some(v)
+}
+
+/// The largest `n` from `lo` to `hi` that `fits`, found by halving (what
+/// fits at `n` fits below it), with what it gave; `found` is what `lo` gave.
+fn most<T>(
+    mut lo: usize,
+    mut hi: usize,
+    mut found: T,
+    fits: impl Fn(usize) -> Option<T>,
+) -> (usize, T) {
+    while lo < hi {
+        let mid = (lo + hi).div_ceil(2);
+        match fits(mid) {
+            Some(f) => {
+                found = f;
+                lo = mid;
+            }
+            None => hi = mid - 1,
+        }
+    }
+    (lo, found)
 }
 
 fn longest_array(value: &Value) -> usize {

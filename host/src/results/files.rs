@@ -87,6 +87,16 @@ impl ResultFiles {
 mod tests {
     use super::*;
 
+    /// Makes `file` look `secs` seconds old.
+    fn age(file: &Path, secs: u64) {
+        std::fs::File::options()
+            .write(true)
+            .open(file)
+            .unwrap()
+            .set_modified(SystemTime::now() - Duration::from_secs(secs))
+            .unwrap();
+    }
+
     #[test]
     fn files_are_private_and_the_folder_keeps_to_its_cap() {
         let dir = tempfile::tempdir().unwrap();
@@ -100,13 +110,7 @@ mod tests {
             assert_eq!(mode & 0o777, 0o600);
         }
         // Ages apart, so that "oldest" is plain.
-        let past = SystemTime::now() - Duration::from_secs(5);
-        std::fs::File::options()
-            .write(true)
-            .open(&a)
-            .unwrap()
-            .set_modified(past)
-            .unwrap();
+        age(&a, 5);
         let b = files.write("b", &"b".repeat(60)).unwrap();
         assert!(!a.exists(), "the oldest went to make room");
         assert!(b.exists());
@@ -119,13 +123,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let files = ResultFiles::new(dir.path().to_path_buf(), Duration::from_secs(60), 1000);
         let old = files.write("old", "x").unwrap();
-        let past = SystemTime::now() - Duration::from_secs(61);
-        std::fs::File::options()
-            .write(true)
-            .open(&old)
-            .unwrap()
-            .set_modified(past)
-            .unwrap();
+        age(&old, 61);
         files.write("new", "y").unwrap();
         assert!(!old.exists());
     }

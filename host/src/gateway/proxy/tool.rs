@@ -95,11 +95,7 @@ async fn shape(
     let RawResult::Tool(r) = raw else {
         return Ok(raw);
     };
-    let asked = shaping.select.is_some() || shaping.format.is_some();
-    if !asked
-        && gw.format_of(entry).is_none()
-        && !crate::results::over_budget(&r, gw.budget_of(entry))
-    {
+    if gw.passes(entry, &r, shaping) {
         return Ok(RawResult::Tool(r));
     }
     let value =

@@ -137,8 +137,13 @@ impl Gateway {
         self.select(expression, &input).await
     }
 
-    /// `input` projected by the jq `expression`, in the script sandbox.
-    async fn select(&self, expression: &str, input: &Value) -> Result<Value, String> {
+    /// `input` projected by the jq `expression`, in the script sandbox; or
+    /// why not, as the agent reads it.
+    pub(in crate::gateway) async fn select(
+        &self,
+        expression: &str,
+        input: &Value,
+    ) -> Result<Value, String> {
         self.shared
             .host
             .select(expression, input)
@@ -152,16 +157,7 @@ impl Gateway {
         args: &Map<String, Value>,
     ) -> Result<CallToolResult, McpError> {
         let id = args.get("id").and_then(Value::as_str).unwrap_or_default();
-        let asked = Shaping {
-            select: args
-                .get("select")
-                .and_then(Value::as_str)
-                .map(str::to_string),
-            format: args
-                .get("format")
-                .and_then(Value::as_str)
-                .and_then(Format::parse),
-        };
+        let asked = Shaping::of(args);
         let number = |k: &str| args.get(k).and_then(Value::as_u64);
         self.read_kept(id, number("offset"), number("limit"), &asked)
             .await
