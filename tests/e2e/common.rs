@@ -150,6 +150,15 @@ impl ConfigDirs {
         write(&self.home(), ".config/mcpw/mcp.json", text)
     }
 
+    /// Changes the default user config, as JSON, with `change`.
+    pub fn edit_user(&self, change: impl FnOnce(&mut serde_json::Value)) {
+        let file = self.home().join(".config/mcpw/mcp.json");
+        let mut config: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+        change(&mut config);
+        self.user(&config.to_string());
+    }
+
     pub fn sources(&self) -> mcpw::config::ConfigSources {
         mcpw::config::ConfigSources {
             user_value: None,

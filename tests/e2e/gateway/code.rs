@@ -307,12 +307,9 @@ fn cancelling_a_script_stops_its_calls_and_the_session_goes_on() {
 #[test]
 fn code_mode_beside_tool_search_lists_the_code_tool_and_reports_progress() {
     let s = setup();
-    let mut config: Value = serde_json::from_str(
-        &std::fs::read_to_string(s.dirs.home().join(".config/mcpw/mcp.json")).unwrap(),
-    )
-    .unwrap();
-    config["settings"] = json!({"codeMode": true});
-    s.dirs.user(&config.to_string());
+    s.dirs.edit_user(|config| {
+        config["settings"] = json!({"codeMode": true});
+    });
     let three = "const out = []; for (const m of ['a', 'b', 'c']) out.push(await tools.everything__echo({message: m})); return out";
     let r = client(
         connect(&s, "tool-search"),
@@ -377,15 +374,12 @@ async fn run_over_http(url: &str, token: &str, code: &str) -> Value {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn scripts_reach_only_their_tokens_servers_and_sessions_never_mix() {
     let s = setup();
-    let mut config: Value = serde_json::from_str(
-        &std::fs::read_to_string(s.dirs.home().join(".config/mcpw/mcp.json")).unwrap(),
-    )
-    .unwrap();
-    config["serve"] = json!({"tokens": [
-        {"name": "ci", "token": CI, "servers": ["memory"]},
-        {"name": "admin", "token": ADMIN}
-    ]});
-    s.dirs.user(&config.to_string());
+    s.dirs.edit_user(|config| {
+        config["serve"] = json!({"tokens": [
+            {"name": "ci", "token": CI, "servers": ["memory"]},
+            {"name": "admin", "token": ADMIN}
+        ]});
+    });
     let serving = crate::servers::Serving::start(&s.dirs.home(), &["--exposure", "code"]);
     let url = serving.url();
 

@@ -393,15 +393,12 @@ async fn another_session_or_client_token_reads_nothing_a_session_kept() {
     const ADMIN: &str = "admin-token-0123456789";
     const CI: &str = "ci-token-0123456789";
     let s = setup(json!({}));
-    let mut config: Value = serde_json::from_str(
-        &std::fs::read_to_string(s.dirs.home().join(".config/mcpw/mcp.json")).unwrap(),
-    )
-    .unwrap();
-    config["serve"] = json!({"tokens": [
-        {"name": "ci", "token": CI, "servers": ["fs"]},
-        {"name": "admin", "token": ADMIN}
-    ]});
-    s.dirs.user(&config.to_string());
+    s.dirs.edit_user(|config| {
+        config["serve"] = json!({"tokens": [
+            {"name": "ci", "token": CI, "servers": ["fs"]},
+            {"name": "admin", "token": ADMIN}
+        ]});
+    });
     let serving = crate::servers::Serving::start(&s.dirs.home(), &["--exposure", "direct"]);
     let url = serving.url();
     use super::code::http_client;
@@ -470,13 +467,10 @@ fn a_scripts_big_value_is_cut_and_a_script_reads_it_back() {
 #[test]
 fn a_64_mb_result_comes_through_as_its_preview() {
     let s = setup(json!({}));
-    let mut config: Value = serde_json::from_str(
-        &std::fs::read_to_string(s.dirs.home().join(".config/mcpw/mcp.json")).unwrap(),
-    )
-    .unwrap();
-    config["mcpServers"]["m"] =
-        json!({"command": "node", "args": [servers().misbehave(), "ok"], "callTimeoutMs": 120000});
-    s.dirs.user(&config.to_string());
+    s.dirs.edit_user(|config| {
+        config["mcpServers"]["m"] =
+            json!({"command": "node", "args": [servers().misbehave(), "ok"], "callTimeoutMs": 120000});
+    });
     let bytes = 64 << 20;
     let r = client_plan(json!({"connect": connect(&s, "direct"), "steps": [
         call("m__big", json!({"bytes": bytes})),
@@ -496,12 +490,9 @@ fn a_64_mb_result_comes_through_as_its_preview() {
 #[test]
 fn a_format_set_for_all_or_for_a_server_rewrites_json_results() {
     let s = setup(json!({"resultFormat": "toon"}));
-    let mut config: Value = serde_json::from_str(
-        &std::fs::read_to_string(s.dirs.home().join(".config/mcpw/mcp.json")).unwrap(),
-    )
-    .unwrap();
-    config["mcpServers"]["fsall"]["resultFormat"] = json!({"list_*": "json", "*": "csv"});
-    s.dirs.user(&config.to_string());
+    s.dirs.edit_user(|config| {
+        config["mcpServers"]["fsall"]["resultFormat"] = json!({"list_*": "json", "*": "csv"});
+    });
     let dir = s.data.join("d00").display().to_string();
     let r = client_plan(json!({"connect": connect(&s, "direct"), "steps": [
         call("everything__get-structured-content", json!({"location": "New York"})),
