@@ -24,7 +24,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { ElicitRequestSchema, ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
+import { ElicitRequestSchema, ProgressNotificationSchema, ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 
 const plan = JSON.parse(process.argv[2]);
 // With "elicit" (answers given in order), the client takes elicitation requests.
@@ -43,6 +43,14 @@ let mark = 0;
 const waiters = [];
 /** The results of the steps so far. */
 const results = [];
+// Every progress notification, in order. The SDK hands a notification to its
+// call's handler a microtask after reading it, but drops the handler as soon as
+// it reads the response: steps read together with the response would be lost.
+const progressLog = [];
+client.setNotificationHandler(ProgressNotificationSchema, (n) => {
+  progressLog.push(n.params);
+  client._onprogress(n);
+});
 client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
   listChanged++;
   waiters.splice(0).forEach((w) => w());
@@ -80,9 +88,10 @@ async function step(s) {
     case "listTools":
       return (await client.listTools()).tools.map((t) => ({ name: t.name, description: t.description, inputSchema: t.inputSchema, outputSchema: t.outputSchema, _meta: t._meta }));
     case "callTool": {
-      const progress = [];
-      const options = s.progress ? { onprogress: (p) => progress.push(p), resetTimeoutOnProgress: true } : {};
+      const from = progressLog.length;
+      const options = s.progress ? { onprogress: () => {}, resetTimeoutOnProgress: true } : {};
       const r = await client.callTool({ name: s.name, arguments: keptIds(s.arguments ?? {}) }, undefined, options);
+      const progress = s.progress ? progressLog.slice(from).map(({ progressToken, ...p }) => p) : [];
       if (s.digest) {
         // Each block's text, data or resource as its sha256 and length.
         r.content = r.content.map((c) => {
