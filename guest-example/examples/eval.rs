@@ -3,6 +3,15 @@
 //! `cargo run -p mcpw-guest-default --release --example eval -- CATALOG QUERIES [PROFILE] [--misses]`
 //! Metrics as `mcpw plugin bench` (top 10). `--dump FILE` writes each query's
 //! top 100 with scores as JSON, for offline score-fusion experiments.
+//!
+//! Search by meaning: `--vectors FILE` (a JSON object, text → vector) gives
+//! the vectors of tool texts and queries; the texts it lacks are written to
+//! `FILE.todo.json` for `cargo run -p mcpw --release --example embed_texts --
+//! MODEL_DIR FILE.todo.json FILE` to embed. `--weight W` sets the weight of
+//! meaning; `--cv K` picks it by K-fold cross-validation over the queries
+//! (each fold's weight chosen on the other folds, by MRR@10, which rewards
+//! both a right first hit and a right tool high up, then R@5) and
+//! reports the held-out metrics.
 
 use mcpw_guest_default::model::{Entry, Tool};
 use mcpw_guest_default::ranking::{Hit, Index, IndexOptions, SearchOptions};
@@ -19,22 +28,30 @@ struct Args {
     /// Print the queries that miss a relevant tool in the top 5.
     recall: bool,
     dump_to: Option<String>,
+    vectors: Option<String>,
+    weight: Option<f32>,
+    cv: Option<usize>,
 }
 
 impl Args {
     /// Reads the command line: `CATALOG QUERIES [PROFILE] [--misses] [--recall] [--dump FILE]`.
     fn parse() -> Args {
         let args: Vec<String> = std::env::args().skip(1).collect();
+        let value = |flag: &str| {
+            args.iter()
+                .position(|a| a == flag)
+                .and_then(|i| args.get(i + 1).cloned())
+        };
         Args {
             catalog: args[0].clone(),
             queries: args[1].clone(),
             profile: args.get(2).filter(|a| !a.starts_with("--")).cloned(),
             misses: args.iter().any(|a| a == "--misses"),
             recall: args.iter().any(|a| a == "--recall"),
-            dump_to: args
-                .iter()
-                .position(|a| a == "--dump")
-                .and_then(|i| args.get(i + 1).cloned()),
+            dump_to: value("--dump"),
+            vectors: value("--vectors"),
+            weight: value("--weight").map(|w| w.parse().expect("--weight: a number")),
+            cv: value("--cv").map(|k| k.parse().expect("--cv: a number of folds")),
         }
     }
 }
@@ -155,8 +172,116 @@ fn report(sums: &Sums, queries: usize, build_ms: f64, mut times: Vec<f64>) {
     );
 }
 
+/// The vectors of `texts` from the file, or `None` after writing those it
+/// lacks to `<file>.todo.json`.
+fn vectors_of(path: &str, texts: &[String]) -> Option<Vec<Vec<f32>>> {
+    let known: std::collections::HashMap<String, Vec<f32>> = std::fs::read_to_string(path)
+        .ok()
+        .map(|t| serde_json::from_str(&t).unwrap())
+        .unwrap_or_default();
+    let todo: Vec<&String> = texts.iter().filter(|t| !known.contains_key(*t)).collect();
+    if !todo.is_empty() {
+        let out = format!("{path}.todo.json");
+        std::fs::write(&out, serde_json::to_string(&todo).unwrap()).unwrap();
+        eprintln!(
+            "{} texts have no vector: embed {out} into {path} (example embed_texts of mcpw)",
+            todo.len()
+        );
+        return None;
+    }
+    Some(texts.iter().map(|t| known[t].clone()).collect())
+}
+
+/// One query's R@1, R@5 and reciprocal rank (top 10).
+fn quality(ranked: &[&str], rel: &[&str]) -> [f64; 3] {
+    let mut sums = Sums::default();
+    add_metrics(&mut sums, ranked, rel);
+    [sums.r1, sums.r5, sums.mrr]
+}
+
+/// Per weight of meaning, each query's quality.
+fn sweep(
+    index: &mut Index,
+    qs: &[(String, Vec<String>, Vec<f32>)],
+    ids: &[String],
+    weights: &[f32],
+) -> Vec<Vec<[f64; 3]>> {
+    weights
+        .iter()
+        .map(|&w| {
+            index.set_weight(w);
+            qs.iter()
+                .map(|(text, rel, v)| {
+                    let opts = SearchOptions {
+                        limit: 10,
+                        ..Default::default()
+                    };
+                    let hits = index.search_with(text, &opts, Some(v)).unwrap();
+                    let ranked: Vec<&str> = hits
+                        .iter()
+                        .map(|h| ids[h.index as usize].as_str())
+                        .collect();
+                    let rel: Vec<&str> = rel.iter().map(String::as_str).collect();
+                    quality(&ranked, &rel)
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// K-fold cross-validation of the weight of meaning: prints each fold's
+/// pick and the held-out R@1, R@5 and MRR@10.
+fn cross_validate(per_weight: &[Vec<[f64; 3]>], weights: &[f32], k: usize) {
+    let n = per_weight[0].len();
+    let mean = |w: usize, keep: &dyn Fn(usize) -> bool, m: usize| {
+        let (s, c) = (0..n)
+            .filter(|&i| keep(i))
+            .fold((0.0, 0), |(s, c), i| (s + per_weight[w][i][m], c + 1));
+        s / c.max(1) as f64
+    };
+    let mut held = [0.0f64; 3];
+    let mut picks = Vec::new();
+    for fold in 0..k {
+        let train = |i: usize| i % k != fold;
+        let best = (0..weights.len())
+            .max_by(|&a, &b| {
+                (mean(a, &train, 2), mean(a, &train, 1))
+                    .partial_cmp(&(mean(b, &train, 2), mean(b, &train, 1)))
+                    .unwrap()
+                    // Ties go to the smaller weight.
+                    .then(b.cmp(&a))
+            })
+            .unwrap();
+        picks.push(weights[best]);
+        for (m, h) in held.iter_mut().enumerate() {
+            *h += (0..n)
+                .filter(|&i| i % k == fold)
+                .map(|i| per_weight[best][i][m])
+                .sum::<f64>();
+        }
+    }
+    println!(
+        "cross-validated ({k} folds): R@1 {:.3}  R@5 {:.3}  MRR@10 {:.3}   weights picked {picks:?}",
+        held[0] / n as f64,
+        held[1] / n as f64,
+        held[2] / n as f64
+    );
+    for (w, per) in weights.iter().zip(per_weight) {
+        let all = |m: usize| per.iter().map(|q| q[m]).sum::<f64>() / n as f64;
+        println!(
+            "  w {w:.2}: R@1 {:.3}  R@5 {:.3}  MRR@10 {:.3}",
+            all(0),
+            all(1),
+            all(2)
+        );
+    }
+}
+
 fn main() {
     let args = Args::parse();
+    if let Some(path) = &args.vectors {
+        return with_vectors(&args, path);
+    }
     let catalog = read_json(&args.catalog);
     let queries = read_json(&args.queries);
     let mut dump = Vec::new();
@@ -206,4 +331,73 @@ fn main() {
         std::fs::write(path, serde_json::to_string(&dump).unwrap()).unwrap();
     }
     report(&sums, qs.len(), build_ms, times);
+}
+
+/// The evaluation with vectors: at `--weight` (default the guest's), or
+/// cross-validated with `--cv`.
+fn with_vectors(args: &Args, path: &str) {
+    let catalog = read_json(&args.catalog);
+    let queries = read_json(&args.queries);
+    let entries = entries(&catalog);
+    let ids: Vec<String> = entries
+        .iter()
+        .map(|e| format!("{}/{}", e.tool.server, e.tool.name))
+        .collect();
+    let mut index = Index::build(
+        entries,
+        IndexOptions {
+            profile: args.profile.clone(),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let Some(tool_texts) = index.texts_to_embed() else {
+        panic!("this profile does not use meaning");
+    };
+    let qs: Vec<(String, Vec<String>)> = queries
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|q| {
+            let rel = q["relevant"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|r| r.as_str().unwrap().to_string())
+                .collect();
+            (q["query"].as_str().unwrap().to_string(), rel)
+        })
+        .collect();
+    let mut texts = tool_texts.clone();
+    texts.extend(qs.iter().map(|(q, _)| q.clone()));
+    let Some(mut vectors) = vectors_of(path, &texts) else {
+        std::process::exit(2);
+    };
+    let query_vectors = vectors.split_off(tool_texts.len());
+    assert!(index.set_vectors(vectors), "the vectors fit the catalog");
+    let qs: Vec<(String, Vec<String>, Vec<f32>)> = qs
+        .into_iter()
+        .zip(query_vectors)
+        .map(|((q, r), v)| (q, r, v))
+        .collect();
+    let weights: Vec<f32> = match (args.cv, args.weight) {
+        (Some(_), _) => (0..=16).map(|i| i as f32 * 0.05).collect(),
+        (None, Some(w)) => vec![w],
+        (None, None) => vec![mcpw_guest_default::ranking::meaning::WEIGHT],
+    };
+    let per_weight = sweep(&mut index, &qs, &ids, &weights);
+    match args.cv {
+        Some(k) => cross_validate(&per_weight, &weights, k),
+        None => {
+            let n = qs.len() as f64;
+            let all = |m: usize| per_weight[0].iter().map(|q| q[m]).sum::<f64>() / n;
+            println!(
+                "w {:.2}: R@1 {:.3}  R@5 {:.3}  MRR@10 {:.3}",
+                weights[0],
+                all(0),
+                all(1),
+                all(2)
+            );
+        }
+    }
 }

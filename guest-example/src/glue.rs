@@ -97,8 +97,34 @@ impl wit::Ranking for Index {
             server_keywords: options.server_keywords,
             profile: options.profile,
         };
-        let index = ranking::Index::build(entries.into_iter().map(entry).collect(), options)
+        let mut index = ranking::Index::build(entries.into_iter().map(entry).collect(), options)
             .map_err(error)?;
+        if let Some(texts) = index.texts_to_embed() {
+            use wit::embed::{EmbedError, Urgency};
+            match wit::embed::embed(&texts, Urgency::Background) {
+                Ok(rows) => {
+                    if !index.set_vectors(rows) {
+                        wit::log(
+                            wit::host::log::Level::Warn,
+                            "the host's vectors do not fit the catalog; ranking by words",
+                        );
+                    }
+                }
+                // No model, or not granted: words alone, exactly as without `embed`.
+                Err(EmbedError::NoModel | EmbedError::Denied(_)) => {}
+                Err(EmbedError::Pending(p)) => wit::log(
+                    wit::host::log::Level::Debug,
+                    &format!(
+                        "ranking by words while {} of {} tool vectors are ready",
+                        p.done, p.total
+                    ),
+                ),
+                Err(e) => wit::log(
+                    wit::host::log::Level::Warn,
+                    &format!("ranking by words: {e:?}"),
+                ),
+            }
+        }
         Ok(Index(index))
     }
 
@@ -115,7 +141,16 @@ impl wit::Ranking for Index {
             },
             server: options.server,
         };
-        let hits = self.0.search(&query, &options).map_err(error)?;
+        let vector = self
+            .0
+            .wants_query_vector(&query, &options)
+            .then(|| wit::embed::embed(std::slice::from_ref(&query), wit::embed::Urgency::Now))
+            .and_then(|r| r.ok())
+            .and_then(|mut v| v.pop());
+        let hits = self
+            .0
+            .search_with(&query, &options, vector.as_deref())
+            .map_err(error)?;
         Ok(hits
             .into_iter()
             .map(|h| wit::Hit {

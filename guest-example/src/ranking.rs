@@ -6,6 +6,7 @@
 mod fasthash;
 mod hybrid;
 mod lexicon;
+pub mod meaning;
 mod pattern;
 mod schema_text;
 mod seed;
@@ -18,9 +19,15 @@ use crate::model::{Entry, PolicyError};
 
 /// The profile used when the host names none.
 pub const DEFAULT_PROFILE: &str = hybrid::PROFILE;
-/// Every profile this guest offers: the default scoring, and the seed's keyword
-/// scoring kept for compatibility.
-pub const PROFILES: &[&str] = &[hybrid::PROFILE, seed::PROFILE];
+/// Every profile this guest offers: the default scoring (words fused with
+/// meaning when the host has a model), words alone, meaning alone, and the
+/// seed's keyword scoring kept for compatibility.
+pub const PROFILES: &[&str] = &[
+    hybrid::PROFILE,
+    meaning::WORDS,
+    meaning::MEANING,
+    seed::PROFILE,
+];
 
 /// WIT `index-options`.
 #[derive(Clone, Debug, Default)]
@@ -67,22 +74,54 @@ enum Scorer {
     Seed(seed::SeedIndex),
 }
 
+/// What the word scores are combined with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Signals {
+    /// Words, fused with meaning when there are vectors.
+    Fused,
+    /// Words alone.
+    Words,
+    /// Meaning alone, when there are vectors (else words).
+    Meaning,
+}
+
 /// A search index over one catalog (WIT resource `index`).
 pub struct Index {
     entries: Vec<Entry>,
     scorer: Scorer,
+    signals: Signals,
+    vectors: Option<meaning::Vectors>,
+    weight: f32,
+}
+
+/// One hit with the parts of its score.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Explained {
+    pub hit: Hit,
+    /// The word score (0 when no word matched).
+    pub words: f32,
+    /// The cosine to the query, when the index has vectors.
+    pub meaning: Option<f32>,
 }
 
 impl Index {
     /// Builds the index for the profile named in `options` (or the default one).
     pub fn build(entries: Vec<Entry>, options: IndexOptions) -> Result<Index, PolicyError> {
         let profile = options.profile.as_deref().unwrap_or(DEFAULT_PROFILE);
-        let scorer = match profile {
-            hybrid::PROFILE => Scorer::Hybrid(hybrid::HybridIndex::build(
+        let hybrid = || {
+            Scorer::Hybrid(hybrid::HybridIndex::build(
                 &entries,
                 &options.server_keywords,
-            )),
-            seed::PROFILE => Scorer::Seed(seed::SeedIndex::build(&entries)),
+            ))
+        };
+        let (scorer, signals) = match profile {
+            hybrid::PROFILE => (hybrid(), Signals::Fused),
+            meaning::WORDS => (hybrid(), Signals::Words),
+            meaning::MEANING => (hybrid(), Signals::Meaning),
+            seed::PROFILE => (
+                Scorer::Seed(seed::SeedIndex::build(&entries)),
+                Signals::Words,
+            ),
             other => {
                 return Err(PolicyError::InvalidInput(format!(
                     "unknown ranking profile {other:?}; this guest offers: {}",
@@ -90,7 +129,44 @@ impl Index {
                 )));
             }
         };
-        Ok(Index { entries, scorer })
+        Ok(Index {
+            entries,
+            scorer,
+            signals,
+            vectors: None,
+            weight: meaning::WEIGHT,
+        })
+    }
+
+    /// The texts to embed, one per entry, when this profile uses meaning.
+    pub fn texts_to_embed(&self) -> Option<Vec<String>> {
+        (self.signals != Signals::Words).then(|| {
+            self.entries
+                .iter()
+                .map(|e| meaning::tool_text(&e.tool))
+                .collect()
+        })
+    }
+
+    /// Gives the index each entry's vector (rows in entry order); returns
+    /// whether they fit.
+    pub fn set_vectors(&mut self, rows: Vec<Vec<f32>>) -> bool {
+        self.vectors = meaning::Vectors::new(rows, self.entries.len());
+        self.vectors.is_some()
+    }
+
+    /// Does a query need its vector (the index has vectors to compare)?
+    pub fn wants_query_vector(&self, query: &str, options: &SearchOptions) -> bool {
+        self.vectors.is_some()
+            && options.mode == Mode::Keyword
+            && select::parse(query).is_none()
+            && !query.trim().is_empty()
+    }
+
+    /// Sets the weight of meaning (for experiments; the default is
+    /// [`meaning::WEIGHT`]).
+    pub fn set_weight(&mut self, weight: f32) {
+        self.weight = weight;
     }
 
     /// How many entries the index holds.
@@ -103,8 +179,41 @@ impl Index {
         self.entries.is_empty()
     }
 
-    /// Answers one query: at most `options.limit` hits, best first.
+    /// Answers one query by words: at most `options.limit` hits, best first.
     pub fn search(&self, query: &str, options: &SearchOptions) -> Result<Vec<Hit>, PolicyError> {
+        self.search_with(query, options, None)
+    }
+
+    /// Answers one query, with its vector when the index has vectors.
+    pub fn search_with(
+        &self,
+        query: &str,
+        options: &SearchOptions,
+        query_vector: Option<&[f32]>,
+    ) -> Result<Vec<Hit>, PolicyError> {
+        Ok(self
+            .explain(query, options, query_vector)?
+            .into_iter()
+            .map(|e| e.hit)
+            .collect())
+    }
+
+    /// As [`Index::search_with`], with each hit's word and meaning parts.
+    pub fn explain(
+        &self,
+        query: &str,
+        options: &SearchOptions,
+        query_vector: Option<&[f32]>,
+    ) -> Result<Vec<Explained>, PolicyError> {
+        let plain = |hits: Vec<Hit>| {
+            hits.into_iter()
+                .map(|hit| Explained {
+                    hit,
+                    words: hit.score,
+                    meaning: None,
+                })
+                .collect()
+        };
         let in_scope = |i: usize| {
             options
                 .server
@@ -113,10 +222,15 @@ impl Index {
         };
         let limit = options.limit as usize;
         if options.mode == Mode::Regex {
-            return pattern::search(&self.entries, query, limit, &in_scope);
+            return pattern::search(&self.entries, query, limit, &in_scope).map(plain);
         }
         if let Some(names) = select::parse(query) {
-            return Ok(select::search(&self.entries, &names, limit, &in_scope));
+            return Ok(plain(select::search(
+                &self.entries,
+                &names,
+                limit,
+                &in_scope,
+            )));
         }
         if query.trim().is_empty() {
             return Err(PolicyError::InvalidInput(
@@ -127,8 +241,31 @@ impl Index {
             Scorer::Hybrid(index) => index.score(query, &in_scope),
             Scorer::Seed(index) => index.score(query, &in_scope),
         };
-        top(&mut scored, limit);
-        Ok(scored)
+        let (Some(vectors), Some(q)) = (&self.vectors, query_vector) else {
+            top(&mut scored, limit);
+            return Ok(plain(scored));
+        };
+        let weight = match self.signals {
+            Signals::Meaning => 1.0,
+            _ => self.weight,
+        };
+        let mut fused = meaning::fuse(&scored, vectors.cosines(q), weight, &in_scope);
+        if self.signals == Signals::Meaning {
+            // Meaning alone: the cosine itself is the score (same order).
+            for h in &mut fused.hits {
+                h.score = fused.meaning[h.index as usize];
+            }
+        }
+        let mut hits = fused.hits;
+        top(&mut hits, limit);
+        Ok(hits
+            .into_iter()
+            .map(|hit| Explained {
+                hit,
+                words: fused.words[hit.index as usize],
+                meaning: Some(fused.meaning[hit.index as usize]),
+            })
+            .collect())
     }
 }
 

@@ -17,6 +17,7 @@ mod catalog_cmd;
 mod config_cmd;
 mod demo_cmd;
 mod elicit;
+mod embedding;
 mod plugin_cmd;
 mod serve_cmd;
 mod servers_cmd;

@@ -21,6 +21,7 @@ pub mod model;
 pub mod plugins;
 pub mod rate;
 pub mod results;
+pub mod search;
 pub mod shared_url;
 pub mod show;
 pub mod trust;

@@ -138,6 +138,8 @@ pub struct Host {
     env: Environment,
     manager: Arc<Manager>,
     policy: Arc<Policy>,
+    /// The embedding model of search by meaning, when one is configured.
+    embeddings: Option<Arc<crate::embed::Embeddings>>,
     /// User guests that could not be loaded (the default guest fills their roles).
     broken_guests: Vec<crate::plugin::BrokenGuest>,
     naming: NamingOptions,
@@ -183,6 +185,36 @@ fn naming_options(config: &Config) -> NamingOptions {
     }
 }
 
+/// Builds the search index again whenever a background run of embeddings
+/// ends, so that the search after it ranks by meaning without waiting.
+fn rebuild_when_embedded(
+    embeddings: &Arc<crate::embed::Embeddings>,
+    catalog: &Arc<Publisher>,
+    policy: &Arc<Policy>,
+) -> tokio::task::JoinHandle<()> {
+    let mut status = embeddings.status();
+    let (embeddings, catalog, policy) = (embeddings.clone(), catalog.clone(), policy.clone());
+    tokio::spawn(async move {
+        let mut seen = status.borrow().generation;
+        while status.changed().await.is_ok() {
+            let generation = status.borrow().generation;
+            if generation == seen {
+                continue;
+            }
+            seen = generation;
+            let snapshot = catalog.latest();
+            // Only an index that was built, and ranks by words meanwhile.
+            if snapshot.ranks_by_words_while_embedding() == Some(true)
+                && let Err(e) = snapshot
+                    .index(&policy, &catalog.index_builds, Some(&embeddings))
+                    .await
+            {
+                tracing::warn!("cannot build the search index again: {e}");
+            }
+        }
+    })
+}
+
 /// A resolved catalog entry: a handle into the snapshot it was found in, so
 /// that resolving a name copies nothing.
 #[derive(Clone)]
@@ -221,7 +253,14 @@ impl Host {
         )
         .with_shared(shared.clone());
         let catalog = Publisher::new();
-        let services = Arc::new(services::LiveServices::new(catalog.clone()));
+        let embeddings = config.settings.search.model.as_ref().map(|model| {
+            let source = crate::embed::ModelSource::new(model, &env.home(), &env.cache_dir());
+            crate::embed::Embeddings::new(source, env.cache_dir().join("vectors"), shared.clone())
+        });
+        let services = Arc::new(services::LiveServices::new(
+            catalog.clone(),
+            embeddings.clone(),
+        ));
         // Reading the cache and loading the guests are both blocking, and
         // independent: they run side by side.
         let policy_config = crate::plugin::PolicyConfig::of(&config, options.compile_cache.clone());
@@ -253,6 +292,10 @@ impl Host {
             if let Some(shared) = &shared {
                 tasks.push(shared.spawn_monitor(crate::team_state::MONITOR_EVERY));
             }
+        }
+        let policy = Arc::new(policy);
+        if let Some(e) = &embeddings {
+            tasks.push(rebuild_when_embedded(e, &catalog, &policy));
         }
         let naming = naming_options(&config);
         let kept = crate::kept::Store::new(config.settings.results.store.into());
@@ -289,7 +332,8 @@ impl Host {
             config: Arc::new(ArcSwap::from_pointee(config)),
             env,
             manager,
-            policy: Arc::new(policy),
+            policy,
+            embeddings,
             broken_guests,
             naming,
             catalog,
@@ -512,6 +556,41 @@ impl Host {
             .collect())
     }
 
+    /// Where search by meaning stands (none without a model): the model,
+    /// and the progress of the tool vectors' background run.
+    pub fn embedding_status(&self) -> Option<crate::embed::Status> {
+        Some(self.embeddings.as_ref()?.status().borrow().clone())
+    }
+
+    /// What to tell beside search results that rank by words only because
+    /// the tool vectors are still being computed (or the model failed).
+    pub fn search_note(&self) -> Option<String> {
+        let status = self.embedding_status()?;
+        if let Some(e) = status.error {
+            return Some(format!(
+                "Ranked by words only: the embedding model cannot be used ({e})."
+            ));
+        }
+        let lexical = self.catalog.latest().ranks_by_words_while_embedding() == Some(true);
+        (lexical && status.busy).then(|| {
+            format!(
+                "Ranked by words only while tool vectors are computed ({} of {}); search by meaning follows.",
+                status.done, status.total
+            )
+        })
+    }
+
+    /// Builds the search index, waits for the tool vectors it asked for,
+    /// and builds it again with them: after this, search ranks by meaning
+    /// too (or by words, if the model cannot be used).
+    pub async fn search_by_meaning_ready(&self) -> Result<(), HostError> {
+        self.prepare_search().await?;
+        if let Some(e) = &self.embeddings {
+            e.idle().await;
+        }
+        self.prepare_search().await
+    }
+
     /// Builds the search index of the current catalog now, so that the first
     /// search does not wait for it.
     pub async fn prepare_search(&self) -> Result<(), HostError> {
@@ -540,7 +619,11 @@ impl Host {
     ) -> Result<(Arc<Snapshot>, Arc<crate::plugin::SearchIndex>), HostError> {
         let snapshot = self.snapshot().await?;
         let index = snapshot
-            .index(&self.policy, &self.catalog.index_builds)
+            .index(
+                &self.policy,
+                &self.catalog.index_builds,
+                self.embeddings.as_ref(),
+            )
             .await?;
         Ok((snapshot, index))
     }

@@ -40,6 +40,8 @@ pub mod catalog;
 pub mod clock;
 pub mod config;
 #[cfg(feature = "gateway")]
+pub mod embed;
+#[cfg(feature = "gateway")]
 pub(crate) mod file_lock;
 #[cfg(feature = "gateway")]
 pub mod gateway;

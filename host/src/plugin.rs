@@ -25,7 +25,9 @@ pub use roles::{
     DirectOptions, DirectPolicy, Hit, IndexOptions, NameOutcome, Namer, NamingOptions, QueryMode,
     RankIndex, Ranker, SearchOptions, ServerDirect, is_valid_tool_name,
 };
-pub use services::{CallOutcome, HostServices, ServiceError, StaticServices};
+pub use services::{
+    CallOutcome, EmbedError, EmbedModel, HostServices, ServiceError, StaticServices, Urgency,
+};
 
 /// Replaces every character outside `[A-Za-z0-9_-]` with `_` (as the default
 /// naming guest does), for names the host makes itself (prompts).

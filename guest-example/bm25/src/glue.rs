@@ -1,6 +1,8 @@
 //! The `ranking` role over [`crate::bm25f`].
 
 use crate::bm25f::{self, Doc};
+use crate::fusion;
+use mcpw_guest::embed::{self, EmbedError, Urgency};
 use mcpw_guest::{Entry, Hit, IndexOptions, PluginError, QueryMode, Ranking, SearchOptions};
 
 /// One index: the BM25F index plus what select/regex/server filters need.
@@ -9,6 +11,39 @@ pub struct Index {
     names: Vec<String>,
     descriptions: Vec<String>,
     servers: Vec<String>,
+    /// Each tool's vector, one row after another, when the host has a model.
+    vectors: Vec<f32>,
+    dimension: usize,
+}
+
+/// The tools' vectors, when the host embeds (`embed` is granted to the
+/// ranking role by default). Pending, denied or no model: words alone.
+fn tool_vectors(entries: &[Entry]) -> (Vec<f32>, usize) {
+    let texts: Vec<String> = entries
+        .iter()
+        .map(|e| {
+            format!(
+                "{} {}: {}",
+                e.tool.server,
+                e.tool.name.replace('_', " "),
+                e.tool.description
+            )
+        })
+        .collect();
+    match embed::embed(&texts, Urgency::Background) {
+        Ok(rows) => {
+            let dimension = rows.first().map_or(0, Vec::len);
+            (rows.into_iter().flatten().collect(), dimension)
+        }
+        Err(EmbedError::Denied(why)) => {
+            mcpw_guest::log(
+                mcpw_guest::host::log::Level::Warn,
+                &format!("ranking by words: {why}"),
+            );
+            (Vec::new(), 0)
+        }
+        Err(_) => (Vec::new(), 0),
+    }
 }
 
 impl Ranking for Index {
@@ -42,7 +77,10 @@ impl Ranking for Index {
                 params: e.tool.schema_text(),
             })
             .collect();
+        let (vectors, dimension) = tool_vectors(&entries);
         Ok(Index {
+            vectors,
+            dimension,
             bm25: bm25f::Index::build(&docs, bm25f::Params::default()),
             names: entries.iter().map(|e| e.name.clone()).collect(),
             descriptions: entries.iter().map(|e| e.tool.description.clone()).collect(),
@@ -99,6 +137,13 @@ impl Ranking for Index {
             .filter(|(d, _)| in_scope(*d as usize))
             .collect();
         scored.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        if self.dimension > 0
+            && let Ok(mut q) = embed::embed(std::slice::from_ref(&query), Urgency::Now)
+            && let Some(q) = q.pop()
+        {
+            let cosines = fusion::cosines(&self.vectors, self.dimension, &q);
+            scored = fusion::fuse(&scored, &cosines, &in_scope);
+        }
         scored.truncate(limit);
         Ok(scored
             .into_iter()

@@ -54,7 +54,15 @@ pub struct SearchArgs {
     /// Use this ranking guest instead of the configured one.
     #[arg(long, value_name = "FILE.wasm")]
     plugin: Option<PathBuf>,
-    /// Print JSON: [{"server","tool","name","score"}], best first.
+    /// The embedding model: a folder, or a model id (default: `settings.search.model`).
+    #[arg(long, value_name = "FOLDER|ID")]
+    model: Option<String>,
+    /// Show each hit's parts: its word score and its cosine to the query
+    /// (from the guest's `words` and `meaning` profiles, when it offers them).
+    #[arg(long)]
+    explain: bool,
+    /// Print JSON: [{"server","tool","name","score"}], best first (with
+    /// `--explain`, also "words" and "meaning").
     #[arg(long)]
     json: bool,
 }
@@ -155,22 +163,33 @@ pub fn search(args: SearchArgs, sources: &ConfigSources) -> Result<ExitCode> {
         .iter()
         .map(|p| (Role::Ranking, p.clone()))
         .collect();
-    let policy = super::load_policy(&cfg, sources, services(&tools), &overrides)?;
+    let embeddings = super::embedding::open(&cfg, sources, args.model.as_deref())?;
+    let services = match &embeddings {
+        Some(e) => e.services(services(&tools))?,
+        None => services(&tools),
+    };
+    let policy = super::load_policy(&cfg, sources, services, &overrides)?;
     let entries: Arc<[Entry]> = policy
         .entries(&tools, &naming_options(None, cfg.settings.tool_prefix)?)?
         .into();
-    let keywords = cfg
+    let keywords: Vec<(String, Vec<String>)> = cfg
         .servers
         .iter()
         .filter(|s| !s.config.search_keywords.is_empty())
-        .map(|s| (s.name.clone(), s.config.search_keywords.clone()));
-    let index = policy.index(
-        entries.clone(),
-        IndexOptions {
-            server_keywords: keywords.collect(),
-            profile: args.profile.or(cfg.settings.search_profile.clone()),
-        },
-    )?;
+        .map(|s| (s.name.clone(), s.config.search_keywords.clone()))
+        .collect();
+    let profile = args.profile.clone().or(cfg.settings.search_profile.clone());
+    let build = |profile: Option<String>| {
+        let options = IndexOptions {
+            server_keywords: keywords.clone(),
+            profile,
+        };
+        match &embeddings {
+            Some(e) => e.ready(|| Ok(policy.index(entries.clone(), options.clone())?)),
+            None => Ok(policy.index(entries.clone(), options)?),
+        }
+    };
+    let index = build(profile)?;
     let options = SearchOptions {
         limit: args.limit,
         mode: if args.regex {
@@ -186,12 +205,40 @@ pub fn search(args: SearchArgs, sources: &ConfigSources) -> Result<ExitCode> {
         anyhow::bail!("--server {s:?}: the catalog has no server of that name");
     }
     let hits = index.search(&args.query, &options)?;
+    // Each hit's part by the guest's one-signal profiles (none it lacks).
+    let part = |profile: &str| -> Option<std::collections::HashMap<usize, f32>> {
+        let index = build(Some(profile.to_string())).ok()?;
+        let all = SearchOptions {
+            limit: entries.len() as u32,
+            ..options.clone()
+        };
+        let hits = index.search(&args.query, &all).ok()?;
+        Some(hits.into_iter().map(|h| (h.index, h.score)).collect())
+    };
+    let (words, meaning) = if args.explain {
+        (
+            part("words"),
+            embeddings.as_ref().and_then(|_| part("meaning")),
+        )
+    } else {
+        (None, None)
+    };
+    let of = |parts: &Option<std::collections::HashMap<usize, f32>>, i: usize| {
+        parts.as_ref().map(|p| p.get(&i).copied().unwrap_or(0.0))
+    };
     if args.json {
         let out: Vec<_> = hits
             .iter()
             .map(|h| {
                 let e = &entries[h.index];
-                json!({"server": e.tool.server, "tool": e.tool.name, "name": e.name, "score": h.score})
+                let mut hit = json!({"server": e.tool.server, "tool": e.tool.name, "name": e.name, "score": h.score});
+                if let Some(w) = of(&words, h.index) {
+                    hit["words"] = json!(w);
+                }
+                if let Some(m) = of(&meaning, h.index) {
+                    hit["meaning"] = json!(m);
+                }
+                hit
             })
             .collect();
         super::print_json(&out)?;
@@ -200,7 +247,12 @@ pub fn search(args: SearchArgs, sources: &ConfigSources) -> Result<ExitCode> {
     } else {
         for (rank, h) in hits.iter().enumerate() {
             let e = &entries[h.index];
-            outln!("{:>2}. {}  (score {})", rank + 1, e.name, h.score);
+            let parts = match (of(&words, h.index), of(&meaning, h.index)) {
+                (Some(w), Some(m)) => format!(": words {w:.2}, meaning {m:.3}"),
+                (Some(w), None) => format!(": words {w:.2}"),
+                _ => String::new(),
+            };
+            outln!("{:>2}. {}  (score {}{parts})", rank + 1, e.name, h.score);
             let desc = mcpw::present::truncate_at_word(&e.tool.description, 100);
             if !desc.is_empty() {
                 outln!("    {desc}");

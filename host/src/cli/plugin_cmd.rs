@@ -39,6 +39,10 @@ pub enum PluginCommand {
         /// Repeat the catalog N times (servers renamed) to measure speed at scale.
         #[arg(long, default_value_t = 1)]
         scale: usize,
+        /// The embedding model: a folder, or a model id (default:
+        /// `settings.search.model`). With one, each signal is reported too.
+        #[arg(long, value_name = "FOLDER|ID")]
+        model: Option<String>,
         /// Print one JSON object.
         #[arg(long)]
         json: bool,
@@ -63,8 +67,17 @@ pub fn run(cmd: PluginCommand, sources: &ConfigSources) -> Result<ExitCode> {
             queries,
             profile,
             scale,
+            model,
             json,
-        } => bench(file, catalog, queries, profile, scale, json, sources),
+        } => bench(
+            file,
+            catalog,
+            queries,
+            profile,
+            (scale, model.as_deref()),
+            json,
+            sources,
+        ),
     }
 }
 
@@ -126,11 +139,12 @@ fn bench(
     catalog: PathBuf,
     queries: PathBuf,
     profile: Option<String>,
-    scale: usize,
+    (scale, model): (usize, Option<&str>),
     json: bool,
     sources: &ConfigSources,
 ) -> Result<ExitCode> {
     let cfg = super::load_config(sources);
+    let embeddings = super::embedding::open(&cfg, sources, model)?;
     let tools = mcpw::bench::scale(&mcpw::catalog::load_catalog(&catalog)?, scale);
     let queries_path = queries;
     let queries = mcpw::bench::load_queries(&queries_path)?;
@@ -152,45 +166,96 @@ fn bench(
         ),
         None => ("default".to_string(), mcpw::plugin::DEFAULT_GUEST.to_vec()),
     };
-    let module = GuestModule::load(
-        &name,
-        &bytes,
-        load_options(sources, cfg.settings.plugins.limits),
-    )?;
+    let mut options = load_options(sources, cfg.settings.plugins.limits);
+    if let Some(e) = &embeddings {
+        options.services = Arc::new(e.services(StaticServices::default())?);
+        options.grants = Grants::default_for(Role::Ranking);
+    }
+    let module = GuestModule::load(&name, &bytes, options)?;
     let ranker = mcpw::plugin::Ranker::new(module)?;
-    let options = mcpw::plugin::IndexOptions {
-        profile,
-        ..Default::default()
-    };
     for warning in mcpw::bench::check_queries(&queries, &entries)
         .map_err(|e| anyhow::anyhow!("{}: {e}", queries_path.display()))?
     {
         tracing::warn!("{}: {warning}", queries_path.display());
     }
-    let report = mcpw::bench::run(&ranker, entries.clone(), &queries, options)?;
+    let run = |profile: Option<String>| -> Result<mcpw::bench::BenchReport> {
+        let options = mcpw::plugin::IndexOptions {
+            profile,
+            ..Default::default()
+        };
+        let run = || {
+            Ok(mcpw::bench::run(
+                &ranker,
+                entries.clone(),
+                &queries,
+                options.clone(),
+            )?)
+        };
+        match &embeddings {
+            // The vectors first (once, then cached), so the index is built with them.
+            Some(e) => {
+                e.ready(|| Ok(ranker.index(entries.clone(), options.clone())?))?;
+                run()
+            }
+            None => run(),
+        }
+    };
+    let report = run(profile.clone())?;
+    // With a model and no profile asked for: each signal alone as well,
+    // where the guest offers the profiles.
+    let signals: Vec<(&str, mcpw::bench::BenchReport)> = match (&embeddings, &profile) {
+        (Some(_), None) => ["words", "meaning"]
+            .into_iter()
+            .filter_map(|p| run(Some(p.to_string())).ok().map(|r| (p, r)))
+            .collect(),
+        _ => Vec::new(),
+    };
     if json {
-        super::print_json(&report)?;
+        let mut out = serde_json::to_value(report)?;
+        if let Some(e) = &embeddings {
+            out["model"] = serde_json::json!(e.model()?.id);
+        }
+        if !signals.is_empty() {
+            out["signals"] = serde_json::Value::Object(
+                signals
+                    .iter()
+                    .map(|(p, r)| Ok((p.to_string(), serde_json::to_value(r)?)))
+                    .collect::<Result<_>>()?,
+            );
+        }
+        super::print_json(&out)?;
     } else {
         outln!(
             "guest {name}: {} tools, {} queries",
             entries.len(),
             queries.len()
         );
-        outln!(
-            "  R@1 {:.3}   R@5 {:.3}   MRR@10 {:.3}   nDCG@10 {:.3}",
-            report.r_at_1,
-            report.r_at_5,
-            report.mrr_at_10,
-            report.ndcg_at_10
-        );
-        outln!(
-            "  index {:.1} ms   query p50 {:.0} µs   p99 {:.0} µs",
-            report.index_ms,
-            report.query_p50_us,
-            report.query_p99_us
-        );
+        if let Some(e) = &embeddings {
+            outln!("  model {}", e.model()?.id);
+        }
+        print_report("", &report)?;
+        for (p, r) in &signals {
+            print_report(&format!("{p} alone: "), r)?;
+        }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+fn print_report(label: &str, report: &mcpw::bench::BenchReport) -> Result<()> {
+    outln!(
+        "  {label}R@1 {:.3}   R@5 {:.3}   MRR@10 {:.3}   nDCG@10 {:.3}",
+        report.r_at_1,
+        report.r_at_5,
+        report.mrr_at_10,
+        report.ndcg_at_10
+    );
+    outln!(
+        "  {label}index {:.1} ms   query p50 {:.0} µs   p99 {:.0} µs",
+        report.index_ms,
+        report.query_p50_us,
+        report.query_p99_us
+    );
+    Ok(())
 }
 
 fn check(file: PathBuf, json: bool, sources: &ConfigSources) -> Result<ExitCode> {
@@ -221,7 +286,12 @@ fn check(file: PathBuf, json: bool, sources: &ConfigSources) -> Result<ExitCode>
 /// For each import of the guest, whether its roles may use it, so that a
 /// missing grant shows before the guest is configured.
 fn import_statuses(report: &GuestReport, grants: &BTreeMap<Role, Grants>) -> Vec<(String, String)> {
-    let grants = |role: Role| grants.get(&role).copied().unwrap_or_default();
+    let grants = |role: Role| {
+        grants
+            .get(&role)
+            .copied()
+            .unwrap_or_else(|| mcpw::config::Grants::default_for(role))
+    };
     report
         .imports
         .iter()

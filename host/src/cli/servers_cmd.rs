@@ -164,6 +164,14 @@ pub async fn status(args: StatusArgs, sources: &ConfigSources) -> Result<ExitCod
         tracing::warn!("tool counts are of listed tools: {e}");
     }
     let servers = host.status();
+    // With a model, the index is built so the tool vectors' state is known
+    // (cached, or being computed: a run started here goes on in `serve`).
+    if host.embedding_status().is_some()
+        && let Err(e) = host.prepare_search().await
+    {
+        tracing::warn!("cannot build the search index: {e}");
+    }
+    let search = host.embedding_status();
     if args.json {
         let list: Vec<Value> = servers
             .iter()
@@ -177,7 +185,7 @@ pub async fn status(args: StatusArgs, sources: &ConfigSources) -> Result<ExitCod
             })
             .collect();
         super::print_json(
-            &json!({"servers": list, "brokenGuests": host.broken_guests(),
+            &json!({"servers": list, "brokenGuests": host.broken_guests(), "search": search,
             "waitingForApproval": host.config().trust.waiting}),
         )?;
     } else {
@@ -201,6 +209,9 @@ pub async fn status(args: StatusArgs, sources: &ConfigSources) -> Result<ExitCod
                 let found = if source.found { "" } else { " (not found)" };
                 outln!("  {}{found}", source.path.display());
             }
+        }
+        if let Some(s) = &search {
+            outln!("\n{}", search_line(s));
         }
         if let Some(notice) = host.config().trust.notice() {
             outln!("\n⚠ {notice}");
@@ -574,4 +585,20 @@ pub fn stats(args: StatsArgs, sources: &ConfigSources) -> Result<ExitCode> {
         );
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// How search ranks, with a model configured.
+fn search_line(s: &mcpw::embed::Status) -> String {
+    let model = s.model.as_deref().unwrap_or("the embedding model");
+    match &s.error {
+        Some(e) => format!("Search: by words only: {model} cannot be used ({e})"),
+        None if s.busy => format!(
+            "Search: by words while tool vectors are computed: {} of {} ready ({model})",
+            s.done, s.total
+        ),
+        None => format!(
+            "Search: by words and meaning ({model}, {} tool vectors)",
+            s.total
+        ),
+    }
 }

@@ -12,14 +12,17 @@ pub enum Capability {
     Lifecycle,
     /// `mcpw:plugin/calls`: call tools and read resources.
     Calls,
+    /// `mcpw:plugin/embed`: text embeddings by the configured model.
+    Embed,
 }
 
 impl Capability {
     /// Every capability.
-    pub const ALL: [Capability; 3] = [
+    pub const ALL: [Capability; 4] = [
         Capability::Catalog,
         Capability::Lifecycle,
         Capability::Calls,
+        Capability::Embed,
     ];
 
     /// The name used in config and in the WIT package.
@@ -28,6 +31,7 @@ impl Capability {
             Capability::Catalog => "catalog",
             Capability::Lifecycle => "lifecycle",
             Capability::Calls => "calls",
+            Capability::Embed => "embed",
         }
     }
 
@@ -49,6 +53,7 @@ pub struct Grants {
     catalog: bool,
     lifecycle: bool,
     calls: bool,
+    embed: bool,
 }
 
 impl Grants {
@@ -63,6 +68,17 @@ impl Grants {
             catalog: true,
             lifecycle: true,
             calls: true,
+            embed: true,
+        }
+    }
+
+    /// What a role gets when the config grants it nothing: `embed` for
+    /// ranking (vectors are what a ranker is for, and they say nothing of
+    /// the servers), nothing for the others.
+    pub fn default_for(role: crate::config::Role) -> Self {
+        match role {
+            crate::config::Role::Ranking => Grants::none().with(Capability::Embed),
+            _ => Grants::none(),
         }
     }
 
@@ -77,6 +93,7 @@ impl Grants {
             Capability::Catalog => &mut self.catalog,
             Capability::Lifecycle => &mut self.lifecycle,
             Capability::Calls => &mut self.calls,
+            Capability::Embed => &mut self.embed,
         }
     }
 
@@ -86,6 +103,7 @@ impl Grants {
             Capability::Catalog => self.catalog,
             Capability::Lifecycle => self.lifecycle,
             Capability::Calls => self.calls,
+            Capability::Embed => self.embed,
         }
     }
 }
@@ -106,5 +124,13 @@ mod tests {
             None,
             "log is not a grantable capability: it is always on"
         );
+    }
+
+    #[test]
+    fn ranking_may_embed_unless_its_grants_are_listed() {
+        use crate::config::Role;
+        assert!(Grants::default_for(Role::Ranking).allows(Capability::Embed));
+        assert!(!Grants::default_for(Role::Ranking).allows(Capability::Calls));
+        assert!(!Grants::default_for(Role::Naming).allows(Capability::Embed));
     }
 }

@@ -634,6 +634,7 @@ fn interpret_settings(raw: Map<String, Value>) -> Settings {
     }
     interpret_code_mode(&raw, &mut s);
     s.results = super::results::ResultSettings::read(&raw);
+    s.search = super::search::SearchSettings::read(&raw);
     if let Some(rule) = raw
         .get("approve")
         .and_then(|v| super::ApproveRule::parse(v).ok())

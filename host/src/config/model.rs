@@ -363,6 +363,8 @@ pub struct Settings {
     pub guards_fail_open: bool,
     /// `resultBudget`, `resultFormat` and `toonEncode`: how big results are guarded.
     pub results: super::results::ResultSettings,
+    /// `search`: the embedding model of search by meaning.
+    pub search: super::search::SearchSettings,
     /// `scriptLimits`: the limits of a script (a call may ask for lower ones).
     pub script_limits: super::ScriptLimits,
     /// `captureStats`: call statistics, when on.
@@ -397,6 +399,7 @@ impl Default for Settings {
             guards: Vec::new(),
             guards_fail_open: false,
             results: Default::default(),
+            search: Default::default(),
             script_limits: Default::default(),
             capture_stats: None,
             credential_store: Default::default(),

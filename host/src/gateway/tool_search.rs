@@ -152,7 +152,10 @@ pub async fn call(
         Err(e) => return result(&[Content::text(format!("Error: {e}"))], None, true),
     };
     activate(gw, &snapshot, &names, ctx).await;
-    let text = loaded_text(&hits, &names, select);
+    let mut text = loaded_text(&hits, &names, select);
+    if let Some(note) = host.search_note() {
+        text = format!("{}\n\n{note}", text.trim_end());
+    }
     result(
         &[Content::text(text.trim_end())],
         Some(json!({"query": query, "loaded": names})),

@@ -4,7 +4,7 @@
 use super::snapshot::Publisher;
 use crate::catalog::{ServerStatus, Tool, ToolKind};
 use crate::lifecycle::{LifecycleError, Manager};
-use crate::plugin::{CallOutcome, HostServices, ServiceError};
+use crate::plugin::{CallOutcome, EmbedError, EmbedModel, HostServices, ServiceError, Urgency};
 use std::sync::{Arc, OnceLock, Weak};
 use tokio::runtime::Handle;
 
@@ -13,14 +13,16 @@ pub struct LiveServices {
     manager: OnceLock<Weak<Manager>>,
     catalog: Arc<Publisher>,
     runtime: Handle,
+    embeddings: Option<Arc<crate::embed::Embeddings>>,
 }
 
 impl LiveServices {
-    pub fn new(catalog: Arc<Publisher>) -> Self {
+    pub fn new(catalog: Arc<Publisher>, embeddings: Option<Arc<crate::embed::Embeddings>>) -> Self {
         LiveServices {
             manager: OnceLock::new(),
             catalog,
             runtime: Handle::current(),
+            embeddings,
         }
     }
 
@@ -142,5 +144,16 @@ impl HostServices for LiveServices {
                 }))
                 .map_err(service_error)?;
         Ok(serde_json::to_string(&result.contents).unwrap_or_else(|_| "[]".into()))
+    }
+
+    fn embed_model(&self) -> Option<EmbedModel> {
+        self.embeddings.as_ref()?.model()
+    }
+
+    fn embed(&self, texts: &[String], urgency: Urgency) -> Result<Vec<Vec<f32>>, EmbedError> {
+        match &self.embeddings {
+            Some(e) => e.embed(texts, urgency),
+            None => Err(EmbedError::NoModel),
+        }
     }
 }

@@ -52,7 +52,26 @@ pub struct Snapshot {
     prompt_by_name: HashMap<String, usize>,
     resources: ResourceMap,
     index_options: IndexOptions,
-    index: tokio::sync::OnceCell<Arc<SearchIndex>>,
+    index: tokio::sync::Mutex<Option<BuiltIndex>>,
+}
+
+/// A search index, and whether it ranks by words only while vectors are
+/// computed: then it is built again once they are.
+#[derive(Clone)]
+struct BuiltIndex {
+    index: Arc<SearchIndex>,
+    /// The background run of embeddings under way when the build was told
+    /// "pending", by its generation.
+    lexical_while: Option<u64>,
+}
+
+impl BuiltIndex {
+    fn stale(&self, embeddings: Option<&crate::embed::Embeddings>) -> bool {
+        match (self.lexical_while, embeddings) {
+            (Some(generation), Some(e)) => e.status().borrow().generation > generation,
+            _ => false,
+        }
+    }
 }
 
 struct Owner {
@@ -80,7 +99,7 @@ impl Snapshot {
             prompt_by_name: HashMap::new(),
             resources: ResourceMap::default(),
             index_options: IndexOptions::default(),
-            index: tokio::sync::OnceCell::new(),
+            index: tokio::sync::Mutex::new(None),
         }
     }
 
@@ -173,25 +192,42 @@ impl Snapshot {
         self.prompt_by_name.get(name).map(|&i| &self.prompts[i])
     }
 
-    /// The search index, built by the ranking guest on first need (once per snapshot).
+    /// The search index, built by the ranking guest on first need: once per
+    /// snapshot, and again when it ranked by words only while the tool
+    /// vectors were computed and they are now ready.
     pub(crate) async fn index(
         &self,
         policy: &Arc<Policy>,
         builds: &AtomicU64,
+        embeddings: Option<&Arc<crate::embed::Embeddings>>,
     ) -> Result<Arc<SearchIndex>, super::HostError> {
-        self.index
-            .get_or_try_init(|| {
-                let (policy, entries) = (policy.clone(), self.entries.clone());
-                let options = self.index_options.clone();
-                builds.fetch_add(1, Ordering::Relaxed);
-                async move {
-                    let built =
-                        tokio::task::spawn_blocking(move || policy.index(entries, options)).await;
-                    Ok(Arc::new(super::joined(built)??))
-                }
-            })
-            .await
-            .cloned()
+        let mut slot = self.index.lock().await;
+        if let Some(built) = slot.as_ref().filter(|b| !b.stale(embeddings.map(|e| &**e))) {
+            return Ok(built.index.clone());
+        }
+        let (policy, entries) = (policy.clone(), self.entries.clone());
+        let options = self.index_options.clone();
+        builds.fetch_add(1, Ordering::Relaxed);
+        let before = embeddings.map(|e| e.status().borrow().clone());
+        let built = tokio::task::spawn_blocking(move || policy.index(entries, options)).await;
+        let index = Arc::new(super::joined(built)??);
+        // Told "pending" during the build: ranked by words until the run ends.
+        let lexical_while = embeddings.zip(before).and_then(|(e, before)| {
+            let now = e.status().borrow().clone();
+            (now.pendings > before.pendings).then_some(before.generation)
+        });
+        *slot = Some(BuiltIndex {
+            index: index.clone(),
+            lexical_while,
+        });
+        Ok(index)
+    }
+
+    /// Whether the built index ranks by words only while tool vectors are
+    /// computed (`None` when it is not built yet).
+    pub(crate) fn ranks_by_words_while_embedding(&self) -> Option<bool> {
+        let slot = self.index.try_lock().ok()?;
+        slot.as_ref().map(|b| b.lexical_while.is_some())
     }
 }
 
@@ -303,7 +339,7 @@ pub(crate) fn build(policy: &Policy, input: BuildInput) -> Result<Snapshot, Plug
         prompt_by_name,
         resources,
         index_options: index_options(&config),
-        index: tokio::sync::OnceCell::new(),
+        index: tokio::sync::Mutex::new(None),
     })
 }
 

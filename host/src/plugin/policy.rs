@@ -342,14 +342,19 @@ impl PolicyConfig {
     fn load_options(&self, services: &Arc<dyn HostServices>, role: Role) -> LoadOptions {
         LoadOptions {
             limits: self.limits,
-            grants: self.grants.get(&role).copied().unwrap_or_default(),
+            grants: self
+                .grants
+                .get(&role)
+                .copied()
+                .unwrap_or_else(|| Grants::default_for(role)),
             services: services.clone(),
             cache: self.cache.clone(),
         }
     }
 }
 
-/// The embedded default guest, with no grants.
+/// The embedded default guest, granted only `embed` (its ranking fuses
+/// meaning with words when a model is configured).
 fn default_guest(
     config: &PolicyConfig,
     services: &Arc<dyn HostServices>,
@@ -358,7 +363,7 @@ fn default_guest(
         "default",
         DEFAULT_GUEST,
         LoadOptions {
-            grants: Grants::none(),
+            grants: Grants::default_for(Role::Ranking),
             // The fallback must work whatever limits user guests are given.
             limits: config.limits.at_least(Limits::default()),
             ..config.load_options(services, Role::Naming)

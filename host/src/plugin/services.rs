@@ -32,6 +32,49 @@ pub struct CallOutcome {
     pub is_error: bool,
 }
 
+/// The embedding model, as `embed.model` describes it to a guest.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EmbedModel {
+    /// Its name, `@`, and a digest of its files.
+    pub id: String,
+    /// The length of its vectors.
+    pub dimension: u32,
+    /// The most word pieces of a text it reads.
+    pub max_tokens: u32,
+}
+
+/// When missing vectors are computed (WIT `embed.urgency`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Urgency {
+    /// While the caller waits (a query).
+    Now,
+    /// In the background; the answer is [`EmbedError::Pending`] meanwhile.
+    Background,
+}
+
+/// Why there are no vectors (WIT `embed.embed-error`, less `denied`, which
+/// the plugin runtime answers itself).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum EmbedError {
+    /// No model is configured.
+    #[error("no embedding model is configured")]
+    NoModel,
+    /// Being computed: `done` of `total` texts have vectors.
+    #[error("vectors are being computed: {done} of {total}")]
+    Pending {
+        /// Texts with a vector.
+        done: u32,
+        /// Texts asked for.
+        total: u32,
+    },
+    /// The request cannot be used.
+    #[error("invalid input: {0}")]
+    InvalidInput(String),
+    /// The model could not be loaded or run.
+    #[error("{0}")]
+    Model(String),
+}
+
 /// The host's side of the guest imports. Methods block; guests run on blocking threads.
 pub trait HostServices: Send + Sync {
     /// Every configured server with its status.
@@ -49,20 +92,60 @@ pub trait HostServices: Send + Sync {
     ) -> Result<CallOutcome, ServiceError>;
     /// Reads a resource; returns the MCP `contents` array as JSON text.
     fn read_resource(&self, server: &str, uri: &str) -> Result<String, ServiceError>;
+    /// The embedding model, when one is configured.
+    fn embed_model(&self) -> Option<EmbedModel> {
+        None
+    }
+    /// One unit vector per text (see WIT `embed.embed`).
+    fn embed(&self, _texts: &[String], _urgency: Urgency) -> Result<Vec<Vec<f32>>, EmbedError> {
+        Err(EmbedError::NoModel)
+    }
 }
 
+/// A function that embeds texts (a model's, behind [`StaticServices`]).
+type EmbedFn = dyn Fn(&[String], Urgency) -> Result<Vec<Vec<f32>>, EmbedError> + Send + Sync;
+
 /// Services answering from a fixed set of servers and tools (a config and its
-/// cache, or a catalog file), with no live connections.
-#[derive(Clone, Debug, Default)]
+/// cache, or a catalog file), with no live connections; with embeddings
+/// when given some.
+#[derive(Clone, Default)]
 pub struct StaticServices {
     servers: Vec<ServerStatus>,
     tools: Vec<Tool>,
+    embed: Option<std::sync::Arc<EmbedFn>>,
+    embed_model: Option<EmbedModel>,
+}
+
+impl std::fmt::Debug for StaticServices {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StaticServices")
+            .field("servers", &self.servers.len())
+            .field("tools", &self.tools.len())
+            .field("embed_model", &self.embed_model)
+            .finish()
+    }
 }
 
 impl StaticServices {
     /// Services over these servers and tools.
     pub fn new(servers: Vec<ServerStatus>, tools: Vec<Tool>) -> Self {
-        StaticServices { servers, tools }
+        StaticServices {
+            servers,
+            tools,
+            embed: None,
+            embed_model: None,
+        }
+    }
+
+    /// These services, embedding texts with `embed` (a model's).
+    pub fn with_embeddings(
+        mut self,
+        model: EmbedModel,
+        embed: impl Fn(&[String], Urgency) -> Result<Vec<Vec<f32>>, EmbedError> + Send + Sync + 'static,
+    ) -> Self {
+        self.embed_model = Some(model);
+        self.embed = Some(std::sync::Arc::new(embed));
+        self
     }
 
     fn known(&self, server: &str) -> Result<(), ServiceError> {
@@ -117,5 +200,16 @@ impl HostServices for StaticServices {
     fn read_resource(&self, server: &str, _uri: &str) -> Result<String, ServiceError> {
         self.known(server)?;
         Err(Self::offline(server))
+    }
+
+    fn embed_model(&self) -> Option<EmbedModel> {
+        self.embed_model.clone()
+    }
+
+    fn embed(&self, texts: &[String], urgency: Urgency) -> Result<Vec<Vec<f32>>, EmbedError> {
+        match &self.embed {
+            Some(embed) => embed(texts, urgency),
+            None => Err(EmbedError::NoModel),
+        }
     }
 }

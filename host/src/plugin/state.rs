@@ -5,7 +5,7 @@ pub(crate) mod toolbox;
 
 use super::limits::{Limits, StoreLimiter};
 use super::services::{HostServices, ServiceError};
-use super::wit::latest::mcpw::plugin::{calls, catalog, lifecycle, log, types};
+use super::wit::latest::mcpw::plugin::{calls, catalog, embed, lifecycle, log, types};
 use crate::catalog::{ConnectionState, ServerStatus, Tool, ToolKind};
 use crate::config::Lifecycle;
 use crate::config::{Capability, Grants};
@@ -295,5 +295,44 @@ impl calls::Host for GuestState {
         self.check(Capability::Calls)?;
         self.waited(|s| s.services.read_resource(&server, &uri))
             .map_err(service_error)
+    }
+}
+
+impl embed::Host for GuestState {
+    fn model(&mut self) -> Option<embed::ModelInfo> {
+        if !self.grants.allows(Capability::Embed) {
+            return None;
+        }
+        self.waited(|s| s.services.embed_model())
+            .map(|m| embed::ModelInfo {
+                id: m.id,
+                dimension: m.dimension,
+                max_tokens: m.max_tokens,
+            })
+    }
+
+    fn embed(
+        &mut self,
+        texts: Vec<String>,
+        urgency: embed::Urgency,
+    ) -> Result<Vec<Vec<f32>>, embed::EmbedError> {
+        use super::services::{EmbedError, Urgency};
+        if let Err(types::PluginError::Denied(why)) = self.check(Capability::Embed) {
+            return Err(embed::EmbedError::Denied(why));
+        }
+        let urgency = match urgency {
+            embed::Urgency::Now => Urgency::Now,
+            embed::Urgency::Background => Urgency::Background,
+        };
+        // Inference is the host's time, not the guest's.
+        self.waited(|s| s.services.embed(&texts, urgency))
+            .map_err(|e| match e {
+                EmbedError::NoModel => embed::EmbedError::NoModel,
+                EmbedError::Pending { done, total } => {
+                    embed::EmbedError::Pending(embed::Progress { done, total })
+                }
+                EmbedError::InvalidInput(m) => embed::EmbedError::InvalidInput(m),
+                EmbedError::Model(m) => embed::EmbedError::Failed(m),
+            })
     }
 }

@@ -158,6 +158,15 @@ pub fn settings(value: &Value, file: &Path, diags: &mut Vec<Diagnostic>) -> Map<
             }
             continue;
         }
+        if key == "search" {
+            match crate::config::search::check(v, file) {
+                Ok(search) => {
+                    out.insert(key.clone(), search);
+                }
+                Err((field, message)) => setting_error(diags, file, &field, message),
+            }
+            continue;
+        }
         if key == "guards" {
             if let Some(g) = guards(v, file, diags) {
                 out.insert(key.clone(), g);

@@ -47,10 +47,16 @@ pub(super) async fn search(gw: &Gateway, client: &ClientScope, q: Query<'_>) -> 
         Ok(h) => h,
         Err(refused) => return refused,
     };
-    if hits.is_empty() {
-        return no_matches(host, client, query, server);
+    let mut reply = if hits.is_empty() {
+        no_matches(host, client, query, server)
+    } else {
+        found(query, &hits, schemas)
+    };
+    if let Some(note) = host.search_note() {
+        reply.text.push_str(&format!("\n\n{note}"));
+        reply.details["ranking"] = json!("words");
     }
-    found(query, &hits, schemas)
+    reply
 }
 
 /// The hits among the tools `client` sees; a bad pattern is told apart from

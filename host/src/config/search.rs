@@ -1,0 +1,140 @@
+//! `settings.search`: search by meaning. `model` names the embedding model:
+//! a folder holding `config.json`, `tokenizer.json` and `model.safetensors`
+//! (absolute, `~/…`, or `./…` / `../…` from the config file), or a model id
+//! (`owner/name`) fetched from its hub into mcpw's cache on first use.
+
+use serde_json::{Map, Value};
+use std::path::{Path, PathBuf};
+
+/// Where the embedding model comes from.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum ModelSetting {
+    /// A folder on this machine (`~` not yet expanded).
+    Folder(PathBuf),
+    /// A model id on the hub, `owner/name`.
+    Hub(String),
+}
+
+/// `settings.search`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct SearchSettings {
+    /// `model`: none for ranking by words alone.
+    pub model: Option<ModelSetting>,
+}
+
+/// Is `s` a hub id: `owner/name`, each of letters, digits, `.`, `_`, `-`?
+fn is_model_id(s: &str) -> bool {
+    let mut parts = s.split('/');
+    let ok = |p: Option<&str>| {
+        p.is_some_and(|p| {
+            !p.is_empty()
+                && !p.starts_with('.')
+                && p.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
+        })
+    };
+    ok(parts.next()) && ok(parts.next()) && parts.next().is_none()
+}
+
+/// Reads `model`: a folder or a hub id.
+pub fn model(s: &str) -> Result<ModelSetting, String> {
+    let path = Path::new(s);
+    if path.is_absolute()
+        || s == "~"
+        || s.starts_with("~/")
+        || s.starts_with("./")
+        || s.starts_with("../")
+    {
+        Ok(ModelSetting::Folder(path.to_path_buf()))
+    } else if is_model_id(s) {
+        Ok(ModelSetting::Hub(s.to_string()))
+    } else {
+        Err(format!(
+            "expected a model folder (absolute, ~/…, ./… or ../…) or a model id owner/name, found {s:?}"
+        ))
+    }
+}
+
+/// Checks `settings.search` from `file`; returns it with a relative model
+/// folder made absolute, or the field and what is wrong.
+pub fn check(value: &Value, file: &Path) -> Result<Value, (String, String)> {
+    let Some(object) = value.as_object() else {
+        return Err((
+            "search".into(),
+            format!("expected an object, found {value}"),
+        ));
+    };
+    let mut out = Map::new();
+    for (key, v) in object {
+        match key.as_str() {
+            "model" => {
+                let field = || "search.model".to_string();
+                let Some(s) = v.as_str() else {
+                    return Err((field(), format!("expected a string, found {v}")));
+                };
+                let kept = match model(s).map_err(|m| (field(), m))? {
+                    ModelSetting::Folder(p) if p.is_relative() && !s.starts_with('~') => {
+                        let dir = file.parent().unwrap_or(Path::new("."));
+                        dir.join(p).display().to_string()
+                    }
+                    _ => s.to_string(),
+                };
+                out.insert(key.clone(), Value::String(kept));
+            }
+            other => {
+                return Err((
+                    format!("search.{other}"),
+                    "unknown key: the key is model".into(),
+                ));
+            }
+        }
+    }
+    Ok(Value::Object(out))
+}
+
+impl SearchSettings {
+    /// Reads checked settings.
+    pub fn read(raw: &Map<String, Value>) -> SearchSettings {
+        let model = raw
+            .get("search")
+            .and_then(|s| s.get("model"))
+            .and_then(Value::as_str)
+            .and_then(|s| model(s).ok());
+        SearchSettings { model }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_model_is_a_folder_or_an_id() {
+        let file = Path::new("/home/u/.config/mcpw/mcp.json");
+        let checked = |v: Value| check(&json!({"model": v}), file);
+        assert_eq!(
+            checked(json!("./models/minilm")).unwrap()["model"],
+            "/home/u/.config/mcpw/./models/minilm"
+        );
+        assert_eq!(checked(json!("~/m")).unwrap()["model"], "~/m");
+        assert_eq!(
+            checked(json!("sentence-transformers/all-MiniLM-L6-v2")).unwrap()["model"],
+            "sentence-transformers/all-MiniLM-L6-v2"
+        );
+        let (field, message) = checked(json!("minilm")).unwrap_err();
+        assert_eq!(field, "search.model");
+        assert!(message.contains("owner/name"), "{message}");
+        assert_eq!(checked(json!(3)).unwrap_err().0, "search.model");
+        assert_eq!(
+            check(&json!({"modle": "a/b"}), file).unwrap_err().0,
+            "search.modle"
+        );
+        let raw = json!({"search": {"model": "a/b"}});
+        assert_eq!(
+            SearchSettings::read(raw.as_object().unwrap()).model,
+            Some(ModelSetting::Hub("a/b".into()))
+        );
+    }
+}

