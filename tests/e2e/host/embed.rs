@@ -366,3 +366,49 @@ fn the_command_line_explains_hits_and_benches_both_signals() {
     assert_eq!(r5(&report), 1.0, "fused finds all three: {report}");
     assert!(report["signals"]["meaning"]["r_at_1"].as_f64().is_some());
 }
+
+#[test]
+fn a_model_id_is_fetched_from_its_hub_into_the_cache_on_first_use() {
+    // A hub of one model: `<id>/resolve/main/<file>`, served over HTTP.
+    let hub = tempfile::tempdir().unwrap();
+    let files = hub.path().join("acme/minilm/resolve/main");
+    std::fs::create_dir_all(files.parent().unwrap()).unwrap();
+    std::os::unix::fs::symlink(servers().minilm(), &files).unwrap();
+    let port = crate::servers::free_port();
+    let mut server = Command::new(servers().python_bin("python"))
+        .args(["-m", "http.server", "--bind", "127.0.0.1", &port.to_string()])
+        .current_dir(hub.path())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    crate::servers::wait_until("the hub listens", std::time::Duration::from_secs(20), || {
+        std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
+    });
+    let home = tempfile::tempdir().unwrap();
+    let (catalog, _) = small_catalog(home.path());
+    let search = |endpoint: &str| {
+        Command::new(env!("CARGO_BIN_EXE_mcpw"))
+            .args(["search", "--catalog", &catalog, "--model", "acme/minilm", "--json", "grab an image of what the browser is showing"])
+            .current_dir(home.path())
+            .env_clear()
+            .env("HOME", home.path())
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .env("HF_ENDPOINT", endpoint)
+            .output()
+            .unwrap()
+    };
+    let out = search(&format!("http://127.0.0.1:{port}"));
+    let _ = server.kill();
+    let _ = server.wait();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let hits: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(hits[0]["tool"], "browser_take_screenshot", "{hits}");
+    let fetched = home.path().join(".cache/mcpw/models/acme--minilm");
+    for f in ["config.json", "tokenizer.json", "model.safetensors", "modules.json"] {
+        assert!(fetched.join(f).is_file(), "{f} fetched");
+    }
+    // Once fetched, the hub is not needed: the cache answers (the hub is gone).
+    let out = search("http://127.0.0.1:9");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+}
