@@ -186,14 +186,7 @@ impl Embeddings {
         let missing: Vec<usize> = match self.described() {
             Ok(d) => {
                 let mut slot = self.vectors.lock().expect("vectors");
-                let vectors = slot.get_or_insert_with(|| {
-                    Vectors::new(
-                        &d.info.id,
-                        d.info.dimension as usize,
-                        &self.dir,
-                        self.shared.clone(),
-                    )
-                });
+                let vectors = self.vectors_in(&mut slot, &d);
                 let unknown = |v: &mut Vectors| -> Vec<usize> {
                     (0..keys.len())
                         .filter(|&i| v.get(&keys[i]).is_none())
@@ -253,6 +246,18 @@ impl Embeddings {
         Err(EmbedError::Pending { done, total })
     }
 
+    /// The model's vectors in `slot`, made on first need.
+    fn vectors_in<'a>(&self, slot: &'a mut Option<Vectors>, d: &Described) -> &'a mut Vectors {
+        slot.get_or_insert_with(|| {
+            Vectors::new(
+                &d.info.id,
+                d.info.dimension as usize,
+                &self.dir,
+                self.shared.clone(),
+            )
+        })
+    }
+
     /// Loads the model on a thread of its own, if nothing has yet.
     fn warm(self: &Arc<Self>) {
         if self.model.get().is_none() {
@@ -296,14 +301,7 @@ impl Embeddings {
             };
             if let Ok(d) = self.described() {
                 let mut slot = self.vectors.lock().expect("vectors");
-                let vectors = slot.get_or_insert_with(|| {
-                    Vectors::new(
-                        &d.info.id,
-                        d.info.dimension as usize,
-                        &self.dir,
-                        self.shared.clone(),
-                    )
-                });
+                let vectors = self.vectors_in(&mut slot, &d);
                 for ((k, _), v) in batch.iter().zip(made) {
                     vectors.insert(*k, Arc::from(v));
                 }

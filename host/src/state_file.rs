@@ -93,6 +93,21 @@ pub fn update<T: Serialize, R>(
     read: impl FnOnce(&Path) -> T,
     change: impl FnOnce(&mut T) -> R,
 ) -> io::Result<R> {
+    locked(path, wait, || {
+        let mut value = read(path);
+        let out = change(&mut value);
+        write_json(path, access, &value).map(|()| out)
+    })
+}
+
+/// Runs `f` holding the lock of the file at `path` (`<path>.lock`, waited
+/// for at most `wait`); creates the file's directory.
+#[cfg(feature = "gateway")]
+fn locked<R>(
+    path: &Path,
+    wait: std::time::Duration,
+    f: impl FnOnce() -> io::Result<R>,
+) -> io::Result<R> {
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir)?;
     }
@@ -102,11 +117,9 @@ pub fn update<T: Serialize, R>(
         .write(true)
         .open(path.with_extension("lock"))?;
     crate::file_lock::lock_within(&lock, wait)?;
-    let mut value = read(path);
-    let out = change(&mut value);
-    let written = write_json(path, access, &value);
+    let out = f();
     let _ = lock.unlock();
-    written.map(|()| out)
+    out
 }
 
 /// The directory of `path`, created and opened, and the file's name in it.
@@ -192,25 +205,13 @@ pub fn update_file(
     wait: std::time::Duration,
     make: impl FnOnce(Option<&[u8]>) -> Vec<u8>,
 ) -> io::Result<()> {
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir)?;
-    }
-    let lock = std::fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(path.with_extension("lock"))?;
-    crate::file_lock::lock_within(&lock, wait)?;
-    let now = match std::fs::read(path) {
-        Ok(bytes) => Some(bytes),
-        Err(e) if e.kind() == io::ErrorKind::NotFound => None,
-        Err(e) => {
-            let _ = lock.unlock();
-            return Err(e);
-        }
-    };
-    let bytes = make(now.as_deref());
-    let written = replace_at(path, Access::Default, |w| w.write_all(&bytes));
-    let _ = lock.unlock();
-    written
+    locked(path, wait, || {
+        let now = match std::fs::read(path) {
+            Ok(bytes) => Some(bytes),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => None,
+            Err(e) => return Err(e),
+        };
+        let bytes = make(now.as_deref());
+        replace_at(path, Access::Default, |w| w.write_all(&bytes))
+    })
 }

@@ -5,7 +5,7 @@ use serde_json::Value;
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
-fn mcpw(home: &Path, args: &[&str]) -> Output {
+pub(crate) fn mcpw(home: &Path, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_mcpw"))
         .args(args)
         .current_dir(home)

@@ -2,6 +2,7 @@
 //! ships it, run by the host; the tool vectors' cache; the ranking guest's
 //! grant; the command line's `--explain` and `plugin bench`.
 
+use super::cli::mcpw;
 use crate::common::{ConfigDirs, build_guest, fixture, host_with_config};
 use crate::servers::servers;
 use mcpw::embed::{Embeddings, Model, ModelSource};
@@ -269,17 +270,6 @@ async fn a_ranking_guest_without_the_embed_grant_is_refused_and_ranks_by_words()
     host.shutdown().await;
 }
 
-fn mcpw(home: &std::path::Path, args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_mcpw"))
-        .args(args)
-        .current_dir(home)
-        .env_clear()
-        .env("HOME", home)
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .output()
-        .unwrap()
-}
-
 /// The first servers of the bench catalog (a few dozen tools), and queries about them.
 fn small_catalog(dir: &std::path::Path) -> (String, String) {
     let catalog: Value =
@@ -376,20 +366,36 @@ fn a_model_id_is_fetched_from_its_hub_into_the_cache_on_first_use() {
     std::os::unix::fs::symlink(servers().minilm(), &files).unwrap();
     let port = crate::servers::free_port();
     let mut server = Command::new(servers().python_bin("python"))
-        .args(["-m", "http.server", "--bind", "127.0.0.1", &port.to_string()])
+        .args([
+            "-m",
+            "http.server",
+            "--bind",
+            "127.0.0.1",
+            &port.to_string(),
+        ])
         .current_dir(hub.path())
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
-    crate::servers::wait_until("the hub listens", std::time::Duration::from_secs(20), || {
-        std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
-    });
+    crate::servers::wait_until(
+        "the hub listens",
+        std::time::Duration::from_secs(20),
+        || std::net::TcpStream::connect(("127.0.0.1", port)).is_ok(),
+    );
     let home = tempfile::tempdir().unwrap();
     let (catalog, _) = small_catalog(home.path());
     let search = |endpoint: &str| {
         Command::new(env!("CARGO_BIN_EXE_mcpw"))
-            .args(["search", "--catalog", &catalog, "--model", "acme/minilm", "--json", "grab an image of what the browser is showing"])
+            .args([
+                "search",
+                "--catalog",
+                &catalog,
+                "--model",
+                "acme/minilm",
+                "--json",
+                "grab an image of what the browser is showing",
+            ])
             .current_dir(home.path())
             .env_clear()
             .env("HOME", home.path())
@@ -401,14 +407,27 @@ fn a_model_id_is_fetched_from_its_hub_into_the_cache_on_first_use() {
     let out = search(&format!("http://127.0.0.1:{port}"));
     let _ = server.kill();
     let _ = server.wait();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let hits: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(hits[0]["tool"], "browser_take_screenshot", "{hits}");
     let fetched = home.path().join(".cache/mcpw/models/acme--minilm");
-    for f in ["config.json", "tokenizer.json", "model.safetensors", "modules.json"] {
+    for f in [
+        "config.json",
+        "tokenizer.json",
+        "model.safetensors",
+        "modules.json",
+    ] {
         assert!(fetched.join(f).is_file(), "{f} fetched");
     }
     // Once fetched, the hub is not needed: the cache answers (the hub is gone).
     let out = search("http://127.0.0.1:9");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
