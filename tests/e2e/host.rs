@@ -5,7 +5,7 @@
 mod cache_and_processes;
 mod cli;
 mod connections;
-mod embed;
+pub(crate) mod embed;
 mod lifecycle;
 mod listen;
 mod loading;

@@ -931,3 +931,32 @@ async fn a_result_kept_through_one_replica_is_read_at_the_other() {
         "kept in Redis under the session"
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn tool_vectors_one_replica_computed_serve_the_other() {
+    use crate::host::embed::{background, shared_embeddings};
+    let dir = tempfile::tempdir().unwrap();
+    let redis = Redis::start(dir.path());
+    let texts: Vec<String> = [
+        "git status: Shows the working tree status",
+        "time now: Get the current time",
+    ]
+    .map(String::from)
+    .to_vec();
+    let open = || Some(mcpw::team_state::SharedState::open(&redis.url()).unwrap());
+    let (a_dir, b_dir) = (dir.path().join("a"), dir.path().join("b"));
+    let a = shared_embeddings(&a_dir, open());
+    let (pending, computed) = background(&a, &texts).await;
+    assert_eq!(pending, Some((0, 2)));
+    let key = redis.cli(&["KEYS", "mcpw:vectors:*"]);
+    assert!(
+        key.contains("@"),
+        "vectors kept under the model's identity: {key}"
+    );
+    assert_eq!(redis.cli(&["HLEN", key.trim()]).trim(), "2");
+    // The other replica has no file of its own: Redis answers at once.
+    let b = shared_embeddings(&b_dir, open());
+    let (pending, shared) = background(&b, &texts).await;
+    assert_eq!(pending, None, "no run on the second replica");
+    assert_eq!(shared, computed);
+}

@@ -55,18 +55,29 @@ fn vectors_match_the_reference_model() {
 
 /// The model folder's embeddings, with vectors kept in `dir`.
 fn embeddings(dir: &std::path::Path) -> Arc<Embeddings> {
+    shared_embeddings(dir, None)
+}
+
+/// The model folder's embeddings, with vectors kept in `dir` and `shared`.
+pub(crate) fn shared_embeddings(
+    dir: &std::path::Path,
+    shared: Option<Arc<mcpw::team_state::SharedState>>,
+) -> Arc<Embeddings> {
     let folder = servers().minilm();
     let source = ModelSource::new(
         &mcpw::config::search::ModelSetting::Folder(folder),
         dir,
         dir,
     );
-    Embeddings::new(source, dir.join("vectors"), None)
+    Embeddings::new(source, dir.join("vectors"), shared)
 }
 
 /// Asks for `texts` in the background: `Ok` at once when cached, else the
 /// pending progress, then (after the run) the vectors.
-async fn background(e: &Arc<Embeddings>, texts: &[String]) -> (Option<(u32, u32)>, Vec<Vec<f32>>) {
+pub(crate) async fn background(
+    e: &Arc<Embeddings>,
+    texts: &[String],
+) -> (Option<(u32, u32)>, Vec<Vec<f32>>) {
     let ask = |e: Arc<Embeddings>, texts: Vec<String>| {
         tokio::task::spawn_blocking(move || e.embed(&texts, Urgency::Background))
     };
