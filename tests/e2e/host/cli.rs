@@ -120,8 +120,9 @@ fn the_search_profile_comes_from_the_flag_or_the_config() {
     );
     assert!(!bad.status.success());
     assert!(
-        stderr(&bad)
-            .contains("unknown ranking profile \"bogus\"; this guest offers: default, seed"),
+        stderr(&bad).contains(
+            "unknown ranking profile \"bogus\"; this guest offers: default, words, meaning, seed"
+        ),
         "{}",
         stderr(&bad)
     );

@@ -46,7 +46,7 @@ const CHECKS: &[(&str, Check)] = &[
     ("searchProfile", |v| match v.as_str() {
         Some(p) if !p.trim().is_empty() => None,
         _ => Some(format!(
-            "expected the name of a ranking profile (the default guest offers \"default\" and \"seed\"), found {v}"
+            "expected the name of a ranking profile (the default guest offers \"default\", \"words\", \"meaning\" and \"seed\"), found {v}"
         )),
     }),
     ("credentialStore", |v| {
