@@ -42,6 +42,8 @@
 //! (default 500). Every process started carries a tag in its environment; at the
 //! end (or on a panic) any tagged process still alive is killed and reported.
 
+#[path = "../../tests/e2e/bench_catalog.rs"]
+mod bench_catalog;
 #[path = "gateway/big_result.rs"]
 mod big_result;
 #[path = "gateway/big_results.rs"]

@@ -54,8 +54,8 @@ impl Exposure {
 }
 
 /// Default `settings.toolSearchBudget`: tokens the ToolSearch description may
-/// spend listing deferred tools.
-pub const DEFAULT_TOOL_SEARCH_BUDGET: usize = 1000;
+/// take, outline of the deferred tools included.
+pub const DEFAULT_TOOL_SEARCH_BUDGET: usize = 400;
 
 /// `settings.captureStats`: `true`, or `{"path", "flushDelayMs"}`.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
@@ -343,7 +343,7 @@ pub struct Settings {
     pub search_profile: Option<String>,
     /// `exposure`: how `mcpw serve` shows tools when `--exposure` is not given.
     pub exposure: Option<Exposure>,
-    /// `toolSearchBudget`: tokens the ToolSearch description may spend listing tools.
+    /// `toolSearchBudget`: tokens the ToolSearch description may take.
     pub tool_search_budget: usize,
     /// `codeMode`: the code tool beside the others in tool-search and direct exposure.
     pub code_mode: bool,

@@ -3,6 +3,7 @@
 
 use super::scope::ClientScope;
 use super::{Exposure, Gateway, ServeState, from_json, internal, mcp_tool, proxy, tool_search};
+use crate::catalog::Entry;
 use crate::host::Snapshot;
 use rmcp::ErrorData as McpError;
 use rmcp::model::Tool;
@@ -26,6 +27,8 @@ struct Lists {
     /// Tool-search exposure before a session loads anything: `ToolSearch`
     /// and the direct tools.
     base: OnceLock<Arc<[Tool]>>,
+    /// What ToolSearch's description says of each server, when it names them.
+    said: OnceLock<tool_search::Said>,
 }
 
 /// The lists of a client: borrowed for the unlimited (as fast as before
@@ -83,6 +86,22 @@ impl ServeState {
             .filter(|l| l.version == fresh.version)
             .unwrap_or(fresh)
     }
+
+    /// Every tool `client` sees, listed directly.
+    fn direct_list(&self, snapshot: &Snapshot, lists: &Lists, client: &ClientScope) -> Arc<[Tool]> {
+        if let Some(all) = lists.all.get() {
+            return all.clone();
+        }
+        // Made outside the lock: concurrent first lists are not held up.
+        let config = self.host.config();
+        let all: Arc<[Tool]> = snapshot
+            .entries()
+            .iter()
+            .filter(|e| client.allows(&e.tool.server))
+            .map(|e| mcp_tool(e, &config))
+            .collect();
+        lists.all.get_or_init(|| all).clone()
+    }
 }
 
 impl Gateway {
@@ -121,19 +140,7 @@ impl Gateway {
         let listing = self.shared.listing(&snapshot);
         let lists = listing.lists(client);
         let tools = match self.shared.exposure {
-            Exposure::Direct => match lists.all.get() {
-                Some(all) => all.clone(),
-                None => {
-                    let config = host.config();
-                    let all: Arc<[Tool]> = snapshot
-                        .entries()
-                        .iter()
-                        .filter(|e| client.allows(&e.tool.server))
-                        .map(|e| mcp_tool(e, &config))
-                        .collect();
-                    lists.all.get_or_init(|| all).clone()
-                }
-            },
+            Exposure::Direct => self.shared.direct_list(&snapshot, &lists, client),
             _ => {
                 self.link.refresh_tools().await;
                 self.tool_search_list(&snapshot, &lists, client)?
@@ -179,21 +186,22 @@ impl Gateway {
         let mut shown: BTreeSet<&str> =
             snapshot.direct_entries().map(|e| e.name.as_str()).collect();
         shown.extend(activated.iter().map(String::as_str));
-        let visible = || {
-            snapshot
-                .entries()
-                .iter()
-                .filter(|e| client.allows(&e.tool.server))
-        };
+        let visible: Vec<&Entry> = snapshot
+            .entries()
+            .iter()
+            .filter(|e| client.allows(&e.tool.server))
+            .collect();
         let mut list = vec![from_json(tool_search::definition(
             self.shared.host.config().as_ref(),
-            visible(),
+            &visible,
             &shown,
             self.shared.budget,
+            &lists.said,
         ))?];
         let config = self.shared.host.config();
         list.extend(
-            visible()
+            visible
+                .iter()
                 .filter(|e| shown.contains(e.name.as_str()))
                 .map(|e| mcp_tool(e, &config)),
         );
