@@ -1,6 +1,7 @@
 //! `tools/list`: made once per catalog snapshot (and per client a token
 //! limits to some servers), then served as it is.
 
+use super::hints::Hints;
 use super::scope::ClientScope;
 use super::{Exposure, Gateway, ServeState, from_json, internal, mcp_tool, proxy, tool_search};
 use crate::catalog::Entry;
@@ -87,7 +88,8 @@ impl ServeState {
             .unwrap_or(fresh)
     }
 
-    /// Every tool `client` sees, listed directly.
+    /// Every tool `client` sees, listed directly, the direct set loaded from
+    /// the start.
     fn direct_list(&self, snapshot: &Snapshot, lists: &Lists, client: &ClientScope) -> Arc<[Tool]> {
         if let Some(all) = lists.all.get() {
             return all.clone();
@@ -98,7 +100,7 @@ impl ServeState {
             .entries()
             .iter()
             .filter(|e| client.allows(&e.tool.server))
-            .map(|e| mcp_tool(e, &config))
+            .map(|e| mcp_tool(e, &config, snapshot.is_direct_name(&e.name)))
             .collect();
         lists.all.get_or_init(|| all).clone()
     }
@@ -198,12 +200,14 @@ impl Gateway {
             self.shared.budget,
             &lists.said,
         ))?];
+        // Every tool it lists is loaded: the direct ones, and those the
+        // session asked for.
         let config = self.shared.host.config();
         list.extend(
             visible
                 .iter()
                 .filter(|e| shown.contains(e.name.as_str()))
-                .map(|e| mcp_tool(e, &config)),
+                .map(|e| mcp_tool(e, &config, true)),
         );
         let list: Arc<[Tool]> = list.into();
         if activated.is_empty() {
@@ -215,10 +219,12 @@ impl Gateway {
     }
 }
 
-/// A tool of mcpw's own (`mcp`, `code`, `read_result`) with the `_meta` that
-/// says how big its results get: the settings' budget.
+/// A tool of mcpw's own (`mcp`, `code`, `read_result`) with its `_meta`: how
+/// big its results get (the settings' budget), and that it is loaded from the
+/// start, as the way to every other tool.
 fn guarded(mut tool: serde_json::Value, host: &crate::host::Host) -> serde_json::Value {
-    if let Some(meta) = super::results::meta(host.config().settings.results.budget) {
+    let budget = super::results::meta(host.config().settings.results.budget);
+    if let Some(meta) = Hints::always().add_to(budget) {
         tool["_meta"] = meta;
     }
     tool

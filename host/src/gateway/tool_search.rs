@@ -1,6 +1,7 @@
 //! `ToolSearch`: the direct tools are listed up front; everything else is found
 //! by search and loaded on demand, announced with `notifications/tools/list_changed`.
 
+use super::hints::Hints;
 use super::{Gateway, result};
 use crate::catalog::Entry;
 use crate::config::Config;
@@ -51,7 +52,8 @@ pub fn definition(
             "type": "object",
             "properties": {"query": {"type": "string", "description": "Keywords, or select:name1,name2 for exact tool names"}},
             "required": ["query"]
-        }
+        },
+        "_meta": Hints::always().add_to(None),
     })
 }
 

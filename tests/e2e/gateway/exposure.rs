@@ -1,9 +1,11 @@
 //! What the agent sees at session start, through the TypeScript SDK client:
-//! the tool-search listing of the bench catalog (1,287 tools).
+//! the tool-search listing of the bench catalog (1,287 tools), and the hints
+//! clients read in a tool's `_meta`.
 
 use crate::bench_catalog;
 use crate::common::{ConfigDirs, fixture};
 use crate::gateway::serve::{client, names};
+use crate::servers::servers;
 use serde_json::{Value, json};
 
 /// Tokens of a listing as the repo counts them: bytes of its JSON / 4.
@@ -18,6 +20,14 @@ fn stdio(dirs: &ConfigDirs, args: &[&str]) -> Value {
     let mut all = vec!["serve"];
     all.extend(args);
     json!({"command": env!("CARGO_BIN_EXE_mcpw"), "args": all, "env": env})
+}
+
+/// A listed tool, by name.
+fn tool<'a>(tools: &'a Value, name: &str) -> &'a Value {
+    let all = tools.as_array().unwrap();
+    all.iter()
+        .find(|t| t["name"] == name)
+        .unwrap_or_else(|| panic!("{name} is listed: {:?}", names(tools)))
 }
 
 /// The bench catalog served from a warm cache (no server is started).
@@ -60,4 +70,67 @@ fn tool_search_starts_within_500_tokens_on_the_bench_catalog() {
             "{name} is named: {description}"
         );
     }
+    assert_eq!(listed[0]["_meta"]["anthropic/alwaysLoad"], true);
+}
+
+#[test]
+fn hints_reach_the_client_beside_the_result_budget() {
+    let s = servers();
+    let dirs = ConfigDirs::new();
+    let memory_file = dirs.root.path().join("memory.json");
+    dirs.user(
+        &json!({"mcpServers": {
+            "everything": {"command": "node", "args": [s.everything(), "stdio"],
+                           "directTools": ["echo"], "searchKeywords": ["demo", "test fixtures"]},
+            "memory": {"command": "node", "args": [s.memory()],
+                       "env": {"MEMORY_FILE_PATH": memory_file.display().to_string()}}
+        }})
+        .to_string(),
+    );
+    let budget = json!(40_000); // the default 10,000-token result budget, in characters
+    let hint = json!("demo, test fixtures");
+
+    // Direct: the direct set is loaded from the start; every tool of a server
+    // with searchKeywords carries them for the client's own search.
+    let r = client(
+        stdio(&dirs, &["--exposure", "direct"]),
+        json!([{"op": "listTools"}]),
+    )
+    .unwrap();
+    let echo = &tool(&r[0], "everything__echo")["_meta"];
+    assert_eq!(echo["anthropic/alwaysLoad"], true, "{echo}");
+    assert_eq!(echo["anthropic/searchHint"], hint);
+    assert_eq!(echo["anthropic/maxResultSizeChars"], budget);
+    let sum = &tool(&r[0], "everything__get-sum")["_meta"];
+    assert_eq!(sum["anthropic/searchHint"], hint);
+    assert_eq!(sum.get("anthropic/alwaysLoad"), None, "{sum}");
+    let graph = &tool(&r[0], "memory__read_graph")["_meta"];
+    assert_eq!(
+        *graph,
+        json!({"anthropic/maxResultSizeChars": budget}),
+        "no keywords, not direct"
+    );
+
+    // Tool-search: every tool it lists is loaded, ToolSearch included.
+    let r = client(
+        stdio(&dirs, &["--exposure", "tool-search"]),
+        json!([{"op": "listTools"},
+               {"op": "callTool", "name": "ToolSearch", "arguments": {"query": "select:memory__read_graph"}},
+               {"op": "listTools"}]),
+    )
+    .unwrap();
+    assert_eq!(names(&r[0]), ["ToolSearch", "everything__echo"]);
+    assert_eq!(
+        tool(&r[0], "ToolSearch")["_meta"]["anthropic/alwaysLoad"],
+        true
+    );
+    assert_eq!(
+        tool(&r[0], "everything__echo")["_meta"],
+        json!({"anthropic/maxResultSizeChars": budget, "anthropic/alwaysLoad": true,
+               "anthropic/searchHint": hint})
+    );
+    assert_eq!(
+        tool(&r[2], "memory__read_graph")["_meta"],
+        json!({"anthropic/maxResultSizeChars": budget, "anthropic/alwaysLoad": true})
+    );
 }
