@@ -1,11 +1,13 @@
 //! `tools/list`: made once per catalog snapshot (and per client a token
-//! limits to some servers), then served as it is.
+//! limits to some servers), then served as it is; and what `auto` exposure
+//! decides for a session.
 
 use super::hints::Hints;
 use super::scope::ClientScope;
 use super::{Exposure, Gateway, ServeState, from_json, internal, mcp_tool, proxy, tool_search};
 use crate::catalog::Entry;
 use crate::host::Snapshot;
+use crate::results::CHARS_PER_TOKEN;
 use rmcp::ErrorData as McpError;
 use rmcp::model::Tool;
 use std::collections::{BTreeSet, HashMap};
@@ -28,6 +30,8 @@ struct Lists {
     /// Tool-search exposure before a session loads anything: `ToolSearch`
     /// and the direct tools.
     base: OnceLock<Arc<[Tool]>>,
+    /// What `auto` exposure decides for this catalog.
+    auto: OnceLock<Exposure>,
     /// What ToolSearch's description says of each server, when it names them.
     said: OnceLock<tool_search::Said>,
 }
@@ -89,8 +93,12 @@ impl ServeState {
     }
 
     /// Every tool `client` sees, listed directly, the direct set loaded from
-    /// the start.
+    /// the start. In `auto` exposure every tool is while they fit its budget:
+    /// that list is made as `auto` decides.
     fn direct_list(&self, snapshot: &Snapshot, lists: &Lists, client: &ClientScope) -> Arc<[Tool]> {
+        if self.exposure == Exposure::Auto {
+            self.auto_exposure(snapshot, lists, client);
+        }
         if let Some(all) = lists.all.get() {
             return all.clone();
         }
@@ -104,9 +112,75 @@ impl ServeState {
             .collect();
         lists.all.get_or_init(|| all).clone()
     }
+
+    /// What `auto` exposure decides for `client` on this catalog: direct
+    /// while its tools' definitions, as direct exposure lists them, fit the
+    /// budget (and then that list is made); tool-search beyond.
+    fn auto_exposure(&self, snapshot: &Snapshot, lists: &Lists, client: &ClientScope) -> Exposure {
+        if let Some(decided) = lists.auto.get() {
+            return *decided;
+        }
+        let config = self.host.config();
+        let room = self.auto_budget * CHARS_PER_TOKEN;
+        // Bytes of the list's JSON: its brackets, each tool and a comma. A
+        // big catalog is decided after its first few tools.
+        let mut used = 2;
+        let mut tools = Vec::new();
+        let visible = snapshot
+            .entries()
+            .iter()
+            .filter(|e| client.allows(&e.tool.server));
+        for e in visible {
+            let tool = mcp_tool(e, &config, true);
+            used += serde_json::to_vec(&tool).map_or(0, |b| b.len()) + 1;
+            if used > room {
+                return *lists.auto.get_or_init(|| Exposure::ToolSearch);
+            }
+            tools.push(tool);
+        }
+        let _ = lists.all.set(tools.into());
+        *lists.auto.get_or_init(|| Exposure::Direct)
+    }
 }
 
 impl Gateway {
+    /// The exposure this session is served in: the gateway's, or what
+    /// `auto` decided for it (`Auto` until it has).
+    pub(super) fn exposure(&self) -> Exposure {
+        match self.shared.exposure {
+            Exposure::Auto => self.decided.get().copied().unwrap_or(Exposure::Auto),
+            exposure => exposure,
+        }
+    }
+
+    /// The exposure of this session, `auto` decided now if it has not been:
+    /// once every server has been listed, from the tools the session's
+    /// client sees then. The session keeps it.
+    pub(super) async fn decide_exposure(
+        &self,
+        extensions: &rmcp::model::Extensions,
+    ) -> Result<Exposure, McpError> {
+        let exposure = self.exposure();
+        if exposure != Exposure::Auto {
+            return Ok(exposure);
+        }
+        let client = self.client(extensions);
+        self.shared.ready().await;
+        let snapshot = self.shared.host.snapshot().await.map_err(internal)?;
+        let listing = self.shared.listing(&snapshot);
+        Ok(self.exposure_of(&snapshot, &listing.lists(&client), &client))
+    }
+
+    /// This session's exposure, deciding `auto` on `snapshot` if need be.
+    fn exposure_of(&self, snapshot: &Snapshot, lists: &Lists, client: &ClientScope) -> Exposure {
+        match self.shared.exposure {
+            Exposure::Auto => *self
+                .decided
+                .get_or_init(|| self.shared.auto_exposure(snapshot, lists, client)),
+            exposure => exposure,
+        }
+    }
+
     /// What this session's `tools/list` answers.
     pub async fn tool_list(&self) -> Result<Vec<Tool>, McpError> {
         self.tool_list_for(&self.session_client()).await
@@ -141,7 +215,7 @@ impl Gateway {
         let snapshot = host.snapshot().await.map_err(internal)?;
         let listing = self.shared.listing(&snapshot);
         let lists = listing.lists(client);
-        let tools = match self.shared.exposure {
+        let tools = match self.exposure_of(&snapshot, &lists, client) {
             Exposure::Direct => self.shared.direct_list(&snapshot, &lists, client),
             _ => {
                 self.link.refresh_tools().await;

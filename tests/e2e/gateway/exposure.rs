@@ -1,11 +1,12 @@
 //! What the agent sees at session start, through the TypeScript SDK client:
-//! the tool-search listing of the bench catalog (1,287 tools), and the hints
-//! clients read in a tool's `_meta`.
+//! the tool-search listing of the bench catalog (1,287 tools), `auto`
+//! exposure on a small and a big catalog, and the hints clients read in a
+//! tool's `_meta`.
 
 use crate::bench_catalog;
 use crate::common::{ConfigDirs, fixture};
-use crate::gateway::serve::{client, names};
-use crate::servers::servers;
+use crate::gateway::serve::{client, names, text};
+use crate::servers::{Serving, mcpw_in, servers};
 use serde_json::{Value, json};
 
 /// Tokens of a listing as the repo counts them: bytes of its JSON / 4.
@@ -74,6 +75,67 @@ fn tool_search_starts_within_500_tokens_on_the_bench_catalog() {
 }
 
 #[test]
+fn auto_is_direct_for_a_small_catalog_and_tool_search_for_a_big_one() {
+    // Small: the two tools of mcp-server-time fit the default budget.
+    let dirs = ConfigDirs::new();
+    let time = servers().python_bin("mcp-server-time");
+    dirs.user(
+        &json!({"mcpServers": {"time": {"command": time, "args": ["--local-timezone", "UTC"]}},
+                "settings": {"exposure": "auto"}})
+        .to_string(),
+    );
+    let r = client(
+        stdio(&dirs, &[]),
+        json!([{"op": "listTools"},
+               {"op": "callTool", "name": "time__get_current_time", "arguments": {"timezone": "UTC"}},
+               {"op": "callTool", "name": "ToolSearch", "arguments": {"query": "time"}}]),
+    )
+    .unwrap();
+    assert_eq!(
+        names(&r[0]),
+        ["time__get_current_time", "time__convert_time"],
+        "listed directly"
+    );
+    // They all fit, so all are loaded from the start.
+    for t in r[0].as_array().unwrap() {
+        assert_eq!(t["_meta"]["anthropic/alwaysLoad"], true, "{t}");
+    }
+    assert!(text(&r[1]).contains("UTC"), "{}", r[1]);
+    assert_eq!(r[2]["isError"], true, "no ToolSearch when direct: {}", r[2]);
+
+    // A budget the two do not fit: tool-search.
+    dirs.edit_user(|c| c["settings"]["autoExposureBudget"] = json!(100));
+    let out = mcpw_in(&dirs.home())
+        .args(["tools", "--exposure", "auto", "--json"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let listed: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(names(&listed["tools"]), ["ToolSearch"]);
+
+    // Big: the bench catalog, chosen with --exposure, starts as tool-search.
+    let dirs = bench_catalog_home(json!({}));
+    let r = client(
+        stdio(&dirs, &["--exposure", "auto"]),
+        json!([{"op": "listTools"},
+               {"op": "callTool", "name": "ToolSearch", "arguments": {"query": "select:git__git_status"}},
+               {"op": "listTools"}]),
+    )
+    .unwrap();
+    assert_eq!(names(&r[0]), ["ToolSearch"]);
+    assert!(tokens(&r[0]) <= 500, "{} tokens", tokens(&r[0]));
+    assert_eq!(
+        r[1]["structuredContent"]["loaded"],
+        json!(["git__git_status"])
+    );
+    assert_eq!(names(&r[2]), ["ToolSearch", "git__git_status"]);
+}
+
+#[test]
 fn hints_reach_the_client_beside_the_result_budget() {
     let s = servers();
     let dirs = ConfigDirs::new();
@@ -133,4 +195,54 @@ fn hints_reach_the_client_beside_the_result_budget() {
         tool(&r[2], "memory__read_graph")["_meta"],
         json!({"anthropic/maxResultSizeChars": budget, "anthropic/alwaysLoad": true})
     );
+}
+
+#[test]
+fn an_auto_session_keeps_its_exposure_as_the_catalog_grows() {
+    // The bench catalog is cached, but the config names mcp-server-time alone.
+    let dirs = bench_catalog_home(json!({"exposure": "auto"}));
+    let config_file = dirs.home().join(".config/mcpw/mcp.json");
+    let mut grown: Value =
+        serde_json::from_str(&std::fs::read_to_string(&config_file).unwrap()).unwrap();
+    let time = json!({"command": servers().python_bin("mcp-server-time"),
+                      "args": ["--local-timezone", "UTC"]});
+    // The catalog has a server named time already.
+    grown["mcpServers"]["clock"] = time.clone();
+    dirs.user(
+        &json!({"mcpServers": {"clock": time}, "settings": {"exposure": "auto"}}).to_string(),
+    );
+    let serving = Serving::start(&dirs.home(), &[]);
+    let connect = json!({"url": serving.url()});
+    // A session that started direct stays direct when 1,287 tools join.
+    let r = client(
+        connect.clone(),
+        json!([{"op": "listTools"},
+               {"op": "writeFile", "path": config_file, "text": grown.to_string()},
+               {"op": "waitForTool", "name": "github__create_issue", "present": true, "timeoutMs": 30000},
+               {"op": "listTools"}]),
+    )
+    .unwrap();
+    assert_eq!(
+        names(&r[0]),
+        ["clock__get_current_time", "clock__convert_time"]
+    );
+    assert_eq!(
+        tool(&r[0], "clock__convert_time")["_meta"]["anthropic/alwaysLoad"],
+        true
+    );
+    let now = names(&r[3]);
+    assert_eq!(now.len(), bench_catalog::TOOLS + 2, "every tool is listed");
+    assert!(!now.contains(&"ToolSearch".to_string()));
+    // They no longer fit: none is loaded from the start any more.
+    assert!(
+        r[3].as_array()
+            .unwrap()
+            .iter()
+            .all(|t| t["_meta"].get("anthropic/alwaysLoad").is_none()),
+        "{}",
+        tool(&r[3], "clock__convert_time")
+    );
+    // A new session decides on the catalog it meets.
+    let r = client(connect, json!([{"op": "listTools"}])).unwrap();
+    assert_eq!(names(&r[0]), ["ToolSearch"]);
 }
