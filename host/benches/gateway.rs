@@ -37,11 +37,15 @@
 //! 12. Big results: ten large results of server-filesystem, server-memory and
 //!     mcp-server-git, in tokens whole, as the default budget's preview, by a
 //!     jq projection and as TOON; the cost of cutting per MB; the store's size.
+//! 13. Tokens at session start: the first `tools/list` of each exposure with
+//!     the 1,287-tool warm cache, as JSON bytes / 4.
 //!
 //! `BENCH_CALLS` sets the number of `echo` calls per path and round in row 1
 //! (default 500). Every process started carries a tag in its environment; at the
 //! end (or on a panic) any tagged process still alive is killed and reported.
 
+#[path = "../../tests/e2e/bench_catalog.rs"]
+mod bench_catalog;
 #[path = "gateway/big_result.rs"]
 mod big_result;
 #[path = "gateway/big_results.rs"]
@@ -68,6 +72,8 @@ mod many_tools;
 mod servers;
 #[path = "gateway/shared.rs"]
 mod shared;
+#[path = "gateway/start_tokens.rs"]
+mod start_tokens;
 #[path = "gateway/stdio_latency.rs"]
 mod stdio_latency;
 #[path = "gateway/team.rs"]
@@ -236,6 +242,9 @@ fn run_rows(rt: &tokio::runtime::Runtime, s: &Setup) -> Vec<String> {
             guards::row11_guards(everything, misbehave, &s.root)
         }),
         run("12", &|| big_results::row12_big_results(&s.root)),
+        run("13", &|| {
+            rt.block_on(start_tokens::row13_start_tokens(&s.home_cat))
+        }),
     ]
 }
 

@@ -1,15 +1,18 @@
 //! `mcpw serve`: mcpw as an MCP server in front of every configured server.
 //!
-//! Three exposures: `proxy` (one `mcp` tool, ~200 tokens however many tools
+//! Exposures: `proxy` (one `mcp` tool, ~340 tokens however many tools
 //! exist), `tool-search` (direct tools plus `ToolSearch`, which loads more on
-//! demand and announces them with `notifications/tools/list_changed`), and
-//! `direct` (every tool). Upstream prompts are forwarded under prefixed names;
-//! progress notifications and cancellation pass through calls.
+//! demand and announces them with `notifications/tools/list_changed`),
+//! `direct` (every tool), `code` (one tool that runs scripts), and `auto`
+//! (direct while the tools fit a budget, else tool-search). Upstream prompts
+//! are forwarded under prefixed names; progress notifications and
+//! cancellation pass through calls.
 
 mod approval;
 mod calls;
 mod checks;
 pub mod code;
+mod hints;
 pub mod http;
 mod listen;
 mod listing;
@@ -22,7 +25,7 @@ mod session_events;
 mod tasks;
 mod tool_search;
 
-pub use crate::config::{DEFAULT_TOOL_SEARCH_BUDGET, Exposure};
+pub use crate::config::{DEFAULT_AUTO_EXPOSURE_BUDGET, DEFAULT_TOOL_SEARCH_BUDGET, Exposure};
 pub use scope::ClientScope;
 
 use crate::host::{EntryRef, Host, HostError};
@@ -49,6 +52,8 @@ pub struct ServeState {
     bootstrap: tokio::sync::OnceCell<()>,
     exposure: Exposure,
     budget: usize,
+    /// Tokens the tool definitions may take for `auto` exposure to list them.
+    auto_budget: usize,
     /// The tool lists of the current snapshot, made once per snapshot.
     listing: ArcSwapOption<listing::Listing>,
     /// How to write a script, from the script guest (for the code tool).
@@ -61,12 +66,14 @@ impl ServeState {
     /// State for serving `host` with `exposure`.
     pub fn new(host: Arc<Host>, exposure: Exposure) -> Arc<ServeState> {
         let budget = host.config().settings.tool_search_budget;
+        let auto_budget = host.config().settings.auto_exposure_budget;
         Arc::new(ServeState {
             replicas: replicas::Replicas::for_host(&host),
             host,
             exposure,
             bootstrap: tokio::sync::OnceCell::new(),
             budget,
+            auto_budget,
             listing: ArcSwapOption::empty(),
             code_usage: tokio::sync::OnceCell::new(),
         })
@@ -126,10 +133,11 @@ impl ServeState {
                 self.host.prepare_schemas().await;
             }
         };
+        // `auto` decides for this session as it would for a client's.
         if let (_, Err(e)) = tokio::join!(schemas, session.tool_list()) {
             tracing::debug!("warming up the tool list: {e:?}");
         }
-        if self.exposure != Exposure::ToolSearch {
+        if session.exposure() != Exposure::ToolSearch {
             return;
         }
         match self.host.prepare_search().await {
@@ -155,6 +163,8 @@ pub struct Gateway {
     activated: Arc<Mutex<BTreeSet<String>>>,
     /// This session's tool-search list, for the snapshot and tools loaded it was made for.
     listed: Arc<Mutex<Option<SessionList>>>,
+    /// What `auto` exposure decided for this session, once it has.
+    decided: Arc<std::sync::OnceLock<Exposure>>,
     /// Resources this session subscribed to.
     watching: Arc<resources::Watching>,
     /// The log level this session asked for; none: no server log messages.
@@ -197,6 +207,7 @@ impl Gateway {
             shared,
             activated,
             listed: Default::default(),
+            decided: Default::default(),
             log_level,
             session: Default::default(),
             client: Default::default(),
@@ -262,8 +273,13 @@ fn custom_request_error(request: &rmcp::model::CustomRequest) -> McpError {
 }
 
 /// The MCP tool definition of a catalog entry, built directly (a catalog has
-/// thousands): its schema always says `"type": "object"`.
-fn mcp_tool(entry: &crate::catalog::Entry, config: &crate::config::Config) -> Tool {
+/// thousands): its schema always says `"type": "object"`. `always_load`: the
+/// exposure means it to be in the agent's context from the start.
+fn mcp_tool(
+    entry: &crate::catalog::Entry,
+    config: &crate::config::Config,
+    always_load: bool,
+) -> Tool {
     let t = &entry.tool;
     let schema = t.input_schema.object().clone();
     let mut tool = Tool::new(entry.name.clone(), t.description.clone(), schema);
@@ -281,7 +297,14 @@ fn mcp_tool(entry: &crate::catalog::Entry, config: &crate::config::Config) -> To
     // their structured content holds through mcpw too.
     tool.output_schema = t.output_schema.as_ref().map(|s| s.object().clone());
     let names = [t.name.as_str(), entry.name.as_str()];
-    tool.meta = results::tool_meta(config, &t.server, &names).and_then(|m| from_json(m).ok());
+    let hints = hints::Hints {
+        always_load,
+        keywords: config
+            .server(&t.server)
+            .map_or(&[], |s| s.config.search_keywords.as_slice()),
+    };
+    let meta = hints.add_to(results::tool_meta(config, &t.server, &names));
+    tool.meta = meta.and_then(|m| from_json(m).ok());
     tool
 }
 
@@ -312,6 +335,9 @@ impl ServerHandler for Gateway {
             }
             Exposure::Code => {
                 "Tools of every MCP server configured in mcpw are called from JavaScript run by the `code` tool: `await tools.<name>(args)`, `mcp.search(query)` to find them."
+            }
+            Exposure::Auto => {
+                "Tools of every MCP server configured in mcpw, named <server>__<tool>. When they are many, most are loaded on demand: call `ToolSearch` with keywords (or `select:name`) and the matching tools join your tool list."
             }
         };
         serde_json::from_value(json!({
@@ -373,7 +399,13 @@ impl ServerHandler for Gateway {
         self.link.seen(&context.extensions, &context.peer).await;
         let args = request.arguments.take();
         let name = request.name;
-        let result = match (self.shared.exposure, &*name) {
+        // Only ToolSearch needs `auto` decided: other names are called alike
+        // in direct and tool-search exposure.
+        let exposure = match &*name {
+            tool_search::TOOL_NAME => self.decide_exposure(&context.extensions).await?,
+            _ => self.exposure(),
+        };
+        let result = match (exposure, &*name) {
             (Exposure::Proxy, proxy::TOOL_NAME) => {
                 proxy::call(self, args.unwrap_or_default(), &context).await?
             }
@@ -402,9 +434,10 @@ impl ServerHandler for Gateway {
                 let shaping = args.as_ref().map(results::Shaping::of).unwrap_or_default();
                 code::run(self, &client, &code, limits, &shaping, &context).await?
             }
-            (Exposure::Direct | Exposure::ToolSearch | Exposure::Code, results::TOOL_NAME)
-                if results::offered(&self.shared.host.config()) =>
-            {
+            (
+                Exposure::Direct | Exposure::ToolSearch | Exposure::Code | Exposure::Auto,
+                results::TOOL_NAME,
+            ) if results::offered(&self.shared.host.config()) => {
                 self.read_result_tool(&args.unwrap_or_default()).await?
             }
             (Exposure::Code, _) => result(

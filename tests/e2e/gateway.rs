@@ -5,6 +5,7 @@
 mod approval;
 pub mod code;
 mod conformance;
+mod exposure;
 pub mod guards;
 mod oauth;
 mod operations;

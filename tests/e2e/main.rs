@@ -3,6 +3,7 @@
 //! layer (guests, host, gateway, team), with the helpers they share beside
 //! them. Pure config tests are unit tests of the config module.
 
+mod bench_catalog;
 mod common;
 mod gateway;
 mod guests;

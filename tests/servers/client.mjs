@@ -237,13 +237,17 @@ async function step(s) {
   }
 }
 
+// Written whole before the exit: to a pipe, stdout is written asynchronously,
+// and an exit right after console.log cuts a long output short.
+const print = (value) => new Promise((done) => process.stdout.write(`${JSON.stringify(value)}\n`, done));
+
 try {
   await client.connect(transport(plan.connect));
   for (const s of plan.steps) results.push(await step(s));
-  console.log(JSON.stringify({ results }));
+  await print({ results });
   await client.close();
   process.exit(0);
 } catch (e) {
-  console.log(JSON.stringify({ error: String(e?.message ?? e) }));
+  await print({ error: String(e?.message ?? e) });
   process.exit(1);
 }

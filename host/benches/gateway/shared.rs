@@ -3,8 +3,7 @@
 //! the TypeScript SDK client, concurrent Streamable HTTP sessions and an rmcp
 //! client over stdio.
 
-use crate::{common, servers};
-use mcpw::cache::{self, MetadataCache};
+use crate::{bench_catalog, common, servers};
 use mcpw::config::{self, ConfigSources};
 use mcpw::paths::Environment;
 pub use mcpw_test_support::free_port;
@@ -28,7 +27,7 @@ pub const TAG_ENV: &str = "MCPW_BENCH_TAG";
 
 pub const ROUNDS: usize = 3;
 /// Catalog size the fixture is known to have (checked, so a wrong setup fails loudly).
-pub const CATALOG_TOOLS: usize = 1287;
+pub const CATALOG_TOOLS: usize = bench_catalog::TOOLS;
 
 // ---------------------------------------------------------------------------
 // Statistics and formatting
@@ -410,60 +409,14 @@ pub fn load_config(home: &Path) -> mcpw::config::Config {
 /// The real catalog (101 servers, 1,287 tools) as servers that are never started,
 /// all known from a warm metadata cache. Returns the number of servers.
 pub fn write_catalog_home(home: &Path) -> usize {
-    let catalog =
-        mcpw::catalog::load_catalog(&common::workspace().join("tests/fixtures/catalog.json"))
-            .expect("load tests/fixtures/catalog.json");
-    assert_eq!(catalog.len(), CATALOG_TOOLS, "the catalog fixture changed");
-    let mut by_server: std::collections::BTreeMap<&str, Vec<Box<serde_json::value::RawValue>>> =
-        Default::default();
-    for t in &catalog {
-        let mut tool =
-            json!({"name": t.name, "description": t.description, "inputSchema": t.input_schema});
-        if let Some(title) = &t.title {
-            tool["title"] = json!(title);
-        }
-        if let Some(a) = &t.annotations {
-            tool["annotations"] = a.clone();
-        }
-        let tool = serde_json::value::to_raw_value(&tool).expect("a tool is JSON");
-        by_server.entry(&t.server).or_default().push(tool);
-    }
-    let servers: serde_json::Map<String, Value> = by_server
-        .keys()
-        .enumerate()
-        .map(|(i, name)| {
-            (
-                name.to_string(),
-                json!({"command": "/nonexistent/never-started", "args": [format!("--id={i}")]}),
-            )
-        })
-        .collect();
-    home_with(home, Value::Object(servers));
-    let cfg = load_config(home);
+    let catalog = common::workspace().join("tests/fixtures/catalog.json");
+    let servers = bench_catalog::write(home, &catalog, json!({}));
     assert_eq!(
-        cfg.servers.len(),
-        by_server.len(),
+        load_config(home).servers.len(),
+        servers,
         "every catalog server is configured"
     );
-    let metadata = MetadataCache::new(home.join(".cache/mcpw/metadata.json"));
-    let entries = cfg
-        .servers
-        .iter()
-        .map(|s| {
-            let entry = cache::Entry {
-                config_hash: cache::config_hash(&s.raw),
-                tools: by_server[s.name.as_str()].clone(),
-                resources: vec![],
-                resource_templates: vec![],
-                prompts: vec![],
-                cached_at: mcpw::clock::now_ms(),
-                protocol_version: None,
-            };
-            (s.name.clone(), Some(entry))
-        })
-        .collect();
-    metadata.update(entries).expect("write the metadata cache");
-    by_server.len()
+    servers
 }
 
 // ---------------------------------------------------------------------------

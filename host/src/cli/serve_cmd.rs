@@ -20,7 +20,8 @@ pub struct ServeArgs {
     /// loopback needs this or the config's serve.tokens; once any is set, every request needs one.
     #[arg(long, value_name = "TOKEN")]
     token: Option<String>,
-    /// proxy (one `mcp` tool), tool-search, or direct (default: settings.exposure, else proxy).
+    /// proxy (one `mcp` tool), tool-search, direct, code, or auto: direct while the tools fit
+    /// settings.autoExposureBudget tokens, else tool-search (default: settings.exposure, else proxy).
     #[arg(long, value_name = "MODE")]
     exposure: Option<String>,
     /// With --http: sessions open at once (default 1000); one more `initialize` is refused with HTTP 503.

@@ -28,8 +28,8 @@ pub struct ToolsArgs {
     /// Only this server's tools.
     server: Option<String>,
     /// The tools `mcpw serve --exposure EXPOSURE` lists at start (proxy,
-    /// tool-search or direct), with their schemas, from the cache alone: no
-    /// server is started. With --json: {"tools": [...], "uncached": [servers]}.
+    /// tool-search, direct, code or auto), with their schemas, from the cache
+    /// alone: no server is started. With --json: {"tools": [...], "uncached": [servers]}.
     #[arg(long, value_name = "EXPOSURE", conflicts_with = "server")]
     exposure: Option<String>,
     /// Print JSON.

@@ -632,6 +632,9 @@ fn interpret_settings(raw: Map<String, Value>) -> Settings {
     if let Some(b) = raw.get("toolSearchBudget").and_then(Value::as_u64) {
         s.tool_search_budget = b as usize;
     }
+    if let Some(b) = raw.get("autoExposureBudget").and_then(Value::as_u64) {
+        s.auto_exposure_budget = b as usize;
+    }
     interpret_code_mode(&raw, &mut s);
     s.results = super::results::ResultSettings::read(&raw);
     s.search = super::search::SearchSettings::read(&raw);

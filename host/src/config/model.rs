@@ -18,16 +18,20 @@ pub enum Exposure {
     Direct,
     /// One code tool: the agent calls tools from scripts (code mode).
     Code,
+    /// Direct while the tools' definitions fit `settings.autoExposureBudget`,
+    /// else tool-search: decided for each session.
+    Auto,
 }
 
 impl Exposure {
-    /// Parses `proxy`, `tool-search`, `direct` or `code`.
+    /// Parses `proxy`, `tool-search`, `direct`, `code` or `auto`.
     pub fn parse(s: &str) -> Option<Exposure> {
         match s {
             "proxy" => Some(Exposure::Proxy),
             "tool-search" => Some(Exposure::ToolSearch),
             "direct" => Some(Exposure::Direct),
             "code" => Some(Exposure::Code),
+            "auto" => Some(Exposure::Auto),
             _ => None,
         }
     }
@@ -39,6 +43,7 @@ impl Exposure {
             Exposure::ToolSearch => "tool-search",
             Exposure::Direct => "direct",
             Exposure::Code => "code",
+            Exposure::Auto => "auto",
         }
     }
 
@@ -46,7 +51,7 @@ impl Exposure {
     pub fn chosen(arg: Option<&str>, setting: Option<Exposure>) -> Result<Exposure, String> {
         match arg {
             Some(name) => Exposure::parse(name).ok_or_else(|| {
-                format!("unknown exposure {name:?}: use proxy, tool-search, direct or code")
+                format!("unknown exposure {name:?}: use proxy, tool-search, direct, code or auto")
             }),
             None => Ok(setting.unwrap_or_default()),
         }
@@ -54,8 +59,12 @@ impl Exposure {
 }
 
 /// Default `settings.toolSearchBudget`: tokens the ToolSearch description may
-/// spend listing deferred tools.
-pub const DEFAULT_TOOL_SEARCH_BUDGET: usize = 1000;
+/// take, outline of the deferred tools included.
+pub const DEFAULT_TOOL_SEARCH_BUDGET: usize = 400;
+
+/// Default `settings.autoExposureBudget`: tokens the tool definitions may take
+/// for `auto` exposure to list them all: about a dozen tools.
+pub const DEFAULT_AUTO_EXPOSURE_BUDGET: usize = 2000;
 
 /// `settings.captureStats`: `true`, or `{"path", "flushDelayMs"}`.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
@@ -343,8 +352,11 @@ pub struct Settings {
     pub search_profile: Option<String>,
     /// `exposure`: how `mcpw serve` shows tools when `--exposure` is not given.
     pub exposure: Option<Exposure>,
-    /// `toolSearchBudget`: tokens the ToolSearch description may spend listing tools.
+    /// `toolSearchBudget`: tokens the ToolSearch description may take.
     pub tool_search_budget: usize,
+    /// `autoExposureBudget`: tokens the tool definitions may take for `auto`
+    /// exposure to list them all; beyond, it serves tool-search.
+    pub auto_exposure_budget: usize,
     /// `codeMode`: the code tool beside the others in tool-search and direct exposure.
     pub code_mode: bool,
     /// `approve` (user file only): which calls the user approves, by the
@@ -392,6 +404,7 @@ impl Default for Settings {
             search_profile: None,
             exposure: None,
             tool_search_budget: DEFAULT_TOOL_SEARCH_BUDGET,
+            auto_exposure_budget: DEFAULT_AUTO_EXPOSURE_BUDGET,
             code_mode: false,
             approve: Default::default(),
             approve_without_client: false,

@@ -522,6 +522,7 @@ mod properties {
         "exposure",
         "callTimeoutMs",
         "toolSearchBudget",
+        "autoExposureBudget",
         "codeMode",
         "scriptLimits",
         "searchProfile",

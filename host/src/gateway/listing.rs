@@ -1,9 +1,13 @@
 //! `tools/list`: made once per catalog snapshot (and per client a token
-//! limits to some servers), then served as it is.
+//! limits to some servers), then served as it is; and what `auto` exposure
+//! decides for a session.
 
+use super::hints::Hints;
 use super::scope::ClientScope;
 use super::{Exposure, Gateway, ServeState, from_json, internal, mcp_tool, proxy, tool_search};
+use crate::catalog::Entry;
 use crate::host::Snapshot;
+use crate::results::CHARS_PER_TOKEN;
 use rmcp::ErrorData as McpError;
 use rmcp::model::Tool;
 use std::collections::{BTreeSet, HashMap};
@@ -26,6 +30,10 @@ struct Lists {
     /// Tool-search exposure before a session loads anything: `ToolSearch`
     /// and the direct tools.
     base: OnceLock<Arc<[Tool]>>,
+    /// What `auto` exposure decides for this catalog.
+    auto: OnceLock<Exposure>,
+    /// What ToolSearch's description says of each server, when it names them.
+    said: OnceLock<tool_search::Said>,
 }
 
 /// The lists of a client: borrowed for the unlimited (as fast as before
@@ -83,9 +91,96 @@ impl ServeState {
             .filter(|l| l.version == fresh.version)
             .unwrap_or(fresh)
     }
+
+    /// Every tool `client` sees, listed directly, the direct set loaded from
+    /// the start. In `auto` exposure every tool is while they fit its budget:
+    /// that list is made as `auto` decides.
+    fn direct_list(&self, snapshot: &Snapshot, lists: &Lists, client: &ClientScope) -> Arc<[Tool]> {
+        if self.exposure == Exposure::Auto {
+            self.auto_exposure(snapshot, lists, client);
+        }
+        if let Some(all) = lists.all.get() {
+            return all.clone();
+        }
+        // Made outside the lock: concurrent first lists are not held up.
+        let config = self.host.config();
+        let all: Arc<[Tool]> = snapshot
+            .entries()
+            .iter()
+            .filter(|e| client.allows(&e.tool.server))
+            .map(|e| mcp_tool(e, &config, snapshot.is_direct_name(&e.name)))
+            .collect();
+        lists.all.get_or_init(|| all).clone()
+    }
+
+    /// What `auto` exposure decides for `client` on this catalog: direct
+    /// while its tools' definitions, as direct exposure lists them, fit the
+    /// budget (and then that list is made); tool-search beyond.
+    fn auto_exposure(&self, snapshot: &Snapshot, lists: &Lists, client: &ClientScope) -> Exposure {
+        if let Some(decided) = lists.auto.get() {
+            return *decided;
+        }
+        let config = self.host.config();
+        let room = self.auto_budget * CHARS_PER_TOKEN;
+        // Bytes of the list's JSON: its brackets, each tool and a comma. A
+        // big catalog is decided after its first few tools.
+        let mut used = 2;
+        let mut tools = Vec::new();
+        let visible = snapshot
+            .entries()
+            .iter()
+            .filter(|e| client.allows(&e.tool.server));
+        for e in visible {
+            let tool = mcp_tool(e, &config, true);
+            used += serde_json::to_vec(&tool).map_or(0, |b| b.len()) + 1;
+            if used > room {
+                return *lists.auto.get_or_init(|| Exposure::ToolSearch);
+            }
+            tools.push(tool);
+        }
+        let _ = lists.all.set(tools.into());
+        *lists.auto.get_or_init(|| Exposure::Direct)
+    }
 }
 
 impl Gateway {
+    /// The exposure this session is served in: the gateway's, or what
+    /// `auto` decided for it (`Auto` until it has).
+    pub(super) fn exposure(&self) -> Exposure {
+        match self.shared.exposure {
+            Exposure::Auto => self.decided.get().copied().unwrap_or(Exposure::Auto),
+            exposure => exposure,
+        }
+    }
+
+    /// The exposure of this session, `auto` decided now if it has not been:
+    /// once every server has been listed, from the tools the session's
+    /// client sees then. The session keeps it.
+    pub(super) async fn decide_exposure(
+        &self,
+        extensions: &rmcp::model::Extensions,
+    ) -> Result<Exposure, McpError> {
+        let exposure = self.exposure();
+        if exposure != Exposure::Auto {
+            return Ok(exposure);
+        }
+        let client = self.client(extensions);
+        self.shared.ready().await;
+        let snapshot = self.shared.host.snapshot().await.map_err(internal)?;
+        let listing = self.shared.listing(&snapshot);
+        Ok(self.exposure_of(&snapshot, &listing.lists(&client), &client))
+    }
+
+    /// This session's exposure, deciding `auto` on `snapshot` if need be.
+    fn exposure_of(&self, snapshot: &Snapshot, lists: &Lists, client: &ClientScope) -> Exposure {
+        match self.shared.exposure {
+            Exposure::Auto => *self
+                .decided
+                .get_or_init(|| self.shared.auto_exposure(snapshot, lists, client)),
+            exposure => exposure,
+        }
+    }
+
     /// What this session's `tools/list` answers.
     pub async fn tool_list(&self) -> Result<Vec<Tool>, McpError> {
         self.tool_list_for(&self.session_client()).await
@@ -120,20 +215,8 @@ impl Gateway {
         let snapshot = host.snapshot().await.map_err(internal)?;
         let listing = self.shared.listing(&snapshot);
         let lists = listing.lists(client);
-        let tools = match self.shared.exposure {
-            Exposure::Direct => match lists.all.get() {
-                Some(all) => all.clone(),
-                None => {
-                    let config = host.config();
-                    let all: Arc<[Tool]> = snapshot
-                        .entries()
-                        .iter()
-                        .filter(|e| client.allows(&e.tool.server))
-                        .map(|e| mcp_tool(e, &config))
-                        .collect();
-                    lists.all.get_or_init(|| all).clone()
-                }
-            },
+        let tools = match self.exposure_of(&snapshot, &lists, client) {
+            Exposure::Direct => self.shared.direct_list(&snapshot, &lists, client),
             _ => {
                 self.link.refresh_tools().await;
                 self.tool_search_list(&snapshot, &lists, client)?
@@ -179,23 +262,26 @@ impl Gateway {
         let mut shown: BTreeSet<&str> =
             snapshot.direct_entries().map(|e| e.name.as_str()).collect();
         shown.extend(activated.iter().map(String::as_str));
-        let visible = || {
-            snapshot
-                .entries()
-                .iter()
-                .filter(|e| client.allows(&e.tool.server))
-        };
+        let visible: Vec<&Entry> = snapshot
+            .entries()
+            .iter()
+            .filter(|e| client.allows(&e.tool.server))
+            .collect();
         let mut list = vec![from_json(tool_search::definition(
             self.shared.host.config().as_ref(),
-            visible(),
+            &visible,
             &shown,
             self.shared.budget,
+            &lists.said,
         ))?];
+        // Every tool it lists is loaded: the direct ones, and those the
+        // session asked for.
         let config = self.shared.host.config();
         list.extend(
-            visible()
+            visible
+                .iter()
                 .filter(|e| shown.contains(e.name.as_str()))
-                .map(|e| mcp_tool(e, &config)),
+                .map(|e| mcp_tool(e, &config, true)),
         );
         let list: Arc<[Tool]> = list.into();
         if activated.is_empty() {
@@ -207,10 +293,12 @@ impl Gateway {
     }
 }
 
-/// A tool of mcpw's own (`mcp`, `code`, `read_result`) with the `_meta` that
-/// says how big its results get: the settings' budget.
+/// A tool of mcpw's own (`mcp`, `code`, `read_result`) with its `_meta`: how
+/// big its results get (the settings' budget), and that it is loaded from the
+/// start, as the way to every other tool.
 fn guarded(mut tool: serde_json::Value, host: &crate::host::Host) -> serde_json::Value {
-    if let Some(meta) = super::results::meta(host.config().settings.results.budget) {
+    let budget = super::results::meta(host.config().settings.results.budget);
+    if let Some(meta) = Hints::always().add_to(budget) {
         tool["_meta"] = meta;
     }
     tool

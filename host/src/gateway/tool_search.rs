@@ -1,107 +1,101 @@
 //! `ToolSearch`: the direct tools are listed up front; everything else is found
 //! by search and loaded on demand, announced with `notifications/tools/list_changed`.
 
+use super::hints::Hints;
 use super::{Gateway, result};
 use crate::catalog::Entry;
 use crate::config::Config;
 use crate::host::{EntryRef, Snapshot};
 use crate::plugin::SearchOptions;
 use crate::present::{self, Content};
+use crate::results::CHARS_PER_TOKEN;
 use rmcp::ErrorData as McpError;
 use rmcp::model::CallToolResult;
 use rmcp::service::{RequestContext, RoleServer};
 use serde_json::{Map, Value, json};
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::OnceLock;
+
+mod outline;
+pub(super) use outline::Said;
 
 pub const TOOL_NAME: &str = "ToolSearch";
 /// Results loaded by a keyword query.
 const DEFAULT_RESULTS: u32 = 5;
 
-/// Rough token count of a text (4 characters a token).
-pub fn tokens(text: &str) -> usize {
-    text.chars().count().div_ceil(4)
-}
-
-/// The ToolSearch definition: a summary of the servers of `entries` (the
-/// tools the client sees), and the deferred tools one per line while they
-/// fit in `budget` tokens.
-pub fn definition<'e>(
+/// The ToolSearch definition: how many tools of how many servers it can load
+/// (those of `visible`, the tools the client sees, not `shown` already), and
+/// an outline of them within `budget` tokens in all. What is said of each
+/// server is made from all of `visible` and kept in `said`: it is the same
+/// for every session of the client until the catalog changes.
+pub fn definition(
     config: &Config,
-    entries: impl Iterator<Item = &'e Entry>,
+    visible: &[&Entry],
     shown: &BTreeSet<&str>,
     budget: usize,
+    said: &OnceLock<Said>,
 ) -> Value {
-    let deferred: Vec<&Entry> = entries
+    let deferred: Vec<&Entry> = visible
+        .iter()
+        .copied()
         .filter(|e| !shown.contains(e.name.as_str()))
         .collect();
-    let mut per_server: BTreeMap<&str, usize> = BTreeMap::new();
-    for e in &deferred {
-        *per_server.entry(e.tool.server.as_str()).or_default() += 1;
-    }
-    let order: Vec<&str> = config
-        .servers
-        .iter()
-        .map(|s| s.name.as_str())
-        .filter(|s| per_server.contains_key(s))
-        .collect();
-    let summary: Vec<String> = order
-        .iter()
-        .map(|s| {
-            let keywords = config
-                .server(s)
-                .map(|c| c.config.search_keywords.join(", "))
-                .unwrap_or_default();
-            if keywords.is_empty() {
-                format!("{s} ({})", per_server[s])
-            } else {
-                format!("{s} ({}; {keywords})", per_server[s])
-            }
-        })
-        .collect();
-    let mut text = format!(
-        "Search for tools and load them. {} more tools are available from: {}. \
-         Query with keywords (\"create github issue\") to load the best {DEFAULT_RESULTS} matches, or \"select:name1,name2\" \
-         to load exact tools. Loaded tools join your tool list.",
-        deferred.len(),
-        if summary.is_empty() {
-            "no server".to_string()
-        } else {
-            summary.join(", ")
-        }
-    );
-    let mut listed = String::new();
-    let mut used = tokens(&text);
-    let mut all_fit = true;
-    for e in &deferred {
-        let line = format!(
-            "\n- {}: {}",
-            e.shown_name(),
-            present::truncate_at_word(&e.tool.description, 60)
-        );
-        if used + tokens(&line) > budget {
-            all_fit = false;
-            break;
-        }
-        used += tokens(&line);
-        listed.push_str(&line);
-    }
-    if !listed.is_empty() {
-        text.push_str(if all_fit {
-            "\n\nAvailable tools:"
-        } else {
-            "\n\nSome available tools:"
-        });
-        text.push_str(&listed);
-    }
+    let groups = groups(config, &deferred);
+    let intro = intro(deferred.len(), groups.len());
+    let room = (budget * CHARS_PER_TOKEN).saturating_sub(intro.len());
+    let said = || said.get_or_init(|| outline::said_of(&self::groups(config, visible)));
+    let (_, outline) = outline::outline(&groups, room, said);
     json!({
         "name": TOOL_NAME,
-        "description": text,
+        "description": intro + &outline,
         "inputSchema": {
             "type": "object",
             "properties": {"query": {"type": "string", "description": "Keywords, or select:name1,name2 for exact tool names"}},
             "required": ["query"]
-        }
+        },
+        "_meta": Hints::always().add_to(None),
     })
+}
+
+/// What the description opens with: how many tools there are to load, and how.
+fn intro(tools: usize, servers: usize) -> String {
+    if tools == 0 {
+        return "Search for tools and load them: every tool is loaded already.".into();
+    }
+    let plural = |n: usize| if n == 1 { "" } else { "s" };
+    format!(
+        "Search for tools and load them ({tools} more tool{} of {servers} server{}). Keywords \
+         (\"create github issue\") load the best {DEFAULT_RESULTS} matches, \"select:name1,name2\" exact tools; \
+         loaded tools join your tool list.",
+        plural(tools),
+        plural(servers),
+    )
+}
+
+/// `tools` by server, in the config's order of servers.
+fn groups<'a>(config: &'a Config, tools: &[&'a Entry]) -> Vec<outline::Group<'a>> {
+    let mut by_server: BTreeMap<&str, Vec<&Entry>> = BTreeMap::new();
+    for e in tools {
+        by_server.entry(e.tool.server.as_str()).or_default().push(e);
+    }
+    let mut groups = Vec::with_capacity(by_server.len());
+    for s in &config.servers {
+        if let Some(tools) = by_server.remove(s.name.as_str()) {
+            let keywords = s.config.search_keywords.as_slice();
+            groups.push(outline::Group {
+                server: s.name.as_str(),
+                keywords,
+                tools,
+            });
+        }
+    }
+    // Servers the config no longer names, after the others.
+    groups.extend(by_server.into_iter().map(|(server, tools)| outline::Group {
+        server,
+        keywords: &[],
+        tools,
+    }));
+    groups
 }
 
 pub async fn call(

@@ -314,3 +314,39 @@ fn code_mode_settings_are_read_and_bad_limits_named() {
         crate::config::ScriptLimits::default()
     );
 }
+
+#[test]
+fn auto_exposure_and_its_budget_are_read_and_bad_values_named() {
+    let d = ConfigDirs::new();
+    d.user(r#"{"settings": {"exposure": "auto", "autoExposureBudget": 5000}}"#);
+    let cfg = d.load();
+    assert!(cfg.diagnostics.is_empty(), "{:?}", cfg.diagnostics);
+    assert_eq!(cfg.settings.exposure, Some(crate::config::Exposure::Auto));
+    assert_eq!(cfg.settings.auto_exposure_budget, 5000);
+
+    let d = ConfigDirs::new();
+    d.user(r#"{"settings": {"exposure": "automatic", "autoExposureBudget": "2k"}}"#);
+    let cfg = d.load();
+    let said: Vec<(String, String)> = cfg
+        .diagnostics
+        .iter()
+        .map(|d| (d.field.clone().unwrap(), d.to_string()))
+        .collect();
+    assert_eq!(said.len(), 2, "{said:?}");
+    assert_eq!(said[0].0, "settings.exposure");
+    assert!(
+        said[0].1.contains("mcp.json") && said[0].1.contains("\"auto\""),
+        "{said:?}"
+    );
+    assert_eq!(said[1].0, "settings.autoExposureBudget");
+    assert!(
+        said[1].1.contains("mcp.json") && said[1].1.contains("\"2k\""),
+        "{said:?}"
+    );
+    let s = &cfg.settings;
+    assert_eq!(s.exposure, None, "a bad value falls back to the default");
+    assert_eq!(
+        s.auto_exposure_budget,
+        crate::config::DEFAULT_AUTO_EXPOSURE_BUDGET
+    );
+}

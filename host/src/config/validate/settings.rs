@@ -28,9 +28,9 @@ const CHECKS: &[(&str, Check)] = &[
         )),
     }),
     ("exposure", |v| match v.as_str() {
-        Some("proxy" | "tool-search" | "direct" | "code") => None,
+        Some("proxy" | "tool-search" | "direct" | "code" | "auto") => None,
         _ => Some(format!(
-            "expected \"proxy\", \"tool-search\", \"direct\" or \"code\", found {v}"
+            "expected \"proxy\", \"tool-search\", \"direct\", \"code\" or \"auto\", found {v}"
         )),
     }),
     ("callTimeoutMs", |v| match v.as_u64() {
@@ -42,6 +42,12 @@ const CHECKS: &[(&str, Check)] = &[
     ("toolSearchBudget", |v| match v.as_u64() {
         Some(n) if n > 0 => None,
         _ => Some(format!("expected a positive number of tokens, found {v}")),
+    }),
+    ("autoExposureBudget", |v| match v.as_u64() {
+        Some(_) => None,
+        _ => Some(format!(
+            "expected a number of tokens (0: always tool-search), found {v}"
+        )),
     }),
     ("searchProfile", |v| match v.as_str() {
         Some(p) if !p.trim().is_empty() => None,
