@@ -2,8 +2,8 @@
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
-export type Exposure = "proxy" | "tool-search" | "direct" | "code";
-export const EXPOSURES: readonly Exposure[] = ["proxy", "tool-search", "direct", "code"];
+export type Exposure = "proxy" | "tool-search" | "direct" | "code" | "auto";
+export const EXPOSURES: readonly Exposure[] = ["proxy", "tool-search", "direct", "code", "auto"];
 
 /** The pi flag (`pi --mcpw-exposure direct`) that picks the exposure for one run. */
 export const EXPOSURE_FLAG = "mcpw-exposure";
