@@ -421,7 +421,16 @@ const scenarios = {
     const box = newBox("code");
     warmCache(box);
     const pi = start(box, { scenario: "code", env: { MCPW_PI_EXPOSURE: "code" } });
-    const listed = await pi.command(`${cmd} tools`, { settle: (e) => e.type === "extension_ui_request" && e.method === "notify" });
+    // The code tool is registered once mcpw has compiled its script guest
+    // (seconds in a fresh home): ask until it is, within a minute.
+    const deadline = Date.now() + 60_000;
+    let listed;
+    for (;;) {
+      listed = await pi.command(`${cmd} tools`, { settle: (e) => e.type === "extension_ui_request" && e.method === "notify" });
+      const message = listed.find((e) => e.method === "notify").message;
+      if (message !== "No mcpw tools registered." || Date.now() > deadline) break;
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    }
     assert.match(listed.find((e) => e.method === "notify").message, /^1 mcpw tools:\ncode: /);
     const { events } = await pi.prompt("run a script");
     const [run] = toolEnds(events);
