@@ -280,6 +280,12 @@ impl Embeddings {
                     queue.queued.clear();
                     break None;
                 }
+                // Shortest first: a batch is padded to its longest text, and
+                // in catalog order one long description pads 31 short ones.
+                queue
+                    .texts
+                    .make_contiguous()
+                    .sort_by_key(|(_, text)| text.len());
                 let n = queue.texts.len().min(BATCH);
                 queue.texts.drain(..n).collect()
             };
