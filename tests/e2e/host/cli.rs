@@ -25,7 +25,7 @@ fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
-fn json(o: &Output) -> Value {
+pub(crate) fn json(o: &Output) -> Value {
     assert!(o.status.success(), "stderr: {}", stderr(o));
     serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {}", stdout(o)))
 }

@@ -2,7 +2,7 @@
 //! ships it, run by the host; the tool vectors' cache; the ranking guest's
 //! grant; the command line's `--explain` and `plugin bench`.
 
-use super::cli::mcpw;
+use super::cli::{json as succeeded_json, mcpw};
 use crate::common::{ConfigDirs, build_guest, fixture, host_with_config};
 use crate::servers::servers;
 use mcpw::embed::{Embeddings, Model, ModelSource};
@@ -322,12 +322,7 @@ fn the_command_line_explains_hits_and_benches_both_signals() {
             "grab an image of what the browser is showing",
         ],
     );
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let hits: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let hits = succeeded_json(&out);
     assert_eq!(hits[0]["tool"], "browser_take_screenshot", "{hits}");
     let meaning = hits[0]["meaning"].as_f64().expect("a cosine");
     assert!(meaning > 0.3 && meaning <= 1.0, "{meaning}");
@@ -346,12 +341,7 @@ fn the_command_line_explains_hits_and_benches_both_signals() {
             "--json",
         ],
     );
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let report = succeeded_json(&out);
     assert!(
         report["model"]
             .as_str()
@@ -418,12 +408,7 @@ fn a_model_id_is_fetched_from_its_hub_into_the_cache_on_first_use() {
     let out = search(&format!("http://127.0.0.1:{port}"));
     let _ = server.kill();
     let _ = server.wait();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let hits: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let hits = succeeded_json(&out);
     assert_eq!(hits[0]["tool"], "browser_take_screenshot", "{hits}");
     let fetched = home.path().join(".cache/mcpw/models/acme--minilm");
     for f in [

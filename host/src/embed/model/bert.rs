@@ -202,15 +202,6 @@ impl Model {
     /// Embeds `texts`, one vector per text in the same order (unit length
     /// when the model normalises).
     pub fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, ModelError> {
-        self.embed_with_batch_size(texts, BATCH_SIZE)
-    }
-
-    /// `embed` with another batch size, for measuring.
-    pub fn embed_with_batch_size(
-        &self,
-        texts: &[&str],
-        batch_size: usize,
-    ) -> Result<Vec<Vec<f32>>, ModelError> {
         let encodings = texts
             .iter()
             .map(|text| {
@@ -226,7 +217,7 @@ impl Model {
         order.sort_by_key(|&i| std::cmp::Reverse(encodings[i].len()));
 
         let mut out = vec![Vec::new(); texts.len()];
-        for chunk in order.chunks(batch_size.max(1)) {
+        for chunk in order.chunks(BATCH_SIZE) {
             let batch: Vec<&[u32]> = chunk.iter().map(|&i| encodings[i].as_slice()).collect();
             for (&i, vector) in chunk.iter().zip(self.embed_batch(&batch)?) {
                 out[i] = vector;
