@@ -96,6 +96,10 @@ enum Command {
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
     init_logging(cli.verbose);
+    // Traces, when the OTEL_* variables ask for them; flushed at the end.
+    let _traces = mcpw::telemetry::init(|var| std::env::var(var).ok())
+        .inspect_err(|e| tracing::warn!("traces are off: {e}"))
+        .ok();
     let mut sources = ConfigSources::for_process(cli.config.clone());
     if !cli.imports.is_empty() {
         // Through the environment, where MCPW_IMPORT is read: one path for both.

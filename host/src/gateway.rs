@@ -24,6 +24,7 @@ mod scope;
 mod session_events;
 mod tasks;
 mod tool_search;
+mod traced;
 
 pub use crate::config::{DEFAULT_AUTO_EXPOSURE_BUDGET, DEFAULT_TOOL_SEARCH_BUDGET, Exposure};
 pub use scope::ClientScope;
@@ -354,13 +355,17 @@ impl ServerHandler for Gateway {
 
     async fn discover(
         &self,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::DiscoverResult, McpError> {
-        self.shared.host.manager().sessions().release();
-        Ok(rmcp::model::DiscoverResult::from_server_info(
-            self.supported_protocol_versions().into_owned(),
-            self.get_info(),
-        ))
+        let span = traced::span(&context, "discover", None);
+        traced::run(span, async move {
+            self.shared.host.manager().sessions().release();
+            Ok(rmcp::model::DiscoverResult::from_server_info(
+                self.supported_protocol_versions().into_owned(),
+                self.get_info(),
+            ))
+        })
+        .await
     }
 
     async fn initialize(
@@ -368,12 +373,16 @@ impl ServerHandler for Gateway {
         request: rmcp::model::InitializeRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::InitializeResult, McpError> {
-        // The session's client is the one whose token opened it: the server
-        // requests and log messages it gets are of that client's servers.
-        *self.client.lock().unwrap_or_else(|p| p.into_inner()) =
-            Some(self.client(&context.extensions));
-        context.peer.set_peer_info(request.clone());
-        self.negotiate_initialize(&request)
+        let span = traced::span(&context, "initialize", None);
+        traced::run(span, async move {
+            // The session's client is the one whose token opened it: the server
+            // requests and log messages it gets are of that client's servers.
+            *self.client.lock().unwrap_or_else(|p| p.into_inner()) =
+                Some(self.client(&context.extensions));
+            context.peer.set_peer_info(request.clone());
+            self.negotiate_initialize(&request)
+        })
+        .await
     }
 
     async fn list_tools(
@@ -381,14 +390,18 @@ impl ServerHandler for Gateway {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
-        self.link.seen(&context.extensions, &context.peer).await;
-        // A server that cannot tell of its changes is asked again (in the
-        // background; a change reaches the session as list_changed).
-        self.shared.host.manager().freshen_unheard();
-        let client = self.client(&context.extensions);
-        Ok(ListToolsResult::with_all_items(
-            self.tool_list_for(&client).await?,
-        ))
+        let span = traced::span(&context, "tools/list", None);
+        traced::run(span, async move {
+            self.link.seen(&context.extensions, &context.peer).await;
+            // A server that cannot tell of its changes is asked again (in the
+            // background; a change reaches the session as list_changed).
+            self.shared.host.manager().freshen_unheard();
+            let client = self.client(&context.extensions);
+            Ok(ListToolsResult::with_all_items(
+                self.tool_list_for(&client).await?,
+            ))
+        })
+        .await
     }
 
     async fn call_tool(
@@ -396,63 +409,67 @@ impl ServerHandler for Gateway {
         mut request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::CallToolResponse, McpError> {
-        self.link.seen(&context.extensions, &context.peer).await;
-        let args = request.arguments.take();
-        let name = request.name;
-        // Only ToolSearch needs `auto` decided: other names are called alike
-        // in direct and tool-search exposure.
-        let exposure = match &*name {
-            tool_search::TOOL_NAME => self.decide_exposure(&context.extensions).await?,
-            _ => self.exposure(),
-        };
-        let result = match (exposure, &*name) {
-            (Exposure::Proxy, proxy::TOOL_NAME) => {
-                proxy::call(self, args.unwrap_or_default(), &context).await?
-            }
-            (Exposure::Proxy, _) => result(
-                &[Content::text(format!(
-                    "Unknown tool \"{name}\": this gateway exposes one tool, `mcp`."
-                ))],
-                None,
-                true,
-            )?,
-            (_, code::TOOL_NAME)
-                if self.shared.exposure == Exposure::Code
-                    || self.shared.host.config().settings.code_mode =>
-            {
-                let client = self.client(&context.extensions);
-                let code = args
-                    .as_ref()
-                    .and_then(|a| a.get("code"))
-                    .and_then(Value::as_str)
-                    .unwrap_or_default()
-                    .to_string();
-                let limits = args
-                    .as_ref()
-                    .and_then(|a| a.get("limits"))
-                    .and_then(Value::as_object);
-                let shaping = args.as_ref().map(results::Shaping::of).unwrap_or_default();
-                code::run(self, &client, &code, limits, &shaping, &context).await?
-            }
-            (
-                Exposure::Direct | Exposure::ToolSearch | Exposure::Code | Exposure::Auto,
-                results::TOOL_NAME,
-            ) if results::offered(&self.shared.host.config()) => {
-                self.read_result_tool(&args.unwrap_or_default()).await?
-            }
-            (Exposure::Code, _) => result(
-                &[Content::text(format!(
-                    "Unknown tool \"{name}\": this gateway exposes one tool, `code`; call other tools from a script."
-                ))],
-                None,
-                true,
-            )?,
-            (Exposure::ToolSearch, tool_search::TOOL_NAME) => {
-                tool_search::call(self, args.unwrap_or_default(), &context).await?
-            }
-            _ => return self.call_upstream(&name, args, &context).await,
-        };
-        Ok(result.into())
+        let span = traced::span(&context, "tools/call", Some(&request.name));
+        traced::run(span, async move {
+            self.link.seen(&context.extensions, &context.peer).await;
+            let args = request.arguments.take();
+            let name = request.name;
+            // Only ToolSearch needs `auto` decided: other names are called alike
+            // in direct and tool-search exposure.
+            let exposure = match &*name {
+                tool_search::TOOL_NAME => self.decide_exposure(&context.extensions).await?,
+                _ => self.exposure(),
+            };
+            let result = match (exposure, &*name) {
+                (Exposure::Proxy, proxy::TOOL_NAME) => {
+                    proxy::call(self, args.unwrap_or_default(), &context).await?
+                }
+                (Exposure::Proxy, _) => result(
+                    &[Content::text(format!(
+                        "Unknown tool \"{name}\": this gateway exposes one tool, `mcp`."
+                    ))],
+                    None,
+                    true,
+                )?,
+                (_, code::TOOL_NAME)
+                    if self.shared.exposure == Exposure::Code
+                        || self.shared.host.config().settings.code_mode =>
+                {
+                    let client = self.client(&context.extensions);
+                    let code = args
+                        .as_ref()
+                        .and_then(|a| a.get("code"))
+                        .and_then(Value::as_str)
+                        .unwrap_or_default()
+                        .to_string();
+                    let limits = args
+                        .as_ref()
+                        .and_then(|a| a.get("limits"))
+                        .and_then(Value::as_object);
+                    let shaping = args.as_ref().map(results::Shaping::of).unwrap_or_default();
+                    code::run(self, &client, &code, limits, &shaping, &context).await?
+                }
+                (
+                    Exposure::Direct | Exposure::ToolSearch | Exposure::Code | Exposure::Auto,
+                    results::TOOL_NAME,
+                ) if results::offered(&self.shared.host.config()) => {
+                    self.read_result_tool(&args.unwrap_or_default()).await?
+                }
+                (Exposure::Code, _) => result(
+                    &[Content::text(format!(
+                        "Unknown tool \"{name}\": this gateway exposes one tool, `code`; call other tools from a script."
+                    ))],
+                    None,
+                    true,
+                )?,
+                (Exposure::ToolSearch, tool_search::TOOL_NAME) => {
+                    tool_search::call(self, args.unwrap_or_default(), &context).await?
+                }
+                _ => return self.call_upstream(&name, args, &context).await,
+            };
+            Ok(result.into())
+        })
+        .await
     }
 
     async fn list_prompts(
@@ -460,21 +477,25 @@ impl ServerHandler for Gateway {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, McpError> {
-        self.shared.host.manager().freshen_unheard();
-        let client = self.client(&context.extensions);
-        self.shared.ready().await;
-        let snapshot = self.shared.host.snapshot().await.map_err(internal)?;
-        let prompts: Vec<Value> = snapshot
-            .prompts()
-            .iter()
-            .filter(|p| client.allows(&p.server))
-            .map(|p| {
-                let mut v = p.prompt.clone();
-                v["name"] = json!(p.name);
-                v
-            })
-            .collect();
-        from_json(json!({"prompts": prompts}))
+        let span = traced::span(&context, "prompts/list", None);
+        traced::run(span, async move {
+            self.shared.host.manager().freshen_unheard();
+            let client = self.client(&context.extensions);
+            self.shared.ready().await;
+            let snapshot = self.shared.host.snapshot().await.map_err(internal)?;
+            let prompts: Vec<Value> = snapshot
+                .prompts()
+                .iter()
+                .filter(|p| client.allows(&p.server))
+                .map(|p| {
+                    let mut v = p.prompt.clone();
+                    v["name"] = json!(p.name);
+                    v
+                })
+                .collect();
+            from_json(json!({"prompts": prompts}))
+        })
+        .await
     }
 
     async fn get_prompt(
@@ -482,21 +503,25 @@ impl ServerHandler for Gateway {
         request: GetPromptRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::GetPromptResponse, McpError> {
-        let client = self.client(&context.extensions);
-        let args = request.arguments.clone();
-        self.shared.ready().await;
-        let got = match self.prompt_hidden(&client, &request.name).await {
-            true => Err(HostError::PromptNotFound(request.name.to_string())),
-            false => self.shared.host.get_prompt(&request.name, args).await,
-        };
-        match got {
-            Ok(v) => from_json::<GetPromptResult>(v).map(Into::into),
-            Err(HostError::PromptNotFound(n)) => Err(McpError::invalid_params(
-                format!("prompt \"{n}\" not found"),
-                None,
-            )),
-            Err(e) => Err(internal(e)),
-        }
+        let span = traced::span(&context, "prompts/get", Some(&request.name));
+        traced::run(span, async move {
+            let client = self.client(&context.extensions);
+            let args = request.arguments.clone();
+            self.shared.ready().await;
+            let got = match self.prompt_hidden(&client, &request.name).await {
+                true => Err(HostError::PromptNotFound(request.name.to_string())),
+                false => self.shared.host.get_prompt(&request.name, args).await,
+            };
+            match got {
+                Ok(v) => from_json::<GetPromptResult>(v).map(Into::into),
+                Err(HostError::PromptNotFound(n)) => Err(McpError::invalid_params(
+                    format!("prompt \"{n}\" not found"),
+                    None,
+                )),
+                Err(e) => Err(internal(e)),
+            }
+        })
+        .await
     }
 
     async fn list_resources(
@@ -504,10 +529,14 @@ impl ServerHandler for Gateway {
         request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::ListResourcesResult, McpError> {
-        self.shared.host.manager().freshen_unheard();
-        let client = self.client(&context.extensions);
-        let cursor = request.as_ref().and_then(|r| r.cursor.as_deref());
-        self.resource_list(&client, cursor).await
+        let span = traced::span(&context, "resources/list", None);
+        traced::run(span, async move {
+            self.shared.host.manager().freshen_unheard();
+            let client = self.client(&context.extensions);
+            let cursor = request.as_ref().and_then(|r| r.cursor.as_deref());
+            self.resource_list(&client, cursor).await
+        })
+        .await
     }
 
     async fn list_resource_templates(
@@ -515,9 +544,13 @@ impl ServerHandler for Gateway {
         request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::ListResourceTemplatesResult, McpError> {
-        let client = self.client(&context.extensions);
-        let cursor = request.as_ref().and_then(|r| r.cursor.as_deref());
-        self.resource_template_list(&client, cursor).await
+        let span = traced::span(&context, "resources/templates/list", None);
+        traced::run(span, async move {
+            let client = self.client(&context.extensions);
+            let cursor = request.as_ref().and_then(|r| r.cursor.as_deref());
+            self.resource_template_list(&client, cursor).await
+        })
+        .await
     }
 
     async fn read_resource(
@@ -525,10 +558,14 @@ impl ServerHandler for Gateway {
         request: rmcp::model::ReadResourceRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::ReadResourceResponse, McpError> {
-        let client = self.client(&context.extensions);
-        self.resource_read(&client, &request.uri)
-            .await
-            .map(Into::into)
+        let span = traced::span(&context, "resources/read", Some(&request.uri));
+        traced::run(span, async move {
+            let client = self.client(&context.extensions);
+            self.resource_read(&client, &request.uri)
+                .await
+                .map(Into::into)
+        })
+        .await
     }
 
     async fn subscribe(
@@ -536,9 +573,13 @@ impl ServerHandler for Gateway {
         request: rmcp::model::SubscribeRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
-        self.link.seen(&context.extensions, &context.peer).await;
-        let client = self.client(&context.extensions);
-        self.resource_watch(&client, &request.uri, true).await
+        let span = traced::span(&context, "resources/subscribe", Some(&request.uri));
+        traced::run(span, async move {
+            self.link.seen(&context.extensions, &context.peer).await;
+            let client = self.client(&context.extensions);
+            self.resource_watch(&client, &request.uri, true).await
+        })
+        .await
     }
 
     async fn unsubscribe(
@@ -546,9 +587,13 @@ impl ServerHandler for Gateway {
         request: rmcp::model::UnsubscribeRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
-        self.link.seen(&context.extensions, &context.peer).await;
-        let client = self.client(&context.extensions);
-        self.resource_watch(&client, &request.uri, false).await
+        let span = traced::span(&context, "resources/unsubscribe", Some(&request.uri));
+        traced::run(span, async move {
+            self.link.seen(&context.extensions, &context.peer).await;
+            let client = self.client(&context.extensions);
+            self.resource_watch(&client, &request.uri, false).await
+        })
+        .await
     }
 
     #[allow(deprecated)] // logging is in every revision before 2026-07-28
@@ -557,15 +602,19 @@ impl ServerHandler for Gateway {
         request: rmcp::model::SetLevelRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
-        self.link.seen(&context.extensions, &context.peer).await;
-        let level = LogLevel::of(&request.level)
-            .ok_or_else(|| McpError::invalid_params("unknown log level", None))?;
-        *self.log_level.lock().unwrap_or_else(|p| p.into_inner()) = Some(level);
-        self.shared.host.manager().set_log_level(level).await;
-        if let Ok(Value::String(name)) = serde_json::to_value(request.level) {
-            self.link.share_log_level(&name).await;
-        }
-        Ok(())
+        let span = traced::span(&context, "logging/setLevel", None);
+        traced::run(span, async move {
+            self.link.seen(&context.extensions, &context.peer).await;
+            let level = LogLevel::of(&request.level)
+                .ok_or_else(|| McpError::invalid_params("unknown log level", None))?;
+            *self.log_level.lock().unwrap_or_else(|p| p.into_inner()) = Some(level);
+            self.shared.host.manager().set_log_level(level).await;
+            if let Ok(Value::String(name)) = serde_json::to_value(request.level) {
+                self.link.share_log_level(&name).await;
+            }
+            Ok(())
+        })
+        .await
     }
 
     fn accepted_subscription_filter(
@@ -586,8 +635,12 @@ impl ServerHandler for Gateway {
         request: rmcp::model::GetTaskParams,
         context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::GetTaskResult, McpError> {
-        let client = self.client(&context.extensions);
-        Gateway::get_task(self, &client, request.task_id).await
+        let span = traced::span(&context, "tasks/get", None);
+        traced::run(span, async move {
+            let client = self.client(&context.extensions);
+            Gateway::get_task(self, &client, request.task_id).await
+        })
+        .await
     }
 
     async fn update_task(
@@ -595,8 +648,12 @@ impl ServerHandler for Gateway {
         request: UpdateTaskParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
-        let client = self.client(&context.extensions);
-        Gateway::update_task(self, &client, request).await
+        let span = traced::span(&context, "tasks/update", None);
+        traced::run(span, async move {
+            let client = self.client(&context.extensions);
+            Gateway::update_task(self, &client, request).await
+        })
+        .await
     }
 
     async fn cancel_task(
@@ -604,8 +661,12 @@ impl ServerHandler for Gateway {
         request: rmcp::model::CancelTaskParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
-        let client = self.client(&context.extensions);
-        Gateway::cancel_task(self, &client, request.task_id).await
+        let span = traced::span(&context, "tasks/cancel", None);
+        traced::run(span, async move {
+            let client = self.client(&context.extensions);
+            Gateway::cancel_task(self, &client, request.task_id).await
+        })
+        .await
     }
 
     async fn complete(
@@ -613,20 +674,24 @@ impl ServerHandler for Gateway {
         request: rmcp::model::CompleteRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::CompleteResult, McpError> {
-        let client = self.client(&context.extensions);
-        let params = serde_json::to_value(request).map_err(internal)?;
-        self.shared.ready().await;
-        let completed = match self.completion_hidden(&client, &params).await {
-            Some(hidden) => Err(hidden),
-            None => self.shared.host.complete(params).await,
-        };
-        match completed {
-            Ok(v) => from_json(v),
-            Err(e @ (HostError::PromptNotFound(_) | HostError::ResourceNotFound(_))) => {
-                Err(McpError::invalid_params(e.to_string(), None))
+        let span = traced::span(&context, "completion/complete", None);
+        traced::run(span, async move {
+            let client = self.client(&context.extensions);
+            let params = serde_json::to_value(request).map_err(internal)?;
+            self.shared.ready().await;
+            let completed = match self.completion_hidden(&client, &params).await {
+                Some(hidden) => Err(hidden),
+                None => self.shared.host.complete(params).await,
+            };
+            match completed {
+                Ok(v) => from_json(v),
+                Err(e @ (HostError::PromptNotFound(_) | HostError::ResourceNotFound(_))) => {
+                    Err(McpError::invalid_params(e.to_string(), None))
+                }
+                Err(e) => Err(internal(e)),
             }
-            Err(e) => Err(internal(e)),
-        }
+        })
+        .await
     }
 
     async fn on_custom_request(

@@ -76,6 +76,8 @@ pub(crate) mod state_file;
 pub mod stats;
 #[cfg(feature = "gateway")]
 pub mod team_state;
+#[cfg(feature = "gateway")]
+pub mod telemetry;
 #[cfg(all(test, unix))]
 mod test_fs;
 #[cfg(test)]

@@ -37,6 +37,15 @@ use rmcp::{RoleClient, ServiceExt};
 use std::sync::Arc;
 use std::time::Duration;
 
+/// Passes the current trace on in a request's `_meta` (and from there, for
+/// an HTTP server, as its `traceparent` header).
+pub(crate) fn traced(meta: &mut Option<rmcp::model::RequestMetaObject>) {
+    if let Some(traceparent) = crate::telemetry::current_traceparent() {
+        meta.get_or_insert_with(Default::default)
+            .set_traceparent(traceparent);
+    }
+}
+
 /// Which transport a live connection uses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "kebab-case")]
@@ -368,9 +377,9 @@ impl Connection {
         uri: &str,
         timeout: Duration,
     ) -> Result<ReadResourceResult, ConnectError> {
-        let read = self
-            .service
-            .read_resource(ReadResourceRequestParams::new(uri));
+        let mut params = ReadResourceRequestParams::new(uri);
+        traced(&mut params.meta);
+        let read = self.service.read_resource(params);
         self.within(timeout, read).await
     }
 

@@ -15,3 +15,4 @@ mod results;
 pub mod serve;
 mod tasks;
 mod tokens;
+mod traces;

@@ -333,8 +333,13 @@ pub struct Serving {
 
 impl Serving {
     pub fn start(home: &Path, args: &[&str]) -> Serving {
+        Serving::start_with(home, args, &[])
+    }
+
+    /// [`Serving::start`] with more environment variables.
+    pub fn start_with(home: &Path, args: &[&str], env: &[(&str, &str)]) -> Serving {
         let mut cmd = mcpw_in(home);
-        cmd.arg("serve").args(args);
+        cmd.arg("serve").args(args).envs(env.iter().copied());
         // Port 0: mcpw binds a free port itself and says which, so no other
         // process can take it between a pick and the bind.
         if !args.contains(&"--http") {

@@ -77,7 +77,7 @@ function digest(data) {
 
 function transport(c) {
   if (c.url) {
-    const headers = c.token ? { Authorization: `Bearer ${c.token}` } : {};
+    const headers = { ...(c.headers ?? {}), ...(c.token ? { Authorization: `Bearer ${c.token}` } : {}) };
     return new StreamableHTTPClientTransport(new URL(c.url), { requestInit: { headers } });
   }
   return new StdioClientTransport({ command: c.command, args: c.args ?? [], cwd: c.cwd, env: { ...process.env, ...(c.env ?? {}) }, stderr: "ignore" });
@@ -90,7 +90,7 @@ async function step(s) {
     case "callTool": {
       const from = progressLog.length;
       const options = s.progress ? { onprogress: () => {}, resetTimeoutOnProgress: true } : {};
-      const r = await client.callTool({ name: s.name, arguments: keptIds(s.arguments ?? {}) }, undefined, options);
+      const r = await client.callTool({ name: s.name, arguments: keptIds(s.arguments ?? {}), ...(s.meta ? { _meta: s.meta } : {}) }, undefined, options);
       const progress = s.progress ? progressLog.slice(from).map(({ progressToken, ...p }) => p) : [];
       if (s.digest) {
         // Each block's text, data or resource as its sha256 and length.

@@ -6,6 +6,7 @@ use super::{Host, HostError};
 use crate::catalog::{Entry, ToolKind};
 use crate::lifecycle::LifecycleError;
 use crate::present::{self, Content};
+use crate::telemetry::{self, Attribute, FutureExt as _, Span};
 use crate::upstream::Called;
 use rmcp::model::{CallToolResult, CreateTaskResult, ReadResourceResult};
 use serde_json::{Map, Value};
@@ -87,26 +88,33 @@ impl Host {
         let started = std::time::Instant::now();
         let tool = &entry.tool;
         let timeout = self.manager.call_timeout(&tool.server);
-        let result = match (&tool.kind, &tool.resource_uri) {
-            (ToolKind::Resource, Some(uri)) => self
-                .manager
-                .with_connection(&tool.server, |c| async move {
-                    c.read_resource(uri, timeout).await
-                })
-                .await
-                .map(RawResult::Resource),
-            _ => {
-                let args = arguments.unwrap_or_default();
-                self.manager
+        let span = self.call_span(entry, arguments.as_ref());
+        let call = async {
+            match (&tool.kind, &tool.resource_uri) {
+                (ToolKind::Resource, Some(uri)) => self
+                    .manager
                     .with_connection(&tool.server, |c| async move {
-                        c.call_tool(&tool.name, Some(args), timeout, options).await
+                        c.read_resource(uri, timeout).await
                     })
                     .await
-                    .map(|called| match called {
-                        Called::Done(result) => RawResult::Tool(result),
-                        Called::Task(task) => RawResult::Task(task),
-                    })
+                    .map(RawResult::Resource),
+                _ => {
+                    let args = arguments.unwrap_or_default();
+                    self.manager
+                        .with_connection(&tool.server, |c| async move {
+                            c.call_tool(&tool.name, Some(args), timeout, options).await
+                        })
+                        .await
+                        .map(|called| match called {
+                            Called::Done(result) => RawResult::Tool(result),
+                            Called::Task(task) => RawResult::Task(task),
+                        })
+                }
             }
+        };
+        let result = match span.is_recording() {
+            true => call.with_context(span.context()).await,
+            false => call.await,
         };
         let result = match result {
             Err(LifecycleError::Connect {
@@ -121,12 +129,41 @@ impl Host {
             Ok(RawResult::Resource(_) | RawResult::Task(_)) => false,
             Ok(RawResult::Rpc(_)) | Err(_) => true,
         };
+        end_call_span(&span, &result);
         self.metrics
             .record(&entry.tool.server, &entry.tool.name, elapsed, failed);
         if let Some(stats) = &self.stats {
             self.record(stats, entry, &result, elapsed, failed);
         }
         result
+    }
+
+    /// The client span of a call to an upstream server: its server, tool
+    /// and transport (the MCP semantic conventions' names, plus mcpw's).
+    fn call_span(&self, entry: &Entry, arguments: Option<&Map<String, Value>>) -> Span {
+        let tool = &entry.tool;
+        let (method, name) = match tool.kind {
+            ToolKind::Resource => ("resources/read", tool.resource_uri.as_deref().unwrap_or("")),
+            _ => ("tools/call", tool.name.as_str()),
+        };
+        Span::client(format!("{method} {name}"), || {
+            let config = self.config();
+            let transport = config
+                .server(&tool.server)
+                .map(|s| match &s.config.transport {
+                    crate::config::Transport::Stdio { .. } => "stdio",
+                    crate::config::Transport::Http { .. } => "http",
+                });
+            let mut a = vec![
+                Attribute::new("mcp.method.name", method),
+                Attribute::new("gen_ai.tool.name", tool.name.clone()),
+                Attribute::new("mcpw.server", tool.server.clone()),
+                Attribute::new("mcpw.tool", entry.name.clone()),
+                Attribute::new("mcpw.transport", transport.unwrap_or("unknown")),
+            ];
+            a.extend(telemetry::content("gen_ai.tool.call.arguments", &arguments));
+            a
+        })
     }
 
     fn record(
@@ -164,6 +201,35 @@ impl Host {
                 }
             });
         }
+    }
+}
+
+/// Marks a call's span with its outcome: `ok`, `tool_error` (the tool said
+/// `isError`), `rpc_error` or the failure to reach the server.
+fn end_call_span(span: &Span, result: &Result<RawResult, HostError>) {
+    if !span.is_recording() {
+        return;
+    }
+    let outcome = match result {
+        Ok(RawResult::Tool(r)) if r.is_error == Some(true) => "tool_error",
+        Ok(RawResult::Rpc(_)) => "rpc_error",
+        Ok(_) => "ok",
+        Err(_) => "unreached",
+    };
+    span.set(|| {
+        let mut a = vec![Attribute::new("mcpw.outcome", outcome)];
+        if let Ok(RawResult::Tool(r)) = result {
+            a.extend(telemetry::content("gen_ai.tool.call.result", &r.content));
+        }
+        a
+    });
+    match result {
+        Ok(RawResult::Rpc(e)) => span.fail("rpc_error", || e.clone()),
+        Err(e) => span.fail("unreached", || e.to_string()),
+        Ok(_) if outcome == "tool_error" => {
+            span.fail("tool_error", || "the tool reported an error".into())
+        }
+        Ok(_) => {}
     }
 }
 

@@ -105,9 +105,10 @@ impl Connection {
     /// route, which stays open while held (a task's progress uses it).
     async fn call_once(
         &self,
-        params: CallToolRequestParams,
+        mut params: CallToolRequestParams,
         options: &CallOptions,
     ) -> Result<(ServerResult, Option<ProgressRoute<'_>>), ConnectError> {
+        super::traced(&mut params.meta);
         // rmcp gives every request its own id and progress token; the handle
         // says which, for routing what the server sends about this call.
         let request = ClientRequest::CallToolRequest(Request::new(params));

@@ -113,6 +113,12 @@ impl StreamableHttpClient for HttpClient {
         custom_headers: HashMap<HeaderName, HeaderValue>,
         limits: StreamableHttpResponseLimits,
     ) -> Result<StreamableHttpPostResponse, Error> {
+        let mut custom_headers = custom_headers;
+        if let Some(traceparent) = traceparent(&message)
+            && let Ok(value) = HeaderValue::from_str(traceparent)
+        {
+            custom_headers.insert(HeaderName::from_static("traceparent"), value);
+        }
         let Some(listen_id) = listen_id(&message) else {
             let answer = self
                 .http
@@ -395,6 +401,21 @@ impl JsonMessages {
             None => Ok(None),
         }
     }
+}
+
+/// The trace a request passes on in its `_meta` (see
+/// [`super::super::traced`]), for its `traceparent` header.
+fn traceparent(message: &ClientJsonRpcMessage) -> Option<&str> {
+    use rmcp::model::RequestParamsMeta as _;
+    let rmcp::model::JsonRpcMessage::Request(request) = message else {
+        return None;
+    };
+    let meta = match &request.request {
+        ClientRequest::CallToolRequest(r) => r.params.meta(),
+        ClientRequest::ReadResourceRequest(r) => r.params.meta(),
+        _ => None,
+    };
+    meta.and_then(|m| m.get_traceparent())
 }
 
 #[cfg(test)]

@@ -1,0 +1,321 @@
+//! Traces: `mcpw serve --http` exports OpenTelemetry spans over OTLP to a
+//! receiver here, which decodes them. A client's call is one trace, from
+//! the client's own span through the gateway to the upstream server, whose
+//! HTTP requests carry the trace on in their `traceparent` header.
+
+use super::serve::client;
+use crate::common::ConfigDirs;
+use crate::servers::{Background, Serving, servers};
+use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
+use opentelemetry_proto::tonic::common::v1::any_value::Value as AnyValue;
+use prost::Message;
+use serde_json::json;
+use std::collections::BTreeMap;
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
+
+/// One exported span, flattened.
+#[derive(Clone, Debug)]
+struct Exported {
+    trace: String,
+    id: String,
+    parent: String,
+    name: String,
+    kind: i32,
+    attributes: BTreeMap<String, String>,
+    status: i32,
+    service: String,
+}
+
+/// An OTLP/HTTP receiver (`POST /v1/traces`, protobuf) on a free port.
+#[derive(Clone, Default)]
+struct Receiver {
+    spans: Arc<(Mutex<Vec<Exported>>, Condvar)>,
+}
+
+impl Receiver {
+    /// Starts it; returns it and its endpoint.
+    fn start() -> (Receiver, String) {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let endpoint = format!("http://{}", listener.local_addr().unwrap());
+        let receiver = Receiver::default();
+        let r = receiver.clone();
+        std::thread::spawn(move || {
+            for stream in listener.incoming().map_while(Result::ok) {
+                let r = r.clone();
+                std::thread::spawn(move || r.serve(stream));
+            }
+        });
+        (receiver, endpoint)
+    }
+
+    /// Answers each request of one connection (HTTP/1.1, keep-alive).
+    fn serve(&self, mut stream: TcpStream) {
+        let mut buf = Vec::new();
+        let mut chunk = [0u8; 65536];
+        loop {
+            let Some(head_end) = find(&buf, b"\r\n\r\n") else {
+                match stream.read(&mut chunk) {
+                    Ok(0) | Err(_) => return,
+                    Ok(n) => buf.extend_from_slice(&chunk[..n]),
+                }
+                continue;
+            };
+            let head = String::from_utf8_lossy(&buf[..head_end]).to_ascii_lowercase();
+            let length: usize = head
+                .lines()
+                .find_map(|l| l.strip_prefix("content-length:"))
+                .map_or(0, |v| v.trim().parse().unwrap());
+            while buf.len() < head_end + 4 + length {
+                match stream.read(&mut chunk) {
+                    Ok(0) | Err(_) => return,
+                    Ok(n) => buf.extend_from_slice(&chunk[..n]),
+                }
+            }
+            let body: Vec<u8> = buf
+                .drain(..head_end + 4 + length)
+                .skip(head_end + 4)
+                .collect();
+            assert!(head.starts_with("post /v1/traces"), "{head}");
+            assert!(
+                head.contains("content-type: application/x-protobuf"),
+                "{head}"
+            );
+            self.take(ExportTraceServiceRequest::decode(body.as_slice()).unwrap());
+            let answer = "HTTP/1.1 200 OK\r\ncontent-type: application/x-protobuf\r\ncontent-length: 0\r\n\r\n";
+            if stream.write_all(answer.as_bytes()).is_err() {
+                return;
+            }
+        }
+    }
+
+    fn take(&self, request: ExportTraceServiceRequest) {
+        let mut got = Vec::new();
+        for resource in request.resource_spans {
+            let service = resource
+                .resource
+                .iter()
+                .flat_map(|r| &r.attributes)
+                .find(|a| a.key == "service.name")
+                .map(|a| text(a.value.as_ref().and_then(|v| v.value.as_ref())))
+                .unwrap_or_default();
+            for span in resource.scope_spans.into_iter().flat_map(|s| s.spans) {
+                got.push(Exported {
+                    trace: hex(&span.trace_id),
+                    id: hex(&span.span_id),
+                    parent: hex(&span.parent_span_id),
+                    name: span.name,
+                    kind: span.kind,
+                    attributes: span
+                        .attributes
+                        .iter()
+                        .map(|a| {
+                            (
+                                a.key.clone(),
+                                text(a.value.as_ref().and_then(|v| v.value.as_ref())),
+                            )
+                        })
+                        .collect(),
+                    status: span.status.map_or(0, |s| s.code),
+                    service: service.clone(),
+                });
+            }
+        }
+        let (spans, changed) = &*self.spans;
+        spans.lock().unwrap().extend(got);
+        changed.notify_all();
+    }
+
+    /// Waits (up to 30 s) until `done` holds of the spans received so far.
+    fn wait_for(&self, what: &str, done: impl Fn(&[Exported]) -> bool) -> Vec<Exported> {
+        let (spans, changed) = &*self.spans;
+        let deadline = Instant::now() + Duration::from_secs(30);
+        let mut got = spans.lock().unwrap();
+        while !done(&got) {
+            let left = deadline.saturating_duration_since(Instant::now());
+            assert!(!left.is_zero(), "{what}; received: {got:#?}");
+            got = changed.wait_timeout(got, left).unwrap().0;
+        }
+        got.clone()
+    }
+}
+
+fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    haystack.windows(needle.len()).position(|w| w == needle)
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn text(value: Option<&AnyValue>) -> String {
+    match value {
+        Some(AnyValue::StringValue(s)) => s.clone(),
+        Some(AnyValue::IntValue(i)) => i.to_string(),
+        Some(AnyValue::BoolValue(b)) => b.to_string(),
+        Some(AnyValue::DoubleValue(d)) => d.to_string(),
+        other => format!("{other:?}"),
+    }
+}
+
+/// A TCP relay to `upstream` that keeps what clients send, so a test can
+/// read the headers a real server got.
+struct Tee {
+    port: u16,
+    sent: Arc<Mutex<Vec<u8>>>,
+}
+
+impl Tee {
+    fn start(upstream: u16) -> Tee {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let sent = Arc::new(Mutex::new(Vec::new()));
+        let kept = sent.clone();
+        std::thread::spawn(move || {
+            for mut client in listener.incoming().map_while(Result::ok) {
+                let Ok(mut server) = TcpStream::connect(("127.0.0.1", upstream)) else {
+                    continue;
+                };
+                let (mut client_back, mut server_in) =
+                    (client.try_clone().unwrap(), server.try_clone().unwrap());
+                std::thread::spawn(move || {
+                    let _ = std::io::copy(&mut server_in, &mut client_back);
+                    let _ = client_back.shutdown(std::net::Shutdown::Write);
+                });
+                let kept = kept.clone();
+                std::thread::spawn(move || {
+                    let mut chunk = [0u8; 16384];
+                    while let Ok(n) = client.read(&mut chunk) {
+                        if n == 0 || server.write_all(&chunk[..n]).is_err() {
+                            break;
+                        }
+                        kept.lock().unwrap().extend_from_slice(&chunk[..n]);
+                    }
+                    let _ = server.shutdown(std::net::Shutdown::Write);
+                });
+            }
+        });
+        Tee { port, sent }
+    }
+
+    /// The `traceparent` headers of the requests relayed so far.
+    fn traceparents(&self) -> Vec<String> {
+        let sent = String::from_utf8_lossy(&self.sent.lock().unwrap()).to_string();
+        sent.lines()
+            .filter_map(|l| {
+                let (name, value) = l.split_once(':')?;
+                name.eq_ignore_ascii_case("traceparent")
+                    .then(|| value.trim().to_string())
+            })
+            .collect()
+    }
+}
+
+#[test]
+fn a_call_is_one_trace_from_the_client_through_the_gateway_to_the_server() {
+    let s = servers();
+    let upstream = Background::node(&[&s.everything(), "streamableHttp"], &[]);
+    let tee = Tee::start(upstream.port);
+    let dirs = ConfigDirs::new();
+    dirs.user(
+        &json!({"mcpServers": {
+            "remote": {"url": format!("http://127.0.0.1:{}/mcp", tee.port)},
+            "local": {"command": "node", "args": [s.everything(), "stdio"]}
+        }})
+        .to_string(),
+    );
+    let (receiver, endpoint) = Receiver::start();
+    let serving = Serving::start_with(
+        &dirs.home(),
+        &["--exposure", "direct"],
+        &[
+            ("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint.as_str()),
+            ("OTEL_BSP_SCHEDULE_DELAY", "100"),
+        ],
+    );
+
+    // The client's trace comes in the HTTP header for one call, in `_meta`
+    // for the other (which wins over the header).
+    let by_header = ("4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7");
+    let by_meta = ("0af7651916cd43dd8448eb211c80319c", "b7ad6b7169203331");
+    let failing = ("5b8aa5a2d2c872e8321cf37308d69df2", "051581bf3cb55c13");
+    let traceparent = |(trace, span): (&str, &str)| format!("00-{trace}-{span}-01");
+    let r = client(
+        json!({"url": serving.url(), "headers": {"traceparent": traceparent(by_header)}}),
+        json!([
+            {"op": "callTool", "name": "remote__echo", "arguments": {"message": "secret words"}},
+            {"op": "callTool", "name": "local__echo", "arguments": {"message": "more secret words"},
+             "meta": {"traceparent": traceparent(by_meta)}},
+            {"op": "callTool", "name": "remote__echo", "arguments": {}, "meta": {"traceparent": traceparent(failing)}}
+        ]),
+    )
+    .unwrap();
+    assert_eq!(r[0]["content"][0]["text"], "Echo: secret words", "{}", r[0]);
+
+    let upstream_call = |trace: &str, tool: &str, spans: &[Exported]| {
+        spans
+            .iter()
+            .any(|s| s.trace == trace && s.name == format!("tools/call {tool}") && s.kind == 3)
+    };
+    let spans = receiver.wait_for("both calls' spans", |spans| {
+        [by_header, by_meta, failing]
+            .iter()
+            .all(|(trace, _)| upstream_call(trace, "echo", spans))
+    });
+
+    for ((trace, client_span), exposed, server, transport) in [
+        (by_header, "remote__echo", "remote", "http"),
+        (by_meta, "local__echo", "local", "stdio"),
+    ] {
+        let in_trace: Vec<&Exported> = spans.iter().filter(|s| s.trace == trace).collect();
+        // Server span (kind 2) under the client's span.
+        let request = in_trace
+            .iter()
+            .find(|s| s.name == format!("tools/call {exposed}"))
+            .unwrap_or_else(|| panic!("a request span in {in_trace:#?}"));
+        assert_eq!(request.kind, 2, "{request:?}");
+        assert_eq!(request.parent, client_span, "{request:?}");
+        assert_eq!(request.attributes["mcp.method.name"], "tools/call");
+        assert_eq!(request.attributes["gen_ai.tool.name"], exposed);
+        assert_eq!(request.service, "mcpw");
+        // Client span (kind 3) to the server, under the request's.
+        let call = in_trace
+            .iter()
+            .find(|s| s.name == "tools/call echo")
+            .unwrap_or_else(|| panic!("an upstream span in {in_trace:#?}"));
+        assert_eq!(call.kind, 3, "{call:?}");
+        assert_eq!(call.parent, request.id, "{call:?}");
+        assert_eq!(call.attributes["mcpw.server"], server);
+        assert_eq!(call.attributes["mcpw.transport"], transport);
+        assert_eq!(call.attributes["mcpw.outcome"], "ok");
+        if transport == "http" {
+            // The HTTP server got the upstream span as its parent.
+            let expected = format!("00-{trace}-{}-01", call.id);
+            assert!(
+                tee.traceparents().contains(&expected),
+                "{expected} among {:?}",
+                tee.traceparents()
+            );
+        }
+    }
+    // A call that fails (no message) marks both spans failed (status 2).
+    let failed: Vec<&Exported> = spans.iter().filter(|s| s.trace == failing.0).collect();
+    assert_eq!(failed.len(), 2, "{failed:#?}");
+    for span in &failed {
+        assert_eq!(span.status, 2, "{span:?}");
+        let error = &span.attributes["error.type"];
+        assert!(
+            ["tool_error", "rpc_error"].contains(&error.as_str()),
+            "{span:?}"
+        );
+    }
+    for span in spans.iter().filter(|s| s.trace != failing.0) {
+        assert_ne!(span.status, 2, "{span:?}");
+    }
+    // Content stays out of spans unless asked for.
+    let all = format!("{spans:?}");
+    assert!(!all.contains("secret words"), "{all}");
+    assert!(!all.contains("gen_ai.tool.call.arguments"), "{all}");
+}
