@@ -635,9 +635,24 @@ impl Host {
         options: SearchOptions,
     ) -> Result<Vec<(EntryRef, f32)>, HostError> {
         let (snapshot, index) = self.current_index().await?;
+        let span = crate::telemetry::Span::child("search", || {
+            use crate::telemetry::{Attribute, content};
+            let mut a = vec![Attribute::new("mcpw.search.limit", options.limit as i64)];
+            a.extend(content("mcpw.search.query", &query));
+            if let Some(server) = &options.server {
+                a.push(Attribute::new("mcpw.server", server.clone()));
+            }
+            a
+        });
         let query = query.to_string();
-        let hits =
-            joined(tokio::task::spawn_blocking(move || index.search(&query, &options)).await)??;
+        let search = span.carry(move || index.search(&query, &options));
+        let hits = joined(tokio::task::spawn_blocking(search).await)??;
+        span.set(|| {
+            vec![crate::telemetry::Attribute::new(
+                "mcpw.search.hits",
+                hits.len() as i64,
+            )]
+        });
         Ok(hits
             .into_iter()
             .map(|h| {

@@ -259,6 +259,17 @@ impl Span {
         self.0.clone().unwrap_or_else(Context::current)
     }
 
+    /// `f`, run in this span's context wherever it runs: for work handed to
+    /// a blocking thread, whose own spans (a guest's, say) are then children
+    /// of this one.
+    pub fn carry<R, F: FnOnce() -> R>(&self, f: F) -> impl FnOnce() -> R + use<R, F> {
+        let cx = self.0.clone();
+        move || {
+            let _attached = cx.map(Context::attach);
+            f()
+        }
+    }
+
     /// This span's `traceparent`, to pass on.
     pub fn traceparent(&self) -> Option<String> {
         self.0.as_ref().and_then(traceparent_of)
@@ -271,6 +282,20 @@ impl Drop for Span {
             cx.span().end();
         }
     }
+}
+
+/// `f`, run in the current context wherever it runs (see [`Span::carry`]).
+pub fn carry<R>(f: impl FnOnce() -> R) -> impl FnOnce() -> R {
+    let cx = enabled().then(Context::current);
+    move || {
+        let _attached = cx.map(Context::attach);
+        f()
+    }
+}
+
+/// `work`, polled in the current context wherever it is spawned.
+pub fn carried<F: Future>(work: F) -> opentelemetry::trace::WithContext<F> {
+    work.with_context(Context::current())
 }
 
 /// The context a `traceparent` (and `tracestate`) gives, when valid.

@@ -6,6 +6,7 @@ use super::Host;
 use crate::catalog::Entry;
 use crate::plugin::guard::{After, Before, Guard, GuardedCall, Guards};
 use crate::plugin::{Grants, GuestModule, LoadOptions, PolicyConfig};
+use crate::telemetry::{Attribute, Span};
 use std::sync::Arc;
 
 /// The guards, or why they cannot run.
@@ -79,23 +80,52 @@ impl Host {
         };
         let guards = self.guards.clone();
         let asked = call.clone();
-        let verdict = tokio::task::spawn_blocking(move || match &*guards {
+        let span = guard_span("guard call", &call);
+        let verdict = tokio::task::spawn_blocking(span.carry(move || match &*guards {
             Loaded::Ready(g) => g.before(&asked),
             Loaded::Broken(why) => Before::Deny(why.clone()),
-        })
+        }))
         .await
         .unwrap_or_else(|e| Before::Deny(format!("the guards stopped: {e}")));
+        let decision = match &verdict {
+            Before::Run { ask: Some(_), .. } => "ask",
+            Before::Run {
+                rewritten: Some(_), ..
+            } => "rewrite",
+            Before::Run { .. } => "allow",
+            Before::Deny(_) => "deny",
+        };
+        span.set(|| vec![Attribute::new("mcpw.guard.decision", decision)]);
         (verdict, call)
     }
 
     /// The guards' verdict on `outcome` (a `CallToolResult`, JSON text) of `call`.
     pub async fn guard_result(&self, call: GuardedCall, outcome: String) -> After {
         let guards = self.guards.clone();
-        tokio::task::spawn_blocking(move || match &*guards {
+        let span = guard_span("guard result", &call);
+        let verdict = tokio::task::spawn_blocking(span.carry(move || match &*guards {
             Loaded::Ready(g) => g.after(&call, &outcome),
             Loaded::Broken(why) => After::Deny(why.clone()),
-        })
+        }))
         .await
-        .unwrap_or_else(|e| After::Deny(format!("the guards stopped: {e}")))
+        .unwrap_or_else(|e| After::Deny(format!("the guards stopped: {e}")));
+        let decision = match &verdict {
+            After::Keep => "keep",
+            After::Replace(_) => "replace",
+            After::Deny(_) => "deny",
+        };
+        span.set(|| vec![Attribute::new("mcpw.guard.decision", decision)]);
+        verdict
     }
+}
+
+/// The span of the guards' look at `call`; its decision is added after.
+fn guard_span(name: &'static str, call: &GuardedCall) -> Span {
+    Span::child(name, || {
+        vec![
+            Attribute::new("mcpw.server", call.server.clone()),
+            Attribute::new("gen_ai.tool.name", call.tool.clone()),
+            Attribute::new("mcpw.tool", call.name.clone()),
+        ]
+    })
 }

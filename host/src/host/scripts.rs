@@ -99,8 +99,9 @@ impl ScriptCalls {
     }
 
     /// Starts `call` and keeps its handle.
+    /// The call is part of the script's trace.
     pub(crate) fn spawn(&self, call: impl std::future::Future<Output = ()> + Send + 'static) {
-        let task = self.runtime.spawn(call);
+        let task = self.runtime.spawn(crate::telemetry::carried(call));
         self.lock().push(task.abort_handle());
     }
 
@@ -327,14 +328,21 @@ impl Host {
         let scripter = self.scripter().await?;
         let limits = limits(scripter.limits());
         let code = code.to_string();
-        tokio::task::spawn_blocking(move || scripter.run(&code, limits, toolbox, &control))
-            .await
-            .map_err(|e| {
-                HostError::Policy(PluginError::Trap {
-                    guest: "script".into(),
-                    message: format!("the script's thread failed: {e}"),
-                })
+        let span = crate::telemetry::Span::child("script", || {
+            let mut a = vec![crate::telemetry::Attribute::new(
+                "mcpw.script.bytes",
+                code.len() as i64,
+            )];
+            a.extend(crate::telemetry::content("mcpw.script.code", &code));
+            a
+        });
+        let run = span.carry(move || scripter.run(&code, limits, toolbox, &control));
+        tokio::task::spawn_blocking(run).await.map_err(|e| {
+            HostError::Policy(PluginError::Trap {
+                guest: "script".into(),
+                message: format!("the script's thread failed: {e}"),
             })
+        })
     }
 
     /// `input` projected by the jq `expression`, run by the script guest in

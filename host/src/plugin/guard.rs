@@ -122,7 +122,7 @@ impl Guard {
     ) -> Result<(R, String), PluginError> {
         let mut instance = self.lock();
         let guest = instance.module().name().to_string();
-        let answer = instance.run(|store, inst| {
+        let answer = instance.run("guard", |store, inst| {
             let exports = self.indices.load(&mut *store, inst)?;
             f(&exports, store)
         })?;

@@ -241,12 +241,26 @@ impl GuestInstance {
 
     /// Runs one call into the guest under the sandbox's deadline. On a trap the
     /// instance is dropped and the error names the guest and the limit it hit.
+    /// `what` names the call in its trace span.
     pub(crate) fn run<R>(
         &mut self,
+        what: &'static str,
         f: impl FnOnce(&mut Store<GuestState>, &Instance) -> wasmtime::Result<R>,
     ) -> Result<R, PluginError> {
         let limits = self.module.options.limits;
         let name = self.module.name.clone();
+        #[cfg(feature = "gateway")]
+        let span = crate::telemetry::Span::child(format!("guest {what}"), || {
+            use crate::telemetry::Attribute;
+            vec![
+                Attribute::new("mcpw.guest.name", name.clone()),
+                Attribute::new("mcpw.guest.call", what),
+                Attribute::new("mcpw.guest.deadline_ms", limits.deadline.as_millis() as i64),
+                Attribute::new("mcpw.guest.memory_limit_bytes", limits.memory_bytes as i64),
+            ]
+        });
+        #[cfg(not(feature = "gateway"))]
+        let _ = what;
         let live = self.instantiate()?;
         live.store.data_mut().begin_call();
         live.store
@@ -259,6 +273,14 @@ impl GuestInstance {
             Ok(r) => Ok(r),
             Err(e) => {
                 let err = classify(&name, &limits, e, live.store.data_mut());
+                #[cfg(feature = "gateway")]
+                span.fail(
+                    match err {
+                        PluginError::Limit { .. } => "guest_limit",
+                        _ => "guest_trap",
+                    },
+                    || err.to_string(),
+                );
                 tracing::debug!("{err}; the guest instance is replaced");
                 self.live = None;
                 self.generation += 1;

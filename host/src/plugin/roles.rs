@@ -181,7 +181,7 @@ impl Namer {
         };
         let mut instance = lock(&self.instance);
         let guest = instance.module().name().to_string();
-        let answer = instance.run(|store, inst| {
+        let answer = instance.run("names", |store, inst| {
             self.indices
                 .load(&mut *store, inst)?
                 .call_names(store, &input, &opts)
@@ -306,7 +306,7 @@ impl DirectPolicy {
         };
         let mut instance = lock(&self.instance);
         let guest = instance.module().name().to_string();
-        let answer = instance.run(|store, inst| {
+        let answer = instance.run("select", |store, inst| {
             self.indices
                 .load(&mut *store, inst)?
                 .call_select(store, &input, &opts)
@@ -365,7 +365,9 @@ impl RankerState {
         {
             // Frees the guest's memory for this index; a failure only means the
             // instance is gone already.
-            let _ = self.instance.run(|store, _| resource.resource_drop(store));
+            let _ = self
+                .instance
+                .run("drop", |store, _| resource.resource_drop(store));
         }
     }
 }
@@ -474,7 +476,7 @@ impl Ranker {
             profile: index.options.profile.clone(),
         };
         let guest = state.instance.module().name().to_string();
-        let answer = state.instance.run(|store, inst| {
+        let answer = state.instance.run("build", |store, inst| {
             self.indices
                 .load(&mut *store, inst)?
                 .index()
@@ -531,7 +533,7 @@ impl RankIndex {
             server: options.server.clone(),
         };
         let guest = state.instance.module().name().to_string();
-        let answer = state.instance.run(|store, inst| {
+        let answer = state.instance.run("search", |store, inst| {
             ranker
                 .indices
                 .load(&mut *store, inst)?

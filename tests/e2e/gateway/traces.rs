@@ -254,15 +254,20 @@ fn a_call_is_one_trace_from_the_client_through_the_gateway_to_the_server() {
     .unwrap();
     assert_eq!(r[0]["content"][0]["text"], "Echo: secret words", "{}", r[0]);
 
-    let upstream_call = |trace: &str, tool: &str, spans: &[Exported]| {
+    // A request's span ends last: once it is in, so are its children.
+    let request_ended = |trace: &str, tool: &str, spans: &[Exported]| {
         spans
             .iter()
-            .any(|s| s.trace == trace && s.name == format!("tools/call {tool}") && s.kind == 3)
+            .any(|s| s.trace == trace && s.name == format!("tools/call {tool}") && s.kind == 2)
     };
-    let spans = receiver.wait_for("both calls' spans", |spans| {
-        [by_header, by_meta, failing]
-            .iter()
-            .all(|(trace, _)| upstream_call(trace, "echo", spans))
+    let spans = receiver.wait_for("the three calls' spans", |spans| {
+        [
+            (by_header, "remote__echo"),
+            (by_meta, "local__echo"),
+            (failing, "remote__echo"),
+        ]
+        .iter()
+        .all(|((trace, _), tool)| request_ended(trace, tool, spans))
     });
 
     for ((trace, client_span), exposed, server, transport) in [
@@ -318,4 +323,95 @@ fn a_call_is_one_trace_from_the_client_through_the_gateway_to_the_server() {
     let all = format!("{spans:?}");
     assert!(!all.contains("secret words"), "{all}");
     assert!(!all.contains("gen_ai.tool.call.arguments"), "{all}");
+}
+
+#[test]
+fn a_scripts_searches_guests_and_inner_calls_are_in_its_trace_with_content_when_asked() {
+    let s = servers();
+    let dirs = ConfigDirs::new();
+    dirs.user(
+        &json!({"mcpServers": {"local": {"command": "node", "args": [s.everything(), "stdio"]}},
+                "settings": {"guards": [super::guards::redactor()]}})
+        .to_string(),
+    );
+    let (receiver, endpoint) = Receiver::start();
+    let serving = Serving::start_with(
+        &dirs.home(),
+        &["--exposure", "code"],
+        &[
+            (
+                "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+                &format!("{endpoint}/v1/traces"),
+            ),
+            ("OTEL_BSP_SCHEDULE_DELAY", "100"),
+            ("OTEL_SERVICE_NAME", "gateway-a"),
+            ("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", "true"),
+        ],
+    );
+    let (trace, client_span) = ("1e8a6bbe2a4ecb5c2d8a51b6c2f3e4d5", "a1b2c3d4e5f60718");
+    let code = r#"const hits = await mcp.search("echo back a message", {limit: 2});
+const r = await tools.local__echo({message: "inner words"});
+return {hits: hits.length, r};"#;
+    let r = client(
+        json!({"url": serving.url()}),
+        json!([{"op": "callTool", "name": "code", "arguments": {"code": code},
+                "meta": {"traceparent": format!("00-{trace}-{client_span}-01")}}]),
+    )
+    .unwrap();
+    assert_eq!(r[0]["isError"], false, "{}", r[0]);
+
+    // The request's span ends last: once it is in, so are its children.
+    let spans = receiver.wait_for("the script's request span", |spans| {
+        spans
+            .iter()
+            .any(|s| s.trace == trace && s.name == "tools/call code")
+    });
+    let in_trace: Vec<&Exported> = spans.iter().filter(|s| s.trace == trace).collect();
+    let named = |name: &str| {
+        *in_trace
+            .iter()
+            .find(|s| s.name == name)
+            .unwrap_or_else(|| panic!("{name} in {in_trace:#?}"))
+    };
+    let request = named("tools/call code");
+    assert_eq!(request.parent, client_span);
+    assert_eq!(request.service, "gateway-a", "OTEL_SERVICE_NAME is used");
+    let script = named("script");
+    assert_eq!(script.parent, request.id);
+    assert!(script.attributes["mcpw.script.code"].contains("inner words"));
+    let search = named("search");
+    assert_eq!(search.parent, script.id, "{search:?}");
+    assert_eq!(
+        search.attributes["mcpw.search.query"],
+        "\"echo back a message\""
+    );
+    let ranking = named("guest search");
+    assert_eq!(ranking.parent, search.id, "{ranking:?}");
+    assert!(!ranking.attributes["mcpw.guest.name"].is_empty());
+    let call = named("tools/call echo");
+    assert_eq!(call.parent, script.id, "{call:?}");
+    assert!(
+        call.attributes["gen_ai.tool.call.arguments"].contains("inner words"),
+        "{call:?}"
+    );
+    assert!(
+        call.attributes["gen_ai.tool.call.result"].contains("Echo: inner words"),
+        "{call:?}"
+    );
+    // The guards' decisions, each with its guest's span.
+    for (name, decision) in [("guard call", "allow"), ("guard result", "keep")] {
+        let guard = named(name);
+        assert_eq!(guard.parent, script.id, "{guard:?}");
+        assert_eq!(
+            guard.attributes["mcpw.guard.decision"], decision,
+            "{guard:?}"
+        );
+        assert_eq!(guard.attributes["mcpw.tool"], "local__echo", "{guard:?}");
+        assert!(
+            in_trace
+                .iter()
+                .any(|s| s.name == "guest guard" && s.parent == guard.id),
+            "{in_trace:#?}"
+        );
+    }
 }
