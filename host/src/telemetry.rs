@@ -64,8 +64,11 @@ impl Drop for Flush {
     }
 }
 
-/// Sets tracing up from `env` (the process's variables). Once per process;
-/// later calls change nothing.
+/// Sets tracing up from `env` (the process's variables): whether it is on,
+/// the endpoint, the protocol, the service name and content capture. The
+/// SDK reads the other `OTEL_*` variables (headers, timeout, batching,
+/// sampler, resource attributes) from the process's environment. Once per
+/// process; later calls change nothing.
 pub fn init(env: impl Fn(&str) -> Option<String>) -> Result<Flush, TelemetryError> {
     let mut failure = None;
     TRACING.get_or_init(|| match build(&env) {
@@ -96,9 +99,19 @@ fn build(env: &dyn Fn(&str) -> Option<String>) -> Result<Option<Tracing>, Teleme
     }
     let protocol = protocol(env)?;
     use opentelemetry_otlp::WithExportConfig as _;
-    let exporter = opentelemetry_otlp::SpanExporter::builder()
+    let mut exporter = opentelemetry_otlp::SpanExporter::builder()
         .with_http()
-        .with_protocol(protocol)
+        .with_protocol(protocol);
+    // The endpoint as `env` says (the exporter itself would read the
+    // process's variables): the traces' own URL as it is, the general one
+    // with the traces' path.
+    if let Some(url) = set("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") {
+        exporter = exporter.with_endpoint(url.trim());
+    } else if let Some(url) = set("OTEL_EXPORTER_OTLP_ENDPOINT") {
+        exporter =
+            exporter.with_endpoint(format!("{}/v1/traces", url.trim().trim_end_matches('/')));
+    }
+    let exporter = exporter
         .build()
         .map_err(|e| TelemetryError::Exporter(e.to_string()))?;
     // The SDK reads OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES; the name
