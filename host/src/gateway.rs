@@ -16,6 +16,7 @@ mod hints;
 pub mod http;
 mod listen;
 mod listing;
+mod page;
 mod proxy;
 mod replicas;
 mod resources;
@@ -61,6 +62,8 @@ pub struct ServeState {
     code_usage: tokio::sync::OnceCell<String>,
     /// Sessions shared with other replicas, with shared state.
     replicas: Option<Arc<replicas::Replicas>>,
+    /// Open sessions per client, for the live page.
+    sessions_by_client: page::SessionCounts,
 }
 
 impl ServeState {
@@ -77,6 +80,7 @@ impl ServeState {
             auto_budget,
             listing: ArcSwapOption::empty(),
             code_usage: tokio::sync::OnceCell::new(),
+            sessions_by_client: Default::default(),
         })
     }
 
@@ -181,6 +185,8 @@ pub struct Gateway {
     shelf: Arc<crate::kept::Shelf>,
     /// Tools and servers the user allowed for this session.
     allowed: Arc<approval::Allowed>,
+    /// This session, counted for the live page once initialized.
+    counted: Arc<Mutex<Option<page::Counted>>>,
     /// Where a local session's kept results are written as files too.
     files: Option<Arc<crate::results::ResultFiles>>,
     /// This session was shown a preview of a result: `read_result` joins its
@@ -212,6 +218,7 @@ impl Gateway {
             log_level,
             session: Default::default(),
             client: Default::default(),
+            counted: Default::default(),
             link,
         }
     }
@@ -707,6 +714,8 @@ impl ServerHandler for Gateway {
         let client = self.session_client();
         *self.session.lock().unwrap_or_else(|p| p.into_inner()) =
             Some(sessions.open(context.peer.clone(), client.reach()));
+        *self.counted.lock().unwrap_or_else(|p| p.into_inner()) =
+            Some(self.shared.sessions_by_client.open(client.name()));
         session_events::spawn(
             &self.shared,
             context.peer.clone(),

@@ -3,6 +3,7 @@
 
 mod auth;
 mod calls;
+mod explain;
 mod guards;
 mod prompts;
 mod rate_limits;
@@ -148,6 +149,9 @@ pub struct Host {
     /// State shared with other mcpw processes (`--shared-state`), if any.
     shared: Option<Arc<crate::team_state::SharedState>>,
     metrics: crate::metrics::Metrics,
+    recent: crate::recent::Recent,
+    /// The one-signal search indexes of the current snapshot (see [`explain`]).
+    signals: tokio::sync::Mutex<explain::Signals>,
     tasks: Vec<tokio::task::JoinHandle<()>>,
     /// How many sessions watch each (server, URI).
     watched: std::sync::Mutex<std::collections::HashMap<(String, String), usize>>,
@@ -329,6 +333,8 @@ impl Host {
             shared,
             stats,
             metrics: Default::default(),
+            recent: Default::default(),
+            signals: Default::default(),
             config: Arc::new(ArcSwap::from_pointee(config)),
             env,
             manager,
@@ -436,6 +442,11 @@ impl Host {
     /// State shared with other mcpw processes (`--shared-state`), if any.
     pub fn shared_state(&self) -> Option<&Arc<crate::team_state::SharedState>> {
         self.shared.as_ref()
+    }
+
+    /// The last hour of calls, minute by minute (the live page's charts).
+    pub fn recent(&self) -> &crate::recent::Recent {
+        &self.recent
     }
 
     /// Calls, errors and latency per server and tool.

@@ -68,6 +68,8 @@ pub mod processes;
 #[cfg(feature = "gateway")]
 pub mod rate_limit;
 #[cfg(feature = "gateway")]
+pub mod recent;
+#[cfg(feature = "gateway")]
 pub mod results;
 #[cfg(feature = "gateway")]
 pub mod secrets;

@@ -9,6 +9,7 @@ mod exposure;
 pub mod guards;
 mod oauth;
 mod operations;
+mod page;
 mod pi;
 mod protocol;
 mod results;

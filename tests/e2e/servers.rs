@@ -103,6 +103,7 @@ pub fn servers() -> &'static Servers {
             "conformance-upstream.mjs",
             "oauth-server.mjs",
             "listen-proxy.mjs",
+            "page-check.mjs",
             "reference/everything-server.ts",
         ] {
             std::fs::create_dir_all(npm.join(script).parent().unwrap()).unwrap();
@@ -146,6 +147,11 @@ impl Servers {
     /// Our OAuth-protected server (`oauth-server.mjs`; `PORT` from the environment).
     pub fn oauth_server(&self) -> String {
         self.npm.join("oauth-server.mjs").display().to_string()
+    }
+
+    /// The live page's browser check (`page-check.mjs`).
+    pub fn page_check(&self) -> String {
+        self.npm.join("page-check.mjs").display().to_string()
     }
 
     /// The scripted TypeScript SDK client (`client.mjs`).
@@ -563,5 +569,35 @@ fn copy_tree(from: &Path, to: &Path) {
         }
     } else {
         std::fs::copy(from, to).unwrap();
+    }
+}
+
+fn found(bin: &str) -> bool {
+    ["/usr/bin", "/usr/sbin", "/usr/local/bin"]
+        .iter()
+        .any(|d| Path::new(d).join(bin).exists())
+}
+
+/// Installs Debian's `packages` with apt-get unless their programs `bins`
+/// are there (as CI needs); `why` names the tests that need them.
+pub fn debian(bins: &[&str], packages: &[&str], why: &str) {
+    if bins.iter().all(|b| found(b)) {
+        return;
+    }
+    eprintln!("installing {packages:?} from Debian's packages (once)");
+    let install = || {
+        Command::new("apt-get")
+            .args(["install", "-y", "-q"])
+            .args(packages)
+            .env("DEBIAN_FRONTEND", "noninteractive")
+            .output()
+            .is_ok_and(|o| o.status.success())
+    };
+    if !install() {
+        let _ = Command::new("apt-get").args(["update", "-q"]).output();
+        assert!(
+            install(),
+            "cannot install {packages:?} with apt-get (as root): {why} need them"
+        );
     }
 }

@@ -121,6 +121,7 @@ pub async fn serve(
     let ops = Arc::new(Ops::new(shared_sessions.clone()));
     ready_once_listed(shared.host().clone(), ops.clone());
     let metrics_host = shared.host().clone();
+    let page_state = shared.clone();
     let closing = shared.host().clone();
     let mut local = LocalSessionManager::default();
     local.session_config.keep_alive = Some(options.session_idle);
@@ -143,7 +144,9 @@ pub async fn serve(
         ops: ops.clone(),
     });
     let router = mcp_routes(service, guard, sessions, shared_sessions, metrics_host);
+    let router = super::page::api(router, page_state);
     let router = with_probes(behind_tokens(router, clients), ops.clone());
+    let router = super::page::files(router);
     let listener = tokio::net::TcpListener::bind(options.addr)
         .await
         .map_err(|source| ServeError::Bind {

@@ -132,6 +132,19 @@ impl Host {
         end_call_span(&span, &result);
         self.metrics
             .record(&entry.tool.server, &entry.tool.name, elapsed, failed);
+        let error = match &result {
+            Ok(RawResult::Rpc(e)) => Some(e.clone()),
+            Err(e) => Some(e.to_string()),
+            Ok(_) if failed => Some("the tool reported an error".to_string()),
+            Ok(_) => None,
+        };
+        self.recent.record(
+            &entry.tool.server,
+            &entry.tool.name,
+            elapsed,
+            error.as_deref(),
+            crate::clock::now_ms(),
+        );
         if let Some(stats) = &self.stats {
             self.record(stats, entry, &result, elapsed, failed);
         }

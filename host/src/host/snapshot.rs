@@ -51,7 +51,7 @@ pub struct Snapshot {
     prompts: Vec<PromptEntry>,
     prompt_by_name: HashMap<String, usize>,
     resources: ResourceMap,
-    index_options: IndexOptions,
+    pub(super) index_options: IndexOptions,
     index: tokio::sync::Mutex<Option<BuiltIndex>>,
 }
 

@@ -9,39 +9,15 @@ use std::process::{Child, Command, Stdio};
 use std::sync::OnceLock;
 use std::time::Duration;
 
-fn found(bin: &str) -> bool {
-    ["/usr/bin", "/usr/sbin", "/usr/local/bin"]
-        .iter()
-        .any(|d| Path::new(d).join(bin).exists())
-}
-
 /// Installs redis-server and haproxy with apt-get unless they are there.
 fn installed() {
     static ONCE: OnceLock<()> = OnceLock::new();
     ONCE.get_or_init(|| {
-        let missing: Vec<&str> = ["redis-server", "haproxy"]
-            .into_iter()
-            .filter(|b| !found(b))
-            .collect();
-        if missing.is_empty() {
-            return;
-        }
-        eprintln!("installing {missing:?} from Debian's packages (once)");
-        let install = || {
-            Command::new("apt-get")
-                .args(["install", "-y", "-q"])
-                .args(&missing)
-                .env("DEBIAN_FRONTEND", "noninteractive")
-                .output()
-                .is_ok_and(|o| o.status.success())
-        };
-        if !install() {
-            let _ = Command::new("apt-get").args(["update", "-q"]).output();
-            assert!(
-                install(),
-                "cannot install {missing:?} with apt-get (as root): the team-gateway tests need them"
-            );
-        }
+        crate::servers::debian(
+            &["redis-server", "haproxy"],
+            &["redis-server", "haproxy"],
+            "the team-gateway tests",
+        )
     });
 }
 
