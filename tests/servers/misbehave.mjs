@@ -2,7 +2,8 @@
 //   node misbehave.mjs MODE [OPTIONS]
 // Every mode writes its pid to $PID_FILE (appending) when set, so tests can count
 // starts and check that no process outlives mcpw. In mode ok, the method of every
-// request and notification received is appended to $METHODS_FILE when set.
+// request and notification received is appended to $METHODS_FILE when set,
+// and the method and `_meta` of each that has one to $META_FILE.
 //
 // Modes (stdio unless noted):
 //   ok             tools: echo, add_tool (registers a tool: list_changed), crash
@@ -100,6 +101,7 @@ switch (mode) {
     const deliver = transport.onmessage;
     transport.onmessage = (message, extra) => {
       if (process.env.METHODS_FILE && message.method) appendFileSync(process.env.METHODS_FILE, `${message.method}\n`);
+      if (process.env.META_FILE && message.params?._meta) appendFileSync(process.env.META_FILE, `${JSON.stringify({ method: message.method, meta: message.params._meta })}\n`);
       const delay = Number(process.env.LIST_DELAY_MS ?? 0);
       if (delay && message.method === "tools/list") setTimeout(() => deliver(message, extra), delay);
       else deliver(message, extra);

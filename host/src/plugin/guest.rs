@@ -255,6 +255,16 @@ impl GuestInstance {
             vec![
                 Attribute::new("mcpw.guest.name", name.clone()),
                 Attribute::new("mcpw.guest.call", what),
+                Attribute::new(
+                    "mcpw.guest.role",
+                    match what {
+                        "search" | "build" => "ranking",
+                        "names" => "naming",
+                        "select" => "directTools",
+                        "guard" => "guard",
+                        _ => "",
+                    },
+                ),
                 Attribute::new("mcpw.guest.deadline_ms", limits.deadline.as_millis() as i64),
                 Attribute::new("mcpw.guest.memory_limit_bytes", limits.memory_bytes as i64),
             ]

@@ -1,7 +1,8 @@
 //! Traces: `mcpw serve --http` exports OpenTelemetry spans over OTLP to a
 //! receiver here, which decodes them. A client's call is one trace, from
-//! the client's own span through the gateway to the upstream server, whose
-//! HTTP requests carry the trace on in their `traceparent` header.
+//! the client's own span through the gateway to the upstream server, which
+//! gets the trace in its request's `_meta` (and an HTTP server in its
+//! `traceparent` header).
 
 use super::serve::client;
 use crate::common::ConfigDirs;
@@ -219,10 +220,12 @@ fn a_call_is_one_trace_from_the_client_through_the_gateway_to_the_server() {
     let upstream = Background::node(&[&s.everything(), "streamableHttp"], &[]);
     let tee = Tee::start(upstream.port);
     let dirs = ConfigDirs::new();
+    let meta_file = dirs.root.path().join("meta.jsonl");
     dirs.user(
         &json!({"mcpServers": {
             "remote": {"url": format!("http://127.0.0.1:{}/mcp", tee.port)},
-            "local": {"command": "node", "args": [s.everything(), "stdio"]}
+            "local": {"command": "node", "args": [s.misbehave(), "ok"],
+                      "env": {"META_FILE": meta_file.display().to_string()}}
         }})
         .to_string(),
     );
@@ -295,15 +298,20 @@ fn a_call_is_one_trace_from_the_client_through_the_gateway_to_the_server() {
         assert_eq!(call.attributes["mcpw.server"], server);
         assert_eq!(call.attributes["mcpw.transport"], transport);
         assert_eq!(call.attributes["mcpw.outcome"], "ok");
-        if transport == "http" {
-            // The HTTP server got the upstream span as its parent.
-            let expected = format!("00-{trace}-{}-01", call.id);
-            assert!(
-                tee.traceparents().contains(&expected),
-                "{expected} among {:?}",
-                tee.traceparents()
-            );
-        }
+        // The server got the upstream span as its parent: an HTTP server
+        // in the header, a stdio server in `_meta`.
+        let expected = format!("00-{trace}-{}-01", call.id);
+        let got = match transport {
+            "http" => tee.traceparents(),
+            _ => std::fs::read_to_string(&meta_file)
+                .unwrap()
+                .lines()
+                .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+                .filter(|l| l["method"] == "tools/call")
+                .map(|l| l["meta"]["traceparent"].as_str().unwrap_or("").to_string())
+                .collect(),
+        };
+        assert!(got.contains(&expected), "{expected} among {got:?}");
     }
     // A call that fails (no message) marks both spans failed (status 2).
     let failed: Vec<&Exported> = spans.iter().filter(|s| s.trace == failing.0).collect();
@@ -388,6 +396,7 @@ return {hits: hits.length, r};"#;
     let ranking = named("guest search");
     assert_eq!(ranking.parent, search.id, "{ranking:?}");
     assert!(!ranking.attributes["mcpw.guest.name"].is_empty());
+    assert_eq!(ranking.attributes["mcpw.guest.role"], "ranking");
     let call = named("tools/call echo");
     assert_eq!(call.parent, script.id, "{call:?}");
     assert!(
