@@ -8,7 +8,6 @@
 
 use mcpw::telemetry::{self, Attribute, FutureExt as _, Span, TraceContext};
 use opentelemetry::trace::SpanKind;
-use std::io::{Read, Write};
 use std::net::TcpListener;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -82,37 +81,12 @@ fn receiver() -> (String, Arc<AtomicU64>) {
     let bytes = Arc::new(AtomicU64::new(0));
     let counted = bytes.clone();
     std::thread::spawn(move || {
-        for mut stream in listener.incoming().map_while(Result::ok) {
+        for stream in listener.incoming().map_while(Result::ok) {
             let counted = counted.clone();
             std::thread::spawn(move || {
-                let mut buf = Vec::new();
-                let mut chunk = [0u8; 65536];
-                loop {
-                    let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") else {
-                        match stream.read(&mut chunk) {
-                            Ok(0) | Err(_) => return,
-                            Ok(n) => buf.extend_from_slice(&chunk[..n]),
-                        }
-                        continue;
-                    };
-                    let head = String::from_utf8_lossy(&buf[..end]).to_ascii_lowercase();
-                    let length: usize = head
-                        .lines()
-                        .find_map(|l| l.strip_prefix("content-length:"))
-                        .map_or(0, |v| v.trim().parse().unwrap_or(0));
-                    while buf.len() < end + 4 + length {
-                        match stream.read(&mut chunk) {
-                            Ok(0) | Err(_) => return,
-                            Ok(n) => buf.extend_from_slice(&chunk[..n]),
-                        }
-                    }
-                    buf.drain(..end + 4 + length);
-                    counted.fetch_add(length as u64, Ordering::Relaxed);
-                    let ok = b"HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n";
-                    if stream.write_all(ok).is_err() {
-                        return;
-                    }
-                }
+                mcpw_test_support::answer_posts(stream, |_, body| {
+                    counted.fetch_add(body.len() as u64, Ordering::Relaxed);
+                })
             });
         }
     });

@@ -3,7 +3,7 @@
 //! transports and misbehaving servers, change streams, loading, and the CLI.
 
 mod cache_and_processes;
-mod cli;
+pub(crate) mod cli;
 mod connections;
 pub(crate) mod embed;
 mod lifecycle;

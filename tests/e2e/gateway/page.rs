@@ -144,12 +144,7 @@ fn the_page_shows_servers_calls_and_search_and_a_limited_token_sees_only_its_ser
         ])
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let seen: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let seen = crate::host::cli::json(&out);
     assert_eq!(seen["errors"], json!([]), "no script error in the page");
     let (admin, team) = (&seen["views"][0], &seen["views"][1]);
     assert_eq!(

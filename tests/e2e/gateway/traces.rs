@@ -52,44 +52,16 @@ impl Receiver {
         (receiver, endpoint)
     }
 
-    /// Answers each request of one connection (HTTP/1.1, keep-alive).
-    fn serve(&self, mut stream: TcpStream) {
-        let mut buf = Vec::new();
-        let mut chunk = [0u8; 65536];
-        loop {
-            let Some(head_end) = find(&buf, b"\r\n\r\n") else {
-                match stream.read(&mut chunk) {
-                    Ok(0) | Err(_) => return,
-                    Ok(n) => buf.extend_from_slice(&chunk[..n]),
-                }
-                continue;
-            };
-            let head = String::from_utf8_lossy(&buf[..head_end]).to_ascii_lowercase();
-            let length: usize = head
-                .lines()
-                .find_map(|l| l.strip_prefix("content-length:"))
-                .map_or(0, |v| v.trim().parse().unwrap());
-            while buf.len() < head_end + 4 + length {
-                match stream.read(&mut chunk) {
-                    Ok(0) | Err(_) => return,
-                    Ok(n) => buf.extend_from_slice(&chunk[..n]),
-                }
-            }
-            let body: Vec<u8> = buf
-                .drain(..head_end + 4 + length)
-                .skip(head_end + 4)
-                .collect();
+    /// Takes the posts of one connection.
+    fn serve(&self, stream: TcpStream) {
+        mcpw_test_support::answer_posts(stream, |head, body| {
             assert!(head.starts_with("post /v1/traces"), "{head}");
             assert!(
                 head.contains("content-type: application/x-protobuf"),
                 "{head}"
             );
             self.take(ExportTraceServiceRequest::decode(body.as_slice()).unwrap());
-            let answer = "HTTP/1.1 200 OK\r\ncontent-type: application/x-protobuf\r\ncontent-length: 0\r\n\r\n";
-            if stream.write_all(answer.as_bytes()).is_err() {
-                return;
-            }
-        }
+        });
     }
 
     fn take(&self, request: ExportTraceServiceRequest) {
@@ -141,10 +113,6 @@ impl Receiver {
         }
         got.clone()
     }
-}
-
-fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
-    haystack.windows(needle.len()).position(|w| w == needle)
 }
 
 fn hex(bytes: &[u8]) -> String {
