@@ -227,10 +227,7 @@ impl Span {
         name: impl Into<std::borrow::Cow<'static, str>>,
         attributes: impl FnOnce() -> Vec<KeyValue>,
     ) -> Span {
-        if !enabled() {
-            return Span(None);
-        }
-        Span::start(name, SpanKind::Internal, &Context::current(), attributes)
+        Span::under_current(name, SpanKind::Internal, attributes)
     }
 
     /// A client span (a request to an upstream server) under the current
@@ -239,10 +236,19 @@ impl Span {
         name: impl Into<std::borrow::Cow<'static, str>>,
         attributes: impl FnOnce() -> Vec<KeyValue>,
     ) -> Span {
+        Span::under_current(name, SpanKind::Client, attributes)
+    }
+
+    fn under_current(
+        name: impl Into<std::borrow::Cow<'static, str>>,
+        kind: SpanKind,
+        attributes: impl FnOnce() -> Vec<KeyValue>,
+    ) -> Span {
+        // Off: not even the current context is looked up.
         if !enabled() {
             return Span(None);
         }
-        Span::start(name, SpanKind::Client, &Context::current(), attributes)
+        Span::start(name, kind, &Context::current(), attributes)
     }
 
     /// Is the span recorded (tracing on)?
