@@ -13,6 +13,7 @@ mod services;
 pub mod snapshot;
 
 pub use auth::LoginOptions;
+use calls::upstream_span;
 pub use calls::{CallOptions, CallOutcome, RawResult, present_result};
 pub use rate_limits::RateLimited;
 pub use snapshot::{PromptEntry, Snapshot};

@@ -368,6 +368,7 @@ impl Connection {
         if let Some(args) = arguments {
             params = params.with_arguments(args);
         }
+        traced(&mut params.meta);
         self.within(timeout, self.service.get_prompt(params)).await
     }
 
@@ -412,9 +413,10 @@ impl Connection {
     /// resource templates.
     pub async fn complete(
         &self,
-        params: rmcp::model::CompleteRequestParams,
+        mut params: rmcp::model::CompleteRequestParams,
         timeout: Duration,
     ) -> Result<rmcp::model::CompleteResult, ConnectError> {
+        traced(&mut params.meta);
         self.within(timeout, self.service.peer().complete(params))
             .await
     }

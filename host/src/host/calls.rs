@@ -217,6 +217,35 @@ impl Host {
     }
 }
 
+/// Runs `work`, a `method` request (on `target`) to `server` other than a
+/// tool call, in a client span.
+pub(crate) async fn upstream_span<T, E: std::fmt::Display>(
+    method: &'static str,
+    server: &str,
+    target: &str,
+    work: impl Future<Output = Result<T, E>>,
+) -> Result<T, E> {
+    let name = match target {
+        "" => method.to_string(),
+        t => format!("{method} {t}"),
+    };
+    let span = Span::client(name, || {
+        vec![
+            Attribute::new("mcp.method.name", method),
+            Attribute::new("mcpw.server", server.to_string()),
+        ]
+    });
+    if !span.is_recording() {
+        return work.await;
+    }
+    let done = work.with_context(span.context()).await;
+    match &done {
+        Ok(_) => span.set(|| vec![Attribute::new("mcpw.outcome", "ok")]),
+        Err(e) => span.fail("unreached", || e.to_string()),
+    }
+    done
+}
+
 /// Marks a call's span with its outcome: `ok`, `tool_error` (the tool said
 /// `isError`), `rpc_error` or the failure to reach the server.
 fn end_call_span(span: &Span, result: &Result<RawResult, HostError>) {

@@ -1,6 +1,6 @@
 //! Upstream prompts, exposed under names the naming guest gives them.
 
-use super::{Host, HostError, PromptEntry};
+use super::{Host, HostError, PromptEntry, upstream_span};
 use serde_json::{Map, Value};
 
 impl Host {
@@ -23,12 +23,10 @@ impl Host {
             .ok_or_else(|| HostError::PromptNotFound(name.to_string()))?;
         let timeout = self.manager.call_timeout(&entry.server);
         let original = entry.original.clone();
-        let result = self
-            .manager
-            .with_connection(&entry.server, |c| async move {
-                c.get_prompt(&original, arguments, timeout).await
-            })
-            .await?;
+        let get = self.manager.with_connection(&entry.server, |c| async move {
+            c.get_prompt(&original, arguments, timeout).await
+        });
+        let result = upstream_span("prompts/get", &entry.server, &entry.original, get).await?;
         Ok(serde_json::to_value(result).unwrap_or(Value::Null))
     }
 
@@ -61,13 +59,12 @@ impl Host {
         let params =
             serde_json::from_value(params).map_err(|e| HostError::BadArguments(e.to_string()))?;
         let timeout = self.manager.call_timeout(&server);
-        let result = self
-            .manager
-            .with_connection(
+        let complete =
+            self.manager.with_connection(
                 &server,
                 |c| async move { c.complete(params, timeout).await },
-            )
-            .await?;
+            );
+        let result = upstream_span("completion/complete", &server, "", complete).await?;
         Ok(serde_json::to_value(result).unwrap_or(Value::Null))
     }
 }

@@ -286,13 +286,11 @@ impl Host {
     /// Reads the resource `route` leads to.
     pub async fn read_routed(&self, route: &Route) -> Result<Value, HostError> {
         let timeout = self.manager.call_timeout(&route.server);
-        let read = self
-            .manager
-            .with_connection(&route.server, |c| {
-                let uri = route.uri.clone();
-                async move { c.read_resource(&uri, timeout).await }
-            })
-            .await?;
+        let read = self.manager.with_connection(&route.server, |c| {
+            let uri = route.uri.clone();
+            async move { c.read_resource(&uri, timeout).await }
+        });
+        let read = super::upstream_span("resources/read", &route.server, &route.uri, read).await?;
         let mut read = serde_json::to_value(read).unwrap_or(Value::Null);
         if let Some(contents) = read.get_mut("contents").and_then(Value::as_array_mut) {
             for c in contents {

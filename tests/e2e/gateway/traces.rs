@@ -217,6 +217,7 @@ fn a_call_is_one_trace_from_the_client_through_the_gateway_to_the_server() {
         json!({"url": serving.url(), "headers": {"traceparent": traceparent(by_header)}}),
         json!([
             {"op": "callTool", "name": "remote__echo", "arguments": {"message": "secret words"}},
+            {"op": "getPrompt", "name": "remote__simple-prompt"},
             {"op": "callTool", "name": "local__echo", "arguments": {"message": "more secret words"},
              "meta": {"traceparent": traceparent(by_meta)}},
             {"op": "callTool", "name": "remote__echo", "arguments": {}, "meta": {"traceparent": traceparent(failing)}}
@@ -224,6 +225,7 @@ fn a_call_is_one_trace_from_the_client_through_the_gateway_to_the_server() {
     )
     .unwrap();
     assert_eq!(r[0]["content"][0]["text"], "Echo: secret words", "{}", r[0]);
+    assert!(r[1]["messages"].is_array(), "{}", r[1]);
 
     // A request's span ends last: once it is in, so are its children.
     let request_ended = |trace: &str, tool: &str, spans: &[Exported]| {
@@ -281,6 +283,21 @@ fn a_call_is_one_trace_from_the_client_through_the_gateway_to_the_server() {
         };
         assert!(got.contains(&expected), "{expected} among {got:?}");
     }
+    // A prompt is got under the request's span too, and the trace reaches
+    // the server.
+    let request = spans
+        .iter()
+        .find(|s| s.name == "prompts/get remote__simple-prompt")
+        .unwrap();
+    assert_eq!((request.kind, request.parent.as_str()), (2, by_header.1));
+    let get = spans
+        .iter()
+        .find(|s| s.name == "prompts/get simple-prompt" && s.parent == request.id)
+        .unwrap_or_else(|| panic!("{spans:#?}"));
+    assert_eq!(get.kind, 3);
+    assert_eq!(get.attributes["mcpw.server"], "remote");
+    let expected = format!("00-{}-{}-01", by_header.0, get.id);
+    assert!(tee.traceparents().contains(&expected), "{expected}");
     // A call that fails (no message) marks both spans failed (status 2).
     let failed: Vec<&Exported> = spans.iter().filter(|s| s.trace == failing.0).collect();
     assert_eq!(failed.len(), 2, "{failed:#?}");

@@ -413,6 +413,8 @@ fn traceparent(message: &ClientJsonRpcMessage) -> Option<&str> {
     let meta = match &request.request {
         ClientRequest::CallToolRequest(r) => r.params.meta(),
         ClientRequest::ReadResourceRequest(r) => r.params.meta(),
+        ClientRequest::GetPromptRequest(r) => r.params.meta(),
+        ClientRequest::CompleteRequest(r) => r.params.meta(),
         _ => None,
     };
     meta.and_then(|m| m.get_traceparent())
