@@ -45,6 +45,27 @@ pub struct Status {
     pub error: Option<String>,
 }
 
+impl Status {
+    /// How search ranks, in one line (`mcpw status`, the proxy's status).
+    pub fn describe(&self) -> String {
+        let model = self.model.as_deref().unwrap_or("the embedding model");
+        match &self.error {
+            Some(e) => format!("Search: by words only: {model} cannot be used ({e})"),
+            None if self.busy => format!(
+                "Search: by words while tool vectors are computed: {} of {} ready ({model})",
+                self.done, self.total
+            ),
+            None if self.total == 0 => format!(
+                "Search: by words and meaning ({model}), once the tool vectors are computed at the first search"
+            ),
+            None => format!(
+                "Search: by words and meaning ({model}, {} tool vectors)",
+                self.total
+            ),
+        }
+    }
+}
+
 /// What the model's files say of it.
 #[derive(Clone, Debug)]
 struct Described {

@@ -103,6 +103,17 @@ async function step(s) {
       }
       return { ...r, progress };
     }
+    case "callToolUntil": {
+      // Calls a tool again until its result's text contains `contains`: for
+      // a state nothing announces (background work).
+      const deadline = Date.now() + (s.timeoutMs ?? 60_000);
+      for (;;) {
+        const r = await client.callTool({ name: s.name, arguments: s.arguments ?? {} });
+        if (r.content.some((c) => c.text?.includes(s.contains))) return r;
+        if (Date.now() > deadline) throw new Error(`${s.name} never said ${JSON.stringify(s.contains)}: ${JSON.stringify(r.content)}`);
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+    }
     case "waitForTool": {
       // Lists the tools at each tools/list_changed until `name` is listed
       // (or, with "present": false, no longer is).

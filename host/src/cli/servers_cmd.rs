@@ -211,7 +211,7 @@ pub async fn status(args: StatusArgs, sources: &ConfigSources) -> Result<ExitCod
             }
         }
         if let Some(s) = &search {
-            outln!("\n{}", search_line(s));
+            outln!("\n{}", s.describe());
         }
         if let Some(notice) = host.config().trust.notice() {
             outln!("\n⚠ {notice}");
@@ -585,20 +585,4 @@ pub fn stats(args: StatsArgs, sources: &ConfigSources) -> Result<ExitCode> {
         );
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// How search ranks, with a model configured.
-fn search_line(s: &mcpw::embed::Status) -> String {
-    let model = s.model.as_deref().unwrap_or("the embedding model");
-    match &s.error {
-        Some(e) => format!("Search: by words only: {model} cannot be used ({e})"),
-        None if s.busy => format!(
-            "Search: by words while tool vectors are computed: {} of {} ready ({model})",
-            s.done, s.total
-        ),
-        None => format!(
-            "Search: by words and meaning ({model}, {} tool vectors)",
-            s.total
-        ),
-    }
 }

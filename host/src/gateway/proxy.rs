@@ -353,6 +353,10 @@ fn status(host: &Host, client: &ClientScope) -> Reply {
         }
         out.push_str("\nGive the config to `mcpw serve --config /absolute/path`.");
     }
+    let search = host.embedding_status();
+    if let Some(s) = &search {
+        out.push_str(&format!("\n\n{}", s.describe()));
+    }
     let trust = &host.config().trust;
     let waiting: Vec<String> = trust
         .waiting
@@ -370,7 +374,7 @@ fn status(host: &Host, client: &ClientScope) -> Reply {
     }
     Reply::ok(
         out.trim().to_string(),
-        json!({"mode": "status", "servers": list, "totalTools": total, "connectedCount": connected,
+        json!({"mode": "status", "servers": list, "totalTools": total, "connectedCount": connected, "search": search,
                "waitingForApproval": if client.is_limited() { Vec::new() } else { waiting }}),
     )
 }

@@ -427,3 +427,43 @@ fn a_model_id_is_fetched_from_its_hub_into_the_cache_on_first_use() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// The `mcp` tool's status tells the agent how search ranks: by words while
+/// the tool vectors are computed, by words and meaning once they are.
+#[test]
+fn the_proxy_status_says_how_search_ranks() {
+    let dirs = dirs_with_model(None);
+    let serving = crate::servers::Serving::start(&dirs.home(), &["--exposure", "proxy"]);
+    let status = json!({"op": "callTool", "name": "mcp", "arguments": {}});
+    let search =
+        json!({"op": "callTool", "name": "mcp", "arguments": {"search": "repeat after me"}});
+    let r = crate::gateway::serve::client(
+        json!({"url": serving.url()}),
+        json!([status, search,
+               {"op": "callToolUntil", "name": "mcp", "arguments": {}, "contains": "tool vectors)"}]),
+    );
+    let r = r.unwrap();
+    let line = |r: &Value| {
+        let text = r["content"][0]["text"].as_str().unwrap().to_string();
+        text.lines()
+            .find(|l| l.starts_with("Search: "))
+            .unwrap_or_else(|| panic!("a search line in {text}"))
+            .to_string()
+    };
+    assert!(
+        line(&r[0]).starts_with("Search: by words"),
+        "{}",
+        line(&r[0])
+    );
+    assert!(r[0]["structuredContent"]["search"].is_object(), "{}", r[0]);
+    assert!(
+        r[2]["structuredContent"]["search"]["model"].is_string(),
+        "{}",
+        r[2]
+    );
+    let last = line(&r[2]);
+    assert!(
+        last.starts_with("Search: by words and meaning (") && last.ends_with("22 tool vectors)"),
+        "{last}"
+    );
+}
