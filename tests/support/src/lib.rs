@@ -65,6 +65,49 @@ pub fn isolated_mcpw(bin: impl AsRef<OsStr>, home: impl AsRef<Path>) -> Command 
     cmd
 }
 
+/// Reads the HTTP/1.1 requests of one connection (keep-alive, bodies by
+/// `Content-Length`), handing each head (lowercased) and body to `each`, and
+/// answers each with `200 OK` and an empty body. For small receivers that
+/// take posts (an OTLP collector, say); ends when the client closes.
+pub fn answer_posts(mut stream: std::net::TcpStream, mut each: impl FnMut(&str, Vec<u8>)) {
+    use std::io::{Read, Write};
+    let mut buf = Vec::new();
+    let mut chunk = [0u8; 65536];
+    let mut read_more =
+        |stream: &mut std::net::TcpStream, buf: &mut Vec<u8>| match stream.read(&mut chunk) {
+            Ok(0) | Err(_) => false,
+            Ok(n) => {
+                buf.extend_from_slice(&chunk[..n]);
+                true
+            }
+        };
+    loop {
+        let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") else {
+            if !read_more(&mut stream, &mut buf) {
+                return;
+            }
+            continue;
+        };
+        let head = String::from_utf8_lossy(&buf[..end]).to_ascii_lowercase();
+        let length: usize = head
+            .lines()
+            .find_map(|l| l.strip_prefix("content-length:"))
+            .map_or(0, |v| v.trim().parse().unwrap_or(0));
+        while buf.len() < end + 4 + length {
+            if !read_more(&mut stream, &mut buf) {
+                return;
+            }
+        }
+        let body: Vec<u8> = buf.drain(..end + 4 + length).skip(end + 4).collect();
+        each(&head, body);
+        let ok =
+            b"HTTP/1.1 200 OK\r\ncontent-type: application/x-protobuf\r\ncontent-length: 0\r\n\r\n";
+        if stream.write_all(ok).is_err() {
+            return;
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -127,49 +170,6 @@ mod tests {
         assert!(envs.contains(&(OsStr::new("HOME"), Some(OsStr::new("/tmp/home")))));
         for name in LEAKING {
             assert!(envs.contains(&(OsStr::new(name), None)), "{name}");
-        }
-    }
-}
-
-/// Reads the HTTP/1.1 requests of one connection (keep-alive, bodies by
-/// `Content-Length`), handing each head (lowercased) and body to `each`, and
-/// answers each with `200 OK` and an empty body. For small receivers that
-/// take posts (an OTLP collector, say); ends when the client closes.
-pub fn answer_posts(mut stream: std::net::TcpStream, mut each: impl FnMut(&str, Vec<u8>)) {
-    use std::io::{Read, Write};
-    let mut buf = Vec::new();
-    let mut chunk = [0u8; 65536];
-    let mut read_more =
-        |stream: &mut std::net::TcpStream, buf: &mut Vec<u8>| match stream.read(&mut chunk) {
-            Ok(0) | Err(_) => false,
-            Ok(n) => {
-                buf.extend_from_slice(&chunk[..n]);
-                true
-            }
-        };
-    loop {
-        let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") else {
-            if !read_more(&mut stream, &mut buf) {
-                return;
-            }
-            continue;
-        };
-        let head = String::from_utf8_lossy(&buf[..end]).to_ascii_lowercase();
-        let length: usize = head
-            .lines()
-            .find_map(|l| l.strip_prefix("content-length:"))
-            .map_or(0, |v| v.trim().parse().unwrap_or(0));
-        while buf.len() < end + 4 + length {
-            if !read_more(&mut stream, &mut buf) {
-                return;
-            }
-        }
-        let body: Vec<u8> = buf.drain(..end + 4 + length).skip(end + 4).collect();
-        each(&head, body);
-        let ok =
-            b"HTTP/1.1 200 OK\r\ncontent-type: application/x-protobuf\r\ncontent-length: 0\r\n\r\n";
-        if stream.write_all(ok).is_err() {
-            return;
         }
     }
 }
