@@ -176,8 +176,17 @@ impl Model {
             path: weights_path.clone(),
             message: source.to_string(),
         };
-        let vb = VarBuilder::from_buffered_safetensors(bytes, DType::F32, &Device::Cpu)
-            .map_err(weights_error)?;
+        let mut tensors =
+            candle_core::safetensors::load_buffer(&bytes, &Device::Cpu).map_err(weights_error)?;
+        drop(bytes);
+        for (name, tensor) in tensors.iter_mut() {
+            *tensor = tensor.to_dtype(DType::F32).map_err(weights_error)?;
+            // The linear layers' weights; embedding tables are looked up, not multiplied.
+            if tensor.rank() == 2 && name.ends_with(".weight") && !name.contains("embeddings") {
+                *tensor = transposed_storage(tensor).map_err(weights_error)?;
+            }
+        }
+        let vb = VarBuilder::from_tensors(tensors, DType::F32, &Device::Cpu);
         let bert = BertModel::load(vb, &config).map_err(weights_error)?;
 
         Ok(Model {
@@ -259,6 +268,14 @@ impl Model {
         }
         Ok(pooled.to_vec2::<f32>()?)
     }
+}
+
+/// The same matrix, stored transposed. A linear layer multiplies by
+/// `weight.t()`: stored as read, (out, in), that product gathers the weight
+/// column by column on every call; stored transposed, `weight.t()` is a
+/// plain row-major (in, out) matrix, which the matrix kernels read in order.
+fn transposed_storage(weight: &Tensor) -> candle_core::Result<Tensor> {
+    weight.t()?.contiguous()?.t()
 }
 
 impl From<candle_core::Error> for ModelError {
