@@ -366,6 +366,10 @@ impl Serving {
                 .lines()
                 .map_while(Result::ok)
             {
+                // SHOW_MCPW_LOG=1 (with --nocapture) shows what mcpw logged.
+                if std::env::var_os("SHOW_MCPW_LOG").is_some() {
+                    eprintln!("mcpw: {line}");
+                }
                 let port = line
                     .split("serving MCP on http://")
                     .nth(1)

@@ -65,6 +65,10 @@ pub(super) async fn run<T: Outcome>(
     span: Span,
     work: impl Future<Output = Result<T, McpError>>,
 ) -> Result<T, McpError> {
+    // On the heap: a handler's future is large, and a session's requests
+    // nest several (the proxy tool's call inside its request, say), which a
+    // worker thread's stack must otherwise hold at once.
+    let work = Box::pin(work);
     if !span.is_recording() {
         return work.await;
     }
