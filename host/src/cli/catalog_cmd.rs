@@ -208,12 +208,7 @@ pub fn search(args: SearchArgs, sources: &ConfigSources) -> Result<ExitCode> {
     // Each hit's part by the guest's one-signal profiles (none it lacks).
     let part = |profile: &str| -> Option<std::collections::HashMap<usize, f32>> {
         let index = build(Some(profile.to_string())).ok()?;
-        let all = SearchOptions {
-            limit: entries.len() as u32,
-            ..options.clone()
-        };
-        let hits = index.search(&args.query, &all).ok()?;
-        Some(hits.into_iter().map(|h| (h.index, h.score)).collect())
+        index.scores(&args.query, &options).ok()
     };
     let (words, meaning) = if args.explain {
         (

@@ -39,23 +39,12 @@ impl Host {
     ) -> Result<Vec<ExplainedHit>, HostError> {
         let hits = self.search_refs(query, options.clone()).await?;
         let (words, meaning) = self.signal_indexes().await;
-        let all = SearchOptions {
-            limit: u32::MAX,
-            ..options
-        };
         let part = |index: Option<Arc<SearchIndex>>| {
-            let query = query.to_string();
-            let all = all.clone();
+            let (query, options) = (query.to_string(), options.clone());
             async move {
                 let index = index?;
-                let found = tokio::task::spawn_blocking(move || index.search(&query, &all));
-                let found = joined(found.await).ok()?.ok()?;
-                Some(
-                    found
-                        .into_iter()
-                        .map(|h| (h.index, h.score))
-                        .collect::<HashMap<_, _>>(),
-                )
+                let found = tokio::task::spawn_blocking(move || index.scores(&query, &options));
+                joined(found.await).ok()?.ok()
             }
         };
         let (words, meaning) = (part(words).await, part(meaning).await);

@@ -459,6 +459,21 @@ impl SearchIndex {
         &self.entries
     }
 
+    /// The score of every tool the query matches, by entry position (the
+    /// parts `--explain` and the live page show).
+    pub fn scores(
+        &self,
+        query: &str,
+        options: &SearchOptions,
+    ) -> Result<std::collections::HashMap<usize, f32>, PluginError> {
+        let all = SearchOptions {
+            limit: u32::try_from(self.entries.len()).unwrap_or(u32::MAX),
+            ..options.clone()
+        };
+        let hits = self.search(query, &all)?;
+        Ok(hits.into_iter().map(|h| (h.index, h.score)).collect())
+    }
+
     /// Answers a query.
     pub fn search(&self, query: &str, options: &SearchOptions) -> Result<Vec<Hit>, PluginError> {
         if let (Some(index), Some(u)) = (&self.user, self.slot.user.as_ref().filter(|u| u.active()))
