@@ -6,7 +6,7 @@
 //!
 //! `BENCH_CALLS` sets the number of calls (default 100000).
 
-use mcpw::telemetry::{self, Attribute, FutureExt as _, Span, TraceContext};
+use mcpw::telemetry::{self, Attribute, Span};
 use opentelemetry::trace::SpanKind;
 use std::net::TcpListener;
 use std::sync::Arc;
@@ -43,21 +43,11 @@ async fn one_call() -> Option<String> {
                 Attribute::new("mcpw.transport", "stdio"),
             ]
         });
-        let passed_on = call
-            .is_recording()
-            .then(|| async { telemetry::current_traceparent() }.with_context(call.context()));
-        let traceparent = match passed_on {
-            Some(f) => f.await,
-            None => None,
-        };
+        let traceparent = call.run(async { telemetry::current_traceparent() }).await;
         call.set(|| vec![Attribute::new("mcpw.outcome", "ok")]);
         traceparent
     };
-    if request.is_recording() {
-        upstream.with_context(request.context()).await
-    } else {
-        upstream.await
-    }
+    request.run(upstream).await
 }
 
 fn measure(rt: &tokio::runtime::Runtime, n: usize) -> (Duration, Duration) {
@@ -142,5 +132,4 @@ fn main() {
         bytes.load(Ordering::Relaxed) > 0,
         "spans reached the receiver"
     );
-    let _ = TraceContext::current();
 }

@@ -21,8 +21,8 @@ use opentelemetry_sdk::trace::{SdkTracer, SdkTracerProvider};
 use std::collections::HashMap;
 use std::sync::OnceLock;
 
-pub use opentelemetry::trace::FutureExt;
-pub use opentelemetry::{Context as TraceContext, KeyValue as Attribute};
+pub use opentelemetry::KeyValue as Attribute;
+use opentelemetry::trace::FutureExt as _;
 
 /// The exporter, once set up; `None` when tracing is off.
 static TRACING: OnceLock<Option<Tracing>> = OnceLock::new();
@@ -198,7 +198,8 @@ pub fn content(key: &'static str, value: &impl serde::Serialize) -> Option<KeyVa
 }
 
 /// One operation's span. Ends when dropped; marks itself failed with
-/// [`Span::fail`]. A no-op when tracing is off.
+/// [`Span::fail`]. A no-op when tracing is off (and by default).
+#[derive(Default)]
 pub struct Span(Option<Context>);
 
 impl Span {
@@ -272,12 +273,6 @@ impl Span {
         }
     }
 
-    /// The context to run the operation's work in (see [`FutureExt::with_context`]),
-    /// so that its own spans are children of this one.
-    pub fn context(&self) -> Context {
-        self.0.clone().unwrap_or_else(Context::current)
-    }
-
     /// `f`, run in this span's context wherever it runs: for work handed to
     /// a blocking thread, whose own spans (a guest's, say) are then children
     /// of this one.
@@ -289,9 +284,13 @@ impl Span {
         }
     }
 
-    /// This span's `traceparent`, to pass on.
-    pub fn traceparent(&self) -> Option<String> {
-        self.0.as_ref().and_then(traceparent_of)
+    /// Awaits `work` in this span's context, so that its own spans are
+    /// children of this one; as it is when tracing is off.
+    pub async fn run<F: Future>(&self, work: F) -> F::Output {
+        match &self.0 {
+            Some(cx) => work.with_context(cx.clone()).await,
+            None => work.await,
+        }
     }
 }
 
@@ -300,15 +299,6 @@ impl Drop for Span {
         if let Some(cx) = &self.0 {
             cx.span().end();
         }
-    }
-}
-
-/// `f`, run in the current context wherever it runs (see [`Span::carry`]).
-pub fn carry<R>(f: impl FnOnce() -> R) -> impl FnOnce() -> R {
-    let cx = enabled().then(Context::current);
-    move || {
-        let _attached = cx.map(Context::attach);
-        f()
     }
 }
 

@@ -138,6 +138,17 @@ pub enum Transport {
     },
 }
 
+impl Transport {
+    /// `stdio` or `http` (either HTTP transport), as traces and the live
+    /// page name it.
+    pub fn family(&self) -> &'static str {
+        match self {
+            Transport::Stdio { .. } => "stdio",
+            Transport::Http { .. } => "http",
+        }
+    }
+}
+
 /// A server's `directTools`.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]

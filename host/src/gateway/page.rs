@@ -111,10 +111,9 @@ async fn overview(shared: Arc<ServeState>, request: Request) -> Response {
                 Some(crate::upstream::TransportKind::Stdio) => "stdio",
                 Some(crate::upstream::TransportKind::StreamableHttp) => "http",
                 Some(crate::upstream::TransportKind::Sse) => "sse",
-                None => match config.server(&s.name).map(|c| &c.config.transport) {
-                    Some(crate::config::Transport::Stdio { .. }) => "stdio",
-                    _ => "http",
-                },
+                None => config
+                    .server(&s.name)
+                    .map_or("http", |c| c.config.transport.family()),
             };
             json!({
                 "name": s.name, "state": state, "health": health, "transport": transport,

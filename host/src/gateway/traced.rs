@@ -3,7 +3,7 @@
 //! `traceparent` header), with the request's own work (upstream calls,
 //! guests, searches) as its children.
 
-use crate::telemetry::{self, Attribute, FutureExt as _, Span};
+use crate::telemetry::{self, Attribute, Span};
 use opentelemetry::trace::SpanKind;
 use rmcp::ErrorData as McpError;
 use rmcp::service::{RequestContext, RoleServer};
@@ -17,7 +17,7 @@ pub(super) fn span(
     target: Option<&str>,
 ) -> Span {
     if !telemetry::enabled() {
-        return Span::start(method, SpanKind::Server, &Default::default(), Vec::new);
+        return Span::default();
     }
     let parts = context.extensions.get::<axum::http::request::Parts>();
     let header = |name: &str| {
@@ -68,11 +68,7 @@ pub(super) async fn run<T: Outcome>(
     // On the heap: a handler's future is large, and a session's requests
     // nest several (the proxy tool's call inside its request, say), which a
     // worker thread's stack must otherwise hold at once.
-    let work = Box::pin(work);
-    if !span.is_recording() {
-        return work.await;
-    }
-    let answer = work.with_context(span.context()).await;
+    let answer = span.run(Box::pin(work)).await;
     match &answer {
         Err(e) => span.fail("jsonrpc_error", || e.message.to_string()),
         Ok(r) if r.is_tool_error() => {

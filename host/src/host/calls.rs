@@ -6,7 +6,7 @@ use super::{Host, HostError};
 use crate::catalog::{Entry, ToolKind};
 use crate::lifecycle::LifecycleError;
 use crate::present::{self, Content};
-use crate::telemetry::{self, Attribute, FutureExt as _, Span};
+use crate::telemetry::{self, Attribute, Span};
 use crate::upstream::Called;
 use rmcp::model::{CallToolResult, CreateTaskResult, ReadResourceResult};
 use serde_json::{Map, Value};
@@ -112,10 +112,7 @@ impl Host {
                 }
             }
         };
-        let result = match span.is_recording() {
-            true => call.with_context(span.context()).await,
-            false => call.await,
-        };
+        let result = span.run(call).await;
         let result = match result {
             Err(LifecycleError::Connect {
                 error: crate::upstream::ConnectError::Rpc(message),
@@ -124,25 +121,16 @@ impl Host {
             other => other.map_err(HostError::from),
         };
         let elapsed = started.elapsed();
-        let failed = match &result {
-            Ok(RawResult::Tool(r)) => r.is_error == Some(true),
-            Ok(RawResult::Resource(_) | RawResult::Task(_)) => false,
-            Ok(RawResult::Rpc(_)) | Err(_) => true,
-        };
-        end_call_span(&span, &result);
+        let failure = Failure::of(&result);
+        let failed = failure.is_some();
+        end_call_span(&span, &result, failure.as_ref());
         self.metrics
             .record(&entry.tool.server, &entry.tool.name, elapsed, failed);
-        let error = match &result {
-            Ok(RawResult::Rpc(e)) => Some(e.clone()),
-            Err(e) => Some(e.to_string()),
-            Ok(_) if failed => Some("the tool reported an error".to_string()),
-            Ok(_) => None,
-        };
         self.recent.record(
             &entry.tool.server,
             &entry.tool.name,
             elapsed,
-            error.as_deref(),
+            failure.as_ref().map(|f| f.why.as_str()),
             crate::clock::now_ms(),
         );
         if let Some(stats) = &self.stats {
@@ -163,10 +151,7 @@ impl Host {
             let config = self.config();
             let transport = config
                 .server(&tool.server)
-                .map(|s| match &s.config.transport {
-                    crate::config::Transport::Stdio { .. } => "stdio",
-                    crate::config::Transport::Http { .. } => "http",
-                });
+                .map(|s| s.config.transport.family());
             let mut a = vec![
                 Attribute::new("mcp.method.name", method),
                 Attribute::new("gen_ai.tool.name", tool.name.clone()),
@@ -235,10 +220,7 @@ pub(crate) async fn upstream_span<T, E: std::fmt::Display>(
             Attribute::new("mcpw.server", server.to_string()),
         ]
     });
-    if !span.is_recording() {
-        return work.await;
-    }
-    let done = work.with_context(span.context()).await;
+    let done = span.run(work).await;
     match &done {
         Ok(_) => span.set(|| vec![Attribute::new("mcpw.outcome", "ok")]),
         Err(e) => span.fail("unreached", || e.to_string()),
@@ -246,32 +228,43 @@ pub(crate) async fn upstream_span<T, E: std::fmt::Display>(
     done
 }
 
-/// Marks a call's span with its outcome: `ok`, `tool_error` (the tool said
-/// `isError`), `rpc_error` or the failure to reach the server.
-fn end_call_span(span: &Span, result: &Result<RawResult, HostError>) {
+/// Why a call failed: the tool said `isError`, the server answered with a
+/// JSON-RPC error, or it could not be reached.
+struct Failure {
+    /// `tool_error`, `rpc_error` or `unreached` (a span's `error.type`).
+    kind: &'static str,
+    why: String,
+}
+
+impl Failure {
+    fn of(result: &Result<RawResult, HostError>) -> Option<Failure> {
+        let (kind, why) = match result {
+            Ok(RawResult::Tool(r)) if r.is_error == Some(true) => {
+                ("tool_error", "the tool reported an error".to_string())
+            }
+            Ok(RawResult::Rpc(e)) => ("rpc_error", e.clone()),
+            Err(e) => ("unreached", e.to_string()),
+            Ok(_) => return None,
+        };
+        Some(Failure { kind, why })
+    }
+}
+
+/// Marks a call's span with its outcome: `ok`, or how it failed.
+fn end_call_span(span: &Span, result: &Result<RawResult, HostError>, failure: Option<&Failure>) {
     if !span.is_recording() {
         return;
     }
-    let outcome = match result {
-        Ok(RawResult::Tool(r)) if r.is_error == Some(true) => "tool_error",
-        Ok(RawResult::Rpc(_)) => "rpc_error",
-        Ok(_) => "ok",
-        Err(_) => "unreached",
-    };
     span.set(|| {
+        let outcome = failure.map_or("ok", |f| f.kind);
         let mut a = vec![Attribute::new("mcpw.outcome", outcome)];
         if let Ok(RawResult::Tool(r)) = result {
             a.extend(telemetry::content("gen_ai.tool.call.result", &r.content));
         }
         a
     });
-    match result {
-        Ok(RawResult::Rpc(e)) => span.fail("rpc_error", || e.clone()),
-        Err(e) => span.fail("unreached", || e.to_string()),
-        Ok(_) if outcome == "tool_error" => {
-            span.fail("tool_error", || "the tool reported an error".into())
-        }
-        Ok(_) => {}
+    if let Some(f) = failure {
+        span.fail(f.kind, || f.why.clone());
     }
 }
 
