@@ -1,5 +1,5 @@
 //! Sentence embeddings with a sentence-transformers BERT model (e.g.
-//! `all-MiniLM-L6-v2`), computed on the CPU in f32 with candle.
+//! `all-MiniLM-L6-v2`), computed on the CPU by `mcpw-encoder`.
 //!
 //! A model folder holds:
 //! - `config.json`: the BERT configuration (required),
@@ -20,20 +20,14 @@ use std::fs;
 use std::path::Path;
 
 use super::{DEFAULT_MAX_TOKENS, ModelError, parse_json, read_json, read_optional};
-use candle_core::{DType, Device, Tensor};
-use candle_nn::VarBuilder;
-use candle_transformers::models::bert::{BertModel, Config};
+use mcpw_encoder::{Config, Encoder, EncoderError};
 use serde::Deserialize;
 use tokenizers::{Tokenizer, TruncationDirection, TruncationParams, TruncationStrategy};
-
-/// Texts run through the network together. Each batch is padded to its own
-/// longest text, and texts are sorted by length first, so padding stays small.
-const BATCH_SIZE: usize = 32;
 
 /// A loaded embedding model. Immutable after loading, so one instance can be
 /// shared between threads (`Arc<Model>`).
 pub struct Model {
-    bert: BertModel,
+    encoder: Encoder,
     tokenizer: Tokenizer,
     dimension: usize,
     max_tokens: usize,
@@ -77,6 +71,10 @@ impl Model {
     pub fn load(dir: &Path) -> Result<Model, ModelError> {
         let config_path = dir.join("config.json");
         let config: Config = read_json(&config_path)?;
+        config.check().map_err(|e| ModelError::Unsupported {
+            path: config_path.clone(),
+            message: e.to_string(),
+        })?;
 
         // The pipeline decides pooling and normalisation; without modules.json
         // assume the usual Transformer -> mean Pooling -> Normalize.
@@ -166,31 +164,19 @@ impl Model {
         tokenizer.with_padding(None);
 
         // Read into memory rather than mmap: no unsafe, and the buffer is
-        // freed once the tensors are copied out.
+        // freed once the weights are packed.
         let weights_path = dir.join("model.safetensors");
         let bytes = fs::read(&weights_path).map_err(|source| ModelError::Read {
             path: weights_path.clone(),
             source,
         })?;
-        let weights_error = |source: candle_core::Error| ModelError::Weights {
+        let encoder = Encoder::load(&config, &bytes).map_err(|e| ModelError::Weights {
             path: weights_path.clone(),
-            message: source.to_string(),
-        };
-        let mut tensors =
-            candle_core::safetensors::load_buffer(&bytes, &Device::Cpu).map_err(weights_error)?;
-        drop(bytes);
-        for (name, tensor) in tensors.iter_mut() {
-            *tensor = tensor.to_dtype(DType::F32).map_err(weights_error)?;
-            // The linear layers' weights; embedding tables are looked up, not multiplied.
-            if tensor.rank() == 2 && name.ends_with(".weight") && !name.contains("embeddings") {
-                *tensor = transposed_storage(tensor).map_err(weights_error)?;
-            }
-        }
-        let vb = VarBuilder::from_tensors(tensors, DType::F32, &Device::Cpu);
-        let bert = BertModel::load(vb, &config).map_err(weights_error)?;
+            message: e.to_string(),
+        })?;
 
         Ok(Model {
-            bert,
+            encoder,
             tokenizer,
             dimension: config.hidden_size,
             max_tokens,
@@ -221,66 +207,19 @@ impl Model {
             })
             .collect::<Result<Vec<_>, _>>()?;
 
-        // Batch texts of similar length together to waste little on padding.
-        let mut order: Vec<usize> = (0..texts.len()).collect();
-        order.sort_by_key(|&i| std::cmp::Reverse(encodings[i].len()));
-
-        let mut out = vec![Vec::new(); texts.len()];
-        for chunk in order.chunks(BATCH_SIZE) {
-            let batch: Vec<&[u32]> = chunk.iter().map(|&i| encodings[i].as_slice()).collect();
-            for (&i, vector) in chunk.iter().zip(self.embed_batch(&batch)?) {
-                out[i] = vector;
+        let ids: Vec<&[u32]> = encodings.iter().map(Vec::as_slice).collect();
+        let mut vectors = self
+            .encoder
+            .encode(&ids)
+            .map_err(|e: EncoderError| ModelError::Inference(e.to_string()))?;
+        if self.normalize {
+            // As torch.nn.functional.normalize: x / max(|x|, 1e-12).
+            for v in &mut vectors {
+                let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt().max(1e-12);
+                v.iter_mut().for_each(|x| *x /= norm);
             }
         }
-        Ok(out)
-    }
-
-    fn embed_batch(&self, batch: &[&[u32]]) -> Result<Vec<Vec<f32>>, ModelError> {
-        let rows = batch.len();
-        let width = batch.iter().map(|ids| ids.len()).max().unwrap_or(0);
-        // Pad id 0; padded positions are masked out of attention and pooling,
-        // so their value does not matter.
-        let mut ids = vec![0u32; rows * width];
-        let mut mask = vec![0f32; rows * width];
-        for (row, tokens) in batch.iter().enumerate() {
-            ids[row * width..row * width + tokens.len()].copy_from_slice(tokens);
-            mask[row * width..row * width + tokens.len()].fill(1.0);
-        }
-        let device = Device::Cpu;
-        let ids = Tensor::from_vec(ids, (rows, width), &device)?;
-        let mask = Tensor::from_vec(mask, (rows, width), &device)?;
-        let type_ids = ids.zeros_like()?;
-
-        let hidden = self.bert.forward(&ids, &type_ids, Some(&mask))?; // (rows, width, dim)
-
-        // Mean over real tokens: sum(hidden * mask) / max(count, 1e-9).
-        let summed = hidden.broadcast_mul(&mask.unsqueeze(2)?)?.sum(1)?;
-        let counts = mask.sum_keepdim(1)?.clamp(1e-9f32, f32::MAX)?;
-        let mut pooled = summed.broadcast_div(&counts)?;
-        if self.normalize {
-            // Same as torch.nn.functional.normalize: x / max(|x|, 1e-12).
-            let norms = pooled
-                .sqr()?
-                .sum_keepdim(1)?
-                .sqrt()?
-                .clamp(1e-12f32, f32::MAX)?;
-            pooled = pooled.broadcast_div(&norms)?;
-        }
-        Ok(pooled.to_vec2::<f32>()?)
-    }
-}
-
-/// The same matrix, stored transposed. A linear layer multiplies by
-/// `weight.t()`: stored as read, (out, in), that product gathers the weight
-/// column by column on every call; stored transposed, `weight.t()` is a
-/// plain row-major (in, out) matrix, which the matrix kernels read in order.
-fn transposed_storage(weight: &Tensor) -> candle_core::Result<Tensor> {
-    weight.t()?.contiguous()?.t()
-}
-
-impl From<candle_core::Error> for ModelError {
-    fn from(e: candle_core::Error) -> Self {
-        ModelError::Inference(e.to_string())
+        Ok(vectors)
     }
 }
 
