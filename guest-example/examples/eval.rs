@@ -201,6 +201,7 @@ fn quality(ranked: &[&str], rel: &[&str]) -> [f64; 3] {
 
 /// Per weight of meaning, each query's quality.
 fn sweep(
+    args: &Args,
     index: &mut Index,
     qs: &[(String, Vec<String>, Vec<f32>)],
     ids: &[String],
@@ -222,6 +223,9 @@ fn sweep(
                         .map(|h| ids[h.index as usize].as_str())
                         .collect();
                     let rel: Vec<&str> = rel.iter().map(String::as_str).collect();
+                    if weights.len() == 1 {
+                        print_misses(args, text, &ranked, &rel);
+                    }
                     quality(&ranked, &rel)
                 })
                 .collect()
@@ -385,7 +389,7 @@ fn with_vectors(args: &Args, path: &str) {
         (None, Some(w)) => vec![w],
         (None, None) => vec![mcpw_guest_default::ranking::meaning::WEIGHT],
     };
-    let per_weight = sweep(&mut index, &qs, &ids, &weights);
+    let per_weight = sweep(args, &mut index, &qs, &ids, &weights);
     match args.cv {
         Some(k) => cross_validate(&per_weight, &weights, k),
         None => {
