@@ -65,6 +65,17 @@ impl Config {
                 "position_embedding_type {kind} is not supported (only absolute)"
             )));
         }
+        for (field, value) in [
+            ("vocab_size", self.vocab_size),
+            ("hidden_size", self.hidden_size),
+            ("intermediate_size", self.intermediate_size),
+            ("max_position_embeddings", self.max_position_embeddings),
+            ("type_vocab_size", self.type_vocab_size),
+        ] {
+            if value == 0 {
+                return Err(EncoderError::Unsupported(format!("{field} is 0")));
+            }
+        }
         if self.num_attention_heads == 0
             || !self.hidden_size.is_multiple_of(self.num_attention_heads)
         {

@@ -2,7 +2,7 @@
 
 use crate::EncoderError;
 use crate::config::{Activation, Config};
-use crate::linear::Linear;
+use crate::linear::{Linear, to_f16};
 use crate::math::{activate, add, dot, layer_norm, softmax};
 use crate::weights::{Norm, Weights};
 
@@ -50,8 +50,9 @@ impl Encoder {
         let words = w
             .get("embeddings.word_embeddings.weight", &[config.vocab_size, h])?
             .into_iter()
-            .map(|v| half::f16::from_f32(v).to_bits())
-            .collect();
+            .map(to_f16)
+            .collect::<Option<Vec<u16>>>()
+            .ok_or_else(|| too_large("embeddings.word_embeddings.weight"))?;
         let mut positions = w.get(
             "embeddings.position_embeddings.weight",
             &[config.max_position_embeddings, h],
@@ -64,12 +65,13 @@ impl Encoder {
             add(row, &types[..h]);
         }
         let linear = |name: &str, outputs: usize, inputs: usize| -> Result<Linear, EncoderError> {
-            Ok(Linear::new(
+            Linear::new(
                 &w.get(&format!("{name}.weight"), &[outputs, inputs])?,
                 &w.get(&format!("{name}.bias"), &[outputs])?,
                 outputs,
                 inputs,
-            ))
+            )
+            .ok_or_else(|| too_large(&format!("{name}.weight")))
         };
         let layers = (0..config.num_hidden_layers)
             .map(|i| {
@@ -81,7 +83,8 @@ impl Encoder {
                     bias.extend(w.get(&format!("{name}.bias"), &[h])?);
                 }
                 Ok(Layer {
-                    qkv: Linear::new(&weight, &bias, 3 * h, h),
+                    qkv: Linear::new(&weight, &bias, 3 * h, h)
+                        .ok_or_else(|| too_large(&format!("{at}.attention.self")))?,
                     attn_out: linear(&format!("{at}.attention.output.dense"), h, h)?,
                     attn_norm: w.norm(&format!("{at}.attention.output.LayerNorm"), h)?,
                     up: linear(
@@ -148,10 +151,13 @@ impl Encoder {
         let (mut start, mut seen) = (0, 0);
         for (i, ids) in texts.iter().enumerate() {
             seen += ids.len();
-            if seen * threads >= tokens * (groups.len() + 1) || i + 1 == texts.len() {
+            if groups.len() + 1 < threads && seen * threads >= tokens * (groups.len() + 1) {
                 groups.push(&texts[start..=i]);
                 start = i + 1;
             }
+        }
+        if start < texts.len() {
+            groups.push(&texts[start..]);
         }
         Ok(std::thread::scope(|scope| {
             let running: Vec<_> = groups
@@ -261,6 +267,13 @@ impl Encoder {
             start += len;
         }
     }
+}
+
+/// A tensor with a weight beyond f16's range (±65,504).
+fn too_large(name: &str) -> EncoderError {
+    EncoderError::Unsupported(format!(
+        "the tensor {name} holds a weight too large for f16, which this encoder keeps weights in"
+    ))
 }
 
 // Shared behind an `Arc` by a multi-threaded server.
@@ -394,6 +407,10 @@ mod tests {
         let mut odd = config();
         odd.hidden_act = "swish".into();
         assert!(Encoder::load(&odd, &weights("")).is_err());
+        let mut empty = config();
+        empty.intermediate_size = 0;
+        let err = Encoder::load(&empty, &weights("")).err().unwrap();
+        assert!(err.to_string().contains("intermediate_size"), "{err}");
 
         let encoder = Encoder::load(&config(), &weights("")).unwrap();
         let err = encoder.encode(&[&[1, VOCAB as u32]]).err().unwrap();

@@ -30,8 +30,14 @@ pub(crate) struct Linear {
 }
 
 impl Linear {
-    /// From `weight` stored as PyTorch does, `(outputs, inputs)` row-major.
-    pub(crate) fn new(weight: &[f32], bias: &[f32], outputs: usize, inputs: usize) -> Linear {
+    /// From `weight` stored as PyTorch does, `(outputs, inputs)` row-major;
+    /// `None` when a weight does not fit f16.
+    pub(crate) fn new(
+        weight: &[f32],
+        bias: &[f32],
+        outputs: usize,
+        inputs: usize,
+    ) -> Option<Linear> {
         assert_eq!(weight.len(), outputs * inputs);
         assert_eq!(bias.len(), outputs);
         let count = outputs.div_ceil(LANES);
@@ -40,25 +46,25 @@ impl Linear {
             let (p, lane) = (o / LANES, o % LANES);
             let row = &weight[o * inputs..(o + 1) * inputs];
             for (i, &w) in row.iter().enumerate() {
-                panels[(p * inputs + i) * LANES + lane] = half::f16::from_f32(w).to_bits();
+                panels[(p * inputs + i) * LANES + lane] = to_f16(w)?;
             }
         }
         let mut padded = bias.to_vec();
         padded.resize(count * LANES, 0.0);
-        Linear {
+        Some(Linear {
             inputs,
             outputs,
             panels,
             bias: padded,
-        }
+        })
     }
 
     /// `out = x·Wᵀ + b` for `rows` rows of `x` (row-major, `inputs` wide).
     pub(crate) fn apply(&self, x: &[f32], rows: usize, out: &mut Vec<f32>) {
-        self.apply_with(fast_kernel(), x, rows, out);
+        self.apply_with(Fast::detect(), x, rows, out);
     }
 
-    fn apply_with(&self, fast: bool, x: &[f32], rows: usize, out: &mut Vec<f32>) {
+    fn apply_with(&self, fast: Option<Fast>, x: &[f32], rows: usize, out: &mut Vec<f32>) {
         assert_eq!(x.len(), rows * self.inputs);
         out.clear();
         out.resize(rows * self.outputs, 0.0);
@@ -79,30 +85,34 @@ impl Linear {
                         out_stride: self.outputs,
                         cols,
                     };
-                    block.check();
-                    #[cfg(target_arch = "x86_64")]
-                    if fast {
-                        avx2::run(block);
-                        continue;
+                    match fast {
+                        #[cfg(target_arch = "x86_64")]
+                        Some(Fast(cpu)) => avx2::run(cpu, block),
+                        _ => portable::run(block),
                     }
-                    let _ = fast;
-                    portable::run(block);
                 }
             }
         }
     }
 }
 
-/// Whether the CPU has what the fast kernel uses.
-fn fast_kernel() -> bool {
-    #[cfg(target_arch = "x86_64")]
-    {
-        std::arch::is_x86_feature_detected!("avx2")
-            && std::arch::is_x86_feature_detected!("fma")
-            && std::arch::is_x86_feature_detected!("f16c")
+/// The f16 bits of `w`, if it is finite in f16.
+pub(crate) fn to_f16(w: f32) -> Option<u16> {
+    let h = half::f16::from_f32(w);
+    h.is_finite().then(|| h.to_bits())
+}
+
+/// Proof that the fast kernel can run here.
+#[derive(Clone, Copy)]
+struct Fast(#[cfg(target_arch = "x86_64")] avx2::Cpu);
+
+impl Fast {
+    fn detect() -> Option<Fast> {
+        #[cfg(target_arch = "x86_64")]
+        return avx2::Cpu::detect().map(Fast);
+        #[cfg(not(target_arch = "x86_64"))]
+        None
     }
-    #[cfg(not(target_arch = "x86_64"))]
-    false
 }
 
 /// One kernel call: `rows` rows of `x` times one panel, into `cols` outputs
@@ -153,10 +163,10 @@ mod tests {
             let x: Vec<f32> = (0..rows * inputs)
                 .map(|i| ((i * 53 % 89) as f32 - 44.0) / 32.0)
                 .collect();
-            let linear = Linear::new(&weight, &bias, outputs, inputs);
+            let linear = Linear::new(&weight, &bias, outputs, inputs).unwrap();
             let (mut fast, mut slow) = (Vec::new(), Vec::new());
-            linear.apply_with(fast_kernel(), &x, rows, &mut fast);
-            linear.apply_with(false, &x, rows, &mut slow);
+            linear.apply_with(Fast::detect(), &x, rows, &mut fast);
+            linear.apply_with(None, &x, rows, &mut slow);
             for r in 0..rows {
                 for o in 0..outputs {
                     // The weights are exact in f16 here (multiples of 1/64).

@@ -8,12 +8,23 @@ use std::arch::x86_64::{
 
 use super::{Block, LANES};
 
-/// Runs `block`. The caller has seen that the CPU has AVX2, FMA and F16C,
-/// and `Block::check` has passed.
-pub(super) fn run(mut block: Block) {
-    // SAFETY: the CPU has the features `rows` is compiled for (the caller
-    // checked), and `Block::check` proved that the reads `rows` makes through
-    // raw pointers (rows × inputs of `x`, inputs × 16 of the panel, 16 of the
+/// Proof that this CPU has AVX2, FMA and F16C: only [`Cpu::detect`] makes one.
+#[derive(Clone, Copy)]
+pub(super) struct Cpu(());
+
+impl Cpu {
+    pub(super) fn detect() -> Option<Cpu> {
+        use std::arch::is_x86_feature_detected as has;
+        (has!("avx2") && has!("fma") && has!("f16c")).then_some(Cpu(()))
+    }
+}
+
+/// Runs `block` on a CPU that has what the kernel uses.
+pub(super) fn run(_: Cpu, mut block: Block) {
+    block.check();
+    // SAFETY: the CPU has the features `rows` is compiled for (`Cpu` proves
+    // it), and `Block::check` proved that the reads `rows` makes through raw
+    // pointers (rows × inputs of `x`, inputs × 16 of the panel, 16 of the
     // bias) lie inside the block's slices.
     unsafe {
         match block.rows {

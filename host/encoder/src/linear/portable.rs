@@ -3,6 +3,7 @@
 use super::{Block, LANES, ROWS};
 
 pub(super) fn run(mut block: Block) {
+    block.check();
     let mut sums = [[0f32; LANES]; ROWS];
     for row in sums.iter_mut().take(block.rows) {
         row.copy_from_slice(block.bias);
