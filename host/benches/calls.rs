@@ -17,6 +17,9 @@ mod servers;
 
 #[path = "support/common.rs"]
 mod common;
+#[path = "support/stats.rs"]
+#[allow(dead_code)] // the other benches use the rest of it
+mod stats;
 
 use mcpw::cache::{self, MetadataCache};
 use mcpw::config::{self, ConfigSources};
@@ -26,11 +29,8 @@ use rmcp::ServiceExt;
 use rmcp::model::CallToolRequestParams;
 use rmcp::transport::TokioChildProcess;
 use serde_json::json;
+use stats::percentile;
 use std::time::{Duration, Instant};
-
-fn percentile(sorted: &[Duration], p: f64) -> Duration {
-    sorted[((sorted.len() as f64 - 1.0) * p).round() as usize]
-}
 
 fn report(name: &str, mut samples: Vec<Duration>) {
     samples.sort();

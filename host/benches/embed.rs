@@ -17,7 +17,10 @@ mod common;
 #[path = "../../tests/e2e/servers.rs"]
 #[allow(dead_code)] // the tests use the rest of it
 mod servers;
+#[path = "support/stats.rs"]
+mod stats;
 
+use stats::{ms, percentile, proc_kb};
 use std::time::{Duration, Instant};
 
 /// Rounds over the 150 dev queries.
@@ -53,13 +56,15 @@ fn main() {
             assert_eq!(v[0].len(), 384);
         }
     }
+    wall.sort();
+    cpu.sort();
     println!(
-        "query vector ({} queries): wall p50 {} p99 {}, CPU p50 {} p99 {}",
+        "query vector ({} queries): wall p50 {:.2} ms p99 {:.2} ms, CPU p50 {:.2} ms p99 {:.2} ms",
         wall.len(),
-        ms(percentile(&mut wall, 50)),
-        ms(percentile(&mut wall, 99)),
-        ms(percentile(&mut cpu, 50)),
-        ms(percentile(&mut cpu, 99)),
+        ms(percentile(&wall, 0.5)),
+        ms(percentile(&wall, 0.99)),
+        ms(percentile(&cpu, 0.5)),
+        ms(percentile(&cpu, 0.99)),
     );
 
     let tools = mcpw::catalog::load_catalog(&workspace.join("tests/fixtures/catalog.json"))
@@ -81,16 +86,10 @@ fn main() {
         w0.elapsed().as_secs_f64(),
         (process_cpu() - c0).as_secs_f64()
     );
-    println!("peak RSS: {} MiB", peak_rss_kib() / 1024);
-}
-
-fn percentile(samples: &mut [Duration], p: usize) -> Duration {
-    samples.sort();
-    samples[(samples.len() - 1) * p / 100]
-}
-
-fn ms(d: Duration) -> String {
-    format!("{:.2} ms", d.as_secs_f64() * 1e3)
+    println!(
+        "peak RSS: {} MiB",
+        proc_kb(std::process::id(), "VmHWM") / 1024
+    );
 }
 
 fn cpu_clock(clock: libc::clockid_t) -> Duration {
@@ -109,15 +108,4 @@ fn thread_cpu() -> Duration {
 
 fn process_cpu() -> Duration {
     cpu_clock(libc::CLOCK_PROCESS_CPUTIME_ID)
-}
-
-fn peak_rss_kib() -> u64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find_map(|l| l.strip_prefix("VmHWM:"))
-                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        })
-        .unwrap_or(0)
 }

@@ -85,6 +85,8 @@ mod warm_start;
 
 #[path = "support/common.rs"]
 mod common;
+#[path = "support/stats.rs"]
+mod stats;
 
 use serde_json::json;
 use shared::{RELAY_ENV, Relay, Sweep, home_with, relay_main, write_catalog_home};

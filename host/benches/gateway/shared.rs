@@ -3,6 +3,7 @@
 //! the TypeScript SDK client, concurrent Streamable HTTP sessions and an rmcp
 //! client over stdio.
 
+pub use crate::stats::{ms, percentile, proc_kb};
 use crate::{bench_catalog, common, servers};
 use mcpw::config::{self, ConfigSources};
 use mcpw::paths::Environment;
@@ -32,19 +33,10 @@ pub const CATALOG_TOOLS: usize = bench_catalog::TOOLS;
 // ---------------------------------------------------------------------------
 // Statistics and formatting
 
-pub fn percentile(sorted: &[Duration], p: f64) -> Duration {
-    assert!(!sorted.is_empty(), "percentile of no samples");
-    sorted[((sorted.len() as f64 - 1.0) * p).round() as usize]
-}
-
 pub fn median(values: &[f64]) -> f64 {
     let mut v = values.to_vec();
     v.sort_by(f64::total_cmp);
     v[v.len() / 2]
-}
-
-pub fn ms(d: Duration) -> f64 {
-    d.as_secs_f64() * 1000.0
 }
 
 /// The `q` quantile of sorted samples, in ms.
@@ -66,16 +58,6 @@ pub fn mib(kb: u64) -> f64 {
 pub fn tag() -> &'static str {
     static TAG: OnceLock<String> = OnceLock::new();
     TAG.get_or_init(|| format!("{}-{}", std::process::id(), mcpw::clock::now_ms()))
-}
-
-/// A value from /proc/<pid>/status in kB (`VmRSS`, `VmHWM`), 0 if unreadable.
-pub fn proc_kb(pid: u32, field: &str) -> u64 {
-    std::fs::read_to_string(format!("/proc/{pid}/status"))
-        .unwrap_or_default()
-        .lines()
-        .find_map(|l| l.strip_prefix(field)?.strip_prefix(':'))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .unwrap_or(0)
 }
 
 /// Tagged processes still alive (other than this one).
