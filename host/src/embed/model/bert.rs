@@ -29,7 +29,6 @@ use tokenizers::{Tokenizer, TruncationDirection, TruncationParams, TruncationStr
 pub struct Model {
     encoder: Encoder,
     tokenizer: Tokenizer,
-    dimension: usize,
     max_tokens: usize,
     normalize: bool,
 }
@@ -178,7 +177,6 @@ impl Model {
         Ok(Model {
             encoder,
             tokenizer,
-            dimension: config.hidden_size,
             max_tokens,
             normalize,
         })
@@ -186,7 +184,7 @@ impl Model {
 
     /// Length of each embedding vector (384 for all-MiniLM-L6-v2).
     pub fn dimension(&self) -> usize {
-        self.dimension
+        self.encoder.dimension()
     }
 
     /// Word pieces per text, [CLS] and [SEP] included; the rest is cut off.
