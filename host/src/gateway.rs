@@ -12,6 +12,7 @@ mod approval;
 mod calls;
 mod checks;
 pub mod code;
+mod era;
 mod hints;
 pub mod http;
 mod listen;
@@ -35,6 +36,7 @@ use crate::log_level::LogLevel;
 use crate::present::Content;
 use crate::upstream::origin::SessionGuard;
 use arc_swap::ArcSwapOption;
+use era::Complete;
 use rmcp::model::{
     CallToolRequestParams, CallToolResult, GetPromptRequestParams, GetPromptResult,
     ListPromptsResult, ListToolsResult, PaginatedRequestParams, ServerConfig, Tool,
@@ -407,6 +409,7 @@ impl ServerHandler for Gateway {
             Ok(ListToolsResult::with_all_items(
                 self.tool_list_for(&client).await?,
             ))
+            .map(Complete::complete)
         })
         .await
     }
@@ -472,9 +475,12 @@ impl ServerHandler for Gateway {
                 (Exposure::ToolSearch, tool_search::TOOL_NAME) => {
                     tool_search::call(self, args.unwrap_or_default(), &context).await?
                 }
-                _ => return self.call_upstream(&name, args, &context).await,
+                _ => {
+                    let response = self.call_upstream(&name, args, &context).await;
+                    return response.map(Complete::complete);
+                }
             };
-            Ok(result.into())
+            Ok(result.complete().into())
         })
         .await
     }
@@ -500,7 +506,7 @@ impl ServerHandler for Gateway {
                     v
                 })
                 .collect();
-            from_json(json!({"prompts": prompts}))
+            from_json(json!({"prompts": prompts})).map(Complete::complete)
         })
         .await
     }
@@ -520,7 +526,7 @@ impl ServerHandler for Gateway {
                 false => self.shared.host.get_prompt(&request.name, args).await,
             };
             match got {
-                Ok(v) => from_json::<GetPromptResult>(v).map(Into::into),
+                Ok(v) => from_json::<GetPromptResult>(v).map(|r| r.complete().into()),
                 Err(HostError::PromptNotFound(n)) => Err(McpError::invalid_params(
                     format!("prompt \"{n}\" not found"),
                     None,
@@ -541,7 +547,9 @@ impl ServerHandler for Gateway {
             self.shared.host.manager().freshen_unheard();
             let client = self.client(&context.extensions);
             let cursor = request.as_ref().and_then(|r| r.cursor.as_deref());
-            self.resource_list(&client, cursor).await
+            self.resource_list(&client, cursor)
+                .await
+                .map(Complete::complete)
         })
         .await
     }
@@ -555,7 +563,9 @@ impl ServerHandler for Gateway {
         traced::run(span, async move {
             let client = self.client(&context.extensions);
             let cursor = request.as_ref().and_then(|r| r.cursor.as_deref());
-            self.resource_template_list(&client, cursor).await
+            self.resource_template_list(&client, cursor)
+                .await
+                .map(Complete::complete)
         })
         .await
     }
@@ -570,7 +580,7 @@ impl ServerHandler for Gateway {
             let client = self.client(&context.extensions);
             self.resource_read(&client, &request.uri)
                 .await
-                .map(Into::into)
+                .map(|r| r.complete().into())
         })
         .await
     }
@@ -691,7 +701,7 @@ impl ServerHandler for Gateway {
                 None => self.shared.host.complete(params).await,
             };
             match completed {
-                Ok(v) => from_json(v),
+                Ok(v) => from_json(v).map(Complete::complete),
                 Err(e @ (HostError::PromptNotFound(_) | HostError::ResourceNotFound(_))) => {
                     Err(McpError::invalid_params(e.to_string(), None))
                 }

@@ -5,6 +5,7 @@
 mod approval;
 pub mod code;
 mod conformance;
+mod eras;
 mod exposure;
 pub mod guards;
 mod oauth;
