@@ -104,7 +104,7 @@ impl AuditConfig {
     }
 }
 
-/// What the gateway decided about a call.
+/// What was decided about a call.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Decision {
@@ -114,6 +114,8 @@ pub enum Decision {
     Asked,
     /// It did not run.
     Denied,
+    /// It waits for the user's answer, which comes with the call asked again.
+    Pending,
 }
 
 /// One audit line.
@@ -129,9 +131,16 @@ pub struct Record {
     pub client: String,
     /// The server.
     pub server: String,
-    /// The server's own name of the tool.
+    /// The server's own name of the tool (none for a read).
+    #[serde(skip_serializing_if = "String::is_empty")]
     pub tool: String,
-    /// How the call came: `call`, `proxy` or `script`.
+    /// The resource read (the server's own URI).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub resource: Option<String>,
+    /// The prompt got (the server's own name).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prompt: Option<String>,
+    /// How the call came: `call`, `proxy`, `script`, `guest` or `local`.
     pub via: &'static str,
     /// What was decided.
     pub decision: Decision,

@@ -10,7 +10,6 @@
 
 mod approval;
 mod calls;
-mod checks;
 pub mod code;
 mod era;
 mod hints;
@@ -186,7 +185,7 @@ pub struct Gateway {
     /// Binary content this session's scripts got, read back by reference.
     shelf: Arc<crate::kept::Shelf>,
     /// Tools and servers the user allowed for this session.
-    allowed: Arc<approval::Allowed>,
+    allowed: Arc<crate::host::pipeline::Allowances>,
     /// This session, counted for the live page once initialized.
     counted: Arc<Mutex<Option<page::Counted>>>,
     /// Where a local session's kept results are written as files too.
@@ -406,10 +405,8 @@ impl ServerHandler for Gateway {
             // background; a change reaches the session as list_changed).
             self.shared.host.manager().freshen_unheard();
             let client = self.client(&context.extensions);
-            Ok(ListToolsResult::with_all_items(
-                self.tool_list_for(&client).await?,
-            ))
-            .map(Complete::complete)
+            let tools = self.tool_list_for(&client).await?;
+            Ok(ListToolsResult::with_all_items(tools).complete())
         })
         .await
     }
@@ -523,7 +520,11 @@ impl ServerHandler for Gateway {
             self.shared.ready().await;
             let got = match self.prompt_hidden(&client, &request.name).await {
                 true => Err(HostError::PromptNotFound(request.name.to_string())),
-                false => self.shared.host.get_prompt(&request.name, args).await,
+                false => {
+                    let reader = self.reader(&client);
+                    let host = &self.shared.host;
+                    host.get_prompt_as(&reader, &request.name, args).await
+                }
             };
             match got {
                 Ok(v) => from_json::<GetPromptResult>(v).map(|r| r.complete().into()),

@@ -2,9 +2,11 @@
 //! The CLI and the MCP gateway are built on it; Rust agents can embed it.
 
 mod auth;
+pub(crate) mod call_path;
 mod calls;
 mod explain;
 mod guards;
+pub mod pipeline;
 mod prompts;
 mod rate_limits;
 pub mod resources;
@@ -95,6 +97,13 @@ pub enum HostError {
         /// Close names that exist.
         suggestions: Vec<String>,
     },
+    /// The call did not run: a rate limit, a guard or the user refused it
+    /// (why, as the agent reads it).
+    #[error("{0}")]
+    Refused(String),
+    /// The call ran, and a guard withheld its result (why).
+    #[error("the result was withheld: {0}")]
+    Withheld(String),
     /// No prompt has that name.
     #[error("prompt \"{0}\" not found")]
     PromptNotFound(String),
@@ -146,11 +155,8 @@ pub struct Host {
     broken_guests: Vec<crate::plugin::BrokenGuest>,
     naming: NamingOptions,
     catalog: Arc<Publisher>,
-    stats: Option<Arc<crate::stats::Stats>>,
     /// State shared with other mcpw processes (`--shared-state`), if any.
     shared: Option<Arc<crate::team_state::SharedState>>,
-    metrics: crate::metrics::Metrics,
-    recent: crate::recent::Recent,
     /// The one-signal search indexes of the current snapshot (see [`explain`]).
     signals: tokio::sync::Mutex<explain::Signals>,
     tasks: Vec<tokio::task::JoinHandle<()>>,
@@ -167,12 +173,8 @@ pub struct Host {
     kept: Arc<crate::kept::Store>,
     /// What scripts run from Rust keep.
     shelf: crate::kept::Shelf,
-    /// Where each call a client asks for is told, if anywhere.
-    audit: Option<crate::audit::AuditLog>,
-    /// The rate limits' buckets (in shared state, for a team).
-    buckets: crate::rate_limit::Buckets,
-    /// The guards of `settings.guards`.
-    guards: Arc<guards::Loaded>,
+    /// What every call passes through: guards, rate limits, observers.
+    calls: Arc<call_path::CallPath>,
 }
 
 /// How the host's catalog is named: the configured prefix, and the names
@@ -291,52 +293,19 @@ impl Host {
         let (policy, broken_guests) = joined(policy.await)??;
         let guards = Arc::new(joined(guards.await)?);
         release_free_memory();
-        let mut tasks = Vec::new();
-        if options.maintenance {
-            tasks.push(manager.spawn_maintenance());
-            if let Some(shared) = &shared {
-                tasks.push(shared.spawn_monitor(crate::team_state::MONITOR_EVERY));
-            }
-        }
         let policy = Arc::new(policy);
-        if let Some(e) = &embeddings {
-            tasks.push(rebuild_when_embedded(e, &catalog, &policy));
-        }
+        let tasks = background(&options, &manager, &shared, &embeddings, &catalog, &policy);
         let naming = naming_options(&config);
         let kept = crate::kept::Store::new(config.settings.results.store.into());
-        let audit = crate::audit::AuditConfig::from_setting(
-            config.settings.raw.get("audit"),
-            &env.state_dir(),
-        )
-        .map(|c| {
-            // Replicas of a team write a file each.
-            let replica = shared.as_ref().map(|_| crate::audit::replica_name());
-            crate::audit::AuditLog::new(c, replica.as_deref())
-        });
-        let stats = crate::stats::StatsConfig::from_setting(
-            config.settings.capture_stats.as_ref(),
-            &env.state_dir(),
-        )
-        .map(|c| Arc::new(crate::stats::Stats::new(c.with_shared(shared.clone()))));
-        if let Some(stats) = &stats {
-            // A signal must not lose the calls recorded since the last flush.
-            let stats = Arc::downgrade(stats);
-            crate::processes::at_signal_exit(move || {
-                if let Some(s) = stats.upgrade()
-                    && let Err(e) = s.flush()
-                {
-                    tracing::warn!("cannot write call statistics: {e}");
-                }
-            });
-        }
-        let buckets = crate::rate_limit::Buckets::new(shared.clone());
+        let config = Arc::new(ArcSwap::from_pointee(config));
+        let calls = Arc::new(call_path::CallPath::new(
+            &config, &manager, guards, &env, &shared,
+        ));
+        services.attach_calls(&calls);
         Ok(Host {
             shared,
-            stats,
-            metrics: Default::default(),
-            recent: Default::default(),
             signals: Default::default(),
-            config: Arc::new(ArcSwap::from_pointee(config)),
+            config,
             env,
             manager,
             policy,
@@ -350,9 +319,7 @@ impl Host {
             scripter: Default::default(),
             shelf: kept.shelf(),
             kept,
-            audit,
-            buckets,
-            guards,
+            calls,
         })
     }
 
@@ -422,7 +389,10 @@ impl Host {
         let config = Arc::new(config);
         // The config first: snapshots built after the servers change must see it.
         self.config.store(config.clone());
-        self.manager.reload(&config).await
+        let changed = self.manager.reload(&config).await;
+        // An approval may have let pinned tools through: the catalog is built again.
+        self.manager.catalog_changed();
+        changed
     }
 
     /// The environment (for `MCP_DIRECT_TOOLS` and interpolation).
@@ -437,7 +407,7 @@ impl Host {
 
     /// The audit trail, when `settings.audit` keeps one.
     pub fn audit(&self) -> Option<&crate::audit::AuditLog> {
-        self.audit.as_ref()
+        self.calls.audit.as_ref()
     }
 
     /// State shared with other mcpw processes (`--shared-state`), if any.
@@ -447,12 +417,12 @@ impl Host {
 
     /// The last hour of calls, minute by minute (the live page's charts).
     pub fn recent(&self) -> &crate::recent::Recent {
-        &self.recent
+        &self.calls.recent
     }
 
     /// Calls, errors and latency per server and tool.
     pub fn metrics(&self) -> &crate::metrics::Metrics {
-        &self.metrics
+        &self.calls.metrics
     }
 
     /// The policy guests.
@@ -511,14 +481,20 @@ impl Host {
         let (manager, config) = (self.manager.clone(), self.config.clone());
         let env_override = self.env.get("MCP_DIRECT_TOOLS").map(str::to_string);
         let naming = self.naming.clone();
-        let input = move || BuildInput {
+        let pins = crate::pins::Pins::new(&self.env.state_dir());
+        let input = move || {
             // Read before the tools: a change after this point bumps it again.
-            version: manager.catalog_version(),
-            tools: manager.tool_lists(),
-            offers: manager.offers(),
-            config: config.load_full(),
-            env_override,
-            naming,
+            let version = manager.catalog_version();
+            let (tools, config) = (manager.tool_lists(), config.load_full());
+            BuildInput {
+                version,
+                withheld: pins.check(&config, &tools),
+                tools,
+                offers: manager.offers(),
+                config,
+                env_override,
+                naming,
+            }
         };
         self.catalog
             .at_least(version, input, &self.policy)
@@ -741,7 +717,7 @@ impl Host {
         for t in &self.tasks {
             t.abort();
         }
-        if let Some(stats) = &self.stats {
+        if let Some(stats) = &self.calls.stats {
             let stats = stats.clone();
             // Off the async threads: the file's lock may be held a while.
             if let Ok(Err(e)) = tokio::task::spawn_blocking(move || stats.flush()).await {
@@ -750,6 +726,30 @@ impl Host {
         }
         self.manager.shutdown().await;
     }
+}
+
+/// The host's background work: the servers' maintenance and the shared
+/// state's monitor (with `options.maintenance`), and the catalog rebuilt as
+/// tool vectors come.
+fn background(
+    options: &HostOptions,
+    manager: &Arc<Manager>,
+    shared: &Option<Arc<crate::team_state::SharedState>>,
+    embeddings: &Option<Arc<crate::embed::Embeddings>>,
+    catalog: &Arc<Publisher>,
+    policy: &Arc<Policy>,
+) -> Vec<tokio::task::JoinHandle<()>> {
+    let mut tasks = Vec::new();
+    if options.maintenance {
+        tasks.push(manager.spawn_maintenance());
+        if let Some(shared) = shared {
+            tasks.push(shared.spawn_monitor(crate::team_state::MONITOR_EVERY));
+        }
+    }
+    if let Some(e) = embeddings {
+        tasks.push(rebuild_when_embedded(e, catalog, policy));
+    }
+    tasks
 }
 
 /// The result of a blocking task: its panic goes on unwinding here; a task

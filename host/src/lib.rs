@@ -43,6 +43,8 @@ pub mod config;
 pub mod embed;
 #[cfg(feature = "gateway")]
 pub(crate) mod file_lock;
+#[cfg(test)]
+mod function_length;
 #[cfg(feature = "gateway")]
 pub mod gateway;
 #[cfg(feature = "gateway")]
@@ -60,6 +62,8 @@ mod module_graph;
 #[cfg(feature = "gateway")]
 pub(crate) mod net;
 pub mod paths;
+#[cfg(feature = "gateway")]
+pub mod pins;
 pub mod plugin;
 pub mod present;
 pub(crate) mod private_fs;

@@ -447,6 +447,16 @@ impl Manager {
         self.catalog_version.load(Ordering::Acquire)
     }
 
+    /// Something the catalog is built from besides the tool lists changed
+    /// (pinned tools approved): the next snapshot is built again, and the
+    /// sessions hear of it.
+    pub fn catalog_changed(&self) {
+        self.catalog_version.fetch_add(1, Ordering::AcqRel);
+        let _ = self
+            .events
+            .send(LifecycleEvent::CatalogChanged(String::new()));
+    }
+
     /// Changes of catalog and status, as they happen.
     pub fn subscribe(&self) -> broadcast::Receiver<LifecycleEvent> {
         self.events.subscribe()

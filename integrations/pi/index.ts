@@ -30,6 +30,8 @@ interface Waiting {
   name: string;
   file: string;
   runs: string;
+  /** The rest of what the approval covers (env, cwd, headers, auth, approve), secrets masked. */
+  covers?: string[];
   changed: boolean;
 }
 
@@ -39,7 +41,10 @@ interface Waiting {
  */
 async function askTrust(bin: string, ctx: ExtensionContext, waiting: Waiting[]): Promise<void> {
   if (waiting.length === 0) return;
-  const lines = waiting.map((w) => `${w.name}${w.changed ? " (changed since approved)" : ""}: ${w.runs}\n  from ${w.file}`);
+  const lines = waiting.map((w) => {
+    const covers = (w.covers ?? []).map((line) => `\n  ${line}`).join("");
+    return `${w.name}${w.changed ? " (changed since approved)" : ""}: ${w.runs}${covers}\n  from ${w.file}`;
+  });
   const approve = await ctx.ui.confirm(
     "Run this project's MCP servers?",
     `This project defines MCP servers that run commands as you:\n\n${lines.join("\n")}\n\nApprove them for this repository?`,

@@ -3,6 +3,7 @@
 //! transports and misbehaving servers, change streams, loading, and the CLI.
 
 mod cache_and_processes;
+mod call_path;
 pub(crate) mod cli;
 mod connections;
 pub(crate) mod embed;

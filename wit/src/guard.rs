@@ -38,3 +38,18 @@ pub fn panic_hook() {
         )
     });
 }
+
+/// What a guard guest exports, over [`Guard`] (its world's glue).
+pub struct GuardGlue<G>(std::marker::PhantomData<G>);
+
+impl<G: Guard> crate::worlds::guarder::exports::mcpw::plugin::guard::Guest for GuardGlue<G> {
+    fn before(call: Call) -> Result<Verdict, GuardError> {
+        panic_hook();
+        G::before(call)
+    }
+
+    fn after(call: Call, outcome: String) -> Result<ResultVerdict, GuardError> {
+        panic_hook();
+        G::after(call, outcome)
+    }
+}

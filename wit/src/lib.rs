@@ -159,7 +159,7 @@ macro_rules! ranking {
 #[macro_export]
 macro_rules! script {
     ($t:ty) => {
-        $crate::__export_world!(scripter, $crate::worlds::ScriptGlue<$t>);
+        $crate::__export_world!(scripter, $crate::script::ScriptGlue<$t>);
     };
 }
 
@@ -167,7 +167,7 @@ macro_rules! script {
 #[macro_export]
 macro_rules! guard {
     ($t:ty) => {
-        $crate::__export_world!(guarder, $crate::worlds::GuardGlue<$t>);
+        $crate::__export_world!(guarder, $crate::guard::GuardGlue<$t>);
     };
 }
 

@@ -60,6 +60,35 @@ pub fn panic_hook() {
     });
 }
 
+/// What a script guest exports, over [`Script`] (its world's glue).
+pub struct ScriptGlue<S>(std::marker::PhantomData<S>);
+
+impl<S: Script> crate::worlds::scripter::exports::mcpw::plugin::script::Guest for ScriptGlue<S> {
+    fn run(code: String) -> Outcome {
+        panic_hook();
+        S::run(code)
+    }
+
+    fn warm() {
+        panic_hook();
+        S::warm();
+    }
+
+    fn usage() -> String {
+        S::usage()
+    }
+
+    fn declare(tools: Vec<ToolInfo>) -> Vec<String> {
+        panic_hook();
+        S::declare(tools)
+    }
+
+    fn select(expression: String, input: String) -> Result<String, SelectError> {
+        panic_hook();
+        S::select(expression, input)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

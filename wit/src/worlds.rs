@@ -1,9 +1,10 @@
 //! The contract's worlds as wit-bindgen generates them, and the glue from
-//! each world's exports to the plain traits. The imports (and the `types`
+//! the policy worlds' exports to the plain traits (the script and guard
+//! worlds' glue is beside their traits, in [`crate::script`] and
+//! [`crate::guard`]). The imports (and the `types`
 //! they share) are generated once, in [`host`], so every world uses the same
 //! `Tool`, `Entry` and `PluginError`.
 
-use crate::script::Script;
 use crate::{
     DirectOptions, DirectTools, Hit, IndexOptions, NameOutcome, Naming, NamingOptions, QueryMode,
     Ranking, SearchOptions, ServerDirect, panic_hook,
@@ -199,35 +200,6 @@ pub mod scripter {
     });
 }
 
-/// What a script guest exports, over [`Script`].
-pub struct ScriptGlue<S>(PhantomData<S>);
-
-impl<S: Script> scripter::exports::mcpw::plugin::script::Guest for ScriptGlue<S> {
-    fn run(code: String) -> crate::script::Outcome {
-        crate::script::panic_hook();
-        S::run(code)
-    }
-
-    fn warm() {
-        crate::script::panic_hook();
-        S::warm();
-    }
-
-    fn usage() -> String {
-        S::usage()
-    }
-
-    fn declare(tools: Vec<crate::script::ToolInfo>) -> Vec<String> {
-        crate::script::panic_hook();
-        S::declare(tools)
-    }
-
-    fn select(expression: String, input: String) -> Result<String, crate::script::SelectError> {
-        crate::script::panic_hook();
-        S::select(expression, input)
-    }
-}
-
 /// The `guarder` world of contract 0.1.1.
 #[allow(missing_docs)]
 pub mod guarder {
@@ -237,22 +209,4 @@ pub mod guarder {
         pub_export_macro: true,
         default_bindings_module: "mcpw_guest::worlds::guarder",
     });
-}
-
-/// What a guard guest exports, over [`Guard`](crate::guard::Guard).
-pub struct GuardGlue<G>(PhantomData<G>);
-
-impl<G: crate::guard::Guard> guarder::exports::mcpw::plugin::guard::Guest for GuardGlue<G> {
-    fn before(call: crate::guard::Call) -> Result<crate::guard::Verdict, crate::guard::GuardError> {
-        crate::guard::panic_hook();
-        G::before(call)
-    }
-
-    fn after(
-        call: crate::guard::Call,
-        outcome: String,
-    ) -> Result<crate::guard::ResultVerdict, crate::guard::GuardError> {
-        crate::guard::panic_hook();
-        G::after(call, outcome)
-    }
 }

@@ -8,6 +8,8 @@ fn record(n: usize) -> Record {
         client: "ci".into(),
         server: "s".into(),
         tool: format!("t{n}"),
+        resource: None,
+        prompt: None,
         via: "call",
         decision: Decision::Allowed,
         reason: None,

@@ -218,41 +218,62 @@ pub fn search(args: SearchArgs, sources: &ConfigSources) -> Result<ExitCode> {
     } else {
         (None, None)
     };
-    let of = |parts: &Option<std::collections::HashMap<usize, f32>>, i: usize| {
-        parts.as_ref().map(|p| p.get(&i).copied().unwrap_or(0.0))
-    };
+    print_hits(&args, &entries, &hits, &Parts { words, meaning })?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Each hit's part by the one-signal profiles, for `--explain`.
+struct Parts {
+    words: Option<std::collections::HashMap<usize, f32>>,
+    meaning: Option<std::collections::HashMap<usize, f32>>,
+}
+
+impl Parts {
+    fn of(part: &Option<std::collections::HashMap<usize, f32>>, i: usize) -> Option<f32> {
+        part.as_ref().map(|p| p.get(&i).copied().unwrap_or(0.0))
+    }
+}
+
+/// The hits of `mcpw search`, as JSON or as text.
+fn print_hits(
+    args: &SearchArgs,
+    entries: &[Entry],
+    hits: &[mcpw::plugin::roles::Hit],
+    parts: &Parts,
+) -> Result<()> {
+    let (words, meaning) = (&parts.words, &parts.meaning);
     if args.json {
         let out: Vec<_> = hits
             .iter()
             .map(|h| {
                 let e = &entries[h.index];
                 let mut hit = json!({"server": e.tool.server, "tool": e.tool.name, "name": e.name, "score": h.score});
-                if let Some(w) = of(&words, h.index) {
+                if let Some(w) = Parts::of(words, h.index) {
                     hit["words"] = json!(w);
                 }
-                if let Some(m) = of(&meaning, h.index) {
+                if let Some(m) = Parts::of(meaning, h.index) {
                     hit["meaning"] = json!(m);
                 }
                 hit
             })
             .collect();
-        super::print_json(&out)?;
-    } else if hits.is_empty() {
+        return super::print_json(&out);
+    }
+    if hits.is_empty() {
         outln!("No tools match {:?}.", args.query);
-    } else {
-        for (rank, h) in hits.iter().enumerate() {
-            let e = &entries[h.index];
-            let parts = match (of(&words, h.index), of(&meaning, h.index)) {
-                (Some(w), Some(m)) => format!(": words {w:.2}, meaning {m:.3}"),
-                (Some(w), None) => format!(": words {w:.2}"),
-                _ => String::new(),
-            };
-            outln!("{:>2}. {}  (score {}{parts})", rank + 1, e.name, h.score);
-            let desc = mcpw::present::truncate_at_word(&e.tool.description, 100);
-            if !desc.is_empty() {
-                outln!("    {desc}");
-            }
+    }
+    for (rank, h) in hits.iter().enumerate() {
+        let e = &entries[h.index];
+        let parts = match (Parts::of(words, h.index), Parts::of(meaning, h.index)) {
+            (Some(w), Some(m)) => format!(": words {w:.2}, meaning {m:.3}"),
+            (Some(w), None) => format!(": words {w:.2}"),
+            _ => String::new(),
+        };
+        outln!("{:>2}. {}  (score {}{parts})", rank + 1, e.name, h.score);
+        let desc = mcpw::present::truncate_at_word(&e.tool.description, 100);
+        if !desc.is_empty() {
+            outln!("    {desc}");
         }
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(())
 }

@@ -209,9 +209,59 @@ pub fn answer(server: &str, params: &Value, io: &mut dyn Prompter) -> Value {
     }
 }
 
+/// Who approves a call of `mcpw call` where settings ask: the person at the
+/// terminal (or the next line of stdin with `--answers-from-stdin`). With
+/// neither, nobody can be asked, and `approveWithoutClient` decides.
+pub struct CallApprover {
+    /// Read the answer from stdin even when it is not a terminal.
+    pub answers_from_stdin: bool,
+}
+
+impl mcpw::host::pipeline::Approver for CallApprover {
+    fn cannot_ask(&self) -> Option<String> {
+        let terminal = std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
+        (!terminal && !self.answers_from_stdin).then(|| {
+            "there is no terminal to ask at (--answers-from-stdin reads the answer from stdin)"
+                .into()
+        })
+    }
+
+    fn ask<'a>(
+        &'a self,
+        question: &'a mcpw::host::pipeline::Question,
+    ) -> futures::future::BoxFuture<'a, Result<mcpw::host::pipeline::Answer, String>> {
+        let question = question.clone();
+        Box::pin(async move {
+            tokio::task::spawn_blocking(move || approve(&question, &mut Terminal))
+                .await
+                .map_err(|e| e.to_string())
+        })
+    }
+}
+
+/// Asks `prompter` about one call: allowed only by a yes.
+fn approve(
+    question: &mcpw::host::pipeline::Question,
+    prompter: &mut dyn Prompter,
+) -> mcpw::host::pipeline::Answer {
+    let arguments = question
+        .arguments
+        .as_ref()
+        .map_or_else(|| "{}".into(), |a| Value::Object(a.clone()).to_string());
+    prompter.say(&format!(
+        "Allow the call of {} (tool \"{}\" of server \"{}\")? Approval is asked because {}.\nArguments: {arguments}",
+        question.name, question.tool, question.server, question.why
+    ));
+    match prompter.ask("Allow? [y/N] ").as_deref().map(str::trim) {
+        Some("y" | "Y" | "yes" | "Yes") => mcpw::host::pipeline::Answer::Once,
+        _ => mcpw::host::pipeline::Answer::Deny,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use mcpw::host::pipeline::Answer;
 
     /// Scripted answers; what was said is kept.
     struct Script(Vec<&'static str>, Vec<String>);
@@ -276,5 +326,29 @@ mod tests {
             summary(&form()),
             "\"Your details\", fields: name, age, status, verified, tags"
         );
+    }
+
+    #[test]
+    fn a_call_is_approved_by_a_yes_alone() {
+        let question = mcpw::host::pipeline::Question {
+            name: "fs__delete".into(),
+            server: "fs".into(),
+            tool: "delete".into(),
+            arguments: json!({"path": "/tmp/x"}).as_object().cloned(),
+            why: "it may change or delete data".into(),
+        };
+        for (line, answer) in [
+            ("y", Answer::Once),
+            ("yes", Answer::Once),
+            ("", Answer::Deny),
+            ("n", Answer::Deny),
+        ] {
+            let mut io = Script(vec![line], vec![]);
+            assert_eq!(approve(&question, &mut io), answer, "{line:?}");
+            assert!(io.1[0].contains("fs__delete"), "{:?}", io.1);
+            assert!(io.1[0].contains(r#"{"path":"/tmp/x"}"#), "{:?}", io.1);
+        }
+        let mut ended = Script(vec![], vec![]);
+        assert_eq!(approve(&question, &mut ended), Answer::Deny);
     }
 }

@@ -159,20 +159,7 @@ fn bench(
     let entries: Arc<[mcpw::catalog::Entry]> = policy
         .entries(&tools, &mcpw::plugin::NamingOptions::default())?
         .into();
-    let (name, bytes) = match &file {
-        Some(f) => (
-            f.display().to_string(),
-            std::fs::read(f).with_context(|| format!("cannot read {}", f.display()))?,
-        ),
-        None => ("default".to_string(), mcpw::plugin::DEFAULT_GUEST.to_vec()),
-    };
-    let mut options = load_options(sources, cfg.settings.plugins.limits);
-    if let Some(e) = &embeddings {
-        options.services = Arc::new(e.services(StaticServices::default())?);
-        options.grants = Grants::default_for(Role::Ranking);
-    }
-    let module = GuestModule::load(&name, &bytes, options)?;
-    let ranker = mcpw::plugin::Ranker::new(module)?;
+    let (name, ranker) = bench_ranker(file.as_deref(), sources, &cfg, embeddings.as_ref())?;
     for warning in mcpw::bench::check_queries(&queries, &entries)
         .map_err(|e| anyhow::anyhow!("{}: {e}", queries_path.display()))?
     {
@@ -210,10 +197,62 @@ fn bench(
             .collect(),
         _ => Vec::new(),
     };
+    let model = embeddings.as_ref().map(|e| e.model()).transpose()?;
+    let model = model.as_ref().map(|m| m.id.as_str());
+    let shown = Bench {
+        name: &name,
+        tools: entries.len(),
+        queries: queries.len(),
+        model,
+    };
+    print_bench(&shown, &report, &signals, json)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The ranking guest a benchmark runs: the one in `file`, or the default
+/// one; with the model's embeddings when there is a model.
+fn bench_ranker(
+    file: Option<&std::path::Path>,
+    sources: &ConfigSources,
+    cfg: &mcpw::config::Config,
+    embeddings: Option<&super::embedding::CliEmbeddings>,
+) -> Result<(String, Arc<mcpw::plugin::Ranker>)> {
+    let (name, bytes) = match file {
+        Some(f) => (
+            f.display().to_string(),
+            std::fs::read(f).with_context(|| format!("cannot read {}", f.display()))?,
+        ),
+        None => ("default".to_string(), mcpw::plugin::DEFAULT_GUEST.to_vec()),
+    };
+    let mut options = load_options(sources, cfg.settings.plugins.limits);
+    if let Some(e) = embeddings {
+        options.services = Arc::new(e.services(StaticServices::default())?);
+        options.grants = Grants::default_for(Role::Ranking);
+    }
+    let module = GuestModule::load(&name, &bytes, options)?;
+    Ok((name, mcpw::plugin::Ranker::new(module)?))
+}
+
+/// What a benchmark ran: the guest, the catalog's size, the queries and
+/// the model.
+struct Bench<'a> {
+    name: &'a str,
+    tools: usize,
+    queries: usize,
+    model: Option<&'a str>,
+}
+
+/// A benchmark's report, and each signal's alone, as JSON or text.
+fn print_bench(
+    bench: &Bench<'_>,
+    report: &mcpw::bench::BenchReport,
+    signals: &[(&str, mcpw::bench::BenchReport)],
+    json: bool,
+) -> Result<()> {
     if json {
         let mut out = serde_json::to_value(report)?;
-        if let Some(e) = &embeddings {
-            out["model"] = serde_json::json!(e.model()?.id);
+        if let Some(model) = bench.model {
+            out["model"] = serde_json::json!(model);
         }
         if !signals.is_empty() {
             out["signals"] = serde_json::Value::Object(
@@ -223,22 +262,22 @@ fn bench(
                     .collect::<Result<_>>()?,
             );
         }
-        super::print_json(&out)?;
-    } else {
-        outln!(
-            "guest {name}: {} tools, {} queries",
-            entries.len(),
-            queries.len()
-        );
-        if let Some(e) = &embeddings {
-            outln!("  model {}", e.model()?.id);
-        }
-        print_report("", &report)?;
-        for (p, r) in &signals {
-            print_report(&format!("{p} alone: "), r)?;
-        }
+        return super::print_json(&out);
     }
-    Ok(ExitCode::SUCCESS)
+    outln!(
+        "guest {}: {} tools, {} queries",
+        bench.name,
+        bench.tools,
+        bench.queries
+    );
+    if let Some(model) = bench.model {
+        outln!("  model {model}");
+    }
+    print_report("", report)?;
+    for (p, r) in signals {
+        print_report(&format!("{p} alone: "), r)?;
+    }
+    Ok(())
 }
 
 fn print_report(label: &str, report: &mcpw::bench::BenchReport) -> Result<()> {

@@ -58,11 +58,12 @@ const CONFIG_POLL: std::time::Duration = std::time::Duration::from_secs(2);
 
 type Fingerprint = Vec<(std::path::PathBuf, Option<(std::time::SystemTime, u64)>)>;
 
-/// Every config file mcpw read or looked for, and the project approvals'
-/// file (an approval or an edit changes what loads).
+/// Every config file mcpw read or looked for, the project approvals' file
+/// and the pinned tools' (an approval or an edit changes what loads).
 fn watched(cfg: &Config) -> Vec<std::path::PathBuf> {
     let files = cfg.sources.iter().map(|s| s.path.clone());
-    files.chain([cfg.trust.file.clone()]).collect()
+    let pins = cfg.trust.file.with_file_name(mcpw::pins::FILE_NAME);
+    files.chain([cfg.trust.file.clone(), pins]).collect()
 }
 
 /// Each file with its size and change time.

@@ -145,6 +145,68 @@ fn status_line(s: &ServerStatus, host: &Host) -> String {
     }
 }
 
+/// `mcpw status --json`.
+fn print_status_json(
+    host: &mcpw::host::Host,
+    servers: &[mcpw::catalog::ServerStatus],
+) -> Result<()> {
+    let list: Vec<Value> = servers
+        .iter()
+        .map(|s| {
+            let mut v = serde_json::to_value(s).unwrap_or_default();
+            if let Some((ago, left)) = host.manager().failure(&s.name) {
+                v["failedSecondsAgo"] = json!(ago);
+                v["retryInSeconds"] = json!(left);
+            }
+            v
+        })
+        .collect();
+    super::print_json(
+        &json!({"servers": list, "brokenGuests": host.broken_guests(), "search": host.embedding_status(),
+        "waitingForApproval": host.config().trust.waiting}),
+    )
+}
+
+/// `mcpw status` as text.
+fn print_status(host: &mcpw::host::Host, servers: &[mcpw::catalog::ServerStatus]) -> Result<()> {
+    let connected = servers
+        .iter()
+        .filter(|s| s.state == ConnectionState::Connected)
+        .count();
+    let tools: u32 = servers.iter().map(|s| s.tool_count).sum();
+    outln!(
+        "MCP: {connected}/{} servers, {tools} tools\n",
+        servers.len()
+    );
+    for s in servers {
+        outln!("{}", status_line(s, host));
+    }
+    if servers.is_empty() {
+        // An empty gateway is mostly a config in an unexpected place (an
+        // MCP client that does not pass $MCPW_CONFIG on, say).
+        outln!("No servers configured. Looked in:");
+        for source in &host.config().sources {
+            let found = if source.found { "" } else { " (not found)" };
+            outln!("  {}{found}", source.path.display());
+        }
+    }
+    if let Some(s) = &host.embedding_status() {
+        outln!("\n{}", s.describe());
+    }
+    if let Some(notice) = host.config().trust.notice() {
+        outln!("\n⚠ {notice}");
+    }
+    for g in host.broken_guests() {
+        outln!(
+            "⚠ the {} guest {} cannot be used ({}); the default guest fills that role",
+            g.role.config_key(),
+            g.path.display(),
+            first_line(&g.error)
+        );
+    }
+    Ok(())
+}
+
 pub async fn status(args: StatusArgs, sources: &ConfigSources) -> Result<ExitCode> {
     let host = super::start(sources).await?;
     if args.connect {
@@ -171,59 +233,10 @@ pub async fn status(args: StatusArgs, sources: &ConfigSources) -> Result<ExitCod
     {
         tracing::warn!("cannot build the search index: {e}");
     }
-    let search = host.embedding_status();
     if args.json {
-        let list: Vec<Value> = servers
-            .iter()
-            .map(|s| {
-                let mut v = serde_json::to_value(s).unwrap_or_default();
-                if let Some((ago, left)) = host.manager().failure(&s.name) {
-                    v["failedSecondsAgo"] = json!(ago);
-                    v["retryInSeconds"] = json!(left);
-                }
-                v
-            })
-            .collect();
-        super::print_json(
-            &json!({"servers": list, "brokenGuests": host.broken_guests(), "search": search,
-            "waitingForApproval": host.config().trust.waiting}),
-        )?;
+        print_status_json(&host, &servers)?;
     } else {
-        let connected = servers
-            .iter()
-            .filter(|s| s.state == ConnectionState::Connected)
-            .count();
-        let tools: u32 = servers.iter().map(|s| s.tool_count).sum();
-        outln!(
-            "MCP: {connected}/{} servers, {tools} tools\n",
-            servers.len()
-        );
-        for s in &servers {
-            outln!("{}", status_line(s, &host));
-        }
-        if servers.is_empty() {
-            // An empty gateway is mostly a config in an unexpected place (an
-            // MCP client that does not pass $MCPW_CONFIG on, say).
-            outln!("No servers configured. Looked in:");
-            for source in &host.config().sources {
-                let found = if source.found { "" } else { " (not found)" };
-                outln!("  {}{found}", source.path.display());
-            }
-        }
-        if let Some(s) = &search {
-            outln!("\n{}", s.describe());
-        }
-        if let Some(notice) = host.config().trust.notice() {
-            outln!("\n⚠ {notice}");
-        }
-        for g in host.broken_guests() {
-            outln!(
-                "⚠ the {} guest {} cannot be used ({}); the default guest fills that role",
-                g.role.config_key(),
-                g.path.display(),
-                first_line(&g.error)
-            );
-        }
+        print_status(&host, &servers)?;
     }
     host.shutdown().await;
     // A config with errors (reported above) is a failed status.
@@ -389,8 +402,12 @@ pub async fn call(args: CallArgs, sources: &ConfigSources) -> Result<ExitCode> {
         .set_local_elicitor(std::sync::Arc::new(super::elicit::CallElicitor {
             answers_from_stdin: args.answers_from_stdin,
         }));
+    let approver = super::elicit::CallApprover {
+        answers_from_stdin: args.answers_from_stdin,
+    };
+    let caller = mcpw::host::pipeline::Caller::local(std::sync::Arc::new(approver));
     let outcome = super::auth_cmd::with_login(&host, &sources.env, || {
-        host.call(&args.tool, arguments.clone())
+        host.call_as(&caller, &args.tool, arguments.clone(), Default::default())
     })
     .await;
     host.shutdown().await;

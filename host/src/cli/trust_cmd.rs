@@ -4,6 +4,7 @@
 use anyhow::{Context, Result, bail};
 use mcpw::config::trust::{Approvals, ProjectServers, ProjectTrust};
 use mcpw::config::{self, ConfigSources};
+use mcpw::pins::{self, PinFile, ServerPins};
 use std::process::ExitCode;
 
 #[derive(clap::Args)]
@@ -25,30 +26,30 @@ pub struct TrustArgs {
 pub fn run(args: TrustArgs, sources: &ConfigSources) -> Result<ExitCode> {
     let cfg = config::load(sources);
     let trust = &cfg.trust;
-    let Some(repository) = trust.repository.clone() else {
-        bail!("no project folder: project trust applies to a project's servers");
-    };
+    let pins = Pending::of(&cfg);
+    let repository = trust.repository.clone();
+    let no_project =
+        || anyhow::anyhow!("no project folder: project trust applies to a project's servers");
+    if repository.is_none() && pins.servers.is_empty() {
+        return Err(no_project());
+    }
     if args.revoke {
+        let repository = repository.ok_or_else(no_project)?;
         let names = args.names.clone();
         let gone = change(trust, |a| a.revoke(&repository, &names))?;
         return report(&args, &gone, "took back the approval of", trust);
     }
     if !args.all && args.names.is_empty() {
-        return list(&args, trust, &Approvals::read(&trust.file));
-    }
-    if trust.mode != ProjectServers::Ask {
-        bail!(
-            "settings.projectServers is \"{}\": no project server waits for approval",
-            serde_json::to_value(trust.mode)?.as_str().unwrap_or("?")
-        );
+        return list(&args, trust, &Approvals::read(&trust.file), &pins);
     }
     let unknown: Vec<&String> = args
         .names
         .iter()
-        .filter(|n| !trust.waiting.iter().any(|w| &w.name == *n))
+        .filter(|n| !trust.waiting.iter().any(|w| &w.name == *n) && !pins.has(n))
         .collect();
     if !unknown.is_empty() {
-        let waiting: Vec<&str> = trust.waiting.iter().map(|w| w.name.as_str()).collect();
+        let mut waiting: Vec<&str> = trust.waiting.iter().map(|w| w.name.as_str()).collect();
+        waiting.extend(pins.servers());
         bail!(
             "not waiting for approval: {} (waiting: {})",
             join(unknown.iter().map(|n| n.as_str())),
@@ -59,6 +60,24 @@ pub fn run(args: TrustArgs, sources: &ConfigSources) -> Result<ExitCode> {
             }
         );
     }
+    let mut approved = pins.approve(&args.names, args.all)?;
+    if let (ProjectServers::Ask, Some(repository)) = (trust.mode, &repository) {
+        approved.extend(approve_definitions(&args, trust, repository)?);
+    } else if approved.is_empty() {
+        bail!(
+            "settings.projectServers is \"{}\": no project server waits for approval",
+            serde_json::to_value(trust.mode)?.as_str().unwrap_or("?")
+        );
+    }
+    report(&args, &approved, "approved", trust)
+}
+
+/// Approves the waiting definitions `args` names (all with `--all`).
+fn approve_definitions(
+    args: &TrustArgs,
+    trust: &ProjectTrust,
+    repository: &std::path::Path,
+) -> Result<Vec<String>> {
     let chosen: Vec<_> = trust
         .waiting
         .iter()
@@ -66,13 +85,83 @@ pub fn run(args: TrustArgs, sources: &ConfigSources) -> Result<ExitCode> {
         .cloned()
         .collect();
     let now = mcpw::clock::now_ms();
-    let approved = change(trust, |a| {
+    change(trust, |a| {
         for w in &chosen {
-            a.approve(&repository, w, now);
+            a.approve(repository, w, now);
         }
         chosen.iter().map(|w| w.name.clone()).collect::<Vec<_>>()
-    })?;
-    report(&args, &approved, "approved", trust)
+    })
+}
+
+/// The pinned servers of a config whose tools changed, or have new ones.
+struct Pending {
+    file: std::path::PathBuf,
+    /// (server, key, its pins)
+    servers: Vec<(String, String, ServerPins)>,
+}
+
+impl Pending {
+    fn of(cfg: &mcpw::config::Config) -> Pending {
+        let file = cfg.trust.file.with_file_name(pins::FILE_NAME);
+        let all = PinFile::read(&file);
+        let servers = cfg
+            .servers
+            .iter()
+            .filter_map(|s| {
+                let key = pins::key(cfg, &s.name)?;
+                let p = all.servers.get(&key).filter(|p| !p.pending.is_empty())?;
+                Some((s.name.clone(), key, p.clone()))
+            })
+            .collect();
+        Pending { file, servers }
+    }
+
+    fn has(&self, name: &str) -> bool {
+        self.servers.iter().any(|(s, _, _)| s == name)
+    }
+
+    fn servers(&self) -> impl Iterator<Item = &str> {
+        self.servers.iter().map(|(s, _, _)| s.as_str())
+    }
+
+    /// Approves the changed tools of `names` (every server's with `all`).
+    fn approve(&self, names: &[String], all: bool) -> Result<Vec<String>> {
+        let keys: Vec<String> = self
+            .servers
+            .iter()
+            .filter(|(s, _, _)| all || names.contains(s))
+            .map(|(_, k, _)| k.clone())
+            .collect();
+        if keys.is_empty() {
+            return Ok(Vec::new());
+        }
+        let done = PinFile::update(&self.file, |f| f.approve(&keys))
+            .with_context(|| format!("cannot write {}", self.file.display()))?;
+        Ok(done
+            .into_iter()
+            .map(|(server, tools)| format!("{server}'s changed tools ({})", tools.join(", ")))
+            .collect())
+    }
+
+    /// What changed, a server and its tools at a time, for a person.
+    fn notice(&self) -> Option<String> {
+        if self.servers.is_empty() {
+            return None;
+        }
+        let mut text = String::from(
+            "Tools of approved servers changed, and wait for your approval (the agent does not see them):",
+        );
+        for (server, _, p) in &self.servers {
+            for (tool, now) in &p.pending {
+                text.push_str(&format!("\n  {server}/{tool}:"));
+                for line in pins::diff(p.tools.get(tool), now) {
+                    text.push_str(&format!("\n    {line}"));
+                }
+            }
+        }
+        text.push_str("\nApprove with `mcpw trust NAME` (or `--all`).");
+        Some(text)
+    }
 }
 
 /// Changes the approvals' file under its lock.
@@ -101,7 +190,12 @@ fn report(
     Ok(ExitCode::SUCCESS)
 }
 
-fn list(args: &TrustArgs, trust: &ProjectTrust, approvals: &Approvals) -> Result<ExitCode> {
+fn list(
+    args: &TrustArgs,
+    trust: &ProjectTrust,
+    approvals: &Approvals,
+    pins: &Pending,
+) -> Result<ExitCode> {
     let repository = trust.repository.as_deref().unwrap_or("".as_ref());
     let approved = approvals
         .repositories
@@ -115,6 +209,7 @@ fn list(args: &TrustArgs, trust: &ProjectTrust, approvals: &Approvals) -> Result
             "waiting": trust.waiting,
             "approved": approved,
             "ignored": trust.ignored,
+            "changedTools": pins.servers.iter().map(|(s, _, p)| (s.clone(), p.pending.keys().cloned().collect::<Vec<_>>())).collect::<std::collections::BTreeMap<_, _>>(),
         }))?;
         return Ok(ExitCode::SUCCESS);
     }
@@ -125,6 +220,9 @@ fn list(args: &TrustArgs, trust: &ProjectTrust, approvals: &Approvals) -> Result
     }
     for (name, a) in &approved {
         outln!("approved: {name}: {}", a.runs);
+    }
+    if let Some(notice) = pins.notice() {
+        outln!("{notice}");
     }
     if !trust.ignored.is_empty() {
         outln!(

@@ -67,6 +67,10 @@ pub struct Field {
     /// The `ServerConfig` field (as serialized) that holds what it says;
     /// `None` for a field kept only in the definition.
     pub stored_in: Option<&'static str>,
+    /// Whether a project server's approval covers it: what runs, where it
+    /// connects and what the user is asked. How long, how often and which
+    /// tools change without a new approval.
+    pub approved: bool,
 }
 
 const fn field(
@@ -75,6 +79,7 @@ const fn field(
     identity: bool,
     shown: Shown,
     stored_in: Option<&'static str>,
+    approved: bool,
 ) -> Field {
     Field {
         name,
@@ -82,6 +87,7 @@ const fn field(
         identity,
         shown,
         stored_in,
+        approved,
     }
 }
 
@@ -90,23 +96,52 @@ const TRANSPORT: Option<&str> = Some("transport");
 /// Every field a server definition may have; others get a warning in mcpw's
 /// own files.
 pub const SERVER_FIELDS: &[Field] = &[
-    field("enabled", Kind::Bool, false, Shown::AsIs, Some("enabled")),
-    field("disabled", Kind::Bool, false, Shown::AsIs, Some("enabled")),
-    field("type", Kind::TransportType, false, Shown::AsIs, TRANSPORT),
-    field("command", Kind::Text, true, Shown::AsIs, TRANSPORT),
-    field("args", Kind::Strings, true, Shown::AsIs, TRANSPORT),
-    field("env", Kind::Map, true, Shown::Secrets, TRANSPORT),
-    field("cwd", Kind::Text, true, Shown::AsIs, TRANSPORT),
-    field("url", Kind::Url, true, Shown::Url, TRANSPORT),
-    field("headers", Kind::Map, true, Shown::Secrets, TRANSPORT),
-    field("auth", Kind::Auth, true, Shown::AsIs, Some("auth")),
-    field("oauth", Kind::OAuth, false, Shown::OAuth, Some("oauth")),
+    field(
+        "enabled",
+        Kind::Bool,
+        false,
+        Shown::AsIs,
+        Some("enabled"),
+        false,
+    ),
+    field(
+        "disabled",
+        Kind::Bool,
+        false,
+        Shown::AsIs,
+        Some("enabled"),
+        false,
+    ),
+    field(
+        "type",
+        Kind::TransportType,
+        false,
+        Shown::AsIs,
+        TRANSPORT,
+        true,
+    ),
+    field("command", Kind::Text, true, Shown::AsIs, TRANSPORT, true),
+    field("args", Kind::Strings, true, Shown::AsIs, TRANSPORT, true),
+    field("env", Kind::Map, true, Shown::Secrets, TRANSPORT, true),
+    field("cwd", Kind::Text, true, Shown::AsIs, TRANSPORT, true),
+    field("url", Kind::Url, true, Shown::Url, TRANSPORT, true),
+    field("headers", Kind::Map, true, Shown::Secrets, TRANSPORT, true),
+    field("auth", Kind::Auth, true, Shown::AsIs, Some("auth"), true),
+    field(
+        "oauth",
+        Kind::OAuth,
+        false,
+        Shown::OAuth,
+        Some("oauth"),
+        true,
+    ),
     field(
         "bearerToken",
         Kind::Text,
         true,
         Shown::Secret,
         Some("bearerToken"),
+        true,
     ),
     field(
         "bearerTokenEnv",
@@ -114,6 +149,7 @@ pub const SERVER_FIELDS: &[Field] = &[
         true,
         Shown::AsIs,
         Some("bearerTokenEnv"),
+        true,
     ),
     field(
         "lifecycle",
@@ -121,6 +157,7 @@ pub const SERVER_FIELDS: &[Field] = &[
         false,
         Shown::AsIs,
         Some("lifecycle"),
+        false,
     ),
     field(
         "idleTimeout",
@@ -128,6 +165,7 @@ pub const SERVER_FIELDS: &[Field] = &[
         false,
         Shown::AsIs,
         Some("idleTimeout"),
+        false,
     ),
     field(
         "startupTimeoutMs",
@@ -135,6 +173,7 @@ pub const SERVER_FIELDS: &[Field] = &[
         false,
         Shown::AsIs,
         Some("startupTimeoutMs"),
+        false,
     ),
     field(
         "callTimeoutMs",
@@ -142,6 +181,7 @@ pub const SERVER_FIELDS: &[Field] = &[
         false,
         Shown::AsIs,
         Some("callTimeoutMs"),
+        false,
     ),
     field(
         "exposeResources",
@@ -149,6 +189,7 @@ pub const SERVER_FIELDS: &[Field] = &[
         true,
         Shown::AsIs,
         Some("exposeResources"),
+        false,
     ),
     field(
         "directTools",
@@ -156,6 +197,7 @@ pub const SERVER_FIELDS: &[Field] = &[
         false,
         Shown::AsIs,
         Some("directTools"),
+        false,
     ),
     field(
         "excludeTools",
@@ -163,6 +205,7 @@ pub const SERVER_FIELDS: &[Field] = &[
         true,
         Shown::AsIs,
         Some("excludeTools"),
+        false,
     ),
     field(
         "includeTools",
@@ -170,14 +213,23 @@ pub const SERVER_FIELDS: &[Field] = &[
         true,
         Shown::AsIs,
         Some("includeTools"),
+        false,
     ),
-    field("debug", Kind::Bool, false, Shown::AsIs, Some("debug")),
+    field(
+        "debug",
+        Kind::Bool,
+        false,
+        Shown::AsIs,
+        Some("debug"),
+        false,
+    ),
     field(
         "searchKeywords",
         Kind::Strings,
         false,
         Shown::AsIs,
         Some("searchKeywords"),
+        false,
     ),
     field(
         "approve",
@@ -185,6 +237,7 @@ pub const SERVER_FIELDS: &[Field] = &[
         false,
         Shown::AsIs,
         Some("approve"),
+        true,
     ),
     field(
         "rateLimit",
@@ -192,6 +245,7 @@ pub const SERVER_FIELDS: &[Field] = &[
         false,
         Shown::AsIs,
         Some("rateLimit"),
+        false,
     ),
     field(
         "resultBudget",
@@ -199,6 +253,7 @@ pub const SERVER_FIELDS: &[Field] = &[
         false,
         Shown::AsIs,
         Some("resultBudget"),
+        false,
     ),
     field(
         "resultFormat",
@@ -206,9 +261,10 @@ pub const SERVER_FIELDS: &[Field] = &[
         false,
         Shown::AsIs,
         Some("resultFormat"),
+        false,
     ),
     // For people reading the file; mcpw keeps it in the definition only.
-    field("description", Kind::Text, false, Shown::AsIs, None),
+    field("description", Kind::Text, false, Shown::AsIs, None, false),
 ];
 
 /// The field called `name`, if a definition may have it.

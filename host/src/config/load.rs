@@ -256,18 +256,40 @@ fn add_import(
     }
 }
 
-/// Settings a project file cannot set: whether its servers load, which
-/// calls the user approves, what the audit trail keeps, how often clients
-/// may call, and which guards check the calls.
-const USER_ONLY_SETTINGS: &[&str] = &[
-    "projectServers",
-    "approve",
-    "approveWithoutClient",
-    "audit",
-    "rateLimit",
-    "guards",
-    "guardFailure",
+/// What a project file's settings may say: what cannot run or load code,
+/// grant access, rename what the user's rules match (`approve` globs match
+/// agent-facing names), send data away or fetch from the network. A project
+/// proposes budgets, formats and an exposure; the user decides the rest.
+const PROJECT_SETTINGS: &[&str] = &[
+    "exposure",
+    "toolSearchBudget",
+    "autoExposureBudget",
+    "resultBudget",
+    "resultFormat",
+    "toonEncode",
+    "searchProfile",
+    "callTimeoutMs",
+    "idleTimeout",
 ];
+
+/// Why a project file may not set `key` (to `value`), if it may not.
+fn refused_in_project(key: &str, value: &Value) -> Option<&'static str> {
+    match key {
+        // Scripts run the agent's code.
+        "exposure" if value == "code" => Some("the code exposure runs the agent's scripts"),
+        k if PROJECT_SETTINGS.contains(&k) => None,
+        "plugins" | "guards" => Some("it loads WebAssembly guests"),
+        "sharedState" | "sharedStateKey" | "credentialStore" => {
+            Some("it says where secrets and state go, and may run a command")
+        }
+        "search" => Some("it may fetch a model from the network"),
+        "codeMode" | "scriptLimits" => Some("it runs, or widens, the agent's scripts"),
+        "toolPrefix" => Some("it renames the tools your `approve` globs match"),
+        "captureStats" | "audit" | "resultStore" => Some("it says what is written where"),
+        "pinTools" => Some("only the user says which servers' tools are pinned"),
+        _ => Some("only the user says who may do what"),
+    }
+}
 
 /// A project file, and the user file it cannot override in some things.
 struct ProjectFile<'a> {
@@ -298,18 +320,22 @@ fn add_project_file(
             ),
         ));
     }
-    for key in USER_ONLY_SETTINGS {
-        if content.settings.remove(*key).is_some() {
-            cfg.diagnostics.push(Diagnostic::field(
-                Severity::Warning,
-                path,
-                format!("settings.{key}"),
-                format!(
-                    "ignored: only the user file ({}) says this, so that a project cannot lower your guards",
-                    user_path.display()
-                ),
-            ));
-        }
+    let refused: Vec<(String, &str)> = content
+        .settings
+        .iter()
+        .filter_map(|(k, v)| refused_in_project(k, v).map(|why| (k.clone(), why)))
+        .collect();
+    for (key, why) in refused {
+        content.settings.remove(&key);
+        cfg.diagnostics.push(Diagnostic::field(
+            Severity::Warning,
+            path,
+            format!("settings.{key}"),
+            format!(
+                "ignored: a project file may not set this ({why}); only the user file ({}) does",
+                user_path.display()
+            ),
+        ));
     }
     let from = Definitions {
         path,
@@ -646,6 +672,7 @@ fn interpret_settings(raw: Map<String, Value>) -> Settings {
     }
     s.approve_without_client =
         raw.get("approveWithoutClient").and_then(Value::as_str) == Some("allow");
+    s.pin_tools = raw.get("pinTools") == Some(&Value::Bool(true));
     s.guards = raw
         .get("guards")
         .and_then(Value::as_array)
@@ -670,47 +697,57 @@ fn interpret_settings(raw: Map<String, Value>) -> Settings {
     }
     s.shared_state = string("sharedState");
     s.shared_state_key = string("sharedStateKey");
-    s.capture_stats = match raw.get("captureStats") {
+    s.capture_stats = interpret_capture_stats(raw.get("captureStats"));
+    if let Some(plugins) = raw.get("plugins").and_then(Value::as_object) {
+        s.plugins = interpret_plugins(plugins);
+    }
+    s.raw = raw;
+    s
+}
+
+/// `settings.captureStats`: `true`, or `{path, flushDelayMs}`.
+fn interpret_capture_stats(v: Option<&Value>) -> Option<super::CaptureStats> {
+    match v {
         Some(Value::Bool(true)) => Some(super::CaptureStats::default()),
         Some(Value::Object(o)) => Some(super::CaptureStats {
             path: o.get("path").and_then(Value::as_str).map(PathBuf::from),
             flush_delay_ms: o.get("flushDelayMs").and_then(Value::as_u64),
         }),
         _ => None,
-    };
-    if let Some(plugins) = raw.get("plugins").and_then(Value::as_object) {
-        let mut p = PluginSettings::default();
-        for role in Role::ALL {
-            if let Some(path) = plugins.get(role.config_key()).and_then(Value::as_str) {
-                p.guests.insert(role, PathBuf::from(path));
-            }
-        }
-        if let Some(grants) = plugins.get("grants").and_then(Value::as_object) {
-            for (role, caps) in grants {
-                let Some(role) = Role::parse(role) else {
-                    continue;
-                };
-                let g = caps
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                    .filter_map(|c| c.as_str().and_then(Capability::parse))
-                    .fold(Grants::none(), Grants::with);
-                p.grants.insert(role, g);
-            }
-        }
-        if let Some(limits) = plugins.get("limits").and_then(Value::as_object) {
-            if let Some(m) = limits.get("memoryMiB").and_then(Value::as_u64) {
-                p.limits.memory_bytes = (m as usize) << 20;
-            }
-            if let Some(d) = limits.get("deadlineMs").and_then(Value::as_u64) {
-                p.limits.deadline = Duration::from_millis(d);
-            }
-        }
-        s.plugins = p;
     }
-    s.raw = raw;
-    s
+}
+
+/// `settings.plugins`: guests per role, their grants and the limits.
+fn interpret_plugins(plugins: &Map<String, Value>) -> PluginSettings {
+    let mut p = PluginSettings::default();
+    for role in Role::ALL {
+        if let Some(path) = plugins.get(role.config_key()).and_then(Value::as_str) {
+            p.guests.insert(role, PathBuf::from(path));
+        }
+    }
+    if let Some(grants) = plugins.get("grants").and_then(Value::as_object) {
+        for (role, caps) in grants {
+            let Some(role) = Role::parse(role) else {
+                continue;
+            };
+            let g = caps
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|c| c.as_str().and_then(Capability::parse))
+                .fold(Grants::none(), Grants::with);
+            p.grants.insert(role, g);
+        }
+    }
+    if let Some(limits) = plugins.get("limits").and_then(Value::as_object) {
+        if let Some(m) = limits.get("memoryMiB").and_then(Value::as_u64) {
+            p.limits.memory_bytes = (m as usize) << 20;
+        }
+        if let Some(d) = limits.get("deadlineMs").and_then(Value::as_u64) {
+            p.limits.deadline = Duration::from_millis(d);
+        }
+    }
+    p
 }
 
 fn import_names() -> String {

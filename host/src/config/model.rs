@@ -376,6 +376,9 @@ pub struct Settings {
     /// `approveWithoutClient: "allow"` (user file only): a call that needs
     /// approval runs when the client cannot be asked (else it is refused).
     pub approve_without_client: bool,
+    /// `pinTools` (user file only): the user's own servers' tool definitions
+    /// are pinned as a project's are (see [`super::pins`]).
+    pub pin_tools: bool,
     /// `rateLimit` (user file only): how often each client may call at all.
     pub rate_limit: Option<super::rate::Rate>,
     /// `guards` (user file only): guard guests, in the order they check.
@@ -419,6 +422,7 @@ impl Default for Settings {
             code_mode: false,
             approve: Default::default(),
             approve_without_client: false,
+            pin_tools: false,
             rate_limit: None,
             guards: Vec::new(),
             guards_fail_open: false,

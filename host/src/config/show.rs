@@ -53,8 +53,13 @@ pub fn mask_url(url: &str) -> String {
 /// A server's definition as written, with secrets masked (as the field
 /// table says, [`super::fields`]).
 pub fn masked_definition(server: &Server) -> Value {
+    masked_raw(&server.raw)
+}
+
+/// A definition as written (`raw`), with secrets masked.
+pub fn masked_raw(raw: &Value) -> Value {
     use super::fields::{SERVER_FIELDS, Shown};
-    let mut raw = server.raw.clone();
+    let mut raw = raw.clone();
     let Some(obj) = raw.as_object_mut() else {
         return raw;
     };

@@ -52,6 +52,9 @@ pub struct Waiting {
     pub file: PathBuf,
     /// What it would run or reach: its command line, or its URL.
     pub runs: String,
+    /// The rest of what its approval covers, a line each, secrets masked:
+    /// its environment, folder, headers, credentials and `approve`.
+    pub covers: Vec<String>,
     /// The hash an approval names.
     pub hash: String,
     /// Whether another definition of it was approved before (it changed).
@@ -104,6 +107,9 @@ impl ProjectTrust {
                 w.file.display(),
                 w.runs
             ));
+            for line in &w.covers {
+                text.push_str(&format!("\n    {line}"));
+            }
         }
         text.push_str(&format!(
             "
@@ -114,26 +120,16 @@ Read them, then approve with `{} --all` (or `{} NAME`).",
     }
 }
 
-/// The fields of a definition an approval does not cover: how long, how
-/// often and which tools, not what runs or where it connects.
-const NOT_APPROVED: &[&str] = &[
-    "enabled",
-    "disabled",
-    "lifecycle",
-    "idleTimeout",
-    "startupTimeoutMs",
-    "callTimeoutMs",
-    "exposeResources",
-    "directTools",
-    "excludeTools",
-    "includeTools",
-    "debug",
-    "searchKeywords",
-    "description",
-    "rateLimit",
-    "resultBudget",
-    "resultFormat",
-];
+/// Whether an approval covers the field `name` (see [`Field::approved`]);
+/// a field mcpw does not know is covered.
+///
+/// [`Field::approved`]: super::fields::Field::approved
+fn approved(name: &str) -> bool {
+    super::fields::SERVER_FIELDS
+        .iter()
+        .find(|f| f.name == name)
+        .is_none_or(|f| f.approved)
+}
 
 /// The hash an approval of `raw` (a definition as written) names. Fields it
 /// does not know count: a field mcpw may read some day must not slip by.
@@ -142,7 +138,7 @@ pub fn definition_hash(raw: &Value) -> String {
         .as_object()
         .into_iter()
         .flatten()
-        .filter(|(k, _)| !NOT_APPROVED.contains(&k.as_str()))
+        .filter(|(k, _)| approved(k))
         .map(|(k, v)| (k.clone(), v.clone()))
         .collect();
     let digest = Sha256::digest(canonical(&Value::Object(covered)).as_bytes());
@@ -151,7 +147,7 @@ pub fn definition_hash(raw: &Value) -> String {
 
 /// JSON with every object's keys in order: the same definition hashes the
 /// same however its file orders it.
-fn canonical(v: &Value) -> String {
+pub(crate) fn canonical(v: &Value) -> String {
     match v {
         Value::Object(m) => {
             let mut keys: Vec<&String> = m.keys().collect();
@@ -184,6 +180,34 @@ pub fn what_it_runs(raw: &Value) -> String {
         None => a.to_string(),
     }));
     line.join(" ")
+}
+
+/// What an approval of `raw` covers besides [`what_it_runs`], a line per
+/// field, secrets masked (references such as `${TOKEN}` and `!command`
+/// shown as written: they say where a secret comes from, and a command
+/// runs): `env: KEY=****`, `cwd: …`, `headers: Authorization=****`,
+/// `auth: oauth`, `approve: "none"`, and any field mcpw does not know.
+pub fn what_it_covers(raw: &Value) -> Vec<String> {
+    let masked = super::show::masked_raw(raw);
+    let Some(fields) = masked.as_object() else {
+        return Vec::new();
+    };
+    let shown_elsewhere = ["command", "args", "url", "serverUrl"];
+    fields
+        .iter()
+        .filter(|(k, _)| approved(k) && !shown_elsewhere.contains(&k.as_str()))
+        .map(|(k, v)| match v {
+            Value::Object(map) if k == "env" || k == "headers" => {
+                let pairs: Vec<String> = map
+                    .iter()
+                    .map(|(name, v)| format!("{name}={}", v.as_str().unwrap_or("****")))
+                    .collect();
+                format!("{k}: {}", pairs.join(", "))
+            }
+            Value::String(s) => format!("{k}: {s}"),
+            other => format!("{k}: {other}"),
+        })
+        .collect()
 }
 
 /// The repository `project` belongs to, as approvals name it: the git
@@ -367,6 +391,7 @@ impl Gate {
             name: name.to_string(),
             file: file.to_path_buf(),
             runs: what_it_runs(raw),
+            covers: what_it_covers(raw),
             hash,
             changed: approved.is_some(),
         });

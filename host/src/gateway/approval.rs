@@ -1,114 +1,58 @@
-//! Approval: a call that `approve` says the user must approve is asked of
-//! the session's client (`elicitation/create`): allow once, allow the tool or
-//! the server for the rest of the session, or deny. A client that cannot be
-//! asked gets a refusal that names the setting, unless the user file says
-//! `approveWithoutClient: "allow"`. Calls made by a script are asked the
-//! same way: a script has no way to answer for the user.
+//! Approval in a session: a call that `approve` (or a guard) says the user
+//! must approve is asked of the session's client (`elicitation/create`):
+//! allow once, allow the tool or the server for the rest of the session, or
+//! deny. The call path ([`crate::host::pipeline`]) decides when to ask; this is
+//! who is asked. Calls made by a script are asked the same way: a script has
+//! no way to answer for the user.
 
-use super::Gateway;
-use crate::catalog::Entry;
-use crate::config::{ApproveMode, Config};
+use super::{ClientScope, Gateway};
+use crate::host::pipeline::{Answer, Approver, Caller, CallerSession, Question, Via};
+use futures::future::BoxFuture;
 use rmcp::model::{ClientResult, ElicitRequestParams, ElicitationAction, RequestId, ServerRequest};
 use rmcp::service::{Peer, RoleServer};
-use serde_json::{Map, Value, json};
-use std::collections::HashSet;
-use std::sync::Mutex;
-
-/// What the user allowed for the rest of one session.
-#[derive(Default)]
-pub(super) struct Allowed {
-    tools: Mutex<HashSet<String>>,
-    servers: Mutex<HashSet<String>>,
-}
-
-impl Allowed {
-    fn has(&self, entry: &Entry) -> bool {
-        lock(&self.servers).contains(&entry.tool.server) || lock(&self.tools).contains(&entry.name)
-    }
-}
-
-fn lock(set: &Mutex<HashSet<String>>) -> std::sync::MutexGuard<'_, HashSet<String>> {
-    set.lock().unwrap_or_else(|p| p.into_inner())
-}
-
-/// The mode that applies to `entry`, and the setting that says it: the
-/// server's `approve` (by the server's own tool name) over the settings'
-/// (by the agent-facing name).
-pub(crate) fn mode_for(config: &Config, entry: &Entry) -> (ApproveMode, String) {
-    let server = &entry.tool.server;
-    let own = config
-        .server(server)
-        .and_then(|s| s.config.approve.as_ref())
-        .and_then(|rule| rule.mode_for(&entry.tool.name));
-    match own {
-        Some(mode) => (mode, format!("mcpServers.{server}.approve")),
-        None => (
-            config
-                .settings
-                .approve
-                .mode_for(&entry.name)
-                .unwrap_or_default(),
-            "settings.approve".into(),
-        ),
-    }
-}
-
-/// Why a call was not made, as the agent reads it.
-pub(crate) struct Refused(pub String);
+use serde_json::{Value, json};
+use std::sync::Arc;
 
 impl Gateway {
-    /// Whether the call of `entry` with `args` may go ahead: yes when no
-    /// approval is needed or the user allowed it (`true`: the user was asked
-    /// now), else the refusal.
-    /// `guard_asks`: a guard wants the user asked, and why (whatever
-    /// `approve` says).
-    pub(super) async fn approve(
+    /// The caller of a call `client` asks for in this session, by `via`,
+    /// approved by the session's client.
+    pub(super) fn caller(
         &self,
-        entry: &Entry,
-        args: Option<&Map<String, Value>>,
-        asker: &Asker,
-        guard_asks: Option<&str>,
-    ) -> Result<bool, Refused> {
-        let config = self.shared.host.config();
-        let (mode, setting) = match guard_asks {
-            Some(_) => (ApproveMode::All, "a guard".to_string()),
-            None => mode_for(&config, entry),
-        };
-        if !mode.asks(entry.tool.annotations.as_ref()) || self.allowed.has(entry) {
-            return Ok(false);
+        client: &ClientScope,
+        via: Via,
+        ctx: &rmcp::service::RequestContext<RoleServer>,
+    ) -> Caller {
+        Caller {
+            client: client.name().into(),
+            reach: client.reach(),
+            session: Some(CallerSession {
+                id: self.session_id(),
+                allowed: self.allowed.clone(),
+            }),
+            via,
+            approver: Arc::new(Asker::of(ctx)),
         }
-        if !crate::upstream::origin::declares(&asker.peer, "elicitation") {
-            if config.settings.approve_without_client {
-                return Ok(false);
-            }
-            let because = match guard_asks {
-                Some(reason) => format!("a guard asks: {reason}"),
-                None => format!("{setting} is \"{}\"", mode.name()),
-            };
-            return Err(Refused(format!(
-                "Error: calling {} needs the user's approval ({because}), and this client cannot be asked: it does not support elicitation. The call did not run. To run such calls unasked, set settings.approveWithoutClient to \"allow\" in mcpw's user config, or lower {setting}.",
-                entry.name
-            )));
+    }
+
+    /// The caller of a read (a resource, a prompt) `client` asks for in
+    /// this session: reads are never approved, so it asks nobody.
+    pub(super) fn reader(&self, client: &ClientScope) -> Caller {
+        Caller {
+            client: client.name().into(),
+            reach: client.reach(),
+            session: Some(CallerSession {
+                id: self.session_id(),
+                allowed: self.allowed.clone(),
+            }),
+            via: Via::Call,
+            approver: Arc::new(crate::host::pipeline::Unattended),
         }
-        match ask(asker, entry, args, mode, guard_asks).await {
-            Ok(Decision::Once) => Ok(true),
-            Ok(Decision::Tool) => {
-                lock(&self.allowed.tools).insert(entry.name.clone());
-                Ok(true)
-            }
-            Ok(Decision::Server) => {
-                lock(&self.allowed.servers).insert(entry.tool.server.clone());
-                Ok(true)
-            }
-            Ok(Decision::Deny) => Err(Refused(format!(
-                "Error: the user denied this call of {}; it did not run.",
-                entry.name
-            ))),
-            Err(e) => Err(Refused(format!(
-                "Error: calling {} needs the user's approval, and asking failed ({e}); it did not run.",
-                entry.name
-            ))),
-        }
+    }
+
+    /// This session's id among the host's sessions (0 before `initialize`).
+    fn session_id(&self) -> u64 {
+        let session = self.session.lock().unwrap_or_else(|p| p.into_inner());
+        session.as_ref().map_or(0, |g| g.session().id)
     }
 }
 
@@ -130,32 +74,26 @@ impl Asker {
     }
 }
 
-/// What the user said.
-enum Decision {
-    Once,
-    Tool,
-    Server,
-    Deny,
+impl Approver for Asker {
+    fn cannot_ask(&self) -> Option<String> {
+        let can = crate::upstream::origin::declares(&self.peer, "elicitation");
+        (!can).then(|| "this client cannot be asked: it does not support elicitation".into())
+    }
+
+    fn ask<'a>(&'a self, question: &'a Question) -> BoxFuture<'a, Result<Answer, String>> {
+        Box::pin(ask(self, question))
+    }
 }
 
 /// How much of the arguments the question shows.
 const SHOWN_ARGUMENTS: usize = 2000;
 
 /// Asks the client's user about one call.
-async fn ask(
-    asker: &Asker,
-    entry: &Entry,
-    args: Option<&Map<String, Value>>,
-    mode: ApproveMode,
-    guard_asks: Option<&str>,
-) -> Result<Decision, String> {
-    let why = match (guard_asks, mode) {
-        (Some(reason), _) => format!("a guard asks: {reason}"),
-        (None, ApproveMode::Destructive) => "it may change or delete data".into(),
-        (None, ApproveMode::Writes) => "it does not say that it only reads".into(),
-        _ => "every call is approved".into(),
-    };
-    let mut shown = args
+async fn ask(asker: &Asker, question: &Question) -> Result<Answer, String> {
+    let why = &question.why;
+    let mut shown = question
+        .arguments
+        .as_ref()
         .map(|a| Value::Object(a.clone()).to_string())
         .unwrap_or_else(|| "{}".into());
     if shown.len() > SHOWN_ARGUMENTS {
@@ -167,7 +105,7 @@ async fn ask(
     }
     let message = format!(
         "Allow the agent to call {} (tool \"{}\" of server \"{}\")? Approval is asked because {why}.\nArguments: {shown}",
-        entry.name, entry.tool.name, entry.tool.server
+        question.name, question.tool, question.server
     );
     let params: ElicitRequestParams = serde_json::from_value(json!({
         "mode": "form",
@@ -198,7 +136,7 @@ async fn ask(
         return Err(format!("the client answered with {answer:?}"));
     };
     if answer.action != ElicitationAction::Accept {
-        return Ok(Decision::Deny);
+        return Ok(Answer::Deny);
     }
     let decision = answer
         .content
@@ -206,9 +144,9 @@ async fn ask(
         .and_then(|c| c.get("decision"))
         .and_then(Value::as_str);
     Ok(match decision {
-        Some("once") => Decision::Once,
-        Some("tool") => Decision::Tool,
-        Some("server") => Decision::Server,
-        _ => Decision::Deny,
+        Some("once") => Answer::Once,
+        Some("tool") => Answer::Tool,
+        Some("server") => Answer::Server,
+        _ => Answer::Deny,
     })
 }

@@ -2,8 +2,8 @@
 //! server's progress and requests routed back to the session, cancellation,
 //! and the server's result (or task) as the session gets it.
 
-use super::checks::Via;
 use super::{Gateway, result, tasks};
+use crate::host::pipeline::{Ran, Via};
 use crate::host::{CallOptions, HostError, RawResult};
 use crate::present::Content;
 use crate::upstream::origin::Origin;
@@ -32,16 +32,8 @@ impl Gateway {
                 return result(&[Content::text(format!("Error: {e}"))], None, true).map(Into::into);
             }
         };
-        let asker = super::approval::Asker::of(context);
-        let admitted = tokio::select! {
-            a = self.admit(&client, &entry, args.as_ref(), &asker, Via::Call) => a,
-            _ = context.ct.cancelled() => return Err(McpError::internal_error("cancelled by the client", None)),
-        };
-        let admitted = match admitted {
-            Ok(a) => a,
-            Err(refused) => return result(&[Content::text(refused.0)], None, true).map(Into::into),
-        };
         let host = &self.shared.host;
+        let caller = self.caller(&client, Via::Call, context);
         let (mut options, forwarding) = self.call_options(context);
         // A task's result would reach the client unguarded: with guards, the
         // result comes in the answer.
@@ -49,24 +41,21 @@ impl Gateway {
             && context
                 .client_capabilities()
                 .is_some_and(|c| c.supports_tasks());
-        let call = host.call_raw(&entry, admitted.arguments.clone(), options);
-        let raw = tokio::select! {
-            r = call => r,
+        let ran = tokio::select! {
+            r = host.run_call(&caller, &entry, args, options) => r,
             _ = context.ct.cancelled() => return Err(McpError::internal_error("cancelled by the client", None)),
         };
         progress_sent(forwarding).await;
-        let raw = match raw {
-            Ok(r) => match admitted.guard(host, r).await {
-                Ok(r) => Ok(r),
-                Err(withheld) => {
-                    admitted.finish(host, || (0, Some(withheld.clone())));
-                    let text = format!("Error: {withheld}");
-                    return result(&[Content::text(text)], None, true).map(Into::into);
-                }
-            },
-            Err(e) => Err(e),
+        let raw = match ran {
+            Ran::Done(raw) => raw,
+            Ran::Refused(why) | Ran::Suspended(why) => {
+                return result(&[Content::text(why)], None, true).map(Into::into);
+            }
+            Ran::Withheld(why) => {
+                let text = format!("Error: {why}");
+                return result(&[Content::text(text)], None, true).map(Into::into);
+            }
         };
-        admitted.finish(host, || told(&raw));
         let told = match raw {
             Ok(RawResult::Tool(r)) if r.is_error != Some(true) => {
                 if self.passes(&entry, &r, &Default::default()) {
@@ -131,22 +120,6 @@ impl Gateway {
             session,
             request: context.id.clone(),
         })
-    }
-}
-
-/// A call's end for the audit trail: its result's size, and its error.
-fn told(raw: &Result<RawResult, HostError>) -> (usize, Option<String>) {
-    match raw {
-        Ok(RawResult::Tool(r)) => {
-            let size = serde_json::to_vec(r).map_or(0, |v| v.len());
-            let error =
-                (r.is_error == Some(true)).then(|| "the tool reported an error".to_string());
-            (size, error)
-        }
-        Ok(RawResult::Resource(r)) => (serde_json::to_vec(r).map_or(0, |v| v.len()), None),
-        Ok(RawResult::Task(t)) => (serde_json::to_vec(t).map_or(0, |v| v.len()), None),
-        Ok(RawResult::Rpc(e)) => (0, Some(e.clone())),
-        Err(e) => (0, Some(e.to_string())),
     }
 }
 

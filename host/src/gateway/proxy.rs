@@ -288,39 +288,7 @@ fn status(host: &Host, client: &ClientScope) -> Reply {
     let mut list = Vec::new();
     for s in &servers {
         let failed = host.manager().failure(&s.name).map(|(ago, _)| ago);
-        let (line, status) = match s.state {
-            ConnectionState::Connected => (
-                format!("✓ {} ({} tools)", s.name, s.tool_count),
-                "connected",
-            ),
-            ConnectionState::NeedsAuth => {
-                let oauth = host
-                    .manager()
-                    .server(&s.name)
-                    .is_some_and(|c| c.config.oauth_applies());
-                let line = if oauth {
-                    format!(
-                        "⚠ {} (needs auth: run `mcpw auth login {}`)",
-                        s.name, s.name
-                    )
-                } else {
-                    format!("⚠ {} (needs auth: set its credentials)", s.name)
-                };
-                (line, "needs-auth")
-            }
-            ConnectionState::Cached => (
-                format!("○ {} ({} tools, cached)", s.name, s.tool_count),
-                "cached",
-            ),
-            ConnectionState::Failed => (
-                format!("✗ {} (failed {}s ago)", s.name, failed.unwrap_or(0)),
-                "failed",
-            ),
-            ConnectionState::NotConnected => {
-                (format!("○ {} (not connected)", s.name), "not connected")
-            }
-            ConnectionState::Disabled => (format!("- {} (disabled)", s.name), "disabled"),
-        };
+        let (line, status) = status_line(host, s, failed);
         text.push_str(&line);
         text.push('\n');
         let mut entry = json!({"name": s.name, "status": status, "toolCount": s.tool_count});
@@ -338,33 +306,91 @@ fn status(host: &Host, client: &ClientScope) -> Reply {
         "MCP: {connected}/{} servers, {total} tools\n\n{text}",
         servers.len()
     );
-    if !servers.is_empty() {
-        out.push_str(
-            "\nmcp({ server: \"name\" }) to list tools, mcp({ search: \"...\" }) to search",
-        );
-    } else if client.is_limited() {
-        out.push_str("No servers are available to this client.");
-    } else {
-        // An empty gateway is mostly a config in an unexpected place.
-        out.push_str("No servers configured. mcpw looked in:");
-        for source in &host.config().sources {
-            let found = if source.found { "" } else { " (not found)" };
-            out.push_str(&format!("\n  {}{found}", source.path.display()));
-        }
-        out.push_str("\nGive the config to `mcpw serve --config /absolute/path`.");
-    }
+    out.push_str(&next_steps(host, client, servers.is_empty()));
     let search = host.embedding_status();
     if let Some(s) = &search {
         out.push_str(&format!("\n\n{}", s.describe()));
     }
+    let waiting = waiting_for_approval(host, client, &mut out);
+    Reply::ok(
+        out.trim().to_string(),
+        json!({"mode": "status", "servers": list, "totalTools": total, "connectedCount": connected, "search": search,
+               "waitingForApproval": waiting}),
+    )
+}
+
+/// A server's line in the status, and its status word.
+fn status_line(
+    host: &Host,
+    s: &crate::catalog::ServerStatus,
+    failed: Option<u64>,
+) -> (String, &'static str) {
+    match s.state {
+        ConnectionState::Connected => (
+            format!("✓ {} ({} tools)", s.name, s.tool_count),
+            "connected",
+        ),
+        ConnectionState::NeedsAuth => {
+            let oauth = host
+                .manager()
+                .server(&s.name)
+                .is_some_and(|c| c.config.oauth_applies());
+            let line = if oauth {
+                format!(
+                    "⚠ {} (needs auth: run `mcpw auth login {}`)",
+                    s.name, s.name
+                )
+            } else {
+                format!("⚠ {} (needs auth: set its credentials)", s.name)
+            };
+            (line, "needs-auth")
+        }
+        ConnectionState::Cached => (
+            format!("○ {} ({} tools, cached)", s.name, s.tool_count),
+            "cached",
+        ),
+        ConnectionState::Failed => (
+            format!("✗ {} (failed {}s ago)", s.name, failed.unwrap_or(0)),
+            "failed",
+        ),
+        ConnectionState::NotConnected => (format!("○ {} (not connected)", s.name), "not connected"),
+        ConnectionState::Disabled => (format!("- {} (disabled)", s.name), "disabled"),
+    }
+}
+
+/// What to do next: list or search, or why there is nothing.
+fn next_steps(host: &Host, client: &ClientScope, no_servers: bool) -> String {
+    if !no_servers {
+        return "\nmcp({ server: \"name\" }) to list tools, mcp({ search: \"...\" }) to search"
+            .into();
+    }
+    if client.is_limited() {
+        return "No servers are available to this client.".into();
+    }
+    // An empty gateway is mostly a config in an unexpected place.
+    let mut out = String::from("No servers configured. mcpw looked in:");
+    for source in &host.config().sources {
+        let found = if source.found { "" } else { " (not found)" };
+        out.push_str(&format!("\n  {}{found}", source.path.display()));
+    }
+    out.push_str("\nGive the config to `mcpw serve --config /absolute/path`.");
+    out
+}
+
+/// The project servers that wait for approval (names only: what they would
+/// run is for the user to read, not the agent), told in `out`; none for a
+/// limited client.
+fn waiting_for_approval(host: &Host, client: &ClientScope, out: &mut String) -> Vec<String> {
     let trust = &host.config().trust;
+    if client.is_limited() {
+        return Vec::new();
+    }
     let waiting: Vec<String> = trust
         .waiting
         .iter()
         .map(|w| present::truncate_at_word(&w.name, 40))
         .collect();
-    if !waiting.is_empty() && !client.is_limited() {
-        // Names only: what they would run is for the user to read, not the agent.
+    if !waiting.is_empty() {
         out.push_str(&format!(
             "\n\n{} project server(s) wait for the user's approval, not started and their tools not available: {}. The user approves them with `{}`.",
             waiting.len(),
@@ -372,11 +398,7 @@ fn status(host: &Host, client: &ClientScope) -> Reply {
             trust.approve_with
         ));
     }
-    Reply::ok(
-        out.trim().to_string(),
-        json!({"mode": "status", "servers": list, "totalTools": total, "connectedCount": connected, "search": search,
-               "waitingForApproval": if client.is_limited() { Vec::new() } else { waiting }}),
-    )
+    waiting
 }
 
 fn not_found(mode: &str, server: &str) -> Reply {

@@ -180,7 +180,8 @@ impl Gateway {
             .route_resource_within(uri, &|s| client.allows(s))
             .await
             .map_err(host_error)?;
-        from_json(host.read_routed(&route).await.map_err(host_error)?)
+        let read = host.read_routed_as(&self.reader(client), &route).await;
+        from_json(read.map_err(host_error)?)
     }
 
     /// What this session kept (binary content its scripts got, whole

@@ -2,8 +2,10 @@
 //! to forward, or presented for an agent (content mapped, a tool error with
 //! the expected parameters), for the CLI, the proxy tool and Rust callers.
 
+use super::call_path::CallPath;
 use super::{Host, HostError};
 use crate::catalog::{Entry, ToolKind};
+use crate::host::pipeline::{Caller, Ran};
 use crate::lifecycle::LifecycleError;
 use crate::present::{self, Content};
 use crate::telemetry::{self, Attribute, Span};
@@ -53,39 +55,70 @@ pub struct CallOutcome {
 
 impl Host {
     /// Calls a tool by agent-facing name (reads the resource of a resource tool),
-    /// connecting its server if needed. A tool error is an outcome with
-    /// `is_error`, the expected parameters appended; only failing to reach the
-    /// server is an `Err`.
+    /// connecting its server if needed, through the checks every call passes
+    /// (rate limits, guards, approval, the audit line), as a local caller
+    /// that nobody can be asked for (`settings.approveWithoutClient` decides).
+    /// A tool error is an outcome with `is_error`, the expected parameters
+    /// appended; failing to reach the server, or a refusal, is an `Err`.
     pub async fn call(
         &self,
         name: &str,
         arguments: Option<Map<String, Value>>,
     ) -> Result<CallOutcome, HostError> {
-        self.call_with(name, arguments, CallOptions::default())
+        let caller = Caller::local(std::sync::Arc::new(crate::host::pipeline::Unattended));
+        self.call_as(&caller, name, arguments, CallOptions::default())
             .await
     }
 
-    /// [`Host::call`] with options (progress notifications).
-    pub async fn call_with(
+    /// [`Host::call`] for `caller`, with options (progress notifications).
+    pub async fn call_as(
         &self,
+        caller: &Caller,
         name: &str,
         arguments: Option<Map<String, Value>>,
         options: CallOptions,
     ) -> Result<CallOutcome, HostError> {
         let entry = self.resolve(name).await?;
-        let raw = self.call_raw(&entry, arguments, options).await?;
-        Ok(present_result(&entry, raw))
+        match self.run_call(caller, &entry, arguments, options).await {
+            Ran::Done(raw) => Ok(present_result(&entry, raw?)),
+            Ran::Refused(why) | Ran::Suspended(why) => Err(HostError::Refused(why)),
+            Ran::Withheld(why) => Err(HostError::Withheld(why)),
+        }
     }
 
-    /// Calls a resolved entry and returns what the server sent. Counts the
-    /// call in the metrics, and in the statistics when they are on.
-    pub async fn call_raw(
+    /// Runs the call of a resolved entry for `caller` along the one call
+    /// path (see [`crate::host::pipeline`]).
+    pub async fn run_call(
+        &self,
+        caller: &Caller,
+        entry: &Entry,
+        arguments: Option<Map<String, Value>>,
+        options: CallOptions,
+    ) -> Ran {
+        // On the heap: a call nested in another request's handling (the
+        // proxy's call on a replica that took the session up) would
+        // otherwise overflow a worker's stack in debug builds.
+        Box::pin(crate::host::pipeline::run(
+            &*self.calls,
+            caller,
+            entry,
+            arguments,
+            options,
+        ))
+        .await
+    }
+}
+
+impl CallPath {
+    /// The call of a resolved entry on its server, in a client span: what
+    /// the server sent. Only the call path ([`crate::host::pipeline`]) calls it,
+    /// after its checks.
+    pub(crate) async fn upstream_call(
         &self,
         entry: &Entry,
         arguments: Option<Map<String, Value>>,
         options: CallOptions,
     ) -> Result<RawResult, HostError> {
-        let started = std::time::Instant::now();
         let tool = &entry.tool;
         let timeout = self.manager.call_timeout(&tool.server);
         let span = self.call_span(entry, arguments.as_ref());
@@ -112,31 +145,37 @@ impl Host {
                 }
             }
         };
-        let result = span.run(call).await;
-        let result = match result {
+        let result = match span.run(call).await {
             Err(LifecycleError::Connect {
                 error: crate::upstream::ConnectError::Rpc(message),
                 ..
             }) => Ok(RawResult::Rpc(message)),
             other => other.map_err(HostError::from),
         };
-        let elapsed = started.elapsed();
-        let failure = Failure::of(&result);
-        let failed = failure.is_some();
-        end_call_span(&span, &result, failure.as_ref());
+        end_call_span(&span, &result);
+        result
+    }
+
+    /// Counts a call that ran in the metrics, the live page's history and,
+    /// when they are on, the statistics.
+    pub(crate) fn count_call(
+        &self,
+        seen: &crate::host::pipeline::Observed,
+        call: &crate::host::pipeline::CallSeen,
+    ) {
+        let failed = call.failure.is_some();
         self.metrics
-            .record(&entry.tool.server, &entry.tool.name, elapsed, failed);
+            .record(&seen.server, &seen.tool, call.elapsed, failed);
         self.recent.record(
-            &entry.tool.server,
-            &entry.tool.name,
-            elapsed,
-            failure.as_ref().map(|f| f.why.as_str()),
+            &seen.server,
+            &seen.tool,
+            call.elapsed,
+            call.failure.as_ref().map(|f| f.1.as_str()),
             crate::clock::now_ms(),
         );
         if let Some(stats) = &self.stats {
-            self.record(stats, entry, &result, elapsed, failed);
+            self.record(stats, seen, call);
         }
-        result
     }
 
     /// The client span of a call to an upstream server: its server, tool
@@ -167,25 +206,16 @@ impl Host {
     fn record(
         &self,
         stats: &std::sync::Arc<crate::stats::Stats>,
-        entry: &Entry,
-        result: &Result<RawResult, HostError>,
-        elapsed: std::time::Duration,
-        error: bool,
+        seen: &crate::host::pipeline::Observed,
+        call: &crate::host::pipeline::CallSeen,
     ) {
-        let bytes = match result {
-            Ok(RawResult::Tool(r)) => serde_json::to_vec(&r.content).map_or(0, |b| b.len() as u64),
-            Ok(RawResult::Resource(r)) => {
-                serde_json::to_vec(&r.contents).map_or(0, |b| b.len() as u64)
-            }
-            _ => 0,
-        };
         stats.record(
-            &entry.name,
-            &entry.tool.server,
-            &entry.tool.name,
-            elapsed,
-            error,
-            bytes,
+            &seen.name,
+            &seen.server,
+            &seen.tool,
+            call.elapsed,
+            call.failure.is_some(),
+            call.content_bytes,
         );
         if stats.claim_flush() {
             let s = stats.clone();
@@ -228,43 +258,22 @@ pub(crate) async fn upstream_span<T, E: std::fmt::Display>(
     done
 }
 
-/// Why a call failed: the tool said `isError`, the server answered with a
-/// JSON-RPC error, or it could not be reached.
-struct Failure {
-    /// `tool_error`, `rpc_error` or `unreached` (a span's `error.type`).
-    kind: &'static str,
-    why: String,
-}
-
-impl Failure {
-    fn of(result: &Result<RawResult, HostError>) -> Option<Failure> {
-        let (kind, why) = match result {
-            Ok(RawResult::Tool(r)) if r.is_error == Some(true) => {
-                ("tool_error", "the tool reported an error".to_string())
-            }
-            Ok(RawResult::Rpc(e)) => ("rpc_error", e.clone()),
-            Err(e) => ("unreached", e.to_string()),
-            Ok(_) => return None,
-        };
-        Some(Failure { kind, why })
-    }
-}
-
 /// Marks a call's span with its outcome: `ok`, or how it failed.
-fn end_call_span(span: &Span, result: &Result<RawResult, HostError>, failure: Option<&Failure>) {
+fn end_call_span(span: &Span, result: &Result<RawResult, HostError>) {
     if !span.is_recording() {
         return;
     }
+    let failure = crate::host::pipeline::CallSeen::of(result, Default::default(), false).failure;
     span.set(|| {
-        let outcome = failure.map_or("ok", |f| f.kind);
+        let outcome = failure.as_ref().map_or("ok", |f| f.0);
         let mut a = vec![Attribute::new("mcpw.outcome", outcome)];
         if let Ok(RawResult::Tool(r)) = result {
             a.extend(telemetry::content("gen_ai.tool.call.result", &r.content));
         }
         a
     });
-    if let Some(f) = failure {
-        span.fail(f.kind, || f.why.clone());
+    if let Some((kind, why)) = failure {
+        span.fail(kind, || why);
     }
 }
 

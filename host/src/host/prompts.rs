@@ -1,5 +1,6 @@
 //! Upstream prompts, exposed under names the naming guest gives them.
 
+use super::pipeline::{Caller, Read, Unattended};
 use super::{Host, HostError, PromptEntry, upstream_span};
 use serde_json::{Map, Value};
 
@@ -10,10 +11,23 @@ impl Host {
         Ok(self.snapshot().await?.prompts().to_vec())
     }
 
-    /// Gets an upstream prompt by its exposed name; returns the MCP
+    /// Gets an upstream prompt by its exposed name, as a local caller (the
+    /// read audited and rate limited); returns the MCP
     /// `GetPromptResult` as JSON.
     pub async fn get_prompt(
         &self,
+        name: &str,
+        arguments: Option<Map<String, Value>>,
+    ) -> Result<Value, HostError> {
+        let caller = Caller::local(std::sync::Arc::new(Unattended));
+        self.get_prompt_as(&caller, name, arguments).await
+    }
+
+    /// [`Host::get_prompt`] for `caller`, along the path reads take
+    /// (scope, rate limits, the audit line).
+    pub async fn get_prompt_as(
+        &self,
+        caller: &Caller,
         name: &str,
         arguments: Option<Map<String, Value>>,
     ) -> Result<Value, HostError> {
@@ -26,8 +40,19 @@ impl Host {
         let get = self.manager.with_connection(&entry.server, |c| async move {
             c.get_prompt(&original, arguments, timeout).await
         });
-        let result = upstream_span("prompts/get", &entry.server, &entry.original, get).await?;
-        Ok(serde_json::to_value(result).unwrap_or(Value::Null))
+        let get = async {
+            let result = upstream_span("prompts/get", &entry.server, &entry.original, get).await?;
+            Ok::<_, HostError>(serde_json::to_value(result).unwrap_or(Value::Null))
+        };
+        let what = Read::Prompt(&entry.original);
+        Box::pin(super::pipeline::read(
+            &*self.calls,
+            caller,
+            &entry.server,
+            what,
+            get,
+        ))
+        .await
     }
 
     /// Completes an argument of a prompt (`ref/prompt`, by its exposed name)

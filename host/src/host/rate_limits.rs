@@ -1,8 +1,7 @@
 //! Rate limits as the host applies them: the buckets a call draws from
 //! (`settings.rateLimit`, a server's `rateLimit`), per client token.
 
-use super::Host;
-use crate::catalog::Entry;
+use super::call_path::CallPath;
 
 /// A call a rate limit refused.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -27,22 +26,27 @@ impl std::fmt::Display for RateLimited {
     }
 }
 
-impl Host {
-    /// Takes one call of `entry` by the client `client` from each rate
-    /// limit's bucket it draws from; the first empty one refuses it, saying
-    /// which limit and when to try again.
-    pub async fn rate_check(&self, client: &str, entry: &Entry) -> Result<(), RateLimited> {
+impl CallPath {
+    /// Takes one call of `server`'s `tool` by the client `client` from each
+    /// rate limit's bucket it draws from; the first empty one refuses it,
+    /// saying which limit and when to try again. A read (`tool` empty)
+    /// draws from the buckets of the whole server (`"60/min"`, `"*"`).
+    pub(crate) async fn rate_check(
+        &self,
+        client: &str,
+        server: &str,
+        tool: &str,
+    ) -> Result<(), RateLimited> {
         let config = self.config();
         let mut buckets: Vec<(String, String, crate::config::rate::Rate)> = Vec::new();
         if let Some(rate) = config.settings.rate_limit {
             buckets.push((format!("{client}|*"), "settings.rateLimit".into(), rate));
         }
-        let server = &entry.tool.server;
         if let Some(rule) = config
             .server(server)
             .and_then(|s| s.config.rate_limit.as_ref())
         {
-            for (glob, rate) in rule.buckets(&entry.tool.name) {
+            for (glob, rate) in rule.buckets(tool) {
                 let setting = match glob.as_str() {
                     "" => format!("mcpServers.{server}.rateLimit"),
                     g => format!("mcpServers.{server}.rateLimit[{g:?}]"),

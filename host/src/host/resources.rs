@@ -5,6 +5,7 @@
 //! `mcpw:<server>/<its URI>`: a client reads, subscribes to and expands that
 //! form, and mcpw takes the prefix off again to reach the server.
 
+use super::pipeline::{Caller, Read, Unattended};
 use super::{Host, HostError};
 use crate::lifecycle::Offers;
 use serde_json::Value;
@@ -278,13 +279,31 @@ impl Host {
     }
 
     /// Reads a resource; the answer's URIs are the ones the client knows.
+    /// The read is audited and counted in the rate limits, as a local
+    /// caller's (see [`crate::host::pipeline`]).
     pub async fn read_resource(&self, uri: &str) -> Result<Value, HostError> {
         let route = self.route_resource(uri).await?;
-        self.read_routed(&route).await
+        let caller = Caller::local(std::sync::Arc::new(Unattended));
+        self.read_routed_as(&caller, &route).await
+    }
+
+    /// Reads the resource `route` leads to for `caller`, along the path
+    /// reads take (scope, rate limits, the audit line).
+    pub async fn read_routed_as(&self, caller: &Caller, route: &Route) -> Result<Value, HostError> {
+        let what = Read::Resource(&route.uri);
+        let read = self.read_routed(route);
+        Box::pin(super::pipeline::read(
+            &*self.calls,
+            caller,
+            &route.server,
+            what,
+            read,
+        ))
+        .await
     }
 
     /// Reads the resource `route` leads to.
-    pub async fn read_routed(&self, route: &Route) -> Result<Value, HostError> {
+    async fn read_routed(&self, route: &Route) -> Result<Value, HostError> {
         let timeout = self.manager.call_timeout(&route.server);
         let read = self.manager.with_connection(&route.server, |c| {
             let uri = route.uri.clone();

@@ -5,6 +5,7 @@
 //! Rust against every tool of the host.
 
 use super::{Host, HostError};
+use crate::host::pipeline::{Caller, Ran, Unattended, Via};
 use crate::kept::{Blob, Shelf};
 use crate::plugin::script::{
     Done, ScriptControl, ScriptLimits, ScriptReport, Scripter, ToolInfo, Toolbox,
@@ -128,21 +129,25 @@ impl Drop for ScriptCalls {
     }
 }
 
-/// One call of a script, made as any call of the host is; its result as a
-/// script gets it, binary content kept on `shelf` and replaced by a reference.
+/// One call of a script, made for `caller` along the path every call
+/// takes; its result as a script gets it, binary content kept on `shelf`
+/// and replaced by a reference.
 pub(crate) async fn script_call(
     host: &Host,
+    caller: &Caller,
     entry: &crate::catalog::Entry,
     arguments: &str,
     options: crate::host::CallOptions,
     shelf: &Shelf,
 ) -> Result<CallOutcome, ServiceError> {
     let args = script_arguments(arguments)?;
-    let raw = host
-        .call_raw(entry, Some(args), options)
-        .await
-        .map_err(service_error)?;
-    Ok(for_script_result(entry, raw, shelf))
+    match host.run_call(caller, entry, Some(args), options).await {
+        Ran::Done(Ok(raw)) => Ok(for_script_result(entry, raw, shelf)),
+        Ran::Done(Err(e)) => Err(service_error(e)),
+        Ran::Refused(why) | Ran::Suspended(why) | Ran::Withheld(why) => {
+            Err(ServiceError::Failed(why))
+        }
+    }
 }
 
 /// A script's arguments (JSON text) as an object, or why they are not one.
@@ -244,16 +249,28 @@ pub(crate) fn tool_info(e: &crate::catalog::Entry) -> ToolInfo {
 /// scripts with (no session: servers' requests have nowhere to go).
 struct HostToolbox {
     host: Arc<Host>,
+    /// Who the script's calls are made for.
+    caller: Caller,
     calls: ScriptCalls,
 }
 
 impl Toolbox for HostToolbox {
     fn start(&self, name: &str, arguments: &str, done: Done) {
         let (host, name, arguments) = (self.host.clone(), name.to_string(), arguments.to_string());
+        let caller = self.caller.clone();
         self.calls.spawn(async move {
             let outcome = match host.resolve(&name).await {
                 Ok(entry) => {
-                    script_call(&host, &entry, &arguments, Default::default(), &host.shelf).await
+                    let shelf = &host.shelf;
+                    script_call(
+                        &host,
+                        &caller,
+                        &entry,
+                        &arguments,
+                        Default::default(),
+                        shelf,
+                    )
+                    .await
                 }
                 Err(e) => Err(service_error(e)),
             };
@@ -299,15 +316,21 @@ impl Host {
 
     /// Runs a script against every tool of the host (code mode from Rust),
     /// under the configured limits lowered to `limits` where given; `control`
-    /// cancels it.
+    /// cancels it. Its calls take the path every call takes, as a local
+    /// caller that nobody can be asked for.
     pub async fn run_script(
         self: &Arc<Self>,
         code: &str,
         limits: Option<ScriptLimits>,
         control: ScriptControl,
     ) -> Result<ScriptReport, HostError> {
+        let caller = Caller {
+            via: Via::Script,
+            ..Caller::local(Arc::new(Unattended))
+        };
         let toolbox = Arc::new(HostToolbox {
             host: self.clone(),
+            caller,
             calls: ScriptCalls::new(),
         });
         self.run_script_with(code, |c| limits.unwrap_or(c), toolbox, control)

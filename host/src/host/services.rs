@@ -1,8 +1,11 @@
 //! The guests' `catalog`, `lifecycle` and `calls` imports, on live connections.
 //! Guests run on blocking threads, so these block on the runtime.
 
+use super::call_path::CallPath;
 use super::snapshot::Publisher;
-use crate::catalog::{ServerStatus, Tool, ToolKind};
+use crate::catalog::{Entry, ServerStatus, Tool, ToolKind};
+use crate::host::RawResult;
+use crate::host::pipeline::{Caller, Ran};
 use crate::lifecycle::{LifecycleError, Manager};
 use crate::plugin::{CallOutcome, EmbedError, EmbedModel, HostServices, ServiceError, Urgency};
 use std::sync::{Arc, OnceLock, Weak};
@@ -11,6 +14,8 @@ use tokio::runtime::Handle;
 pub struct LiveServices {
     /// Set once the manager exists (the guests load while it reads the cache).
     manager: OnceLock<Weak<Manager>>,
+    /// The call path guests' calls take, set once the host exists.
+    calls: OnceLock<Weak<CallPath>>,
     catalog: Arc<Publisher>,
     runtime: Handle,
     embeddings: Option<Arc<crate::embed::Embeddings>>,
@@ -20,6 +25,7 @@ impl LiveServices {
     pub fn new(catalog: Arc<Publisher>, embeddings: Option<Arc<crate::embed::Embeddings>>) -> Self {
         LiveServices {
             manager: OnceLock::new(),
+            calls: OnceLock::new(),
             catalog,
             runtime: Handle::current(),
             embeddings,
@@ -30,11 +36,72 @@ impl LiveServices {
         let _ = self.manager.set(Arc::downgrade(manager));
     }
 
+    pub(super) fn attach_calls(&self, calls: &Arc<CallPath>) {
+        let _ = self.calls.set(Arc::downgrade(calls));
+    }
+
+    fn calls(&self) -> Result<Arc<CallPath>, ServiceError> {
+        self.calls
+            .get()
+            .and_then(Weak::upgrade)
+            .ok_or_else(|| ServiceError::Unavailable("the host is not running".into()))
+    }
+
     fn manager(&self) -> Result<Arc<Manager>, ServiceError> {
         self.manager
             .get()
             .and_then(Weak::upgrade)
             .ok_or_else(|| ServiceError::Unavailable("the host is not running".into()))
+    }
+}
+
+impl LiveServices {
+    /// The catalog entry of `server`'s `tool`: the latest snapshot's, or one
+    /// made from what the server listed (a guest may call a tool the naming
+    /// left out), or, for a server not listed yet, a bare one: the server
+    /// answers for a tool it does not have.
+    fn entry(&self, server: &str, tool: &str) -> Result<Entry, ServiceError> {
+        let m = self.manager()?;
+        let snapshot = self.catalog.latest();
+        let listed = snapshot
+            .entries()
+            .iter()
+            .find(|e| e.tool.server == server && e.tool.name == tool);
+        if let Some(e) = listed {
+            return Ok(Entry::clone(e));
+        }
+        let known = m
+            .server_tools(server)
+            .map_err(service_error)?
+            .unwrap_or_default();
+        let found = known.into_iter().find(|t| t.name == tool);
+        Ok(Entry {
+            name: format!("{server}__{tool}"),
+            tool: Arc::new(found.unwrap_or_else(|| Tool::new(server, tool, ""))),
+        })
+    }
+
+    /// Runs the call of `entry` as `caller` (blocking).
+    fn run(
+        &self,
+        caller: &str,
+        entry: &Entry,
+        arguments: Option<serde_json::Map<String, serde_json::Value>>,
+    ) -> Result<Result<RawResult, ServiceError>, ServiceError> {
+        let calls = self.calls()?;
+        let caller = Caller::guest(caller.strip_prefix("guest:").unwrap_or(caller));
+        let options = crate::upstream::CallOptions::default();
+        let ran = self.runtime.block_on(crate::host::pipeline::run(
+            &*calls, &caller, entry, arguments, options,
+        ));
+        Ok(match ran {
+            Ran::Done(Ok(raw)) => Ok(raw),
+            Ran::Done(Err(e)) => Err(ServiceError::Unavailable(e.to_string())),
+            Ran::Refused(why) | Ran::Suspended(why) => Err(ServiceError::Failed(why)),
+            Ran::Withheld(why) => Err(ServiceError::Failed(format!(
+                "the result was withheld: {why}"
+            ))),
+        })
     }
 }
 
@@ -88,61 +155,90 @@ impl HostServices for LiveServices {
         m.server_status(server).map_err(service_error)
     }
 
+    /// A guest's call: found among the server's tools, then made along the
+    /// call path every call takes, as `caller` (`guest:<role>`).
     fn call_tool(
         &self,
+        caller: &str,
         server: &str,
         tool: &str,
         arguments: &str,
     ) -> Result<CallOutcome, ServiceError> {
-        let m = self.manager()?;
-        let args: serde_json::Map<String, serde_json::Value> = serde_json::from_str(arguments)
-            .map_err(|e| {
-                ServiceError::InvalidInput(format!("arguments are not a JSON object: {e}"))
-            })?;
-        let known = m
-            .server_tools(server)
-            .map_err(service_error)?
-            .unwrap_or_default();
-        if known
-            .iter()
-            .any(|t| t.name == tool && t.kind == ToolKind::Resource)
-        {
-            return Err(ServiceError::InvalidInput(format!(
-                "{tool} is a resource; use read-resource"
-            )));
-        }
-        let name = tool.to_string();
-        let timeout = m.call_timeout(server);
-        let result = self
-            .runtime
-            .block_on(m.with_connection(server, |c| async move {
-                let options = crate::upstream::CallOptions::default();
-                c.call_tool(&name, Some(args), timeout, options).await
-            }))
-            .map_err(service_error)?;
-        // A call that does not take tasks gets the result.
-        let crate::upstream::Called::Done(result) = result else {
-            return Err(ServiceError::Failed(
-                "the server answered with a task".into(),
-            ));
+        let args = match serde_json::from_str(arguments) {
+            Ok(serde_json::Value::Object(args)) => args,
+            Ok(_) | Err(_) => {
+                let why = "arguments are not a JSON object".to_string();
+                return Err(ServiceError::InvalidInput(why));
+            }
         };
-        Ok(CallOutcome {
-            content: serde_json::to_string(&result.content).unwrap_or_else(|_| "[]".into()),
-            structured_content: result.structured_content.as_ref().map(|s| s.to_string()),
-            is_error: result.is_error == Some(true),
-        })
+        let entry = self.entry(server, tool)?;
+        if entry.tool.kind == ToolKind::Resource {
+            let why = format!("{tool} is a resource; use read-resource");
+            return Err(ServiceError::InvalidInput(why));
+        }
+        let ran = self.run(caller, &entry, Some(args))?;
+        match ran {
+            // A call that does not take tasks gets the result.
+            Ok(RawResult::Tool(result)) => Ok(CallOutcome {
+                content: serde_json::to_string(&result.content).unwrap_or_else(|_| "[]".into()),
+                structured_content: result.structured_content.as_ref().map(|s| s.to_string()),
+                is_error: result.is_error == Some(true),
+            }),
+            Ok(RawResult::Rpc(e)) => Err(ServiceError::Failed(e)),
+            Ok(_) => Err(ServiceError::Failed(
+                "the server answered with a task".into(),
+            )),
+            Err(e) => Err(e),
+        }
     }
 
-    fn read_resource(&self, server: &str, uri: &str) -> Result<String, ServiceError> {
+    /// A guest's read: a resource tool's reading along the call path, or,
+    /// for a URI no tool stands for, a read along the path reads take (the
+    /// rate limits and the audit line; guards see calls only).
+    fn read_resource(&self, caller: &str, server: &str, uri: &str) -> Result<String, ServiceError> {
         let m = self.manager()?;
-        let uri = uri.to_string();
+        let as_tool = m
+            .server_tools(server)
+            .map_err(service_error)?
+            .and_then(|tools| {
+                tools.into_iter().find(|t| {
+                    t.kind == ToolKind::Resource && t.resource_uri.as_deref() == Some(uri)
+                })
+            });
+        if let Some(tool) = as_tool {
+            let entry = self.entry(server, &tool.name)?;
+            return match self.run(caller, &entry, None)? {
+                Ok(RawResult::Resource(r)) => {
+                    Ok(serde_json::to_string(&r.contents).unwrap_or_else(|_| "[]".into()))
+                }
+                Ok(RawResult::Rpc(e)) => Err(ServiceError::Failed(e)),
+                Ok(_) => Err(ServiceError::Failed(
+                    "the server did not answer with contents".into(),
+                )),
+                Err(e) => Err(e),
+            };
+        }
+        let (calls, owned) = (self.calls()?, uri.to_string());
+        let caller = Caller::guest(caller.strip_prefix("guest:").unwrap_or(caller));
         let timeout = m.call_timeout(server);
-        let result =
-            self.runtime
-                .block_on(m.with_connection(server, |c| async move {
-                    c.read_resource(&uri, timeout).await
-                }))
-                .map_err(service_error)?;
+        let read = async {
+            m.with_connection(
+                server,
+                |c| async move { c.read_resource(&owned, timeout).await },
+            )
+            .await
+            .map_err(crate::host::HostError::from)
+        };
+        let what = crate::host::pipeline::Read::Resource(uri);
+        let result = self
+            .runtime
+            .block_on(crate::host::pipeline::read(
+                &*calls, &caller, server, what, read,
+            ))
+            .map_err(|e| match e {
+                crate::host::HostError::Lifecycle(e) => service_error(e),
+                e => ServiceError::Failed(e.to_string()),
+            })?;
         Ok(serde_json::to_string(&result.contents).unwrap_or_else(|_| "[]".into()))
     }
 

@@ -242,6 +242,9 @@ pub(crate) struct BuildInput {
     /// `MCP_DIRECT_TOOLS`.
     pub env_override: Option<String>,
     pub naming: NamingOptions,
+    /// Tools of pinned servers whose definitions changed, or that are new:
+    /// (server, tool), withheld until the user approves them.
+    pub withheld: std::collections::BTreeSet<(String, String)>,
 }
 
 /// A name for every tool as the naming guest gives it in `mode`, taken or not
@@ -300,8 +303,13 @@ pub(crate) fn build(policy: &Policy, input: BuildInput) -> Result<Snapshot, Plug
         config,
         env_override,
         naming,
+        withheld,
     } = input;
-    let tools: Vec<&Arc<Tool>> = tools.iter().flat_map(|t| t.iter()).collect();
+    let tools: Vec<&Arc<Tool>> = tools
+        .iter()
+        .flat_map(|t| t.iter())
+        .filter(|t| !withheld.contains(&(t.server.clone(), t.name.clone())))
+        .collect();
     let (kept, mut alias_of) = selected(policy, &tools, &config)?;
     let (entries, entry_aliases) = named(policy, &kept, &mut alias_of, &naming)?;
     let direct = direct_flags(policy, &entries, &entry_aliases, &config, env_override)?;

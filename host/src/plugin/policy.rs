@@ -347,7 +347,7 @@ impl PolicyConfig {
                 .get(&role)
                 .copied()
                 .unwrap_or_else(|| Grants::default_for(role)),
-            services: services.clone(),
+            services: Arc::new(super::services::AsRole::new(services.clone(), role)),
             cache: self.cache.clone(),
         }
     }

@@ -83,15 +83,17 @@ pub trait HostServices: Send + Sync {
     fn tools(&self, server: Option<&str>) -> Result<Vec<Tool>, ServiceError>;
     /// Connects `server` (`refresh`: reconnect now, bypassing backoff).
     fn connect(&self, server: &str, refresh: bool) -> Result<ServerStatus, ServiceError>;
-    /// Calls a tool by its original name with a JSON object text of arguments.
+    /// Calls a tool by its original name with a JSON object text of
+    /// arguments, for `caller` (the calling guest, `guest:<role>`).
     fn call_tool(
         &self,
+        caller: &str,
         server: &str,
         tool: &str,
         arguments: &str,
     ) -> Result<CallOutcome, ServiceError>;
-    /// Reads a resource; returns the MCP `contents` array as JSON text.
-    fn read_resource(&self, server: &str, uri: &str) -> Result<String, ServiceError>;
+    /// Reads a resource for `caller`; returns the MCP `contents` array as JSON text.
+    fn read_resource(&self, caller: &str, server: &str, uri: &str) -> Result<String, ServiceError>;
     /// The embedding model, when one is configured.
     fn embed_model(&self) -> Option<EmbedModel> {
         None
@@ -189,6 +191,7 @@ impl HostServices for StaticServices {
 
     fn call_tool(
         &self,
+        _caller: &str,
         server: &str,
         _tool: &str,
         _arguments: &str,
@@ -197,7 +200,12 @@ impl HostServices for StaticServices {
         Err(Self::offline(server))
     }
 
-    fn read_resource(&self, server: &str, _uri: &str) -> Result<String, ServiceError> {
+    fn read_resource(
+        &self,
+        _caller: &str,
+        server: &str,
+        _uri: &str,
+    ) -> Result<String, ServiceError> {
         self.known(server)?;
         Err(Self::offline(server))
     }
@@ -211,5 +219,63 @@ impl HostServices for StaticServices {
             Some(embed) => embed(texts, urgency),
             None => Err(EmbedError::NoModel),
         }
+    }
+}
+
+/// The services of the guest of one role: what it calls, it calls as
+/// `guest:<role>` (the bucket its calls are counted in, the client the
+/// guards and the audit line see), whatever its file is named.
+pub(crate) struct AsRole {
+    inner: std::sync::Arc<dyn HostServices>,
+    caller: String,
+}
+
+impl AsRole {
+    pub(crate) fn new(inner: std::sync::Arc<dyn HostServices>, role: crate::config::Role) -> Self {
+        AsRole {
+            inner,
+            caller: format!("guest:{role}"),
+        }
+    }
+}
+
+impl HostServices for AsRole {
+    fn servers(&self) -> Vec<ServerStatus> {
+        self.inner.servers()
+    }
+
+    fn tools(&self, server: Option<&str>) -> Result<Vec<Tool>, ServiceError> {
+        self.inner.tools(server)
+    }
+
+    fn connect(&self, server: &str, refresh: bool) -> Result<ServerStatus, ServiceError> {
+        self.inner.connect(server, refresh)
+    }
+
+    fn call_tool(
+        &self,
+        _caller: &str,
+        server: &str,
+        tool: &str,
+        arguments: &str,
+    ) -> Result<CallOutcome, ServiceError> {
+        self.inner.call_tool(&self.caller, server, tool, arguments)
+    }
+
+    fn read_resource(
+        &self,
+        _caller: &str,
+        server: &str,
+        uri: &str,
+    ) -> Result<String, ServiceError> {
+        self.inner.read_resource(&self.caller, server, uri)
+    }
+
+    fn embed_model(&self) -> Option<EmbedModel> {
+        self.inner.embed_model()
+    }
+
+    fn embed(&self, texts: &[String], urgency: Urgency) -> Result<Vec<Vec<f32>>, EmbedError> {
+        self.inner.embed(texts, urgency)
     }
 }

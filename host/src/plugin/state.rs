@@ -282,7 +282,7 @@ impl calls::Host for GuestState {
     ) -> Result<calls::CallResult, types::PluginError> {
         self.check(Capability::Calls)?;
         let out = self
-            .waited(|s| s.services.call_tool(&server, &tool, &arguments))
+            .waited(|s| s.services.call_tool(&s.guest, &server, &tool, &arguments))
             .map_err(service_error)?;
         Ok(calls::CallResult {
             content: out.content,
@@ -293,7 +293,7 @@ impl calls::Host for GuestState {
 
     fn read_resource(&mut self, server: String, uri: String) -> Result<String, types::PluginError> {
         self.check(Capability::Calls)?;
-        self.waited(|s| s.services.read_resource(&server, &uri))
+        self.waited(|s| s.services.read_resource(&s.guest, &server, &uri))
             .map_err(service_error)
     }
 }

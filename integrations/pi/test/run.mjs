@@ -137,6 +137,8 @@ const scenarios = {
     const pi = start(box, { scenario: "trust", env: { MCPW_PI_EXPOSURE: "direct" } });
     const ask = await pi.waitFor((e) => e.type === "extension_ui_request" && e.method === "confirm", "the trust dialogue");
     assert.match(ask.message, /^t: .*misbehave\.mjs ok$/m, ask.message);
+    // Everything the approval covers is shown, secrets masked.
+    assert.match(ask.message, /^  env: PID_FILE=\*\*\*\*$/m, ask.message);
     assert.equal(pidsIn(pids).length, 0, "nothing of the project ran before approval");
     const from = pi.events.length;
     pi.send({ type: "extension_ui_response", id: ask.id, confirmed: true });

@@ -215,3 +215,119 @@ fn a_guard_that_cannot_be_loaded_refuses_every_call() {
     );
     assert_eq!(calls_reaching(&s), 0);
 }
+
+/// The audit lines of `trail`: (via, decision, reason or error).
+fn audit_lines(trail: &Path) -> Vec<(String, String, String)> {
+    let text = std::fs::read_to_string(trail).unwrap_or_default();
+    text.lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .map(|l| {
+            let s = |k: &str| l[k].as_str().unwrap_or_default().to_string();
+            (s("via"), s("decision"), [s("reason"), s("error")].join(" "))
+        })
+        .collect()
+}
+
+/// A session's every way in (a tool of its own, the proxy's `mcp`, a
+/// script's inner call) passes the same path: a guard that refuses every
+/// call refuses each, each is audited with how it came, and each draws from
+/// the client's rate limit.
+#[test]
+fn every_way_a_session_calls_passes_the_guards_the_audit_and_the_rate_limit() {
+    let ways = [
+        ("direct", echo("x"), "call"),
+        ("tool-search", echo("x"), "call"),
+        (
+            "proxy",
+            call("mcp", json!({"tool": "s__echo", "args": {"message": "x"}})),
+            "proxy",
+        ),
+        (
+            "code",
+            call(
+                "code",
+                json!({"code": "return await tools.s__echo({message: 'x'})"}),
+            ),
+            "script",
+        ),
+    ];
+    for (exposure, step, via) in ways {
+        let trail = tempfile::tempdir().unwrap();
+        let path = trail.path().join("audit.jsonl");
+        let audit = json!({"path": path.display().to_string()});
+        let s = setup(json!({"guards": ["no-such-guard.wasm"], "audit": audit}));
+        let r = client_plan(json!({"connect": connect(&s, exposure), "steps": [step.clone()]}))
+            .unwrap();
+        let told = r[0].to_string();
+        assert!(
+            told.contains("no-such-guard.wasm cannot be used"),
+            "{exposure}: {told}"
+        );
+        assert_eq!(calls_reaching(&s), 0, "{exposure}");
+        let lines = audit_lines(&path);
+        assert_eq!(lines.len(), 1, "{exposure}: {lines:?}");
+        assert_eq!(
+            (lines[0].0.as_str(), lines[0].1.as_str()),
+            (via, "denied"),
+            "{exposure}"
+        );
+
+        let s = setup(json!({"rateLimit": "1/min", "audit": audit}));
+        let steps = json!([step.clone(), step.clone()]);
+        let r = client_plan(json!({"connect": connect(&s, exposure), "steps": steps})).unwrap();
+        assert!(r[0].to_string().contains("Echo: x"), "{exposure}: {}", r[0]);
+        let second = r[1].to_string();
+        assert!(
+            second.contains("rate limit reached: settings.rateLimit"),
+            "{exposure}: {second}"
+        );
+        assert_eq!(calls_reaching(&s), 1, "{exposure}");
+    }
+}
+
+/// A session's reads (a resource, a prompt) take the steps of the call path
+/// that apply to them: they draw from the rate limits of the whole server,
+/// and each is audited with what it read.
+#[test]
+fn reads_draw_from_the_rate_limits_and_are_audited() {
+    let trail = tempfile::tempdir().unwrap();
+    let path = trail.path().join("audit.jsonl");
+    let dirs = ConfigDirs::new();
+    let config = json!({
+        "mcpServers": {"everything": {"command": "node", "args": [servers().everything(), "stdio"],
+                                      "rateLimit": "2/min"}},
+        "settings": {"audit": {"path": path.display().to_string()}}
+    });
+    dirs.user(&config.to_string());
+    let env = json!({"HOME": dirs.home().display().to_string(), "XDG_CONFIG_HOME": "", "XDG_CACHE_HOME": "", "XDG_STATE_HOME": "", "MCPW_CONFIG": ""});
+    let connect = json!({"command": env!("CARGO_BIN_EXE_mcpw"), "args": ["serve", "--exposure", "direct"], "env": env});
+    let doc = "demo://resource/static/document/architecture.md";
+    let r = client_plan(json!({"connect": connect, "steps": [
+        {"op": "getPrompt", "name": "everything__simple-prompt"},
+        {"op": "readResource", "uri": doc},
+        {"op": "readResource", "uri": doc},
+    ]}))
+    .unwrap();
+    assert!(r[0].to_string().contains("messages"), "{}", r[0]);
+    assert!(r[1].to_string().contains("contents"), "{}", r[1]);
+    let third = r[2].to_string();
+    assert!(
+        third.contains("rate limit reached: mcpServers.everything.rateLimit"),
+        "{third}"
+    );
+    let text = std::fs::read_to_string(&path).unwrap();
+    let lines: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 3, "{text}");
+    assert_eq!(lines[0]["prompt"], "simple-prompt", "{text}");
+    assert_eq!(
+        (&lines[1]["resource"], &lines[1]["decision"]),
+        (&json!(doc), &json!("allowed"))
+    );
+    assert_eq!(
+        (&lines[2]["resource"], &lines[2]["decision"]),
+        (&json!(doc), &json!("denied"))
+    );
+}

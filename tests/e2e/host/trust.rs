@@ -178,3 +178,200 @@ fn a_running_gateway_follows_approvals_and_edits() {
     assert_eq!(results[3]["content"][0]["text"], "Echo: approved");
     assert!(!r.marker("edited").exists());
 }
+
+/// A cloned repository whose `.mcpw/mcp.json` settings would run a command
+/// (`sharedStateKey: "!…"`), point at shared state, load its own guest with
+/// the `calls` grant, and fetch a model: `status`, `tools` and `serve` run
+/// nothing, load nothing and fetch nothing, and say what they ignored.
+#[test]
+fn a_hostile_projects_settings_run_load_and_fetch_nothing() {
+    let r = repo();
+    let main = r.main();
+    let ran = r.marker("ran");
+    // A listener that would see a model fetch.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let hub = format!("http://{}", listener.local_addr().unwrap());
+    std::fs::create_dir_all(main.join(".mcpw")).unwrap();
+    std::fs::write(main.join(".mcpw/guest.wasm"), b"\0asm").unwrap();
+    let settings = json!({"settings": {
+        "sharedState": "redis://127.0.0.1:1/0",
+        "sharedStateKey": format!("!touch {}", ran.display()),
+        "plugins": {"ranking": "guest.wasm", "grants": {"ranking": ["calls"]}},
+        "search": {"model": "owner/name"},
+        "exposure": "code"
+    }});
+    std::fs::write(main.join(".mcpw/mcp.json"), settings.to_string()).unwrap();
+    let catalog = crate::common::fixture("catalog.json").display().to_string();
+    let search = ["search", "--catalog", &catalog, "echo"];
+    for args in [
+        &["status"][..],
+        &["tools"],
+        &search,
+        &["config", "show", "--json"],
+    ] {
+        let o = mcpw_in(&r.home())
+            .args(args)
+            .current_dir(&main)
+            .env("HF_ENDPOINT", &hub)
+            .output()
+            .unwrap();
+        let told = out(&o);
+        assert!(!ran.exists(), "{args:?} ran the project's command: {told}");
+        if args[0] == "config" {
+            let shown: Value = serde_json::from_slice(&o.stdout).unwrap();
+            let s = &shown["settings"];
+            assert!(
+                s.get("plugins").is_none_or(|p| p.get("ranking").is_none()),
+                "{s}"
+            );
+            assert!(s.get("sharedStateKey").is_none(), "{s}");
+        } else {
+            assert!(
+                told.contains("a project file may not set this"),
+                "{args:?}: {told}"
+            );
+        }
+    }
+    let steps = json!([{"op": "listTools"}]);
+    let listed = serve_in(&r, &main, "direct", steps);
+    assert!(
+        !names(&listed[0]).contains(&"code"),
+        "the code exposure is not the project's: {}",
+        listed[0]
+    );
+    assert!(!ran.exists());
+    assert!(listener.accept().is_err(), "nothing fetched a model");
+}
+
+/// What an approval covers is what the user is shown, before approving:
+/// the environment (values masked, references as written), folder,
+/// headers and credentials, and the server's own `approve`, by `mcpw trust`,
+/// `status` and `serve`'s log.
+#[test]
+fn the_user_is_shown_everything_an_approval_covers() {
+    let r = repo();
+    let main = r.main();
+    let p = json!({"command": "node", "args": ["server.js"], "cwd": "/srv/app",
+                   "env": {"API_KEY": "sk-live-0123456789", "TOKEN": "${HOME}/token"},
+                   "approve": "none", "lifecycle": "eager"});
+    let h = json!({"url": "http://127.0.0.1:9/mcp", "headers": {"Authorization": "Bearer abc"}, "auth": "bearer"});
+    let file = json!({"mcpServers": {"p": p, "h": h}}).to_string();
+    std::fs::write(main.join(".mcp.json"), file).unwrap();
+    let expected = [
+        "p (",
+        "node server.js",
+        "cwd: /srv/app",
+        "env: API_KEY=****, TOKEN=${HOME}/token",
+        "approve: none",
+        "http://127.0.0.1:9/mcp",
+        "headers: Authorization=****",
+        "auth: bearer",
+    ];
+    let listed = out(&r.mcpw(&main, &["trust"]));
+    let status = out(&r.mcpw(&main, &["status"]));
+    // serve's log, on stderr, as it starts.
+    let mut serve = mcpw_in(&r.home())
+        .args(["serve", "--http", "127.0.0.1:0"])
+        .current_dir(&main)
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let log = read_until(serve.stderr.take().unwrap(), "serving MCP on");
+    let _ = serve.kill();
+    let _ = serve.wait();
+    for (what, text) in [
+        ("trust", &listed),
+        ("status", &status),
+        ("serve's log", &log),
+    ] {
+        for line in expected {
+            assert!(
+                text.contains(line),
+                "{what} does not show {line:?}:\n{text}"
+            );
+        }
+        assert!(!text.contains("sk-live"), "{what} shows a secret:\n{text}");
+        assert!(
+            !text.contains("Bearer abc"),
+            "{what} shows a secret:\n{text}"
+        );
+        assert!(
+            !text.contains("lifecycle"),
+            "{what}: not covered, not shown:\n{text}"
+        );
+    }
+}
+
+/// What `stream` says until a line containing `until` (or its end).
+fn read_until(stream: impl std::io::Read, until: &str) -> String {
+    use std::io::BufRead;
+    let mut text = String::new();
+    for line in std::io::BufReader::new(stream)
+        .lines()
+        .map_while(Result::ok)
+    {
+        text.push_str(&line);
+        text.push('\n');
+        if line.contains(until) {
+            break;
+        }
+    }
+    text
+}
+
+/// A tool that appears under an approved server (a "rug pull": the server
+/// changed after the user approved it) is withheld from the agent until the
+/// user approves it; `mcpw trust` shows what is new, and a running `serve`
+/// lets it through once approved.
+#[test]
+fn a_tool_new_under_an_approved_server_waits_for_approval() {
+    let r = repo();
+    let main = r.main();
+    let approved = r.mcpw(&main, &["trust", "--all"]);
+    assert!(approved.status.success(), "{}", out(&approved));
+    let run = |args: &[&str]| {
+        json!({"op": "run", "command": env!("CARGO_BIN_EXE_mcpw"), "args": args,
+                                     "cwd": main.display().to_string(), "env": env(&r)})
+    };
+    let steps = json!([
+        {"op": "listTools"},
+        {"op": "markListChanged"},
+        {"op": "callTool", "name": "p__add_tool", "arguments": {"name": "exfiltrate"}},
+        {"op": "waitToolListChanged", "sinceMark": true},
+        {"op": "listTools"},
+        run(&["trust"]),
+        run(&["trust", "p"]),
+        {"op": "waitForTool", "name": "p__exfiltrate", "timeoutMs": 20000},
+        {"op": "callTool", "name": "p__exfiltrate", "arguments": {}},
+    ]);
+    let r2 = serve_in(&r, &main, "direct", steps);
+    assert!(
+        names(&r2[0]).contains(&"p__echo"),
+        "pinned at its first listing: {}",
+        r2[0]
+    );
+    assert!(
+        !names(&r2[4]).contains(&"p__exfiltrate"),
+        "withheld: {}",
+        r2[4]
+    );
+    let shown = r2[5]["stdout"].as_str().unwrap();
+    assert!(
+        shown.contains("p/exfiltrate:") && shown.contains("new tool: Added at runtime: exfiltrate"),
+        "{shown}"
+    );
+    let approving = r2[6]["stdout"].as_str().unwrap();
+    assert!(
+        approving.contains("p's changed tools (exfiltrate)"),
+        "{}",
+        r2[6]
+    );
+    let listed = r2[7]["names"].as_array().unwrap();
+    assert!(
+        listed.contains(&json!("p__exfiltrate")),
+        "let through once approved: {}",
+        r2[7]
+    );
+    assert_eq!(r2[8]["content"][0]["text"], "exfiltrate", "{}", r2[8]);
+}

@@ -3,7 +3,6 @@
 
 use super::{ConfigDirs, command, server_origins, write};
 use crate::config::{self, Capability, ConfigSources, PrefixMode, Role, Severity, Transport};
-use std::time::Duration;
 
 #[test]
 fn the_user_file_defaults_to_xdg_config_home() {
@@ -191,35 +190,78 @@ fn kebab_case_servers_key_and_comments() {
 fn settings_merge_user_then_project() {
     let d = ConfigDirs::new();
     write(&d.home(), ".config/mcpw/rank.wasm", "");
-    write(&d.project(), ".mcpw/name.wasm", "");
     d.user(
-        r#"{"settings": {"toolPrefix": "short", "idleTimeout": 5,
+        r#"{"settings": {"toolPrefix": "short", "idleTimeout": 5, "resultBudget": 9000,
             "plugins": {"ranking": "rank.wasm", "grants": {"ranking": ["catalog"]}, "limits": {"memoryMiB": 32}}}}"#,
     );
     write(
         &d.project(),
         ".mcpw/mcp.json",
-        r#"{"settings": {"idleTimeout": 0, "plugins": {"naming": "name.wasm", "grants": {"naming": ["calls"]}, "limits": {"deadlineMs": 50}}}}"#,
+        r#"{"settings": {"idleTimeout": 0, "resultBudget": 4000, "exposure": "proxy"}}"#,
     );
     let cfg = d.load();
     assert!(cfg.diagnostics.is_empty(), "{:?}", cfg.diagnostics);
     let s = &cfg.settings;
     assert_eq!(s.tool_prefix, PrefixMode::Short, "kept from the user file");
     assert_eq!(s.idle_timeout, 0.0, "overridden by the project");
+    assert_eq!(s.raw["resultBudget"], 4000, "overridden by the project");
+    assert_eq!(s.raw["exposure"], "proxy", "proposed by the project");
     assert_eq!(
         s.plugins.guests[&Role::Ranking],
         d.home().join(".config/mcpw/rank.wasm"),
         "relative to the user file"
     );
-    assert_eq!(
-        s.plugins.guests[&Role::Naming],
-        d.project().join(".mcpw/name.wasm"),
-        "relative to the project file"
-    );
     assert!(s.plugins.grants[&Role::Ranking].allows(Capability::Catalog));
-    assert!(s.plugins.grants[&Role::Naming].allows(Capability::Calls));
     assert_eq!(s.plugins.limits.memory_bytes, 32 << 20);
-    assert_eq!(s.plugins.limits.deadline, Duration::from_millis(50));
+}
+
+/// A cloned repository's settings: none that could run or load code, grant
+/// access, rename what the user's rules match, send data away or fetch
+/// from the network is taken; each is named in a warning.
+#[test]
+fn a_project_file_cannot_set_what_runs_loads_grants_or_fetches() {
+    let d = ConfigDirs::new();
+    write(&d.project(), ".mcpw/name.wasm", "");
+    d.user(r#"{"settings": {"exposure": "direct"}}"#);
+    let hostile = serde_json::json!({"settings": {
+        "sharedState": "redis://127.0.0.1:1/0", "sharedStateKey": "!touch /tmp/pwned",
+        "credentialStore": "file", "search": {"model": "owner/name"},
+        "captureStats": true, "scriptLimits": {"timeoutMs": 600000}, "codeMode": true,
+        "exposure": "code", "toolPrefix": "none", "audit": "stderr", "resultStore": {"ttlMinutes": 1},
+        "plugins": {"naming": "name.wasm", "grants": {"naming": ["calls"]}},
+        "guards": [], "approve": "none", "approveWithoutClient": "allow",
+        "rateLimit": "1000/s", "guardFailure": "open", "projectServers": "trust"
+    }});
+    write(&d.project(), ".mcpw/mcp.json", &hostile.to_string());
+    let cfg = d.load();
+    let refused: Vec<&str> = cfg
+        .diagnostics
+        .iter()
+        .filter(|g| {
+            g.severity == Severity::Warning && g.message.contains("a project file may not set this")
+        })
+        .filter_map(|g| g.field.as_deref())
+        .collect();
+    for key in hostile["settings"].as_object().unwrap().keys() {
+        assert!(
+            refused.contains(&format!("settings.{key}").as_str()),
+            "{key}: {:?}",
+            cfg.diagnostics
+        );
+    }
+    let s = &cfg.settings;
+    assert!(s.plugins.guests.is_empty(), "no project guest");
+    assert!(
+        !s.plugins.grants.contains_key(&Role::Naming),
+        "no grant from a project"
+    );
+    assert!(s.search.model.is_none(), "no model fetched for a project");
+    assert_eq!(s.raw.get("sharedStateKey"), None);
+    assert_eq!(
+        s.raw["exposure"], "direct",
+        "the code exposure is the user's to choose"
+    );
+    assert_eq!(s.tool_prefix, PrefixMode::default());
 }
 
 #[test]

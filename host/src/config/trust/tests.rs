@@ -101,6 +101,7 @@ fn approvals_are_kept_per_repository_and_taken_back() {
         name: name.into(),
         file: "/r/a/.mcp.json".into(),
         runs: "node x".into(),
+        covers: Vec::new(),
         hash: "h1".into(),
         changed: false,
     };
@@ -120,4 +121,26 @@ fn approvals_are_kept_per_repository_and_taken_back() {
     assert_eq!(read, Approvals::default());
     std::fs::write(&file, "{broken").unwrap();
     assert_eq!(Approvals::read(&file), Approvals::default());
+}
+
+#[test]
+fn what_an_approval_covers_is_shown_with_secrets_masked() {
+    let raw = serde_json::json!({
+        "command": "node", "args": ["s.js"], "cwd": "/srv",
+        "env": {"API_KEY": "sk-live-123", "FROM": "${TOKEN}", "CMD": "!pass show x"},
+        "headers": {"Authorization": "Bearer abc"}, "auth": "bearer",
+        "approve": "none", "lifecycle": "eager", "newField": 1
+    });
+    let covers = what_it_covers(&raw);
+    assert_eq!(
+        covers,
+        [
+            "cwd: /srv",
+            "env: API_KEY=****, FROM=${TOKEN}, CMD=!pass show x",
+            "headers: Authorization=****",
+            "auth: bearer",
+            "approve: none",
+            "newField: 1",
+        ]
+    );
 }

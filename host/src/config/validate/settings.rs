@@ -74,6 +74,10 @@ const CHECKS: &[(&str, Check)] = &[
         Some(k) if !k.trim().is_empty() => None,
         _ => Some("expected the key as ${VAR} or !command".into()),
     }),
+    ("pinTools", |v| match v {
+        Value::Bool(_) => None,
+        _ => Some(format!("expected true or false, found {v}")),
+    }),
     ("codeMode", |v| match v {
         Value::Bool(_) => None,
         _ => Some(format!("expected true or false, found {v}")),

@@ -17,7 +17,7 @@
 //! scaled to unit length.
 
 use std::fs;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use super::{DEFAULT_MAX_TOKENS, ModelError, parse_json, read_json, read_optional};
 use mcpw_encoder::{Config, Encoder, EncoderError};
@@ -74,59 +74,8 @@ impl Model {
             path: config_path.clone(),
             message: e.to_string(),
         })?;
-
-        // The pipeline decides pooling and normalisation; without modules.json
-        // assume the usual Transformer -> mean Pooling -> Normalize.
-        let modules_path = dir.join("modules.json");
-        let (normalize, pooling_dir) = match read_optional(&modules_path)? {
-            None => (true, dir.join("1_Pooling")),
-            Some(text) => {
-                let modules: Vec<ModuleEntry> = parse_json(&modules_path, &text)?;
-                let mut normalize = false;
-                let mut pooling_dir = dir.join("1_Pooling");
-                for module in &modules {
-                    match module.kind.rsplit('.').next().unwrap_or("") {
-                        "Transformer" => {}
-                        "Pooling" => pooling_dir = dir.join(&module.path),
-                        "Normalize" => normalize = true,
-                        other => {
-                            return Err(ModelError::Unsupported {
-                                path: modules_path,
-                                message: format!("module type {other} is not supported"),
-                            });
-                        }
-                    }
-                }
-                (normalize, pooling_dir)
-            }
-        };
-
-        let pooling_path = pooling_dir.join("config.json");
-        if let Some(text) = read_optional(&pooling_path)? {
-            let pooling: PoolingConfig = parse_json(&pooling_path, &text)?;
-            let mean_only = pooling.pooling_mode_mean_tokens
-                && !pooling.pooling_mode_cls_token
-                && !pooling.pooling_mode_max_tokens
-                && !pooling.pooling_mode_mean_sqrt_len_tokens;
-            if !mean_only {
-                return Err(ModelError::Unsupported {
-                    path: pooling_path,
-                    message: "only mean pooling (pooling_mode_mean_tokens alone) is supported"
-                        .into(),
-                });
-            }
-            if let Some(dim) = pooling.word_embedding_dimension
-                && dim != config.hidden_size
-            {
-                return Err(ModelError::Unsupported {
-                    path: pooling_path,
-                    message: format!(
-                        "word_embedding_dimension {dim} differs from hidden_size {} in config.json",
-                        config.hidden_size
-                    ),
-                });
-            }
-        }
+        let (normalize, pooling_dir) = pipeline(dir)?;
+        check_pooling(&pooling_dir.join("config.json"), config.hidden_size)?;
 
         // Position embeddings cap the length whatever the config says.
         let st_path = dir.join("sentence_bert_config.json");
@@ -136,31 +85,7 @@ impl Model {
         }
         .unwrap_or(DEFAULT_MAX_TOKENS)
         .min(config.max_position_embeddings);
-
-        let tokenizer_path = dir.join("tokenizer.json");
-        let tokenizer_error = |message: String| ModelError::Tokenizer {
-            path: tokenizer_path.clone(),
-            message,
-        };
-        let mut tokenizer = Tokenizer::from_file(&tokenizer_path).map_err(|e| {
-            // Tell a missing file apart from a malformed one.
-            if tokenizer_path.exists() {
-                tokenizer_error(e.to_string())
-            } else {
-                tokenizer_error("file not found".into())
-            }
-        })?;
-        // tokenizer.json often carries its own truncation (128 for MiniLM) and
-        // fixed-length padding; sentence-transformers overrides both, so do we.
-        tokenizer
-            .with_truncation(Some(TruncationParams {
-                max_length: max_tokens,
-                strategy: TruncationStrategy::LongestFirst,
-                stride: 0,
-                direction: TruncationDirection::Right,
-            }))
-            .map_err(|e| tokenizer_error(e.to_string()))?;
-        tokenizer.with_padding(None);
+        let tokenizer = tokenizer(&dir.join("tokenizer.json"), max_tokens)?;
 
         // Read into memory rather than mmap: no unsafe, and the buffer is
         // freed once the weights are packed.
@@ -219,6 +144,91 @@ impl Model {
         }
         Ok(vectors)
     }
+}
+
+/// The sentence-transformers pipeline of `dir` (`modules.json`): whether it
+/// normalises, and where its pooling config is. Without modules.json, the
+/// usual Transformer -> mean Pooling -> Normalize.
+fn pipeline(dir: &Path) -> Result<(bool, PathBuf), ModelError> {
+    let modules_path = dir.join("modules.json");
+    let Some(text) = read_optional(&modules_path)? else {
+        return Ok((true, dir.join("1_Pooling")));
+    };
+    let modules: Vec<ModuleEntry> = parse_json(&modules_path, &text)?;
+    let mut normalize = false;
+    let mut pooling_dir = dir.join("1_Pooling");
+    for module in &modules {
+        match module.kind.rsplit('.').next().unwrap_or("") {
+            "Transformer" => {}
+            "Pooling" => pooling_dir = dir.join(&module.path),
+            "Normalize" => normalize = true,
+            other => {
+                return Err(ModelError::Unsupported {
+                    path: modules_path,
+                    message: format!("module type {other} is not supported"),
+                });
+            }
+        }
+    }
+    Ok((normalize, pooling_dir))
+}
+
+/// Checks the pooling config at `path`, when there is one: mean pooling
+/// alone, over vectors of `hidden_size`.
+fn check_pooling(path: &Path, hidden_size: usize) -> Result<(), ModelError> {
+    let Some(text) = read_optional(path)? else {
+        return Ok(());
+    };
+    let pooling: PoolingConfig = parse_json(path, &text)?;
+    let mean_only = pooling.pooling_mode_mean_tokens
+        && !pooling.pooling_mode_cls_token
+        && !pooling.pooling_mode_max_tokens
+        && !pooling.pooling_mode_mean_sqrt_len_tokens;
+    if !mean_only {
+        return Err(ModelError::Unsupported {
+            path: path.to_path_buf(),
+            message: "only mean pooling (pooling_mode_mean_tokens alone) is supported".into(),
+        });
+    }
+    if let Some(dim) = pooling.word_embedding_dimension
+        && dim != hidden_size
+    {
+        return Err(ModelError::Unsupported {
+            path: path.to_path_buf(),
+            message: format!(
+                "word_embedding_dimension {dim} differs from hidden_size {hidden_size} in config.json"
+            ),
+        });
+    }
+    Ok(())
+}
+
+/// The tokenizer at `path`, truncating at `max_tokens` and not padding.
+fn tokenizer(path: &Path, max_tokens: usize) -> Result<Tokenizer, ModelError> {
+    let tokenizer_error = |message: String| ModelError::Tokenizer {
+        path: path.to_path_buf(),
+        message,
+    };
+    let mut tokenizer = Tokenizer::from_file(path).map_err(|e| {
+        // Tell a missing file apart from a malformed one.
+        if path.exists() {
+            tokenizer_error(e.to_string())
+        } else {
+            tokenizer_error("file not found".into())
+        }
+    })?;
+    // tokenizer.json often carries its own truncation (128 for MiniLM) and
+    // fixed-length padding; sentence-transformers overrides both, so do we.
+    tokenizer
+        .with_truncation(Some(TruncationParams {
+            max_length: max_tokens,
+            strategy: TruncationStrategy::LongestFirst,
+            stride: 0,
+            direction: TruncationDirection::Right,
+        }))
+        .map_err(|e| tokenizer_error(e.to_string()))?;
+    tokenizer.with_padding(None);
+    Ok(tokenizer)
 }
 
 #[cfg(test)]

@@ -1,13 +1,10 @@
 //! The tools of one session as a script's [`Toolbox`]: each call resolved
 //! among the tools the client sees and made the way its own calls are.
 
-use crate::gateway::approval::Asker;
-use crate::gateway::checks::{Admitted, Via};
 use crate::gateway::{ClientScope, Gateway};
 use crate::host::CallOptions;
-use crate::host::scripts::{
-    ScriptCalls, for_script_result, script_arguments, service_error, tool_info,
-};
+use crate::host::pipeline::{Caller, Via};
+use crate::host::scripts::{ScriptCalls, script_arguments, script_call, service_error, tool_info};
 use crate::plugin::script::{Done, ToolInfo, Toolbox};
 use crate::plugin::{CallOutcome, SearchOptions, ServiceError};
 use rmcp::model::{ProgressNotificationParam, ProgressToken};
@@ -24,8 +21,9 @@ pub(super) struct SessionToolbox {
     /// The script's progress, when the client asked for it: one step per
     /// finished call.
     progress: Option<Arc<Progress>>,
-    /// The session's client, which approves calls where settings ask.
-    asker: Asker,
+    /// Who the script's calls are made for: the session's client, which
+    /// approves them where settings ask.
+    caller: Caller,
 }
 
 /// Where a script's progress goes, and how far it got.
@@ -68,7 +66,7 @@ impl SessionToolbox {
             client: client.clone(),
             options,
             calls: ScriptCalls::new(),
-            asker: Asker::of(ctx),
+            caller: gw.caller(client, Via::Script, ctx),
             progress: ctx.meta.get_progress_token().map(|token| {
                 Arc::new(Progress {
                     peer: ctx.peer.clone(),
@@ -84,7 +82,7 @@ impl Toolbox for SessionToolbox {
     fn start(&self, name: &str, arguments: &str, done: Done) {
         let (gw, client, options) = (self.gw.clone(), self.client.clone(), self.options.clone());
         let (name, arguments) = (name.to_string(), arguments.to_string());
-        let (progress, asker) = (self.progress.clone(), self.asker.clone());
+        let (progress, caller) = (self.progress.clone(), self.caller.clone());
         self.calls.spawn(async move {
             let outcome = match gw.shared.resolve_for(&client, &name).await {
                 // A result this session kept, read as the agent reads it.
@@ -92,13 +90,8 @@ impl Toolbox for SessionToolbox {
                     read_kept(&gw, &arguments).await
                 }
                 Ok(entry) => {
-                    match admit_and_call(&gw, &client, &entry, &arguments, &asker, options).await {
-                        Ok((admitted, out)) => {
-                            admitted.finish(&gw.shared.host, || told(&out));
-                            out
-                        }
-                        Err(refused) => Err(refused),
-                    }
+                    let (host, shelf) = (&gw.shared.host, &gw.shelf);
+                    script_call(host, &caller, &entry, &arguments, options, shelf).await
                 }
                 Err(e) => Err(service_error(e)),
             };
@@ -141,37 +134,6 @@ impl Toolbox for SessionToolbox {
     }
 }
 
-/// A script's call through the session's checks, then made: the admitted
-/// call (to tell in the audit trail) and what the script gets, or why the
-/// call did not run.
-async fn admit_and_call(
-    gw: &Gateway,
-    client: &ClientScope,
-    entry: &crate::catalog::Entry,
-    arguments: &str,
-    asker: &Asker,
-    options: CallOptions,
-) -> Result<(Admitted, Result<CallOutcome, ServiceError>), ServiceError> {
-    let args = script_arguments(arguments)?;
-    let admitted = gw
-        .admit(client, entry, Some(&args), asker, Via::Script)
-        .await
-        .map_err(|refused| ServiceError::Failed(refused.0))?;
-    let host = &gw.shared.host;
-    let raw = match host
-        .call_raw(entry, admitted.arguments.clone(), options)
-        .await
-    {
-        Ok(raw) => raw,
-        Err(e) => return Ok((admitted, Err(service_error(e)))),
-    };
-    let out = match admitted.guard(host, raw).await {
-        Ok(raw) => Ok(for_script_result(entry, raw, &gw.shelf)),
-        Err(withheld) => Err(ServiceError::Failed(withheld)),
-    };
-    Ok((admitted, out))
-}
-
 /// `read_result` called by a script: a result this session kept. The
 /// script gets the range's text, or, for a projection read whole, its value.
 async fn read_kept(gw: &Gateway, arguments: &str) -> Result<CallOutcome, ServiceError> {
@@ -199,15 +161,4 @@ async fn read_kept(gw: &Gateway, arguments: &str) -> Result<CallOutcome, Service
         structured_content: structured.map(|v| v.to_string()),
         is_error: false,
     })
-}
-
-/// A script call's end for the audit trail: its result's size, and its error.
-fn told(out: &Result<CallOutcome, ServiceError>) -> (usize, Option<String>) {
-    match out {
-        Ok(o) => (
-            o.content.len() + o.structured_content.as_ref().map_or(0, String::len),
-            o.is_error.then(|| "the tool reported an error".to_string()),
-        ),
-        Err(e) => (0, Some(e.to_string())),
-    }
 }

@@ -3,9 +3,9 @@
 
 use super::{Reply, known};
 use crate::catalog::ToolKind;
-use crate::gateway::checks::Via;
 use crate::gateway::results::Shaping;
 use crate::gateway::{ClientScope, Gateway, calls, result};
+use crate::host::pipeline::{Caller, Ran, Via};
 use crate::host::{CallOutcome, EntryRef, Host, HostError, RawResult};
 use crate::lifecycle::LifecycleError;
 use crate::present::{self, Content};
@@ -29,46 +29,24 @@ pub(super) async fn call_tool(
         Ok(ready) => ready,
         Err(refused) => return refuse(refused),
     };
-    let asker = crate::gateway::approval::Asker::of(ctx);
-    let admitted = tokio::select! {
-        a = gw.admit(client, &entry, args.as_ref(), &asker, Via::Proxy) => a,
-        _ = ctx.ct.cancelled() => return Err(McpError::internal_error("cancelled by the client", None)),
-    };
-    let admitted = match admitted {
-        Ok(a) => a,
-        Err(refused) => {
+    let caller = gw.caller(client, Via::Proxy, ctx);
+    let mut kept = None;
+    let outcome = match invoke(gw, &caller, &entry, args, ctx).await? {
+        Ran::Done(Ok(raw)) => {
+            let raw = shape(gw, &entry, raw, shaping, &mut kept).await?;
+            Ok(crate::host::present_result(&entry, raw))
+        }
+        Ran::Done(Err(e)) => Err(e),
+        Ran::Refused(why) | Ran::Suspended(why) => {
             let details = json!({"mode": "call", "error": "not_approved", "tool": entry.name});
-            return result(&[Content::text(refused.0)], Some(details), true);
+            return result(&[Content::text(why)], Some(details), true);
+        }
+        Ran::Withheld(why) => {
+            let details = json!({"mode": "call", "error": "withheld", "tool": entry.name});
+            let text = format!("Error: {why}");
+            return result(&[Content::text(text)], Some(details), true);
         }
     };
-    let host = &gw.shared.host;
-    let mut kept = None;
-    let outcome = match invoke(gw, &entry, admitted.arguments.clone(), ctx).await? {
-        Ok(raw) => match admitted.guard(host, raw).await {
-            Ok(raw) => {
-                let raw = shape(gw, &entry, raw, shaping, &mut kept).await?;
-                Ok(crate::host::present_result(&entry, raw))
-            }
-            Err(withheld) => {
-                admitted.finish(host, || (0, Some(withheld.clone())));
-                let details = json!({"mode": "call", "error": "withheld", "tool": entry.name});
-                return result(
-                    &[Content::text(format!("Error: {withheld}"))],
-                    Some(details),
-                    true,
-                );
-            }
-        },
-        Err(e) => Err(e),
-    };
-    admitted.finish(host, || match &outcome {
-        Ok(out) => (
-            out.mcp_result.to_string().len(),
-            out.is_error
-                .then(|| "the tool reported an error".to_string()),
-        ),
-        Err(e) => (0, Some(e.to_string())),
-    });
     let mut told = present_outcome(&entry, outcome)?;
     if let (Some((uri, link)), Some(details)) = (kept, told.structured_content.as_mut()) {
         // The preview is in the content: the whole is read by its URI.
@@ -240,17 +218,19 @@ async fn tool_not_found(
     )
 }
 
-/// Calls the tool, forwarding progress; the client's cancellation ends the
-/// call at once. Returns once the progress has been sent on.
+/// Calls the tool along the call path, forwarding progress; the client's
+/// cancellation ends the call at once. Returns once the progress has been
+/// sent on.
 async fn invoke(
     gw: &Gateway,
+    caller: &Caller,
     entry: &EntryRef,
     args: Option<Map<String, Value>>,
     ctx: &RequestContext<RoleServer>,
-) -> Result<Result<RawResult, HostError>, McpError> {
+) -> Result<Ran, McpError> {
     let (options, forwarding) = gw.call_options(ctx);
     let outcome = tokio::select! {
-        r = gw.shared.host.call_raw(entry, args, options) => r,
+        r = gw.shared.host.run_call(caller, entry, args, options) => r,
         _ = ctx.ct.cancelled() => return Err(McpError::internal_error("cancelled by the client", None)),
     };
     calls::progress_sent(forwarding).await;

@@ -65,36 +65,12 @@ impl Gateway {
             );
         };
         let mut notes = Vec::new();
-        let text = if asked.select.is_some() || asked.format.is_some() {
-            let json = parse_json(&whole.text).or_else(|| {
-                whole
-                    .structured()
-                    .and_then(|s| serde_json::from_str(s).ok())
-            });
-            let Some(value) = json else {
-                let text = "This result is not JSON: select and format apply to JSON only; read ranges of its text.";
-                return result(
-                    &[Content::text(text)],
-                    Some(details(json!({"error": "not_json"}))),
-                    true,
-                );
-            };
-            let value = match &asked.select {
-                Some(expression) => match self.select(expression, &value).await {
-                    Ok(v) => v,
-                    Err(e) => {
-                        return result(
-                            &[Content::text(e)],
-                            Some(details(json!({"error": "select_failed"}))),
-                            true,
-                        );
-                    }
-                },
-                None => value,
-            };
-            written(&value, asked.format.unwrap_or(Format::Json), &mut notes).into()
-        } else {
-            whole.text.clone()
+        let text = match self.kept_text(&whole, asked, &mut notes).await {
+            Ok(text) => text,
+            Err((text, error)) => {
+                let details = Some(details(json!({"error": error})));
+                return result(&[Content::text(text)], details, true);
+            }
         };
         let budget = self.shared.host.config().settings.results.budget;
         let most = match budget {
@@ -104,15 +80,7 @@ impl Gateway {
         let limit = limit.map_or(most, |l| (l as usize).clamp(1, most));
         let range = results::read_range(&text, offset.unwrap_or(0) as usize, limit);
         let (from, end, total) = (range.offset, range.end, range.total);
-        let next = if range.more() {
-            let call = match self.shared.exposure {
-                Exposure::Proxy => format!("mcp({{result: \"{id}\", offset: {end}}})"),
-                _ => format!("{TOOL_NAME}({{id: \"{id}\", offset: {end}}})"),
-            };
-            format!("Read on with {call}.")
-        } else {
-            "That is the end.".to_string()
-        };
+        let next = self.read_on(id, &range);
         notes.push(format!(
             "[Characters {from} to {end} of {total}. {next}]",
             from = results::thousands(from),
@@ -126,6 +94,50 @@ impl Gateway {
             )),
             false,
         )
+    }
+
+    /// The text of a kept result as the agent asked for it: projected by
+    /// `select` and written in `format` (JSON only), or as it is; else what
+    /// to tell the agent, and the error's kind.
+    async fn kept_text(
+        &self,
+        whole: &crate::kept::Whole,
+        asked: &Shaping,
+        notes: &mut Vec<String>,
+    ) -> Result<std::sync::Arc<str>, (String, &'static str)> {
+        if asked.select.is_none() && asked.format.is_none() {
+            return Ok(whole.text.clone());
+        }
+        let json = parse_json(&whole.text).or_else(|| {
+            whole
+                .structured()
+                .and_then(|s| serde_json::from_str(s).ok())
+        });
+        let Some(value) = json else {
+            let text = "This result is not JSON: select and format apply to JSON only; read ranges of its text.";
+            return Err((text.into(), "not_json"));
+        };
+        let value = match &asked.select {
+            Some(expression) => self
+                .select(expression, &value)
+                .await
+                .map_err(|e| (e, "select_failed"))?,
+            None => value,
+        };
+        Ok(written(&value, asked.format.unwrap_or(Format::Json), notes).into())
+    }
+
+    /// How to read on past `range` of result `id`, or that it is the end.
+    fn read_on(&self, id: &str, range: &results::Range) -> String {
+        if !range.more() {
+            return "That is the end.".to_string();
+        }
+        let end = range.end;
+        let call = match self.shared.exposure {
+            Exposure::Proxy => format!("mcp({{result: \"{id}\", offset: {end}}})"),
+            _ => format!("{TOOL_NAME}({{id: \"{id}\", offset: {end}}})"),
+        };
+        format!("Read on with {call}.")
     }
 
     /// `result`'s JSON (its structured content, or its text that parses as
