@@ -22,6 +22,22 @@ impl Gateway {
         via: Via,
         ctx: &rmcp::service::RequestContext<RoleServer>,
     ) -> Caller {
+        self.session_caller(client, via, Arc::new(Asker::of(ctx)))
+    }
+
+    /// The caller of a read (a resource, a prompt) `client` asks for in
+    /// this session: reads are never approved, so it asks nobody.
+    pub(super) fn reader(&self, client: &ClientScope) -> Caller {
+        let nobody = Arc::new(crate::host::pipeline::Unattended);
+        self.session_caller(client, Via::Call, nobody)
+    }
+
+    fn session_caller(
+        &self,
+        client: &ClientScope,
+        via: Via,
+        approver: Arc<dyn Approver>,
+    ) -> Caller {
         Caller {
             client: client.name().into(),
             reach: client.reach(),
@@ -30,22 +46,7 @@ impl Gateway {
                 allowed: self.allowed.clone(),
             }),
             via,
-            approver: Arc::new(Asker::of(ctx)),
-        }
-    }
-
-    /// The caller of a read (a resource, a prompt) `client` asks for in
-    /// this session: reads are never approved, so it asks nobody.
-    pub(super) fn reader(&self, client: &ClientScope) -> Caller {
-        Caller {
-            client: client.name().into(),
-            reach: client.reach(),
-            session: Some(CallerSession {
-                id: self.session_id(),
-                allowed: self.allowed.clone(),
-            }),
-            via: Via::Call,
-            approver: Arc::new(crate::host::pipeline::Unattended),
+            approver,
         }
     }
 
