@@ -19,6 +19,7 @@ pub mod jsonc;
 mod load;
 pub mod model;
 pub mod plugins;
+mod project_guests;
 pub mod rate;
 pub mod results;
 pub mod search;

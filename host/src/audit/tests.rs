@@ -80,8 +80,22 @@ fn the_file_rotates_past_its_size_keeping_the_newest() {
     let rotated = |n: u32| PathBuf::from(format!("{}.{n}", path.display()));
     let current = read(&path);
     assert!(current.len() <= 600, "{}", current.len());
-    assert!(current.ends_with("\"tool\":\"t19\",\"via\":\"call\",\"decision\":\"allowed\",\"durationMs\":1,\"argumentsBytes\":2,\"resultBytes\":3}\n") || current.contains("\"t19\""));
     assert!(!read(&rotated(1)).is_empty() && !read(&rotated(2)).is_empty());
+    // Oldest to newest, the kept lines are the last ones written, in order,
+    // none lost between files: t<k>, t<k+1>, …, t19.
+    let kept: Vec<u64> = [read(&rotated(2)), read(&rotated(1)), current.clone()]
+        .iter()
+        .flat_map(|text| text.lines().map(str::to_string).collect::<Vec<_>>())
+        .map(|line| {
+            serde_json::from_str::<Value>(&line).unwrap()["tool"]
+                .as_str()
+                .unwrap()[1..]
+                .parse()
+                .unwrap()
+        })
+        .collect();
+    let first = kept[0];
+    assert_eq!(kept, (first..20).collect::<Vec<u64>>(), "{kept:?}");
     assert!(!rotated(3).exists(), "only `keep` rotated files");
     for line in current.lines().chain(read(&rotated(1)).lines()) {
         let v: Value = serde_json::from_str(line).unwrap();

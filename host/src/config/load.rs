@@ -278,7 +278,7 @@ fn refused_in_project(key: &str, value: &Value) -> Option<&'static str> {
         // Scripts run the agent's code.
         "exposure" if value == "code" => Some("the code exposure runs the agent's scripts"),
         k if PROJECT_SETTINGS.contains(&k) => None,
-        "plugins" | "guards" => Some("it loads WebAssembly guests"),
+        "guards" => Some("it loads WebAssembly guests that see every call"),
         "sharedState" | "sharedStateKey" | "credentialStore" => {
             Some("it says where secrets and state go, and may run a command")
         }
@@ -320,6 +320,8 @@ fn add_project_file(
             ),
         ));
     }
+    // A project's own guests wait for the user's approval, each by itself.
+    let plugins = content.settings.remove("plugins");
     let refused: Vec<(String, &str)> = content
         .settings
         .iter()
@@ -336,6 +338,11 @@ fn add_project_file(
                 user_path.display()
             ),
         ));
+    }
+    if let Some(raw) = plugins
+        && let Some(approved) = super::project_guests::admit(&raw, path, gate, &mut cfg.diagnostics)
+    {
+        content.settings.insert("plugins".into(), approved);
     }
     let from = Definitions {
         path,

@@ -369,6 +369,19 @@ impl Gate {
     /// Whether the project definition `raw` of `name`, from `file`, loads;
     /// one that does not is recorded as waiting or ignored.
     pub(super) fn check(&mut self, name: &str, raw: &Value, file: &Path) -> Verdict {
+        let shown = (what_it_runs(raw), what_it_covers(raw));
+        self.check_shown(name, raw, file, shown)
+    }
+
+    /// [`Gate::check`] of a definition shown as `shown` (what it runs, and
+    /// the rest of what its approval covers).
+    pub(super) fn check_shown(
+        &mut self,
+        name: &str,
+        raw: &Value,
+        file: &Path,
+        shown: (String, Vec<String>),
+    ) -> Verdict {
         // A later project file's definition replaces an earlier one's.
         self.trust.waiting.retain(|w| w.name != name);
         match self.trust.mode {
@@ -390,8 +403,8 @@ impl Gate {
         self.trust.waiting.push(Waiting {
             name: name.to_string(),
             file: file.to_path_buf(),
-            runs: what_it_runs(raw),
-            covers: what_it_covers(raw),
+            runs: shown.0,
+            covers: shown.1,
             hash,
             changed: approved.is_some(),
         });

@@ -7,6 +7,7 @@
 
 mod body;
 mod clients;
+mod hosts;
 mod ops;
 mod sessions;
 
@@ -147,6 +148,10 @@ pub async fn serve(
     let router = super::page::api(router, page_state);
     let router = with_probes(behind_tokens(router, clients), ops.clone());
     let router = super::page::files(router);
+    let router = match loopback {
+        true => router.layer(middleware::from_fn(hosts::this_machine_only)),
+        false => router,
+    };
     let listener = tokio::net::TcpListener::bind(options.addr)
         .await
         .map_err(|source| ServeError::Bind {

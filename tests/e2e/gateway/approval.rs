@@ -229,3 +229,26 @@ fn a_call_past_a_rate_limit_is_refused_at_once_with_a_retry_after() {
     assert!(!memory(&s).contains("\"c\""), "the refused call never ran");
     assert_ne!(r[3]["isError"], true, "another tool's bucket is not empty");
 }
+
+/// Over Streamable HTTP the question reaches the client on the stream of the
+/// call that needs it: allowed, the call runs; denied, it does not.
+#[test]
+fn the_user_approves_over_streamable_http() {
+    let s = setup(json!({"approve": "writes"}), json!({}));
+    let serving = crate::servers::Serving::start(&s.dirs.home(), &["--exposure", "direct"]);
+    let plan = json!({
+        "connect": {"url": serving.url()},
+        "elicit": [answer("deny"), answer("once")],
+        "steps": [create("denied-http"), create("allowed-http"), {"op": "elicitations"}]
+    });
+    let r = client_plan(plan).unwrap();
+    assert!(
+        text(&r[0]).contains("the user denied this call"),
+        "{}",
+        text(&r[0])
+    );
+    assert_ne!(r[1]["isError"], true, "{}", r[1]);
+    assert_eq!(r[2].as_array().unwrap().len(), 2, "both asked: {}", r[2]);
+    assert!(!memory(&s).contains("denied-http"));
+    assert!(memory(&s).contains("allowed-http"));
+}

@@ -2,7 +2,7 @@
 //! server-memory, hostile scripts, and cancellation, driven by the official
 //! TypeScript SDK client in the proxy and the code exposure.
 
-use super::serve::{client, names, text};
+use super::serve::{client, client_plan, names, text};
 use crate::common::ConfigDirs;
 use crate::servers::servers;
 use serde_json::{Value, json};
@@ -445,4 +445,40 @@ pub(super) async fn http_client(
     ().serve(StreamableHttpClientTransport::from_config(config))
         .await
         .unwrap()
+}
+
+/// A script's `limits` lower the configured ones, never raise them; and
+/// what one script leaves (a global, a changed prototype) is gone for the
+/// next, in its session and in another.
+#[test]
+fn a_script_cannot_raise_its_limits_nor_leave_anything_for_the_next() {
+    let s = setup();
+    s.dirs
+        .edit_user(|c| c["settings"] = json!({"scriptLimits": {"maxCalls": 2}}));
+    let three_calls = "for (let i = 0; i < 3; i++) await tools.everything__echo({message: `${i}`}); return 'done'";
+    let leave = "globalThis.leaked = 1; Object.prototype.polluted = 2; Array.prototype.push = () => 0; return 'left'";
+    let look =
+        "const a = []; a.push(1); return [typeof leaked, ({}).polluted === undefined, a.length]";
+    let steps = json!([
+        script("code", three_calls, json!({"maxCalls": 50})),
+        script("code", leave, json!({})),
+        script("code", look, json!({})),
+    ]);
+    let r = client_plan(json!({"connect": connect(&s, "code"), "steps": steps})).unwrap();
+    assert_eq!(r[0]["isError"], true, "{}", r[0]);
+    assert!(r[0].to_string().contains("limit of 2 calls"), "{}", r[0]);
+    assert_eq!(
+        r[2]["structuredContent"]["value"],
+        json!(["undefined", true, 1]),
+        "{}",
+        r[2]
+    );
+    let other = json!([script("code", look, json!({}))]);
+    let r = client_plan(json!({"connect": connect(&s, "code"), "steps": other})).unwrap();
+    assert_eq!(
+        r[0]["structuredContent"]["value"],
+        json!(["undefined", true, 1]),
+        "{}",
+        r[0]
+    );
 }

@@ -331,3 +331,36 @@ fn reads_draw_from_the_rate_limits_and_are_audited() {
         (&json!(doc), &json!("denied"))
     );
 }
+
+/// Two guards in a chain both act, in order: the first's rewrite reaches
+/// the server, the second's denial stops a call the first let through, and
+/// each checks every result.
+#[test]
+fn a_chain_of_two_guards_acts_in_order() {
+    let s = setup(json!({"guards": [redactor(), hostile()]}));
+    let path = s.data.join("notes.txt").display().to_string();
+    let r = client_plan(json!({"connect": connect(&s, "proxy"), "steps": [
+        call("mcp", json!({"tool": "fs__read_text_file", "args": {"path": path}})),
+        call("mcp", json!({"tool": "s__echo", "args": {"message": "deny"}})),
+        call("mcp", json!({"tool": "s__echo", "args": {"message": "rewrite"}})),
+        call("mcp", json!({"tool": "s__echo", "args": {"message": "after-replace"}})),
+    ]}))
+    .unwrap();
+    let read = text(&r[0]);
+    assert!(
+        !read.contains(AWS) && read.contains("[REDACTED:aws-access-key]"),
+        "the first guard: {read}"
+    );
+    assert!(
+        text(&r[1]).contains("the hostile guard says no"),
+        "the second guard: {}",
+        text(&r[1])
+    );
+    assert!(text(&r[2]).contains("Echo: rewritten"), "{}", text(&r[2]));
+    assert_eq!(text(&r[3]), "replaced", "the second guard, after");
+    assert_eq!(
+        calls_reaching(&s),
+        2,
+        "the denied call never reached the server"
+    );
+}

@@ -1106,6 +1106,38 @@ async fn http_an_idle_session_is_closed_and_its_slot_freed() {
     assert_eq!(gone.status, 404, "{}", gone.body);
 }
 
+/// Only idleness closes a session: one that keeps working past
+/// `--session-idle` goes on, while one left idle beside it is closed.
+#[tokio::test(flavor = "multi_thread")]
+async fn http_an_active_session_outlives_the_idle_timeout_beside_an_idle_one() {
+    let s = setup(json!({}));
+    let serving = Serving::start(&s.dirs.home(), &["--session-idle", "1"]);
+    let url = serving.url();
+    let (active, idle) = (raw_session(&url).await, raw_session(&url).await);
+    let list = r#"{"jsonrpc":"2.0","id":9,"method":"tools/list","params":{}}"#;
+    let started = std::time::Instant::now();
+    let (mut idle_gone, mut probed) = (false, started);
+    // Four idle timeouts of work, a request every 300 ms; the idle session
+    // is looked at seldom (a look is activity too).
+    while started.elapsed() < Duration::from_secs(4) || !idle_gone {
+        let worked = post_raw(&url, Some(&active), list).await;
+        assert_eq!(
+            worked.status, 200,
+            "the active session was closed: {}",
+            worked.body
+        );
+        if !idle_gone && probed.elapsed() > Duration::from_millis(2500) {
+            idle_gone = post_raw(&url, Some(&idle), list).await.status == 404;
+            probed = std::time::Instant::now();
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "the idle session never expired"
+        );
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    }
+}
+
 /// A body over 4 MiB is refused with 413 and a JSON-RPC error before it is
 /// read whole; the session it was sent in goes on. One just under the cap is
 /// taken.
@@ -1195,4 +1227,52 @@ async fn http_malformed_bodies_get_json_rpc_errors() {
         .await
         .unwrap();
     assert_eq!(text_plain.status().as_u16(), 415);
+}
+
+/// On loopback without tokens, every route refuses a request made to
+/// another name (`Host`) or from a page elsewhere (`Origin`), as `/mcp`
+/// does: a page that rebinds its name to 127.0.0.1 reads neither the live
+/// page's data nor the metrics.
+#[tokio::test(flavor = "multi_thread")]
+async fn http_routes_refuse_foreign_host_and_origin_headers() {
+    let s = setup(json!({}));
+    let serving = Serving::start(&s.dirs.home(), &[]);
+    let port = serving
+        .url()
+        .split(':')
+        .nth(2)
+        .unwrap()
+        .split('/')
+        .next()
+        .unwrap()
+        .to_string();
+    let client = reqwest::Client::new();
+    let get = |path: &str, host: Option<String>, origin: Option<&str>| {
+        let mut r = client.get(serving.at(path));
+        if let Some(h) = host {
+            r = r.header("Host", h);
+        }
+        if let Some(o) = origin {
+            r = r.header("Origin", o);
+        }
+        r.send()
+    };
+    for path in ["/api/overview", "/api/calls", "/metrics"] {
+        let ours = get(path, None, None).await.unwrap().status();
+        assert_eq!(ours, 200, "{path}");
+        let same = get(
+            path,
+            Some(format!("localhost:{port}")),
+            Some("http://localhost:1"),
+        )
+        .await
+        .unwrap();
+        assert_eq!(same.status(), 200, "{path}");
+        let rebound = get(path, Some(format!("evil.example:{port}")), None)
+            .await
+            .unwrap();
+        assert_eq!(rebound.status(), 403, "{path} with a foreign Host");
+        let elsewhere = get(path, None, Some("http://evil.example")).await.unwrap();
+        assert_eq!(elsewhere.status(), 403, "{path} with a foreign Origin");
+    }
 }

@@ -375,3 +375,110 @@ fn a_tool_new_under_an_approved_server_waits_for_approval() {
     );
     assert_eq!(r2[8]["content"][0]["text"], "exfiltrate", "{}", r2[8]);
 }
+
+/// The names waiting in `mcpw status --json`, in `dir`.
+fn waiting(r: &Repo, dir: &Path) -> Vec<(String, bool)> {
+    let status = r.mcpw(dir, &["status", "--json"]);
+    let status: Value = serde_json::from_slice(&status.stdout).unwrap();
+    status["waitingForApproval"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| {
+            (
+                w["name"].as_str().unwrap().to_string(),
+                w["changed"] == true,
+            )
+        })
+        .collect()
+}
+
+/// `mcpw trust NAME` approves NAME alone; an edit of what an approval
+/// covers (env, cwd, headers) makes it wait again, one it does not cover
+/// (lifecycle) does not; `--revoke NAME` takes its approval back.
+#[test]
+fn trust_name_approves_it_alone_edits_wait_again_and_revoke_takes_it_back() {
+    let r = repo();
+    let main = r.main();
+    let write = |a: Value| {
+        let b = json!({"command": "node", "args": ["b.js"]});
+        let file = json!({"mcpServers": {"a": a, "b": b}}).to_string();
+        std::fs::write(main.join(".mcp.json"), file).unwrap();
+    };
+    let a = json!({"command": "node", "args": ["a.js"], "env": {"K": "1"}, "cwd": "/srv"});
+    write(a.clone());
+    let approved = r.mcpw(&main, &["trust", "a"]);
+    assert!(out(&approved).contains("Approved a."), "{}", out(&approved));
+    assert_eq!(waiting(&r, &main), [("b".to_string(), false)]);
+    for (field, value) in [
+        ("env", json!({"K": "2"})),
+        ("cwd", json!("/tmp")),
+        ("headers", json!({"X": "y"})),
+    ] {
+        let mut edited = a.clone();
+        edited[field] = value;
+        write(edited);
+        let now = waiting(&r, &main);
+        assert!(now.contains(&("a".to_string(), true)), "{field}: {now:?}");
+    }
+    let mut relaxed = a.clone();
+    relaxed["lifecycle"] = json!("eager");
+    write(relaxed);
+    assert_eq!(
+        waiting(&r, &main),
+        [("b".to_string(), false)],
+        "lifecycle is not covered"
+    );
+    let revoked = r.mcpw(&main, &["trust", "--revoke", "a"]);
+    assert!(revoked.status.success(), "{}", out(&revoked));
+    let names: Vec<String> = waiting(&r, &main).into_iter().map(|w| w.0).collect();
+    assert_eq!(names, ["a", "b"]);
+    let unknown = r.mcpw(&main, &["trust", "zzz"]);
+    assert!(!unknown.status.success());
+    assert!(
+        out(&unknown).contains("not waiting for approval: zzz (waiting: a, b)"),
+        "{}",
+        out(&unknown)
+    );
+}
+
+/// A project's own naming guest waits for `mcpw trust guest:naming`:
+/// before, the default guest names the tools; after, the project's; a
+/// swapped file waits again.
+#[test]
+fn a_projects_guest_waits_for_approval_then_names_the_tools() {
+    let r = repo();
+    let main = r.main();
+    std::fs::create_dir_all(main.join(".mcpw")).unwrap();
+    let namer = crate::common::build_guest("mcpw-guest-suffix-namer");
+    std::fs::copy(&namer, main.join(".mcpw/namer.wasm")).unwrap();
+    let settings = json!({"settings": {"plugins": {"naming": "namer.wasm"}}});
+    std::fs::write(main.join(".mcpw/mcp.json"), settings.to_string()).unwrap();
+    let approved = r.mcpw(&main, &["trust", "p"]);
+    assert!(approved.status.success(), "{}", out(&approved));
+    assert_eq!(waiting(&r, &main), [("guest:naming".to_string(), false)]);
+    let listed = out(&r.mcpw(&main, &["trust"]));
+    assert!(
+        listed.contains("WebAssembly guest") && listed.contains("role: naming"),
+        "{listed}"
+    );
+    let tools = out(&r.mcpw(&main, &["tools"]));
+    assert!(
+        tools.contains("p__echo") && !tools.contains("echo_on_p"),
+        "{tools}"
+    );
+
+    let approved = r.mcpw(&main, &["trust", "guest:naming"]);
+    assert!(approved.status.success(), "{}", out(&approved));
+    assert!(waiting(&r, &main).is_empty());
+    let tools = out(&r.mcpw(&main, &["tools"]));
+    assert!(
+        tools.contains("echo_on_p"),
+        "the project's guest names them: {tools}"
+    );
+
+    let mut swapped = std::fs::read(main.join(".mcpw/namer.wasm")).unwrap();
+    swapped.push(0);
+    std::fs::write(main.join(".mcpw/namer.wasm"), swapped).unwrap();
+    assert_eq!(waiting(&r, &main), [("guest:naming".to_string(), true)]);
+}

@@ -228,7 +228,6 @@ fn a_project_file_cannot_set_what_runs_loads_grants_or_fetches() {
         "credentialStore": "file", "search": {"model": "owner/name"},
         "captureStats": true, "scriptLimits": {"timeoutMs": 600000}, "codeMode": true,
         "exposure": "code", "toolPrefix": "none", "audit": "stderr", "resultStore": {"ttlMinutes": 1},
-        "plugins": {"naming": "name.wasm", "grants": {"naming": ["calls"]}},
         "guards": [], "approve": "none", "approveWithoutClient": "allow",
         "rateLimit": "1000/s", "guardFailure": "open", "projectServers": "trust"
     }});
@@ -447,4 +446,60 @@ fn tokens_naming_unknown_servers_are_warned_of() {
         w.message
     );
     assert_eq!(cfg.serve.tokens.len(), 2);
+}
+
+/// A project's own guest waits for the user's approval of that file with
+/// those grants; approved, it loads; a swapped file waits again. Its
+/// sandbox limits are refused, and grants for a role it brings no guest
+/// for are not taken.
+#[test]
+fn a_projects_guest_waits_for_approval_of_its_file_and_grants() {
+    let d = ConfigDirs::new();
+    write(&d.project(), ".mcpw/name.wasm", "guest one");
+    let project = serde_json::json!({"settings": {"plugins": {
+        "naming": "name.wasm", "grants": {"naming": ["calls"], "ranking": ["calls"]},
+        "limits": {"memoryMiB": 4096}
+    }}});
+    write(&d.project(), ".mcpw/mcp.json", &project.to_string());
+    let cfg = d.load();
+    let waiting: Vec<&str> = cfg.trust.waiting.iter().map(|w| w.name.as_str()).collect();
+    assert_eq!(waiting, ["guest:naming"]);
+    let w = &cfg.trust.waiting[0];
+    assert!(w.runs.ends_with(".mcpw/name.wasm"), "{}", w.runs);
+    assert_eq!(
+        w.covers[..2],
+        ["role: naming".to_string(), "grants: calls".to_string()]
+    );
+    assert!(
+        cfg.settings.plugins.guests.is_empty(),
+        "not loaded before approval"
+    );
+    let limits = cfg
+        .diagnostics
+        .iter()
+        .any(|g| g.field.as_deref() == Some("settings.plugins.limits"));
+    assert!(limits, "{:?}", cfg.diagnostics);
+
+    let file = d.env.state_dir().join(crate::config::trust::FILE_NAME);
+    let repository = cfg.trust.repository.clone().unwrap();
+    crate::config::trust::update(&file, |a| a.approve(&repository, w, 1)).unwrap();
+    let cfg = d.load();
+    assert!(cfg.trust.waiting.is_empty(), "{:?}", cfg.trust.waiting);
+    let s = &cfg.settings;
+    assert_eq!(
+        s.plugins.guests[&Role::Naming],
+        d.project().join(".mcpw/name.wasm")
+    );
+    assert!(s.plugins.grants[&Role::Naming].allows(Capability::Calls));
+    assert!(
+        !s.plugins.grants.contains_key(&Role::Ranking),
+        "no guest of its own there"
+    );
+    assert_ne!(s.plugins.limits.memory_bytes, 4096 << 20);
+
+    write(&d.project(), ".mcpw/name.wasm", "guest two");
+    let cfg = d.load();
+    assert_eq!(cfg.trust.waiting[0].name, "guest:naming");
+    assert!(cfg.trust.waiting[0].changed, "a swapped file waits again");
+    assert!(cfg.settings.plugins.guests.is_empty());
 }
