@@ -146,12 +146,15 @@ pub async fn serve(
     });
     let router = mcp_routes(service, guard, sessions, shared_sessions, metrics_host);
     let router = super::page::api(router, page_state);
-    let router = with_probes(behind_tokens(router, clients), ops.clone());
-    let router = super::page::files(router);
+    let router = behind_tokens(router, clients);
+    // The probes (and the page's own files) say nothing of the servers:
+    // any name may ask for them.
     let router = match loopback {
         true => router.layer(middleware::from_fn(hosts::this_machine_only)),
         false => router,
     };
+    let router = with_probes(router, ops.clone());
+    let router = super::page::files(router);
     let listener = tokio::net::TcpListener::bind(options.addr)
         .await
         .map_err(|source| ServeError::Bind {
