@@ -389,10 +389,13 @@ impl Host {
         let config = Arc::new(config);
         // The config first: snapshots built after the servers change must see it.
         self.config.store(config.clone());
-        let changed = self.manager.reload(&config).await;
-        // An approval may have let pinned tools through: the catalog is built again.
+        self.manager.reload(&config).await
+    }
+
+    /// The pinned tools' file changed (an approval may let tools through):
+    /// the catalog is built again, and the sessions hear of it.
+    pub fn pins_changed(&self) {
         self.manager.catalog_changed();
-        changed
     }
 
     /// The environment (for `MCP_DIRECT_TOOLS` and interpolation).
@@ -481,7 +484,7 @@ impl Host {
         let (manager, config) = (self.manager.clone(), self.config.clone());
         let env_override = self.env.get("MCP_DIRECT_TOOLS").map(str::to_string);
         let naming = self.naming.clone();
-        let pins = crate::pins::Pins::new(&self.env.state_dir());
+        let pins = crate::pins::Pins::of(&self.config());
         let input = move || {
             // Read before the tools: a change after this point bumps it again.
             let version = manager.catalog_version();

@@ -124,10 +124,11 @@ pub struct Pins {
 }
 
 impl Pins {
-    /// The pins kept in `state_dir`.
-    pub fn new(state_dir: &Path) -> Pins {
+    /// The pins of `config`: beside its project approvals, in mcpw's state
+    /// folder.
+    pub fn of(config: &Config) -> Pins {
         Pins {
-            path: state_dir.join(FILE_NAME),
+            path: config.trust.file.with_file_name(FILE_NAME),
         }
     }
 

@@ -62,7 +62,7 @@ type Fingerprint = Vec<(std::path::PathBuf, Option<(std::time::SystemTime, u64)>
 /// and the pinned tools' (an approval or an edit changes what loads).
 fn watched(cfg: &Config) -> Vec<std::path::PathBuf> {
     let files = cfg.sources.iter().map(|s| s.path.clone());
-    let pins = cfg.trust.file.with_file_name(mcpw::pins::FILE_NAME);
+    let pins = mcpw::pins::Pins::of(cfg).path().to_path_buf();
     files.chain([cfg.trust.file.clone(), pins]).collect()
 }
 
@@ -110,6 +110,9 @@ async fn follow_config(
             continue;
         }
         settling = None;
+        let pins = mcpw::pins::Pins::of(&host.config()).path().to_path_buf();
+        let pins_at = |f: &Fingerprint| f.iter().find(|(p, _)| *p == pins).map(|(_, at)| *at);
+        let pins_changed = pins_at(&now) != pins_at(&seen);
         seen = now;
         let from = sources.clone();
         let Ok(cfg) = tokio::task::spawn_blocking(move || mcpw::config::load(&from)).await else {
@@ -142,6 +145,9 @@ async fn follow_config(
             tracing::warn!("settings.guards changed: restart `mcpw serve` to apply it");
         }
         let changed = host.reload(cfg).await;
+        if pins_changed {
+            host.pins_changed();
+        }
         if !changed.is_empty() {
             tracing::info!("config reloaded; servers changed: {}", changed.join(", "));
             // As at start: the catalog should know every server's tools, and eager

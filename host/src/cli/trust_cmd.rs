@@ -102,7 +102,7 @@ struct Pending {
 
 impl Pending {
     fn of(cfg: &mcpw::config::Config) -> Pending {
-        let file = cfg.trust.file.with_file_name(pins::FILE_NAME);
+        let file = pins::Pins::of(cfg).path().to_path_buf();
         let all = PinFile::read(&file);
         let servers = cfg
             .servers

@@ -61,7 +61,9 @@ pub(crate) async fn run(
     options: CallOptions,
 ) -> Ran {
     let started = Instant::now();
-    let mut seen = Observed::new(caller, entry, arguments.as_ref());
+    // Only an observer that measures (the audit trail) reads them.
+    let kept = arguments.as_ref().filter(|_| stages.measures());
+    let mut seen = Observed::new(caller, entry, kept);
     let admitted = match admit(stages, caller, entry, arguments).await {
         Ok(admitted) => admitted,
         Err(Stopped::Refused(why)) => {
@@ -193,9 +195,10 @@ async fn before(
     ),
     Stopped,
 > {
-    let text = arguments
-        .as_ref()
-        .map_or_else(|| "{}".into(), |a| Value::Object(a.clone()).to_string());
+    let text = arguments.as_ref().map_or_else(
+        || "{}".into(),
+        |a| serde_json::to_string(a).unwrap_or_default(),
+    );
     let mut call = GuardedCall {
         server: entry.tool.server.clone(),
         tool: entry.tool.name.clone(),

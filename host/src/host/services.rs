@@ -89,7 +89,7 @@ impl LiveServices {
         arguments: Option<serde_json::Map<String, serde_json::Value>>,
     ) -> Result<Result<RawResult, ServiceError>, ServiceError> {
         let calls = self.calls()?;
-        let caller = Caller::guest(caller.strip_prefix("guest:").unwrap_or(caller));
+        let caller = Caller::guest(caller);
         let options = crate::upstream::CallOptions::default();
         let ran = self.runtime.block_on(crate::host::pipeline::run(
             &*calls, &caller, entry, arguments, options,
@@ -156,7 +156,7 @@ impl HostServices for LiveServices {
     }
 
     /// A guest's call: found among the server's tools, then made along the
-    /// call path every call takes, as `caller` (`guest:<role>`).
+    /// call path every call takes, as the guest `caller` names (`guest:<role>`).
     fn call_tool(
         &self,
         caller: &str,
@@ -219,7 +219,7 @@ impl HostServices for LiveServices {
             };
         }
         let (calls, owned) = (self.calls()?, uri.to_string());
-        let caller = Caller::guest(caller.strip_prefix("guest:").unwrap_or(caller));
+        let caller = Caller::guest(caller);
         let timeout = m.call_timeout(server);
         let read = async {
             m.with_connection(

@@ -84,7 +84,7 @@ pub trait HostServices: Send + Sync {
     /// Connects `server` (`refresh`: reconnect now, bypassing backoff).
     fn connect(&self, server: &str, refresh: bool) -> Result<ServerStatus, ServiceError>;
     /// Calls a tool by its original name with a JSON object text of
-    /// arguments, for `caller` (the calling guest, `guest:<role>`).
+    /// arguments, for `caller` (the calling guest: its role, or its name).
     fn call_tool(
         &self,
         caller: &str,
@@ -222,9 +222,10 @@ impl HostServices for StaticServices {
     }
 }
 
-/// The services of the guest of one role: what it calls, it calls as
-/// `guest:<role>` (the bucket its calls are counted in, the client the
-/// guards and the audit line see), whatever its file is named.
+/// The services of the guest of one role: what it calls, it calls as its
+/// role (the host counts it as `guest:<role>`: the bucket its calls draw
+/// from, the client the guards and the audit line see), whatever its file
+/// is named.
 pub(crate) struct AsRole {
     inner: std::sync::Arc<dyn HostServices>,
     caller: String,
@@ -234,7 +235,7 @@ impl AsRole {
     pub(crate) fn new(inner: std::sync::Arc<dyn HostServices>, role: crate::config::Role) -> Self {
         AsRole {
             inner,
-            caller: format!("guest:{role}"),
+            caller: role.to_string(),
         }
     }
 }

@@ -124,27 +124,18 @@ fn json_size<T: serde::Serialize>(value: &T) -> usize {
 }
 
 impl Observed {
+    /// A call of `entry` with `arguments` (kept only for an observer that
+    /// needs them), before it is decided.
     pub(crate) fn new(
         caller: &Caller,
         entry: &Entry,
         arguments: Option<&Map<String, Value>>,
     ) -> Self {
         Observed {
-            time_ms: crate::clock::now_ms(),
-            client: caller.client.clone(),
-            session: caller.session_id(),
-            via: caller.via,
-            server: entry.tool.server.clone(),
             tool: entry.tool.name.clone(),
             name: entry.name.clone(),
-            resource: None,
-            prompt: None,
             arguments: arguments.cloned(),
-            decision: Decision::Allowed,
-            reason: None,
-            duration: Duration::ZERO,
-            call: None,
-            error: None,
+            ..Observed::of(caller, &entry.tool.server)
         }
     }
 
@@ -155,6 +146,15 @@ impl Observed {
             super::Read::Prompt(name) => (None, Some(name.to_string())),
         };
         Observed {
+            resource,
+            prompt,
+            ..Observed::of(caller, server)
+        }
+    }
+
+    /// What every observed call or read starts with: who, when and where.
+    fn of(caller: &Caller, server: &str) -> Self {
+        Observed {
             time_ms: crate::clock::now_ms(),
             client: caller.client.clone(),
             session: caller.session_id(),
@@ -162,8 +162,8 @@ impl Observed {
             server: server.to_string(),
             tool: String::new(),
             name: String::new(),
-            resource,
-            prompt,
+            resource: None,
+            prompt: None,
             arguments: None,
             decision: Decision::Allowed,
             reason: None,
@@ -211,10 +211,7 @@ impl Observed {
             decision: self.decision,
             reason: self.reason.clone(),
             duration_ms: self.duration.as_millis() as u64,
-            arguments_bytes: self
-                .arguments
-                .as_ref()
-                .map_or(2, |a| Value::Object(a.clone()).to_string().len()),
+            arguments_bytes: self.arguments.as_ref().map_or(2, json_size),
             result_bytes: self.call.as_ref().map_or(0, |c| c.result_bytes),
             error: self.error.clone(),
             arguments: arguments.then(|| self.arguments.clone().unwrap_or_default()),
