@@ -12,6 +12,7 @@ mod approval;
 mod calls;
 pub mod code;
 mod era;
+mod held;
 mod hints;
 pub mod http;
 mod listen;
@@ -24,6 +25,7 @@ mod results;
 mod scope;
 mod session_events;
 mod tasks;
+mod tool_call;
 mod tool_search;
 mod traced;
 
@@ -65,6 +67,8 @@ pub struct ServeState {
     replicas: Option<Arc<replicas::Replicas>>,
     /// Open sessions per client, for the live page.
     sessions_by_client: page::SessionCounts,
+    /// Calls of clients of the stateless revision waiting for their answers.
+    held: Arc<held::HeldCalls>,
 }
 
 impl ServeState {
@@ -82,6 +86,7 @@ impl ServeState {
             listing: ArcSwapOption::empty(),
             code_usage: tokio::sync::OnceCell::new(),
             sessions_by_client: Default::default(),
+            held: Arc::new(held::HeldCalls::new()),
         })
     }
 
@@ -413,73 +418,16 @@ impl ServerHandler for Gateway {
 
     async fn call_tool(
         &self,
-        mut request: CallToolRequestParams,
+        request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::CallToolResponse, McpError> {
-        let span = traced::span(&context, "tools/call", Some(&request.name));
-        traced::run(span, async move {
-            self.link.seen(&context.extensions, &context.peer).await;
-            let args = request.arguments.take();
-            let name = request.name;
-            // Only ToolSearch needs `auto` decided: other names are called alike
-            // in direct and tool-search exposure.
-            let exposure = match &*name {
-                tool_search::TOOL_NAME => self.decide_exposure(&context.extensions).await?,
-                _ => self.exposure(),
-            };
-            let result = match (exposure, &*name) {
-                (Exposure::Proxy, proxy::TOOL_NAME) => {
-                    proxy::call(self, args.unwrap_or_default(), &context).await?
-                }
-                (Exposure::Proxy, _) => result(
-                    &[Content::text(format!(
-                        "Unknown tool \"{name}\": this gateway exposes one tool, `mcp`."
-                    ))],
-                    None,
-                    true,
-                )?,
-                (_, code::TOOL_NAME)
-                    if self.shared.exposure == Exposure::Code
-                        || self.shared.host.config().settings.code_mode =>
-                {
-                    let client = self.client(&context.extensions);
-                    let code = args
-                        .as_ref()
-                        .and_then(|a| a.get("code"))
-                        .and_then(Value::as_str)
-                        .unwrap_or_default()
-                        .to_string();
-                    let limits = args
-                        .as_ref()
-                        .and_then(|a| a.get("limits"))
-                        .and_then(Value::as_object);
-                    let shaping = args.as_ref().map(results::Shaping::of).unwrap_or_default();
-                    code::run(self, &client, &code, limits, &shaping, &context).await?
-                }
-                (
-                    Exposure::Direct | Exposure::ToolSearch | Exposure::Code | Exposure::Auto,
-                    results::TOOL_NAME,
-                ) if results::offered(&self.shared.host.config()) => {
-                    self.read_result_tool(&args.unwrap_or_default()).await?
-                }
-                (Exposure::Code, _) => result(
-                    &[Content::text(format!(
-                        "Unknown tool \"{name}\": this gateway exposes one tool, `code`; call other tools from a script."
-                    ))],
-                    None,
-                    true,
-                )?,
-                (Exposure::ToolSearch, tool_search::TOOL_NAME) => {
-                    tool_search::call(self, args.unwrap_or_default(), &context).await?
-                }
-                _ => {
-                    let response = self.call_upstream(&name, args, &context).await;
-                    return response.map(Complete::complete);
-                }
-            };
-            Ok(result.complete().into())
-        })
-        .await
+        let stateless = context
+            .protocol_version()
+            .is_some_and(|v| !crate::upstream::is_legacy_revision(v.as_str()));
+        match stateless {
+            true => self.held_call(request, context).await,
+            false => self.call_now(request, context).await,
+        }
     }
 
     async fn list_prompts(

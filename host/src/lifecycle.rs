@@ -27,7 +27,7 @@ use crate::clock::Instant;
 use crate::config::{Config, Lifecycle, Server};
 use crate::paths::Environment;
 use crate::upstream::{
-    ConnectContext, ConnectError, Connection, Listing, UpstreamEvent, is_legacy_revision,
+    ConnectContext, ConnectError, Connection, Listing, Need, UpstreamEvent, is_legacy_revision,
 };
 use futures::StreamExt;
 use serde_json::Value;
@@ -648,6 +648,22 @@ impl Manager {
     where
         F: Future<Output = Result<T, ConnectError>>,
     {
+        self.with_connection_for(name, Need::Any, f).await
+    }
+
+    /// Runs `f` as [`Manager::with_connection`] does, on a connection that
+    /// serves `need`: the handshake-era one beside a stateless connection
+    /// when only that era carries it and the server speaks it (see
+    /// [`crate::upstream::Need`]).
+    pub async fn with_connection_for<T, F>(
+        &self,
+        name: &str,
+        need: Need<'_>,
+        f: impl FnOnce(Arc<Connection>) -> F,
+    ) -> Result<T, LifecycleError>
+    where
+        F: Future<Output = Result<T, ConnectError>>,
+    {
         let conn = self.connect(name, false).await?;
         let slot = self.slot(name)?;
         self.freshen(&slot, &conn);
@@ -655,7 +671,10 @@ impl Manager {
             // Counted down on drop too: a call abandoned by its caller (a
             // cancelled request) must not pin the server as busy forever.
             let _busy = InFlight::enter(&slot);
-            f(conn.clone()).await
+            match self.beside(&slot, &conn, need).await {
+                Some(beside) => f(beside).await,
+                None => f(conn.clone()).await,
+            }
         };
         let dead = match &result {
             Err(e) => e.is_fatal() || !conn.is_open(),

@@ -2,6 +2,7 @@
 //! Streamable HTTP, and legacy HTTP+SSE as the fallback for servers that only
 //! speak that.
 
+mod beside;
 mod calls;
 mod error;
 pub mod events;
@@ -15,6 +16,7 @@ mod sse;
 mod stdio;
 mod tasks;
 
+pub use beside::Need;
 pub use calls::{CallOptions, Called};
 pub use error::ConnectError;
 pub use events::{LogMessage, UpstreamEvent};
@@ -121,6 +123,9 @@ pub struct Connection {
     routes: Routes,
     redact: secrets::Redactions,
     listening: Option<listen::Listen>,
+    /// A handshake-era connection to the same server, when this one is
+    /// stateless and a session needed one (see [`beside`]).
+    beside: tokio::sync::Mutex<beside::Beside>,
 }
 
 /// What a server offers, listed right after connecting.
@@ -218,6 +223,7 @@ impl Connection {
                     routes: routes.clone(),
                     redact: ctx.redact.clone(),
                     listening: Default::default(),
+                    beside: Default::default(),
                 });
             }
             Err(e) if e.is_auth() => return Err(e),
@@ -289,6 +295,7 @@ impl Connection {
             routes: routes.clone(),
             redact: ctx.redact.clone(),
             listening: Default::default(),
+            beside: Default::default(),
         })
     }
 
@@ -530,6 +537,11 @@ impl Connection {
     pub async fn close(mut self) {
         // The listen stream ends with the connection: not a failure to report.
         self.listening.take();
+        if let Some(beside) = self.beside.get_mut().take()
+            && let Ok(beside) = Arc::try_unwrap(beside)
+        {
+            Box::pin(beside.close()).await;
+        }
         let _ = tokio::time::timeout(Duration::from_secs(2), self.service.close()).await;
         if let Some(group) = self.group.take() {
             group.kill();
@@ -556,6 +568,7 @@ async fn sse_connect(
         routes: routes.clone(),
         redact: ctx.redact.clone(),
         listening: Default::default(),
+        beside: Default::default(),
     })
 }
 

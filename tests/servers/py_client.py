@@ -1,22 +1,39 @@
 """The official Python SDK's `Client` (PyPI `mcp`), scripted for the tests.
 
-    py_client.py MODE TARGET TOOL ARGS_JSON
+    py_client.py MODE TARGET PLAN_JSON
 
 MODE is the SDK's connect mode (`auto`: `server/discover`, then 2026-07-28
 where the server offers it; `legacy`: the `initialize` handshake). TARGET is a
 Streamable HTTP URL, or a JSON list naming a command to run over stdio.
 
-Lists and calls TOOL with ARGS_JSON, reads the first resource listed and gets
-the first prompt that needs no arguments, then prints one JSON object: the
-revision negotiated and, per step, what came back or the error the SDK raised
-(its validation of each result against the negotiated revision among them).
+PLAN says what to do, in this order:
+  "calls":  [[TOOL, ARGS], ...]  tools to call, one after the other;
+  "read":   true                 read the first resource listed;
+  "prompt": true                 get the first prompt that needs no arguments;
+  "watch":  [{"uri": URI, "trigger": [TOOL, ARGS]}, ...]
+                                 for each, watch URI (`resources/subscribe` in
+                                 the handshake era, `subscriptions/listen` in
+                                 2026-07-28), call the trigger, and wait (10 s
+                                 at most) for the update.
+The client answers sampling ("sampled: <the prompt's text>"), elicitation
+(accepts, each field its default, else a value of its type) and roots (one,
+file:///py-client-root).
+
+Prints one JSON object: the revision negotiated, the tools listed and, per
+step, what came back or the error the SDK raised (its validation of each
+result against the negotiated revision among them), with how many questions
+the client was asked.
 """
 
 import asyncio
 import json
 import sys
+import warnings
 
-from mcp import Client, StdioServerParameters
+import anyio
+from mcp import Client, StdioServerParameters, types
+
+ROOT = "file:///py-client-root"
 
 
 def target(text):
@@ -29,23 +46,104 @@ def target(text):
 async def step(report, name, action):
     try:
         report[name] = await action()
-    except Exception as e:  # the test reads which step failed, and why
+    except BaseException as e:  # the test reads which step failed, and why
         report[name] = {"error": f"{type(e).__name__}: {e}"}
 
 
-async def main(mode, server, tool, args):
+def field_value(schema):
+    if "default" in schema:
+        return schema["default"]
+    if "enum" in schema:
+        return schema["enum"][0]
+    if "oneOf" in schema:
+        return schema["oneOf"][0].get("const")
+    kind = schema.get("type")
+    if kind == "array":
+        items = schema.get("items", {})
+        options = items.get("enum") or [o.get("const") for o in items.get("anyOf", [])]
+        return options[:1]
+    return {"boolean": True, "number": 1, "integer": 1}.get(kind, "elicited")
+
+
+class Answers:
+    def __init__(self):
+        self.asked = {"sampling": 0, "elicitation": 0, "roots": 0}
+
+    async def sampling(self, context, params):
+        self.asked["sampling"] += 1
+        content = params.messages[0].content
+        text = getattr(content, "text", "") if not isinstance(content, list) else ""
+        return types.CreateMessageResult(
+            role="assistant",
+            content=types.TextContent(type="text", text=f"sampled: {text}"),
+            model="py-client-model",
+        )
+
+    async def elicitation(self, context, params):
+        self.asked["elicitation"] += 1
+        schema = getattr(params, "requested_schema", None) or {}
+        if not isinstance(schema, dict):
+            schema = schema.model_dump(by_alias=True, exclude_none=True)
+        fields = schema.get("properties", {})
+        content = {name: field_value(s) for name, s in fields.items()}
+        return types.ElicitResult(action="accept", content=content)
+
+    async def roots(self, context):
+        self.asked["roots"] += 1
+        return types.ListRootsResult(roots=[types.Root(uri=ROOT, name="py-client")])
+
+
+def texts(result):
+    return "\n".join(c.text for c in result.content if getattr(c, "type", "") == "text")
+
+
+async def watch(client, plan, version):
+    uri, (tool, args) = plan["uri"], plan["trigger"]
+    if version >= "2026-07-28":
+        async with client.listen(resource_subscriptions=[uri]) as sub:
+            await client.call_tool(tool, args)
+            with anyio.fail_after(10):
+                async for event in sub:
+                    if getattr(event, "uri", None) == uri:
+                        return {"updated": uri}
+        return {"updated": None}
+    updated = anyio.Event()
+
+    async def on_message(message):
+        root = getattr(message, "root", message)
+        if getattr(root, "method", "") == "notifications/resources/updated":
+            if str(root.params.uri) == uri:
+                updated.set()
+
+    client.session._message_handler = on_message  # the SDK's hook for notifications
+    await client.subscribe_resource(uri)
+    await client.call_tool(tool, args)
+    with anyio.fail_after(10):
+        await updated.wait()
+    return {"updated": uri}
+
+
+async def main(mode, server, plan):
     report = {}
-    async with Client(target(server), mode=mode, raise_exceptions=True) as client:
-        report["protocolVersion"] = client.protocol_version
+    answers = Answers()
+    async with Client(
+        target(server),
+        mode=mode,
+        raise_exceptions=True,
+        sampling_callback=answers.sampling,
+        elicitation_callback=answers.elicitation,
+        list_roots_callback=answers.roots,
+    ) as client:
+        version = client.protocol_version
+        report["protocolVersion"] = version
 
         async def tools():
             listed = await client.list_tools()
             return sorted(t.name for t in listed.tools)
 
-        async def call():
+        async def call(tool, args):
             result = await client.call_tool(tool, args)
-            texts = [c.text for c in result.content if getattr(c, "type", "") == "text"]
-            return {"isError": bool(result.is_error), "text": "\n".join(texts)}
+            return {"isError": bool(result.is_error), "text": texts(result)}
 
         async def resource():
             listed = await client.list_resources()
@@ -64,12 +162,26 @@ async def main(mode, server, tool, args):
             return {"name": free[0].name, "messages": len(got.messages)}
 
         await step(report, "tools", tools)
-        await step(report, "call", call)
-        await step(report, "resource", resource)
-        await step(report, "prompt", prompt)
+        report["calls"] = []
+        for tool, args in plan.get("calls", []):
+            done = {}
+            await step(done, "result", lambda: call(tool, args))
+            report["calls"].append(done["result"])
+        if plan.get("read"):
+            await step(report, "resource", resource)
+        if plan.get("prompt"):
+            await step(report, "prompt", prompt)
+        report["watch"] = []
+        for watched in plan.get("watch", []):
+            done = {}
+            await step(done, "result", lambda: watch(client, watched, version))
+            report["watch"].append(done["result"])
+    report["asked"] = answers.asked
     print(json.dumps(report))
 
 
 if __name__ == "__main__":
-    mode, server, tool, args = sys.argv[1:5]
-    asyncio.run(main(mode, server, tool, json.loads(args)))
+    # `resources/subscribe` is deprecated in the SDK: the handshake era has it.
+    warnings.simplefilter("ignore")
+    mode, server, plan = sys.argv[1:4]
+    asyncio.run(main(mode, server, json.loads(plan)))

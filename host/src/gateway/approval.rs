@@ -7,9 +7,10 @@
 
 use super::{ClientScope, Gateway};
 use crate::host::pipeline::{Answer, Approver, Caller, CallerSession, Question, Via};
+use crate::upstream::origin::Client;
 use futures::future::BoxFuture;
 use rmcp::model::{ClientResult, ElicitRequestParams, ElicitationAction, RequestId, ServerRequest};
-use rmcp::service::{Peer, RoleServer};
+use rmcp::service::RoleServer;
 use serde_json::{Value, json};
 use std::sync::Arc;
 
@@ -62,14 +63,14 @@ impl Gateway {
 /// request's stream.
 #[derive(Clone)]
 pub(crate) struct Asker {
-    pub(crate) peer: Peer<RoleServer>,
+    pub(crate) client: Client,
     pub(crate) request: Option<RequestId>,
 }
 
 impl Asker {
     pub(crate) fn of(ctx: &rmcp::service::RequestContext<RoleServer>) -> Asker {
         Asker {
-            peer: ctx.peer.clone(),
+            client: Gateway::asked_client(ctx),
             request: Some(ctx.id.clone()),
         }
     }
@@ -77,7 +78,7 @@ impl Asker {
 
 impl Approver for Asker {
     fn cannot_ask(&self) -> Option<String> {
-        let can = crate::upstream::origin::declares(&self.peer, "elicitation");
+        let can = self.client.declares("elicitation");
         (!can).then(|| "this client cannot be asked: it does not support elicitation".into())
     }
 
@@ -125,14 +126,11 @@ async fn ask(asker: &Asker, question: &Question) -> Result<Answer, String> {
     }))
     .map_err(|e| e.to_string())?;
     let request = ServerRequest::ElicitRequest(rmcp::model::Request::new(params));
-    let answer = crate::upstream::origin::forward(
-        &asker.peer,
-        request,
-        asker.request.clone(),
-        std::future::pending(),
-    )
-    .await
-    .map_err(|e| e.message.to_string())?;
+    let answer = asker
+        .client
+        .ask(request, asker.request.clone(), std::future::pending())
+        .await
+        .map_err(|e| e.message.to_string())?;
     let ClientResult::ElicitResult(answer) = answer else {
         return Err(format!("the client answered with {answer:?}"));
     };

@@ -107,9 +107,25 @@ impl Gateway {
 }
 
 impl Gateway {
+    /// What this session's calls need of a server's connection (see
+    /// [`CallOptions::need`]).
+    pub(super) fn call_options_need(&self) -> crate::upstream::Need<'static> {
+        let session = self.session.lock().unwrap_or_else(|p| p.into_inner());
+        let client = session.as_ref().map(|g| &g.session().client);
+        crate::upstream::origin::need_of(client, None)
+    }
+
     /// The session and request a call is made for: a server's requests
     /// while serving it go there.
     pub(super) fn origin(&self, context: &RequestContext<RoleServer>) -> Option<Origin> {
+        if let Some(held) = context.extensions.get::<super::held::HeldClient>() {
+            let session = crate::upstream::origin::Session {
+                id: held.id,
+                client: held.client(),
+            };
+            let request = context.id.clone();
+            return Some(Origin { session, request });
+        }
         let session = self
             .session
             .lock()

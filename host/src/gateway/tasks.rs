@@ -47,8 +47,10 @@ impl Gateway {
         let manager = self.shared.host.manager();
         let timeout = manager.call_timeout(server);
         let task = task.to_string();
+        // The task lives on the connection its call was made on.
+        let need = self.call_options_need();
         match manager
-            .with_connection(server, |c| f(c, task, timeout))
+            .with_connection_for(server, need, |c| f(c, task, timeout))
             .await
         {
             Ok(v) => Ok(v),

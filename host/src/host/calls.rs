@@ -134,9 +134,13 @@ impl CallPath {
                 _ => {
                     let args = arguments.unwrap_or_default();
                     self.manager
-                        .with_connection(&tool.server, |c| async move {
-                            c.call_tool(&tool.name, Some(args), timeout, options).await
-                        })
+                        .with_connection_for(
+                            &tool.server,
+                            options.need(&tool.name),
+                            |c| async move {
+                                c.call_tool(&tool.name, Some(args), timeout, options).await
+                            },
+                        )
                         .await
                         .map(|called| match called {
                             Called::Done(result) => RawResult::Tool(result),

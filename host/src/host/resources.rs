@@ -344,8 +344,9 @@ impl Host {
             return Ok(());
         }
         let timeout = self.manager.call_timeout(&route.server);
+        let need = crate::upstream::Need::ResourceUpdates;
         self.manager
-            .with_connection(&route.server, |c| {
+            .with_connection_for(&route.server, need, |c| {
                 let uri = route.uri.clone();
                 async move { c.watch_resource(&uri, subscribe, timeout).await }
             })

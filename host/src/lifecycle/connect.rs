@@ -34,11 +34,7 @@ impl Manager {
                 .protocol_version
                 .as_deref()
                 .is_some_and(is_legacy_revision);
-        let vault = slot
-            .server
-            .config
-            .oauth_applies()
-            .then(|| self.vault.clone());
+        let vault = self.vault_for(&slot);
         let ctx = self.context(name, self.upstream_tx.clone(), legacy_only, vault);
         self.sessions.ready_to_connect().await;
         match self.connector.open(&slot.server.config, &ctx).await {
@@ -70,6 +66,37 @@ impl Manager {
             Some(err) => Err(err),
             None => Ok(None),
         }
+    }
+
+    /// The handshake-era connection beside `conn` when `need` calls for one
+    /// and the server speaks that era.
+    pub(super) async fn beside(
+        &self,
+        slot: &Slot,
+        conn: &Connection,
+        need: Need<'_>,
+    ) -> Option<Arc<Connection>> {
+        if !conn.needs_beside(need) {
+            return None;
+        }
+        let name = slot.name();
+        let vault = self.vault_for(slot);
+        let ctx = self.context(name, self.upstream_tx.clone(), true, vault);
+        let beside = conn
+            .beside(need, || self.connector.open(&slot.server.config, &ctx))
+            .await;
+        if beside.is_none() {
+            tracing::debug!(server = name, ?need, "served on the stateless connection");
+        }
+        beside
+    }
+
+    /// The vault of a server mcpw logs in to.
+    fn vault_for(&self, slot: &Slot) -> Option<crate::auth::store::Vault> {
+        slot.server
+            .config
+            .oauth_applies()
+            .then(|| self.vault.clone())
     }
 
     /// What a connection to `name` is opened with.

@@ -28,6 +28,15 @@ pub struct CallOptions {
     pub accept_task: bool,
 }
 
+impl CallOptions {
+    /// What the call needs of its connection: a session whose client takes
+    /// the server's requests needs a connection on which the server can make
+    /// them.
+    pub fn need<'a>(&self, tool: &'a str) -> super::Need<'a> {
+        origin::need_of(self.origin.as_ref().map(|o| &o.session.client), Some(tool))
+    }
+}
+
 /// What a server answered to `tools/call`.
 #[derive(Clone, Debug)]
 pub enum Called {

@@ -10,6 +10,7 @@
 //! that may see the server when there is one, and is answered by mcpw
 //! otherwise (no roots, no sampling, elicitation declined).
 
+use futures::future::BoxFuture;
 #[allow(deprecated)] // roots: in every revision before 2026-07-28
 use rmcp::model::ListRootsResult;
 use rmcp::model::{
@@ -37,7 +38,53 @@ pub struct Session {
     /// Unique in this process.
     pub id: u64,
     /// The client.
-    pub peer: Peer<RoleServer>,
+    pub client: Client,
+}
+
+/// Who a server's request is put to.
+#[derive(Clone)]
+pub enum Client {
+    /// A client with a session (the handshake era): the request is sent on
+    /// to it as a request of its own.
+    Peer(Peer<RoleServer>),
+    /// A client of the stateless revision, which takes no requests: its
+    /// call waits while the question goes to it in an `inputRequired` answer.
+    Later(Arc<dyn AskLater>),
+}
+
+/// Asks a client of the stateless revision within one of its calls.
+pub trait AskLater: Send + Sync {
+    /// Whether the client declared the capability `key` with its call.
+    fn declares(&self, key: &str) -> bool;
+    /// Puts `request` to the client; the answer comes with its retried call.
+    fn ask(&self, request: ServerRequest) -> BoxFuture<'static, Result<ClientResult, McpError>>;
+}
+
+impl Client {
+    /// Whether the client declared the capability `key` (`sampling`, …).
+    pub fn declares(&self, key: &str) -> bool {
+        match self {
+            Client::Peer(peer) => declares(peer, key),
+            Client::Later(later) => later.declares(key),
+        }
+    }
+
+    /// Puts a server's request to the client and waits for the answer (see
+    /// [`forward`]).
+    pub async fn ask(
+        &self,
+        request: ServerRequest,
+        belongs_to: Option<RequestId>,
+        cancelled: impl std::future::Future<Output = ()>,
+    ) -> Result<ClientResult, McpError> {
+        match self {
+            Client::Peer(peer) => forward(peer, request, belongs_to, cancelled).await,
+            Client::Later(later) => tokio::select! {
+                answer = later.ask(request) => answer,
+                _ = cancelled => Err(McpError::internal_error("cancelled by the server", None)),
+            },
+        }
+    }
 }
 
 /// The downstream side of an upstream call.
@@ -128,7 +175,10 @@ impl Sessions {
         self.opened.notify_waiters();
         SessionGuard {
             sessions: self.clone(),
-            session: Session { id, peer },
+            session: Session {
+                id,
+                client: Client::Peer(peer),
+            },
         }
     }
 
@@ -161,6 +211,12 @@ impl Sessions {
         }
     }
 
+    /// A new id for a caller that is no session (a call of a client of the
+    /// stateless revision), unique among the sessions'.
+    pub fn new_id(&self) -> u64 {
+        self.next.fetch_add(1, Ordering::Relaxed) + 1
+    }
+
     /// Sets who answers elicitations that no session can take.
     pub fn set_local_elicitor(&self, elicitor: Arc<dyn LocalElicitor>) {
         *lock(&self.local) = Some(elicitor);
@@ -178,7 +234,7 @@ impl Sessions {
         match (seeing.next(), seeing.next()) {
             (Some((&id, l)), None) => Some(Session {
                 id,
-                peer: l.peer.clone(),
+                client: Client::Peer(l.peer.clone()),
             }),
             _ => None,
         }
@@ -330,14 +386,14 @@ pub(super) async fn target(
     in_flight: &InFlight,
     sessions: &Sessions,
     context: &RequestContext<RoleClient>,
-) -> Option<(Peer<RoleServer>, Option<RequestId>)> {
+) -> Option<(Client, Option<RequestId>)> {
     match in_flight
         .owner(context.extensions.get::<InboundStreamOrigin>())
         .await
     {
         // A call's session may see the server: the call was made.
-        Owner::Call(o) => Some((o.session.peer, Some(o.request))),
-        Owner::Outside => sessions.only(server).map(|s| (s.peer, None)),
+        Owner::Call(o) => Some((o.session.client, Some(o.request))),
+        Owner::Outside => sessions.only(server).map(|s| (s.client, None)),
         Owner::Ambiguous => None,
     }
 }
@@ -347,6 +403,21 @@ pub(crate) fn declares(peer: &Peer<RoleServer>, key: &str) -> bool {
     peer.peer_info()
         .and_then(|i| serde_json::to_value(&i.capabilities).ok())
         .is_some_and(|c| c.get(key).is_some())
+}
+
+/// What a call of `tool` (none: any) for `client` needs of a connection:
+/// one on which the server can ask, when the client takes sampling,
+/// elicitation or roots (no client: a caller without a session).
+pub fn need_of<'a>(client: Option<&Client>, tool: Option<&'a str>) -> super::Need<'a> {
+    let takes = |c: &Client| {
+        ["sampling", "elicitation", "roots"]
+            .iter()
+            .any(|k| c.declares(k))
+    };
+    match client {
+        Some(c) if takes(c) => super::Need::ServerRequests(tool),
+        _ => super::Need::Any,
+    }
 }
 
 /// Sends a server's request on to a client and waits for the answer;
@@ -390,7 +461,7 @@ pub(crate) async fn forward(
 pub(super) async fn answer(
     server: &str,
     sessions: &Sessions,
-    target: Option<(Peer<RoleServer>, Option<RequestId>)>,
+    target: Option<(Client, Option<RequestId>)>,
     request: ServerRequest,
     cancelled: impl std::future::Future<Output = ()>,
 ) -> Result<ClientResult, McpError> {
@@ -400,9 +471,9 @@ pub(super) async fn answer(
         ServerRequest::ListRootsRequest(_) => Some("roots"),
         _ => None,
     };
-    let target = target.filter(|(peer, _)| capability.is_none_or(|c| declares(peer, c)));
-    if let Some((peer, belongs_to)) = target {
-        return forward(&peer, request, belongs_to, cancelled).await;
+    let target = target.filter(|(client, _)| capability.is_none_or(|c| client.declares(c)));
+    if let Some((client, belongs_to)) = target {
+        return client.ask(request, belongs_to, cancelled).await;
     }
     match request {
         ServerRequest::ElicitRequest(r) => match sessions.local_elicitor() {
@@ -468,7 +539,7 @@ pub(super) async fn answer_inputs(
                 ));
             }
         };
-        let target = origin.map(|o| (o.session.peer.clone(), Some(o.request.clone())));
+        let target = origin.map(|o| (o.session.client.clone(), Some(o.request.clone())));
         let result = answer(server, sessions, target, request, std::future::pending()).await?;
         let value = serde_json::to_value(&result)
             .map_err(|e| McpError::internal_error(e.to_string(), None))?;

@@ -1,34 +1,93 @@
-//! Clients of both protocol eras through mcpw: the official Python SDK's
-//! `Client` (PyPI `mcp` 2.3.0), which checks every result against the revision
-//! it negotiated, in `auto` mode (`server/discover`, then 2026-07-28) and in
+//! Both protocol eras through mcpw, as a matrix: the official Python SDK's
+//! `Client` (PyPI `mcp` 2.3.0, which checks every result against the revision
+//! it negotiated) in `auto` mode (`server/discover`, then 2026-07-28) and in
 //! `legacy` mode (`initialize`, 2025-11-25), over stdio and Streamable HTTP,
-//! with a handshake-era upstream (server-everything) and one of the stateless
-//! revision (mcp-server-time, on the Python SDK) behind mcpw.
+//! in front of upstreams of both eras:
+//! - handshake era: server-everything (stdio) and the project's conformance
+//!   upstream (HTTP), whose tools ask with `sampling/createMessage` and
+//!   `elicitation/create` and which sends resource updates;
+//! - 2026-07-28: mcp-server-time (the Python SDK, stdio) and the conformance
+//!   suite's reference server (HTTP), whose tools ask with `inputRequired`
+//!   (sampling, elicitation, roots).
+//!
+//! Each run lists and calls tools, answers what the servers ask, reads a
+//! resource, gets a prompt and watches a resource until it is updated.
 
 use crate::common::{ConfigDirs, workspace};
-use crate::servers::{Serving, servers};
+use crate::servers::{Background, Serving, servers};
 use mcpw_test_support::isolated_mcpw;
 use serde_json::{Value, json};
 
-fn setup() -> ConfigDirs {
+struct Upstreams {
+    _conformance: Background,
+    _reference: Background,
+    dirs: ConfigDirs,
+}
+
+fn setup() -> Upstreams {
     let s = servers();
+    let conformance = Background::node(&[&s.conformance_upstream()], &[]);
+    let reference = s.reference_server();
+    let reference: Vec<&str> = reference.iter().map(String::as_str).collect();
+    let reference = Background::node(&reference, &[]);
     let dirs = ConfigDirs::new();
     let config = json!({"mcpServers": {
         "everything": {"command": "node", "args": [s.everything(), "stdio"]},
         "time": {"command": s.python_bin("mcp-server-time"), "args": ["--local-timezone", "UTC"]},
+        "cu": {"url": conformance.url("/mcp")},
+        "ref": {"url": reference.url("/mcp")},
     }});
     dirs.user(&config.to_string());
-    dirs
+    Upstreams {
+        _conformance: conformance,
+        _reference: reference,
+        dirs,
+    }
 }
 
-/// Runs `py_client.py` (the SDK's `Client`) against `target` in `mode`,
-/// calling `tool` with `args`; its report, one object.
-fn python_client(dirs: &ConfigDirs, mode: &str, target: &str, tool: &str, args: Value) -> Value {
+/// What each run does, in order (see `tests/servers/py_client.py`).
+fn plan() -> Value {
+    json!({
+        "calls": [
+            ["everything__echo", {"message": "hello eras"}],
+            ["time__get_current_time", {"timezone": "UTC"}],
+            ["cu__test_sampling", {"prompt": "from cu"}],
+            ["cu__test_elicitation", {"message": "who?"}],
+            ["ref__test_input_required_result_sampling", {}],
+            ["ref__test_input_required_result_elicitation", {}],
+            ["ref__test_input_required_result_list_roots", {}],
+        ],
+        "read": true,
+        "prompt": true,
+        // The reference server sends no updates of its watched resource
+        // (its description says otherwise): `tests/e2e/host/listen.rs` has
+        // a server of 2026-07-28 that does.
+        "watch": [
+            {"uri": "mcpw:cu/test://watched-resource",
+             "trigger": ["cu__update_watched_resource", {}]},
+        ],
+    })
+}
+
+/// What each call's text must hold, in the plan's order.
+const ANSWERS: [&str; 7] = [
+    "Echo: hello eras",
+    "UTC",
+    "LLM response: sampled: from cu",
+    "action=accept",
+    "Sampling result: sampled: What is the capital of France?",
+    "Hello, elicited!",
+    "Found 1 root(s)",
+];
+
+/// Runs `py_client.py` (the SDK's `Client`) against `target` in `mode`;
+/// its report, one object.
+fn python_client(dirs: &ConfigDirs, mode: &str, target: &str) -> Value {
     let script = workspace().join("tests/servers/py_client.py");
     // With mcpw's own environment: over stdio the SDK starts mcpw with it.
     let out = isolated_mcpw(servers().python_bin("python"), dirs.home())
         .arg(script)
-        .args([mode, target, tool, &args.to_string()])
+        .args([mode, target, &plan().to_string()])
         .output()
         .unwrap();
     assert!(
@@ -41,62 +100,59 @@ fn python_client(dirs: &ConfigDirs, mode: &str, target: &str, tool: &str, args: 
     })
 }
 
-/// What every mode and transport must give: both upstreams' tools listed and
-/// called, a resource read and a prompt got, each result accepted by the SDK.
-fn check(report: &Value, mode: &str, revision: &str, time: &Value) {
+/// What every mode and transport must give: every call answered as its
+/// server answers a client of either era, each result accepted by the SDK,
+/// the questions asked of the client, a resource read, a prompt got and an
+/// update received.
+fn check(report: &Value, mode: &str, revision: &str) {
     let context = format!("{mode}: {report:#}");
     assert_eq!(report["protocolVersion"], revision, "{context}");
-    let tools = report["tools"].as_array().expect(&context);
-    for name in ["everything__echo", "time__get_current_time"] {
-        assert!(tools.contains(&json!(name)), "{name} missing; {context}");
+    let calls = report["calls"].as_array().expect(&context);
+    assert_eq!(calls.len(), ANSWERS.len(), "{context}");
+    for (call, answer) in calls.iter().zip(ANSWERS) {
+        assert_eq!(call["isError"], false, "{answer}; {context}");
+        let text = call["text"].as_str().unwrap_or_default();
+        assert!(text.contains(answer), "{answer}; {context}");
     }
-    assert_eq!(report["call"]["isError"], false, "{context}");
-    assert!(
-        report["call"]["text"]
-            .as_str()
-            .unwrap()
-            .contains("Echo: hello eras"),
-        "{context}"
-    );
-    assert!(
-        report["resource"]["contents"].as_u64() >= Some(1),
-        "{context}"
-    );
-    assert!(
-        report["prompt"]["messages"].as_u64() >= Some(1),
-        "{context}"
-    );
-    assert_eq!(time["protocolVersion"], revision, "{time:#}");
-    // The stateless upstream's tool, called by a client of either era.
-    assert_eq!(time["call"]["isError"], false, "{time:#}");
-    assert!(
-        time["call"]["text"].as_str().unwrap().contains("UTC"),
-        "{time:#}"
-    );
+    let asked = &report["asked"];
+    assert_eq!(asked["sampling"], 2, "{context}");
+    assert_eq!(asked["elicitation"], 2, "{context}");
+    // server-everything asks for the roots too, as a session of its era
+    // opens, when that session's client takes them.
+    assert!(asked["roots"].as_u64() >= Some(1), "{context}");
+    let read = report["resource"]["contents"].as_u64();
+    assert!(read >= Some(1), "{context}");
+    let prompt = report["prompt"]["messages"].as_u64();
+    assert!(prompt >= Some(1), "{context}");
+    let updated: Vec<&Value> = report["watch"]
+        .as_array()
+        .expect(&context)
+        .iter()
+        .map(|w| &w["updated"])
+        .collect();
+    assert_eq!(updated, ["mcpw:cu/test://watched-resource"], "{context}");
 }
+
+const MODES: [(&str, &str); 2] = [("auto", "2026-07-28"), ("legacy", "2025-11-25")];
 
 #[test]
 fn the_python_sdk_client_of_either_era_over_stdio() {
-    let dirs = setup();
+    let up = setup();
     let mcpw = json!([env!("CARGO_BIN_EXE_mcpw"), "serve", "--exposure", "direct"]).to_string();
-    for (mode, revision) in [("auto", "2026-07-28"), ("legacy", "2025-11-25")] {
-        let echo = json!({"message": "hello eras"});
-        let report = python_client(&dirs, mode, &mcpw, "everything__echo", echo);
-        let time = json!({"timezone": "UTC"});
-        let timed = python_client(&dirs, mode, &mcpw, "time__get_current_time", time);
-        check(&report, mode, revision, &timed);
+    for (mode, revision) in MODES {
+        check(&python_client(&up.dirs, mode, &mcpw), mode, revision);
     }
 }
 
 #[test]
 fn the_python_sdk_client_of_either_era_over_streamable_http() {
-    let dirs = setup();
-    let serving = Serving::start(&dirs.home(), &["--exposure", "direct"]);
-    for (mode, revision) in [("auto", "2026-07-28"), ("legacy", "2025-11-25")] {
-        let echo = json!({"message": "hello eras"});
-        let report = python_client(&dirs, mode, &serving.url(), "everything__echo", echo);
-        let time = json!({"timezone": "UTC"});
-        let timed = python_client(&dirs, mode, &serving.url(), "time__get_current_time", time);
-        check(&report, mode, revision, &timed);
+    let up = setup();
+    let serving = Serving::start(&up.dirs.home(), &["--exposure", "direct"]);
+    for (mode, revision) in MODES {
+        check(
+            &python_client(&up.dirs, mode, &serving.url()),
+            mode,
+            revision,
+        );
     }
 }

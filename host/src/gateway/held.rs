@@ -1,0 +1,401 @@
+//! Questions to a client of the stateless revision (2026-07-28) during its
+//! tool call. Such a client takes no requests: what a server asks while
+//! serving the call (`sampling/createMessage`, `elicitation/create`,
+//! `roots/list`, or an `inputRequired` of its own) and what mcpw asks
+//! (approval) reach it as the call's `inputRequired` answer. The call goes on
+//! in the background meanwhile; the `requestState` names it, sealed
+//! (HMAC-SHA256, bound to the client and the tool, valid while the call may
+//! wait), and the client's retry with its answers resumes it. A code-mode
+//! script whose inner call is asked waits the same way, with its call.
+//!
+//! The call waits in this process: a retry that reaches another replica is
+//! told to call again.
+
+use super::Gateway;
+use crate::upstream::origin::{AskLater, Client};
+use futures::future::BoxFuture;
+use rmcp::ErrorData as McpError;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, ClientResult, InputRequest, InputRequests,
+    InputRequiredResult, InputResponses, RequestStateCodec, SealOptions, ServerRequest,
+};
+use rmcp::service::{RequestContext, RoleServer};
+use serde_json::Value;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+use tokio::sync::{Notify, oneshot};
+use tokio::task::JoinHandle;
+
+/// How long a call waits for its client's answers; the sealed state is
+/// good for as long.
+const ANSWER_WITHIN: Duration = Duration::from_secs(600);
+
+type Answer = Result<ClientResult, McpError>;
+type Run = JoinHandle<Result<CallToolResponse, McpError>>;
+
+fn locked<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// The calls that wait for their clients' answers.
+pub(super) struct HeldCalls {
+    codec: RequestStateCodec,
+    waiting: Mutex<HashMap<u64, Arc<Held>>>,
+    next: AtomicU64,
+}
+
+impl HeldCalls {
+    pub(super) fn new() -> HeldCalls {
+        let mut key = [0u8; 32];
+        use chacha20poly1305::aead::rand_core::RngCore;
+        chacha20poly1305::aead::OsRng.fill_bytes(&mut key);
+        HeldCalls {
+            codec: RequestStateCodec::try_new(key.to_vec()).expect("a 32-byte key"),
+            waiting: Mutex::default(),
+            next: AtomicU64::new(1),
+        }
+    }
+}
+
+/// What the sealed state is bound to: a state is good only for the same
+/// client's retry of the same tool.
+fn bound_to(client: &str, tool: &str) -> Vec<u8> {
+    format!("{client}\n{tool}").into_bytes()
+}
+
+/// One call and the questions it asked.
+pub(crate) struct Held {
+    /// What the client declared with its call.
+    capabilities: Value,
+    /// Asked, not yet handed to the client.
+    asked: Mutex<Vec<(InputRequest, oneshot::Sender<Answer>)>>,
+    /// Handed to the client under these keys, waiting for its answers.
+    out: Mutex<HashMap<String, (InputRequest, oneshot::Sender<Answer>)>>,
+    news: Notify,
+    keys: AtomicU64,
+    run: Mutex<Option<Run>>,
+}
+
+impl AskLater for Held {
+    fn declares(&self, key: &str) -> bool {
+        self.capabilities.get(key).is_some()
+    }
+
+    fn ask(&self, request: ServerRequest) -> BoxFuture<'static, Answer> {
+        let input = match request {
+            ServerRequest::CreateMessageRequest(r) => InputRequest::CreateMessage(r),
+            ServerRequest::ElicitRequest(r) => InputRequest::Elicitation(r),
+            ServerRequest::ListRootsRequest(r) => InputRequest::ListRoots(r),
+            other => {
+                let why = format!("a client of the stateless revision cannot be asked {other:?}");
+                return Box::pin(std::future::ready(Err(McpError::internal_error(why, None))));
+            }
+        };
+        let (tx, rx) = oneshot::channel();
+        locked(&self.asked).push((input, tx));
+        self.news.notify_one();
+        Box::pin(async move {
+            rx.await.unwrap_or_else(|_| {
+                Err(McpError::internal_error(
+                    "the client did not answer in time",
+                    None,
+                ))
+            })
+        })
+    }
+}
+
+/// Where a held call stands after it ran on.
+enum Step {
+    Done(Box<Result<CallToolResponse, McpError>>),
+    Asks(InputRequests),
+}
+
+impl Held {
+    /// A call whose client declared `capabilities`, not started yet.
+    fn new(capabilities: Value) -> Held {
+        Held {
+            capabilities,
+            asked: Mutex::default(),
+            out: Mutex::default(),
+            news: Notify::new(),
+            keys: AtomicU64::new(1),
+            run: Mutex::default(),
+        }
+    }
+
+    /// Runs the call on until it ends or asks something.
+    async fn step(&self, run: &mut Run) -> Step {
+        loop {
+            let news = self.news.notified();
+            let asked: Vec<_> = locked(&self.asked).drain(..).collect();
+            if !asked.is_empty() {
+                return Step::Asks(self.hand_out(asked));
+            }
+            tokio::select! {
+                done = &mut *run => {
+                    let done = done.unwrap_or_else(|e| Err(McpError::internal_error(e.to_string(), None)));
+                    return Step::Done(Box::new(done));
+                }
+                () = news => {}
+            }
+        }
+    }
+
+    fn hand_out(&self, asked: Vec<(InputRequest, oneshot::Sender<Answer>)>) -> InputRequests {
+        let mut out = locked(&self.out);
+        asked
+            .into_iter()
+            .map(|(request, tx)| {
+                let key = format!("mcpw-{}", self.keys.fetch_add(1, Ordering::Relaxed));
+                out.insert(key.clone(), (request.clone(), tx));
+                (key, request)
+            })
+            .collect()
+    }
+
+    /// Hands the client's answers to the questions waiting for them; a
+    /// question left unanswered is refused.
+    fn answer(&self, mut answers: InputResponses) {
+        for (key, (request, tx)) in locked(&self.out).drain() {
+            let answer = match answers.remove(&key) {
+                Some(value) => parse(&request, value),
+                None => Err(McpError::invalid_params(
+                    format!("the client's retry carried no answer to \"{key}\""),
+                    None,
+                )),
+            };
+            let _ = tx.send(answer);
+        }
+    }
+}
+
+/// The client's answer to `request`, as the result type it asked for.
+#[allow(deprecated)] // sampling and roots: the answers a server of either era takes
+fn parse(request: &InputRequest, value: Value) -> Answer {
+    let bad = |e: serde_json::Error| McpError::invalid_params(format!("an answer: {e}"), None);
+    Ok(match request {
+        InputRequest::CreateMessage(_) => {
+            ClientResult::CreateMessageResult(serde_json::from_value(value).map_err(bad)?)
+        }
+        InputRequest::Elicitation(_) => {
+            ClientResult::ElicitResult(serde_json::from_value(value).map_err(bad)?)
+        }
+        InputRequest::ListRoots(_) => {
+            ClientResult::ListRootsResult(serde_json::from_value(value).map_err(bad)?)
+        }
+        other => {
+            let why = format!("an answer to {other:?}, which mcpw does not ask");
+            return Err(McpError::invalid_params(why, None));
+        }
+    })
+}
+
+/// The held call a request's context is for: the client to ask, and the
+/// id it has among the sessions.
+#[derive(Clone)]
+pub(super) struct HeldClient {
+    pub(super) id: u64,
+    held: Arc<Held>,
+}
+
+impl HeldClient {
+    pub(super) fn client(&self) -> Client {
+        Client::Later(self.held.clone())
+    }
+}
+
+impl Gateway {
+    /// The client to put questions to within the request `context`: the
+    /// session's peer, or the held call of a stateless client.
+    pub(super) fn asked_client(context: &RequestContext<RoleServer>) -> Client {
+        match context.extensions.get::<HeldClient>() {
+            Some(held) => held.client(),
+            None => Client::Peer(context.peer.clone()),
+        }
+    }
+
+    /// A tool call of a client of the stateless revision: run as `run` runs
+    /// it, with what it is asked handed back as `inputRequired` and its
+    /// retry's answers resuming it.
+    pub(super) async fn held_call(
+        &self,
+        mut request: CallToolRequestParams,
+        mut context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        let calls = &self.shared.held;
+        let client = self.client(&context.extensions);
+        let bound = bound_to(client.name(), &request.name);
+        let ct = context.ct.clone();
+        let held = match request.request_state.take() {
+            Some(state) => {
+                let id = calls.open(&state, &bound)?;
+                let held = locked(&calls.waiting).remove(&id).ok_or_else(gone)?;
+                held.answer(request.input_responses.take().unwrap_or_default());
+                held
+            }
+            None => {
+                let capabilities = context
+                    .client_capabilities()
+                    .and_then(|c| serde_json::to_value(c).ok())
+                    .unwrap_or_default();
+                let held = Arc::new(Held::new(capabilities));
+                let id = self.shared.host.manager().sessions().new_id();
+                let held_client = HeldClient {
+                    id,
+                    held: held.clone(),
+                };
+                context.extensions.insert(held_client);
+                // The call outlives this request, which ends with the
+                // question: it is cancelled with the retry that waits for it.
+                context.ct = Default::default();
+                let gateway = self.clone();
+                let run = tokio::spawn(async move { gateway.call_now(request, context).await });
+                *locked(&held.run) = Some(run);
+                held
+            }
+        };
+        let Some(mut run) = locked(&held.run).take() else {
+            return Err(gone());
+        };
+        let step = tokio::select! {
+            step = held.step(&mut run) => step,
+            () = ct.cancelled() => {
+                run.abort();
+                return Err(McpError::internal_error("cancelled by the client", None));
+            }
+        };
+        match step {
+            Step::Done(done) => *done,
+            Step::Asks(requests) => {
+                *locked(&held.run) = Some(run);
+                // A new id each round: a retry answers one round only.
+                let id = calls.next.fetch_add(1, Ordering::Relaxed);
+                calls.wait(id, held);
+                let state = calls.seal(id, &bound);
+                Ok(InputRequiredResult::new(Some(requests), Some(state)).into())
+            }
+        }
+    }
+}
+
+fn gone() -> McpError {
+    McpError::invalid_params(
+        "the call this answers is no longer waiting (it ended, waited too long, or waits at another mcpw): call the tool again",
+        None,
+    )
+}
+
+impl HeldCalls {
+    fn seal(&self, id: u64, bound: &[u8]) -> String {
+        let options = SealOptions::new().associated_data(bound).ttl(ANSWER_WITHIN);
+        self.codec.seal_with(&id.to_be_bytes(), &options)
+    }
+
+    fn open(&self, state: &str, bound: &[u8]) -> Result<u64, McpError> {
+        let opened = self.codec.open_with(state, bound).map_err(|_| gone())?;
+        let bytes: [u8; 8] = opened.as_slice().try_into().map_err(|_| gone())?;
+        Ok(u64::from_be_bytes(bytes))
+    }
+
+    /// Keeps `held` waiting for the client's retry, for [`ANSWER_WITHIN`]
+    /// at most: then its call is abandoned.
+    fn wait(self: &Arc<Self>, id: u64, held: Arc<Held>) {
+        locked(&self.waiting).insert(id, held.clone());
+        let calls = Arc::downgrade(self);
+        tokio::spawn(async move {
+            tokio::time::sleep(ANSWER_WITHIN).await;
+            let Some(calls) = calls.upgrade() else { return };
+            let mut waiting = locked(&calls.waiting);
+            if waiting.get(&id).is_some_and(|h| Arc::ptr_eq(h, &held)) {
+                waiting.remove(&id);
+                if let Some(run) = locked(&held.run).take() {
+                    run.abort();
+                }
+            }
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_state_opens_only_for_the_client_and_tool_it_was_sealed_for() {
+        let calls = HeldCalls::new();
+        let state = calls.seal(7, &bound_to("alice", "git__push"));
+        assert_eq!(
+            calls.open(&state, &bound_to("alice", "git__push")).unwrap(),
+            7
+        );
+        assert!(calls.open(&state, &bound_to("bob", "git__push")).is_err());
+        assert!(calls.open(&state, &bound_to("alice", "git__pull")).is_err());
+        // Another process's key (another replica's, a restarted mcpw's).
+        assert!(
+            HeldCalls::new()
+                .open(&state, &bound_to("alice", "git__push"))
+                .is_err()
+        );
+        let mut tampered = state.clone().into_bytes();
+        let last = tampered.len() - 1;
+        tampered[last] = if tampered[last] == b'A' { b'B' } else { b'A' };
+        let tampered = String::from_utf8(tampered).unwrap();
+        assert!(
+            calls
+                .open(&tampered, &bound_to("alice", "git__push"))
+                .is_err()
+        );
+    }
+
+    fn held(capabilities: Value) -> Held {
+        Held::new(capabilities)
+    }
+
+    fn elicit() -> ServerRequest {
+        let params = serde_json::from_value(serde_json::json!({
+            "mode": "form", "message": "name?",
+            "requestedSchema": {"type": "object", "properties": {"name": {"type": "string"}}},
+        }))
+        .unwrap();
+        ServerRequest::ElicitRequest(rmcp::model::Request::new(params))
+    }
+
+    #[tokio::test]
+    async fn questions_go_out_as_input_requests_and_answers_come_back_by_key() {
+        let held = held(serde_json::json!({"elicitation": {}}));
+        assert!(held.declares("elicitation") && !held.declares("sampling"));
+        let (first, second) = (held.ask(elicit()), held.ask(elicit()));
+        // The call asked twice, then waits: both go out in one round.
+        let mut run: Run = tokio::spawn(std::future::pending());
+        let Step::Asks(asked) = held.step(&mut run).await else {
+            panic!("the call asked")
+        };
+        assert_eq!(asked.len(), 2);
+        let keys: Vec<String> = asked.keys().cloned().collect();
+        let accept = serde_json::json!({"action": "accept", "content": {"name": "Ada"}});
+        // The retry answers one; the other is refused, never left waiting.
+        held.answer(InputResponses::from([(keys[0].clone(), accept)]));
+        let (a, b) = (first.await, second.await);
+        let answered = [a, b];
+        assert_eq!(answered.iter().filter(|a| a.is_ok()).count(), 1);
+        let Some(Ok(ClientResult::ElicitResult(r))) = answered.iter().find(|a| a.is_ok()) else {
+            panic!("an elicitation answer")
+        };
+        assert_eq!(r.content.as_ref().unwrap()["name"], "Ada");
+        run.abort();
+    }
+
+    #[tokio::test]
+    async fn a_call_that_ends_without_asking_is_done() {
+        let held = held(Value::Null);
+        let mut run: Run =
+            tokio::spawn(async { Ok(rmcp::model::CallToolResult::success(vec![]).into()) });
+        assert!(matches!(held.step(&mut run).await, Step::Done(done) if done.is_ok()));
+        // A question a client of the stateless revision cannot be asked.
+        let ping = ServerRequest::PingRequest(Default::default());
+        assert!(held.ask(ping).await.is_err());
+    }
+}
