@@ -20,6 +20,7 @@ mod listing;
 mod page;
 mod proxy;
 mod replicas;
+mod request_logs;
 mod resources;
 mod results;
 mod scope;

@@ -126,6 +126,9 @@ pub struct Connection {
     /// A handshake-era connection to the same server, when this one is
     /// stateless and a session needed one (see [`beside`]).
     beside: tokio::sync::Mutex<beside::Beside>,
+    /// The most verbose log level a session wants: a stateless server is
+    /// asked for it in each request, the others once (`logging/setLevel`).
+    log_level: std::sync::Mutex<Option<LogLevel>>,
 }
 
 /// What a server offers, listed right after connecting.
@@ -224,6 +227,7 @@ impl Connection {
                     redact: ctx.redact.clone(),
                     listening: Default::default(),
                     beside: Default::default(),
+                    log_level: Default::default(),
                 });
             }
             Err(e) if e.is_auth() => return Err(e),
@@ -296,6 +300,7 @@ impl Connection {
             redact: ctx.redact.clone(),
             listening: Default::default(),
             beside: Default::default(),
+            log_level: Default::default(),
         })
     }
 
@@ -375,7 +380,7 @@ impl Connection {
         if let Some(args) = arguments {
             params = params.with_arguments(args);
         }
-        traced(&mut params.meta);
+        self.stamp(&mut params.meta);
         self.within(timeout, self.service.get_prompt(params)).await
     }
 
@@ -386,18 +391,49 @@ impl Connection {
         timeout: Duration,
     ) -> Result<ReadResourceResult, ConnectError> {
         let mut params = ReadResourceRequestParams::new(uri);
-        traced(&mut params.meta);
+        self.stamp(&mut params.meta);
         let read = self.service.read_resource(params);
         self.within(timeout, read).await
     }
 
-    /// Asks the server for log messages of `level` and above, when it logs.
+    /// What every request mcpw sends carries in its `_meta`: the current
+    /// trace, and to a stateless server the log level sessions want.
+    #[allow(deprecated)] // logging: deprecated in 2026-07-28, which still has it
+    fn stamp(&self, meta: &mut Option<rmcp::model::RequestMetaObject>) {
+        traced(meta);
+        let level = *origin::lock(&self.log_level);
+        let level = level
+            .filter(|_| self.is_stateless())
+            .and_then(|l| serde_json::to_value(l).ok())
+            .and_then(|l| serde_json::from_value::<rmcp::model::LoggingLevel>(l).ok());
+        if let Some(level) = level {
+            meta.get_or_insert_with(Default::default)
+                .set_log_level(level);
+        }
+    }
+
+    /// Whether this connection speaks the stateless revision.
+    pub fn is_stateless(&self) -> bool {
+        self.protocol_version()
+            .is_some_and(|v| !is_legacy_revision(&v))
+    }
+
+    /// Asks the server for log messages of `level` and above, when it logs:
+    /// in each request from now on for a stateless server, at once for one of
+    /// the handshake era (and the connection beside, if any).
     #[allow(deprecated)] // in every revision before 2026-07-28
     pub async fn set_log_level(
         &self,
         level: LogLevel,
         timeout: Duration,
     ) -> Result<(), ConnectError> {
+        *origin::lock(&self.log_level) = Some(level);
+        if self.is_stateless() {
+            if let Some(beside) = self.beside.lock().await.open() {
+                Box::pin(beside.set_log_level(level, timeout)).await?;
+            }
+            return Ok(());
+        }
         let logs = self
             .service
             .peer_info()
@@ -423,7 +459,7 @@ impl Connection {
         mut params: rmcp::model::CompleteRequestParams,
         timeout: Duration,
     ) -> Result<rmcp::model::CompleteResult, ConnectError> {
-        traced(&mut params.meta);
+        self.stamp(&mut params.meta);
         self.within(timeout, self.service.peer().complete(params))
             .await
     }
@@ -569,6 +605,7 @@ async fn sse_connect(
         redact: ctx.redact.clone(),
         listening: Default::default(),
         beside: Default::default(),
+        log_level: Default::default(),
     })
 }
 

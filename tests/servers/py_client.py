@@ -15,6 +15,12 @@ PLAN says what to do, in this order:
                                  the handshake era, `subscriptions/listen` in
                                  2026-07-28), call the trigger, and wait (10 s
                                  at most) for the update.
+  "logs":   {"level": LEVEL, "calls": [[TOOL, ARGS], ...]}
+                                 ask for log messages of LEVEL and above
+                                 (`logging/setLevel` in the handshake era, in
+                                 each request's `_meta` in 2026-07-28), call
+                                 each tool, and wait (5 s at most) for a
+                                 message of its server (logger `<server>...`).
 The client answers sampling ("sampled: <the prompt's text>"), elicitation
 (accepts, each field its default, else a value of its type) and roots (one,
 file:///py-client-root).
@@ -93,6 +99,35 @@ class Answers:
         return types.ListRootsResult(roots=[types.Root(uri=ROOT, name="py-client")])
 
 
+class Logs:
+    def __init__(self):
+        self.loggers = []
+        self.came = anyio.Event()
+
+    async def callback(self, params):
+        self.loggers.append(params.logger or "")
+        self.came.set()
+
+    async def from_server(self, server):
+        with anyio.fail_after(5):
+            while not any(l.startswith(server) for l in self.loggers):
+                self.came = anyio.Event()
+                await self.came.wait()
+
+
+async def logged(client, logs, plan, version):
+    if version < "2026-07-28":
+        await client.set_logging_level(plan["level"])
+    seen = []
+    for tool, args in plan["calls"]:
+        server = tool.split("__")[0]
+        logs.loggers.clear()
+        await client.call_tool(tool, args)
+        await logs.from_server(server)
+        seen.append(server)
+    return seen
+
+
 def texts(result):
     return "\n".join(c.text for c in result.content if getattr(c, "type", "") == "text")
 
@@ -126,10 +161,14 @@ async def watch(client, plan, version):
 async def main(mode, server, plan):
     report = {}
     answers = Answers()
+    logs = Logs()
+    level = plan.get("logs", {}).get("level")
     async with Client(
         target(server),
         mode=mode,
         raise_exceptions=True,
+        logging_callback=logs.callback,
+        log_level=level,
         sampling_callback=answers.sampling,
         elicitation_callback=answers.elicitation,
         list_roots_callback=answers.roots,
@@ -176,6 +215,8 @@ async def main(mode, server, plan):
             done = {}
             await step(done, "result", lambda: watch(client, watched, version))
             report["watch"].append(done["result"])
+        if "logs" in plan:
+            await step(report, "logged", lambda: logged(client, logs, plan["logs"], version))
     report["asked"] = answers.asked
     print(json.dumps(report))
 

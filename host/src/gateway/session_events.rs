@@ -65,7 +65,7 @@ pub(super) fn spawn(
 /// A server's log message to a session, the logger named after the server
 /// (`<server>` or `<server>/<its logger>`).
 #[allow(deprecated)] // logging is in every revision before 2026-07-28
-async fn log_forward(
+pub(super) async fn log_forward(
     peer: &rmcp::Peer<RoleServer>,
     server: &str,
     message: crate::upstream::LogMessage,

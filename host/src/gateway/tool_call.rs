@@ -12,7 +12,8 @@ impl Gateway {
         context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::CallToolResponse, McpError> {
         let span = traced::span(&context, "tools/call", Some(&request.name));
-        traced::run(span, async move {
+        let logged = context.clone();
+        let call = traced::run(span, async move {
             self.link.seen(&context.extensions, &context.peer).await;
             let args = request.arguments.take();
             let name = request.name;
@@ -73,7 +74,7 @@ impl Gateway {
                 }
             };
             Ok(result.complete().into())
-        })
-        .await
+        });
+        self.with_request_logs(&logged, call).await
     }
 }

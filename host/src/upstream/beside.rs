@@ -48,14 +48,17 @@ impl Beside {
     pub(super) fn take(&mut self) -> Option<Arc<Connection>> {
         self.conn.take()
     }
+
+    /// The connection, if open.
+    pub(super) fn open(&self) -> Option<Arc<Connection>> {
+        self.conn.clone().filter(|c| c.is_open())
+    }
 }
 
 impl Connection {
     /// Whether this connection cannot serve `need` and one beside it should.
     pub fn needs_beside(&self, need: Need<'_>) -> bool {
-        let stateless = self
-            .protocol_version()
-            .is_some_and(|v| !is_legacy_revision(&v));
+        let stateless = self.is_stateless();
         match need {
             Need::Any => false,
             Need::ServerRequests(_) => stateless,
@@ -106,6 +109,11 @@ impl Connection {
                     server = %self.routes.server,
                     "a handshake-era connection beside the stateless one, for a session that needs it"
                 );
+                // Told the log level sessions want, as the first was.
+                let level = *super::origin::lock(&self.log_level);
+                if let Some(level) = level {
+                    let _ = conn.set_log_level(level, Duration::from_secs(10)).await;
+                }
                 let conn = Arc::new(conn);
                 beside.conn = Some(conn.clone());
                 beside.tools = listing.tools.into_iter().map(|t| t.name.into()).collect();

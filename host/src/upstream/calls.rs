@@ -117,7 +117,7 @@ impl Connection {
         mut params: CallToolRequestParams,
         options: &CallOptions,
     ) -> Result<(ServerResult, Option<ProgressRoute<'_>>), ConnectError> {
-        super::traced(&mut params.meta);
+        self.stamp(&mut params.meta);
         // rmcp gives every request its own id and progress token; the handle
         // says which, for routing what the server sends about this call.
         let request = ClientRequest::CallToolRequest(Request::new(params));

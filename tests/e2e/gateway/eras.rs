@@ -11,7 +11,8 @@
 //!   (sampling, elicitation, roots).
 //!
 //! Each run lists and calls tools, answers what the servers ask, reads a
-//! resource, gets a prompt and watches a resource until it is updated.
+//! resource, gets a prompt, gets the log messages it asks for and watches a
+//! resource until it is updated.
 
 use crate::common::{ConfigDirs, workspace};
 use crate::servers::{Background, Serving, servers};
@@ -19,8 +20,8 @@ use mcpw_test_support::isolated_mcpw;
 use serde_json::{Value, json};
 
 struct Upstreams {
-    _conformance: Background,
-    _reference: Background,
+    conformance: Background,
+    reference: Background,
     dirs: ConfigDirs,
 }
 
@@ -39,8 +40,8 @@ fn setup() -> Upstreams {
     }});
     dirs.user(&config.to_string());
     Upstreams {
-        _conformance: conformance,
-        _reference: reference,
+        conformance,
+        reference,
         dirs,
     }
 }
@@ -62,6 +63,10 @@ fn plan() -> Value {
         // The reference server sends no updates of its watched resource
         // (its description says otherwise): `tests/e2e/host/listen.rs` has
         // a server of 2026-07-28 that does.
+        "logs": {"level": "info", "calls": [
+            ["cu__test_tool_with_logging", {}],
+            ["ref__test_tool_with_logging", {}],
+        ]},
         "watch": [
             {"uri": "mcpw:cu/test://watched-resource",
              "trigger": ["cu__update_watched_resource", {}]},
@@ -83,11 +88,16 @@ const ANSWERS: [&str; 7] = [
 /// Runs `py_client.py` (the SDK's `Client`) against `target` in `mode`;
 /// its report, one object.
 fn python_client(dirs: &ConfigDirs, mode: &str, target: &str) -> Value {
+    python_client_with(dirs, mode, target, &plan())
+}
+
+/// [`python_client`] with another plan.
+fn python_client_with(dirs: &ConfigDirs, mode: &str, target: &str, plan: &Value) -> Value {
     let script = workspace().join("tests/servers/py_client.py");
     // With mcpw's own environment: over stdio the SDK starts mcpw with it.
     let out = isolated_mcpw(servers().python_bin("python"), dirs.home())
         .arg(script)
-        .args([mode, target, &plan().to_string()])
+        .args([mode, target, &plan.to_string()])
         .output()
         .unwrap();
     assert!(
@@ -124,6 +134,8 @@ fn check(report: &Value, mode: &str, revision: &str) {
     assert!(read >= Some(1), "{context}");
     let prompt = report["prompt"]["messages"].as_u64();
     assert!(prompt >= Some(1), "{context}");
+    // Each server's messages, at the level asked, however it is asked.
+    assert_eq!(report["logged"], json!(["cu", "ref"]), "{context}");
     let updated: Vec<&Value> = report["watch"]
         .as_array()
         .expect(&context)
@@ -154,5 +166,43 @@ fn the_python_sdk_client_of_either_era_over_streamable_http() {
             mode,
             revision,
         );
+    }
+}
+
+/// Code mode, in front of a server whose every call needs the user's
+/// approval: a script's inner calls wait for what the servers ask and for
+/// mcpw's own approval question, asked of a client of either era in its
+/// own way (`inputRequired` rounds for 2026-07-28, requests otherwise).
+#[test]
+fn a_script_waits_for_its_calls_questions_and_approvals_in_either_era() {
+    let up = setup();
+    let config = json!({"mcpServers": {
+        "cu": {"url": up.conformance.url("/mcp"), "approve": "all"},
+        "ref": {"url": up.reference.url("/mcp")},
+    }});
+    up.dirs.user(&config.to_string());
+    let serving = Serving::start(&up.dirs.home(), &["--exposure", "code"]);
+    let script = "const a = await tools.cu__test_simple_text({}); \
+                  const b = await tools.cu__test_sampling({prompt: 'in a script'}); \
+                  const c = await tools.ref__test_input_required_result_elicitation({}); \
+                  return [a, b, c];";
+    let plan = json!({"calls": [["code", {"code": script}]]});
+    for (mode, revision) in MODES {
+        let report = python_client_with(&up.dirs, mode, &serving.url(), &plan);
+        let context = format!("{mode}: {report:#}");
+        assert_eq!(report["protocolVersion"], revision, "{context}");
+        let call = &report["calls"][0];
+        assert_eq!(call["isError"], false, "{context}");
+        let text = call["text"].as_str().unwrap_or_default();
+        for answer in [
+            "test",
+            "LLM response: sampled: in a script",
+            "Hello, elicited!",
+        ] {
+            assert!(text.contains(answer), "{answer}; {context}");
+        }
+        // Two approvals (each allowed once) and the server's own question.
+        assert_eq!(report["asked"]["elicitation"], 3, "{context}");
+        assert_eq!(report["asked"]["sampling"], 1, "{context}");
     }
 }
