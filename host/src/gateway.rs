@@ -406,6 +406,7 @@ impl ServerHandler for Gateway {
     ) -> Result<ListToolsResult, McpError> {
         let span = traced::span(&context, "tools/list", None);
         traced::run(span, async move {
+            self.note_stateless_client(&context).await;
             self.link.seen(&context.extensions, &context.peer).await;
             // A server that cannot tell of its changes is asked again (in the
             // background; a change reaches the session as list_changed).
@@ -422,10 +423,8 @@ impl ServerHandler for Gateway {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::CallToolResponse, McpError> {
-        let stateless = context
-            .protocol_version()
-            .is_some_and(|v| !crate::upstream::is_legacy_revision(v.as_str()));
-        match stateless {
+        self.note_stateless_client(&context).await;
+        match held::is_stateless(&context) {
             true => self.held_call(request, context).await,
             false => self.call_now(request, context).await,
         }

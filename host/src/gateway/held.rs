@@ -208,6 +208,23 @@ impl HeldClient {
 }
 
 impl Gateway {
+    /// Notes what a client of the stateless revision declared with its
+    /// request: servers are offered it, and those of the handshake era that
+    /// were connected offering less are connected again first (once per new
+    /// capability), so that what they offer only to such clients is listed.
+    pub(super) async fn note_stateless_client(&self, context: &RequestContext<RoleServer>) {
+        if !is_stateless(context) {
+            return;
+        }
+        let Some(capabilities) = context.client_capabilities() else {
+            return;
+        };
+        let manager = self.shared.host.manager();
+        if manager.sessions().note_stateless(&capabilities) {
+            manager.renew_offers().await;
+        }
+    }
+
     /// The client to put questions to within the request `context`: the
     /// session's peer, or the held call of a stateless client.
     pub(super) fn asked_client(context: &RequestContext<RoleServer>) -> Client {
@@ -279,6 +296,13 @@ impl Gateway {
             }
         }
     }
+}
+
+/// Whether a request comes from a client of the stateless revision.
+pub(super) fn is_stateless(context: &RequestContext<RoleServer>) -> bool {
+    context
+        .protocol_version()
+        .is_some_and(|v| !crate::upstream::is_legacy_revision(v.as_str()))
 }
 
 fn gone() -> McpError {

@@ -68,6 +68,29 @@ impl Manager {
         }
     }
 
+    /// Connects again the servers of the handshake era whose connection
+    /// offered less than mcpw's clients now take (a client of the stateless
+    /// revision declared sampling, say), unless a call is in flight there:
+    /// a server registers what it offers when a connection opens.
+    pub async fn renew_offers(&self) {
+        let slots = self.slots();
+        let renew = slots.iter().map(|slot| async move {
+            // A connection being opened said what it takes already.
+            drop(slot.connect_lock.lock().await);
+            let stale = slot.in_flight.load(Ordering::Acquire) == 0
+                && slot.live().is_some_and(|c| c.offers_less());
+            if !stale {
+                return;
+            }
+            let name = slot.name();
+            tracing::info!(server = name, "connecting again, to offer what a client takes");
+            if let Err(e) = self.connect(name, true).await {
+                tracing::warn!(server = name, "connecting again: {e}");
+            }
+        });
+        futures::future::join_all(renew).await;
+    }
+
     /// The handshake-era connection beside `conn` when `need` calls for one
     /// and the server speaks that era.
     pub(super) async fn beside(

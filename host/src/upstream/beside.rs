@@ -66,6 +66,23 @@ impl Connection {
         }
     }
 
+    /// Whether a connection of the handshake era offered its server less
+    /// than mcpw's clients now take (it says what it takes only when it
+    /// opens; a stateless one says it with each request).
+    pub fn offers_less(&self) -> bool {
+        if self.is_stateless() {
+            return false;
+        }
+        let wanted = self.routes.sessions.capabilities(&self.routes.server);
+        let Ok(serde_json::Value::Object(wanted)) = serde_json::to_value(wanted) else {
+            return false;
+        };
+        let offered = super::origin::lock(&self.routes.offered);
+        super::origin::OFFERED
+            .iter()
+            .any(|k| wanted.contains_key(*k) && !offered.contains(*k))
+    }
+
     fn announces_subscribe(&self) -> bool {
         self.service
             .peer_info()

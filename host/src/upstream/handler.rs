@@ -49,6 +49,9 @@ pub struct Routes {
     pub sessions: Arc<Sessions>,
     /// Where what the server tells goes.
     pub events: EventSender,
+    /// What mcpw offered the server of sampling, elicitation and roots when
+    /// it last said what it takes.
+    pub offered: Arc<Mutex<std::collections::BTreeSet<String>>>,
 }
 
 impl Routes {
@@ -59,6 +62,7 @@ impl Routes {
             calls: Default::default(),
             sessions: ctx.sessions.clone(),
             events: ctx.events.clone(),
+            offered: Default::default(),
         }
     }
 }
@@ -79,6 +83,7 @@ pub struct UpstreamHandler {
     sessions: Arc<Sessions>,
     /// Opens with `initialize`: offer the newest revision that has it.
     legacy_only: bool,
+    offered: Arc<Mutex<std::collections::BTreeSet<String>>>,
 }
 
 impl UpstreamHandler {
@@ -90,6 +95,7 @@ impl UpstreamHandler {
             calls: routes.calls,
             sessions: ctx.sessions.clone(),
             legacy_only: ctx.legacy_only,
+            offered: routes.offered,
         }
     }
 
@@ -126,6 +132,9 @@ impl ClientHandler for UpstreamHandler {
         // mcpw takes tasks from every server: it hands a task on to a client
         // that takes tasks, and waits it out for one that does not.
         let mut capabilities = self.sessions.capabilities(&self.server);
+        if let Ok(serde_json::Value::Object(offered)) = serde_json::to_value(&capabilities) {
+            *origin::lock(&self.offered) = offered.keys().cloned().collect();
+        }
         capabilities
             .extensions
             .get_or_insert_default()

@@ -141,7 +141,14 @@ pub struct Sessions {
     wait_for_one: std::sync::atomic::AtomicBool,
     /// A client of the stateless revision came: it opens no session to wait for.
     released: std::sync::atomic::AtomicBool,
+    /// What clients of the stateless revision declared with their requests
+    /// (sampling, elicitation, roots): they are asked through mcpw as
+    /// sessions' clients are, so servers are offered it too.
+    stateless: Mutex<Map<String, Value>>,
 }
+
+/// What mcpw may offer a server on behalf of its clients.
+pub const OFFERED: [&str; 3] = ["sampling", "elicitation", "roots"];
 
 /// A registered session; dropping it ends the registration.
 pub struct SessionGuard {
@@ -197,6 +204,25 @@ impl Sessions {
         self.opened.notify_waiters();
     }
 
+    /// Notes what a client of the stateless revision declared with a
+    /// request; true when that adds to what servers are offered.
+    pub fn note_stateless(&self, capabilities: &ClientCapabilities) -> bool {
+        let Ok(Value::Object(caps)) = serde_json::to_value(capabilities) else {
+            return false;
+        };
+        let mut noted = lock(&self.stateless);
+        let mut grew = false;
+        for key in OFFERED {
+            if let Some(v) = caps.get(key)
+                && !noted.contains_key(key)
+            {
+                noted.insert(key.to_string(), v.clone());
+                grew = true;
+            }
+        }
+        grew
+    }
+
     /// Returns once connecting may start.
     pub async fn ready_to_connect(&self) {
         if !self.wait_for_one.load(Ordering::Relaxed) {
@@ -242,10 +268,10 @@ impl Sessions {
 
     /// What a new upstream connection to `server` may offer it: sampling,
     /// elicitation and roots as far as the client of some session that may
-    /// see the server declares them (elicitation also when someone answers
-    /// it locally).
+    /// see the server, or a client of the stateless revision, declares them
+    /// (elicitation also when someone answers it locally).
     pub fn capabilities(&self, server: &str) -> ClientCapabilities {
-        let mut merged = Map::new();
+        let mut merged = lock(&self.stateless).clone();
         for live in lock(&self.live).values().filter(|l| l.sees(server)) {
             let Some(info) = live.peer.peer_info() else {
                 continue;
@@ -253,7 +279,7 @@ impl Sessions {
             let Ok(Value::Object(caps)) = serde_json::to_value(&info.capabilities) else {
                 continue;
             };
-            for key in ["sampling", "elicitation", "roots"] {
+            for key in OFFERED {
                 if let Some(v) = caps.get(key) {
                     merged.entry(key).or_insert_with(|| v.clone());
                 }

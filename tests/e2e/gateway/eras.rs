@@ -51,6 +51,8 @@ fn plan() -> Value {
     json!({
         "calls": [
             ["everything__echo", {"message": "hello eras"}],
+            // Listed only for a client that takes sampling.
+            ["everything__trigger-sampling-request", {"prompt": "from everything"}],
             ["time__get_current_time", {"timezone": "UTC"}],
             ["cu__test_sampling", {"prompt": "from cu"}],
             ["cu__test_elicitation", {"message": "who?"}],
@@ -75,8 +77,9 @@ fn plan() -> Value {
 }
 
 /// What each call's text must hold, in the plan's order.
-const ANSWERS: [&str; 7] = [
+const ANSWERS: [&str; 8] = [
     "Echo: hello eras",
+    "sampled: Resource trigger-sampling-request context: from everything",
     "UTC",
     "LLM response: sampled: from cu",
     "action=accept",
@@ -125,7 +128,7 @@ fn check(report: &Value, mode: &str, revision: &str) {
         assert!(text.contains(answer), "{answer}; {context}");
     }
     let asked = &report["asked"];
-    assert_eq!(asked["sampling"], 2, "{context}");
+    assert_eq!(asked["sampling"], 3, "{context}");
     assert_eq!(asked["elicitation"], 2, "{context}");
     // server-everything asks for the roots too, as a session of its era
     // opens, when that session's client takes them.
