@@ -70,40 +70,53 @@ pub fn shared_vault(
     config: &Config,
     env: &Environment,
 ) -> Result<Vault, String> {
-    let secret = match (env.get(store::KEY_ENV), &config.settings.shared_state_key) {
-        (Some(k), _) if !k.trim().is_empty() => k.to_string(),
-        (_, Some(written)) => {
-            let interpolated = crate::config::interpolate::interpolate(written, env);
-            if let Some(var) = interpolated.missing.first() {
-                return Err(format!("settings.sharedStateKey: ${{{var}}} is not set"));
-            }
-            let resolving = crate::secrets::resolve_value(&interpolated.value);
-            // On a thread of its own: this may run inside or outside a runtime.
-            let resolved = std::thread::scope(|scope| {
-                scope
-                    .spawn(|| {
-                        tokio::runtime::Builder::new_current_thread()
-                            .enable_all()
-                            .build()
-                            .map_err(|e| e.to_string())?
-                            .block_on(resolving)
-                            .map_err(|why| format!("settings.sharedStateKey: its command {why}"))
-                    })
-                    .join()
-                    .unwrap_or_else(|_| Err("the key's command failed".into()))
-            });
-            resolved?
-        }
-        _ => {
+    match team_secret(config, env)? {
+        Some(secret) => local.in_shared_state(state, &secret),
+        None => {
             tracing::warn!(
                 "shared state {} has no key for credentials (${}, or settings.sharedStateKey): logins stay on this machine",
                 state.location(),
                 store::KEY_ENV
             );
-            return Ok(local);
+            Ok(local)
         }
-    };
-    local.in_shared_state(state, &secret)
+    }
+}
+
+/// The team's key (`$MCPW_SHARED_STATE_KEY`, else `settings.sharedStateKey`,
+/// which may name a command), if one is given. Blocking (it may run the
+/// key's command).
+pub fn team_secret(config: &Config, env: &Environment) -> Result<Option<String>, String> {
+    Ok(Some(
+        match (env.get(store::KEY_ENV), &config.settings.shared_state_key) {
+            (Some(k), _) if !k.trim().is_empty() => k.to_string(),
+            (_, Some(written)) => {
+                let interpolated = crate::config::interpolate::interpolate(written, env);
+                if let Some(var) = interpolated.missing.first() {
+                    return Err(format!("settings.sharedStateKey: ${{{var}}} is not set"));
+                }
+                let resolving = crate::secrets::resolve_value(&interpolated.value);
+                // On a thread of its own: this may run inside or outside a runtime.
+                let resolved = std::thread::scope(|scope| {
+                    scope
+                        .spawn(|| {
+                            tokio::runtime::Builder::new_current_thread()
+                                .enable_all()
+                                .build()
+                                .map_err(|e| e.to_string())?
+                                .block_on(resolving)
+                                .map_err(|why| {
+                                    format!("settings.sharedStateKey: its command {why}")
+                                })
+                        })
+                        .join()
+                        .unwrap_or_else(|_| Err("the key's command failed".into()))
+                });
+                resolved?
+            }
+            _ => return Ok(None),
+        },
+    ))
 }
 
 /// What mcpw holds for one server.

@@ -72,12 +72,37 @@ pub struct ServeState {
     held: Arc<held::HeldCalls>,
 }
 
+/// The calls of clients of the stateless revision that wait for answers:
+/// sealed with the team's key where replicas share state, so that a retry
+/// may come to any of them.
+fn held_calls(host: &Arc<Host>) -> Arc<held::HeldCalls> {
+    let team = host.shared_state().cloned();
+    let secret = team.as_ref().and_then(|state| {
+        match crate::auth::team_secret(&host.config(), host.env()) {
+            Ok(Some(secret)) => Some(secret),
+            Ok(None) => {
+                tracing::warn!(
+                    "shared state {} has no team key: a call of a 2026-07-28 client that waits for its answers resumes only at the replica that took it",
+                    state.location()
+                );
+                None
+            }
+            Err(e) => {
+                tracing::warn!("{e}: calls waiting for answers resume only where they began");
+                None
+            }
+        }
+    });
+    held::HeldCalls::new(team, secret.as_deref())
+}
+
 impl ServeState {
     /// State for serving `host` with `exposure`.
     pub fn new(host: Arc<Host>, exposure: Exposure) -> Arc<ServeState> {
         let budget = host.config().settings.tool_search_budget;
         let auto_budget = host.config().settings.auto_exposure_budget;
         Arc::new(ServeState {
+            held: held_calls(&host),
             replicas: replicas::Replicas::for_host(&host),
             host,
             exposure,
@@ -87,7 +112,6 @@ impl ServeState {
             listing: ArcSwapOption::empty(),
             code_usage: tokio::sync::OnceCell::new(),
             sessions_by_client: Default::default(),
-            held: Arc::new(held::HeldCalls::new()),
         })
     }
 

@@ -960,3 +960,76 @@ async fn tool_vectors_one_replica_computed_serve_the_other() {
     assert_eq!(pending, None, "no run on the second replica");
     assert_eq!(shared, computed);
 }
+
+/// A tool call of a 2026-07-28 client at the wire: `params` with the `_meta`
+/// that revision requires (a client that takes elicitation), at `port`.
+async fn stateless_call(port: u16, params: Value) -> Value {
+    let mut params = params;
+    params["_meta"] = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": "wire", "version": "1"},
+        "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}},
+    });
+    let name = params["name"].as_str().unwrap().to_string();
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params});
+    let response = reqwest::Client::new()
+        .post(format!("http://127.0.0.1:{port}/mcp"))
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2026-07-28")
+        .header("mcp-method", "tools/call")
+        .header("mcp-name", name)
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    wire::message(&response.text().await.unwrap())
+}
+
+/// A call of a 2026-07-28 client that its server asks something waits at
+/// the replica that took it; the client's retry with the answer may reach
+/// the other replica, which opens the state (sealed with the team's key)
+/// and passes the answer on; the call ends with it, and the same retry
+/// again finds nothing waiting.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_retry_with_answers_may_reach_either_replica() {
+    let root = tempfile::tempdir().unwrap();
+    let redis = Redis::start(&root.path().join("redis"));
+    let cu = crate::servers::Background::node(&[&servers().conformance_upstream()], &[]);
+    let homes = [ConfigDirs::new(), ConfigDirs::new()];
+    for h in &homes {
+        let settings = json!({"sharedStateKey": "the team's key, thirty-two bytes or more"});
+        let config = json!({"mcpServers": {"cu": {"url": cu.url("/mcp")}}, "settings": settings});
+        h.user(&config.to_string());
+    }
+    let direct = ["--exposure", "direct"];
+    let (_a, a_port) = replica(&homes[0].home(), &redis.url(), &direct);
+    let (_b, b_port) = replica(&homes[1].home(), &redis.url(), &direct);
+    let call = json!({"name": "cu__test_elicitation", "arguments": {"message": "who?"}});
+    let asked = stateless_call(a_port, call.clone()).await;
+    let result = &asked["result"];
+    assert_eq!(result["resultType"], "input_required", "{asked:#}");
+    let requests = result["inputRequests"].as_object().expect("input requests");
+    assert_eq!(requests.len(), 1, "{asked:#}");
+    let (key, request) = requests.iter().next().unwrap();
+    assert_eq!(request["method"], "elicitation/create", "{asked:#}");
+    let answer =
+        json!({"action": "accept", "content": {"username": "ada", "email": "ada@example.com"}});
+    let mut retry = call.clone();
+    retry["inputResponses"] = json!({key: answer});
+    retry["requestState"] = result["requestState"].clone();
+    let done = stateless_call(b_port, retry.clone()).await;
+    let text = done["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        text.contains("action=accept") && text.contains("ada"),
+        "{done:#}"
+    );
+    assert_eq!(done["result"]["resultType"], "complete", "{done:#}");
+    // One round, one answer: the call no longer waits, at either replica.
+    for port in [a_port, b_port] {
+        let again = stateless_call(port, retry.clone()).await;
+        let error = again["error"]["message"].as_str().unwrap_or_default();
+        assert!(error.contains("no longer waiting"), "{again:#}");
+    }
+}

@@ -11,6 +11,8 @@
 //! The call waits in this process: a retry that reaches another replica is
 //! told to call again.
 
+mod team;
+
 use super::Gateway;
 use crate::upstream::origin::{AskLater, Client};
 use futures::future::BoxFuture;
@@ -44,18 +46,40 @@ pub(super) struct HeldCalls {
     codec: RequestStateCodec,
     waiting: Mutex<HashMap<u64, Arc<Held>>>,
     next: AtomicU64,
+    /// This process among the replicas: a sealed state names the replica
+    /// its call waits at.
+    replica: u64,
+    /// The state replicas share, when they do: a retry that reaches another
+    /// replica is passed on to the one whose call waits for it.
+    team: Option<Arc<crate::team_state::SharedState>>,
 }
 
 impl HeldCalls {
-    pub(super) fn new() -> HeldCalls {
-        let mut key = [0u8; 32];
+    /// Calls sealed with a key of this process's own, or derived from the
+    /// team's key (`secret`) where replicas share `team`, so that each opens
+    /// what another sealed.
+    pub(super) fn new(
+        team: Option<Arc<crate::team_state::SharedState>>,
+        secret: Option<&str>,
+    ) -> Arc<HeldCalls> {
         use chacha20poly1305::aead::rand_core::RngCore;
-        chacha20poly1305::aead::OsRng.fill_bytes(&mut key);
-        HeldCalls {
+        use sha2::Digest;
+        let mut key = [0u8; 32];
+        match secret {
+            Some(secret) => key.copy_from_slice(&sha2::Sha256::digest(format!(
+                "mcpw: the requestState of held calls\n{secret}"
+            ))),
+            None => chacha20poly1305::aead::OsRng.fill_bytes(&mut key),
+        }
+        let calls = Arc::new(HeldCalls {
             codec: RequestStateCodec::try_new(key.to_vec()).expect("a 32-byte key"),
             waiting: Mutex::default(),
             next: AtomicU64::new(1),
-        }
+            replica: chacha20poly1305::aead::OsRng.next_u64(),
+            team: team.filter(|_| secret.is_some()),
+        });
+        calls.listen();
+        calls
     }
 }
 
@@ -246,40 +270,64 @@ impl Gateway {
         let client = self.client(&context.extensions);
         let bound = bound_to(client.name(), &request.name);
         let ct = context.ct.clone();
-        let held = match request.request_state.take() {
-            Some(state) => {
-                let id = calls.open(&state, &bound)?;
-                let held = locked(&calls.waiting).remove(&id).ok_or_else(gone)?;
-                held.answer(request.input_responses.take().unwrap_or_default());
-                held
+        let state = request.request_state.take();
+        if let Some(state) = state {
+            let (replica, id) = calls.open(&state, &bound)?;
+            let answers = request.input_responses.take().unwrap_or_default();
+            if replica != calls.replica {
+                return calls.resume_at(replica, id, answers, &bound).await;
             }
-            None => {
-                let capabilities = context
-                    .client_capabilities()
-                    .and_then(|c| serde_json::to_value(c).ok())
-                    .unwrap_or_default();
-                let held = Arc::new(Held::new(capabilities));
-                let id = self.shared.host.manager().sessions().new_id();
-                let held_client = HeldClient {
-                    id,
-                    held: held.clone(),
-                };
-                context.extensions.insert(held_client);
-                // The call outlives this request, which ends with the
-                // question: it is cancelled with the retry that waits for it.
-                context.ct = Default::default();
-                let gateway = self.clone();
-                let run = tokio::spawn(async move { gateway.call_now(request, context).await });
-                *locked(&held.run) = Some(run);
-                held
-            }
+            return calls.resume(id, answers, &bound, ct.cancelled()).await;
+        }
+        let capabilities = context
+            .client_capabilities()
+            .and_then(|c| serde_json::to_value(c).ok())
+            .unwrap_or_default();
+        let held = Arc::new(Held::new(capabilities));
+        let id = self.shared.host.manager().sessions().new_id();
+        let held_client = HeldClient {
+            id,
+            held: held.clone(),
         };
+        context.extensions.insert(held_client);
+        // The call outlives this request, which ends with the
+        // question: it is cancelled with the retry that waits for it.
+        context.ct = Default::default();
+        let gateway = self.clone();
+        let run = tokio::spawn(async move { gateway.call_now(request, context).await });
+        *locked(&held.run) = Some(run);
+        calls.run_on(held, &bound, ct.cancelled()).await
+    }
+}
+
+impl HeldCalls {
+    /// Hands the client's answers to the call `id` waiting here, and runs it on.
+    pub(super) async fn resume(
+        self: &Arc<Self>,
+        id: u64,
+        answers: InputResponses,
+        bound: &[u8],
+        cancelled: impl Future<Output = ()>,
+    ) -> Result<CallToolResponse, McpError> {
+        let held = locked(&self.waiting).remove(&id).ok_or_else(gone)?;
+        held.answer(answers);
+        self.run_on(held, bound, cancelled).await
+    }
+
+    /// Runs `held` on until it ends, or until it asks again: then it waits,
+    /// and the questions go to the client with a new sealed state.
+    async fn run_on(
+        self: &Arc<Self>,
+        held: Arc<Held>,
+        bound: &[u8],
+        cancelled: impl Future<Output = ()>,
+    ) -> Result<CallToolResponse, McpError> {
         let Some(mut run) = locked(&held.run).take() else {
             return Err(gone());
         };
         let step = tokio::select! {
             step = held.step(&mut run) => step,
-            () = ct.cancelled() => {
+            () = cancelled => {
                 run.abort();
                 return Err(McpError::internal_error("cancelled by the client", None));
             }
@@ -289,9 +337,9 @@ impl Gateway {
             Step::Asks(requests) => {
                 *locked(&held.run) = Some(run);
                 // A new id each round: a retry answers one round only.
-                let id = calls.next.fetch_add(1, Ordering::Relaxed);
-                calls.wait(id, held);
-                let state = calls.seal(id, &bound);
+                let id = self.next.fetch_add(1, Ordering::Relaxed);
+                self.wait(id, held);
+                let state = self.seal(id, bound);
                 Ok(InputRequiredResult::new(Some(requests), Some(state)).into())
             }
         }
@@ -313,15 +361,21 @@ fn gone() -> McpError {
 }
 
 impl HeldCalls {
+    /// The state naming the call `id` waiting at this replica.
     fn seal(&self, id: u64, bound: &[u8]) -> String {
         let options = SealOptions::new().associated_data(bound).ttl(ANSWER_WITHIN);
-        self.codec.seal_with(&id.to_be_bytes(), &options)
+        let mut payload = self.replica.to_be_bytes().to_vec();
+        payload.extend(id.to_be_bytes());
+        self.codec.seal_with(&payload, &options)
     }
 
-    fn open(&self, state: &str, bound: &[u8]) -> Result<u64, McpError> {
+    /// The replica and call a state names.
+    fn open(&self, state: &str, bound: &[u8]) -> Result<(u64, u64), McpError> {
         let opened = self.codec.open_with(state, bound).map_err(|_| gone())?;
-        let bytes: [u8; 8] = opened.as_slice().try_into().map_err(|_| gone())?;
-        Ok(u64::from_be_bytes(bytes))
+        let bytes: [u8; 16] = opened.as_slice().try_into().map_err(|_| gone())?;
+        let (replica, id) = bytes.split_at(8);
+        let number = |b: &[u8]| u64::from_be_bytes(b.try_into().unwrap_or_default());
+        Ok((number(replica), number(id)))
     }
 
     /// Keeps `held` waiting for the client's retry, for [`ANSWER_WITHIN`]
@@ -349,17 +403,24 @@ mod tests {
 
     #[test]
     fn a_state_opens_only_for_the_client_and_tool_it_was_sealed_for() {
-        let calls = HeldCalls::new();
+        let calls = HeldCalls::new(None, None);
         let state = calls.seal(7, &bound_to("alice", "git__push"));
-        assert_eq!(
-            calls.open(&state, &bound_to("alice", "git__push")).unwrap(),
-            7
+        let (replica, id) = calls.open(&state, &bound_to("alice", "git__push")).unwrap();
+        assert_eq!((replica, id), (calls.replica, 7));
+        // Replicas sharing the team's key open each other's states.
+        let (a, b) = (
+            HeldCalls::new(None, Some("team key")),
+            HeldCalls::new(None, Some("team key")),
         );
+        let sealed = a.seal(8, &bound_to("alice", "git__push"));
+        let opened = b.open(&sealed, &bound_to("alice", "git__push")).unwrap();
+        assert_eq!(opened, (a.replica, 8));
+        assert_ne!(a.replica, b.replica);
         assert!(calls.open(&state, &bound_to("bob", "git__push")).is_err());
         assert!(calls.open(&state, &bound_to("alice", "git__pull")).is_err());
         // Another process's key (another replica's, a restarted mcpw's).
         assert!(
-            HeldCalls::new()
+            HeldCalls::new(None, None)
                 .open(&state, &bound_to("alice", "git__push"))
                 .is_err()
         );

@@ -83,7 +83,10 @@ impl Manager {
                 return;
             }
             let name = slot.name();
-            tracing::info!(server = name, "connecting again, to offer what a client takes");
+            tracing::info!(
+                server = name,
+                "connecting again, to offer what a client takes"
+            );
             if let Err(e) = self.connect(name, true).await {
                 tracing::warn!(server = name, "connecting again: {e}");
             }

@@ -14,7 +14,7 @@ pub struct Wire {
 
 /// The JSON-RPC message of a response: plain JSON, or the last `data:` of an
 /// event stream that carries a response.
-fn message(body: &str) -> Value {
+pub fn message(body: &str) -> Value {
     if let Ok(v) = serde_json::from_str::<Value>(body) {
         return v;
     }
