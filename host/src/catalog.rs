@@ -49,6 +49,10 @@ pub struct Tool {
     /// JSON Schema of its `structuredContent`, when the server declared one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub output_schema: Option<Schema>,
+    /// The tool's `_meta` as the server listed it (an MCP App's `_meta.ui`
+    /// among it), kept for the clients that use it.
+    #[serde(default, rename = "_meta", skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Value>,
 }
 
 impl Tool {
@@ -68,6 +72,7 @@ impl Tool {
             kind: ToolKind::Tool,
             resource_uri: None,
             output_schema: None,
+            meta: None,
         }
     }
 
@@ -255,6 +260,7 @@ pub fn parse_catalog(text: &str, path: &Path) -> Result<Vec<Tool>, CatalogError>
                 kind: ToolKind::Tool,
                 resource_uri: None,
                 output_schema: None,
+                meta: None,
             })
         })
         .collect())

@@ -342,9 +342,38 @@ fn mcp_tool(
             .server(&t.server)
             .map_or(&[], |s| s.config.search_keywords.as_slice()),
     };
-    let meta = hints.add_to(results::tool_meta(config, &t.server, &names));
+    let mut meta = results::tool_meta(config, &t.server, &names);
+    // The server's own `_meta` (an app's view among it), under mcpw's.
+    if let Some(Value::Object(own)) = &t.meta {
+        let mut joined = own.clone();
+        if let Some(Value::Object(ours)) = meta {
+            joined.extend(ours);
+        }
+        meta = Some(Value::Object(joined));
+    }
+    let meta = hints.add_to(meta);
     tool.meta = meta.and_then(|m| from_json(m).ok());
     tool
+}
+
+/// Whether the client of a request declares MCP Apps.
+fn takes_apps(context: &RequestContext<RoleServer>) -> bool {
+    context
+        .client_capabilities()
+        .and_then(|c| serde_json::to_value(c).ok())
+        .is_some_and(|c| crate::apps::declared(&c))
+}
+
+/// Tools as a client that does not declare MCP Apps gets them: without
+/// the views only a host of apps uses.
+fn apps_left_out(tools: &mut [Tool]) {
+    for tool in tools {
+        let Some(meta) = tool.meta.as_ref().filter(|m| crate::apps::has_ui(m)) else {
+            continue;
+        };
+        let kept = crate::apps::without_ui(meta);
+        tool.meta = kept.map(rmcp::model::MetaObject);
+    }
 }
 
 /// A `tools/call` result from content, details and the error flag.
@@ -379,12 +408,16 @@ impl ServerHandler for Gateway {
                 "Tools of every MCP server configured in mcpw, named <server>__<tool>. When they are many, most are loaded on demand: call `ToolSearch` with keywords (or `select:name`) and the matching tools join your tool list."
             }
         };
+        let mut extensions = json!({rmcp::model::TASKS_EXTENSION_ID: {}});
+        if self.shared.host.manager().has_views() {
+            extensions[crate::apps::EXTENSION] = json!({"mimeTypes": [crate::apps::MIME]});
+        }
         serde_json::from_value(json!({
             "protocolVersion": rmcp::model::ProtocolVersion::LATEST_WITH_INITIALIZE,
             "capabilities": {"tools": {"listChanged": !matches!(self.shared.exposure, Exposure::Proxy | Exposure::Code)}, "prompts": {"listChanged": true},
                              "resources": {"subscribe": true, "listChanged": true},
                              "logging": {}, "completions": {},
-                             "extensions": {rmcp::model::TASKS_EXTENSION_ID: {}}},
+                             "extensions": extensions},
             "serverInfo": {"name": "mcpw", "version": env!("CARGO_PKG_VERSION")},
             "instructions": instructions,
         }))
@@ -436,7 +469,10 @@ impl ServerHandler for Gateway {
             // background; a change reaches the session as list_changed).
             self.shared.host.manager().freshen_unheard();
             let client = self.client(&context.extensions);
-            let tools = self.tool_list_for(&client).await?;
+            let mut tools = self.tool_list_for(&client).await?;
+            if !takes_apps(&context) {
+                apps_left_out(&mut tools);
+            }
             Ok(ListToolsResult::with_all_items(tools).complete())
         })
         .await

@@ -29,6 +29,7 @@
 
 // Without the `gateway` feature, the crate is the plugin runtime and its test
 // kit: config, catalog, plugin, bench, testing.
+pub mod apps;
 pub mod audit;
 #[cfg(feature = "gateway")]
 pub mod auth;

@@ -555,6 +555,22 @@ impl Manager {
             .collect()
     }
 
+    /// Whether a tool of an enabled server (listed, or cached for one not
+    /// started) comes with an MCP App's view.
+    pub fn has_views(&self) -> bool {
+        self.slots()
+            .iter()
+            .filter(|s| s.server.config.enabled)
+            .any(|s| {
+                let tools = s.state().tools.clone().unwrap_or_default();
+                tools.iter().any(|t| {
+                    t.meta
+                        .as_ref()
+                        .is_some_and(|m| crate::apps::view_of(m).is_some())
+                })
+            })
+    }
+
     /// What each enabled server offers besides tools, in config order.
     pub fn offers(&self) -> Vec<(String, Offers)> {
         self.slots()

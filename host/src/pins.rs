@@ -103,7 +103,7 @@ pub fn key(config: &Config, server: &str) -> Option<String> {
 
 /// What is pinned of `tool`.
 pub fn pinned(tool: &Tool) -> Pinned {
-    let definition = serde_json::json!({
+    let mut definition = serde_json::json!({
         "name": tool.name,
         "title": tool.title,
         "description": tool.description,
@@ -111,6 +111,11 @@ pub fn pinned(tool: &Tool) -> Pinned {
         "outputSchema": tool.output_schema.as_ref().map(|s| s.to_value()),
         "annotations": tool.annotations,
     });
+    // Only when there is one: a tool without `_meta` keeps the digest it had
+    // before `_meta` was pinned.
+    if let Some(meta) = &tool.meta {
+        definition["_meta"] = meta.clone();
+    }
     let digest = Sha256::digest(crate::config::trust::canonical(&definition).as_bytes());
     Pinned {
         digest: digest.iter().map(|b| format!("{b:02x}")).collect(),
@@ -308,8 +313,15 @@ mod tests {
         titled.title = Some("T".into());
         let mut annotated = base.clone();
         annotated.annotations = Some(serde_json::json!({"readOnlyHint": true}));
+        // An app's view moved elsewhere is a change too.
+        let mut viewed = base.clone();
+        viewed.meta = Some(serde_json::json!({"ui": {"resourceUri": "ui://a/app.html"}}));
+        let mut moved = base.clone();
+        moved.meta = Some(serde_json::json!({"ui": {"resourceUri": "ui://b/app.html"}}));
         assert_ne!(digest(&base), digest(&titled));
         assert_ne!(digest(&base), digest(&annotated));
+        assert_ne!(digest(&base), digest(&viewed));
+        assert_ne!(digest(&viewed), digest(&moved));
         let a = serde_json::json!({"a": 1, "b": {"c": 2, "d": 3}});
         let b = serde_json::json!({"b": {"d": 3, "c": 2}, "a": 1});
         assert_eq!(

@@ -3,6 +3,7 @@
 //! the official conformance suite, logins, and the pi package.
 
 mod approval;
+mod apps;
 pub mod code;
 mod conformance;
 mod eras;

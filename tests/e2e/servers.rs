@@ -128,6 +128,12 @@ impl Servers {
         self.package("server-everything")
     }
 
+    /// `node <server-basic-vanillajs>` arguments (add `--stdio`, or none for
+    /// Streamable HTTP on `$PORT`): an MCP App, a clock.
+    pub fn basic_app(&self) -> String {
+        self.package("server-basic-vanillajs")
+    }
+
     pub fn filesystem(&self) -> String {
         self.package("server-filesystem")
     }

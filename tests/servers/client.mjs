@@ -1,8 +1,9 @@
 // A scripted MCP client on the official TypeScript SDK, for mcpw's tests and benchmarks.
 //   node client.mjs '<plan JSON>'
 // plan = {"connect": {"command", "args", "env", "cwd"} | {"url", "token"}, "steps": [step, ...],
-//         "elicit": [answer, ...] (elicitation answers in order; without it no elicitation)}
-// steps: {"op": "listTools"} | {"op": "callTool", "name", "arguments", "progress": bool, "digest": bool}
+//         "elicit": [answer, ...] (elicitation answers in order; without it no elicitation),
+//         "capabilities": {...} (more the client declares: an extension, say)}
+// steps: {"op": "listTools"} | {"op": "serverCapabilities"} | {"op": "callTool", "name", "arguments", "progress": bool, "digest": bool}
 //          (in arguments, "$kept:N" stands for the id of the result kept in step N)
 //        {"op": "waitToolListChanged", "timeoutMs", "sinceMark"} | {"op": "markListChanged"}
 //        {"op": "listPrompts"} | {"op": "getPrompt", "name", "arguments"}
@@ -28,7 +29,9 @@ import { ElicitRequestSchema, ProgressNotificationSchema, ToolListChangedNotific
 
 const plan = JSON.parse(process.argv[2]);
 // With "elicit" (answers given in order), the client takes elicitation requests.
-const client = new Client({ name: "mcpw-test-client", version: "1.0.0" }, plan.elicit ? { capabilities: { elicitation: {} } } : {});
+// "capabilities" (an object) adds to what the client declares: an extension, say.
+const capabilities = { ...(plan.elicit ? { elicitation: {} } : {}), ...(plan.capabilities ?? {}) };
+const client = new Client({ name: "mcpw-test-client", version: "1.0.0" }, { capabilities });
 /** Elicitation requests received, with the answer each got. */
 const elicited = [];
 if (plan.elicit) {
@@ -85,6 +88,8 @@ function transport(c) {
 
 async function step(s) {
   switch (s.op) {
+    case "serverCapabilities":
+      return client.getServerCapabilities() ?? {};
     case "listTools":
       return (await client.listTools()).tools.map((t) => ({ name: t.name, description: t.description, inputSchema: t.inputSchema, outputSchema: t.outputSchema, _meta: t._meta }));
     case "callTool": {

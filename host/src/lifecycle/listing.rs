@@ -34,6 +34,8 @@ struct ListedTool {
     annotations: Value,
     #[serde(default)]
     output_schema: Value,
+    #[serde(default, rename = "_meta")]
+    meta: Value,
 }
 
 fn text(v: Value) -> Option<String> {
@@ -95,6 +97,7 @@ pub fn catalog_tools_counted(
                 Value::Object(o) => Some(Schema::from_object(o)),
                 _ => None,
             },
+            meta: Some(t.meta).filter(Value::is_object),
             name,
         });
     }
@@ -104,6 +107,10 @@ pub fn catalog_tools_counted(
             else {
                 continue;
             };
+            // An MCP App's view is for a host to render, not for the model.
+            if uri.starts_with(crate::apps::SCHEME) {
+                continue;
+            }
             let description = take_text(&mut r, "description")
                 .filter(|d| !d.is_empty())
                 .unwrap_or_else(|| format!("Read resource: {uri}"));
@@ -117,6 +124,7 @@ pub fn catalog_tools_counted(
                 kind: ToolKind::Resource,
                 resource_uri: Some(uri),
                 output_schema: None,
+                meta: None,
             });
         }
     }

@@ -78,9 +78,11 @@ impl Connection {
             return false;
         };
         let offered = super::origin::lock(&self.routes.offered);
+        let apps = crate::apps::declared(&serde_json::Value::Object(wanted.clone()));
         super::origin::OFFERED
             .iter()
             .any(|k| wanted.contains_key(*k) && !offered.contains(*k))
+            || (apps && !offered.contains(crate::apps::EXTENSION))
     }
 
     fn announces_subscribe(&self) -> bool {

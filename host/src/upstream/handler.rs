@@ -133,7 +133,12 @@ impl ClientHandler for UpstreamHandler {
         // that takes tasks, and waits it out for one that does not.
         let mut capabilities = self.sessions.capabilities(&self.server);
         if let Ok(serde_json::Value::Object(offered)) = serde_json::to_value(&capabilities) {
-            *origin::lock(&self.offered) = offered.keys().cloned().collect();
+            let apps = crate::apps::declared(&serde_json::Value::Object(offered.clone()));
+            let mut keys: std::collections::BTreeSet<String> = offered.keys().cloned().collect();
+            if apps {
+                keys.insert(crate::apps::EXTENSION.into());
+            }
+            *origin::lock(&self.offered) = keys;
         }
         capabilities
             .extensions

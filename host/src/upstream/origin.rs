@@ -150,6 +150,29 @@ pub struct Sessions {
 /// What mcpw may offer a server on behalf of its clients.
 pub const OFFERED: [&str; 3] = ["sampling", "elicitation", "roots"];
 
+/// Adds to `offered` what of [`OFFERED`] a client's capabilities `caps`
+/// declare, and MCP Apps (servers register app tools only for a host).
+fn offer(offered: &mut Map<String, Value>, caps: &Map<String, Value>) {
+    for key in OFFERED {
+        if let Some(v) = caps.get(key) {
+            offered.entry(key).or_insert_with(|| v.clone());
+        }
+    }
+    let apps = caps
+        .get("extensions")
+        .and_then(|e| e.get(crate::apps::EXTENSION));
+    if let Some(apps) = apps {
+        let extensions = offered
+            .entry("extensions")
+            .or_insert_with(|| Value::Object(Map::new()));
+        if let Value::Object(extensions) = extensions {
+            extensions
+                .entry(crate::apps::EXTENSION)
+                .or_insert_with(|| apps.clone());
+        }
+    }
+}
+
 /// A registered session; dropping it ends the registration.
 pub struct SessionGuard {
     sessions: Arc<Sessions>,
@@ -211,16 +234,9 @@ impl Sessions {
             return false;
         };
         let mut noted = lock(&self.stateless);
-        let mut grew = false;
-        for key in OFFERED {
-            if let Some(v) = caps.get(key)
-                && !noted.contains_key(key)
-            {
-                noted.insert(key.to_string(), v.clone());
-                grew = true;
-            }
-        }
-        grew
+        let before = noted.clone();
+        offer(&mut noted, &caps);
+        *noted != before
     }
 
     /// Returns once connecting may start.
@@ -279,11 +295,7 @@ impl Sessions {
             let Ok(Value::Object(caps)) = serde_json::to_value(&info.capabilities) else {
                 continue;
             };
-            for key in OFFERED {
-                if let Some(v) = caps.get(key) {
-                    merged.entry(key).or_insert_with(|| v.clone());
-                }
-            }
+            offer(&mut merged, &caps);
         }
         if lock(&self.local).is_some() {
             merged

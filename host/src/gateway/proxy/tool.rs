@@ -48,6 +48,14 @@ pub(super) async fn call_tool(
         }
     };
     let mut told = present_outcome(&entry, outcome)?;
+    // A host renders a view from a result: the tool's, for one that declares
+    // MCP Apps (the proxy's own tool list names no views).
+    let view = entry.tool.meta.as_ref().and_then(crate::apps::view_of);
+    if let Some(view) = view.filter(|_| crate::gateway::takes_apps(ctx)) {
+        let mut meta = told.meta.take().unwrap_or_default();
+        meta.0.insert("ui".into(), json!({"resourceUri": view}));
+        told.meta = Some(meta);
+    }
     if let (Some((uri, link)), Some(details)) = (kept, told.structured_content.as_mut()) {
         // The preview is in the content: the whole is read by its URI.
         details.as_object_mut().map(|d| d.remove("mcpResult"));

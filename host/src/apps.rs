@@ -1,0 +1,92 @@
+//! MCP Apps (SEP-1865, the extension `io.modelcontextprotocol/ui`): a tool
+//! may come with an interactive view, a `ui://` resource of MIME type
+//! `text/html;profile=mcp-app` that a host renders in a sandboxed frame. The
+//! tool names it in `_meta.ui.resourceUri` (and, deprecated, in the flat
+//! `_meta["ui/resourceUri"]`); `_meta.ui.visibility` says whether the model,
+//! the app, or both may call it.
+//!
+//! What mcpw keeps for a client that declares the extension, and leaves out
+//! for one that does not.
+
+use serde_json::{Map, Value};
+
+/// The extension's id in `capabilities.extensions`.
+pub const EXTENSION: &str = "io.modelcontextprotocol/ui";
+/// The scheme of a view's URI.
+pub const SCHEME: &str = "ui://";
+/// The MIME type of a view.
+pub const MIME: &str = "text/html;profile=mcp-app";
+/// The flat, deprecated `_meta` key of a tool's view.
+pub const FLAT_KEY: &str = "ui/resourceUri";
+
+/// Whether capabilities (as JSON) declare the extension.
+pub fn declared(capabilities: &Value) -> bool {
+    capabilities
+        .get("extensions")
+        .and_then(|e| e.get(EXTENSION))
+        .is_some()
+}
+
+/// The view a tool's `_meta` names, if any.
+pub fn view_of(meta: &Value) -> Option<&str> {
+    meta.pointer("/ui/resourceUri")
+        .or_else(|| meta.get(FLAT_KEY))
+        .and_then(Value::as_str)
+}
+
+/// Whether the model may see and call the tool: unless its
+/// `_meta.ui.visibility` leaves the model out (an app-only tool).
+pub fn for_model(meta: Option<&Value>) -> bool {
+    let visibility = meta
+        .and_then(|m| m.pointer("/ui/visibility"))
+        .and_then(Value::as_array);
+    visibility.is_none_or(|v| v.iter().any(|s| s == "model"))
+}
+
+/// `meta` for a client that does not declare the extension: without what
+/// only a host of apps uses. `None` when nothing else is left.
+pub fn without_ui(meta: &Map<String, Value>) -> Option<Map<String, Value>> {
+    let mut kept = meta.clone();
+    kept.remove("ui");
+    kept.remove(FLAT_KEY);
+    (!kept.is_empty()).then_some(kept)
+}
+
+/// Whether `meta` holds anything only a host of apps uses.
+pub fn has_ui(meta: &Map<String, Value>) -> bool {
+    meta.contains_key("ui") || meta.contains_key(FLAT_KEY)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_view_is_named_either_way_and_visibility_decides_the_model() {
+        let meta = json!({"ui": {"resourceUri": "ui://clock/app.html"}});
+        assert_eq!(view_of(&meta), Some("ui://clock/app.html"));
+        let flat = json!({"ui/resourceUri": "ui://clock/app.html"});
+        assert_eq!(view_of(&flat), Some("ui://clock/app.html"));
+        assert!(for_model(Some(&meta)) && for_model(None));
+        let app_only = json!({"ui": {"resourceUri": "ui://x", "visibility": ["app"]}});
+        assert!(!for_model(Some(&app_only)));
+        let both = json!({"ui": {"visibility": ["model", "app"]}});
+        assert!(for_model(Some(&both)));
+        assert!(declared(&json!({"extensions": {EXTENSION: {}}})));
+        assert!(!declared(&json!({"extensions": {}})));
+    }
+
+    #[test]
+    fn a_client_without_the_extension_keeps_the_rest_of_the_meta() {
+        let meta = json!({"ui": {"resourceUri": "ui://a"}, "ui/resourceUri": "ui://a", "other": 1});
+        let meta = meta.as_object().unwrap();
+        assert!(has_ui(meta));
+        assert_eq!(
+            Value::Object(without_ui(meta).unwrap()),
+            json!({"other": 1})
+        );
+        let only_ui = json!({"ui": {"resourceUri": "ui://a"}});
+        assert_eq!(without_ui(only_ui.as_object().unwrap()), None);
+    }
+}
