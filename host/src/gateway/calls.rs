@@ -26,7 +26,12 @@ impl Gateway {
         let entry = match self.shared.resolve_for(&client, name).await {
             Ok(entry) => entry,
             Err(e @ HostError::ToolNotFound { .. }) => {
-                return result(&[Content::text(e.to_string())], None, true).map(Into::into);
+                match self.app_call(&client, name, context).await {
+                    Some(entry) => entry,
+                    None => {
+                        return result(&[Content::text(e.to_string())], None, true).map(Into::into);
+                    }
+                }
             }
             Err(e) => {
                 return result(&[Content::text(format!("Error: {e}"))], None, true).map(Into::into);
@@ -87,6 +92,30 @@ impl Gateway {
 }
 
 impl Gateway {
+    /// The tool an app calls by its server's own name (an app knows its
+    /// server's names, not mcpw's), for a host that declares MCP Apps: the
+    /// one tool of that name among the servers the client sees.
+    async fn app_call(
+        &self,
+        client: &super::ClientScope,
+        name: &str,
+        context: &RequestContext<RoleServer>,
+    ) -> Option<crate::host::EntryRef> {
+        if !super::takes_apps(context) {
+            return None;
+        }
+        let snapshot = self.shared.host.snapshot().await.ok()?;
+        let mut named = snapshot.entries().iter().filter(|e| {
+            e.tool.name == name
+                && e.tool.kind == crate::catalog::ToolKind::Tool
+                && client.allows(&e.tool.server)
+        });
+        let (Some(only), None) = (named.next(), named.next()) else {
+            return None;
+        };
+        self.shared.resolve_for(client, &only.name).await.ok()
+    }
+
     /// How an upstream call made for the client's request `context` reports
     /// back: its progress, when the client asked for progress (a
     /// `progressToken` in `_meta`), and the server's requests, to this session.

@@ -123,3 +123,26 @@ fn tool_search_and_proxy_exposure_keep_the_view_for_a_host() {
     let plain = client_plan(json!({"connect": {"url": proxy.url()}, "steps": [call]})).unwrap();
     assert!(plain[0]["_meta"].get("ui").is_none(), "{:#}", plain[0]);
 }
+
+/// An app calls its server's tools by the server's own names; through mcpw
+/// the tool is `clock__get-time`, and the host passes the app's call on as
+/// `get-time`: for a host, that name reaches the one server that has it.
+#[test]
+fn an_apps_call_by_its_servers_own_name_reaches_that_server() {
+    let dirs = ConfigDirs::new();
+    dirs.user(&json!({"mcpServers": {"clock": clock()}}).to_string());
+    let serving = Serving::start(&dirs.home(), &["--exposure", "direct"]);
+    let call = json!({"op": "callTool", "name": "get-time", "arguments": {}});
+    let host = client_plan(json!({"connect": {"url": serving.url()},
+        "capabilities": host_capabilities(), "steps": [call]}))
+    .unwrap();
+    assert_ne!(host[0]["isError"], true, "{:#}", host[0]);
+    assert!(
+        host[0]["structuredContent"]["time"].is_string(),
+        "{:#}",
+        host[0]
+    );
+    // An agent's client names tools as mcpw lists them.
+    let agent = client_plan(json!({"connect": {"url": serving.url()}, "steps": [call]})).unwrap();
+    assert_eq!(agent[0]["isError"], true, "{:#}", agent[0]);
+}
