@@ -228,12 +228,33 @@ fn rebuild_when_embedded(
 pub struct EntryRef {
     snapshot: Arc<Snapshot>,
     index: usize,
+    /// Among the tools only an app may call.
+    app_only: bool,
 }
 
 impl std::ops::Deref for EntryRef {
     type Target = Entry;
     fn deref(&self) -> &Entry {
-        &self.snapshot.entries()[self.index]
+        match self.app_only {
+            false => &self.snapshot.entries()[self.index],
+            true => &self.snapshot.app_only()[self.index],
+        }
+    }
+}
+
+impl EntryRef {
+    /// The tool of `server` named `name` by the server itself, among those
+    /// only an app may call, in `snapshot`.
+    pub fn app_only(snapshot: Arc<Snapshot>, server: &str, name: &str) -> Option<EntryRef> {
+        let index = snapshot
+            .app_only()
+            .iter()
+            .position(|e| e.tool.server == server && e.tool.name == name)?;
+        Some(EntryRef {
+            snapshot,
+            index,
+            app_only: true,
+        })
     }
 }
 
@@ -650,6 +671,7 @@ impl Host {
                 let entry = EntryRef {
                     snapshot: snapshot.clone(),
                     index: h.index,
+                    app_only: false,
                 };
                 (entry, h.score)
             })
@@ -660,9 +682,11 @@ impl Host {
     /// underscores treated as equal.
     pub async fn find(&self, name: &str) -> Result<Option<EntryRef>, HostError> {
         let snapshot = self.snapshot().await?;
-        Ok(snapshot
-            .position(name)
-            .map(|index| EntryRef { snapshot, index }))
+        Ok(snapshot.position(name).map(|index| EntryRef {
+            snapshot,
+            index,
+            app_only: false,
+        }))
     }
 
     /// Resolves a name to a tool. A name whose server (by the naming guest's
@@ -670,7 +694,11 @@ impl Host {
     pub async fn resolve(&self, name: &str) -> Result<EntryRef, HostError> {
         let snapshot = self.snapshot().await?;
         if let Some(index) = snapshot.position(name) {
-            return Ok(EntryRef { snapshot, index });
+            return Ok(EntryRef {
+                snapshot,
+                index,
+                app_only: false,
+            });
         }
         if let Some(server) = snapshot.owner(name)
             && !self.manager.has_tools(server)

@@ -100,6 +100,7 @@ pub fn servers() -> &'static Servers {
         for script in [
             "misbehave.mjs",
             "client.mjs",
+            "app-board.mjs",
             "conformance-upstream.mjs",
             "oauth-server.mjs",
             "listen-proxy.mjs",
@@ -132,6 +133,12 @@ impl Servers {
     /// Streamable HTTP on `$PORT`): an MCP App, a clock.
     pub fn basic_app(&self) -> String {
         self.package("server-basic-vanillajs")
+    }
+
+    /// The test app server with a tool only its app may call
+    /// (`app-board.mjs`, stdio).
+    pub fn app_board(&self) -> String {
+        self.npm.join("app-board.mjs").display().to_string()
     }
 
     pub fn filesystem(&self) -> String {

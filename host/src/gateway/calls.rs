@@ -94,7 +94,8 @@ impl Gateway {
 impl Gateway {
     /// The tool an app calls by its server's own name (an app knows its
     /// server's names, not mcpw's), for a host that declares MCP Apps: the
-    /// one tool of that name among the servers the client sees.
+    /// one tool of that name among the servers the client sees, one only an
+    /// app may call among them.
     async fn app_call(
         &self,
         client: &super::ClientScope,
@@ -105,7 +106,9 @@ impl Gateway {
             return None;
         }
         let snapshot = self.shared.host.snapshot().await.ok()?;
-        let mut named = snapshot.entries().iter().filter(|e| {
+        // Tools only an app may call too: they are for it.
+        let all = snapshot.entries().iter().chain(snapshot.app_only().iter());
+        let mut named = all.filter(|e| {
             e.tool.name == name
                 && e.tool.kind == crate::catalog::ToolKind::Tool
                 && client.allows(&e.tool.server)
@@ -113,7 +116,11 @@ impl Gateway {
         let (Some(only), None) = (named.next(), named.next()) else {
             return None;
         };
-        self.shared.resolve_for(client, &only.name).await.ok()
+        let server = only.tool.server.clone();
+        match crate::apps::for_model(only.tool.meta.as_ref()) {
+            true => self.shared.resolve_for(client, &only.name).await.ok(),
+            false => crate::host::EntryRef::app_only(snapshot.clone(), &server, name),
+        }
     }
 
     /// How an upstream call made for the client's request `context` reports

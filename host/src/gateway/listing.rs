@@ -107,7 +107,7 @@ impl ServeState {
         let all: Arc<[Tool]> = snapshot
             .entries()
             .iter()
-            .filter(|e| client.allows(&e.tool.server) && for_model(e))
+            .filter(|e| client.allows(&e.tool.server))
             .map(|e| mcp_tool(e, &config, snapshot.is_direct_name(&e.name)))
             .collect();
         lists.all.get_or_init(|| all).clone()
@@ -129,7 +129,7 @@ impl ServeState {
         let visible = snapshot
             .entries()
             .iter()
-            .filter(|e| client.allows(&e.tool.server) && for_model(e));
+            .filter(|e| client.allows(&e.tool.server));
         for e in visible {
             let tool = mcp_tool(e, &config, true);
             used += serde_json::to_vec(&tool).map_or(0, |b| b.len()) + 1;
@@ -280,7 +280,7 @@ impl Gateway {
         list.extend(
             visible
                 .iter()
-                .filter(|e| shown.contains(e.name.as_str()) && for_model(e))
+                .filter(|e| shown.contains(e.name.as_str()))
                 .map(|e| mcp_tool(e, &config, true)),
         );
         let list: Arc<[Tool]> = list.into();
@@ -302,10 +302,4 @@ fn guarded(mut tool: serde_json::Value, host: &crate::host::Host) -> serde_json:
         tool["_meta"] = meta;
     }
     tool
-}
-
-/// Whether the agent may see the tool: not one only an app may call (see
-/// [`crate::apps::for_model`]).
-fn for_model(entry: &crate::catalog::Entry) -> bool {
-    crate::apps::for_model(entry.tool.meta.as_ref())
 }

@@ -41,6 +41,9 @@ pub struct PromptEntry {
 pub struct Snapshot {
     version: u64,
     entries: Arc<[Entry]>,
+    /// Tools only an MCP App may call (`_meta.ui.visibility` without
+    /// `"model"`): named, never listed, searched or described for the agent.
+    app_only: Arc<[Entry]>,
     by_name: HashMap<String, usize>,
     /// Names with hyphens read as underscores, for forgiving lookups.
     by_loose: HashMap<String, usize>,
@@ -90,6 +93,7 @@ impl Snapshot {
         Snapshot {
             version: 0,
             entries: Arc::from(Vec::new()),
+            app_only: Arc::from(Vec::new()),
             by_name: HashMap::new(),
             by_loose: HashMap::new(),
             direct: Vec::new(),
@@ -111,6 +115,11 @@ impl Snapshot {
     /// Every exposed tool with its agent-facing name, in config order.
     pub fn entries(&self) -> &Arc<[Entry]> {
         &self.entries
+    }
+
+    /// The tools only an app may call (see [`crate::apps::for_model`]).
+    pub fn app_only(&self) -> &Arc<[Entry]> {
+        &self.app_only
     }
 
     /// The entry named `name`: exactly, else with hyphens and underscores equal.
@@ -312,6 +321,7 @@ pub(crate) fn build(policy: &Policy, input: BuildInput) -> Result<Snapshot, Plug
         .collect();
     let (kept, mut alias_of) = selected(policy, &tools, &config)?;
     let (entries, entry_aliases) = named(policy, &kept, &mut alias_of, &naming)?;
+    let (entries, entry_aliases, app_only) = apart(entries, entry_aliases);
     let direct = direct_flags(policy, &entries, &entry_aliases, &config, env_override)?;
     let owners = owners(policy, &config, naming.prefix)?;
     let resources = ResourceMap::build(&offers);
@@ -338,6 +348,7 @@ pub(crate) fn build(policy: &Policy, input: BuildInput) -> Result<Snapshot, Plug
     Ok(Snapshot {
         version,
         entries: entries.into(),
+        app_only: app_only.into(),
         by_name,
         by_loose,
         direct,
@@ -349,6 +360,25 @@ pub(crate) fn build(policy: &Policy, input: BuildInput) -> Result<Snapshot, Plug
         index_options: index_options(&config),
         index: tokio::sync::Mutex::new(None),
     })
+}
+
+/// The entries the agent may see (and their aliases), apart from those only
+/// an MCP App may call: named like the others, so that a name does not
+/// change with a tool's visibility.
+fn apart(
+    entries: Vec<Entry>,
+    aliases: Vec<Vec<String>>,
+) -> (Vec<Entry>, Vec<Vec<String>>, Vec<Entry>) {
+    let (mut seen, mut seen_aliases, mut app_only) = (Vec::new(), Vec::new(), Vec::new());
+    for (entry, aliases) in entries.into_iter().zip(aliases) {
+        if crate::apps::for_model(entry.tool.meta.as_ref()) {
+            seen.push(entry);
+            seen_aliases.push(aliases);
+        } else {
+            app_only.push(entry);
+        }
+    }
+    (seen, seen_aliases, app_only)
 }
 
 /// Tools let through, by their index in the catalog, and the names each

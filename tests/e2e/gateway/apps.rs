@@ -146,3 +146,90 @@ fn an_apps_call_by_its_servers_own_name_reaches_that_server() {
     let agent = client_plan(json!({"connect": {"url": serving.url()}, "steps": [call]})).unwrap();
     assert_eq!(agent[0]["isError"], true, "{:#}", agent[0]);
 }
+
+fn board() -> Value {
+    json!({"command": "node", "args": [servers().app_board()]})
+}
+
+/// A tool only its app may call (`visibility: ["app"]`) is not in the
+/// agent's list, search hits or descriptions, nor among a script's tools;
+/// a host calls it by its server's own name, an agent's client cannot.
+#[test]
+fn an_app_only_tool_is_the_apps_alone() {
+    let dirs = ConfigDirs::new();
+    dirs.user(
+        &json!({"mcpServers": {"board": board()}, "settings": {"codeMode": true}}).to_string(),
+    );
+    let direct = Serving::start(&dirs.home(), &["--exposure", "direct"]);
+    let move_piece = json!({"from": "e2", "to": "e4"});
+    let steps = json!([
+        {"op": "listTools"},
+        {"op": "callTool", "name": "move-piece", "arguments": move_piece},
+        {"op": "callTool", "name": "board__move-piece", "arguments": move_piece},
+        {"op": "callTool", "name": "code", "arguments": {"code":
+            "let moved; try { moved = JSON.stringify(await tools.board__move_piece({from: 'e2', to: 'e4'})); } \
+             catch (e) { moved = 'refused'; } \
+             return {found: (await mcp.search('move a piece')).map(t => t.name), \
+                     moved: moved.includes('e2-e4') ? 'yes' : 'no'};"}},
+    ]);
+    let host = client_plan(json!({"connect": {"url": direct.url()},
+        "capabilities": host_capabilities(), "steps": steps}))
+    .unwrap();
+    let names: Vec<&str> = host[0]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t["name"].as_str())
+        .collect();
+    assert!(names.contains(&"board__show-board"), "{names:?}");
+    assert!(!names.iter().any(|n| n.contains("move")), "{names:?}");
+    assert_ne!(host[1]["isError"], true, "{:#}", host[1]);
+    assert!(
+        super::serve::text(&host[1]).contains("moved e2-e4"),
+        "{:#}",
+        host[1]
+    );
+    assert_eq!(
+        host[2]["isError"], true,
+        "the agent's name for it: {:#}",
+        host[2]
+    );
+    let script = super::serve::text(&host[3]);
+    assert!(script.contains("\"moved\":\"no\""), "{script}");
+    assert!(!script.contains("move-piece"), "{script}");
+    // An agent's client, by the server's name: nothing.
+    let agent = client_plan(json!({"connect": {"url": direct.url()},
+        "steps": [{"op": "callTool", "name": "move-piece", "arguments": move_piece}]}))
+    .unwrap();
+    assert_eq!(agent[0]["isError"], true, "{:#}", agent[0]);
+    drop(direct);
+    // ToolSearch and the proxy's search and describe find nothing of it.
+    let searching = Serving::start(&dirs.home(), &["--exposure", "tool-search"]);
+    let found = client_plan(json!({"connect": {"url": searching.url()}, "steps": [
+        {"op": "callTool", "name": "ToolSearch", "arguments": {"query": "move a piece on the board"}},
+        {"op": "callTool", "name": "ToolSearch", "arguments": {"query": "select:board__move-piece"}},
+    ]}))
+    .unwrap();
+    for hit in &found {
+        let loaded = &hit["structuredContent"]["loaded"];
+        assert!(!loaded.to_string().contains("move-piece"), "{hit:#}");
+        assert!(
+            !super::serve::text(hit).contains("Moves a piece"),
+            "{hit:#}"
+        );
+    }
+    drop(searching);
+    let proxy = Serving::start(&dirs.home(), &["--exposure", "proxy"]);
+    let described = client_plan(json!({"connect": {"url": proxy.url()}, "steps": [
+        {"op": "callTool", "name": "mcp", "arguments": {"search": "move a piece"}},
+        {"op": "callTool", "name": "mcp", "arguments": {"describe": "board__move-piece"}},
+        {"op": "callTool", "name": "mcp", "arguments": {"server": "board"}},
+    ]}))
+    .unwrap();
+    for answer in &described {
+        assert!(
+            !super::serve::text(answer).contains("Moves a piece"),
+            "{answer:#}"
+        );
+    }
+}
