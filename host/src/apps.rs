@@ -57,6 +57,54 @@ pub fn has_ui(meta: &Map<String, Value>) -> bool {
     meta.contains_key("ui") || meta.contains_key(FLAT_KEY)
 }
 
+/// Gives the URIs a result names (its view in `_meta`, resource links,
+/// embedded resources) as `expose` maps them: the forms a client reads them
+/// back by.
+pub fn expose_result(result: &mut Value, expose: impl Fn(&str) -> String) {
+    let mut map = |v: &mut Value| {
+        if let Some(uri) = v.as_str() {
+            *v = Value::String(expose(uri));
+        }
+    };
+    if let Some(meta) = result.get_mut("_meta") {
+        if let Some(view) = meta.pointer_mut("/ui/resourceUri") {
+            map(view);
+        }
+        if let Some(view) = meta.get_mut(FLAT_KEY) {
+            map(view);
+        }
+    }
+    let blocks = result.get_mut("content").and_then(Value::as_array_mut);
+    for block in blocks.into_iter().flatten() {
+        match block.get("type").and_then(Value::as_str) {
+            Some("resource_link") => block.get_mut("uri").into_iter().for_each(&mut map),
+            Some("resource") => block
+                .pointer_mut("/resource/uri")
+                .into_iter()
+                .for_each(&mut map),
+            _ => {}
+        }
+    }
+}
+
+/// A tool's `_meta` with its view named as `expose` maps it.
+pub fn expose_meta(meta: &mut Map<String, Value>, expose: impl Fn(&str) -> String) {
+    let mut wrapped = Value::Object(std::mem::take(meta));
+    if let Some(view) = wrapped.pointer_mut("/ui/resourceUri")
+        && let Some(uri) = view.as_str()
+    {
+        *view = Value::String(expose(uri));
+    }
+    if let Some(view) = wrapped.get_mut(FLAT_KEY)
+        && let Some(uri) = view.as_str()
+    {
+        *view = Value::String(expose(uri));
+    }
+    if let Value::Object(m) = wrapped {
+        *meta = m;
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -75,6 +123,37 @@ mod tests {
         assert!(for_model(Some(&both)));
         assert!(declared(&json!({"extensions": {EXTENSION: {}}})));
         assert!(!declared(&json!({"extensions": {}})));
+    }
+
+    #[test]
+    fn a_results_uris_are_given_as_the_client_reads_them() {
+        let mut result = json!({
+            "_meta": {"ui": {"resourceUri": "ui://a/app.html"}, "ui/resourceUri": "ui://a/app.html"},
+            "content": [
+                {"type": "text", "text": "ui://a/app.html"},
+                {"type": "resource_link", "uri": "x://shared", "name": "x"},
+                {"type": "resource", "resource": {"uri": "x://shared", "text": "t"}},
+            ],
+        });
+        expose_result(&mut result, |u| format!("mapped:{u}"));
+        assert_eq!(
+            result["_meta"]["ui"]["resourceUri"],
+            "mapped:ui://a/app.html"
+        );
+        assert_eq!(result["_meta"]["ui/resourceUri"], "mapped:ui://a/app.html");
+        assert_eq!(
+            result["content"][0]["text"], "ui://a/app.html",
+            "text is the server's"
+        );
+        assert_eq!(result["content"][1]["uri"], "mapped:x://shared");
+        assert_eq!(result["content"][2]["resource"]["uri"], "mapped:x://shared");
+        let mut meta = json!({"ui": {"resourceUri": "ui://a"}, "other": 1});
+        let meta = meta.as_object_mut().unwrap();
+        expose_meta(meta, |u| format!("m:{u}"));
+        assert_eq!(
+            Value::Object(meta.clone()),
+            json!({"ui": {"resourceUri": "m:ui://a"}, "other": 1})
+        );
     }
 
     #[test]

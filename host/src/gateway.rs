@@ -316,6 +316,7 @@ fn custom_request_error(request: &rmcp::model::CustomRequest) -> McpError {
 /// exposure means it to be in the agent's context from the start.
 fn mcp_tool(
     entry: &crate::catalog::Entry,
+    snapshot: &crate::host::Snapshot,
     config: &crate::config::Config,
     always_load: bool,
 ) -> Tool {
@@ -346,6 +347,10 @@ fn mcp_tool(
     // The server's own `_meta` (an app's view among it), under mcpw's.
     if let Some(Value::Object(own)) = &t.meta {
         let mut joined = own.clone();
+        // The view as the client reads it (mapped when another server has
+        // one at the same URI).
+        let resources = snapshot.resources();
+        crate::apps::expose_meta(&mut joined, |uri| resources.exposed(&t.server, uri));
         if let Some(Value::Object(ours)) = meta {
             joined.extend(ours);
         }

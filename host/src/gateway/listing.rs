@@ -108,7 +108,7 @@ impl ServeState {
             .entries()
             .iter()
             .filter(|e| client.allows(&e.tool.server))
-            .map(|e| mcp_tool(e, &config, snapshot.is_direct_name(&e.name)))
+            .map(|e| mcp_tool(e, snapshot, &config, snapshot.is_direct_name(&e.name)))
             .collect();
         lists.all.get_or_init(|| all).clone()
     }
@@ -131,7 +131,7 @@ impl ServeState {
             .iter()
             .filter(|e| client.allows(&e.tool.server));
         for e in visible {
-            let tool = mcp_tool(e, &config, true);
+            let tool = mcp_tool(e, snapshot, &config, true);
             used += serde_json::to_vec(&tool).map_or(0, |b| b.len()) + 1;
             if used > room {
                 return *lists.auto.get_or_init(|| Exposure::ToolSearch);
@@ -281,7 +281,7 @@ impl Gateway {
             visible
                 .iter()
                 .filter(|e| shown.contains(e.name.as_str()))
-                .map(|e| mcp_tool(e, &config, true)),
+                .map(|e| mcp_tool(e, snapshot, &config, true)),
         );
         let list: Arc<[Tool]> = list.into();
         if activated.is_empty() {

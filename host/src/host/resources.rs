@@ -3,7 +3,9 @@
 //! A URI (or URI template) that one server offers passes unchanged. When
 //! several servers offer the same one, each server's is exposed as
 //! `mcpw:<server>/<its URI>`: a client reads, subscribes to and expands that
-//! form, and mcpw takes the prefix off again to reach the server.
+//! form, and mcpw takes the prefix off again to reach the server. An MCP
+//! App's view keeps its scheme, which hosts require: `ui://mcpw/<server>/…`
+//! for the server's `ui://…`.
 
 use super::pipeline::{Caller, Read, Unattended};
 use super::{Host, HostError};
@@ -47,11 +49,22 @@ pub struct Route {
     pub mapped: bool,
 }
 
+/// Where a server's views go when another server has the same.
+const VIEWS: &str = "ui://mcpw/";
+
+/// `server`'s `uri` in the form mapped to that server.
+fn mapped(server: &str, uri: &str) -> String {
+    match uri.strip_prefix(crate::apps::SCHEME) {
+        Some(view) => format!("{VIEWS}{server}/{view}"),
+        None => format!("{SCHEME}{server}/{uri}"),
+    }
+}
+
 impl Route {
     /// The URI a client sees for `uri` of this route's server.
     pub fn exposed(&self, uri: &str) -> String {
         if self.mapped {
-            format!("{SCHEME}{}/{uri}", self.server)
+            mapped(&self.server, uri)
         } else {
             uri.to_string()
         }
@@ -88,7 +101,7 @@ fn map_shared(items: &mut [Offered], key: &str) -> HashSet<String> {
         }
     }
     for o in items.iter_mut().filter(|o| shared.contains(&o.uri)) {
-        o.item[key] = Value::String(format!("{SCHEME}{}/{}", o.server, o.uri));
+        o.item[key] = Value::String(mapped(&o.server, &o.uri));
     }
     shared
 }
@@ -158,12 +171,29 @@ impl ResourceMap {
     }
 
     fn route_mapped_within(&self, uri: &str, sees: &dyn Fn(&str) -> bool) -> Option<Route> {
-        let (server, original) = uri.strip_prefix(SCHEME)?.split_once('/')?;
+        let (server, original) = match uri.strip_prefix(VIEWS) {
+            Some(view) => {
+                let (server, view) = view.split_once('/')?;
+                (server, format!("{}{view}", crate::apps::SCHEME))
+            }
+            None => {
+                let (server, original) = uri.strip_prefix(SCHEME)?.split_once('/')?;
+                (server, original.to_string())
+            }
+        };
         (self.servers.contains(server) && sees(server)).then(|| Route {
             server: server.to_string(),
-            uri: original.to_string(),
+            uri: original,
             mapped: true,
         })
+    }
+
+    /// Whether any URI of `server` is exposed in the mapped form.
+    pub fn maps(&self, server: &str) -> bool {
+        self.resources
+            .iter()
+            .chain(&self.templates)
+            .any(|o| o.server == server && self.shared.contains(&o.uri))
     }
 
     /// Where a URI from a client goes: its `mcpw:<server>/` form; a listed
@@ -430,6 +460,31 @@ mod tests {
         assert_eq!(route("nowhere://x"), None);
         assert_eq!(map.exposed("a", "x://shared"), "mcpw:a/x://shared");
         assert_eq!(map.exposed("a", "x://one"), "x://one");
+    }
+
+    #[test]
+    fn a_shared_view_keeps_its_scheme_both_ways() {
+        let view = "ui://get-time/mcp-app.html";
+        let map = ResourceMap::build(&[
+            ("clock".into(), offers(&[view], &[])),
+            ("other".into(), offers(&[view, "ui://own/app.html"], &[])),
+        ]);
+        assert_eq!(
+            map.exposed("clock", view),
+            "ui://mcpw/clock/get-time/mcp-app.html"
+        );
+        assert_eq!(
+            map.exposed("other", "ui://own/app.html"),
+            "ui://own/app.html"
+        );
+        let route = map.route("ui://mcpw/other/get-time/mcp-app.html").unwrap();
+        assert_eq!((route.server.as_str(), route.uri.as_str()), ("other", view));
+        assert_eq!(route.exposed(view), "ui://mcpw/other/get-time/mcp-app.html");
+        assert!(map.maps("clock") && map.maps("other"));
+        assert!(
+            map.route("ui://mcpw/nobody/get-time/mcp-app.html")
+                .is_none()
+        );
     }
 
     #[test]

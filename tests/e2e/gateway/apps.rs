@@ -233,3 +233,45 @@ fn an_app_only_tool_is_the_apps_alone() {
         );
     }
 }
+
+/// Two servers with a view at the same `ui://` URI: each is exposed under a
+/// form that keeps the scheme (hosts render only `ui://`), named so on its
+/// tool, and read back from its own server.
+#[test]
+fn views_at_the_same_uri_keep_their_scheme_and_their_server() {
+    let dirs = ConfigDirs::new();
+    dirs.user(&json!({"mcpServers": {"clock": clock(), "clock2": clock()}}).to_string());
+    let serving = Serving::start(&dirs.home(), &["--exposure", "direct"]);
+    let mapped = |server: &str| format!("ui://mcpw/{server}/get-time/mcp-app.html");
+    let steps = json!([
+        {"op": "listTools"},
+        {"op": "readResource", "uri": mapped("clock")},
+        {"op": "readResource", "uri": mapped("clock2")},
+        {"op": "readResource", "uri": VIEW},
+    ]);
+    let host = client_plan(json!({"connect": {"url": serving.url()},
+        "capabilities": host_capabilities(), "steps": steps}))
+    .unwrap();
+    let direct = client_plan(json!({"connect": clock(),
+        "steps": [{"op": "readResource", "uri": VIEW}]}))
+    .unwrap();
+    for (server, read) in [("clock", &host[1]), ("clock2", &host[2])] {
+        let listed = tool(&host[0], &format!("{server}__get-time"));
+        assert_eq!(
+            listed["_meta"]["ui"]["resourceUri"],
+            mapped(server),
+            "{listed:#}"
+        );
+        assert_eq!(
+            listed["_meta"]["ui/resourceUri"],
+            mapped(server),
+            "{listed:#}"
+        );
+        let contents = &read["contents"][0];
+        assert_eq!(contents["uri"], mapped(server), "{read:#}");
+        assert_eq!(contents["mimeType"], direct[0]["contents"][0]["mimeType"]);
+        assert_eq!(contents["text"], direct[0]["contents"][0]["text"]);
+    }
+    // The server's own form no longer says which server.
+    assert!(host[3]["error"].is_string(), "{:#}", host[3]);
+}
