@@ -13,7 +13,12 @@ server.registerTool("show-board", {
   description: "Shows the chess board",
   inputSchema: {},
   _meta: { ui: { resourceUri: VIEW, visibility: ["model", "app"] } },
-}, async () => text("the board"));
+}, async () => ({
+  // A big result, with the view on it too.
+  content: [{ type: "text", text: "the board " + "♜♞♝♛♚♝♞♜ ".repeat(40000) }],
+  structuredContent: { pieces: 32 },
+  _meta: { ui: { resourceUri: VIEW }, "board/moves": 0 },
+}));
 server.registerTool("move-piece", {
   description: "Moves a piece on the board",
   inputSchema: { from: z.string(), to: z.string() },

@@ -275,3 +275,37 @@ fn views_at_the_same_uri_keep_their_scheme_and_their_server() {
     // The server's own form no longer says which server.
     assert!(host[3]["error"].is_string(), "{:#}", host[3]);
 }
+
+/// A result too big for the agent's budget is cut to a preview; its `_meta`
+/// (the app's view on it) goes on as the server sent it.
+#[test]
+fn a_preview_keeps_the_results_view() {
+    let dirs = ConfigDirs::new();
+    dirs.user(&json!({"mcpServers": {"board": board()}}).to_string());
+    let serving = Serving::start(&dirs.home(), &["--exposure", "direct"]);
+    let call = json!({"op": "callTool", "name": "board__show-board", "arguments": {}});
+    let host = client_plan(json!({"connect": {"url": serving.url()},
+        "capabilities": host_capabilities(), "steps": [call]}))
+    .unwrap();
+    let result = &host[0];
+    let text = super::serve::text(result);
+    assert!(text.len() < 200_000, "a preview: {} characters", text.len());
+    assert_eq!(
+        result["_meta"]["ui"]["resourceUri"], "ui://board/app.html",
+        "{result:#}"
+    );
+}
+
+/// A projection (`select`) rewrites a result's content, never its `_meta`.
+#[test]
+fn a_projection_keeps_the_results_meta() {
+    let dirs = ConfigDirs::new();
+    dirs.user(&json!({"mcpServers": {"board": board()}}).to_string());
+    let serving = Serving::start(&dirs.home(), &["--exposure", "proxy"]);
+    let call = json!({"op": "callTool", "name": "mcp", "arguments":
+        {"tool": "board__show-board", "select": ".pieces"}});
+    let got = client_plan(json!({"connect": {"url": serving.url()}, "steps": [call]})).unwrap();
+    let result = &got[0];
+    assert!(super::serve::text(result).starts_with("32"), "{result:#}");
+    assert_eq!(result["_meta"]["board/moves"], 0, "{result:#}");
+}

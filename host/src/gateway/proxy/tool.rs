@@ -31,8 +31,14 @@ pub(super) async fn call_tool(
     };
     let caller = gw.caller(client, Via::Proxy, ctx);
     let mut kept = None;
+    // The server's `_meta` on its result (an app's view, say) goes on as it
+    // came, whatever the shaping does to the content.
+    let mut meta = None;
     let outcome = match invoke(gw, &caller, &entry, args, ctx).await? {
         Ran::Done(Ok(raw)) => {
+            if let RawResult::Tool(r) = &raw {
+                meta = r.meta.clone();
+            }
             let raw = shape(gw, &entry, raw, shaping, &mut kept).await?;
             Ok(crate::host::present_result(&entry, raw))
         }
@@ -48,6 +54,7 @@ pub(super) async fn call_tool(
         }
     };
     let mut told = present_outcome(&entry, outcome)?;
+    told.meta = told.meta.or(meta);
     // A host renders a view from a result: the tool's, for one that declares
     // MCP Apps (the proxy's own tool list names no views).
     let view = entry.tool.meta.as_ref().and_then(crate::apps::view_of);
