@@ -536,7 +536,9 @@ impl ServerHandler for Gateway {
                 false => {
                     let reader = self.reader(&client);
                     let host = &self.shared.host;
-                    host.get_prompt_as(&reader, &request.name, args).await
+                    let (options, _) = self.call_options(&context);
+                    host.get_prompt_as(&reader, &request.name, args, options)
+                        .await
                 }
             };
             match got {
@@ -592,7 +594,7 @@ impl ServerHandler for Gateway {
         let span = traced::span(&context, "resources/read", Some(&request.uri));
         traced::run(span, async move {
             let client = self.client(&context.extensions);
-            self.resource_read(&client, &request.uri)
+            self.resource_read(&client, &request.uri, &context)
                 .await
                 .map(|r| r.complete().into())
         })

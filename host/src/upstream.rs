@@ -12,6 +12,7 @@ mod listen;
 pub mod npx;
 pub mod origin;
 mod progress;
+mod reads;
 mod sse;
 mod stdio;
 mod tasks;
@@ -29,9 +30,7 @@ use crate::log_level::LogLevel;
 use crate::paths::Environment;
 use crate::secrets;
 use handler::{Routes, UpstreamHandler};
-use rmcp::model::{
-    ReadResourceRequestParams, ReadResourceResult, Resource, ResourceTemplate, Tool,
-};
+use rmcp::model::{Resource, ResourceTemplate, Tool};
 use rmcp::service::{
     ClientInitializeError, ClientLifecycleMode, ClientServiceExt, RunningService, ServiceError,
 };
@@ -367,33 +366,6 @@ impl Connection {
     pub async fn relist(&self) -> Result<Listing, ConnectError> {
         self.service.peer().clear_response_cache().await;
         self.list().await
-    }
-
-    /// Gets a prompt by its original name.
-    pub async fn get_prompt(
-        &self,
-        name: &str,
-        arguments: Option<serde_json::Map<String, serde_json::Value>>,
-        timeout: Duration,
-    ) -> Result<rmcp::model::GetPromptResult, ConnectError> {
-        let mut params = rmcp::model::GetPromptRequestParams::new(name.to_string());
-        if let Some(args) = arguments {
-            params = params.with_arguments(args);
-        }
-        self.stamp(&mut params.meta);
-        self.within(timeout, self.service.get_prompt(params)).await
-    }
-
-    /// Reads a resource; gives up after `timeout`.
-    pub async fn read_resource(
-        &self,
-        uri: &str,
-        timeout: Duration,
-    ) -> Result<ReadResourceResult, ConnectError> {
-        let mut params = ReadResourceRequestParams::new(uri);
-        self.stamp(&mut params.meta);
-        let read = self.service.read_resource(params);
-        self.within(timeout, read).await
     }
 
     /// What every request mcpw sends carries in its `_meta`: the current

@@ -10,6 +10,7 @@ PLAN says what to do, in this order:
   "calls":  [[TOOL, ARGS], ...]  tools to call, one after the other;
   "read":   true                 read the first resource listed;
   "prompt": true                 get the first prompt that needs no arguments;
+  "prompts": [[NAME, ARGS], ...] get each prompt: the text of its first message;
   "watch":  [{"uri": URI, "trigger": [TOOL, ARGS]}, ...]
                                  for each, watch URI (`resources/subscribe` in
                                  the handshake era, `subscriptions/listen` in
@@ -210,6 +211,16 @@ async def main(mode, server, plan):
             await step(report, "resource", resource)
         if plan.get("prompt"):
             await step(report, "prompt", prompt)
+
+        async def got(name, args):
+            message = (await client.get_prompt(name, args)).messages[0]
+            return getattr(message.content, "text", None)
+
+        report["prompts"] = []
+        for name, args in plan.get("prompts", []):
+            done = {}
+            await step(done, "result", lambda: got(name, args))
+            report["prompts"].append(done["result"])
         report["watch"] = []
         for watched in plan.get("watch", []):
             done = {}

@@ -170,6 +170,7 @@ impl Gateway {
         &self,
         client: &ClientScope,
         uri: &str,
+        context: &rmcp::service::RequestContext<rmcp::service::RoleServer>,
     ) -> Result<ReadResourceResult, McpError> {
         if uri.starts_with(crate::kept::URI_PREFIX) {
             return self.kept_read(uri).await;
@@ -180,7 +181,10 @@ impl Gateway {
             .route_resource_within(uri, &|s| client.allows(s))
             .await
             .map_err(host_error)?;
-        let read = host.read_routed_as(&self.reader(client), &route).await;
+        let (options, _) = self.call_options(context);
+        let read = host
+            .read_routed_as(&self.reader(client), &route, options)
+            .await;
         from_json(read.map_err(host_error)?)
     }
 

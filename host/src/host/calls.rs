@@ -127,7 +127,7 @@ impl CallPath {
                 (ToolKind::Resource, Some(uri)) => self
                     .manager
                     .with_connection(&tool.server, |c| async move {
-                        c.read_resource(uri, timeout).await
+                        c.read_resource(uri, timeout, &options).await
                     })
                     .await
                     .map(RawResult::Resource),

@@ -20,16 +20,19 @@ impl Host {
         arguments: Option<Map<String, Value>>,
     ) -> Result<Value, HostError> {
         let caller = Caller::local(std::sync::Arc::new(Unattended));
-        self.get_prompt_as(&caller, name, arguments).await
+        self.get_prompt_as(&caller, name, arguments, Default::default())
+            .await
     }
 
     /// [`Host::get_prompt`] for `caller`, along the path reads take
-    /// (scope, rate limits, the audit line).
+    /// (scope, rate limits, the audit line); what the server asks meanwhile
+    /// goes to the session `options` names.
     pub async fn get_prompt_as(
         &self,
         caller: &Caller,
         name: &str,
         arguments: Option<Map<String, Value>>,
+        options: crate::upstream::CallOptions,
     ) -> Result<Value, HostError> {
         let snapshot = self.snapshot().await?;
         let entry = snapshot
@@ -37,8 +40,9 @@ impl Host {
             .ok_or_else(|| HostError::PromptNotFound(name.to_string()))?;
         let timeout = self.manager.call_timeout(&entry.server);
         let original = entry.original.clone();
+        // What the server asks while answering goes to `options`' session.
         let get = self.manager.with_connection(&entry.server, |c| async move {
-            c.get_prompt(&original, arguments, timeout).await
+            c.get_prompt(&original, arguments, timeout, &options).await
         });
         let get = async {
             let result = upstream_span("prompts/get", &entry.server, &entry.original, get).await?;

@@ -314,14 +314,20 @@ impl Host {
     pub async fn read_resource(&self, uri: &str) -> Result<Value, HostError> {
         let route = self.route_resource(uri).await?;
         let caller = Caller::local(std::sync::Arc::new(Unattended));
-        self.read_routed_as(&caller, &route).await
+        self.read_routed_as(&caller, &route, Default::default())
+            .await
     }
 
     /// Reads the resource `route` leads to for `caller`, along the path
     /// reads take (scope, rate limits, the audit line).
-    pub async fn read_routed_as(&self, caller: &Caller, route: &Route) -> Result<Value, HostError> {
+    pub async fn read_routed_as(
+        &self,
+        caller: &Caller,
+        route: &Route,
+        options: crate::upstream::CallOptions,
+    ) -> Result<Value, HostError> {
         let what = Read::Resource(&route.uri);
-        let read = self.read_routed(route);
+        let read = self.read_routed(route, options);
         Box::pin(super::pipeline::read(
             &*self.calls,
             caller,
@@ -333,11 +339,15 @@ impl Host {
     }
 
     /// Reads the resource `route` leads to.
-    async fn read_routed(&self, route: &Route) -> Result<Value, HostError> {
+    async fn read_routed(
+        &self,
+        route: &Route,
+        options: crate::upstream::CallOptions,
+    ) -> Result<Value, HostError> {
         let timeout = self.manager.call_timeout(&route.server);
         let read = self.manager.with_connection(&route.server, |c| {
             let uri = route.uri.clone();
-            async move { c.read_resource(&uri, timeout).await }
+            async move { c.read_resource(&uri, timeout, &options).await }
         });
         let read = super::upstream_span("resources/read", &route.server, &route.uri, read).await?;
         let mut read = serde_json::to_value(read).unwrap_or(Value::Null);

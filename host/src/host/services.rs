@@ -222,10 +222,9 @@ impl HostServices for LiveServices {
         let caller = Caller::guest(caller);
         let timeout = m.call_timeout(server);
         let read = async {
-            m.with_connection(
-                server,
-                |c| async move { c.read_resource(&owned, timeout).await },
-            )
+            m.with_connection(server, |c| async move {
+                c.read_resource(&owned, timeout, &Default::default()).await
+            })
             .await
             .map_err(crate::host::HostError::from)
         };

@@ -48,7 +48,7 @@ pub enum Called {
 }
 
 /// As many `input_required` rounds as rmcp's own client drives.
-const MAX_INPUT_ROUNDS: usize = rmcp::model::DEFAULT_MRTR_MAX_ROUNDS;
+pub(super) const MAX_INPUT_ROUNDS: usize = rmcp::model::DEFAULT_MRTR_MAX_ROUNDS;
 
 impl Connection {
     /// Calls a tool by its original name; gives up after `timeout`, which
@@ -96,12 +96,7 @@ impl Connection {
                     }
                 }
             }
-            Err(ConnectError::Protocol {
-                message: format!(
-                    "the server still asked for input after {MAX_INPUT_ROUNDS} rounds of answers"
-                ),
-                stderr: None,
-            })
+            Err(too_many_rounds())
         };
         match tokio::time::timeout(timeout, call).await {
             Ok(r) => r,
@@ -118,9 +113,19 @@ impl Connection {
         options: &CallOptions,
     ) -> Result<(ServerResult, Option<ProgressRoute<'_>>), ConnectError> {
         self.stamp(&mut params.meta);
+        let request = ClientRequest::CallToolRequest(Request::new(params));
+        self.send_once(request, options).await
+    }
+
+    /// Sends one request made for `options`' session and waits for its
+    /// answer, routing what the server asks or reports about it there.
+    pub(super) async fn send_once(
+        &self,
+        request: ClientRequest,
+        options: &CallOptions,
+    ) -> Result<(ServerResult, Option<ProgressRoute<'_>>), ConnectError> {
         // rmcp gives every request its own id and progress token; the handle
         // says which, for routing what the server sends about this call.
-        let request = ClientRequest::CallToolRequest(Request::new(params));
         let peer = self.service.peer().clone();
         let sending = options.origin.clone().map(|o| self.routes.calls.sending(o));
         let handle = peer
@@ -164,8 +169,18 @@ impl Connection {
     }
 }
 
+/// Why a call that kept asking for input ended.
+pub(super) fn too_many_rounds() -> ConnectError {
+    ConnectError::Protocol {
+        message: format!(
+            "the server still asked for input after {MAX_INPUT_ROUNDS} rounds of answers"
+        ),
+        stderr: None,
+    }
+}
+
 /// A call's progress route, removed when dropped.
-struct ProgressRoute<'a> {
+pub(super) struct ProgressRoute<'a> {
     connection: &'a Connection,
     key: String,
 }
