@@ -19,6 +19,7 @@ mod listen;
 mod listing;
 mod page;
 mod proxy;
+mod reads;
 mod replicas;
 mod request_logs;
 mod resources;
@@ -523,34 +524,24 @@ impl ServerHandler for Gateway {
 
     async fn get_prompt(
         &self,
-        request: GetPromptRequestParams,
+        mut request: GetPromptRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::GetPromptResponse, McpError> {
-        let span = traced::span(&context, "prompts/get", Some(&request.name));
-        traced::run(span, async move {
-            let client = self.client(&context.extensions);
-            let args = request.arguments.clone();
-            self.shared.ready().await;
-            let got = match self.prompt_hidden(&client, &request.name).await {
-                true => Err(HostError::PromptNotFound(request.name.to_string())),
-                false => {
-                    let reader = self.reader(&client);
-                    let host = &self.shared.host;
-                    let (options, _) = self.call_options(&context);
-                    host.get_prompt_as(&reader, &request.name, args, options)
-                        .await
-                }
-            };
-            match got {
-                Ok(v) => from_json::<GetPromptResult>(v).map(|r| r.complete().into()),
-                Err(HostError::PromptNotFound(n)) => Err(McpError::invalid_params(
-                    format!("prompt \"{n}\" not found"),
-                    None,
-                )),
-                Err(e) => Err(internal(e)),
-            }
-        })
-        .await
+        if !held::is_stateless(&context) {
+            return self.prompt_now(request, context).await.map(Into::into);
+        }
+        let retry = (request.request_state.take(), request.input_responses.take());
+        let name = request.name.to_string();
+        let start = |gateway: Gateway, context| async move {
+            let got = gateway.prompt_now(request, context).await;
+            got.map(rmcp::model::ServerResult::GetPromptResult)
+        };
+        let kind = held::Kind::Prompt;
+        match self.held(&name, kind, retry, context, start).await? {
+            rmcp::model::ServerResult::InputRequiredResult(r) => Ok(r.into()),
+            rmcp::model::ServerResult::GetPromptResult(r) => Ok(r.into()),
+            other => Err(internal(format!("unexpected answer: {other:?}"))),
+        }
     }
 
     async fn list_resources(
@@ -588,17 +579,24 @@ impl ServerHandler for Gateway {
 
     async fn read_resource(
         &self,
-        request: rmcp::model::ReadResourceRequestParams,
+        mut request: rmcp::model::ReadResourceRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::ReadResourceResponse, McpError> {
-        let span = traced::span(&context, "resources/read", Some(&request.uri));
-        traced::run(span, async move {
-            let client = self.client(&context.extensions);
-            self.resource_read(&client, &request.uri, &context)
-                .await
-                .map(|r| r.complete().into())
-        })
-        .await
+        if !held::is_stateless(&context) {
+            return self.read_now(request, context).await.map(Into::into);
+        }
+        let retry = (request.request_state.take(), request.input_responses.take());
+        let uri = request.uri.clone();
+        let start = |gateway: Gateway, context| async move {
+            let read = gateway.read_now(request, context).await;
+            read.map(rmcp::model::ServerResult::ReadResourceResult)
+        };
+        let kind = held::Kind::Read;
+        match self.held(&uri, kind, retry, context, start).await? {
+            rmcp::model::ServerResult::InputRequiredResult(r) => Ok(r.into()),
+            rmcp::model::ServerResult::ReadResourceResult(r) => Ok(r.into()),
+            other => Err(internal(format!("unexpected answer: {other:?}"))),
+        }
     }
 
     async fn subscribe(

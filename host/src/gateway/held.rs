@@ -20,6 +20,7 @@ use rmcp::ErrorData as McpError;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, ClientResult, InputRequest, InputRequests,
     InputRequiredResult, InputResponses, RequestStateCodec, SealOptions, ServerRequest,
+    ServerResult,
 };
 use rmcp::service::{RequestContext, RoleServer};
 use serde_json::Value;
@@ -35,7 +36,7 @@ use tokio::task::JoinHandle;
 const ANSWER_WITHIN: Duration = Duration::from_secs(600);
 
 type Answer = Result<ClientResult, McpError>;
-type Run = JoinHandle<Result<CallToolResponse, McpError>>;
+type Run = JoinHandle<Result<ServerResult, McpError>>;
 
 fn locked<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
@@ -133,7 +134,7 @@ impl AskLater for Held {
 
 /// Where a held call stands after it ran on.
 enum Step {
-    Done(Box<Result<CallToolResponse, McpError>>),
+    Done(Box<Result<ServerResult, McpError>>),
     Asks(InputRequests),
 }
 
@@ -258,24 +259,55 @@ impl Gateway {
         }
     }
 
-    /// A tool call of a client of the stateless revision: run as `run` runs
-    /// it, with what it is asked handed back as `inputRequired` and its
-    /// retry's answers resuming it.
+    /// A tool call of a client of the stateless revision: run as
+    /// [`Gateway::call_now`] runs it, with what it is asked handed back as
+    /// `inputRequired` and its retry's answers resuming it.
     pub(super) async fn held_call(
         &self,
         mut request: CallToolRequestParams,
-        mut context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
+        let retry = (request.request_state.take(), request.input_responses.take());
+        let name = request.name.to_string();
+        let start = |gateway: Gateway, context| async move {
+            gateway
+                .call_now(request, context)
+                .await
+                .map(ServerResult::from)
+        };
+        let held = self.held(&name, Kind::Tool, retry, context, start).await?;
+        Ok(match held {
+            ServerResult::InputRequiredResult(r) => CallToolResponse::InputRequired(r),
+            ServerResult::CreateTaskResult(r) => CallToolResponse::Task(r),
+            ServerResult::CallToolResult(r) => CallToolResponse::Complete(r),
+            other => return Err(unexpected(&other)),
+        })
+    }
+
+    /// A request (named `name`, of `kind`) of a client of the stateless
+    /// revision, held while what it is asked goes back as `inputRequired`:
+    /// started by `start`, or resumed by a retry's `(state, answers)`.
+    pub(super) async fn held<F, Fut>(
+        &self,
+        name: &str,
+        kind: Kind,
+        (state, answers): (Option<String>, Option<InputResponses>),
+        mut context: RequestContext<RoleServer>,
+        start: F,
+    ) -> Result<ServerResult, McpError>
+    where
+        F: FnOnce(Gateway, RequestContext<RoleServer>) -> Fut,
+        Fut: Future<Output = Result<ServerResult, McpError>> + Send + 'static,
+    {
         let calls = &self.shared.held;
         let client = self.client(&context.extensions);
-        let bound = bound_to(client.name(), &request.name);
+        let bound = bound_to(client.name(), &format!("{}:{name}", kind.method()));
         let ct = context.ct.clone();
-        let state = request.request_state.take();
         if let Some(state) = state {
             let (replica, id) = calls.open(&state, &bound)?;
-            let answers = request.input_responses.take().unwrap_or_default();
+            let answers = answers.unwrap_or_default();
             if replica != calls.replica {
-                return calls.resume_at(replica, id, answers, &bound).await;
+                return calls.resume_at(replica, id, answers, &bound, kind).await;
             }
             return calls.resume(id, answers, &bound, ct.cancelled()).await;
         }
@@ -290,14 +322,35 @@ impl Gateway {
             held: held.clone(),
         };
         context.extensions.insert(held_client);
-        // The call outlives this request, which ends with the
-        // question: it is cancelled with the retry that waits for it.
+        // The request outlives this one, which ends with the question: it
+        // is cancelled with the retry that waits for it.
         context.ct = Default::default();
-        let gateway = self.clone();
-        let run = tokio::spawn(async move { gateway.call_now(request, context).await });
+        let run = tokio::spawn(start(self.clone(), context));
         *locked(&held.run) = Some(run);
         calls.run_on(held, &bound, ct.cancelled()).await
     }
+}
+
+/// What kind of request is held.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub(super) enum Kind {
+    Tool,
+    Prompt,
+    Read,
+}
+
+impl Kind {
+    fn method(self) -> &'static str {
+        match self {
+            Kind::Tool => "tools/call",
+            Kind::Prompt => "prompts/get",
+            Kind::Read => "resources/read",
+        }
+    }
+}
+
+fn unexpected(answer: &ServerResult) -> McpError {
+    McpError::internal_error(format!("unexpected answer: {answer:?}"), None)
 }
 
 impl HeldCalls {
@@ -308,7 +361,7 @@ impl HeldCalls {
         answers: InputResponses,
         bound: &[u8],
         cancelled: impl Future<Output = ()>,
-    ) -> Result<CallToolResponse, McpError> {
+    ) -> Result<ServerResult, McpError> {
         let held = locked(&self.waiting).remove(&id).ok_or_else(gone)?;
         held.answer(answers);
         self.run_on(held, bound, cancelled).await
@@ -321,7 +374,7 @@ impl HeldCalls {
         held: Arc<Held>,
         bound: &[u8],
         cancelled: impl Future<Output = ()>,
-    ) -> Result<CallToolResponse, McpError> {
+    ) -> Result<ServerResult, McpError> {
         let Some(mut run) = locked(&held.run).take() else {
             return Err(gone());
         };
@@ -340,7 +393,8 @@ impl HeldCalls {
                 let id = self.next.fetch_add(1, Ordering::Relaxed);
                 self.wait(id, held);
                 let state = self.seal(id, bound);
-                Ok(InputRequiredResult::new(Some(requests), Some(state)).into())
+                let asked = InputRequiredResult::new(Some(requests), Some(state));
+                Ok(ServerResult::InputRequiredResult(asked))
             }
         }
     }

@@ -103,6 +103,8 @@ no_tool_error!(
     rmcp::model::ListToolsResult,
     rmcp::model::ListPromptsResult,
     rmcp::model::GetPromptResponse,
+    rmcp::model::GetPromptResult,
+    rmcp::model::ReadResourceResult,
     rmcp::model::ListResourcesResult,
     rmcp::model::ListResourceTemplatesResult,
     rmcp::model::ReadResourceResponse,

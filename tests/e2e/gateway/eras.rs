@@ -131,14 +131,12 @@ fn check(report: &Value, mode: &str, revision: &str) {
     }
     let asked = &report["asked"];
     assert_eq!(asked["sampling"], 3, "{context}");
-    // A session of the handshake era is asked what a prompt needs too; a
-    // client of 2026-07-28 is not yet (mcpw declines for it).
-    let (prompt, elicited) = match mode {
-        "legacy" => ("Prompt with context: elicited", 3),
-        _ => ("Prompt with context: unknown", 2),
-    };
-    assert_eq!(report["prompts"][0], prompt, "{context}");
-    assert_eq!(asked["elicitation"], elicited, "{context}");
+    // What a prompt needs is asked too, in the client's era.
+    assert_eq!(
+        report["prompts"][0], "Prompt with context: elicited",
+        "{context}"
+    );
+    assert_eq!(asked["elicitation"], 3, "{context}");
     // server-everything asks for the roots too, as a session of its era
     // opens, when that session's client takes them.
     assert!(asked["roots"].as_u64() >= Some(1), "{context}");

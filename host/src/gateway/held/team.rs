@@ -2,12 +2,13 @@
 //! passed on through the shared state's pub/sub to that replica, which
 //! resumes the call and answers on a channel of the retry's own.
 
-use super::{ANSWER_WITHIN, HeldCalls, gone};
+use super::{ANSWER_WITHIN, HeldCalls, Kind, gone};
 use crate::team_state;
 use futures::StreamExt;
 use rmcp::ErrorData as McpError;
 use rmcp::model::{
-    CallToolResponse, CallToolResult, CreateTaskResult, InputRequiredResult, InputResponses,
+    CallToolResult, CreateTaskResult, GetPromptResult, InputRequiredResult, InputResponses,
+    ReadResourceResult, ServerResult,
 };
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -51,7 +52,8 @@ impl HeldCalls {
         id: u64,
         answers: InputResponses,
         bound: &[u8],
-    ) -> Result<CallToolResponse, McpError> {
+        kind: Kind,
+    ) -> Result<ServerResult, McpError> {
         let Some(team) = &self.team else {
             return Err(gone());
         };
@@ -81,7 +83,7 @@ impl HeldCalls {
             .ok_or_else(gone)?;
         let text: String = answer.get_payload().map_err(unreachable)?;
         match serde_json::from_str(&text).map_err(unreachable)? {
-            Resumed::Result(value) => response_of(value),
+            Resumed::Result(value) => response_of(value, kind),
             Resumed::Error(e) => Err(e),
         }
     }
@@ -149,29 +151,42 @@ impl HeldCalls {
     }
 }
 
-/// A call's answer as JSON.
-fn wire(response: &CallToolResponse) -> Result<Value, McpError> {
+/// An answer as JSON.
+fn wire(response: &ServerResult) -> Result<Value, McpError> {
     let value = match response {
-        CallToolResponse::Complete(r) => serde_json::to_value(r),
-        CallToolResponse::InputRequired(r) => serde_json::to_value(r),
-        CallToolResponse::Task(r) => serde_json::to_value(r),
+        ServerResult::CallToolResult(r) => serde_json::to_value(r),
+        ServerResult::InputRequiredResult(r) => serde_json::to_value(r),
+        ServerResult::CreateTaskResult(r) => serde_json::to_value(r),
+        ServerResult::GetPromptResult(r) => serde_json::to_value(r),
+        ServerResult::ReadResourceResult(r) => serde_json::to_value(r),
         other => return Err(McpError::internal_error(format!("{other:?}"), None)),
     };
     value.map_err(|e| McpError::internal_error(e.to_string(), None))
 }
 
-/// A call's answer from JSON, by its `resultType`.
-fn response_of(value: Value) -> Result<CallToolResponse, McpError> {
+/// An answer to a request of `kind` from JSON, by its `resultType`.
+fn response_of(value: Value, kind: Kind) -> Result<ServerResult, McpError> {
     let bad = |e: serde_json::Error| McpError::internal_error(e.to_string(), None);
-    Ok(match value.get("resultType").and_then(Value::as_str) {
-        Some("input_required") => serde_json::from_value::<InputRequiredResult>(value)
-            .map_err(bad)?
-            .into(),
-        Some("task") => serde_json::from_value::<CreateTaskResult>(value)
-            .map_err(bad)?
-            .into(),
-        _ => serde_json::from_value::<CallToolResult>(value)
-            .map_err(bad)?
-            .into(),
-    })
+    let of = |v: Value| -> Result<ServerResult, McpError> {
+        Ok(match kind {
+            Kind::Tool => ServerResult::CallToolResult(
+                serde_json::from_value::<CallToolResult>(v).map_err(bad)?,
+            ),
+            Kind::Prompt => ServerResult::GetPromptResult(
+                serde_json::from_value::<GetPromptResult>(v).map_err(bad)?,
+            ),
+            Kind::Read => ServerResult::ReadResourceResult(
+                serde_json::from_value::<ReadResourceResult>(v).map_err(bad)?,
+            ),
+        })
+    };
+    match value.get("resultType").and_then(Value::as_str) {
+        Some("input_required") => Ok(ServerResult::InputRequiredResult(
+            serde_json::from_value::<InputRequiredResult>(value).map_err(bad)?,
+        )),
+        Some("task") => Ok(ServerResult::CreateTaskResult(
+            serde_json::from_value::<CreateTaskResult>(value).map_err(bad)?,
+        )),
+        _ => of(value),
+    }
 }

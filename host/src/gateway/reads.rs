@@ -1,0 +1,56 @@
+//! `prompts/get` and `resources/read` as they are answered once the
+//! request may run (for a client of the stateless revision, inside a held
+//! request; see [`super::held`]).
+
+use super::*;
+
+impl Gateway {
+    /// A prompt, got for this session's client.
+    pub(super) async fn prompt_now(
+        &self,
+        request: GetPromptRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResult, McpError> {
+        let span = traced::span(&context, "prompts/get", Some(&request.name));
+        traced::run(span, async move {
+            let client = self.client(&context.extensions);
+            let args = request.arguments.clone();
+            self.shared.ready().await;
+            let got = match self.prompt_hidden(&client, &request.name).await {
+                true => Err(HostError::PromptNotFound(request.name.to_string())),
+                false => {
+                    let reader = self.reader(&client);
+                    let host = &self.shared.host;
+                    let (options, _) = self.call_options(&context);
+                    host.get_prompt_as(&reader, &request.name, args, options)
+                        .await
+                }
+            };
+            match got {
+                Ok(v) => from_json::<GetPromptResult>(v).map(|r| r.complete()),
+                Err(HostError::PromptNotFound(n)) => Err(McpError::invalid_params(
+                    format!("prompt \"{n}\" not found"),
+                    None,
+                )),
+                Err(e) => Err(internal(e)),
+            }
+        })
+        .await
+    }
+
+    /// A resource, read for this session's client.
+    pub(super) async fn read_now(
+        &self,
+        request: rmcp::model::ReadResourceRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::ReadResourceResult, McpError> {
+        let span = traced::span(&context, "resources/read", Some(&request.uri));
+        traced::run(span, async move {
+            let client = self.client(&context.extensions);
+            self.resource_read(&client, &request.uri, &context)
+                .await
+                .map(|r| r.complete())
+        })
+        .await
+    }
+}
