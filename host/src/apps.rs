@@ -19,8 +19,8 @@ pub const MIME: &str = "text/html;profile=mcp-app";
 /// The flat, deprecated `_meta` key of a tool's view.
 pub const FLAT_KEY: &str = "ui/resourceUri";
 
-/// Whether capabilities (as JSON) declare the extension.
-pub fn declared(capabilities: &Value) -> bool {
+/// Whether capabilities (as a JSON object) declare the extension.
+pub fn declared(capabilities: &Map<String, Value>) -> bool {
     capabilities
         .get("extensions")
         .and_then(|e| e.get(EXTENSION))
@@ -121,8 +121,9 @@ mod tests {
         assert!(!for_model(Some(&app_only)));
         let both = json!({"ui": {"visibility": ["model", "app"]}});
         assert!(for_model(Some(&both)));
-        assert!(declared(&json!({"extensions": {EXTENSION: {}}})));
-        assert!(!declared(&json!({"extensions": {}})));
+        let object = |v: Value| v.as_object().cloned().unwrap();
+        assert!(declared(&object(json!({"extensions": {EXTENSION: {}}}))));
+        assert!(!declared(&object(json!({"extensions": {}}))));
     }
 
     #[test]

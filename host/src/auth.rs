@@ -86,7 +86,7 @@ pub fn shared_vault(
 /// The team's key (`$MCPW_SHARED_STATE_KEY`, else `settings.sharedStateKey`,
 /// which may name a command), if one is given. Blocking (it may run the
 /// key's command).
-pub fn team_secret(config: &Config, env: &Environment) -> Result<Option<String>, String> {
+fn team_secret(config: &Config, env: &Environment) -> Result<Option<String>, String> {
     Ok(Some(
         match (env.get(store::KEY_ENV), &config.settings.shared_state_key) {
             (Some(k), _) if !k.trim().is_empty() => k.to_string(),

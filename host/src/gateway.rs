@@ -74,27 +74,18 @@ pub struct ServeState {
 }
 
 /// The calls of clients of the stateless revision that wait for answers:
-/// sealed with the team's key where replicas share state, so that a retry
-/// may come to any of them.
+/// sealed with a key derived from the team's key where replicas share state
+/// (the one the credentials' vault took), so that a retry may come to any.
 fn held_calls(host: &Arc<Host>) -> Arc<held::HeldCalls> {
     let team = host.shared_state().cloned();
-    let secret = team.as_ref().and_then(|state| {
-        match crate::auth::team_secret(&host.config(), host.env()) {
-            Ok(Some(secret)) => Some(secret),
-            Ok(None) => {
-                tracing::warn!(
-                    "shared state {} has no team key: a call of a 2026-07-28 client that waits for its answers resumes only at the replica that took it",
-                    state.location()
-                );
-                None
-            }
-            Err(e) => {
-                tracing::warn!("{e}: calls waiting for answers resume only where they began");
-                None
-            }
-        }
-    });
-    held::HeldCalls::new(team, secret.as_deref())
+    let key = host.manager().vault().held_requests_key();
+    if let (Some(state), None) = (&team, key) {
+        tracing::warn!(
+            "shared state {} has no team key: a request of a 2026-07-28 client that waits for its answers resumes only at the replica that took it",
+            state.location()
+        );
+    }
+    held::HeldCalls::new(team, key)
 }
 
 impl ServeState {
@@ -367,7 +358,7 @@ fn takes_apps(context: &RequestContext<RoleServer>) -> bool {
     context
         .client_capabilities()
         .and_then(|c| serde_json::to_value(c).ok())
-        .is_some_and(|c| crate::apps::declared(&c))
+        .is_some_and(|c| c.as_object().is_some_and(crate::apps::declared))
 }
 
 /// Tools as a client that does not declare MCP Apps gets them: without
@@ -540,7 +531,7 @@ impl ServerHandler for Gateway {
         match self.held(&name, kind, retry, context, start).await? {
             rmcp::model::ServerResult::InputRequiredResult(r) => Ok(r.into()),
             rmcp::model::ServerResult::GetPromptResult(r) => Ok(r.into()),
-            other => Err(internal(format!("unexpected answer: {other:?}"))),
+            other => Err(held::unexpected(&other)),
         }
     }
 
@@ -595,7 +586,7 @@ impl ServerHandler for Gateway {
         match self.held(&uri, kind, retry, context, start).await? {
             rmcp::model::ServerResult::InputRequiredResult(r) => Ok(r.into()),
             rmcp::model::ServerResult::ReadResourceResult(r) => Ok(r.into()),
-            other => Err(internal(format!("unexpected answer: {other:?}"))),
+            other => Err(held::unexpected(&other)),
         }
     }
 

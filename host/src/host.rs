@@ -243,6 +243,11 @@ impl std::ops::Deref for EntryRef {
 }
 
 impl EntryRef {
+    /// The snapshot the entry was found in.
+    pub fn snapshot(&self) -> &Arc<Snapshot> {
+        &self.snapshot
+    }
+
     /// The tool of `server` named `name` by the server itself, among those
     /// only an app may call, in `snapshot`.
     pub fn app_only(snapshot: Arc<Snapshot>, server: &str, name: &str) -> Option<EntryRef> {

@@ -264,6 +264,13 @@ impl Vault {
         })
     }
 
+    /// With credentials in shared state, the key every replica seals the
+    /// state of a request it holds for a client with (derived from the
+    /// team's key, not the key itself).
+    pub fn held_requests_key(&self) -> Option<[u8; 32]> {
+        self.backend.shared().map(|v| v.sealer.held_requests_key())
+    }
+
     /// Whether credentials are kept in shared state.
     pub fn is_shared(&self) -> bool {
         self.backend.shared().is_some()

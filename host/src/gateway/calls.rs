@@ -63,7 +63,7 @@ impl Gateway {
         };
         let told = match raw {
             Ok(RawResult::Tool(r)) if r.is_error != Some(true) => {
-                let r = self.uris_exposed(&entry.tool.server, r).await;
+                let r = uris_exposed(&entry, r);
                 if self.passes(&entry, &r, &Default::default()) {
                     return Ok(r.into());
                 }
@@ -93,28 +93,6 @@ impl Gateway {
 }
 
 impl Gateway {
-    /// `result` of `server` with the URIs it names as the client reads them
-    /// back: mapped where another server has the same (see
-    /// [`crate::apps::expose_result`]).
-    pub(super) async fn uris_exposed(
-        &self,
-        server: &str,
-        result: rmcp::model::CallToolResult,
-    ) -> rmcp::model::CallToolResult {
-        let Ok(snapshot) = self.shared.host.snapshot().await else {
-            return result;
-        };
-        let resources = snapshot.resources();
-        if !resources.maps(server) {
-            return result;
-        }
-        let Ok(mut value) = serde_json::to_value(&result) else {
-            return result;
-        };
-        crate::apps::expose_result(&mut value, |uri| resources.exposed(server, uri));
-        serde_json::from_value(value).unwrap_or(result)
-    }
-
     /// The tool an app calls by its server's own name (an app knows its
     /// server's names, not mcpw's), for a host that declares MCP Apps: the
     /// one tool of that name among the servers the client sees, one only an
@@ -235,4 +213,22 @@ fn progress_forwarding(
         }
     });
     Some((tx, forwarder))
+}
+
+/// `result` of `entry`'s server with the URIs it names as the client reads
+/// them back: mapped where another server has the same (see
+/// [`crate::apps::expose_result`]), by the snapshot the entry was found in.
+fn uris_exposed(
+    entry: &crate::host::EntryRef,
+    result: rmcp::model::CallToolResult,
+) -> rmcp::model::CallToolResult {
+    let (resources, server) = (entry.snapshot().resources(), &entry.tool.server);
+    if !resources.maps(server) {
+        return result;
+    }
+    let Ok(mut value) = serde_json::to_value(&result) else {
+        return result;
+    };
+    crate::apps::expose_result(&mut value, |uri| resources.exposed(server, uri));
+    serde_json::from_value(value).unwrap_or(result)
 }

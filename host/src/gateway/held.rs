@@ -56,28 +56,26 @@ pub(super) struct HeldCalls {
 }
 
 impl HeldCalls {
-    /// Calls sealed with a key of this process's own, or derived from the
-    /// team's key (`secret`) where replicas share `team`, so that each opens
-    /// what another sealed.
+    /// Calls sealed with a key of this process's own, or with the team's
+    /// (`key`, derived from the team's secret) where replicas share `team`,
+    /// so that each opens what another sealed.
     pub(super) fn new(
         team: Option<Arc<crate::team_state::SharedState>>,
-        secret: Option<&str>,
+        key: Option<[u8; 32]>,
     ) -> Arc<HeldCalls> {
         use chacha20poly1305::aead::rand_core::RngCore;
-        use sha2::Digest;
-        let mut key = [0u8; 32];
-        match secret {
-            Some(secret) => key.copy_from_slice(&sha2::Sha256::digest(format!(
-                "mcpw: the requestState of held calls\n{secret}"
-            ))),
-            None => chacha20poly1305::aead::OsRng.fill_bytes(&mut key),
-        }
+        let shared = key.is_some();
+        let key = key.unwrap_or_else(|| {
+            let mut own = [0u8; 32];
+            chacha20poly1305::aead::OsRng.fill_bytes(&mut own);
+            own
+        });
         let calls = Arc::new(HeldCalls {
             codec: RequestStateCodec::try_new(key.to_vec()).expect("a 32-byte key"),
             waiting: Mutex::default(),
             next: AtomicU64::new(1),
             replica: chacha20poly1305::aead::OsRng.next_u64(),
-            team: team.filter(|_| secret.is_some()),
+            team: team.filter(|_| shared),
         });
         calls.listen();
         calls
@@ -85,7 +83,7 @@ impl HeldCalls {
 }
 
 /// What the sealed state is bound to: a state is good only for the same
-/// client's retry of the same tool.
+/// client's retry of the same request.
 fn bound_to(client: &str, tool: &str) -> Vec<u8> {
     format!("{client}\n{tool}").into_bytes()
 }
@@ -349,7 +347,8 @@ impl Kind {
     }
 }
 
-fn unexpected(answer: &ServerResult) -> McpError {
+/// An answer of a kind the request does not have.
+pub(super) fn unexpected(answer: &ServerResult) -> McpError {
     McpError::internal_error(format!("unexpected answer: {answer:?}"), None)
 }
 
@@ -463,8 +462,8 @@ mod tests {
         assert_eq!((replica, id), (calls.replica, 7));
         // Replicas sharing the team's key open each other's states.
         let (a, b) = (
-            HeldCalls::new(None, Some("team key")),
-            HeldCalls::new(None, Some("team key")),
+            HeldCalls::new(None, Some([7; 32])),
+            HeldCalls::new(None, Some([7; 32])),
         );
         let sealed = a.seal(8, &bound_to("alice", "git__push"));
         let opened = b.open(&sealed, &bound_to("alice", "git__push")).unwrap();

@@ -19,12 +19,12 @@ impl Gateway {
         context: &RequestContext<RoleServer>,
         call: impl Future<Output = T>,
     ) -> T {
-        let client = &self.client(&context.extensions);
         // A session of the handshake era hears its logs on the session.
         let asked = context.meta.log_level().as_ref().and_then(LogLevel::of);
         let Some(level) = asked.filter(|_| !self.has_session()) else {
             return call.await;
         };
+        let client = &self.client(&context.extensions);
         let manager = self.shared.host.manager();
         let mut events = manager.subscribe();
         manager.set_log_level(level).await;

@@ -106,11 +106,13 @@ impl Manager {
             return None;
         }
         let name = slot.name();
-        let vault = self.vault_for(slot);
-        let ctx = self.context(name, self.upstream_tx.clone(), true, vault);
-        let beside = conn
-            .beside(need, || self.connector.open(&slot.server.config, &ctx))
-            .await;
+        // Made only when a connection is opened, not for each call on one.
+        let open = || async move {
+            let vault = self.vault_for(slot);
+            let ctx = self.context(name, self.upstream_tx.clone(), true, vault);
+            self.connector.open(&slot.server.config, &ctx).await
+        };
+        let beside = conn.beside(need, open).await;
         if beside.is_none() {
             tracing::debug!(server = name, ?need, "served on the stateless connection");
         }

@@ -78,7 +78,7 @@ impl Connection {
             return false;
         };
         let offered = super::origin::lock(&self.routes.offered);
-        let apps = crate::apps::declared(&serde_json::Value::Object(wanted.clone()));
+        let apps = crate::apps::declared(&wanted);
         super::origin::OFFERED
             .iter()
             .any(|k| wanted.contains_key(*k) && !offered.contains(*k))

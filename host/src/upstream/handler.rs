@@ -133,7 +133,7 @@ impl ClientHandler for UpstreamHandler {
         // that takes tasks, and waits it out for one that does not.
         let mut capabilities = self.sessions.capabilities(&self.server);
         if let Ok(serde_json::Value::Object(offered)) = serde_json::to_value(&capabilities) {
-            let apps = crate::apps::declared(&serde_json::Value::Object(offered.clone()));
+            let apps = crate::apps::declared(&offered);
             let mut keys: std::collections::BTreeSet<String> = offered.keys().cloned().collect();
             if apps {
                 keys.insert(crate::apps::EXTENSION.into());

@@ -151,11 +151,16 @@ pub struct Sessions {
 pub const OFFERED: [&str; 3] = ["sampling", "elicitation", "roots"];
 
 /// Adds to `offered` what of [`OFFERED`] a client's capabilities `caps`
-/// declare, and MCP Apps (servers register app tools only for a host).
-fn offer(offered: &mut Map<String, Value>, caps: &Map<String, Value>) {
+/// declare, and MCP Apps (servers register app tools only for a host);
+/// true when that added anything.
+fn offer(offered: &mut Map<String, Value>, caps: &Map<String, Value>) -> bool {
+    let mut added = false;
     for key in OFFERED {
-        if let Some(v) = caps.get(key) {
-            offered.entry(key).or_insert_with(|| v.clone());
+        if let Some(v) = caps.get(key)
+            && !offered.contains_key(key)
+        {
+            offered.insert(key.to_string(), v.clone());
+            added = true;
         }
     }
     let apps = caps
@@ -165,12 +170,14 @@ fn offer(offered: &mut Map<String, Value>, caps: &Map<String, Value>) {
         let extensions = offered
             .entry("extensions")
             .or_insert_with(|| Value::Object(Map::new()));
-        if let Value::Object(extensions) = extensions {
-            extensions
-                .entry(crate::apps::EXTENSION)
-                .or_insert_with(|| apps.clone());
+        if let Value::Object(extensions) = extensions
+            && !extensions.contains_key(crate::apps::EXTENSION)
+        {
+            extensions.insert(crate::apps::EXTENSION.to_string(), apps.clone());
+            added = true;
         }
     }
+    added
 }
 
 /// A registered session; dropping it ends the registration.
@@ -196,7 +203,7 @@ impl Sessions {
     /// Registers an initialized session whose client may see the servers
     /// `reach` names (`None`: every server).
     pub fn open(self: &Arc<Self>, peer: Peer<RoleServer>, reach: Reach) -> SessionGuard {
-        let id = self.next.fetch_add(1, Ordering::Relaxed) + 1;
+        let id = self.new_id();
         let live = Live {
             peer: peer.clone(),
             reach,
@@ -233,10 +240,7 @@ impl Sessions {
         let Ok(Value::Object(caps)) = serde_json::to_value(capabilities) else {
             return false;
         };
-        let mut noted = lock(&self.stateless);
-        let before = noted.clone();
-        offer(&mut noted, &caps);
-        *noted != before
+        offer(&mut lock(&self.stateless), &caps)
     }
 
     /// Returns once connecting may start.
@@ -447,11 +451,7 @@ pub(crate) fn declares(peer: &Peer<RoleServer>, key: &str) -> bool {
 /// one on which the server can ask, when the client takes sampling,
 /// elicitation or roots (no client: a caller without a session).
 pub fn need_of<'a>(client: Option<&Client>, tool: Option<&'a str>) -> super::Need<'a> {
-    let takes = |c: &Client| {
-        ["sampling", "elicitation", "roots"]
-            .iter()
-            .any(|k| c.declares(k))
-    };
+    let takes = |c: &Client| OFFERED.iter().any(|k| c.declares(k));
     match client {
         Some(c) if takes(c) => super::Need::ServerRequests(tool),
         _ => super::Need::Any,

@@ -34,8 +34,9 @@ fn lock_key(name: &str) -> String {
     key(&["credentials", "lock", name])
 }
 
-/// Seals and opens credentials with the team's secret.
-pub(super) struct Sealer(XChaCha20Poly1305);
+/// Seals and opens credentials with the team's secret; holds the key of the
+/// requests the replicas hold for clients, derived from the same secret.
+pub(super) struct Sealer(XChaCha20Poly1305, [u8; 32]);
 
 impl Sealer {
     /// From the secret as given; refuses one too short to be a key.
@@ -50,7 +51,16 @@ impl Sealer {
         h.update(b"mcpw shared credentials v1\0");
         h.update(secret.as_bytes());
         let key = h.finalize();
-        Ok(Sealer(XChaCha20Poly1305::new(&key)))
+        let mut held = Sha256::new();
+        held.update(b"mcpw held requests v1\0");
+        held.update(secret.as_bytes());
+        Ok(Sealer(XChaCha20Poly1305::new(&key), held.finalize().into()))
+    }
+
+    /// The key a held request's state is sealed with, the same at every
+    /// replica (see `gateway::held`).
+    pub(super) fn held_requests_key(&self) -> [u8; 32] {
+        self.1
     }
 
     /// `value` sealed, bound to `name` (a value moved under another name does

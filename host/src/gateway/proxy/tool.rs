@@ -59,13 +59,8 @@ pub(super) async fn call_tool(
     // MCP Apps (the proxy's own tool list names no views).
     let view = entry.tool.meta.as_ref().and_then(crate::apps::view_of);
     if let Some(view) = view.filter(|_| crate::gateway::takes_apps(ctx)) {
-        let snapshot = gw
-            .shared
-            .host
-            .snapshot()
-            .await
-            .map_err(crate::gateway::internal)?;
-        let view = snapshot.resources().exposed(&entry.tool.server, view);
+        let resources = entry.snapshot().resources();
+        let view = resources.exposed(&entry.tool.server, view);
         let mut meta = told.meta.take().unwrap_or_default();
         meta.0.insert("ui".into(), json!({"resourceUri": view}));
         told.meta = Some(meta);
