@@ -34,6 +34,40 @@ pub fn view_of(meta: &Value) -> Option<&str> {
         .and_then(Value::as_str)
 }
 
+/// Names `uri` as the view in a result's `_meta`, unless it names one.
+pub fn name_view(meta: &mut Map<String, Value>, uri: &str) {
+    let named = Value::Object(meta.clone());
+    if view_of(&named).is_none() {
+        let ui = meta
+            .entry("ui")
+            .or_insert_with(|| Value::Object(Map::new()));
+        if let Some(ui) = ui.as_object_mut() {
+            ui.insert("resourceUri".into(), Value::String(uri.to_string()));
+        }
+    }
+}
+
+/// The view a result is shown with: the one it names; else, where no guard
+/// decided on it, its tool's. Guards see a result with its tool's view named
+/// on it: one that keeps the result keeps the view, one that replaces it
+/// gives the view only if its replacement names it.
+pub fn shown_view<'a>(
+    tool_meta: Option<&'a Value>,
+    result_meta: Option<&'a Map<String, Value>>,
+    guarded: bool,
+) -> Option<&'a str> {
+    let named = result_meta.and_then(|m| {
+        m.get("ui")
+            .and_then(|ui| ui.get("resourceUri"))
+            .or_else(|| m.get(FLAT_KEY))
+            .and_then(Value::as_str)
+    });
+    match guarded {
+        true => named,
+        false => named.or_else(|| tool_meta.and_then(view_of)),
+    }
+}
+
 /// Whether the model may see and call the tool: unless its
 /// `_meta.ui.visibility` leaves the model out (an app-only tool).
 pub fn for_model(meta: Option<&Value>) -> bool {
@@ -105,6 +139,66 @@ pub fn expose_meta(meta: &mut Map<String, Value>, expose: impl Fn(&str) -> Strin
     }
 }
 
+/// The Content-Security-Policy a view is rendered under: what its
+/// `_meta.ui.csp` declares (`connectDomains`, `resourceDomains`,
+/// `frameDomains`, `baseUriDomains`), nothing more. Without a declaration the
+/// view reaches nothing beyond its own inline scripts and styles and `data:`
+/// images. Only origins pass (`https://host`, `wss://*.host:443`): a value
+/// that could widen the policy (`*`, `'unsafe-eval'`, `;`) is dropped.
+pub fn csp(ui: Option<&Value>) -> String {
+    let domains = |key: &str| -> Vec<&str> {
+        let listed = ui.and_then(|u| u.pointer(&format!("/csp/{key}")));
+        let listed = listed.and_then(Value::as_array).into_iter().flatten();
+        listed
+            .filter_map(Value::as_str)
+            .filter(|d| is_origin(d))
+            .collect()
+    };
+    let with = |base: &str, extra: &[&str]| -> String {
+        std::iter::once(base)
+            .chain(extra.iter().copied())
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let or_none = |extra: &[&str]| match extra.is_empty() {
+        true => "'none'".to_string(),
+        false => extra.join(" "),
+    };
+    let resources = domains("resourceDomains");
+    let connect = domains("connectDomains");
+    [
+        "default-src 'none'".to_string(),
+        format!("script-src {}", with("'self' 'unsafe-inline'", &resources)),
+        format!("style-src {}", with("'self' 'unsafe-inline'", &resources)),
+        format!("img-src {}", with("'self' data: blob:", &resources)),
+        format!("font-src {}", with("'self' data:", &resources)),
+        format!("media-src {}", with("'self' data: blob:", &resources)),
+        format!("connect-src {}", or_none(&connect)),
+        format!("frame-src {}", or_none(&domains("frameDomains"))),
+        format!("base-uri {}", with("'self'", &domains("baseUriDomains"))),
+        "object-src 'none'".to_string(),
+        "form-action 'none'".to_string(),
+    ]
+    .join("; ")
+}
+
+/// Whether `source` is an origin a policy may name: a scheme, a host
+/// (perhaps `*.` before it) and perhaps a port, nothing that ends the
+/// directive or stands for every host.
+fn is_origin(source: &str) -> bool {
+    let Some((scheme, rest)) = source.split_once("://") else {
+        return false;
+    };
+    let host = rest.trim_end_matches('/');
+    let host = host.strip_prefix("*.").unwrap_or(host);
+    let scheme_ok = matches!(scheme, "https" | "http" | "wss" | "ws");
+    let host_ok = !host.is_empty()
+        && host
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | ':' | '[' | ']'));
+    scheme_ok && host_ok
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -168,5 +262,56 @@ mod tests {
         );
         let only_ui = json!({"ui": {"resourceUri": "ui://a"}});
         assert_eq!(without_ui(only_ui.as_object().unwrap()), None);
+    }
+
+    #[test]
+    fn a_view_gets_the_policy_it_declares_and_nothing_wider() {
+        let none = csp(None);
+        assert!(none.contains("connect-src 'none'") && none.contains("frame-src 'none'"));
+        assert!(none.starts_with("default-src 'none'"));
+        let ui = json!({"csp": {
+            "connectDomains": ["https://api.example.com", "*", "'unsafe-eval'"],
+            "resourceDomains": ["https://*.cdn.example.com", "https://x; script-src *"],
+            "frameDomains": ["https://maps.example.com:8443"],
+        }});
+        let declared = csp(Some(&ui));
+        assert!(
+            declared.contains("connect-src https://api.example.com;"),
+            "{declared}"
+        );
+        assert!(declared.contains("script-src 'self' 'unsafe-inline' https://*.cdn.example.com;"));
+        assert!(declared.contains("frame-src https://maps.example.com:8443;"));
+        assert!(
+            !declared.contains("unsafe-eval") && !declared.contains(" *"),
+            "{declared}"
+        );
+        assert_eq!(declared.matches("script-src").count(), 1);
+    }
+
+    #[test]
+    fn a_guard_that_replaces_a_result_decides_its_view() {
+        let tool = json!({"ui": {"resourceUri": "ui://clock/app.html"}});
+        let mut kept = Map::new();
+        name_view(&mut kept, "ui://clock/app.html");
+        assert_eq!(
+            shown_view(Some(&tool), Some(&kept), true),
+            Some("ui://clock/app.html")
+        );
+        let replaced = Map::new();
+        assert_eq!(shown_view(Some(&tool), Some(&replaced), true), None);
+        assert_eq!(shown_view(Some(&tool), None, true), None);
+        assert_eq!(
+            shown_view(Some(&tool), None, false),
+            Some("ui://clock/app.html")
+        );
+        let mut other = json!({"ui": {"resourceUri": "ui://other"}})
+            .as_object()
+            .cloned()
+            .unwrap();
+        name_view(&mut other, "ui://clock/app.html");
+        assert_eq!(
+            other["ui"]["resourceUri"], "ui://other",
+            "a view named stays"
+        );
     }
 }

@@ -140,7 +140,7 @@ pub struct Record {
     /// The prompt got (the server's own name).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub prompt: Option<String>,
-    /// How the call came: `call`, `proxy`, `script`, `guest` or `local`.
+    /// How the call came: `call`, `proxy`, `script`, `guest`, `local` or `app`.
     pub via: &'static str,
     /// What was decided.
     pub decision: Decision,

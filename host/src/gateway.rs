@@ -8,6 +8,7 @@
 //! are forwarded under prefixed names; progress notifications and
 //! cancellation pass through calls.
 
+mod app_host;
 mod approval;
 mod calls;
 pub mod code;
@@ -71,6 +72,8 @@ pub struct ServeState {
     sessions_by_client: page::SessionCounts,
     /// Calls of clients of the stateless revision waiting for their answers.
     held: Arc<held::HeldCalls>,
+    /// Views of MCP Apps shown on the page, once a page is served.
+    views: std::sync::OnceLock<Arc<app_host::Views>>,
 }
 
 /// The calls of clients of the stateless revision that wait for answers:
@@ -104,6 +107,7 @@ impl ServeState {
             listing: ArcSwapOption::empty(),
             code_usage: tokio::sync::OnceCell::new(),
             sessions_by_client: Default::default(),
+            views: std::sync::OnceLock::new(),
         })
     }
 

@@ -2,6 +2,7 @@
 //! exposures, the protocol passed through, tasks, client tokens, operations,
 //! the official conformance suite, logins, and the pi package.
 
+mod app_host;
 mod approval;
 mod apps;
 pub mod code;

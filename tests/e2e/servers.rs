@@ -105,6 +105,8 @@ pub fn servers() -> &'static Servers {
             "oauth-server.mjs",
             "listen-proxy.mjs",
             "page-check.mjs",
+            "app-check.mjs",
+            "devtools.mjs",
             "reference/everything-server.ts",
         ] {
             std::fs::create_dir_all(npm.join(script).parent().unwrap()).unwrap();
@@ -160,6 +162,11 @@ impl Servers {
     /// Our OAuth-protected server (`oauth-server.mjs`; `PORT` from the environment).
     pub fn oauth_server(&self) -> String {
         self.npm.join("oauth-server.mjs").display().to_string()
+    }
+
+    /// The view page's browser check (`app-check.mjs`).
+    pub fn app_check(&self) -> String {
+        self.npm.join("app-check.mjs").display().to_string()
     }
 
     /// The live page's browser check (`page-check.mjs`).

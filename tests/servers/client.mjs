@@ -4,7 +4,8 @@
 //         "elicit": [answer, ...] (elicitation answers in order; without it no elicitation),
 //         "capabilities": {...} (more the client declares: an extension, say)}
 // steps: {"op": "listTools"} | {"op": "serverCapabilities"} | {"op": "callTool", "name", "arguments", "progress": bool, "digest": bool}
-//          (in arguments, "$kept:N" stands for the id of the result kept in step N)
+//          (in arguments, "$kept:N" stands for the id of the result kept in step N; in a run's
+//          args, "$view:N" for the address of the view step N's result opened, `_meta["mcpw/view"]`)
 //        {"op": "waitToolListChanged", "timeoutMs", "sinceMark"} | {"op": "markListChanged"}
 //        {"op": "listPrompts"} | {"op": "getPrompt", "name", "arguments"}
 //        {"op": "cancelCall", "name", "arguments", "afterMs"} | {"op": "bench", "name", "arguments", "n"}
@@ -66,6 +67,10 @@ function keptIds(value) {
       const link = (results[Number(n)]?.content ?? []).find((c) => c.type === "resource_link");
       if (!link) throw new Error(`no resource link in step ${n}`);
       return link.name;
+    }).replace(/\$view:(\d+)/g, (_, n) => {
+      const url = results[Number(n)]?._meta?.["mcpw/view"]?.url;
+      if (!url) throw new Error(`no view opened in step ${n}`);
+      return url;
     });
   }
   if (Array.isArray(value)) return value.map(keptIds);
@@ -216,7 +221,7 @@ async function step(s) {
       return { ...digest(text), reads };
     }
     case "run": {
-      const r = spawnSync(s.command, s.args ?? [], { cwd: s.cwd, env: { ...process.env, ...(s.env ?? {}) }, encoding: "utf8" });
+      const r = spawnSync(s.command, keptIds(s.args ?? []), { cwd: s.cwd, env: { ...process.env, ...(s.env ?? {}) }, encoding: "utf8" });
       return { status: r.status, stdout: r.stdout, stderr: r.stderr };
     }
     case "writeFile":

@@ -35,6 +35,11 @@ pub struct ServeArgs {
     /// memory released (default 300).
     #[arg(long, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..))]
     session_idle: Option<u64>,
+    /// On stdio: serve the live page, and the views of MCP Apps the client cannot show, on a
+    /// loopback ADDR (default 127.0.0.1:0, a free port) behind a token of its own; the page's
+    /// address (token included) goes to stderr, each view's to its result's `_meta["mcpw/view"]`.
+    #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = "127.0.0.1:0")]
+    page: Option<String>,
 }
 
 impl ServeArgs {
@@ -44,13 +49,13 @@ impl ServeArgs {
     }
 }
 
-fn parse_addr(s: &str) -> Result<SocketAddr> {
+fn parse_addr(flag: &str, s: &str) -> Result<SocketAddr> {
     let s = s.trim();
     if let Ok(port) = s.trim_start_matches(':').parse::<u16>() {
         return Ok(SocketAddr::from(([127, 0, 0, 1], port)));
     }
     s.parse()
-        .with_context(|| format!("--http {s:?}: expected PORT, :PORT or IP:PORT"))
+        .with_context(|| format!("{flag} {s:?}: expected PORT, :PORT or IP:PORT"))
 }
 
 /// How often the config files are checked for changes.
@@ -247,6 +252,9 @@ pub async fn serve(args: ServeArgs, sources: &ConfigSources) -> Result<ExitCode>
     match http_addr {
         Some(addr) => serve_http(&args, addr, tokens, shared, exposure_name).await?,
         None => {
+            if let Some(addr) = &args.page {
+                open_page(&shared, addr).await?;
+            }
             let files = sources.env.state_dir().join("results");
             serve_stdio(shared, exposure_name, files).await?
         }
@@ -272,7 +280,11 @@ async fn admission(
             .filter(|t| !t.is_empty())
             .map(str::to_string)
     });
-    let http_addr = args.http.as_deref().map(parse_addr).transpose()?;
+    let http_addr = args
+        .http
+        .as_deref()
+        .map(|a| parse_addr("--http", a))
+        .transpose()?;
     // Tokens matter over HTTP only; their commands run before anything starts.
     let tokens = match http_addr {
         Some(_) => http::client_tokens(token, &cfg.serve, &sources.env).await?,
@@ -350,6 +362,22 @@ async fn serve_http(
         shutdown,
     )
     .await?;
+    Ok(())
+}
+
+/// Serves the live page beside the stdio session (`--page`).
+async fn open_page(shared: &Arc<ServeState>, addr: &str) -> Result<()> {
+    let addr = parse_addr("--page", addr)?;
+    if !addr.ip().is_loopback() {
+        bail!(
+            "--page {addr}: the page beside a stdio session is for this machine: give a loopback address"
+        );
+    }
+    let stop = mcpw::processes::stop_requested();
+    let url = http::serve_page(shared.clone(), addr, stop)
+        .await
+        .context("serving the live page")?;
+    eprintln!("mcpw: live page on {url}");
     Ok(())
 }
 

@@ -23,22 +23,13 @@ impl Gateway {
         context: &RequestContext<RoleServer>,
     ) -> Result<rmcp::model::CallToolResponse, McpError> {
         let client = self.client(&context.extensions);
-        let entry = match self.shared.resolve_for(&client, name).await {
-            Ok(entry) => entry,
-            Err(e @ HostError::ToolNotFound { .. }) => {
-                match self.app_call(&client, name, context).await {
-                    Some(entry) => entry,
-                    None => {
-                        return result(&[Content::text(e.to_string())], None, true).map(Into::into);
-                    }
-                }
-            }
-            Err(e) => {
-                return result(&[Content::text(format!("Error: {e}"))], None, true).map(Into::into);
-            }
+        let (entry, via) = match self.entry_called(&client, name, context).await {
+            Ok(found) => found,
+            Err(told) => return told.map(Into::into),
         };
         let host = &self.shared.host;
-        let caller = self.caller(&client, Via::Call, context);
+        let caller = self.caller(&client, via, context);
+        let viewed = self.view_wanted(&entry, &args, context);
         let (mut options, forwarding) = self.call_options(context);
         // A task's result would reach the client unguarded: with guards, the
         // result comes in the answer.
@@ -61,12 +52,52 @@ impl Gateway {
                 return result(&[Content::text(text)], None, true).map(Into::into);
             }
         };
+        self.answer_with(&entry, raw, viewed, context).await
+    }
+
+    /// The entry a call names, and how it came: by mcpw's name, or by its
+    /// server's own name from an app; else the answer that says why not.
+    async fn entry_called(
+        &self,
+        client: &super::ClientScope,
+        name: &str,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<(crate::host::EntryRef, Via), Result<rmcp::model::CallToolResult, McpError>> {
+        match self.shared.resolve_for(client, name).await {
+            Ok(entry) => Ok((entry, Via::Call)),
+            Err(e @ HostError::ToolNotFound { .. }) => {
+                match self.app_call(client, name, context).await {
+                    Some(entry) => Ok((entry, Via::App)),
+                    None => Err(result(&[Content::text(e.to_string())], None, true)),
+                }
+            }
+            Err(e) => Err(result(&[Content::text(format!("Error: {e}"))], None, true)),
+        }
+    }
+
+    /// The session's answer to a call that ran: the server's result for this
+    /// client (its URIs as the client knows them, cut to the budget), with
+    /// the view mcpw opened for it where `viewed` keeps the arguments.
+    async fn answer_with(
+        &self,
+        entry: &crate::host::EntryRef,
+        raw: Result<RawResult, HostError>,
+        viewed: Option<Value>,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::CallToolResponse, McpError> {
+        let mut view_given = None;
         let told = match raw {
             Ok(RawResult::Tool(r)) if r.is_error != Some(true) => {
-                let r = uris_exposed(&entry, r);
-                if self.passes(&entry, &r, &Default::default()) {
+                let given = viewed.map(|args| (args, r.clone()));
+                let mut r = uris_exposed(entry, r);
+                self.ui_for_client(&mut r, context);
+                if self.passes(entry, &r, &Default::default()) {
+                    if let Some((args, raw)) = given {
+                        self.open_view(entry, args, &raw, context, &mut r);
+                    }
                     return Ok(r.into());
                 }
+                view_given = given;
                 r
             }
             Ok(RawResult::Task(t)) => {
@@ -76,7 +107,7 @@ impl Gateway {
                 )));
             }
             Ok(raw) => {
-                let out = crate::host::present_result(&entry, raw);
+                let out = crate::host::present_result(entry, raw);
                 result(&out.content, out.structured_content, out.is_error)?
             }
             Err(e) => {
@@ -84,11 +115,15 @@ impl Gateway {
             }
         };
         let told = serde_json::to_value(told).map_err(super::internal)?;
-        let shaped = self.shape(&entry, told, &Default::default()).await;
+        let shaped = self.shape(entry, told, &Default::default()).await;
         if shaped.first {
             let _ = context.peer.notify_tool_list_changed().await;
         }
-        super::from_json::<rmcp::model::CallToolResult>(shaped.result).map(Into::into)
+        let mut told = super::from_json::<rmcp::model::CallToolResult>(shaped.result)?;
+        if let Some((args, raw)) = view_given {
+            self.open_view(entry, args, &raw, context, &mut told);
+        }
+        Ok(told.into())
     }
 }
 
@@ -106,22 +141,7 @@ impl Gateway {
         if !super::takes_apps(context) {
             return None;
         }
-        let snapshot = self.shared.host.snapshot().await.ok()?;
-        // Tools only an app may call too: they are for it.
-        let all = snapshot.entries().iter().chain(snapshot.app_only().iter());
-        let mut named = all.filter(|e| {
-            e.tool.name == name
-                && e.tool.kind == crate::catalog::ToolKind::Tool
-                && client.allows(&e.tool.server)
-        });
-        let (Some(only), None) = (named.next(), named.next()) else {
-            return None;
-        };
-        let server = only.tool.server.clone();
-        match crate::apps::for_model(only.tool.meta.as_ref()) {
-            true => self.shared.resolve_for(client, &only.name).await.ok(),
-            false => crate::host::EntryRef::app_only(snapshot.clone(), &server, name),
-        }
+        self.shared.app_tool(client, None, name).await
     }
 
     /// How an upstream call made for the client's request `context` reports

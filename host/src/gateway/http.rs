@@ -123,6 +123,7 @@ pub async fn serve(
     ready_once_listed(shared.host().clone(), ops.clone());
     let metrics_host = shared.host().clone();
     let page_state = shared.clone();
+    let views = shared.clone();
     let closing = shared.host().clone();
     let mut local = LocalSessionManager::default();
     local.session_config.keep_alive = Some(options.session_idle);
@@ -145,7 +146,8 @@ pub async fn serve(
         ops: ops.clone(),
     });
     let router = mcp_routes(service, guard, sessions, shared_sessions, metrics_host);
-    let router = super::page::api(router, page_state);
+    let router = super::page::api(router, page_state.clone());
+    let router = super::app_host::api(router, page_state.clone());
     let router = behind_tokens(router, clients);
     // The probes (and the page's own files) say nothing of the servers:
     // any name may ask for them.
@@ -155,19 +157,60 @@ pub async fn serve(
     };
     let router = with_probes(router, ops.clone());
     let router = super::page::files(router);
+    let router = super::app_host::files(router, page_state);
     let listener = tokio::net::TcpListener::bind(options.addr)
         .await
         .map_err(|source| ServeError::Bind {
             addr: options.addr,
             source,
         })?;
-    bound(listener.local_addr()?);
+    let addr = listener.local_addr()?;
+    views.open_views(page_base(addr), None);
+    bound(addr);
     let stop = drain_after(shutdown, &ops, options.drain, &closing);
     tokio::select! {
         served = axum::serve(crate::net::listener(listener), router).into_future() => served?,
         () = stop => {}
     }
     Ok(())
+}
+
+/// Serves the live page and the views of MCP Apps beside an MCP session on
+/// stdio, on a loopback address, behind a token of its own (random, given
+/// in the page's address), until `shutdown` resolves. Returns once bound,
+/// with the page's address.
+pub async fn serve_page(
+    shared: Arc<ServeState>,
+    addr: SocketAddr,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> Result<String, ServeError> {
+    if !addr.ip().is_loopback() {
+        return Err(ServeError::TokenRequired(addr));
+    }
+    let token = super::app_host::random_id();
+    let clients = clients::Clients::new(vec![ClientToken {
+        scope: ClientScope::every("page"),
+        secret: token.clone(),
+    }])?;
+    let router = super::page::api(axum::Router::new(), shared.clone());
+    let router = super::app_host::api(router, shared.clone());
+    let router = behind_tokens(router, Some(Arc::new(clients)));
+    let router = router.layer(middleware::from_fn(hosts::this_machine_only));
+    let router = super::app_host::files(super::page::files(router), shared.clone());
+    let listener = tokio::net::TcpListener::bind(addr)
+        .await
+        .map_err(|source| ServeError::Bind { addr, source })?;
+    let base = page_base(listener.local_addr()?);
+    shared.open_views(base.clone(), Some(token.clone()));
+    tokio::spawn(async move {
+        let served = axum::serve(crate::net::listener(listener), router)
+            .with_graceful_shutdown(shutdown)
+            .into_future();
+        if let Err(e) = served.await {
+            tracing::warn!("the live page stopped: {e}");
+        }
+    });
+    Ok(format!("{base}/#token={token}"))
 }
 
 /// rmcp's transport settings: origins checked against DNS rebinding, and
@@ -299,4 +342,15 @@ async fn drain_after(
         closing.manager().abort().await;
         ops.drain(ANSWERS_AFTER_CUT).await;
     }
+}
+
+/// Where the page is for a user on this machine: an address bound to every
+/// interface is reached at loopback.
+fn page_base(addr: SocketAddr) -> String {
+    let ip = match addr.ip() {
+        ip if ip.is_unspecified() && ip.is_ipv4() => std::net::Ipv4Addr::LOCALHOST.into(),
+        ip if ip.is_unspecified() => std::net::Ipv6Addr::LOCALHOST.into(),
+        ip => ip,
+    };
+    format!("http://{}", SocketAddr::new(ip, addr.port()))
 }

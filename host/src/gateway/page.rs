@@ -38,17 +38,32 @@ pub(super) fn files(router: axum::Router) -> axum::Router {
 }
 
 fn file(body: &'static str, kind: &'static str) -> Response {
+    file_with(
+        body,
+        kind,
+        "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
+    )
+}
+
+/// A file of the page (or a view) of type `kind` under `policy`.
+pub(super) fn file_with(body: impl IntoResponse, kind: &'static str, policy: &str) -> Response {
     let mut response = body.into_response();
     let headers = response.headers_mut();
     headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(kind));
     // A new binary's page, never a cached one.
     headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
     headers.insert(
-        header::CONTENT_SECURITY_POLICY,
-        HeaderValue::from_static(
-            "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
-        ),
+        header::REFERRER_POLICY,
+        HeaderValue::from_static("no-referrer"),
     );
+    headers.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    // A policy that cannot be sent is never sent looser: nothing loads.
+    let policy = HeaderValue::from_str(policy)
+        .unwrap_or(HeaderValue::from_static("default-src 'none'; sandbox"));
+    headers.insert(header::CONTENT_SECURITY_POLICY, policy);
     response
 }
 
@@ -65,7 +80,7 @@ pub(super) fn api(router: axum::Router, shared: Arc<ServeState>) -> axum::Router
 }
 
 /// The client a page request comes from (every server without tokens).
-fn client_of(request: &Request) -> ClientScope {
+pub(super) fn client_of(request: &Request) -> ClientScope {
     request
         .extensions()
         .get::<ClientScope>()
@@ -73,7 +88,7 @@ fn client_of(request: &Request) -> ClientScope {
         .unwrap_or_else(ClientScope::everyone)
 }
 
-fn answer(value: Value) -> Response {
+pub(super) fn answer(value: Value) -> Response {
     let mut response = value.to_string().into_response();
     let headers = response.headers_mut();
     headers.insert(

@@ -84,7 +84,10 @@ pub(crate) async fn run(
     let result = stages.call(entry, admitted.arguments, options).await;
     let call = CallSeen::of(&result, call_started.elapsed(), stages.measures());
     let ran = match (result, admitted.guarded) {
-        (Ok(RawResult::Tool(r)), Some(guarded)) => after(stages, guarded, r).await,
+        (Ok(RawResult::Tool(r)), Some(guarded)) => {
+            let view = entry.tool.meta.as_ref().and_then(crate::apps::view_of);
+            after(stages, guarded, r, view).await
+        }
         (result, _) => Ran::Done(result),
     };
     stages.observe(seen.ended(started, Some(call), Some(&ran)));
@@ -235,12 +238,21 @@ async fn before(
 }
 
 /// Step 6: the guards' verdict on a tool's result. Only tools' results are
-/// guarded: a resource tool's reading passes as it is.
+/// guarded: a resource tool's reading passes as it is. The tool's `view`
+/// (an MCP App's) is named on the result the guards see, so that a
+/// replacement decides whether the view is shown.
 async fn after(
     stages: &impl Stages,
     call: GuardedCall,
-    result: rmcp::model::CallToolResult,
+    mut result: rmcp::model::CallToolResult,
+    view: Option<&str>,
 ) -> Ran {
+    if let Some(view) = view {
+        crate::apps::name_view(
+            &mut result.meta.get_or_insert_with(Default::default).0,
+            view,
+        );
+    }
     let text = match serde_json::to_string(&result) {
         Ok(text) => text,
         Err(e) => return Ran::Withheld(e.to_string()),

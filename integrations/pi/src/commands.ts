@@ -6,8 +6,11 @@ import { runMcpw } from "./mcpw.ts";
 
 type Level = "info" | "warning" | "error";
 
+/** What a message is shown through: pi's context, where it has one. */
+export type Shown = { hasUI: boolean; ui: { notify(message: string, type?: Level): void } } | undefined;
+
 /** Shows a message: a notification in a UI, stderr otherwise (stdout may be pi's JSON stream). */
-export function show(ctx: { hasUI: boolean; ui: { notify(message: string, type?: Level): void } } | undefined, message: string, level: Level = "info"): void {
+export function show(ctx: Shown, message: string, level: Level = "info"): void {
   if (ctx?.hasUI) ctx.ui.notify(message, level);
   else console.error(message);
 }

@@ -19,6 +19,7 @@ import {
   type Tool,
 } from "@modelcontextprotocol/sdk/types.js";
 import { globalArgs } from "./mcpw.ts";
+import { viewsWanted } from "./settings.ts";
 import type { Exposure } from "./settings.ts";
 
 /** The package's name and version, as its package.json says, tell mcpw who the client is. */
@@ -64,7 +65,8 @@ class Connection {
     onToolsChanged: () => void, onPromptsChanged: () => void): Promise<Connection> {
     const transport = new StdioClientTransport({
       command: options.bin,
-      args: [...globalArgs(), "serve", "--exposure", options.exposure],
+      // --page: mcpw shows the views of MCP Apps (which pi cannot render) on a loopback page.
+      args: [...globalArgs(), "serve", "--exposure", options.exposure, ...(viewsWanted() ? ["--page"] : [])],
       // The SDK passes only an allowlist of variables by default; servers need the user's whole
       // environment (tokens, PATH additions, PI_CODING_AGENT_DIR for --import pi).
       env: { ...process.env } as Record<string, string>,

@@ -52,3 +52,11 @@ export function callTimeoutMs(): number {
 export function logFile(): string {
   return join(tmpdir(), `mcpw-pi-${process.pid}.log`);
 }
+
+/** `MCPW_PI_VIEWS=off` keeps mcpw from serving views of MCP Apps (and their page) for pi. */
+export const VIEWS_ENV = "MCPW_PI_VIEWS";
+
+/** Whether mcpw serves the views of MCP Apps for pi to offer. */
+export function viewsWanted(): boolean {
+  return process.env[VIEWS_ENV] !== "off";
+}

@@ -2,6 +2,7 @@
 import type { ExtensionAPI, ToolDefinition } from "@mariozechner/pi-coding-agent";
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import { toPiResult, type PiToolResult } from "./content.ts";
+import { show, type Shown } from "./commands.ts";
 import type { CallOptions } from "./connection.ts";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 
@@ -100,7 +101,7 @@ export class ToolSet {
       label: `mcpw: ${tool.title ?? tool.annotations?.title ?? name}`,
       description: tool.description || `MCP tool ${name} (through mcpw)`,
       parameters: parameters(tool),
-      execute: (_toolCallId, params, signal, onUpdate) => this.execute(name, objectOf(params), signal, onUpdate),
+      execute: (_toolCallId, params, signal, onUpdate, ctx) => this.execute(name, objectOf(params), signal, onUpdate, ctx),
     });
   }
 
@@ -109,6 +110,7 @@ export class ToolSet {
     args: Record<string, unknown>,
     signal: AbortSignal | undefined,
     onUpdate: ((partial: PiToolResult) => void) | undefined,
+    ctx?: Shown,
   ): Promise<PiToolResult> {
     if (signal?.aborted) throw new Error(`${name}: aborted`);
     // A controller of our own, so that the listener on pi's signal (one per prompt, shared by
@@ -127,6 +129,7 @@ export class ToolSet {
         },
       });
       const mapped = toPiResult(result, name, { structuredInDetails: name === PROXY_TOOL || name === CODE_TOOL });
+      offerView(result, name, mapped, ctx);
       // The call returns after mcpw's announced re-list is done, so its new tools are registered.
       const added = this.additions.slice(mark);
       if (added.length) {
@@ -162,4 +165,18 @@ export class ToolSet {
       },
     });
   }
+}
+
+/** The `_meta` key of the view mcpw opened for a result (an MCP App's, which pi cannot render). */
+const VIEW_KEY = "mcpw/view";
+
+/**
+ * Offers the user the view mcpw opened for a result: its address in a notification (the user's,
+ * not the model's) and in the result's details.
+ */
+function offerView(result: CallToolResult, name: string, mapped: PiToolResult, ctx: Shown): void {
+  const view = (result._meta as Record<string, { url?: unknown } | undefined> | undefined)?.[VIEW_KEY];
+  if (typeof view?.url !== "string") return;
+  mapped.details.view = view.url;
+  show(ctx, `${name} has a view: open ${view.url}`);
 }

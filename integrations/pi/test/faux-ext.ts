@@ -69,6 +69,7 @@ const scenarios: Record<string, Step[]> = {
     answer,
   ],
   progress: [call("e__trigger-long-running-operation", { duration: 0.6, steps: 3 }), answer],
+  view: [call("mcp", { tool: "c__get-time" }), answer],
   content: [call("s__audio", {}), answer, call("s__big", { bytes: 120_000 }), answer, call("s__crash", {}), answer],
 };
 

@@ -30,7 +30,11 @@ export function config() {
   const everything = resolve(process.env.EVERYTHING ??
     join(dirname(misbehave), "node_modules/@modelcontextprotocol/server-everything/dist/index.js"));
   const line = findPi(piDir);
-  return { piDir, node, mcpw, misbehave, everything: existsSync(everything) ? everything : undefined, ...line };
+  // An MCP App server (a clock with a view), beside server-everything as mcpw's tests install it.
+  const clock = resolve(process.env.APP_SERVER ??
+    join(dirname(misbehave), "node_modules/@modelcontextprotocol/server-basic-vanillajs/dist/index.js"));
+  return { piDir, node, mcpw, misbehave, everything: existsSync(everything) ? everything : undefined,
+    clock: existsSync(clock) ? clock : undefined, ...line };
 }
 
 /** The pi CLI under PI_DIR (a directory with node_modules/, or the package itself). */
@@ -63,7 +67,7 @@ export const commandOf = (cfg) => (cfg.line === "1.x" ? "/mcpw" : "/mcp");
  * (pi-mcp-adapter's format); beside pi 1.x's own MCP, mcpw serves its own config
  * (`$HOME/.config/mcpw/mcp.json`). `box.config` is that file.
  */
-export function sandbox(cfg, name, { everything = false } = {}) {
+export function sandbox(cfg, name, { everything = false, clock = false } = {}) {
   const root = mkdtempSync(join(tmpdir(), `mcpw-pi-${name}-`));
   const dirs = { home: join(root, "home"), agent: join(root, "agent"), project: join(root, "project"), tmp: join(root, "tmp") };
   for (const dir of Object.values(dirs)) mkdirSync(dir, { recursive: true });
@@ -72,6 +76,7 @@ export function sandbox(cfg, name, { everything = false } = {}) {
     s: { command: cfg.node, args: [cfg.misbehave, "ok"], env: { PID_FILE: files.pids, CANCEL_FILE: files.cancel, METHODS_FILE: files.methods } },
   };
   if (everything) mcpServers.e = { command: cfg.node, args: [cfg.everything, "stdio"] };
+  if (clock) mcpServers.c = { command: cfg.node, args: [cfg.clock, "--stdio"] };
   const configFile = cfg.line === "1.x" ? join(dirs.home, ".config/mcpw/mcp.json") : join(dirs.agent, "mcp.json");
   mkdirSync(dirname(configFile), { recursive: true });
   writeFileSync(configFile, JSON.stringify({ mcpServers }, null, 2));

@@ -401,6 +401,30 @@ const scenarios = {
     return `image ${picture.mimeType} (${picture.data.length} base64 chars); text resource with its header; blob saved to ${saved[1]}; links as text`;
   },
 
+  /** view: an MCP App's tool called through `mcp`; pi is offered the view mcpw opened for it. */
+  async view() {
+    if (!cfg.clock) return "SKIP: no MCP App server (set APP_SERVER)";
+    const box = newBox("view", { clock: true });
+    warmCache(box);
+    const pi = start(box, { scenario: "view" });
+    const { events } = await pi.prompt("what time is it");
+    const [call] = toolEnds(events);
+    assert.equal(call?.isError, false, resultText(call));
+    const url = call.result.details?.view;
+    assert.match(url ?? "", /^http:\/\/127\.0\.0\.1:\d+\/view#view=[0-9a-f]{32}&token=[0-9a-f]{32}$/, JSON.stringify(call.result.details));
+    const note = pi.events.find((e) => e.method === "notify" && (e.message ?? "").includes(url));
+    assert.equal(note?.message, `mcp has a view: open ${url}`);
+    assert.ok(!resultText(call).includes(url), "the address is the user's, not the model's");
+    // The view is there while pi runs: its data answers the address' token.
+    const at = new URL(url);
+    const view = new URLSearchParams(at.hash.slice(1));
+    const data = await fetch(`${at.origin}/api/views/${view.get("view")}`, { headers: { Authorization: `Bearer ${view.get("token")}` } });
+    assert.equal(data.status, 200);
+    assert.equal((await data.json()).tool, "get-time");
+    await pi.close();
+    return `view offered: ${url.replace(/token=.*/, "token=…")}`;
+  },
+
   /** No mcpw: the `mcp` tool reports why, and so does a notification at start. */
   async missing() {
     const box = newBox("missing");

@@ -70,6 +70,8 @@ fn a_host_gets_the_view_its_metadata_and_the_tool_through_mcpw() {
     assert!(html["text"].as_str().unwrap().contains("<html"), "{html:#}");
     let called = &through[2];
     assert_ne!(called["isError"], true, "{called:#}");
+    // A host renders the view itself: mcpw opens none for it.
+    assert!(called["_meta"].get("mcpw/view").is_none(), "{called:#}");
     assert!(
         called["structuredContent"]["time"].is_string(),
         "{called:#}"
@@ -122,6 +124,12 @@ fn tool_search_and_proxy_exposure_keep_the_view_for_a_host() {
     assert_ne!(host[0]["isError"], true, "{:#}", host[0]);
     let plain = client_plan(json!({"connect": {"url": proxy.url()}, "steps": [call]})).unwrap();
     assert!(plain[0]["_meta"].get("ui").is_none(), "{:#}", plain[0]);
+    // A client that renders no view gets one opened on mcpw's page.
+    let url = plain[0]["_meta"]["mcpw/view"]["url"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(url.starts_with(&proxy.at("/view#view=")), "{:#}", plain[0]);
+    assert!(host[0]["_meta"].get("mcpw/view").is_none(), "{:#}", host[0]);
 }
 
 /// An app calls its server's tools by the server's own names; through mcpw

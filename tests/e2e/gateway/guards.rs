@@ -16,7 +16,7 @@ pub fn redactor() -> &'static Path {
     PATH.get_or_init(|| build_guest("mcpw-guest-guard"))
 }
 
-fn hostile() -> &'static Path {
+pub(crate) fn hostile() -> &'static Path {
     static PATH: OnceLock<PathBuf> = OnceLock::new();
     PATH.get_or_init(|| build_guest("mcpw-guest-hostile-guard"))
 }

@@ -17,6 +17,15 @@ let epoch = 0; // bumped on sign-out so a refresh already in flight is ignored
 // ---- token and API ----------------------------------------------------
 
 // sessionStorage keeps the token to this tab and drops it when the tab closes.
+// A token in the address (`mcpw serve --page` prints one) is taken, then
+// dropped from the address.
+{
+  const given = new URLSearchParams(location.hash.slice(1)).get('token');
+  if (given) {
+    sessionStorage.setItem(TOKEN_KEY, given);
+    history.replaceState(null, '', location.pathname);
+  }
+}
 const getToken = () => sessionStorage.getItem(TOKEN_KEY) || '';
 
 class Unauthorized extends Error {}

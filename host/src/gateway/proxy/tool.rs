@@ -30,6 +30,15 @@ pub(super) async fn call_tool(
         Err(refused) => return refuse(refused),
     };
     let caller = gw.caller(client, Via::Proxy, ctx);
+    let viewed = gw.view_wanted(&entry, &args, ctx);
+    let has_view = entry
+        .tool
+        .meta
+        .as_ref()
+        .and_then(crate::apps::view_of)
+        .is_some();
+    // The server's result, as the guards left it, for the view it is shown with.
+    let mut raw_result = None;
     let mut kept = None;
     // The server's `_meta` on its result (an app's view, say) goes on as it
     // came, whatever the shaping does to the content.
@@ -38,6 +47,7 @@ pub(super) async fn call_tool(
         Ran::Done(Ok(raw)) => {
             if let RawResult::Tool(r) = &raw {
                 meta = r.meta.clone();
+                raw_result = has_view.then(|| r.clone());
             }
             let raw = shape(gw, &entry, raw, shaping, &mut kept).await?;
             Ok(crate::host::present_result(&entry, raw))
@@ -54,16 +64,26 @@ pub(super) async fn call_tool(
         }
     };
     let mut told = present_outcome(&entry, outcome)?;
+    // A host renders a view from a result: the one the result is shown
+    // with, for one that declares MCP Apps (the proxy's own tool list names
+    // no views); a client that does not gets no UI metadata.
+    let view = raw_result
+        .as_ref()
+        .and_then(|r| gw.result_view(&entry, r))
+        .map(str::to_string);
     told.meta = told.meta.or(meta);
-    // A host renders a view from a result: the tool's, for one that declares
-    // MCP Apps (the proxy's own tool list names no views).
-    let view = entry.tool.meta.as_ref().and_then(crate::apps::view_of);
+    told.meta = told
+        .meta
+        .and_then(|m| crate::apps::without_ui(&m.0).map(rmcp::model::MetaObject));
     if let Some(view) = view.filter(|_| crate::gateway::takes_apps(ctx)) {
         let resources = entry.snapshot().resources();
-        let view = resources.exposed(&entry.tool.server, view);
+        let view = resources.exposed(&entry.tool.server, &view);
         let mut meta = told.meta.take().unwrap_or_default();
         meta.0.insert("ui".into(), json!({"resourceUri": view}));
         told.meta = Some(meta);
+    }
+    if let (Some(args), Some(raw)) = (viewed, raw_result.filter(|r| r.is_error != Some(true))) {
+        gw.open_view(&entry, args, &raw, ctx, &mut told);
     }
     if let (Some((uri, link)), Some(details)) = (kept, told.structured_content.as_mut()) {
         // The preview is in the content: the whole is read by its URI.

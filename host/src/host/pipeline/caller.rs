@@ -24,6 +24,10 @@ pub enum Via {
     Guest,
     /// The Rust API or the command line.
     Local,
+    /// An app (an MCP App's view) calling its server's tool: through mcpw's
+    /// own app host, or by the server's own name through a host that renders
+    /// apps.
+    App,
 }
 
 impl Via {
@@ -35,6 +39,7 @@ impl Via {
             Via::Script => "script",
             Via::Guest => "guest",
             Via::Local => "local",
+            Via::App => "app",
         }
     }
 }

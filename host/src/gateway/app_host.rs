@@ -1,0 +1,258 @@
+//! mcpw as a host of MCP Apps for clients that cannot render a view (pi,
+//! terminal agents): a call of a tool with a view, made by a client that does
+//! not declare the extension, opens a view here, and its result carries the
+//! view's address in `_meta["mcpw/view"]` for the client to show its user.
+//!
+//! The view's page (`/view`) renders the server's HTML in a sandboxed frame
+//! (scripts only, an opaque origin: it reaches neither the page nor its
+//! token) under the Content-Security-Policy the view declares (see
+//! [`crate::apps::csp`]), and speaks the `ui/*` protocol to it through the
+//! host side of `@modelcontextprotocol/ext-apps` (built into the binary; its
+//! licence is beside it in `app_host/vendor/`). The app's own calls come back
+//! through `/api/views/<id>/call`, along the one call path, marked `app`.
+//!
+//! A view's id is a random capability: its HTML (`/views/<id>`, which a frame
+//! loads without a token) is served to whoever holds it; its data and calls
+//! need the page's token as `/api/*` does.
+
+mod routes;
+
+use super::{ClientScope, Gateway, ServeState};
+use crate::host::EntryRef;
+use rmcp::model::CallToolResult;
+use rmcp::service::{RequestContext, RoleServer};
+use serde_json::{Map, Value, json};
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+pub(super) use routes::{api, files};
+
+/// The `_meta` key of a result's view, for a client to show its user.
+pub const VIEW_META_KEY: &str = "mcpw/view";
+/// How many views stay open; the oldest closes first.
+const KEPT: usize = 64;
+/// How long a view stays open.
+const OPEN_FOR: Duration = Duration::from_secs(3600);
+
+/// The views opened for calls, and where the page that shows them is.
+pub struct Views {
+    /// The page's address, `http://host:port`.
+    base: String,
+    /// A token to give in the view's address (a page of `serve` on stdio,
+    /// whose token nobody typed).
+    token: Option<String>,
+    open: Mutex<VecDeque<Arc<View>>>,
+}
+
+/// One view opened for a tool call.
+#[derive(Debug)]
+pub(super) struct View {
+    pub(super) id: String,
+    /// The client whose call opened it.
+    pub(super) client: ClientScope,
+    pub(super) server: String,
+    /// The tool's name on its server.
+    pub(super) tool: String,
+    /// The tool's name as the client called it.
+    pub(super) name: String,
+    /// The view's URI on its server.
+    pub(super) uri: String,
+    pub(super) arguments: Value,
+    /// The server's result, as the server gave it.
+    pub(super) result: Value,
+    opened: Instant,
+}
+
+impl Views {
+    /// Views shown by the page at `base`, whose address carries `token`.
+    pub fn new(base: String, token: Option<String>) -> Views {
+        Views {
+            base,
+            token,
+            open: Mutex::default(),
+        }
+    }
+
+    /// Keeps a view and returns its address.
+    fn open(&self, mut view: View) -> String {
+        view.id = random_id();
+        let url = self.url(&view.id);
+        let mut open = self.open.lock().unwrap_or_else(|p| p.into_inner());
+        open.retain(|v| v.opened.elapsed() < OPEN_FOR);
+        while open.len() >= KEPT {
+            open.pop_front();
+        }
+        open.push_back(Arc::new(view));
+        url
+    }
+
+    fn url(&self, id: &str) -> String {
+        match &self.token {
+            Some(token) => format!("{}/view#view={id}&token={token}", self.base),
+            None => format!("{}/view#view={id}", self.base),
+        }
+    }
+
+    /// The open view `id`.
+    pub(super) fn get(&self, id: &str) -> Option<Arc<View>> {
+        let open = self.open.lock().unwrap_or_else(|p| p.into_inner());
+        open.iter()
+            .find(|v| v.id == id && v.opened.elapsed() < OPEN_FOR)
+            .cloned()
+    }
+}
+
+/// 128 random bits, in hex: a view's id cannot be guessed.
+pub(super) fn random_id() -> String {
+    use chacha20poly1305::aead::rand_core::RngCore;
+    let mut bytes = [0u8; 16];
+    chacha20poly1305::aead::OsRng.fill_bytes(&mut bytes);
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+impl ServeState {
+    /// Shows views on the page at `base` from now on.
+    pub fn open_views(&self, base: String, token: Option<String>) {
+        let _ = self.views.set(Arc::new(Views::new(base, token)));
+    }
+
+    /// The tool named `name` on `server` (on any server the client sees
+    /// when `None`, where it is the only one of that name), as an app calls
+    /// it: by its server's own name, the tools only an app may call included.
+    pub(super) async fn app_tool(
+        &self,
+        client: &ClientScope,
+        server: Option<&str>,
+        name: &str,
+    ) -> Option<EntryRef> {
+        let snapshot = self.host.snapshot().await.ok()?;
+        let all = snapshot.entries().iter().chain(snapshot.app_only().iter());
+        let mut named = all.filter(|e| {
+            e.tool.name == name
+                && e.tool.kind == crate::catalog::ToolKind::Tool
+                && client.allows(&e.tool.server)
+                && server.is_none_or(|s| s == e.tool.server)
+        });
+        let (Some(only), None) = (named.next(), named.next()) else {
+            return None;
+        };
+        let server = only.tool.server.clone();
+        match crate::apps::for_model(only.tool.meta.as_ref()) {
+            true => self.resolve_for(client, &only.name).await.ok(),
+            false => EntryRef::app_only(snapshot.clone(), &server, name),
+        }
+    }
+}
+
+impl Gateway {
+    /// The arguments to keep for a view of `entry`'s result, when this
+    /// session's client gets views from mcpw: one that cannot render them
+    /// itself, where a page shows them.
+    pub(super) fn view_wanted(
+        &self,
+        entry: &crate::catalog::Entry,
+        args: &Option<Map<String, Value>>,
+        context: &RequestContext<RoleServer>,
+    ) -> Option<Value> {
+        let has_view = entry.tool.meta.as_ref().and_then(crate::apps::view_of);
+        let shown = self.shared.views.get().is_some() && !super::takes_apps(context);
+        (has_view.is_some() && shown).then(|| json!(args.clone().unwrap_or_default()))
+    }
+
+    /// The view `result` of `entry` is shown with (see
+    /// [`crate::apps::shown_view`]).
+    pub(super) fn result_view<'a>(
+        &self,
+        entry: &'a crate::catalog::Entry,
+        result: &'a CallToolResult,
+    ) -> Option<&'a str> {
+        let result_meta = result.meta.as_ref().map(|m| &m.0);
+        let guarded = self.shared.host.guarded();
+        crate::apps::shown_view(entry.tool.meta.as_ref(), result_meta, guarded)
+    }
+
+    /// `result` for this session's client: without the UI metadata of MCP
+    /// Apps unless it declares the extension.
+    pub(super) fn ui_for_client(
+        &self,
+        result: &mut CallToolResult,
+        context: &RequestContext<RoleServer>,
+    ) {
+        if super::takes_apps(context) {
+            return;
+        }
+        if let Some(meta) = result.meta.take() {
+            result.meta = crate::apps::without_ui(&meta.0).map(rmcp::model::MetaObject);
+        }
+    }
+
+    /// Opens a view of `result` (called with `arguments`), unless a guard
+    /// withheld it, and names it in `told`'s `_meta`.
+    pub(super) fn open_view(
+        &self,
+        entry: &crate::catalog::Entry,
+        arguments: Value,
+        result: &CallToolResult,
+        context: &RequestContext<RoleServer>,
+        told: &mut CallToolResult,
+    ) {
+        let (Some(views), Some(uri)) = (self.shared.views.get(), self.result_view(entry, result))
+        else {
+            return;
+        };
+        let view = View {
+            id: String::new(),
+            client: self.client(&context.extensions),
+            server: entry.tool.server.clone(),
+            tool: entry.tool.name.clone(),
+            name: entry.name.clone(),
+            uri: uri.to_string(),
+            arguments,
+            result: serde_json::to_value(result).unwrap_or(Value::Null),
+            opened: Instant::now(),
+        };
+        let url = views.open(view);
+        let mut meta = told.meta.take().unwrap_or_default();
+        meta.0.insert(VIEW_META_KEY.into(), json!({ "url": url }));
+        told.meta = Some(meta);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn view(n: usize) -> View {
+        View {
+            id: String::new(),
+            client: ClientScope::everyone(),
+            server: "clock".into(),
+            tool: format!("t{n}"),
+            name: format!("clock__t{n}"),
+            uri: "ui://clock/app.html".into(),
+            arguments: json!({}),
+            result: json!({"content": []}),
+            opened: Instant::now(),
+        }
+    }
+
+    #[test]
+    fn a_view_is_found_by_its_unguessable_id_until_newer_ones_push_it_out() {
+        let views = Views::new("http://127.0.0.1:9".into(), Some("tok".into()));
+        let url = views.open(view(0));
+        let id = url
+            .strip_prefix("http://127.0.0.1:9/view#view=")
+            .and_then(|rest| rest.strip_suffix("&token=tok"))
+            .expect(&url);
+        assert_eq!(id.len(), 32);
+        assert_eq!(views.get(id).map(|v| v.tool.clone()), Some("t0".into()));
+        assert!(views.get("0".repeat(32).as_str()).is_none());
+        for n in 1..=KEPT {
+            views.open(view(n));
+        }
+        assert!(views.get(id).is_none(), "the oldest view closed");
+        let without = Views::new("http://h:1".into(), None);
+        assert!(without.open(view(0)).starts_with("http://h:1/view#view="));
+    }
+}
