@@ -18,6 +18,7 @@ pub mod interpolate;
 pub mod jsonc;
 mod load;
 pub mod model;
+pub mod permissions;
 pub mod plugins;
 mod project_guests;
 pub mod rate;

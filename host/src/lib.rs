@@ -39,6 +39,8 @@ pub mod cache;
 pub mod catalog;
 #[cfg(feature = "gateway")]
 pub mod clock;
+#[cfg(feature = "gateway")]
+pub mod components;
 pub mod config;
 #[cfg(feature = "gateway")]
 pub mod embed;

@@ -14,6 +14,7 @@ pub mod roles;
 pub mod script;
 pub mod services;
 mod state;
+pub mod ticker;
 mod wit;
 
 pub use crate::config::{Capability, Grants, PrefixMode, Role};

@@ -4,6 +4,7 @@
 
 mod beside;
 mod calls;
+mod component;
 mod error;
 pub mod events;
 mod handler;
@@ -14,7 +15,7 @@ pub mod origin;
 mod progress;
 mod reads;
 mod sse;
-mod stdio;
+pub(crate) mod stdio;
 mod tasks;
 
 pub use beside::Need;
@@ -119,6 +120,8 @@ pub struct Connection {
     kind: TransportKind,
     stderr: Option<Arc<stdio::StderrTail>>,
     group: Option<crate::processes::GroupGuard>,
+    /// The component instance it speaks to, stopped with it.
+    instance: Option<crate::components::Stop>,
     routes: Routes,
     redact: secrets::Redactions,
     listening: Option<listen::Listen>,
@@ -165,7 +168,7 @@ impl Connection {
         // Before the clock starts: a first `npx` install has a limit of its own.
         let program = match &config.transport {
             Transport::Stdio { .. } => Some(stdio::program(config, ctx).await?),
-            Transport::Http { .. } => None,
+            Transport::Http { .. } | Transport::Component { .. } => None,
         };
         let routes = Routes::new(ctx);
         // The child's output, for a timeout's message.
@@ -182,6 +185,16 @@ impl Connection {
                 }
                 Transport::Http { url, kind, .. } => {
                     Connection::dial(config, url, *kind, ctx, &routes).await?
+                }
+                Transport::Component {
+                    component,
+                    permissions,
+                } => {
+                    let (conn, tail) =
+                        Connection::instance(component, permissions, config.debug, ctx, &routes)
+                            .await?;
+                    stderr = Some(tail);
+                    conn
                 }
             };
             let listing = conn.list().await?;
@@ -222,6 +235,7 @@ impl Connection {
                     kind: TransportKind::StreamableHttp,
                     stderr: None,
                     group: None,
+                    instance: None,
                     routes: routes.clone(),
                     redact: ctx.redact.clone(),
                     listening: Default::default(),
@@ -259,7 +273,8 @@ impl Connection {
     {
         let routes = Routes::new(ctx);
         let attempt = async {
-            let (transport, tail) = stdio::lines(read, write, routes.progress.clone());
+            let (transport, tail) =
+                stdio::lines(read, write, routes.progress.clone(), Arc::default());
             let mut conn = Connection::over_lines(transport, tail, None, ctx, &routes).await?;
             let listing = conn.list().await?;
             conn.start_listening(startup_timeout);
@@ -295,6 +310,7 @@ impl Connection {
             kind: TransportKind::Stdio,
             stderr: Some(tail),
             group,
+            instance: None,
             routes: routes.clone(),
             redact: ctx.redact.clone(),
             listening: Default::default(),
@@ -573,6 +589,7 @@ async fn sse_connect(
         kind: TransportKind::Sse,
         stderr: None,
         group: None,
+        instance: None,
         routes: routes.clone(),
         redact: ctx.redact.clone(),
         listening: Default::default(),

@@ -5,6 +5,7 @@
 
 mod bench_catalog;
 mod common;
+mod components;
 mod gateway;
 mod guests;
 mod host;

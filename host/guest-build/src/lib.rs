@@ -23,20 +23,45 @@ pub fn build(workspace: &Path, package: &str) -> PathBuf {
 /// Like [`build`], into an explicit target directory; usable outside build
 /// scripts (tests build their guests this way).
 pub fn build_into(workspace: &Path, package: &str, target_dir: &Path) -> PathBuf {
+    let mut cmd = cargo_build(workspace, target_dir);
+    cmd.args(["--package", package, "--profile", "guest"]);
+    run(cmd, package);
+    let file = format!("{}.wasm", package.replace('-', "_"));
+    let wasm = target_dir.join(TARGET).join("guest").join(file);
+    assert!(
+        wasm.exists(),
+        "guest {package} was built but {} is missing",
+        wasm.display()
+    );
+    wasm
+}
+
+/// Builds the binary `bin` of the crate at `dir` (a crate of its own, outside
+/// the workspace: a component whose dependencies the host never builds) for
+/// wasm32-wasip2 in release, into `target_dir`; returns the component's path.
+pub fn build_crate_bin(dir: &Path, bin: &str, target_dir: &Path) -> PathBuf {
+    let mut cmd = cargo_build(dir, target_dir);
+    cmd.args(["--release", "--bin", bin]);
+    run(cmd, bin);
+    let wasm = target_dir
+        .join(TARGET)
+        .join("release")
+        .join(format!("{bin}.wasm"));
+    assert!(
+        wasm.exists(),
+        "{bin} was built but {} is missing",
+        wasm.display()
+    );
+    wasm
+}
+
+/// `cargo build` for wasm32-wasip2 in `dir`, into `target_dir`.
+fn cargo_build(dir: &Path, target_dir: &Path) -> Command {
     ensure_target();
     let cargo = env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let mut cmd = Command::new(cargo);
-    cmd.current_dir(workspace)
-        .args([
-            "build",
-            "--quiet",
-            "--package",
-            package,
-            "--target",
-            TARGET,
-            "--profile",
-            "guest",
-        ])
+    cmd.current_dir(dir)
+        .args(["build", "--quiet", "--target", TARGET])
         .arg("--target-dir")
         .arg(target_dir);
     // Flags meant for the outer (native) build must not leak into the wasm build.
@@ -53,21 +78,17 @@ pub fn build_into(workspace: &Path, package: &str, target_dir: &Path) -> PathBuf
     ] {
         cmd.env_remove(var);
     }
+    cmd
+}
+
+fn run(mut cmd: Command, what: &str) {
     let status = cmd
         .status()
-        .unwrap_or_else(|e| panic!("cannot run cargo to build guest {package}: {e}"));
+        .unwrap_or_else(|e| panic!("cannot run cargo to build {what}: {e}"));
     assert!(
         status.success(),
-        "building guest {package} for {TARGET} failed ({status})"
+        "building {what} for {TARGET} failed ({status})"
     );
-    let file = format!("{}.wasm", package.replace('-', "_"));
-    let wasm = target_dir.join(TARGET).join("guest").join(file);
-    assert!(
-        wasm.exists(),
-        "guest {package} was built but {} is missing",
-        wasm.display()
-    );
-    wasm
 }
 
 /// Makes the build script re-run when anything under `dir` changes.

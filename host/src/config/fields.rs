@@ -35,6 +35,8 @@ pub enum Kind {
     Budget,
     /// `json`, `toon` or `csv`, or an object of tool globs and those.
     Format,
+    /// A component server's permissions (see [`super::permissions`]).
+    Permissions,
 }
 
 /// How `mcpw config show` shows a field's value.
@@ -50,6 +52,8 @@ pub enum Shown {
     Url,
     /// Its `clientSecret` and `privateKey` masked.
     OAuth,
+    /// Its `env` values masked as [`Shown::Secret`]s.
+    Permissions,
 }
 
 /// One field of a server definition.
@@ -125,6 +129,15 @@ pub const SERVER_FIELDS: &[Field] = &[
     field("env", Kind::Map, true, Shown::Secrets, TRANSPORT, true),
     field("cwd", Kind::Text, true, Shown::AsIs, TRANSPORT, true),
     field("url", Kind::Url, true, Shown::Url, TRANSPORT, true),
+    field("component", Kind::Text, true, Shown::AsIs, TRANSPORT, true),
+    field(
+        "permissions",
+        Kind::Permissions,
+        true,
+        Shown::Permissions,
+        TRANSPORT,
+        true,
+    ),
     field("headers", Kind::Map, true, Shown::Secrets, TRANSPORT, true),
     field("auth", Kind::Auth, true, Shown::AsIs, Some("auth"), true),
     field(
@@ -313,11 +326,12 @@ mod tests {
         assert_eq!(stored, keys, "table fields vs ServerConfig fields");
         // Each transport field lands in the transport.
         let http = parse(json!({"url": "https://h/mcp", "headers": {"A": "b"}}));
+        let component = parse(json!({"component": "/s.wasm", "permissions": {}}));
         for f in SERVER_FIELDS.iter().filter(|f| f.stored_in == TRANSPORT) {
-            let transport = if matches!(f.name, "url" | "headers") {
-                &http
-            } else {
-                &stdio
+            let transport = match f.name {
+                "url" | "headers" => &http,
+                "component" | "permissions" => &component,
+                _ => &stdio,
             };
             let known = f.name == "type" || transport["transport"].get(f.name).is_some();
             assert!(known, "{} is not in the transport: {transport}", f.name);

@@ -136,6 +136,14 @@ pub enum Transport {
         /// Streamable HTTP (with SSE fallback) or SSE only.
         kind: HttpKind,
     },
+    /// A WebAssembly component mcpw runs in its sandbox, speaking MCP on its
+    /// standard input and output (a `wasi:cli/command`).
+    Component {
+        /// The component's file.
+        component: String,
+        /// What it may reach.
+        permissions: super::permissions::Permissions,
+    },
 }
 
 impl Transport {
@@ -145,6 +153,7 @@ impl Transport {
         match self {
             Transport::Stdio { .. } => "stdio",
             Transport::Http { .. } => "http",
+            Transport::Component { .. } => "component",
         }
     }
 }

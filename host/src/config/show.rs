@@ -71,6 +71,11 @@ pub fn masked_raw(raw: &Value) -> Value {
             (Shown::Secret, Value::String(s)) => *s = mask_secret(s),
             (Shown::Secrets, Value::Object(map)) => map.values_mut().for_each(mask_value),
             (Shown::Url, Value::String(s)) => *s = mask_url(s),
+            (Shown::Permissions, Value::Object(granted)) => {
+                if let Some(Value::Object(env)) = granted.get_mut("env") {
+                    env.values_mut().for_each(mask_value);
+                }
+            }
             (Shown::OAuth, Value::Object(oauth)) => {
                 for key in ["clientSecret", "privateKey"] {
                     if let Some(Value::String(s)) = oauth.get_mut(key) {

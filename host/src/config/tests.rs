@@ -86,5 +86,6 @@ fn command(cfg: &Config, name: &str) -> String {
     {
         Transport::Stdio { command, .. } => command.clone(),
         Transport::Http { url, .. } => url.clone(),
+        Transport::Component { component, .. } => component.clone(),
     }
 }

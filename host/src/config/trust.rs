@@ -171,6 +171,9 @@ pub fn what_it_runs(raw: &Value) -> String {
     if let Some(url) = raw.get("url").and_then(Value::as_str) {
         return url.to_string();
     }
+    if let Some(file) = raw.get("component").and_then(Value::as_str) {
+        return format!("the WebAssembly component {file}, in mcpw's sandbox");
+    }
     let command = raw.get("command").and_then(Value::as_str).unwrap_or("?");
     let args = raw.get("args").and_then(Value::as_array);
     let mut line = vec![command.to_string()];
@@ -192,7 +195,7 @@ pub fn what_it_covers(raw: &Value) -> Vec<String> {
     let Some(fields) = masked.as_object() else {
         return Vec::new();
     };
-    let shown_elsewhere = ["command", "args", "url", "serverUrl"];
+    let shown_elsewhere = ["command", "args", "url", "serverUrl", "component"];
     fields
         .iter()
         .filter(|(k, _)| approved(k) && !shown_elsewhere.contains(&k.as_str()))
@@ -204,10 +207,52 @@ pub fn what_it_covers(raw: &Value) -> Vec<String> {
                     .collect();
                 format!("{k}: {}", pairs.join(", "))
             }
+            Value::Object(granted) if k == "permissions" => permissions_line(granted),
             Value::String(s) => format!("{k}: {s}"),
             other => format!("{k}: {other}"),
         })
         .collect()
+}
+
+/// A component's permissions as the user approves them: each grant, and
+/// what is left at its default.
+fn permissions_line(granted: &serde_json::Map<String, Value>) -> String {
+    use super::permissions::{DEFAULT_MEMORY_MIB, DEFAULT_TIMEOUT_MS};
+    let pairs = |key: &str| -> Vec<String> {
+        let map = granted
+            .get(key)
+            .and_then(Value::as_object)
+            .into_iter()
+            .flatten();
+        map.map(|(k, v)| format!("{k} {}", v.as_str().map_or(v.to_string(), str::to_string)))
+            .collect()
+    };
+    let files = pairs("files");
+    let network: Vec<String> = (granted
+        .get("network")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten())
+    .map(|h| h.as_str().map_or(h.to_string(), str::to_string))
+    .collect();
+    let env: Vec<String> = pairs("env")
+        .iter()
+        .map(|p| p.replacen(' ', "=", 1))
+        .collect();
+    let or_none = |v: Vec<String>| match v.is_empty() {
+        true => "none".to_string(),
+        false => v.join(", "),
+    };
+    let number =
+        |key: &str, default: u64| granted.get(key).and_then(Value::as_u64).unwrap_or(default);
+    format!(
+        "permissions: files {}; network {}; env {}; memory {} MiB; {} ms a request",
+        or_none(files),
+        or_none(network),
+        or_none(env),
+        number("memoryMiB", DEFAULT_MEMORY_MIB as u64),
+        number("timeoutMs", DEFAULT_TIMEOUT_MS),
+    )
 }
 
 /// The repository `project` belongs to, as approvals name it: the git

@@ -332,6 +332,9 @@ fn definition<'a>(
 /// How mcpw reaches the server: `type`, `command` and `url` (a server is
 /// either stdio or HTTP), then the fields of that transport.
 fn transport(r: &mut Reader<'_>) -> Option<Transport> {
+    if r.obj.contains_key("component") {
+        return component(r);
+    }
     let ty = r.raw_string("type");
     let command = r.string("command");
     let url = r.string("url");
@@ -486,6 +489,45 @@ fn direct_tools(r: &mut Reader<'_>) -> DirectTools {
             DirectTools::None
         }
     }
+}
+
+/// A component server: its file (relative to the config file's folder) and
+/// its permissions.
+fn component(r: &mut Reader<'_>) -> Option<Transport> {
+    for other in ["command", "url"] {
+        if r.obj.contains_key(other) {
+            r.error(other, format!("both `component` and `{other}` are set: a server is a component, a command or a URL"));
+            return None;
+        }
+    }
+    let file = r.string("component")?;
+    if file.contains("://") {
+        r.error("component", format!("{file}: a component is a file on this machine (https:// and oci:// sources are not supported yet)"));
+        return None;
+    }
+    let path = std::path::Path::new(&file);
+    let path = match path.is_absolute() {
+        true => path.to_path_buf(),
+        false => r
+            .file
+            .parent()
+            .unwrap_or(std::path::Path::new("."))
+            .join(path),
+    };
+    let mut problems = Vec::new();
+    let granted = r.obj.get("permissions");
+    let mut expand = |field: &str, text: &str, secret: bool| match secret {
+        true => r.expand_secret(field, text),
+        false => r.expand(field, text),
+    };
+    let permissions = super::permissions::parse(granted, &mut expand, &mut problems);
+    for (field, why) in problems {
+        r.error(&field, why);
+    }
+    Some(Transport::Component {
+        component: path.display().to_string(),
+        permissions,
+    })
 }
 
 fn http(r: &mut Reader<'_>, url: String, kind: HttpKind) -> Option<Transport> {
@@ -714,6 +756,11 @@ mod properties {
             Kind::Rate => one_of(&[json!("10/min"), json!({"create_*": "1/s"})]),
             Kind::Budget => one_of(&[json!(0), json!(2000), json!({"read_*": 500})]),
             Kind::Format => one_of(&[json!("toon"), json!({"list_*": "csv"})]),
+            Kind::Permissions => one_of(&[
+                json!({}),
+                json!({"files": {"/tmp": "read"}, "network": ["h:1"], "env": {"A": "${A}"}}),
+                json!({"memoryMiB": 64, "timeoutMs": 2000}),
+            ]),
             Kind::Approve => one_of(&[
                 json!("writes"),
                 json!("none"),

@@ -2,10 +2,9 @@
 //! epoch ticker that enforces per-call deadlines.
 
 use super::state::GuestState;
+use super::ticker::{Ticker, Ticking};
 use super::wit::latest::All as HostWorld;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, OnceLock};
-use std::thread::{self, Thread};
+use std::sync::OnceLock;
 use std::time::Duration;
 use wasmtime::component::{HasSelf, Linker};
 use wasmtime::{Config, Engine, OptLevel};
@@ -17,8 +16,7 @@ pub const TICK: Duration = Duration::from_millis(5);
 pub struct PluginEngine {
     engine: Engine,
     linker: Linker<GuestState>,
-    active: Arc<AtomicUsize>,
-    ticker: Thread,
+    ticker: Ticker,
 }
 
 impl PluginEngine {
@@ -44,34 +42,10 @@ impl PluginEngine {
         config.max_wasm_stack(512 * 1024);
         let engine = Engine::new(&config).expect("the plugin engine configuration is valid");
         let linker = build_linker(&engine);
-
-        let active = Arc::new(AtomicUsize::new(0));
-        let weak = engine.weak();
-        let running = active.clone();
-        // Ticks only while some guest call is running; parked otherwise, so an idle
-        // process costs nothing.
-        let ticker = thread::Builder::new()
-            .name("mcpw-epoch".into())
-            .spawn(move || {
-                loop {
-                    if running.load(Ordering::Acquire) == 0 {
-                        thread::park();
-                        continue;
-                    }
-                    thread::sleep(TICK);
-                    match weak.upgrade() {
-                        Some(engine) => engine.increment_epoch(),
-                        None => return,
-                    }
-                }
-            })
-            .expect("spawn the epoch ticker thread")
-            .thread()
-            .clone();
+        let ticker = Ticker::spawn(&engine, TICK, "mcpw-epoch");
         PluginEngine {
             engine,
             linker,
-            active,
             ticker,
         }
     }
@@ -86,26 +60,14 @@ impl PluginEngine {
     }
 
     /// Marks a guest call as running until the guard drops, so the ticker ticks.
-    pub(crate) fn enter(&self) -> ActiveCall<'_> {
-        if self.active.fetch_add(1, Ordering::AcqRel) == 0 {
-            self.ticker.unpark();
-        }
-        ActiveCall(&self.active)
+    pub(crate) fn enter(&self) -> Ticking {
+        self.ticker.enter()
     }
 
     /// The epoch deadline, in ticks, for a wall-clock budget. One extra tick
     /// covers the part of the current tick that has already elapsed.
     pub(crate) fn deadline_ticks(budget: Duration) -> u64 {
         (budget.as_micros() / TICK.as_micros()) as u64 + 1
-    }
-}
-
-/// A running guest call; see [`PluginEngine::enter`].
-pub(crate) struct ActiveCall<'a>(&'a AtomicUsize);
-
-impl Drop for ActiveCall<'_> {
-    fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::AcqRel);
     }
 }
 

@@ -43,7 +43,7 @@ pub type StdioTransport = AsyncRwTransport<RoleClient, watch::Watched<ChildStdou
 
 impl StderrTail {
     /// Records what was wrong with stdout; the first note stays unless `replace`.
-    fn note(&self, text: String, replace: bool) {
+    pub(crate) fn note(&self, text: String, replace: bool) {
         let mut note = self.stdout.lock().unwrap_or_else(|p| p.into_inner());
         if replace || note.is_none() {
             *note = Some(text);
@@ -58,7 +58,7 @@ impl StderrTail {
             .clone()
     }
 
-    fn push(&self, line: String) {
+    pub(crate) fn push(&self, line: String) {
         let mut guard = self.lines.lock().unwrap_or_else(|p| p.into_inner());
         let (lines, bytes) = &mut *guard;
         let line: String = line.chars().take(1024).collect();
@@ -154,7 +154,7 @@ pub async fn spawn(
     let (Some(stdin), Some(stdout)) = (stdin, stdout) else {
         unreachable!("stdin and stdout were piped")
     };
-    let (transport, tail) = lines(stdout, stdin, progress);
+    let (transport, tail) = lines(stdout, stdin, progress, Arc::default());
     if let Some(stderr) = stderr {
         let (tail, server, debug) = (tail.clone(), ctx.server.clone(), config.debug);
         tokio::spawn(async move {
@@ -180,6 +180,7 @@ pub(super) fn lines<R, W>(
     read: R,
     write: W,
     progress: super::handler::ProgressRoutes,
+    tail: Arc<StderrTail>,
 ) -> (
     AsyncRwTransport<RoleClient, watch::Watched<R>, W>,
     Arc<StderrTail>,
@@ -188,7 +189,6 @@ where
     R: tokio::io::AsyncRead + Send + Unpin + 'static,
     W: tokio::io::AsyncWrite + Send + Unpin + 'static,
 {
-    let tail = Arc::new(StderrTail::default());
     let read = watch::Watched::new(read, tail.clone(), MAX_MESSAGE_BYTES, progress);
     let transport = AsyncRwTransport::new(read, write).with_max_line_length(MAX_MESSAGE_BYTES);
     (transport, tail)

@@ -256,7 +256,9 @@ fn the_user_is_shown_everything_an_approval_covers() {
                    "env": {"API_KEY": "sk-live-0123456789", "TOKEN": "${HOME}/token"},
                    "approve": "none", "lifecycle": "eager"});
     let h = json!({"url": "http://127.0.0.1:9/mcp", "headers": {"Authorization": "Bearer abc"}, "auth": "bearer"});
-    let file = json!({"mcpServers": {"p": p, "h": h}}).to_string();
+    let c = json!({"component": "./c.wasm", "permissions": {"files": {"/srv/data": "read"},
+                   "network": ["api.example.com"], "env": {"KEY": "sk-live-0123456789"}, "memoryMiB": 64}});
+    let file = json!({"mcpServers": {"p": p, "h": h, "c": c}}).to_string();
     std::fs::write(main.join(".mcp.json"), file).unwrap();
     let expected = [
         "p (",
@@ -267,6 +269,8 @@ fn the_user_is_shown_everything_an_approval_covers() {
         "http://127.0.0.1:9/mcp",
         "headers: Authorization=****",
         "auth: bearer",
+        "the WebAssembly component ./c.wasm, in mcpw's sandbox",
+        "permissions: files /srv/data read; network api.example.com; env KEY=****; memory 64 MiB; 60000 ms a request",
     ];
     let listed = out(&r.mcpw(&main, &["trust"]));
     let status = out(&r.mcpw(&main, &["status"]));

@@ -350,3 +350,31 @@ fn auto_exposure_and_its_budget_are_read_and_bad_values_named() {
         crate::config::DEFAULT_AUTO_EXPOSURE_BUDGET
     );
 }
+
+#[test]
+fn a_component_is_a_file_with_permissions_each_mistake_named() {
+    assert_eq!(
+        field_of(r#"{"component": "./s.wasm", "command": "x"}"#),
+        "command"
+    );
+    assert_eq!(
+        field_of(r#"{"component": "https://h/s.wasm"}"#),
+        "component"
+    );
+    assert_eq!(
+        field_of(r#"{"component": "s.wasm", "permissions": {"files": {"rel": "read"}}}"#),
+        "permissions.files.rel"
+    );
+    assert_eq!(
+        field_of(r#"{"component": "s.wasm", "permissions": {"memoryMiB": 0}}"#),
+        "permissions.memoryMiB"
+    );
+    let d = ConfigDirs::new();
+    d.user(r#"{"mcpServers": {"c": {"component": "servers/c.wasm", "permissions": {"network": ["h:1"]}}}}"#);
+    let cfg = d.load();
+    let file = command(&cfg, "c");
+    assert!(
+        file.ends_with(".config/mcpw/servers/c.wasm"),
+        "relative to its config file: {file}"
+    );
+}

@@ -144,3 +144,26 @@ fn what_an_approval_covers_is_shown_with_secrets_masked() {
         ]
     );
 }
+
+#[test]
+fn a_components_permissions_are_approved_with_it() {
+    let base = json!({"component": "./s.wasm", "permissions": {"files": {"/data": "read"}}});
+    let hash = definition_hash(&base);
+    let mut widened = base.clone();
+    widened["permissions"]["files"]["/data"] = json!("read-write");
+    assert_ne!(definition_hash(&widened), hash, "a wider grant waits again");
+    let mut networked = base.clone();
+    networked["permissions"]["network"] = json!(["api.example.com"]);
+    assert_ne!(definition_hash(&networked), hash);
+    assert_eq!(
+        what_it_runs(&base),
+        "the WebAssembly component ./s.wasm, in mcpw's sandbox"
+    );
+    let covered = what_it_covers(&base);
+    assert_eq!(
+        covered,
+        [
+            "permissions: files /data read; network none; env none; memory 128 MiB; 60000 ms a request"
+        ]
+    );
+}

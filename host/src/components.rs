@@ -1,0 +1,188 @@
+//! MCP servers as WebAssembly components: a server definition may name a
+//! component (`"component": "./server.wasm"`) instead of a command or a URL.
+//! mcpw runs it in its own process under wasmtime, a `wasi:cli/command` whose
+//! standard input and output are pipes to mcpw, and speaks MCP to it as to a
+//! stdio server: naming, the cache, lifecycle, search, guards, approval and
+//! the rest apply unchanged.
+//!
+//! The instance reaches only what `permissions` grant ([`sandbox`]); its
+//! memory is bounded, and a request it answers for longer than `timeoutMs`
+//! ([`meter`]) stops it, the next request starting a fresh instance.
+
+mod engine;
+mod meter;
+mod sandbox;
+
+pub use engine::ServerEngine;
+
+use crate::config::permissions::Permissions;
+use crate::plugin::compile_cache::CompileCache;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::io::DuplexStream;
+use wasmtime::component::ResourceTable;
+use wasmtime::{Store, StoreLimits, UpdateDeadline};
+use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
+
+/// How much of a message may wait in a pipe between mcpw and a component.
+const PIPE_BYTES: usize = 256 * 1024;
+
+/// What an instance's store holds.
+pub struct ServerState {
+    wasi: WasiCtx,
+    table: ResourceTable,
+    limits: StoreLimits,
+}
+
+impl WasiView for ServerState {
+    fn ctx(&mut self) -> WasiCtxView<'_> {
+        WasiCtxView {
+            ctx: &mut self.wasi,
+            table: &mut self.table,
+        }
+    }
+}
+
+/// A running instance, as mcpw talks to it.
+pub struct Instance {
+    /// What the component writes (its standard output).
+    pub read: meter::Answered<DuplexStream>,
+    /// What the component reads (its standard input).
+    pub write: meter::Sent<DuplexStream>,
+    /// Its standard error.
+    pub stderr: DuplexStream,
+    /// Stops it when dropped.
+    pub stop: Stop,
+}
+
+/// Where a component server is started from, and for whom.
+pub struct Start<'a> {
+    /// The component's file.
+    pub file: &'a str,
+    /// What it may reach.
+    pub permissions: &'a Permissions,
+    /// `permissions.env` with its secrets resolved.
+    pub env: &'a [(String, String)],
+    /// Where compiled components are kept.
+    pub cache_dir: PathBuf,
+    /// The server's name (logs).
+    pub server: &'a str,
+}
+
+/// Stops an instance when dropped (its connection closed).
+pub struct Stop(tokio::task::AbortHandle);
+
+impl Drop for Stop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+/// Starts an instance; `stopped` is told why, should it stop on its own (a
+/// trap, a request past its time).
+pub async fn start(
+    from: Start<'_>,
+    stopped: impl Fn(String) + Send + 'static,
+) -> Result<Instance, String> {
+    let wasm = tokio::fs::read(from.file)
+        .await
+        .map_err(|e| format!("cannot read the component: {e}"))?;
+    let cache = CompileCache::new(Some(from.cache_dir));
+    // Compiling takes a while the first time: not on an async worker.
+    let pre = tokio::task::spawn_blocking(move || ServerEngine::shared().prepare(&wasm, &cache))
+        .await
+        .map_err(|e| e.to_string())??;
+    let (stdin, guest_stdin) = tokio::io::duplex(PIPE_BYTES);
+    let (guest_stdout, stdout) = tokio::io::duplex(PIPE_BYTES);
+    let (guest_stderr, stderr) = tokio::io::duplex(PIPE_BYTES);
+    let streams = sandbox::Streams {
+        stdin: guest_stdin,
+        stdout: guest_stdout,
+        stderr: guest_stderr,
+    };
+    let name = Path::new(from.file)
+        .file_name()
+        .map_or("component".into(), |n| n.to_string_lossy());
+    let wasi = sandbox::context(from.permissions, from.env, &name, streams, from.server).await?;
+    let state = ServerState {
+        wasi,
+        table: ResourceTable::new(),
+        limits: sandbox::limits(from.permissions),
+    };
+    let meter = Arc::new(meter::Meter::default());
+    let timeout = Duration::from_millis(from.permissions.timeout_ms);
+    let ending = Ending {
+        server: from.server.to_string(),
+        stopped: Box::new(stopped),
+    };
+    let run = run(pre, state, meter.clone(), timeout, ending);
+    let stop = Stop(tokio::spawn(run).abort_handle());
+    Ok(Instance {
+        read: meter::Answered::new(stdout, meter.clone()),
+        write: meter::Sent::new(stdin, meter),
+        stderr,
+        stop,
+    })
+}
+
+/// Who is told how an instance ended.
+struct Ending {
+    server: String,
+    stopped: Box<dyn Fn(String) + Send>,
+}
+
+impl Ending {
+    fn stopped(&self, why: String) {
+        tracing::warn!(server = %self.server, "{why}");
+        (self.stopped)(why);
+    }
+}
+
+/// Runs the instance to its end: the component returns (its input closed),
+/// traps (its memory, a bug), or answers a request for too long.
+async fn run(
+    pre: wasmtime_wasi::p2::bindings::CommandPre<ServerState>,
+    state: ServerState,
+    meter: Arc<meter::Meter>,
+    timeout: Duration,
+    ending: Ending,
+) {
+    let engine = ServerEngine::shared();
+    let _live = engine.live();
+    let mut store = Store::new(engine.engine(), state);
+    store.limiter(|s| &mut s.limits);
+    // At every tick a busy component yields its thread (and a stop reaches it).
+    store.set_epoch_deadline(1);
+    store.epoch_deadline_callback(|_| Ok(UpdateDeadline::Yield(1)));
+    let running = async {
+        let command = pre.instantiate_async(&mut store).await?;
+        command.wasi_cli_run().call_run(&mut store).await
+    };
+    let ended = tokio::select! {
+        ended = running => ended,
+        () = overdue(&meter, timeout) => {
+            ending.stopped(format!(
+                "the component answered a request for longer than its timeoutMs ({} ms) and was stopped; the next request starts it again",
+                timeout.as_millis()
+            ));
+            return;
+        }
+    };
+    match ended {
+        Ok(Ok(())) => tracing::debug!(server = %ending.server, "the component ended"),
+        Ok(Err(())) => ending.stopped("the component exited with an error".into()),
+        Err(trap) => ending.stopped(format!("the component stopped: {trap:#}")),
+    }
+}
+
+/// Resolves once a request has been outstanding for longer than `timeout`.
+async fn overdue(meter: &meter::Meter, timeout: Duration) {
+    let every = (timeout / 10).clamp(engine::TICK, Duration::from_secs(1));
+    loop {
+        tokio::time::sleep(every).await;
+        if meter.longest().is_some_and(|t| t > timeout) {
+            return;
+        }
+    }
+}

@@ -1,0 +1,145 @@
+//! What a component server's instance may reach, built from its
+//! `permissions`: its standard streams (mcpw's pipes), the folders granted
+//! (preopened at the same path, read-only unless granted read-write), the
+//! environment granted, outgoing connections to the hosts granted (mcpw
+//! resolves their names; nothing else resolves or connects), and its memory.
+//! Everything else is refused by WASI's own defaults: no other file, no
+//! inherited environment, no socket.
+
+use crate::config::permissions::{Access, Permissions};
+use std::collections::BTreeSet;
+use std::net::{IpAddr, SocketAddr};
+use std::sync::Arc;
+use wasmtime::{StoreLimits, StoreLimitsBuilder};
+use wasmtime_wasi::cli::{AsyncStdinStream, AsyncStdoutStream};
+use wasmtime_wasi::sockets::SocketAddrUse;
+use wasmtime_wasi::{FsPerms, WasiCtx};
+
+/// How much a component may write ahead of mcpw reading it.
+const WRITE_BUDGET: usize = 64 * 1024;
+
+/// The component's ends of its standard streams.
+pub struct Streams {
+    pub stdin: tokio::io::DuplexStream,
+    pub stdout: tokio::io::DuplexStream,
+    pub stderr: tokio::io::DuplexStream,
+}
+
+/// The WASI context an instance gets: `env` is `permissions.env` with its
+/// secrets resolved, `name` its `argv[0]`.
+pub async fn context(
+    permissions: &Permissions,
+    env: &[(String, String)],
+    name: &str,
+    streams: Streams,
+    server: &str,
+) -> Result<WasiCtx, String> {
+    let mut builder = WasiCtx::builder();
+    builder
+        .stdin(AsyncStdinStream::new(streams.stdin))
+        .stdout(AsyncStdoutStream::new(WRITE_BUDGET, streams.stdout))
+        .stderr(AsyncStdoutStream::new(WRITE_BUDGET, streams.stderr))
+        .args(&[name])
+        .envs(env);
+    for (folder, access) in &permissions.files {
+        let perms = match access {
+            Access::Read => FsPerms::ReadOnly,
+            Access::ReadWrite => FsPerms::ReadWrite,
+        };
+        builder
+            .preopened_dir(folder, folder, perms)
+            .map_err(|e| format!("permissions.files: cannot open {folder}: {e}"))?;
+    }
+    let allowed = Arc::new(resolve(&permissions.network).await);
+    if !permissions.network.is_empty() {
+        builder.allow_ip_name_lookup(true);
+    }
+    let server = server.to_string();
+    builder.socket_addr_check(move |addr, usage| {
+        let ok = match usage {
+            SocketAddrUse::TcpConnect | SocketAddrUse::UdpSend | SocketAddrUse::UdpReceive => {
+                allowed.admits(addr)
+            }
+            // An implicit bind before a connect is part of connecting.
+            SocketAddrUse::TcpBind | SocketAddrUse::UdpBind => addr.ip().is_unspecified(),
+            // A server takes no connections of its own.
+            SocketAddrUse::TcpListen | SocketAddrUse::TcpAccept => false,
+        };
+        if !ok {
+            tracing::warn!(server = %server, "refused: the component reached for {addr} ({usage:?}), which its permissions do not grant");
+        }
+        Box::pin(async move { ok })
+    });
+    Ok(builder.build())
+}
+
+/// The instance's memory limit.
+pub fn limits(permissions: &Permissions) -> StoreLimits {
+    StoreLimitsBuilder::new()
+        .memory_size(permissions.memory_mib as usize * 1024 * 1024)
+        .instances(64)
+        .build()
+}
+
+/// The addresses the granted hosts resolve to, with the port each allows
+/// (`None`: any).
+#[derive(Debug, Default)]
+struct Allowed(BTreeSet<(IpAddr, Option<u16>)>);
+
+impl Allowed {
+    fn admits(&self, addr: SocketAddr) -> bool {
+        self.0.contains(&(addr.ip(), None)) || self.0.contains(&(addr.ip(), Some(addr.port())))
+    }
+}
+
+/// Resolves each entry (`host` or `host:port`) once, when the instance starts.
+async fn resolve(entries: &[String]) -> Allowed {
+    let mut allowed = Allowed::default();
+    for entry in entries {
+        let (host, port) = split(entry);
+        let host = host.trim_start_matches('[').trim_end_matches(']');
+        if let Ok(ip) = host.parse::<IpAddr>() {
+            allowed.0.insert((ip, port));
+            continue;
+        }
+        match tokio::net::lookup_host((host, port.unwrap_or(0))).await {
+            Ok(addrs) => addrs.for_each(|a| {
+                allowed.0.insert((a.ip(), port));
+            }),
+            Err(e) => tracing::warn!("permissions.network: {host} does not resolve ({e})"),
+        }
+    }
+    allowed
+}
+
+/// `host:port` into its host and port; a bare host (or IPv6 address) has none.
+fn split(entry: &str) -> (&str, Option<u16>) {
+    match entry.rsplit_once(':') {
+        Some((host, port)) if !host.contains(':') || host.ends_with(']') => {
+            (host, port.parse().ok())
+        }
+        _ => (entry, None),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn granted_hosts_admit_their_addresses_and_ports_only() {
+        let entries = [
+            "127.0.0.1:8080".to_string(),
+            "::1".to_string(),
+            "[::2]:9".to_string(),
+        ];
+        let allowed = resolve(&entries).await;
+        assert!(allowed.admits("127.0.0.1:8080".parse().unwrap()));
+        assert!(!allowed.admits("127.0.0.1:8081".parse().unwrap()));
+        assert!(!allowed.admits("127.0.0.2:8080".parse().unwrap()));
+        assert!(allowed.admits("[::1]:443".parse().unwrap()));
+        assert!(allowed.admits("[::2]:9".parse().unwrap()));
+        assert!(!allowed.admits("[::2]:10".parse().unwrap()));
+        assert!(!resolve(&[]).await.admits("127.0.0.1:80".parse().unwrap()));
+    }
+}

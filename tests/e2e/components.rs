@@ -1,0 +1,154 @@
+//! MCP servers as WebAssembly components: a server on rmcp (the official
+//! Rust SDK) built for wasm32-wasip2 in the test setup
+//! (`tests/components/rmcp-stdio`), run by mcpw in its sandbox, and reached
+//! through `mcpw serve` with the TypeScript SDK client. Its permissions in
+//! obeyed/violated pairs: files inside and outside the grant, a write into a
+//! read-only grant, an environment variable granted and not, memory and time
+//! within and past their limits; each violation an error the call reports,
+//! the session going on.
+
+use crate::common::{ConfigDirs, workspace};
+use crate::gateway::serve::{client_plan, text};
+use serde_json::{Value, json};
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+/// The rmcp server component, built once per run.
+pub fn rmcp_stdio() -> &'static Path {
+    static PATH: OnceLock<PathBuf> = OnceLock::new();
+    PATH.get_or_init(|| {
+        let target = Path::new(env!("CARGO_TARGET_TMPDIR"))
+            .parent()
+            .unwrap()
+            .join("components");
+        let dir = workspace().join("tests/components/rmcp-stdio");
+        mcpw_guest_build::build_crate_bin(&dir, "rmcp_stdio", &target)
+    })
+}
+
+fn call(name: &str, arguments: Value) -> Value {
+    json!({"op": "callTool", "name": format!("probe__{name}"), "arguments": arguments})
+}
+
+/// `mcpw serve` on stdio for `dirs`, as a client connects to it.
+fn serve(dirs: &ConfigDirs) -> Value {
+    let env = json!({"HOME": dirs.home().display().to_string(), "XDG_CONFIG_HOME": "",
+                     "XDG_CACHE_HOME": "", "XDG_STATE_HOME": "", "MCPW_CONFIG": "",
+                     "PROBE_SECRET": "not granted"});
+    json!({"command": env!("CARGO_BIN_EXE_mcpw"), "args": ["serve", "--exposure", "direct"], "env": env})
+}
+
+#[test]
+fn a_component_server_on_rmcp_lists_calls_reads_and_prompts_through_mcpw() {
+    let dirs = ConfigDirs::new();
+    let probe = json!({"component": rmcp_stdio().display().to_string()});
+    dirs.user(&json!({"mcpServers": {"probe": probe}}).to_string());
+    let steps = json!([
+        {"op": "listTools"},
+        call("echo", json!({"message": "from the sandbox"})),
+        {"op": "readResource", "uri": "probe://about"},
+        {"op": "listPrompts"},
+        {"op": "getPrompt", "name": "probe__haiku", "arguments": {"topic": "pipes"}},
+    ]);
+    let got = client_plan(json!({"connect": serve(&dirs), "steps": steps})).unwrap();
+    let names = crate::gateway::serve::names(&got[0]);
+    for tool in [
+        "probe__echo",
+        "probe__read_file",
+        "probe__write_file",
+        "probe__env",
+        "probe__allocate",
+        "probe__spin",
+    ] {
+        assert!(names.contains(&tool.to_string()), "{tool} in {names:?}");
+    }
+    assert_eq!(text(&got[1]), "Echo: from the sandbox", "{:#}", got[1]);
+    assert_eq!(
+        got[2]["contents"][0]["text"], "a probe built with rmcp for wasm32-wasip2",
+        "{:#}",
+        got[2]
+    );
+    assert!(got[3].to_string().contains("probe__haiku"), "{:#}", got[3]);
+    assert!(
+        got[4].to_string().contains("Write a haiku about pipes."),
+        "{:#}",
+        got[4]
+    );
+}
+
+#[test]
+fn a_component_reaches_what_it_is_granted_and_nothing_else() {
+    let dirs = ConfigDirs::new();
+    let root = dirs.root.path();
+    let (notes, out, elsewhere) = (root.join("notes"), root.join("out"), root.join("elsewhere"));
+    for dir in [&notes, &out, &elsewhere] {
+        std::fs::create_dir_all(dir).unwrap();
+    }
+    std::fs::write(notes.join("a.txt"), "granted text").unwrap();
+    std::fs::write(elsewhere.join("b.txt"), "not granted").unwrap();
+    let path = |p: &Path| p.display().to_string();
+    let permissions = json!({
+        "files": {path(&notes): "read", path(&out): "read-write"},
+        "env": {"PROBE_TOKEN": "granted value"},
+        "memoryMiB": 48, "timeoutMs": 1500,
+    });
+    let probe =
+        json!({"component": rmcp_stdio().display().to_string(), "permissions": permissions});
+    dirs.user(&json!({"mcpServers": {"probe": probe}}).to_string());
+    let steps = json!([
+        call("read_file", json!({"path": path(&notes.join("a.txt"))})),
+        call("read_file", json!({"path": path(&elsewhere.join("b.txt"))})),
+        call(
+            "write_file",
+            json!({"path": path(&out.join("w.txt")), "text": "written"})
+        ),
+        call(
+            "write_file",
+            json!({"path": path(&notes.join("w.txt")), "text": "written"})
+        ),
+        call("env", json!({"key": "PROBE_TOKEN"})),
+        call("env", json!({"key": "PROBE_SECRET"})),
+        call("allocate", json!({"mib": 8})),
+        call("allocate", json!({"mib": 96})),
+        call("spin", json!({"ms": 50})),
+        call("spin", json!({"ms": 5000})),
+        call("echo", json!({"message": "after the stop"})),
+    ]);
+    let got = client_plan(json!({"connect": serve(&dirs), "steps": steps})).unwrap();
+    let ok = |i: usize| {
+        assert_ne!(got[i]["isError"], true, "step {i}: {:#}", got[i]);
+        text(&got[i])
+    };
+    let refused = |i: usize| {
+        assert_eq!(got[i]["isError"], true, "step {i}: {:#}", got[i]);
+        text(&got[i])
+    };
+    assert_eq!(ok(0), "granted text");
+    assert!(refused(1).contains("cannot read"), "{}", text(&got[1]));
+    assert!(ok(2).starts_with("wrote 7 bytes"));
+    assert_eq!(
+        std::fs::read_to_string(out.join("w.txt")).unwrap(),
+        "written"
+    );
+    assert!(refused(3).contains("cannot write"), "{}", text(&got[3]));
+    assert!(
+        !notes.join("w.txt").exists(),
+        "nothing written into a read-only grant"
+    );
+    assert_eq!(ok(4), "granted value");
+    assert!(
+        refused(5).contains("not set"),
+        "mcpw's own environment is not the component's"
+    );
+    assert_eq!(ok(6), "allocated 8 MiB");
+    assert!(
+        refused(7).contains("cannot allocate 96 MiB"),
+        "{}",
+        text(&got[7])
+    );
+    assert!(ok(8).starts_with("spun 50 ms"));
+    let stopped = refused(9);
+    assert!(stopped.contains("timeoutMs (1500 ms)"), "{stopped}");
+    // A fresh instance takes the next request: the session goes on.
+    assert_eq!(ok(10), "Echo: after the stop");
+}
