@@ -3,9 +3,9 @@
 //! (`tests/components/rmcp-stdio`), run by mcpw in its sandbox, and reached
 //! through `mcpw serve` with the TypeScript SDK client. Its permissions in
 //! obeyed/violated pairs: files inside and outside the grant, a write into a
-//! read-only grant, an environment variable granted and not, memory and time
-//! within and past their limits; each violation an error the call reports,
-//! the session going on.
+//! read-only grant, an environment variable granted and not, a host on the
+//! list and off it, memory and time within and past their limits; each
+//! violation an error the call reports, the session going on.
 
 use crate::common::{ConfigDirs, workspace};
 use crate::gateway::serve::{client_plan, text};
@@ -87,8 +87,13 @@ fn a_component_reaches_what_it_is_granted_and_nothing_else() {
     std::fs::write(notes.join("a.txt"), "granted text").unwrap();
     std::fs::write(elsewhere.join("b.txt"), "not granted").unwrap();
     let path = |p: &Path| p.display().to_string();
+    // Two listeners: the component may connect to the first only.
+    let granted = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let other = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let (granted, other) = (granted.local_addr().unwrap(), other.local_addr().unwrap());
     let permissions = json!({
         "files": {path(&notes): "read", path(&out): "read-write"},
+        "network": [granted.to_string()],
         "env": {"PROBE_TOKEN": "granted value"},
         "memoryMiB": 48, "timeoutMs": 1500,
     });
@@ -110,6 +115,8 @@ fn a_component_reaches_what_it_is_granted_and_nothing_else() {
         call("env", json!({"key": "PROBE_SECRET"})),
         call("allocate", json!({"mib": 8})),
         call("allocate", json!({"mib": 96})),
+        call("connect", json!({"address": granted.to_string()})),
+        call("connect", json!({"address": other.to_string()})),
         call("spin", json!({"ms": 50})),
         call("spin", json!({"ms": 5000})),
         call("echo", json!({"message": "after the stop"})),
@@ -146,9 +153,11 @@ fn a_component_reaches_what_it_is_granted_and_nothing_else() {
         "{}",
         text(&got[7])
     );
-    assert!(ok(8).starts_with("spun 50 ms"));
-    let stopped = refused(9);
+    assert_eq!(ok(8), format!("connected to {granted}"));
+    assert!(refused(9).contains("cannot connect"), "{}", text(&got[9]));
+    assert!(ok(10).starts_with("spun 50 ms"));
+    let stopped = refused(11);
     assert!(stopped.contains("timeoutMs (1500 ms)"), "{stopped}");
     // A fresh instance takes the next request: the session goes on.
-    assert_eq!(ok(10), "Echo: after the stop");
+    assert_eq!(ok(12), "Echo: after the stop");
 }

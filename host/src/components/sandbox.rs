@@ -51,9 +51,13 @@ pub async fn context(
             .map_err(|e| format!("permissions.files: cannot open {folder}: {e}"))?;
     }
     let allowed = Arc::new(resolve(&permissions.network).await);
-    if !permissions.network.is_empty() {
-        builder.allow_ip_name_lookup(true);
-    }
+    // Sockets exist only for a component granted hosts; each address is
+    // still checked below.
+    let networked = !permissions.network.is_empty();
+    builder
+        .allow_tcp(networked)
+        .allow_udp(networked)
+        .allow_ip_name_lookup(networked);
     let server = server.to_string();
     builder.socket_addr_check(move |addr, usage| {
         let ok = match usage {

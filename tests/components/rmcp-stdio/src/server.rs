@@ -54,6 +54,12 @@ pub struct MillisArg {
 }
 
 #[derive(Deserialize, schemars::JsonSchema)]
+pub struct AddressArg {
+    /// `host:port` to connect to.
+    pub address: String,
+}
+
+#[derive(Deserialize, schemars::JsonSchema)]
 pub struct TopicArg {
     /// What to write about.
     pub topic: String,
@@ -111,6 +117,14 @@ impl Probe {
         }
         block.resize(bytes, 1);
         text(format!("allocated {} MiB", block.len() / (1024 * 1024)))
+    }
+
+    #[tool(description = "Opens a TCP connection and says whether it could")]
+    fn connect(&self, Parameters(a): Parameters<AddressArg>) -> Result<CallToolResult, ErrorData> {
+        match std::net::TcpStream::connect(&a.address) {
+            Ok(_) => text(format!("connected to {}", a.address)),
+            Err(e) => failed(format!("cannot connect to {}: {e}", a.address)),
+        }
     }
 
     #[tool(description = "Computes for a while without answering")]
