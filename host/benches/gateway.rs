@@ -39,6 +39,9 @@
 //!     jq projection and as TOON; the cost of cutting per MB; the store's size.
 //! 13. Tokens at session start: the first `tools/list` of each exposure with
 //!     the 1,287-tool warm cache, as JSON bytes / 4.
+//! 14. Component servers: the same rmcp server as a WebAssembly component and
+//!     as a native process, through `mcpw serve`: the first call of a fresh
+//!     serve (compiled and compiling), `echo` p50, memory.
 //!
 //! `BENCH_CALLS` sets the number of `echo` calls per path and round in row 1
 //! (default 500). Every process started carries a tag in its environment; at the
@@ -52,6 +55,8 @@ mod big_result;
 mod big_results;
 #[path = "gateway/code_mode.rs"]
 mod code_mode;
+#[path = "gateway/components.rs"]
+mod components;
 #[path = "gateway/flood.rs"]
 mod flood;
 #[path = "gateway/forwarder.rs"]
@@ -247,6 +252,7 @@ fn run_rows(rt: &tokio::runtime::Runtime, s: &Setup) -> Vec<String> {
         run("13", &|| {
             rt.block_on(start_tokens::row13_start_tokens(&s.home_cat))
         }),
+        run("14", &|| rt.block_on(components::row14_components(&s.root))),
     ]
 }
 

@@ -55,13 +55,35 @@ pub fn build_crate_bin(dir: &Path, bin: &str, target_dir: &Path) -> PathBuf {
     wasm
 }
 
+/// [`build_crate_bin`] for this machine instead of WebAssembly (the same
+/// server as a native process, for comparison).
+pub fn build_crate_bin_native(dir: &Path, bin: &str, target_dir: &Path) -> PathBuf {
+    let mut cmd = cargo(dir, target_dir);
+    cmd.args(["--release", "--bin", bin]);
+    run(cmd, bin);
+    let exe = target_dir.join("release").join(bin);
+    assert!(
+        exe.exists(),
+        "{bin} was built but {} is missing",
+        exe.display()
+    );
+    exe
+}
+
 /// `cargo build` for wasm32-wasip2 in `dir`, into `target_dir`.
 fn cargo_build(dir: &Path, target_dir: &Path) -> Command {
     ensure_target();
+    let mut cmd = cargo(dir, target_dir);
+    cmd.args(["--target", TARGET]);
+    cmd
+}
+
+/// `cargo build` in `dir`, into `target_dir`, with none of the outer build's flags.
+fn cargo(dir: &Path, target_dir: &Path) -> Command {
     let cargo = env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let mut cmd = Command::new(cargo);
     cmd.current_dir(dir)
-        .args(["build", "--quiet", "--target", TARGET])
+        .args(["build", "--quiet"])
         .arg("--target-dir")
         .arg(target_dir);
     // Flags meant for the outer (native) build must not leak into the wasm build.
