@@ -11,9 +11,11 @@
 
 mod engine;
 mod meter;
+mod proxy;
 mod sandbox;
 
-pub use engine::ServerEngine;
+pub use engine::{Prepared, ServerEngine};
+pub use proxy::HttpServer;
 
 use crate::config::permissions::Permissions;
 use crate::plugin::compile_cache::CompileCache;
@@ -21,8 +23,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::io::DuplexStream;
+use wasmtime::StoreLimits;
 use wasmtime::component::ResourceTable;
-use wasmtime::{Store, StoreLimits, UpdateDeadline};
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
 /// How much of a message may wait in a pipe between mcpw and a component.
@@ -33,6 +35,24 @@ pub struct ServerState {
     wasi: WasiCtx,
     table: ResourceTable,
     limits: StoreLimits,
+    http: wasmtime_wasi_http::WasiHttpCtx,
+    hooks: proxy::Outgoing,
+}
+
+impl ServerState {
+    fn new(
+        wasi: WasiCtx,
+        permissions: &Permissions,
+        allowed: Arc<sandbox::Allowed>,
+    ) -> ServerState {
+        ServerState {
+            wasi,
+            table: ResourceTable::new(),
+            limits: sandbox::limits(permissions),
+            http: wasmtime_wasi_http::WasiHttpCtx::new(),
+            hooks: proxy::Outgoing { allowed },
+        }
+    }
 }
 
 impl WasiView for ServerState {
@@ -42,6 +62,24 @@ impl WasiView for ServerState {
             table: &mut self.table,
         }
     }
+}
+
+impl wasmtime_wasi_http::WasiHttpView for ServerState {
+    fn http(&mut self) -> wasmtime_wasi_http::WasiHttpCtxView<'_> {
+        wasmtime_wasi_http::WasiHttpCtxView {
+            ctx: &mut self.http,
+            table: &mut self.table,
+            hooks: &mut self.hooks,
+        }
+    }
+}
+
+/// A started component server, by its shape.
+pub enum Started {
+    /// A `wasi:cli/command` instance, spoken to over its standard streams.
+    Command(Instance),
+    /// A `wasi:http/proxy` component, an instance per request.
+    Http(Arc<HttpServer>),
 }
 
 /// A running instance, as mcpw talks to it.
@@ -79,20 +117,50 @@ impl Drop for Stop {
     }
 }
 
-/// Starts an instance; `stopped` is told why, should it stop on its own (a
-/// trap, a request past its time).
+/// Starts a component server: a command's instance, or a proxy ready for
+/// requests. `stopped` is told why an instance stopped on its own (a trap, a
+/// request past its time); `stderr` each line a proxy's instance wrote.
 pub async fn start(
     from: Start<'_>,
     stopped: impl Fn(String) + Send + 'static,
-) -> Result<Instance, String> {
+    stderr: impl Fn(String) + Send + Sync + 'static,
+) -> Result<Started, String> {
     let wasm = tokio::fs::read(from.file)
         .await
         .map_err(|e| format!("cannot read the component: {e}"))?;
-    let cache = CompileCache::new(Some(from.cache_dir));
+    let cache = CompileCache::new(Some(from.cache_dir.clone()));
     // Compiling takes a while the first time: not on an async worker.
-    let pre = tokio::task::spawn_blocking(move || ServerEngine::shared().prepare(&wasm, &cache))
-        .await
-        .map_err(|e| e.to_string())??;
+    let prepared =
+        tokio::task::spawn_blocking(move || ServerEngine::shared().prepare(&wasm, &cache))
+            .await
+            .map_err(|e| e.to_string())??;
+    let allowed = Arc::new(sandbox::resolve(&from.permissions.network).await);
+    let name = Path::new(from.file)
+        .file_name()
+        .map_or("component".into(), |n| n.to_string_lossy().into_owned());
+    match prepared {
+        Prepared::Command(pre) => {
+            command(pre, &from, allowed, &name, stopped).map(Started::Command)
+        }
+        Prepared::Http(pre) => Ok(Started::Http(Arc::new(HttpServer {
+            pre,
+            permissions: from.permissions.clone(),
+            env: from.env.to_vec(),
+            name,
+            allowed,
+            stderr: Box::new(stderr),
+        }))),
+    }
+}
+
+/// Starts a command's instance over pipes to mcpw.
+fn command(
+    pre: wasmtime_wasi::p2::bindings::CommandPre<ServerState>,
+    from: &Start<'_>,
+    allowed: Arc<sandbox::Allowed>,
+    name: &str,
+    stopped: impl Fn(String) + Send + 'static,
+) -> Result<Instance, String> {
     let (stdin, guest_stdin) = tokio::io::duplex(PIPE_BYTES);
     let (guest_stdout, stdout) = tokio::io::duplex(PIPE_BYTES);
     let (guest_stderr, stderr) = tokio::io::duplex(PIPE_BYTES);
@@ -101,15 +169,9 @@ pub async fn start(
         stdout: guest_stdout,
         stderr: guest_stderr,
     };
-    let name = Path::new(from.file)
-        .file_name()
-        .map_or("component".into(), |n| n.to_string_lossy());
-    let wasi = sandbox::context(from.permissions, from.env, &name, streams, from.server).await?;
-    let state = ServerState {
-        wasi,
-        table: ResourceTable::new(),
-        limits: sandbox::limits(from.permissions),
-    };
+    let wasi =
+        sandbox::command_context(from.permissions, from.env, name, streams, allowed.clone())?;
+    let state = ServerState::new(wasi, from.permissions, allowed);
     let meter = Arc::new(meter::Meter::default());
     let timeout = Duration::from_millis(from.permissions.timeout_ms);
     let ending = Ending {
@@ -150,11 +212,7 @@ async fn run(
 ) {
     let engine = ServerEngine::shared();
     let _live = engine.live();
-    let mut store = Store::new(engine.engine(), state);
-    store.limiter(|s| &mut s.limits);
-    // At every tick a busy component yields its thread (and a stop reaches it).
-    store.set_epoch_deadline(1);
-    store.epoch_deadline_callback(|_| Ok(UpdateDeadline::Yield(1)));
+    let mut store = engine.store(state);
     let running = async {
         let command = pre.instantiate_async(&mut store).await?;
         command.wasi_cli_run().call_run(&mut store).await

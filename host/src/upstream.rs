@@ -230,18 +230,8 @@ impl Connection {
         }
         let streamable = match http::connect(url, &config.oauth, &headers, ctx, routes).await {
             Ok(service) => {
-                return Ok(Connection {
-                    service,
-                    kind: TransportKind::StreamableHttp,
-                    stderr: None,
-                    group: None,
-                    instance: None,
-                    routes: routes.clone(),
-                    redact: ctx.redact.clone(),
-                    listening: Default::default(),
-                    beside: Default::default(),
-                    log_level: Default::default(),
-                });
+                let kind = TransportKind::StreamableHttp;
+                return Ok(Connection::new(service, kind, None, ctx, routes));
             }
             Err(e) if e.is_auth() => return Err(e),
             Err(streamable) => streamable,
@@ -305,18 +295,31 @@ impl Connection {
         let service = handshake(handler, transport, ctx)
             .await
             .map_err(|e| ConnectError::from_init(e, Some(&tail)))?;
-        Ok(Connection {
+        let mut conn = Connection::new(service, TransportKind::Stdio, Some(tail), ctx, routes);
+        conn.group = group;
+        Ok(conn)
+    }
+
+    /// A connection over `service`, owning no process or instance yet.
+    fn new(
+        service: RunningService<RoleClient, UpstreamHandler>,
+        kind: TransportKind,
+        stderr: Option<Arc<stdio::StderrTail>>,
+        ctx: &ConnectContext,
+        routes: &Routes,
+    ) -> Connection {
+        Connection {
             service,
-            kind: TransportKind::Stdio,
-            stderr: Some(tail),
-            group,
+            kind,
+            stderr,
+            group: None,
             instance: None,
             routes: routes.clone(),
             redact: ctx.redact.clone(),
             listening: Default::default(),
             beside: Default::default(),
             log_level: Default::default(),
-        })
+        }
     }
 
     async fn list(&self) -> Result<Listing, ConnectError> {
@@ -584,18 +587,13 @@ async fn sse_connect(
         .serve(transport)
         .await
         .map_err(|e| ConnectError::from_init(e, None))?;
-    Ok(Connection {
+    Ok(Connection::new(
         service,
-        kind: TransportKind::Sse,
-        stderr: None,
-        group: None,
-        instance: None,
-        routes: routes.clone(),
-        redact: ctx.redact.clone(),
-        listening: Default::default(),
-        beside: Default::default(),
-        log_level: Default::default(),
-    })
+        TransportKind::Sse,
+        None,
+        ctx,
+        routes,
+    ))
 }
 
 /// A refusal's hint says what to do about it: fix the credentials configured

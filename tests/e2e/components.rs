@@ -1,6 +1,8 @@
 //! MCP servers as WebAssembly components: a server on rmcp (the official
-//! Rust SDK) built for wasm32-wasip2 in the test setup
-//! (`tests/components/rmcp-stdio`), run by mcpw in its sandbox, and reached
+//! Rust SDK) built for wasm32-wasip2 in the test setup, as a command
+//! (`tests/components/rmcp-stdio`) and as a `wasi:http/proxy` component on
+//! rmcp's Streamable HTTP service (`tests/components/rmcp-http`), run by mcpw
+//! in its sandbox, and reached
 //! through `mcpw serve` with the TypeScript SDK client. Its permissions in
 //! obeyed/violated pairs: files inside and outside the grant, a write into a
 //! read-only grant, an environment variable granted and not, a host on the
@@ -13,16 +15,29 @@ use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-/// The rmcp server component, built once per run.
+/// Where the test components are built.
+fn built_in() -> PathBuf {
+    Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .parent()
+        .unwrap()
+        .join("components")
+}
+
+/// The rmcp server as a `wasi:cli/command` component, built once per run.
 pub fn rmcp_stdio() -> &'static Path {
     static PATH: OnceLock<PathBuf> = OnceLock::new();
     PATH.get_or_init(|| {
-        let target = Path::new(env!("CARGO_TARGET_TMPDIR"))
-            .parent()
-            .unwrap()
-            .join("components");
         let dir = workspace().join("tests/components/rmcp-stdio");
-        mcpw_guest_build::build_crate_bin(&dir, "rmcp_stdio", &target)
+        mcpw_guest_build::build_crate_bin(&dir, "rmcp_stdio", &built_in())
+    })
+}
+
+/// The same server as a `wasi:http/proxy` component, built once per run.
+pub fn rmcp_http() -> &'static Path {
+    static PATH: OnceLock<PathBuf> = OnceLock::new();
+    PATH.get_or_init(|| {
+        let dir = workspace().join("tests/components/rmcp-http");
+        mcpw_guest_build::build_crate_lib(&dir, "mcpw_test_rmcp_http", &built_in())
     })
 }
 
@@ -74,6 +89,56 @@ fn a_component_server_on_rmcp_lists_calls_reads_and_prompts_through_mcpw() {
         "{:#}",
         got[4]
     );
+}
+
+/// The `wasi:http/proxy` shape: each request handed to the component's
+/// incoming handler in mcpw's process (a fresh instance per request), rmcp's
+/// Streamable HTTP service answering it; its limits per request.
+#[test]
+fn a_wasi_http_component_serves_streamable_http_in_process() {
+    let dirs = ConfigDirs::new();
+    let permissions =
+        json!({"env": {"PROBE_TOKEN": "over http"}, "memoryMiB": 48, "timeoutMs": 1000});
+    let probe = json!({"component": rmcp_http().display().to_string(), "permissions": permissions});
+    dirs.user(&json!({"mcpServers": {"probe": probe}}).to_string());
+    let steps = json!([
+        {"op": "listTools"},
+        call("echo", json!({"message": "over wasi:http"})),
+        call("env", json!({"key": "PROBE_TOKEN"})),
+        {"op": "readResource", "uri": "probe://about"},
+        {"op": "getPrompt", "name": "probe__haiku", "arguments": {"topic": "ports"}},
+        call("allocate", json!({"mib": 96})),
+        call("spin", json!({"ms": 5000})),
+        call("echo", json!({"message": "after the stop"})),
+    ]);
+    let got = client_plan(json!({"connect": serve(&dirs), "steps": steps})).unwrap();
+    let names = crate::gateway::serve::names(&got[0]);
+    assert!(names.contains(&"probe__echo".to_string()), "{names:?}");
+    assert_eq!(text(&got[1]), "Echo: over wasi:http", "{:#}", got[1]);
+    assert_eq!(text(&got[2]), "over http");
+    assert_eq!(
+        got[3]["contents"][0]["text"], "a probe built with rmcp for wasm32-wasip2",
+        "{:#}",
+        got[3]
+    );
+    assert!(
+        got[4].to_string().contains("Write a haiku about ports."),
+        "{:#}",
+        got[4]
+    );
+    assert_eq!(got[5]["isError"], true, "{:#}", got[5]);
+    assert!(
+        text(&got[5]).contains("cannot allocate 96 MiB"),
+        "{:#}",
+        got[5]
+    );
+    assert_eq!(got[6]["isError"], true, "{:#}", got[6]);
+    assert!(
+        text(&got[6]).contains("timeoutMs (1000 ms)"),
+        "{:#}",
+        got[6]
+    );
+    assert_eq!(text(&got[7]), "Echo: after the stop", "{:#}", got[7]);
 }
 
 #[test]

@@ -55,6 +55,25 @@ pub fn build_crate_bin(dir: &Path, bin: &str, target_dir: &Path) -> PathBuf {
     wasm
 }
 
+/// Builds the library of the crate at `dir` (a `cdylib` named `lib`, a
+/// component exporting what its world does: `wasi:http/proxy`, say) for
+/// wasm32-wasip2 in release, into `target_dir`; returns the component's path.
+pub fn build_crate_lib(dir: &Path, lib: &str, target_dir: &Path) -> PathBuf {
+    let mut cmd = cargo_build(dir, target_dir);
+    cmd.args(["--release", "--lib"]);
+    run(cmd, lib);
+    let wasm = target_dir
+        .join(TARGET)
+        .join("release")
+        .join(format!("{lib}.wasm"));
+    assert!(
+        wasm.exists(),
+        "{lib} was built but {} is missing",
+        wasm.display()
+    );
+    wasm
+}
+
 /// [`build_crate_bin`] for this machine instead of WebAssembly (the same
 /// server as a native process, for comparison).
 pub fn build_crate_bin_native(dir: &Path, bin: &str, target_dir: &Path) -> PathBuf {

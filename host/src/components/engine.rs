@@ -12,8 +12,18 @@ use std::collections::HashMap;
 use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
 use wasmtime::component::Linker;
-use wasmtime::{Config, Engine, OptLevel};
+use wasmtime::{Config, Engine, OptLevel, Store, UpdateDeadline};
 use wasmtime_wasi::p2::bindings::CommandPre;
+use wasmtime_wasi_http::p2::bindings::ProxyPre;
+
+/// A component ready to instantiate, by the shape it has.
+#[derive(Clone)]
+pub enum Prepared {
+    /// A `wasi:cli/command`: MCP on its standard streams.
+    Command(CommandPre<ServerState>),
+    /// A `wasi:http/proxy`: Streamable HTTP through its incoming handler.
+    Http(ProxyPre<ServerState>),
+}
 
 /// How often the epoch advances while an instance lives: how often a busy
 /// component yields its thread to other tasks.
@@ -24,7 +34,7 @@ pub const TICK: Duration = Duration::from_millis(10);
 pub struct ServerEngine {
     engine: Engine,
     linker: Linker<ServerState>,
-    ready: Mutex<HashMap<[u8; 32], CommandPre<ServerState>>>,
+    ready: Mutex<HashMap<[u8; 32], Prepared>>,
     ticker: Ticker,
 }
 
@@ -49,6 +59,8 @@ impl ServerEngine {
         let engine = Engine::new(&config).expect("the server engine configuration is valid");
         let mut linker = Linker::new(&engine);
         wasmtime_wasi::p2::add_to_linker_async(&mut linker).expect("link WASI");
+        // Outgoing requests of either shape pass the permissions' hooks.
+        wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker).expect("link wasi:http");
         // Ticks while an instance lives: an idle process pays nothing.
         let ticker = Ticker::spawn(&engine, TICK, "mcpw-server-epoch");
         ServerEngine {
@@ -66,11 +78,7 @@ impl ServerEngine {
 
     /// `wasm` compiled (from `cache` when it holds it) and pre-instantiated,
     /// once per digest.
-    pub fn prepare(
-        &self,
-        wasm: &[u8],
-        cache: &CompileCache,
-    ) -> Result<CommandPre<ServerState>, String> {
+    pub fn prepare(&self, wasm: &[u8], cache: &CompileCache) -> Result<Prepared, String> {
         let digest: [u8; 32] = Sha256::digest(wasm).into();
         if let Some(pre) = lock(&self.ready).get(&digest) {
             return Ok(pre.clone());
@@ -82,11 +90,25 @@ impl ServerEngine {
             .linker
             .instantiate_pre(&component)
             .map_err(|e| format!("it needs what mcpw does not provide: {e:#}"))?;
-        let pre = CommandPre::new(pre).map_err(|e| {
-            format!("not a `wasi:cli/command` component (it exports no `wasi:cli/run`): {e:#}")
-        })?;
-        lock(&self.ready).insert(digest, pre.clone());
-        Ok(pre)
+        let prepared = match ProxyPre::new(pre.clone()) {
+            Ok(proxy) => Prepared::Http(proxy),
+            Err(_) => Prepared::Command(CommandPre::new(pre).map_err(|e| {
+                format!("neither a `wasi:cli/command` nor a `wasi:http/proxy` component: {e:#}")
+            })?),
+        };
+        lock(&self.ready).insert(digest, prepared.clone());
+        Ok(prepared)
+    }
+
+    /// A store for an instance holding `state`, within its memory, yielding
+    /// its thread at every tick (so that a busy component never starves the
+    /// gateway, and a stop reaches it).
+    pub fn store(&self, state: ServerState) -> Store<ServerState> {
+        let mut store = Store::new(&self.engine, state);
+        store.limiter(|s| &mut s.limits);
+        store.set_epoch_deadline(1);
+        store.epoch_deadline_callback(|_| Ok(UpdateDeadline::Yield(1)));
+        store
     }
 
     /// Counts an instance as live until the guard drops, so the epoch ticks.

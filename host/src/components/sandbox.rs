@@ -12,8 +12,9 @@ use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 use wasmtime::{StoreLimits, StoreLimitsBuilder};
 use wasmtime_wasi::cli::{AsyncStdinStream, AsyncStdoutStream};
+use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
 use wasmtime_wasi::sockets::SocketAddrUse;
-use wasmtime_wasi::{FsPerms, WasiCtx};
+use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxBuilder};
 
 /// How much a component may write ahead of mcpw reading it.
 const WRITE_BUDGET: usize = 64 * 1024;
@@ -25,22 +26,47 @@ pub struct Streams {
     pub stderr: tokio::io::DuplexStream,
 }
 
-/// The WASI context an instance gets: `env` is `permissions.env` with its
-/// secrets resolved, `name` its `argv[0]`.
-pub async fn context(
+/// The WASI context a command's instance gets: its standard streams are
+/// mcpw's pipes; `env` is `permissions.env` with its secrets resolved, `name`
+/// its `argv[0]`, `allowed` the addresses its hosts resolved to.
+pub fn command_context(
     permissions: &Permissions,
     env: &[(String, String)],
     name: &str,
     streams: Streams,
-    server: &str,
+    allowed: Arc<Allowed>,
 ) -> Result<WasiCtx, String> {
-    let mut builder = WasiCtx::builder();
+    let mut builder = granted(permissions, env, name, allowed)?;
     builder
         .stdin(AsyncStdinStream::new(streams.stdin))
         .stdout(AsyncStdoutStream::new(WRITE_BUDGET, streams.stdout))
-        .stderr(AsyncStdoutStream::new(WRITE_BUDGET, streams.stderr))
-        .args(&[name])
-        .envs(env);
+        .stderr(AsyncStdoutStream::new(WRITE_BUDGET, streams.stderr));
+    Ok(builder.build())
+}
+
+/// The WASI context of a proxy's instance (one request): no standard input
+/// or output, its standard error kept in `stderr`.
+pub fn http_context(
+    permissions: &Permissions,
+    env: &[(String, String)],
+    name: &str,
+    stderr: MemoryOutputPipe,
+    allowed: Arc<Allowed>,
+) -> Result<WasiCtx, String> {
+    let mut builder = granted(permissions, env, name, allowed)?;
+    builder.stderr(stderr);
+    Ok(builder.build())
+}
+
+/// What both shapes are granted: folders, environment, sockets to the hosts.
+fn granted(
+    permissions: &Permissions,
+    env: &[(String, String)],
+    name: &str,
+    allowed: Arc<Allowed>,
+) -> Result<WasiCtxBuilder, String> {
+    let mut builder = WasiCtx::builder();
+    builder.args(&[name]).envs(env);
     for (folder, access) in &permissions.files {
         let perms = match access {
             Access::Read => FsPerms::ReadOnly,
@@ -50,7 +76,6 @@ pub async fn context(
             .preopened_dir(folder, folder, perms)
             .map_err(|e| format!("permissions.files: cannot open {folder}: {e}"))?;
     }
-    let allowed = Arc::new(resolve(&permissions.network).await);
     // Sockets exist only for a component granted hosts; each address is
     // still checked below.
     let networked = !permissions.network.is_empty();
@@ -58,7 +83,6 @@ pub async fn context(
         .allow_tcp(networked)
         .allow_udp(networked)
         .allow_ip_name_lookup(networked);
-    let server = server.to_string();
     builder.socket_addr_check(move |addr, usage| {
         let ok = match usage {
             SocketAddrUse::TcpConnect | SocketAddrUse::UdpSend | SocketAddrUse::UdpReceive => {
@@ -70,11 +94,11 @@ pub async fn context(
             SocketAddrUse::TcpListen | SocketAddrUse::TcpAccept => false,
         };
         if !ok {
-            tracing::warn!(server = %server, "refused: the component reached for {addr} ({usage:?}), which its permissions do not grant");
+            tracing::warn!("refused: a component reached for {addr} ({usage:?}), which its permissions do not grant");
         }
         Box::pin(async move { ok })
     });
-    Ok(builder.build())
+    Ok(builder)
 }
 
 /// The instance's memory limit.
@@ -85,30 +109,45 @@ pub fn limits(permissions: &Permissions) -> StoreLimits {
         .build()
 }
 
-/// The addresses the granted hosts resolve to, with the port each allows
-/// (`None`: any).
+/// The hosts granted, by name, and the addresses they resolve to, each
+/// with the port it allows (`None`: any).
 #[derive(Debug, Default)]
-struct Allowed(BTreeSet<(IpAddr, Option<u16>)>);
+pub struct Allowed {
+    addrs: BTreeSet<(IpAddr, Option<u16>)>,
+    names: BTreeSet<(String, Option<u16>)>,
+}
 
 impl Allowed {
-    fn admits(&self, addr: SocketAddr) -> bool {
-        self.0.contains(&(addr.ip(), None)) || self.0.contains(&(addr.ip(), Some(addr.port())))
+    /// Whether a connection to `addr` is granted.
+    pub fn admits(&self, addr: SocketAddr) -> bool {
+        self.addrs.contains(&(addr.ip(), None))
+            || self.addrs.contains(&(addr.ip(), Some(addr.port())))
+    }
+
+    /// Whether a request to `host` (a name or an address) on `port` is granted.
+    pub fn admits_host(&self, host: &str, port: u16) -> bool {
+        if let Ok(ip) = host.parse::<IpAddr>() {
+            return self.admits(SocketAddr::new(ip, port));
+        }
+        let host = host.to_ascii_lowercase();
+        self.names.contains(&(host.clone(), None)) || self.names.contains(&(host, Some(port)))
     }
 }
 
-/// Resolves each entry (`host` or `host:port`) once, when the instance starts.
-async fn resolve(entries: &[String]) -> Allowed {
+/// Resolves each entry (`host` or `host:port`) once, when the component starts.
+pub async fn resolve(entries: &[String]) -> Allowed {
     let mut allowed = Allowed::default();
     for entry in entries {
         let (host, port) = split(entry);
         let host = host.trim_start_matches('[').trim_end_matches(']');
         if let Ok(ip) = host.parse::<IpAddr>() {
-            allowed.0.insert((ip, port));
+            allowed.addrs.insert((ip, port));
             continue;
         }
+        allowed.names.insert((host.to_ascii_lowercase(), port));
         match tokio::net::lookup_host((host, port.unwrap_or(0))).await {
             Ok(addrs) => addrs.for_each(|a| {
-                allowed.0.insert((a.ip(), port));
+                allowed.addrs.insert((a.ip(), port));
             }),
             Err(e) => tracing::warn!("permissions.network: {host} does not resolve ({e})"),
         }
@@ -145,5 +184,10 @@ mod tests {
         assert!(allowed.admits("[::2]:9".parse().unwrap()));
         assert!(!allowed.admits("[::2]:10".parse().unwrap()));
         assert!(!resolve(&[]).await.admits("127.0.0.1:80".parse().unwrap()));
+        let named = resolve(&["Api.Example.com:443".to_string()]).await;
+        assert!(named.admits_host("api.example.com", 443));
+        assert!(!named.admits_host("api.example.com", 80));
+        assert!(!named.admits_host("example.com", 443));
+        assert!(allowed.admits_host("127.0.0.1", 8080) && !allowed.admits_host("127.0.0.1", 1));
     }
 }

@@ -76,6 +76,14 @@ pub fn header_map(headers: &Headers) -> Result<HeaderMap, ConnectError> {
     Ok(map)
 }
 
+/// The media type a response says it carries (`application/json`), lowercase,
+/// without parameters.
+pub(super) fn media_type(headers: &HeaderMap) -> Option<String> {
+    let value = headers.get(reqwest::header::CONTENT_TYPE)?.to_str().ok()?;
+    let media = value.split(';').next().unwrap_or("");
+    Some(media.trim().to_ascii_lowercase())
+}
+
 /// The HTTP client of a connection: the progress it reads goes to `routes`.
 fn http_client(routes: &super::handler::Routes) -> HttpClient {
     HttpClient::new(routes.progress.clone())
@@ -166,7 +174,7 @@ async fn client_credentials(
         .map_err(failed)
 }
 
-async fn connect_with<C>(
+pub(super) async fn connect_with<C>(
     client: C,
     url: &str,
     custom: HashMap<HeaderName, HeaderValue>,

@@ -11,7 +11,7 @@
 use super::super::handler::ProgressRoutes;
 use futures::StreamExt;
 use futures::stream::BoxStream;
-use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderName, HeaderValue};
+use reqwest::header::{ACCEPT, HeaderName, HeaderValue};
 use rmcp::model::{ClientJsonRpcMessage, ClientRequest, RequestId, ServerJsonRpcMessage};
 use rmcp::transport::streamable_http_client::{
     SseError, StreamableHttpClient, StreamableHttpError, StreamableHttpPostResponse,
@@ -273,17 +273,7 @@ async fn listen_answer(
     limits: StreamableHttpResponseLimits,
     session: Option<String>,
 ) -> Result<StreamableHttpPostResponse, Error> {
-    let media = response
-        .headers()
-        .get(CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .map(|v| {
-            v.split(';')
-                .next()
-                .unwrap_or("")
-                .trim()
-                .to_ascii_lowercase()
-        });
+    let media = super::media_type(response.headers());
     let body = response
         .bytes_stream()
         .map(|chunk| chunk.map_err(|e| SseError::Body(Box::new(e))));
