@@ -14,6 +14,7 @@ mod macros {
 
 mod auth_cmd;
 mod catalog_cmd;
+mod component_cmd;
 mod config_cmd;
 mod demo_cmd;
 mod elicit;
@@ -164,7 +165,7 @@ pub fn main() -> ExitCode {
 
 /// Runs a command that talks to servers. Every server process group is killed
 /// on the way out, and on SIGINT/SIGTERM.
-fn with_runtime(command: impl Future<Output = Result<ExitCode>>) -> Result<ExitCode> {
+pub(crate) fn with_runtime(command: impl Future<Output = Result<ExitCode>>) -> Result<ExitCode> {
     with_runtime_on(Flavor::Threads, command)
 }
 

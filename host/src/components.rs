@@ -16,6 +16,7 @@ mod sandbox;
 
 pub use engine::{Prepared, ServerEngine};
 pub use proxy::HttpServer;
+pub use sandbox::refusals;
 
 use crate::config::permissions::Permissions;
 use crate::plugin::compile_cache::CompileCache;

@@ -226,3 +226,57 @@ fn a_component_reaches_what_it_is_granted_and_nothing_else() {
     // A fresh instance takes the next request: the session goes on.
     assert_eq!(ok(12), "Echo: after the stop");
 }
+
+/// An author's check: `mcpw plugin server` starts a component in the
+/// sandbox, lists what it offers, calls a tool, and reports what mcpw
+/// refused it; in either shape.
+#[test]
+fn an_authors_check_lists_a_component_and_reports_what_it_was_refused() {
+    let dirs = ConfigDirs::new();
+    let granted = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let other = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let (granted, other) = (granted.local_addr().unwrap(), other.local_addr().unwrap());
+    let permissions = json!({"network": [granted.to_string()]}).to_string();
+    let args = json!({"address": other.to_string()}).to_string();
+    let stdio = path_of(rmcp_stdio());
+    let checked = crate::servers::mcpw_in(&dirs.home())
+        .args(["plugin", "server", &stdio, "--permissions", &permissions])
+        .args(["--call", "connect", "--args", &args, "--json"])
+        .output()
+        .unwrap();
+    let report = crate::host::cli::json(&checked);
+    let tools: Vec<&str> = report["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert!(
+        tools.contains(&"echo") && tools.contains(&"connect"),
+        "{report:#}"
+    );
+    assert_eq!(report["resources"], json!(["probe://about"]), "{report:#}");
+    assert_eq!(report["prompts"], json!(["haiku"]), "{report:#}");
+    assert_eq!(report["called"]["isError"], true, "{report:#}");
+    let refused = report["refused"].to_string();
+    assert!(
+        refused.contains(&format!("a connection to {other}")),
+        "{report:#}"
+    );
+    assert!(!refused.contains(&granted.to_string()), "{report:#}");
+    let http = path_of(rmcp_http());
+    let checked = crate::servers::mcpw_in(&dirs.home())
+        .args(["plugin", "server", &http, "--json"])
+        .output()
+        .unwrap();
+    let report = crate::host::cli::json(&checked);
+    assert!(
+        report["tools"].to_string().contains("\"echo\""),
+        "{report:#}"
+    );
+    assert_eq!(report["refused"], json!([]), "{report:#}");
+}
+
+fn path_of(p: &Path) -> String {
+    p.display().to_string()
+}

@@ -12,6 +12,24 @@ use std::sync::Arc;
 
 #[derive(Subcommand)]
 pub enum PluginCommand {
+    /// Check an MCP server component: start it in the sandbox under PERMISSIONS, list what it
+    /// offers, and report what it reached for and was refused.
+    Server {
+        /// The component (`wasi:cli/command` or `wasi:http/proxy`).
+        file: PathBuf,
+        /// Its permissions, as in a server definition (JSON; default: nothing granted).
+        #[arg(long, value_name = "JSON")]
+        permissions: Option<String>,
+        /// Call this tool once it is listed (its server's own name), to see what it reaches for.
+        #[arg(long, value_name = "TOOL")]
+        call: Option<String>,
+        /// The call's arguments (a JSON object).
+        #[arg(long, value_name = "JSON", requires = "call")]
+        args: Option<String>,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
     /// Run the conformance suite under the production sandbox; exit 1 on any failure.
     Test {
         /// The guest component.
@@ -60,6 +78,21 @@ pub enum PluginCommand {
 pub fn run(cmd: PluginCommand, sources: &ConfigSources) -> Result<ExitCode> {
     match cmd {
         PluginCommand::Check { file, json } => check(file, json, sources),
+        PluginCommand::Server {
+            file,
+            permissions,
+            call,
+            args,
+            json,
+        } => {
+            let check = super::component_cmd::Check {
+                file,
+                permissions,
+                call: call.map(|tool| (tool, args)),
+                json,
+            };
+            super::with_runtime(check.run())
+        }
         PluginCommand::Test { file, role, json } => test(file, role, json, sources),
         PluginCommand::Bench {
             file,

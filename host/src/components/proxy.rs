@@ -129,9 +129,7 @@ impl WasiHttpHooks for Outgoing {
                 .trim_start_matches('[')
                 .trim_end_matches(']');
             if !allowed.admits_host(host, port) {
-                tracing::warn!(
-                    "refused: a component's request to {uri}, which its permissions do not grant"
-                );
+                sandbox::refused(format!("a request to {uri}"));
                 return Err(wasmtime_wasi_http::Error::HttpRequestDenied);
             }
             let (response, io) = wasmtime_wasi_http::default_send_request(request, options).await?;

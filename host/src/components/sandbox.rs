@@ -94,11 +94,32 @@ fn granted(
             SocketAddrUse::TcpListen | SocketAddrUse::TcpAccept => false,
         };
         if !ok {
-            tracing::warn!("refused: a component reached for {addr} ({usage:?}), which its permissions do not grant");
+            refused(format!("a connection to {addr} ({usage:?})"));
         }
         Box::pin(async move { ok })
     });
     Ok(builder)
+}
+
+/// What components of this process reached for and were refused, newest
+/// last (the last hundred): what an author's check reports.
+static REFUSED: std::sync::Mutex<std::collections::VecDeque<String>> =
+    std::sync::Mutex::new(std::collections::VecDeque::new());
+
+/// Logs and keeps a refusal.
+pub fn refused(what: String) {
+    tracing::warn!("refused: {what}, which the component's permissions do not grant");
+    let mut kept = REFUSED.lock().unwrap_or_else(|p| p.into_inner());
+    if kept.len() == 100 {
+        kept.pop_front();
+    }
+    kept.push_back(what);
+}
+
+/// The refusals kept so far (see [`refused`]).
+pub fn refusals() -> Vec<String> {
+    let kept = REFUSED.lock().unwrap_or_else(|p| p.into_inner());
+    kept.iter().cloned().collect()
 }
 
 /// The instance's memory limit.
