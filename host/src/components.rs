@@ -13,6 +13,7 @@ mod engine;
 mod meter;
 mod proxy;
 mod sandbox;
+mod source;
 
 pub use engine::{Prepared, ServerEngine};
 pub use proxy::HttpServer;
@@ -97,8 +98,10 @@ pub struct Instance {
 
 /// Where a component server is started from, and for whom.
 pub struct Start<'a> {
-    /// The component's file.
+    /// The component: a file, or an `https://` URL.
     pub file: &'a str,
+    /// The sha256 its bytes must have (required for a URL).
+    pub sha256: Option<&'a str>,
     /// What it may reach.
     pub permissions: &'a Permissions,
     /// `permissions.env` with its secrets resolved.
@@ -126,9 +129,7 @@ pub async fn start(
     stopped: impl Fn(String) + Send + 'static,
     stderr: impl Fn(String) + Send + Sync + 'static,
 ) -> Result<Started, String> {
-    let wasm = tokio::fs::read(from.file)
-        .await
-        .map_err(|e| format!("cannot read the component: {e}"))?;
+    let wasm = source::load(from.file, from.sha256, &from.cache_dir).await?;
     let cache = CompileCache::new(Some(from.cache_dir.clone()));
     // Compiling takes a while the first time: not on an async worker.
     let prepared =

@@ -188,10 +188,12 @@ impl Connection {
                 }
                 Transport::Component {
                     component,
+                    sha256,
                     permissions,
                 } => {
+                    let source = (component.as_str(), sha256.as_deref());
                     let (conn, tail) =
-                        Connection::instance(component, permissions, config.debug, ctx, &routes)
+                        Connection::instance(source, permissions, config.debug, ctx, &routes)
                             .await?;
                     stderr = Some(tail);
                     conn

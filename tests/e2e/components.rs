@@ -280,3 +280,152 @@ fn an_authors_check_lists_a_component_and_reports_what_it_was_refused() {
 fn path_of(p: &Path) -> String {
     p.display().to_string()
 }
+
+/// A child process killed when dropped.
+struct KillOnDrop(std::process::Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// A loopback TLS server with a CA of its own, serving the files of `dir`:
+/// (its port, the CA's certificate file), killed with the guard.
+fn tls_server(dir: &Path) -> (u16, PathBuf, KillOnDrop) {
+    let openssl = |args: &[&str]| {
+        let out = std::process::Command::new("openssl")
+            .args(args)
+            .current_dir(dir)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "openssl {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    openssl(&[
+        "req",
+        "-x509",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-keyout",
+        "ca.key",
+        "-out",
+        "ca.pem",
+        "-days",
+        "2",
+        "-subj",
+        "/CN=mcpw test CA",
+    ]);
+    openssl(&[
+        "req",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-keyout",
+        "server.key",
+        "-out",
+        "server.csr",
+        "-subj",
+        "/CN=localhost",
+    ]);
+    std::fs::write(
+        dir.join("san.ext"),
+        "subjectAltName=DNS:localhost,IP:127.0.0.1\n",
+    )
+    .unwrap();
+    openssl(&[
+        "x509",
+        "-req",
+        "-in",
+        "server.csr",
+        "-CA",
+        "ca.pem",
+        "-CAkey",
+        "ca.key",
+        "-CAcreateserial",
+        "-out",
+        "server.pem",
+        "-days",
+        "2",
+        "-extfile",
+        "san.ext",
+    ]);
+    let serve = "import http.server, ssl, sys\n\
+        s = http.server.ThreadingHTTPServer(('127.0.0.1', 0), http.server.SimpleHTTPRequestHandler)\n\
+        c = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER); c.load_cert_chain('server.pem', 'server.key')\n\
+        s.socket = c.wrap_socket(s.socket, server_side=True)\n\
+        print(s.server_address[1], flush=True); s.serve_forever()\n";
+    let mut child = std::process::Command::new("python3")
+        .args(["-c", serve])
+        .current_dir(dir)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(child.stdout.take().unwrap()),
+        &mut line,
+    )
+    .unwrap();
+    (
+        line.trim().parse().unwrap(),
+        dir.join("ca.pem"),
+        KillOnDrop(child),
+    )
+}
+
+/// A component fetched over https runs only with the digest its definition
+/// names, and is kept by it: fetched once.
+#[test]
+fn a_fetched_component_runs_only_with_its_digest_and_is_fetched_once() {
+    let dirs = ConfigDirs::new();
+    let served = dirs.root.path().join("served");
+    std::fs::create_dir_all(&served).unwrap();
+    let wasm = std::fs::read(rmcp_stdio()).unwrap();
+    std::fs::write(served.join("probe.wasm"), &wasm).unwrap();
+    let digest: String = {
+        use sha2::Digest;
+        sha2::Sha256::digest(&wasm)
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect()
+    };
+    let (port, ca, server) = tls_server(&served);
+    let url = format!("https://localhost:{port}/probe.wasm");
+    let probe = json!({"component": url, "sha256": digest});
+    let other = json!({"component": url, "sha256": "0".repeat(64)});
+    dirs.user(&json!({"mcpServers": {"probe": probe, "other": other}}).to_string());
+    let connect = |name: &str| {
+        let out = crate::servers::mcpw_in(&dirs.home())
+            .args(["connect", name])
+            .env("SSL_CERT_FILE", &ca)
+            .output()
+            .unwrap();
+        (
+            out.status.success(),
+            format!(
+                "{}{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            ),
+        )
+    };
+    let (ok, said) = connect("probe");
+    assert!(ok, "{said}");
+    let (ok, said) = connect("other");
+    assert!(
+        !ok && said.contains(&format!("its sha256 is {digest}"))
+            && said.contains("it does not run"),
+        "{said}"
+    );
+    // Kept by its digest: with the server gone, it still starts.
+    drop(server);
+    let (ok, said) = connect("probe");
+    assert!(ok, "{said}");
+}

@@ -130,6 +130,7 @@ pub const SERVER_FIELDS: &[Field] = &[
     field("cwd", Kind::Text, true, Shown::AsIs, TRANSPORT, true),
     field("url", Kind::Url, true, Shown::Url, TRANSPORT, true),
     field("component", Kind::Text, true, Shown::AsIs, TRANSPORT, true),
+    field("sha256", Kind::Text, true, Shown::AsIs, TRANSPORT, true),
     field(
         "permissions",
         Kind::Permissions,
@@ -326,11 +327,12 @@ mod tests {
         assert_eq!(stored, keys, "table fields vs ServerConfig fields");
         // Each transport field lands in the transport.
         let http = parse(json!({"url": "https://h/mcp", "headers": {"A": "b"}}));
-        let component = parse(json!({"component": "/s.wasm", "permissions": {}}));
+        let component =
+            parse(json!({"component": "/s.wasm", "permissions": {}, "sha256": "ab".repeat(32)}));
         for f in SERVER_FIELDS.iter().filter(|f| f.stored_in == TRANSPORT) {
             let transport = match f.name {
                 "url" | "headers" => &http,
-                "component" | "permissions" => &component,
+                "component" | "permissions" | "sha256" => &component,
                 _ => &stdio,
             };
             let known = f.name == "type" || transport["transport"].get(f.name).is_some();

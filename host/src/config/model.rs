@@ -139,8 +139,10 @@ pub enum Transport {
     /// A WebAssembly component mcpw runs in its sandbox, speaking MCP on its
     /// standard input and output (a `wasi:cli/command`).
     Component {
-        /// The component's file.
+        /// The component: a file, or an `https://` URL.
         component: String,
+        /// The sha256 digest its bytes must have (required for a URL).
+        sha256: Option<String>,
         /// What it may reach.
         permissions: super::permissions::Permissions,
     },

@@ -500,20 +500,7 @@ fn component(r: &mut Reader<'_>) -> Option<Transport> {
             return None;
         }
     }
-    let file = r.string("component")?;
-    if file.contains("://") {
-        r.error("component", format!("{file}: a component is a file on this machine (https:// and oci:// sources are not supported yet)"));
-        return None;
-    }
-    let path = std::path::Path::new(&file);
-    let path = match path.is_absolute() {
-        true => path.to_path_buf(),
-        false => r
-            .file
-            .parent()
-            .unwrap_or(std::path::Path::new("."))
-            .join(path),
-    };
+    let (source, sha256) = component_source(r)?;
     let mut problems = Vec::new();
     let granted = r.obj.get("permissions");
     let mut expand = |field: &str, text: &str, secret: bool| match secret {
@@ -525,9 +512,39 @@ fn component(r: &mut Reader<'_>) -> Option<Transport> {
         r.error(&field, why);
     }
     Some(Transport::Component {
-        component: path.display().to_string(),
+        component: source,
+        sha256,
         permissions,
     })
+}
+
+/// Where a component comes from: a file (relative to the config file's
+/// folder), or an `https://` URL with its `sha256`.
+fn component_source(r: &mut Reader<'_>) -> Option<(String, Option<String>)> {
+    let file = r.string("component")?;
+    let sha256 = r.string("sha256");
+    let hex = |d: &str| d.len() == 64 && d.chars().all(|c| c.is_ascii_hexdigit());
+    if sha256.as_deref().is_some_and(|d| !hex(d)) {
+        r.error("sha256", "expected the 64 hex digits of a sha256 digest");
+        return None;
+    }
+    match file.split_once("://") {
+        Some(("https", _)) if sha256.is_none() => {
+            let why = format!("{file} is fetched: name its `sha256`, so that nothing else runs");
+            r.error("sha256", why);
+            None
+        }
+        Some(("https", _)) => Some((file, sha256)),
+        Some(_) => {
+            let why = format!("{file}: a component is a file on this machine or an https:// URL");
+            r.error("component", why);
+            None
+        }
+        None => {
+            let folder = r.file.parent().unwrap_or(std::path::Path::new("."));
+            Some((folder.join(&file).display().to_string(), sha256))
+        }
+    }
 }
 
 fn http(r: &mut Reader<'_>, url: String, kind: HttpKind) -> Option<Transport> {

@@ -26,7 +26,7 @@ const URL: &str = "http://localhost/mcp";
 impl Connection {
     /// Starts the component in `file` and initializes with it.
     pub(super) async fn instance(
-        file: &str,
+        (file, sha256): (&str, Option<&str>),
         permissions: &Permissions,
         debug: bool,
         ctx: &ConnectContext,
@@ -43,6 +43,7 @@ impl Connection {
         let (noted, kept) = (tail.clone(), tail.clone());
         let from = crate::components::Start {
             file,
+            sha256,
             permissions,
             env: &env,
             cache_dir: ctx.env.cache_dir().join("components"),

@@ -359,6 +359,15 @@ fn a_component_is_a_file_with_permissions_each_mistake_named() {
     );
     assert_eq!(
         field_of(r#"{"component": "https://h/s.wasm"}"#),
+        "sha256",
+        "a fetched component names its digest"
+    );
+    assert_eq!(
+        field_of(r#"{"component": "http://h/s.wasm", "sha256": "00"}"#),
+        "sha256"
+    );
+    assert_eq!(
+        field_of(r#"{"component": "oci://r/s@sha256:00"}"#),
         "component"
     );
     assert_eq!(
