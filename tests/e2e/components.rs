@@ -429,3 +429,86 @@ fn a_fetched_component_runs_only_with_its_digest_and_is_fetched_once() {
     let (ok, said) = connect("probe");
     assert!(ok, "{said}");
 }
+
+/// A loopback OCI registry (Debian's `docker-registry`, installed when
+/// missing) storing in `dir`: its address, and the guard that stops it.
+fn registry(dir: &Path) -> (String, KillOnDrop) {
+    crate::servers::debian(
+        &["docker-registry"],
+        &["docker-registry"],
+        "the OCI source test",
+    );
+    let port = crate::servers::free_port();
+    let config = format!(
+        "version: 0.1\nstorage:\n  filesystem:\n    rootdirectory: {}\nhttp:\n  addr: 127.0.0.1:{port}\nlog:\n  level: error\n",
+        dir.join("blobs").display()
+    );
+    std::fs::write(dir.join("config.yml"), config).unwrap();
+    let child = std::process::Command::new("docker-registry")
+        .args(["serve", &dir.join("config.yml").display().to_string()])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let address = format!("127.0.0.1:{port}");
+    crate::servers::wait_until("the registry", std::time::Duration::from_secs(20), || {
+        std::net::TcpStream::connect(&address).is_ok()
+    });
+    (address, KillOnDrop(child))
+}
+
+/// Pushes `wasm` to `reference` as a WebAssembly artifact; returns the
+/// digest of its manifest.
+fn push(reference: &str, wasm: &[u8]) -> String {
+    use oci_client::client::{ClientConfig, ClientProtocol, Config, ImageLayer};
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    runtime.block_on(async {
+        let parsed: oci_client::Reference = reference.parse().unwrap();
+        let registry = parsed.resolve_registry().to_string();
+        let client = oci_client::Client::new(ClientConfig {
+            protocol: ClientProtocol::HttpsExcept(vec![registry]),
+            ..Default::default()
+        });
+        let auth = oci_client::secrets::RegistryAuth::Anonymous;
+        let layer = ImageLayer::new(wasm.to_vec(), "application/wasm".into(), None);
+        let config = Config::new(
+            b"{}".to_vec(),
+            "application/vnd.wasm.config.v0+json".into(),
+            None,
+        );
+        client
+            .push(&parsed, &[layer], config, &auth, None)
+            .await
+            .unwrap();
+        client.fetch_manifest_digest(&parsed, &auth).await.unwrap()
+    })
+}
+
+/// A component from an OCI registry, pinned by the digest of its manifest:
+/// it runs; pinned by another digest, nothing runs.
+#[test]
+fn a_component_from_an_oci_registry_runs_only_by_its_digest() {
+    let dirs = ConfigDirs::new();
+    let (registry, _running) = registry(dirs.root.path());
+    let wasm = std::fs::read(rmcp_stdio()).unwrap();
+    let digest = push(&format!("{registry}/mcpw/probe:test"), &wasm);
+    assert!(digest.starts_with("sha256:"), "{digest}");
+    let pinned = json!({"component": format!("oci://{registry}/mcpw/probe@{digest}")});
+    let other =
+        json!({"component": format!("oci://{registry}/mcpw/probe@sha256:{}", "0".repeat(64))});
+    dirs.user(&json!({"mcpServers": {"probe": pinned, "other": other}}).to_string());
+    let steps = json!([call("echo", json!({"message": "from a registry"}))]);
+    let got = client_plan(json!({"connect": serve(&dirs), "steps": steps})).unwrap();
+    assert_eq!(text(&got[0]), "Echo: from a registry", "{:#}", got[0]);
+    let out = crate::servers::mcpw_in(&dirs.home())
+        .args(["connect", "other"])
+        .output()
+        .unwrap();
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!out.status.success(), "{said}");
+    assert!(said.contains("oci://"), "{said}");
+}

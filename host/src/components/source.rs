@@ -1,5 +1,6 @@
-//! Where a component's bytes come from: a file on this machine, or
-//! `https://` with the sha256 digest the definition names. A fetched
+//! Where a component's bytes come from: a file on this machine, `https://`
+//! with the sha256 digest the definition names, or an OCI registry by the
+//! digest of its manifest (`oci://registry/repository@sha256:…`). A fetched
 //! component is kept by its digest, so it is fetched once; bytes whose digest
 //! is not the one named never run.
 
@@ -16,6 +17,9 @@ const FETCH_WITHIN: Duration = Duration::from_secs(120);
 /// checked against `sha256` when one is named (required for a URL).
 /// Fetched bytes are kept in `cache_dir`.
 pub async fn load(source: &str, sha256: Option<&str>, cache_dir: &Path) -> Result<Vec<u8>, String> {
+    if let Some(reference) = source.strip_prefix("oci://") {
+        return from_registry(reference, cache_dir).await;
+    }
     let Some(url) = source.strip_prefix("https://").map(|_| source) else {
         let bytes = tokio::fs::read(source)
             .await
@@ -38,6 +42,72 @@ pub async fn load(source: &str, sha256: Option<&str>, cache_dir: &Path) -> Resul
     let bytes = checked(fetch(url).await?, Some(digest))?;
     keep(&kept, &bytes);
     Ok(bytes)
+}
+
+/// The manifest media types a component's artifact may have.
+const MANIFESTS: &[&str] = &[
+    oci_client::manifest::OCI_IMAGE_MEDIA_TYPE,
+    oci_client::manifest::IMAGE_MANIFEST_MEDIA_TYPE,
+];
+/// The layer media types a component may have.
+const LAYERS: &[&str] = &[
+    "application/wasm",
+    oci_client::manifest::WASM_LAYER_MEDIA_TYPE,
+];
+
+/// The component an OCI reference pinned by digest names: its manifest
+/// checked against the digest, its layer against the manifest.
+async fn from_registry(reference: &str, cache_dir: &Path) -> Result<Vec<u8>, String> {
+    let failed = |e: oci_client::errors::OciDistributionError| format!("oci://{reference}: {e}");
+    let parsed: oci_client::Reference = reference
+        .parse()
+        .map_err(|e| format!("oci://{reference}: {e}"))?;
+    let Some(pinned) = parsed.digest().and_then(|d| d.strip_prefix("sha256:")) else {
+        return Err(format!("oci://{reference}: pin it by digest (@sha256:…)"));
+    };
+    let kept = cache_dir.join("sources").join(format!("{pinned}.wasm"));
+    if let Ok(bytes) = tokio::fs::read(&kept).await {
+        return Ok(bytes);
+    }
+    let client = oci_client::Client::new(registry_config(parsed.resolve_registry()));
+    let anonymous = oci_client::secrets::RegistryAuth::Anonymous;
+    let (manifest, _) = client
+        .pull_manifest_raw(&parsed, &anonymous, MANIFESTS)
+        .await
+        .map_err(failed)?;
+    let manifest =
+        checked(manifest.to_vec(), Some(pinned)).map_err(|e| format!("its manifest: {e}"))?;
+    let manifest: oci_client::manifest::OciImageManifest = serde_json::from_slice(&manifest)
+        .map_err(|e| format!("oci://{reference}: its manifest: {e}"))?;
+    let Some(layer) = manifest
+        .layers
+        .iter()
+        .find(|l| LAYERS.contains(&l.media_type.as_str()))
+    else {
+        return Err(format!("oci://{reference} holds no WebAssembly layer"));
+    };
+    let mut bytes = Vec::new();
+    client
+        .pull_blob(&parsed, layer, &mut bytes)
+        .await
+        .map_err(failed)?;
+    let bytes = checked(bytes, layer.digest.strip_prefix("sha256:"))?;
+    keep(&kept, &bytes);
+    Ok(bytes)
+}
+
+/// HTTPS, except to a registry on this machine (a local test or mirror).
+fn registry_config(registry: &str) -> oci_client::client::ClientConfig {
+    let host = registry.rsplit_once(':').map_or(registry, |(h, _)| h);
+    let loopback = matches!(host, "localhost" | "127.0.0.1" | "[::1]");
+    let protocol = match loopback {
+        true => oci_client::client::ClientProtocol::HttpsExcept(vec![registry.to_string()]),
+        false => oci_client::client::ClientProtocol::Https,
+    };
+    oci_client::client::ClientConfig {
+        protocol,
+        ..Default::default()
+    }
 }
 
 /// `bytes` when their digest is `sha256` (or none is named).

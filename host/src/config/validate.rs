@@ -518,8 +518,16 @@ fn component(r: &mut Reader<'_>) -> Option<Transport> {
     })
 }
 
+/// Whether an OCI reference names its manifest's digest.
+fn pinned_by_digest(reference: &str) -> bool {
+    reference
+        .rsplit_once("@sha256:")
+        .is_some_and(|(_, d)| d.len() == 64 && d.chars().all(|c| c.is_ascii_hexdigit()))
+}
+
 /// Where a component comes from: a file (relative to the config file's
-/// folder), or an `https://` URL with its `sha256`.
+/// folder), an `https://` URL with its `sha256`, or an `oci://` reference
+/// pinned by digest.
 fn component_source(r: &mut Reader<'_>) -> Option<(String, Option<String>)> {
     let file = r.string("component")?;
     let sha256 = r.string("sha256");
@@ -535,8 +543,16 @@ fn component_source(r: &mut Reader<'_>) -> Option<(String, Option<String>)> {
             None
         }
         Some(("https", _)) => Some((file, sha256)),
+        Some(("oci", reference)) if !pinned_by_digest(reference) => {
+            let why =
+                format!("{file}: pin it by the digest of its manifest (…@sha256:<64 hex digits>)");
+            r.error("component", why);
+            None
+        }
+        Some(("oci", _)) => Some((file, None)),
         Some(_) => {
-            let why = format!("{file}: a component is a file on this machine or an https:// URL");
+            let why =
+                format!("{file}: a component is a file, an https:// URL or an oci:// reference");
             r.error("component", why);
             None
         }

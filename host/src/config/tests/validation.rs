@@ -368,8 +368,10 @@ fn a_component_is_a_file_with_permissions_each_mistake_named() {
     );
     assert_eq!(
         field_of(r#"{"component": "oci://r/s@sha256:00"}"#),
-        "component"
+        "component",
+        "an OCI reference is pinned by a whole digest"
     );
+    assert_eq!(field_of(r#"{"component": "ftp://h/s.wasm"}"#), "component");
     assert_eq!(
         field_of(r#"{"component": "s.wasm", "permissions": {"files": {"rel": "read"}}}"#),
         "permissions.files.rel"
