@@ -743,5 +743,17 @@ impl ServerHandler for Gateway {
             client,
         );
         self.link.seen(&context.extensions, &context.peer).await;
+        // A host joining after servers were connected (eager ones, or for
+        // another session) has them connected again, when idle, offering
+        // the extension: a server registers its app tools only for a host.
+        let declares_apps = context.peer.peer_info().is_some_and(|info| {
+            serde_json::to_value(&info.capabilities)
+                .ok()
+                .is_some_and(|c| c.as_object().is_some_and(crate::apps::declared))
+        });
+        if declares_apps {
+            let manager = self.shared.host.manager().clone();
+            tokio::spawn(async move { manager.renew_offers().await });
+        }
     }
 }

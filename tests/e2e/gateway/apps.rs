@@ -317,3 +317,35 @@ fn a_projection_keeps_the_results_meta() {
     assert!(super::serve::text(result).starts_with("32"), "{result:#}");
     assert_eq!(result["_meta"]["board/moves"], 0, "{result:#}");
 }
+
+/// A server connected before any host (eager, over HTTP) was offered no
+/// extension; a host that joins has it connected again, offering it, and a
+/// client without the extension does not.
+#[test]
+fn a_host_joining_later_is_offered_to_servers_connected_before_it() {
+    let dirs = ConfigDirs::new();
+    let methods = dirs.root.path().join("methods");
+    let m = json!({"command": "node", "args": [servers().misbehave(), "ok"], "lifecycle": "eager",
+                   "env": {"METHODS_FILE": methods.display().to_string()}});
+    dirs.user(&json!({"mcpServers": {"m": m}}).to_string());
+    let serving = Serving::start(&dirs.home(), &["--exposure", "direct"]);
+    let initializes = || {
+        let said = std::fs::read_to_string(&methods).unwrap_or_default();
+        said.lines().filter(|l| *l == "initialize").count()
+    };
+    let within = std::time::Duration::from_secs(20);
+    crate::servers::wait_until("the eager connection", within, || initializes() == 1);
+    let plain = json!({"connect": {"url": serving.url()}, "steps": [{"op": "listTools"}]});
+    client_plan(plain).unwrap();
+    assert_eq!(
+        initializes(),
+        1,
+        "a client without the extension changes nothing"
+    );
+    let host = json!({"connect": {"url": serving.url()}, "capabilities": host_capabilities(),
+                      "steps": [{"op": "listTools"}]});
+    client_plan(host).unwrap();
+    crate::servers::wait_until("the connection offering the extension", within, || {
+        initializes() == 2
+    });
+}
