@@ -349,3 +349,34 @@ fn a_host_joining_later_is_offered_to_servers_connected_before_it() {
         initializes() == 2
     });
 }
+
+/// Code exposure, as the README says: a host sees the `code` tool alone (no
+/// app tool beside it), and a script gets an app tool's result, not its view.
+#[test]
+fn in_code_exposure_a_host_gets_results_not_views() {
+    let dirs = ConfigDirs::new();
+    dirs.user(&json!({"mcpServers": {"clock": clock()}}).to_string());
+    let serving = Serving::start(&dirs.home(), &["--exposure", "code"]);
+    let script = "const r = await tools.clock__get_time({}); \
+                  return {time: typeof r.time === 'string' || JSON.stringify(r).includes('T'), ui: JSON.stringify(r).includes('ui://')};";
+    let steps = json!([
+        {"op": "listTools"},
+        {"op": "callTool", "name": "code", "arguments": {"code": script}},
+    ]);
+    let got = client_plan(json!({"connect": {"url": serving.url()},
+        "capabilities": host_capabilities(), "steps": steps}))
+    .unwrap();
+    let names: Vec<&str> = got[0]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t["name"].as_str())
+        .collect();
+    assert_eq!(names, ["code"], "{names:?}");
+    let told = super::serve::text(&got[1]);
+    assert!(
+        told.contains("\"time\":true") && told.contains("\"ui\":false"),
+        "{told}"
+    );
+    assert!(got[1]["_meta"].get("ui").is_none(), "{:#}", got[1]);
+}
