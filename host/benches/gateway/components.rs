@@ -7,15 +7,12 @@
 //! instance running, against mcpw's plus the native process'.
 
 use crate::shared::{
-    ROUNDS, SdkPath, home_with, mcpw_command, mcpw_env_json, median, mib, sdk_rounds,
+    ROUNDS, SdkPath, connect, home_with, mcpw_command, mcpw_env_json, median, mib, request,
+    sdk_rounds,
 };
 use crate::stats::{ms, proc_kb};
-use rmcp::ServiceExt;
-use rmcp::model::CallToolRequestParams;
-use rmcp::transport::TokioChildProcess;
 use serde_json::json;
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 const FIRST_CALL_RUNS: usize = 5;
@@ -32,18 +29,10 @@ fn build(root: &Path) -> (PathBuf, PathBuf) {
 /// Spawn `mcpw serve` → the first `probe__echo` answer (the server started on
 /// the way); then mcpw's RSS and its children's, in kB.
 async fn first_call(home: &Path) -> (Duration, u64, u64) {
-    let mut cmd: tokio::process::Command =
-        mcpw_command(home, &["serve", "--exposure", "direct"]).into();
-    cmd.kill_on_drop(true);
+    let cmd = mcpw_command(home, &["serve", "--exposure", "direct"]).into();
     let t = Instant::now();
-    let (transport, _) = TokioChildProcess::builder(cmd)
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("spawn mcpw serve");
-    let pid = transport.id().expect("mcpw serve's pid");
-    let client = ().serve(transport).await.expect("initialize mcpw serve");
-    let args = json!({"message": "ping"}).as_object().cloned();
-    let call = CallToolRequestParams::new("probe__echo").with_arguments(args.unwrap_or_default());
+    let (client, pid, _) = connect(cmd, "mcpw serve").await;
+    let call = request("probe__echo", json!({"message": "ping"}));
     let result = client.call_tool(call).await.expect("the first call");
     assert_ne!(result.is_error, Some(true), "{result:?}");
     let elapsed = t.elapsed();

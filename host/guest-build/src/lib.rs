@@ -25,15 +25,12 @@ pub fn build(workspace: &Path, package: &str) -> PathBuf {
 pub fn build_into(workspace: &Path, package: &str, target_dir: &Path) -> PathBuf {
     let mut cmd = cargo_build(workspace, target_dir);
     cmd.args(["--package", package, "--profile", "guest"]);
-    run(cmd, package);
     let file = format!("{}.wasm", package.replace('-', "_"));
-    let wasm = target_dir.join(TARGET).join("guest").join(file);
-    assert!(
-        wasm.exists(),
-        "guest {package} was built but {} is missing",
-        wasm.display()
-    );
-    wasm
+    run(
+        cmd,
+        package,
+        target_dir.join(TARGET).join("guest").join(file),
+    )
 }
 
 /// Builds the binary `bin` of the crate at `dir` (a crate of its own, outside
@@ -42,17 +39,11 @@ pub fn build_into(workspace: &Path, package: &str, target_dir: &Path) -> PathBuf
 pub fn build_crate_bin(dir: &Path, bin: &str, target_dir: &Path) -> PathBuf {
     let mut cmd = cargo_build(dir, target_dir);
     cmd.args(["--release", "--bin", bin]);
-    run(cmd, bin);
     let wasm = target_dir
         .join(TARGET)
         .join("release")
         .join(format!("{bin}.wasm"));
-    assert!(
-        wasm.exists(),
-        "{bin} was built but {} is missing",
-        wasm.display()
-    );
-    wasm
+    run(cmd, bin, wasm)
 }
 
 /// Builds the library of the crate at `dir` (a `cdylib` named `lib`, a
@@ -61,17 +52,11 @@ pub fn build_crate_bin(dir: &Path, bin: &str, target_dir: &Path) -> PathBuf {
 pub fn build_crate_lib(dir: &Path, lib: &str, target_dir: &Path) -> PathBuf {
     let mut cmd = cargo_build(dir, target_dir);
     cmd.args(["--release", "--lib"]);
-    run(cmd, lib);
     let wasm = target_dir
         .join(TARGET)
         .join("release")
         .join(format!("{lib}.wasm"));
-    assert!(
-        wasm.exists(),
-        "{lib} was built but {} is missing",
-        wasm.display()
-    );
-    wasm
+    run(cmd, lib, wasm)
 }
 
 /// [`build_crate_bin`] for this machine instead of WebAssembly (the same
@@ -79,14 +64,7 @@ pub fn build_crate_lib(dir: &Path, lib: &str, target_dir: &Path) -> PathBuf {
 pub fn build_crate_bin_native(dir: &Path, bin: &str, target_dir: &Path) -> PathBuf {
     let mut cmd = cargo(dir, target_dir);
     cmd.args(["--release", "--bin", bin]);
-    run(cmd, bin);
-    let exe = target_dir.join("release").join(bin);
-    assert!(
-        exe.exists(),
-        "{bin} was built but {} is missing",
-        exe.display()
-    );
-    exe
+    run(cmd, bin, target_dir.join("release").join(bin))
 }
 
 /// `cargo build` for wasm32-wasip2 in `dir`, into `target_dir`.
@@ -122,7 +100,8 @@ fn cargo(dir: &Path, target_dir: &Path) -> Command {
     cmd
 }
 
-fn run(mut cmd: Command, what: &str) {
+/// Runs the build of `what` and returns `artifact`, which it must have made.
+fn run(mut cmd: Command, what: &str, artifact: PathBuf) -> PathBuf {
     let status = cmd
         .status()
         .unwrap_or_else(|e| panic!("cannot run cargo to build {what}: {e}"));
@@ -130,6 +109,12 @@ fn run(mut cmd: Command, what: &str) {
         status.success(),
         "building {what} for {TARGET} failed ({status})"
     );
+    assert!(
+        artifact.exists(),
+        "{what} was built but {} is missing",
+        artifact.display()
+    );
+    artifact
 }
 
 /// Makes the build script re-run when anything under `dir` changes.
