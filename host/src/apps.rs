@@ -29,15 +29,20 @@ pub fn declared(capabilities: &Map<String, Value>) -> bool {
 
 /// The view a tool's `_meta` names, if any.
 pub fn view_of(meta: &Value) -> Option<&str> {
-    meta.pointer("/ui/resourceUri")
+    meta.as_object().and_then(view_in)
+}
+
+/// The view a `_meta` object names, if any.
+fn view_in(meta: &Map<String, Value>) -> Option<&str> {
+    meta.get("ui")
+        .and_then(|ui| ui.get("resourceUri"))
         .or_else(|| meta.get(FLAT_KEY))
         .and_then(Value::as_str)
 }
 
 /// Names `uri` as the view in a result's `_meta`, unless it names one.
 pub fn name_view(meta: &mut Map<String, Value>, uri: &str) {
-    let named = Value::Object(meta.clone());
-    if view_of(&named).is_none() {
+    if view_in(meta).is_none() {
         let ui = meta
             .entry("ui")
             .or_insert_with(|| Value::Object(Map::new()));
@@ -56,12 +61,7 @@ pub fn shown_view<'a>(
     result_meta: Option<&'a Map<String, Value>>,
     guarded: bool,
 ) -> Option<&'a str> {
-    let named = result_meta.and_then(|m| {
-        m.get("ui")
-            .and_then(|ui| ui.get("resourceUri"))
-            .or_else(|| m.get(FLAT_KEY))
-            .and_then(Value::as_str)
-    });
+    let named = result_meta.and_then(view_in);
     match guarded {
         true => named,
         false => named.or_else(|| tool_meta.and_then(view_of)),

@@ -15,7 +15,7 @@ pub mod origin;
 mod progress;
 mod reads;
 mod sse;
-pub(crate) mod stdio;
+mod stdio;
 mod tasks;
 
 pub use beside::Need;

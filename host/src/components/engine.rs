@@ -71,11 +71,6 @@ impl ServerEngine {
         }
     }
 
-    /// The wasmtime engine.
-    pub fn engine(&self) -> &Engine {
-        &self.engine
-    }
-
     /// `wasm` compiled (from `cache` when it holds it) and pre-instantiated,
     /// once per digest.
     pub fn prepare(&self, wasm: &[u8], cache: &CompileCache) -> Result<Prepared, String> {

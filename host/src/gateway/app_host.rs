@@ -160,14 +160,13 @@ impl Gateway {
         (has_view.is_some() && shown).then(|| json!(args.clone().unwrap_or_default()))
     }
 
-    /// The view `result` of `entry` is shown with (see
-    /// [`crate::apps::shown_view`]).
+    /// The view a result of `entry` whose `_meta` is `result_meta` is shown
+    /// with (see [`crate::apps::shown_view`]).
     pub(super) fn result_view<'a>(
         &self,
         entry: &'a crate::catalog::Entry,
-        result: &'a CallToolResult,
+        result_meta: Option<&'a serde_json::Map<String, Value>>,
     ) -> Option<&'a str> {
-        let result_meta = result.meta.as_ref().map(|m| &m.0);
         let guarded = self.shared.host.guarded();
         crate::apps::shown_view(entry.tool.meta.as_ref(), result_meta, guarded)
     }
@@ -197,8 +196,11 @@ impl Gateway {
         context: &RequestContext<RoleServer>,
         told: &mut CallToolResult,
     ) {
-        let (Some(views), Some(uri)) = (self.shared.views.get(), self.result_view(entry, result))
-        else {
+        let result_meta = result.meta.as_ref().map(|m| &m.0);
+        let (Some(views), Some(uri)) = (
+            self.shared.views.get(),
+            self.result_view(entry, result_meta),
+        ) else {
             return;
         };
         let view = View {

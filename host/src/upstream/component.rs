@@ -17,7 +17,6 @@ use rmcp::transport::streamable_http_client::{
 use sse_stream::SseStream;
 use std::collections::HashMap;
 use std::sync::Arc;
-use tokio::io::{AsyncBufReadExt, BufReader, DuplexStream};
 
 /// The address a proxy component is spoken to at: requests never leave the
 /// process, and a server that checks `Host` sees a loopback name.
@@ -50,7 +49,7 @@ impl Connection {
             server: &ctx.server,
         };
         let server = ctx.server.clone();
-        let stderr = move |line: String| log_stderr(&kept, &server, debug, line);
+        let stderr = move |line: String| kept.heard(&server, debug, line);
         let started = crate::components::start(from, move |why| noted.note(why, true), stderr)
             .await
             .map_err(|message| ConnectError::Spawn {
@@ -59,7 +58,7 @@ impl Connection {
             })?;
         let conn = match started {
             Started::Command(instance) => {
-                follow_stderr(instance.stderr, tail.clone(), ctx.server.clone(), debug);
+                stdio::follow_stderr(instance.stderr, tail.clone(), ctx.server.clone(), debug);
                 let progress = routes.progress.clone();
                 let (transport, tail) =
                     stdio::lines(instance.read, instance.write, progress, tail.clone());
@@ -77,25 +76,6 @@ impl Connection {
         };
         Ok((conn, tail))
     }
-}
-
-/// A line of a component's standard error: kept, and in mcpw's log with `debug`.
-fn log_stderr(tail: &stdio::StderrTail, server: &str, debug: bool, line: String) {
-    match debug {
-        true => tracing::info!(target: "mcpw::server_stderr", server = %server, "{line}"),
-        false => tracing::debug!(target: "mcpw::server_stderr", server = %server, "{line}"),
-    }
-    tail.push(line);
-}
-
-/// Keeps a command's standard error as it comes (see [`log_stderr`]).
-fn follow_stderr(stderr: DuplexStream, tail: Arc<stdio::StderrTail>, server: String, debug: bool) {
-    tokio::spawn(async move {
-        let mut lines = BufReader::new(stderr).lines();
-        while let Ok(Some(line)) = lines.next_line().await {
-            log_stderr(&tail, &server, debug, line);
-        }
-    });
 }
 
 /// rmcp's Streamable HTTP client, its requests handed to a proxy component.

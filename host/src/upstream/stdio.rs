@@ -43,7 +43,7 @@ pub type StdioTransport = AsyncRwTransport<RoleClient, watch::Watched<ChildStdou
 
 impl StderrTail {
     /// Records what was wrong with stdout; the first note stays unless `replace`.
-    pub(crate) fn note(&self, text: String, replace: bool) {
+    pub(super) fn note(&self, text: String, replace: bool) {
         let mut note = self.stdout.lock().unwrap_or_else(|p| p.into_inner());
         if replace || note.is_none() {
             *note = Some(text);
@@ -58,7 +58,7 @@ impl StderrTail {
             .clone()
     }
 
-    pub(crate) fn push(&self, line: String) {
+    fn push(&self, line: String) {
         let mut guard = self.lines.lock().unwrap_or_else(|p| p.into_inner());
         let (lines, bytes) = &mut *guard;
         let line: String = line.chars().take(1024).collect();
@@ -69,6 +69,15 @@ impl StderrTail {
                 *bytes -= old.len();
             }
         }
+    }
+
+    /// A line of the server's standard error: kept, and in mcpw's log with
+    /// the server's `debug`.
+    pub(super) fn heard(&self, server: &str, debug: bool, line: String) {
+        if debug {
+            tracing::info!(target: "mcpw::server_stderr", server = %server, "{line}");
+        }
+        self.push(line);
     }
 
     /// The kept lines.
@@ -156,18 +165,25 @@ pub async fn spawn(
     };
     let (transport, tail) = lines(stdout, stdin, progress, Arc::default());
     if let Some(stderr) = stderr {
-        let (tail, server, debug) = (tail.clone(), ctx.server.clone(), config.debug);
-        tokio::spawn(async move {
-            let mut lines = BufReader::new(stderr).lines();
-            while let Ok(Some(line)) = lines.next_line().await {
-                if debug {
-                    tracing::info!(target: "mcpw::server_stderr", server = %server, "{line}");
-                }
-                tail.push(line);
-            }
-        });
+        follow_stderr(stderr, tail.clone(), ctx.server.clone(), config.debug);
     }
     Ok((transport, tail, group))
+}
+
+/// Keeps a server's standard error in `tail` as it comes (see
+/// [`StderrTail::heard`]).
+pub(super) fn follow_stderr(
+    stderr: impl tokio::io::AsyncRead + Send + Unpin + 'static,
+    tail: Arc<StderrTail>,
+    server: String,
+    debug: bool,
+) {
+    tokio::spawn(async move {
+        let mut lines = BufReader::new(stderr).lines();
+        while let Ok(Some(line)) = lines.next_line().await {
+            tail.heard(&server, debug, line);
+        }
+    });
 }
 
 /// Newline-delimited JSON-RPC over a read and a write half, with progress

@@ -37,17 +37,20 @@ pub(super) async fn call_tool(
         .as_ref()
         .and_then(crate::apps::view_of)
         .is_some();
-    // The server's result, as the guards left it, for the view it is shown with.
+    // The server's result, as the guards left it, for the view mcpw opens.
     let mut raw_result = None;
     let mut kept = None;
     // The server's `_meta` on its result (an app's view, say) goes on as it
     // came, whatever the shaping does to the content.
     let mut meta = None;
+    // Whether the tool gave a result (its view is shown with one).
+    let mut answered = false;
     let outcome = match invoke(gw, &caller, &entry, args, ctx).await? {
         Ran::Done(Ok(raw)) => {
             if let RawResult::Tool(r) = &raw {
                 meta = r.meta.clone();
-                raw_result = has_view.then(|| r.clone());
+                answered = true;
+                raw_result = viewed.is_some().then(|| r.clone());
             }
             let raw = shape(gw, &entry, raw, shaping, &mut kept).await?;
             Ok(crate::host::present_result(&entry, raw))
@@ -67,9 +70,9 @@ pub(super) async fn call_tool(
     // A host renders a view from a result: the one the result is shown
     // with, for one that declares MCP Apps (the proxy's own tool list names
     // no views); a client that does not gets no UI metadata.
-    let view = raw_result
-        .as_ref()
-        .and_then(|r| gw.result_view(&entry, r))
+    let view = (has_view && answered)
+        .then(|| gw.result_view(&entry, meta.as_ref().map(|m| &m.0)))
+        .flatten()
         .map(str::to_string);
     told.meta = told.meta.or(meta);
     told.meta = told
