@@ -31,25 +31,19 @@ pub(super) async fn call_tool(
     };
     let caller = gw.caller(client, Via::Proxy, ctx);
     let viewed = gw.view_wanted(&entry, &args, ctx);
-    let has_view = entry
-        .tool
-        .meta
-        .as_ref()
-        .and_then(crate::apps::view_of)
-        .is_some();
     // The server's result, as the guards left it, for the view mcpw opens.
     let mut raw_result = None;
     let mut kept = None;
     // The server's `_meta` on its result (an app's view, say) goes on as it
     // came, whatever the shaping does to the content.
     let mut meta = None;
-    // Whether the tool gave a result (its view is shown with one).
-    let mut answered = false;
+    // The view the result is shown with, if its tool has one.
+    let mut view = None;
     let outcome = match invoke(gw, &caller, &entry, args, ctx).await? {
         Ran::Done(Ok(raw)) => {
             if let RawResult::Tool(r) = &raw {
                 meta = r.meta.clone();
-                answered = true;
+                view = shown_view(gw, &entry, r);
                 raw_result = viewed.is_some().then(|| r.clone());
             }
             let raw = shape(gw, &entry, raw, shaping, &mut kept).await?;
@@ -67,24 +61,7 @@ pub(super) async fn call_tool(
         }
     };
     let mut told = present_outcome(&entry, outcome)?;
-    // A host renders a view from a result: the one the result is shown
-    // with, for one that declares MCP Apps (the proxy's own tool list names
-    // no views); a client that does not gets no UI metadata.
-    let view = (has_view && answered)
-        .then(|| gw.result_view(&entry, meta.as_ref().map(|m| &m.0)))
-        .flatten()
-        .map(str::to_string);
-    told.meta = told.meta.or(meta);
-    told.meta = told
-        .meta
-        .and_then(|m| crate::apps::without_ui(&m.0).map(rmcp::model::MetaObject));
-    if let Some(view) = view.filter(|_| crate::gateway::takes_apps(ctx)) {
-        let resources = entry.snapshot().resources();
-        let view = resources.exposed(&entry.tool.server, &view);
-        let mut meta = told.meta.take().unwrap_or_default();
-        meta.0.insert("ui".into(), json!({"resourceUri": view}));
-        told.meta = Some(meta);
-    }
+    told.meta = meta_for_client(&entry, told.meta.or(meta), view, ctx);
     if let (Some(args), Some(raw)) = (viewed, raw_result.filter(|r| r.is_error != Some(true))) {
         gw.open_view(&entry, args, &raw, ctx, &mut told);
     }
@@ -97,6 +74,34 @@ pub(super) async fn call_tool(
         }
     }
     Ok(told)
+}
+
+/// The view a result of `entry` is shown with, when its tool has one.
+fn shown_view(gw: &Gateway, entry: &EntryRef, result: &CallToolResult) -> Option<String> {
+    entry.tool.meta.as_ref().and_then(crate::apps::view_of)?;
+    let view = gw.result_view(entry, result.meta.as_ref().map(|m| &m.0));
+    view.map(str::to_string)
+}
+
+/// A result's `_meta` for this client. A host renders a view from a result:
+/// the one the result is shown with, for one that declares MCP Apps (the
+/// proxy's own tool list names no views); a client that does not gets no UI
+/// metadata.
+fn meta_for_client(
+    entry: &EntryRef,
+    meta: Option<rmcp::model::MetaObject>,
+    view: Option<String>,
+    ctx: &RequestContext<RoleServer>,
+) -> Option<rmcp::model::MetaObject> {
+    let meta = meta.and_then(|m| crate::apps::without_ui(&m.0).map(rmcp::model::MetaObject));
+    let Some(view) = view.filter(|_| crate::gateway::takes_apps(ctx)) else {
+        return meta;
+    };
+    let resources = entry.snapshot().resources();
+    let view = resources.exposed(&entry.tool.server, &view);
+    let mut meta = meta.unwrap_or_default();
+    meta.0.insert("ui".into(), json!({"resourceUri": view}));
+    Some(meta)
 }
 
 /// A tool's result as the agent asked for it (projected, formatted) and
