@@ -10,6 +10,7 @@
 //! ([`meter`]) stops it, the next request starting a fresh instance.
 
 mod engine;
+pub mod keyvalue;
 mod meter;
 mod proxy;
 mod sandbox;
@@ -39,6 +40,7 @@ pub struct ServerState {
     limits: StoreLimits,
     http: wasmtime_wasi_http::WasiHttpCtx,
     hooks: proxy::Outgoing,
+    kv: keyvalue::Scope,
 }
 
 impl ServerState {
@@ -46,6 +48,7 @@ impl ServerState {
         wasi: WasiCtx,
         permissions: &Permissions,
         allowed: Arc<sandbox::Allowed>,
+        kv: keyvalue::Scope,
     ) -> ServerState {
         ServerState {
             wasi,
@@ -53,7 +56,13 @@ impl ServerState {
             limits: sandbox::limits(permissions),
             http: wasmtime_wasi_http::WasiHttpCtx::new(),
             hooks: proxy::Outgoing { allowed },
+            kv,
         }
+    }
+
+    /// The instance's `wasi:keyvalue` host.
+    fn keyvalue(&mut self) -> keyvalue::KeyValue<'_> {
+        keyvalue::KeyValue::new(&self.kv, &mut self.table)
     }
 }
 
@@ -108,8 +117,19 @@ pub struct Start<'a> {
     pub env: &'a [(String, String)],
     /// Where compiled components are kept.
     pub cache_dir: PathBuf,
-    /// The server's name (logs).
+    /// The server's name (logs, its `wasi:keyvalue` buckets).
     pub server: &'a str,
+    /// Where its `wasi:keyvalue` values are kept.
+    pub stores: Arc<keyvalue::Stores>,
+}
+
+impl Start<'_> {
+    fn scope(&self) -> keyvalue::Scope {
+        keyvalue::Scope {
+            stores: self.stores.clone(),
+            server: self.server.to_string(),
+        }
+    }
 }
 
 /// Stops an instance when dropped (its connection closed).
@@ -150,6 +170,7 @@ pub async fn start(
             env: from.env.to_vec(),
             name,
             allowed,
+            kv: from.scope(),
             stderr: Box::new(stderr),
         }))),
     }
@@ -173,7 +194,7 @@ fn command(
     };
     let wasi =
         sandbox::command_context(from.permissions, from.env, name, streams, allowed.clone())?;
-    let state = ServerState::new(wasi, from.permissions, allowed);
+    let state = ServerState::new(wasi, from.permissions, allowed, from.scope());
     let meter = Arc::new(meter::Meter::default());
     let timeout = Duration::from_millis(from.permissions.timeout_ms);
     let ending = Ending {

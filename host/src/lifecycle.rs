@@ -280,6 +280,8 @@ pub struct Manager {
     vault: crate::auth::store::Vault,
     /// How connections are opened.
     connector: Arc<dyn Connector>,
+    /// Where component servers keep their `wasi:keyvalue` state.
+    stores: Arc<crate::components::keyvalue::Stores>,
 }
 
 /// Asks a server for log messages of `level` and above; a refusal is only logged.
@@ -365,6 +367,7 @@ impl Manager {
                 }),
             None => vault,
         };
+        let stores = crate::components::keyvalue::Stores::new(cache.shared().cloned());
         let manager = Arc::new(Manager {
             slots: arc_swap::ArcSwap::from_pointee(Slots::new(slots)),
             env,
@@ -381,6 +384,7 @@ impl Manager {
             sessions: Default::default(),
             vault,
             connector,
+            stores,
         });
         tokio::spawn(Self::upstream_loop(Arc::downgrade(&manager), upstream_rx));
         // A signal must not lose the listings queued for the cache.

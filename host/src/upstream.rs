@@ -81,6 +81,8 @@ pub struct ConnectContext {
     /// Where the server's OAuth credentials are, when mcpw logs in to it
     /// (an HTTP server without static credentials or `"oauth": false`).
     pub vault: Option<crate::auth::store::Vault>,
+    /// Where a component server keeps its `wasi:keyvalue` state.
+    pub stores: Arc<crate::components::keyvalue::Stores>,
 }
 
 /// The MCP revision offered first: the stateless one, opened with `server/discover`.

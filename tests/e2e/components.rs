@@ -141,6 +141,45 @@ fn a_wasi_http_component_serves_streamable_http_in_process() {
     assert_eq!(text(&got[7]), "Echo: after the stop", "{:#}", got[7]);
 }
 
+/// `wasi:keyvalue`: what a component keeps outlives the instance that kept
+/// it (a proxy's instance lives for one request), and each server has a
+/// store of its own, though both run the same component.
+#[test]
+fn a_components_keyvalue_state_outlives_its_instances_and_is_its_own() {
+    let dirs = ConfigDirs::new();
+    let component = json!({"component": rmcp_http().display().to_string()});
+    let servers = json!({"probe": component.clone(), "other": component});
+    dirs.user(&json!({"mcpServers": servers}).to_string());
+    let other = |name: &str, arguments: Value| {
+        json!({"op": "callTool", "name": format!("other__{name}"), "arguments": arguments})
+    };
+    let steps = json!([
+        call("count", json!({"name": "visits"})),
+        call("count", json!({"name": "visits"})),
+        other("count", json!({"name": "visits"})),
+        call("note", json!({"key": "k", "text": "kept between requests"})),
+        call("note", json!({"key": "k"})),
+        other("note", json!({"key": "k"})),
+        call("note", json!({"key": "visits"})),
+    ]);
+    let got = client_plan(json!({"connect": serve(&dirs), "steps": steps})).unwrap();
+    let texts: Vec<String> = got.iter().map(text).collect();
+    assert_eq!(
+        texts,
+        [
+            "visits = 1",
+            "visits = 2",
+            "visits = 1",
+            "kept k",
+            "kept between requests",
+            "(nothing)",
+            // Counters and notes are buckets apart.
+            "(nothing)",
+        ],
+        "{got:#?}"
+    );
+}
+
 #[test]
 fn a_component_reaches_what_it_is_granted_and_nothing_else() {
     let dirs = ConfigDirs::new();

@@ -1033,3 +1033,37 @@ async fn a_retry_with_answers_may_reach_either_replica() {
         assert!(error.contains("no longer waiting"), "{again:#}");
     }
 }
+
+/// A component server's `wasi:keyvalue` state lives in Redis: one session's
+/// calls, at either replica and through haproxy, count on one counter, and
+/// the counter is where the replicas share it.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_components_keyvalue_state_is_the_replicas_own() {
+    let component = crate::components::rmcp_http().display().to_string();
+    let root = tempfile::tempdir().unwrap();
+    let redis = Redis::start(&root.path().join("redis"));
+    let homes = [ConfigDirs::new(), ConfigDirs::new()];
+    let mut replicas = Vec::new();
+    for h in &homes {
+        h.user(&json!({"mcpServers": {"counter": {"component": component}}}).to_string());
+        replicas.push(replica(&h.home(), &redis.url(), &["--exposure", "direct"]));
+    }
+    let url = |p: u16| format!("http://127.0.0.1:{p}/mcp");
+    let (a, b) = (url(replicas[0].1), url(replicas[1].1));
+    let lb = Haproxy::start(root.path(), &[replicas[0].1, replicas[1].1]);
+    let session = Wire::initialize(&lb.url()).await;
+    let mut said = Vec::new();
+    for at in [&a, &b, &a, &lb.url(), &lb.url()] {
+        let out = session
+            .call(at, "counter__count", json!({"name": "visits"}))
+            .await
+            .unwrap();
+        said.push(text(&out));
+    }
+    assert_eq!(
+        said,
+        ["visits = 1", "visits = 2", "visits = 3", "visits = 4", "visits = 5"]
+    );
+    let kept = redis.cli(&["HGET", "mcpw:kv:counter:counts", "visits"]);
+    assert_eq!(kept, "5");
+}

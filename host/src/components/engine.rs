@@ -61,6 +61,9 @@ impl ServerEngine {
         wasmtime_wasi::p2::add_to_linker_async(&mut linker).expect("link WASI");
         // Outgoing requests of either shape pass the permissions' hooks.
         wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker).expect("link wasi:http");
+        // State that outlives an instance, in buckets of the server's own.
+        super::keyvalue::add_to_linker(&mut linker, ServerState::keyvalue)
+            .expect("link wasi:keyvalue");
         // Ticks while an instance lives: an idle process pays nothing.
         let ticker = Ticker::spawn(&engine, TICK, "mcpw-server-epoch");
         ServerEngine {

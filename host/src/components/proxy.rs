@@ -27,6 +27,7 @@ pub struct HttpServer {
     pub(super) env: Vec<(String, String)>,
     pub(super) name: String,
     pub(super) allowed: Arc<Allowed>,
+    pub(super) kv: super::keyvalue::Scope,
     /// Told each line the component wrote to its standard error.
     pub(super) stderr: Box<dyn Fn(String) + Send + Sync>,
 }
@@ -64,7 +65,12 @@ impl HttpServer {
             stderr,
             self.allowed.clone(),
         )?;
-        let state = ServerState::new(wasi, &self.permissions, self.allowed.clone());
+        let state = ServerState::new(
+            wasi,
+            &self.permissions,
+            self.allowed.clone(),
+            self.kv.clone(),
+        );
         let engine = ServerEngine::shared();
         let _live = engine.live();
         let mut store = engine.store(state);

@@ -143,6 +143,7 @@ impl Manager {
             redact: Default::default(),
             sessions: self.sessions.clone(),
             vault,
+            stores: self.stores.clone(),
         }
     }
 

@@ -47,6 +47,7 @@ impl Connection {
             env: &env,
             cache_dir: ctx.env.cache_dir().join("components"),
             server: &ctx.server,
+            stores: ctx.stores.clone(),
         };
         let server = ctx.server.clone();
         let stderr = move |line: String| kept.heard(&server, debug, line);

@@ -1,10 +1,12 @@
 //! The rmcp test server as a `wasi:http/proxy` component: a request comes
 //! in through `wasi:http/incoming-handler`, goes to rmcp's Streamable HTTP
 //! service (stateless: every request stands alone, as an instance per
-//! request needs), and its answer goes back out.
+//! request needs), and its answer goes back out. What outlives a request is
+//! kept in `wasi:keyvalue` ([`counter`]).
 
 #[path = "../../rmcp-stdio/src/server.rs"]
 mod server;
+mod counter;
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
@@ -37,7 +39,7 @@ async fn serve(request: IncomingRequest) -> http::Response<Bytes> {
     config.legacy_session_mode = false;
     config.json_response = true;
     let service = StreamableHttpService::new(
-        || Ok(server::Probe::new()),
+        || Ok(server::Probe::with_tools(server::Probe::counter_router())),
         Arc::new(LocalSessionManager::default()),
         config,
     );

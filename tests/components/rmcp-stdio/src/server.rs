@@ -75,8 +75,15 @@ fn failed(t: impl Into<String>) -> Result<CallToolResult, ErrorData> {
 
 #[tool_router]
 impl Probe {
+    #[allow(dead_code)]
     pub fn new() -> Self {
         Self { tool_router: Self::tool_router(), prompt_router: Self::prompt_router() }
+    }
+
+    /// The server with `more` tools beside its own.
+    #[allow(dead_code)]
+    pub fn with_tools(more: ToolRouter<Self>) -> Self {
+        Self { tool_router: Self::tool_router() + more, prompt_router: Self::prompt_router() }
     }
 
     #[tool(description = "Echoes a message back")]
