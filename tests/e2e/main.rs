@@ -6,6 +6,7 @@
 mod bench_catalog;
 mod common;
 mod components;
+mod docs;
 mod gateway;
 mod guests;
 mod host;

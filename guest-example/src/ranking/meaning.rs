@@ -11,7 +11,7 @@ pub const WORDS: &str = "words";
 /// The profile that ranks by meaning alone (cosine to the query).
 pub const MEANING: &str = "meaning";
 /// The weight of meaning in the default profile, chosen by 5-fold
-/// cross-validation on the dev queries (see the README's search section).
+/// cross-validation on the dev queries (see docs/src/guests.md, "Search by meaning").
 pub const WEIGHT: f32 = 0.55;
 /// Characters of a description embedded: the model reads 256 word pieces,
 /// and a description's first sentences say what the tool is for.

@@ -350,8 +350,9 @@ fn a_host_joining_later_is_offered_to_servers_connected_before_it() {
     });
 }
 
-/// Code exposure, as the README says: a host sees the `code` tool alone (no
-/// app tool beside it), and a script gets an app tool's result, not its view.
+/// Code exposure, as the book's MCP Apps chapter says: a host sees the `code`
+/// tool alone (no app tool beside it), and a script gets an app tool's result,
+/// not its view.
 #[test]
 fn in_code_exposure_a_host_gets_results_not_views() {
     let dirs = ConfigDirs::new();

@@ -260,9 +260,10 @@ fn low_priority(program: &str) -> Command {
     nice
 }
 
-/// The text of the first ```` ```lang ```` block after `from`, unindented.
-fn block(text: &str, lang: &str) -> String {
-    let start = text.find(&format!("```{lang}\n")).unwrap() + lang.len() + 4;
+/// The text of the first ```` ```info ```` block of `text` (`info`: its
+/// language and marker, `sh show`), unindented.
+fn block(text: &str, info: &str) -> String {
+    let start = text.find(&format!("```{info}\n")).unwrap() + info.len() + 4;
     let body = &text[start..start + text[start..].find("```").unwrap()];
     let indent = body
         .lines()
@@ -275,15 +276,16 @@ fn block(text: &str, lang: &str) -> String {
         .collect()
 }
 
-/// The README's walkthrough as written: its scaffold, its 20 lines of code and
-/// a build make a guest that fills the ranking role in the production sandbox,
-/// with no WIT copied.
+/// The book's walkthrough (`docs/src/guests.md`) as written: its scaffold, its
+/// 20 lines of code and a build make a guest that fills the ranking role in the
+/// production sandbox, with no WIT copied.
 #[test]
-fn the_readme_walkthrough_makes_a_working_guest() {
-    let readme = std::fs::read_to_string(workspace().join("README.md")).unwrap();
-    let section = &readme[readme.find("## Write your own ranking guest").unwrap()..];
-    let scaffold = block(section, "sh").replace("/path/to/mcpw", workspace().to_str().unwrap());
-    let code = block(section, "rust");
+fn the_books_walkthrough_makes_a_working_guest() {
+    let chapter = std::fs::read_to_string(workspace().join("docs/src/guests.md")).unwrap();
+    let section = &chapter[chapter.find("## Write your own ranking guest").unwrap()..];
+    let scaffold =
+        block(section, "sh show").replace("/path/to/mcpw", workspace().to_str().unwrap());
+    let code = block(section, "rust show");
     assert!(code.lines().count() <= 22, "about 20 lines:\n{code}");
     assert!(
         !scaffold.contains("wit ") && !code.contains("wit_bindgen"),
