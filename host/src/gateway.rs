@@ -485,6 +485,8 @@ impl ServerHandler for Gateway {
         context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::CallToolResponse, McpError> {
         self.note_stateless_client(&context).await;
+        // Before `initialized` is handled, maybe: the call counts for this session.
+        self.opened(&context.peer);
         match held::is_stateless(&context) {
             true => self.held_call(request, context).await,
             false => self.call_now(request, context).await,
@@ -729,10 +731,8 @@ impl ServerHandler for Gateway {
     }
 
     async fn on_initialized(&self, context: rmcp::service::NotificationContext<RoleServer>) {
-        let sessions = self.shared.host.manager().sessions();
         let client = self.session_client();
-        *self.session.lock().unwrap_or_else(|p| p.into_inner()) =
-            Some(sessions.open(context.peer.clone(), client.reach()));
+        self.opened(&context.peer);
         *self.counted.lock().unwrap_or_else(|p| p.into_inner()) =
             Some(self.shared.sessions_by_client.open(client.name()));
         session_events::spawn(

@@ -183,16 +183,26 @@ impl Gateway {
             let request = context.id.clone();
             return Some(Origin { session, request });
         }
-        let session = self
-            .session
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .as_ref()
-            .map(|g| g.session().clone());
-        session.map(|session| Origin {
+        self.opened(&context.peer).map(|session| Origin {
             session,
             request: context.id.clone(),
         })
+    }
+
+    /// This session among the host's sessions, opened now if the client
+    /// made its `initialize` and `initialized` has not been handled yet: the
+    /// client's next request may be handled first, and a call made then must
+    /// still get its server's requests. None for a client without a session.
+    pub(super) fn opened(
+        &self,
+        peer: &rmcp::Peer<RoleServer>,
+    ) -> Option<crate::upstream::origin::Session> {
+        let mut session = self.session.lock().unwrap_or_else(|p| p.into_inner());
+        if session.is_none() && peer.peer_info().is_some() {
+            let sessions = self.shared.host.manager().sessions();
+            *session = Some(sessions.open(peer.clone(), self.session_client().reach()));
+        }
+        session.as_ref().map(|g| g.session().clone())
     }
 }
 

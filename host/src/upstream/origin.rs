@@ -471,10 +471,18 @@ pub(crate) async fn forward(
     if let Some(id) = belongs_to {
         request.extensions_mut().insert(OriginatingRequestId(id));
     }
-    let handle = peer
-        .send_request_with_option(request, PeerRequestOptions::no_options())
-        .await
-        .map_err(|e| McpError::internal_error(format!("the client is gone: {e}"), None))?;
+    // Sent from a task of its own: within the server's request handler, rmcp
+    // would mark it as coming from the *server's* request id (a task-local),
+    // and the client's transport would look for a stream of that id.
+    let sender = peer.clone();
+    let handle = tokio::spawn(async move {
+        sender
+            .send_request_with_option(request, PeerRequestOptions::no_options())
+            .await
+    })
+    .await
+    .map_err(|e| McpError::internal_error(e.to_string(), None))?
+    .map_err(|e| McpError::internal_error(format!("the client is gone: {e}"), None))?;
     let id = handle.id.clone();
     tokio::select! {
         answer = handle.await_response() => answer.map_err(|e| match e {

@@ -234,3 +234,82 @@ fn auth_scenarios_pass_with_mcpw_logging_in() {
     let passed = results.iter().filter(|r| r.1).count();
     assert_eq!(passed, AUTH_SCENARIOS.len() - expected.len());
 }
+
+/// A client at the wire that initializes and calls at once, without
+/// `notifications/initialized` (which a server handles beside the call, so
+/// it may come second) and without a standalone stream: the server's
+/// elicitation still reaches it, on its call's own stream, and its answer
+/// reaches the server. The call's id (7) is not the server's request id, so
+/// the question must be put on the stream of the client's call, not of an
+/// id taken from the server's request.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_servers_question_reaches_a_call_made_before_initialized_on_its_own_stream() {
+    use futures::StreamExt;
+    let upstream = Background::node(&[&servers().conformance_upstream()], &[]);
+    let dirs = ConfigDirs::new();
+    let up = json!({"url": upstream.url("/mcp"), "startupTimeoutMs": 5000});
+    dirs.user(&json!({"mcpServers": {"up": up}, "settings": {"toolPrefix": "none"}}).to_string());
+    let serving = Serving::start(&dirs.home(), &["--exposure", "direct"]);
+    let http = reqwest::Client::new();
+    let post = |body: serde_json::Value, session: Option<&str>| {
+        let mut p = http
+            .post(serving.url())
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-protocol-version", "2025-11-25");
+        if let Some(s) = session {
+            p = p.header("mcp-session-id", s);
+        }
+        p.json(&body).send()
+    };
+    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {"elicitation": {}},
+        "clientInfo": {"name": "wire", "version": "1"}}});
+    let opened = post(init, None).await.unwrap();
+    let session = opened.headers()["mcp-session-id"]
+        .to_str()
+        .unwrap()
+        .to_string();
+    let _ = opened.text().await;
+    let call = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+                      "params": {"name": "test_elicitation", "arguments": {"message": "who?"}}});
+    let answer = post(call, Some(&session)).await.unwrap();
+    let mut events = answer.bytes_stream();
+    let mut seen = String::new();
+    let result = loop {
+        let next = tokio::time::timeout(std::time::Duration::from_secs(20), events.next());
+        let chunk = next
+            .await
+            .unwrap_or_else(|_| panic!("nothing more came: {seen}"));
+        let chunk = chunk.expect("the stream ended").unwrap();
+        seen.push_str(&String::from_utf8_lossy(&chunk));
+        let messages: Vec<serde_json::Value> = seen
+            .lines()
+            .filter_map(|l| l.strip_prefix("data:"))
+            .filter_map(|d| serde_json::from_str(d.trim()).ok())
+            .collect();
+        if let Some(done) = messages.iter().find(|m| m["id"] == 7) {
+            break done.clone();
+        }
+        let Some(asked) = messages
+            .iter()
+            .find(|m| m["method"] == "elicitation/create")
+        else {
+            continue;
+        };
+        if seen.contains("answered") {
+            continue;
+        }
+        seen.push_str("\n(answered)\n");
+        let content = json!({"username": "wire", "email": "wire@example.com"});
+        let reply = json!({"jsonrpc": "2.0", "id": asked["id"],
+                           "result": {"action": "accept", "content": content}});
+        assert_eq!(post(reply, Some(&session)).await.unwrap().status(), 202);
+    };
+    let text = result["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        text.contains("action=accept") && text.contains("wire@example.com"),
+        "{result:#}"
+    );
+}
