@@ -17,6 +17,7 @@ mod catalog_cmd;
 mod component_cmd;
 mod config_cmd;
 mod demo_cmd;
+mod doctor_cmd;
 mod elicit;
 mod embedding;
 mod plugin_cmd;
@@ -92,6 +93,9 @@ enum Command {
     Auth(auth_cmd::AuthCommand),
     /// A project's servers wait for your approval: list them, approve them, take approvals back.
     Trust(trust_cmd::TrustArgs),
+    /// Why a client does not see a server: every client's config files, each server
+    /// live, the gateway's services; each problem with its remedy. Read-only.
+    Doctor(doctor_cmd::DoctorArgs),
 }
 
 pub fn main() -> ExitCode {
@@ -137,6 +141,7 @@ pub fn main() -> ExitCode {
         Command::Call(args) => with_runtime(servers_cmd::call(args, &sources)),
         Command::Connect(args) => with_runtime(servers_cmd::connect(args, &sources)),
         Command::Auth(cmd) => with_runtime(auth_cmd::run(cmd, &sources)),
+        Command::Doctor(args) => with_runtime(doctor_cmd::doctor(args, &sources)),
     };
     match result {
         Ok(code) => code,

@@ -43,6 +43,8 @@ pub mod clock;
 pub mod components;
 pub mod config;
 #[cfg(feature = "gateway")]
+pub mod doctor;
+#[cfg(feature = "gateway")]
 pub mod embed;
 #[cfg(feature = "gateway")]
 pub(crate) mod file_lock;

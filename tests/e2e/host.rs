@@ -6,6 +6,7 @@ mod cache_and_processes;
 mod call_path;
 pub(crate) mod cli;
 mod connections;
+mod doctor;
 pub(crate) mod embed;
 mod lifecycle;
 mod listen;

@@ -1,5 +1,10 @@
 //! `mcpw demo`: the gateway at work on real MCP servers from npm, with a
-//! built-in config that leaves the user's own config alone.
+//! built-in config that leaves the user's own config alone: status, search
+//! and calls from the Rust API, then an agent's session (code mode, a big
+//! result, a guard, an approval), then where to look next.
+
+mod session;
+mod tour;
 
 use anyhow::{Context, Result};
 use mcpw::catalog::ConnectionState;
@@ -10,6 +15,7 @@ use mcpw::present::Content;
 use serde_json::json;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 
 const EVERYTHING: &str = "@modelcontextprotocol/server-everything@2026.8.31";
 const MEMORY: &str = "@modelcontextprotocol/server-memory@2026.8.31";
@@ -28,13 +34,40 @@ pub async fn demo(sources: &ConfigSources) -> Result<ExitCode> {
 
     let mut options = HostOptions::for_env(&sources.env);
     options.maintenance = false;
-    let host = Host::start(cfg, sources.env.clone(), options).await?;
+    let host = Arc::new(Host::start(cfg, sources.env.clone(), options).await?);
 
     show_status(&host).await?;
     show_search(&host).await?;
     show_calls(&host).await?;
+    let agent = session::Session::open(host.clone()).await?;
+    let toured = agent_tour(&agent).await;
+    agent.close().await;
     host.shutdown().await;
+    toured?;
+    show_pointers()?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// What an agent meets, in one session of the gateway.
+async fn agent_tour(agent: &session::Session) -> Result<()> {
+    outln!("\n(an agent's session with the gateway, from here on: an MCP client in this process)");
+    tour::code_mode(agent).await?;
+    tour::big_result(agent).await?;
+    tour::guard(agent).await?;
+    tour::approval(agent).await
+}
+
+/// Where to go from the demo.
+fn show_pointers() -> Result<()> {
+    step("where to look next")?;
+    outln!(
+        "  mcpw doctor                        why a client does not see a server, with the remedy"
+    );
+    outln!("  mcpw serve --http 127.0.0.1:8080   the live page at http://127.0.0.1:8080/");
+    outln!("                                     (on stdio: mcpw serve --page prints its address)");
+    outln!("  OTEL_EXPORTER_OTLP_ENDPOINT=http://localhost:4318 mcpw serve");
+    outln!("                                     traces: OpenTelemetry spans over OTLP");
+    Ok(())
 }
 
 /// Writes the demo's own config under the cache directory and loads it, so
@@ -43,11 +76,19 @@ fn demo_config(sources: &ConfigSources) -> Result<(PathBuf, Config)> {
     let dir = sources.env.cache_dir().join("demo");
     std::fs::create_dir_all(&dir).with_context(|| format!("create {}", dir.display()))?;
     let file = dir.join("mcp.json");
-    let demo_config = json!({"mcpServers": {
-        "everything": {"command": "npx", "args": ["-y", EVERYTHING, "stdio"]},
-        "memory": {"command": "npx", "args": ["-y", MEMORY],
-                   "env": {"MEMORY_FILE_PATH": dir.join("memory.json").display().to_string()}}
-    }});
+    // A budget, a guard and an approval, each on one tool the tour calls;
+    // code mode adds the `code` tool beside the others.
+    let demo_config = json!({
+        "mcpServers": {
+            "everything": {"command": "npx", "args": ["-y", EVERYTHING, "stdio"],
+                           "resultBudget": {tour::BIG: tour::BUDGET},
+                           "rateLimit": {"get-sum": "1/h"}},
+            "memory": {"command": "npx", "args": ["-y", MEMORY],
+                       "env": {"MEMORY_FILE_PATH": dir.join("memory.json").display().to_string()},
+                       "approve": {"delete_*": "all"}}
+        },
+        "settings": {"codeMode": true}
+    });
     std::fs::write(&file, serde_json::to_vec_pretty(&demo_config)?)
         .context("write the demo config")?;
     let cfg = config::load(&ConfigSources {
@@ -121,6 +162,9 @@ async fn show_calls(host: &Host) -> Result<()> {
             Ok(out) => {
                 for c in &out.content {
                     if let Content::Text { text } = c {
+                        // JSON on one line: the servers indent theirs.
+                        let text = serde_json::from_str::<serde_json::Value>(text)
+                            .map_or_else(|_| text.clone(), |v| v.to_string());
                         let short: String = text.chars().take(300).collect();
                         outln!("  {}", short.replace('\n', "\n  "));
                     }

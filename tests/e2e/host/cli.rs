@@ -404,6 +404,83 @@ fn the_demo_runs_against_real_servers() {
     ] {
         assert!(text.contains(expected), "missing {expected:?} in:\n{text}");
     }
+    demo_agent_sections(&text);
+}
+
+/// The demo's section whose header starts with `title`: its lines up to the
+/// next header.
+fn demo_section<'a>(text: &'a str, title: &str) -> &'a str {
+    let header = format!("── {title}");
+    let start = text
+        .find(&header)
+        .unwrap_or_else(|| panic!("no section {title:?} in:\n{text}"));
+    let body = &text[start + header.len()..];
+    &body[..body.find("\n── ").unwrap_or(body.len())]
+}
+
+/// What the demo's agent meets: each part shown with what proves it ran.
+fn demo_agent_sections(text: &str) {
+    // Code mode: the script, and only what it kept of the 9,873 characters it read.
+    let code = demo_section(text, "code mode");
+    assert!(code.contains("section.matchAll("), "{code}");
+    let value = code.lines().find(|l| l.starts_with("  value: ")).unwrap();
+    assert_eq!(
+        value,
+        r#"  value: {"read":9873,"tools":19,"first":["echo","get-annotated-message","get-env"]}"#
+    );
+    assert!(
+        code.contains("inner calls: everything__get_features_md ok, memory__create_entities ok"),
+        "{code}"
+    );
+    // A big result: a preview that cuts the middle, then that middle read back.
+    let big = demo_section(text, "a big result");
+    let (preview, read) = big.split_once("read back: read_result").unwrap();
+    assert!(preview.contains("# Everything Server - Features"), "{big}");
+    assert!(preview.contains("characters, 95 lines cut …]"), "{big}");
+    assert!(
+        preview.contains("Cut to fit the result budget of 300 tokens"),
+        "{big}"
+    );
+    assert!(!preview.contains("simulate-research-query"), "{big}");
+    assert!(read.contains("- `simulate-research-query`"), "{big}");
+    assert!(
+        read.contains("[Characters 4,000 to 4,300 of 9,873."),
+        "{big}"
+    );
+    // A guard: the first call passes, the second is refused with its reason.
+    let guard = demo_section(text, "a guard refuses a call");
+    assert!(guard.contains("→ The sum of 1 and 2 is 3."), "{guard}");
+    assert!(
+        guard.contains(r#"→ Error: rate limit reached: mcpServers.everything.rateLimit["get-sum"] allows 1/h for each client"#),
+        "{guard}"
+    );
+    assert!(
+        guard.contains("The call of everything__get-sum did not run."),
+        "{guard}"
+    );
+    // Approval: the client is asked, the demo accepts, the call runs.
+    let approval = demo_section(text, "approval");
+    assert!(
+        approval.contains("│ Allow the agent to call memory__delete_entities (tool \"delete_entities\" of server \"memory\")?"),
+        "{approval}"
+    );
+    assert!(
+        approval.contains("(the demo answers: Allow once)"),
+        "{approval}"
+    );
+    assert!(
+        approval.contains("→ Entities deleted successfully"),
+        "{approval}"
+    );
+    // Where to look next.
+    let next = demo_section(text, "where to look next");
+    for pointer in [
+        "mcpw doctor",
+        "mcpw serve --http 127.0.0.1:8080   the live page at http://127.0.0.1:8080/",
+        "OTEL_EXPORTER_OTLP_ENDPOINT=http://localhost:4318 mcpw serve",
+    ] {
+        assert!(next.contains(pointer), "missing {pointer:?} in:\n{next}");
+    }
 }
 
 #[test]
