@@ -12,6 +12,7 @@ mod macros {
     }
 }
 
+mod add_cmd;
 mod auth_cmd;
 mod catalog_cmd;
 mod component_cmd;
@@ -93,6 +94,12 @@ enum Command {
     Auth(auth_cmd::AuthCommand),
     /// A project's servers wait for your approval: list them, approve them, take approvals back.
     Trust(trust_cmd::TrustArgs),
+    /// Search the MCP Registry for servers, by words and by meaning.
+    Find(add_cmd::FindArgs),
+    /// Add a server from the MCP Registry, a package or a URL, after one trial connection.
+    Add(add_cmd::AddArgs),
+    /// Remove a server `mcpw add` added, leaving the file as it was.
+    Remove(add_cmd::RemoveArgs),
     /// Why a client does not see a server: every client's config files, each server
     /// live, the gateway's services; each problem with its remedy. Read-only.
     Doctor(doctor_cmd::DoctorArgs),
@@ -141,6 +148,9 @@ pub fn main() -> ExitCode {
         Command::Call(args) => with_runtime(servers_cmd::call(args, &sources)),
         Command::Connect(args) => with_runtime(servers_cmd::connect(args, &sources)),
         Command::Auth(cmd) => with_runtime(auth_cmd::run(cmd, &sources)),
+        Command::Find(args) => add_cmd::find(args, &sources),
+        Command::Add(args) => add_cmd::add(args, &sources),
+        Command::Remove(args) => with_runtime(add_cmd::remove(args, &sources)),
         Command::Doctor(args) => with_runtime(doctor_cmd::doctor(args, &sources)),
     };
     match result {

@@ -55,6 +55,8 @@ pub mod gateway;
 #[cfg(feature = "gateway")]
 pub mod host;
 #[cfg(feature = "gateway")]
+pub mod install;
+#[cfg(feature = "gateway")]
 pub mod kept;
 #[cfg(feature = "gateway")]
 pub mod lifecycle;
@@ -78,6 +80,8 @@ pub mod processes;
 pub mod rate_limit;
 #[cfg(feature = "gateway")]
 pub mod recent;
+#[cfg(feature = "gateway")]
+pub mod registry;
 #[cfg(feature = "gateway")]
 pub mod results;
 #[cfg(feature = "gateway")]

@@ -151,24 +151,80 @@ pub async fn resolve_value(value: &str) -> Result<String, CommandFailed> {
     Ok(secret.to_string())
 }
 
-/// Resolves every value of a map (`env`, `headers`), adding each to `redact`.
+/// Resolves every value of a map (`env`, `headers`), adding each to
+/// `redact`: `!command`s run, and `${vault:NAME}` references replaced by
+/// the secrets `vault` keeps (`mcpw add` puts them there).
 pub async fn resolve_all(
     pairs: &[(String, String)],
     field: &str,
     server: &str,
     redact: &Redactions,
+    vault: Option<&dyn Kept>,
 ) -> Result<Vec<(String, String)>, SecretError> {
     let mut out = Vec::with_capacity(pairs.len());
     for (k, v) in pairs {
-        let value = resolve(v, &format!("{field}.{k}"), server).await?;
+        let what = format!("{field}.{k}");
+        let value = resolve(v, &what, server).await?;
         if v.starts_with('!') && !v.starts_with("!!") {
             redact.add_secret(&value);
         } else {
             redact.add(&value);
         }
+        let value = from_vault(value, vault, &what, server, redact).await?;
         out.push((k.clone(), value));
     }
     Ok(out)
+}
+
+/// Where the secrets `${vault:NAME}` names are kept (mcpw's credential
+/// vault): the value under a key, if any.
+pub trait Kept: Send + Sync {
+    /// The string kept under `key`.
+    fn secret<'a>(
+        &'a self,
+        key: &'a str,
+    ) -> futures::future::BoxFuture<'a, Result<Option<String>, String>>;
+}
+
+/// The vault key of the secret `${vault:NAME}` names.
+pub fn vault_key(name: &str) -> String {
+    format!("secret/{name}")
+}
+
+/// `value` with each `${vault:NAME}` replaced by the secret kept under it.
+async fn from_vault(
+    mut value: String,
+    vault: Option<&dyn Kept>,
+    what: &str,
+    server: &str,
+    redact: &Redactions,
+) -> Result<String, SecretError> {
+    while let Some(at) = value.find("${vault:") {
+        let Some(len) = value[at..].find('}') else {
+            break;
+        };
+        let name = value[at + 8..at + len].to_string();
+        let missing = |why: String| {
+            SecretError(format!(
+                "server \"{server}\": `{what}` refers to the vault's secret \"{name}\", {why}"
+            ))
+        };
+        let Some(vault) = vault else {
+            return Err(missing("and no vault is open here".into()));
+        };
+        let kept = vault
+            .secret(&vault_key(&name))
+            .await
+            .map_err(|e| missing(format!("which cannot be read: {e}")))?;
+        let Some(secret) = kept.as_deref() else {
+            return Err(missing(
+                "which the vault does not hold: `mcpw add` again, or edit the entry".into(),
+            ));
+        };
+        redact.add_secret(secret);
+        value.replace_range(at..at + len + 1, secret);
+    }
+    Ok(value)
 }
 
 #[cfg(test)]

@@ -83,6 +83,8 @@ pub struct ConnectContext {
     pub vault: Option<crate::auth::store::Vault>,
     /// Where a component server keeps its `wasi:keyvalue` state.
     pub stores: Arc<crate::components::keyvalue::Stores>,
+    /// The vault `${vault:NAME}` values are read from.
+    pub secrets: crate::auth::store::Vault,
 }
 
 /// The MCP revision offered first: the stateless one, opened with `server/discover`.

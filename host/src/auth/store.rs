@@ -393,3 +393,15 @@ mod tests {
         assert_eq!(StoreKind::default(), StoreKind::Keyring);
     }
 }
+
+impl crate::secrets::Kept for Vault {
+    fn secret<'a>(
+        &'a self,
+        key: &'a str,
+    ) -> futures::future::BoxFuture<'a, Result<Option<String>, String>> {
+        Box::pin(async move {
+            let kept = self.load(key).await.map_err(|e| e.to_string())?;
+            Ok(kept.and_then(|v| v.as_str().map(str::to_string)))
+        })
+    }
+}

@@ -67,7 +67,7 @@ pub struct SearchArgs {
     json: bool,
 }
 
-fn services(tools: &[Tool]) -> StaticServices {
+pub(super) fn services(tools: &[Tool]) -> StaticServices {
     let mut servers: Vec<ServerStatus> = Vec::new();
     for t in tools {
         match servers.iter_mut().find(|s| s.name == t.server) {
@@ -86,7 +86,10 @@ fn services(tools: &[Tool]) -> StaticServices {
     StaticServices::new(servers, tools.to_vec())
 }
 
-fn naming_options(prefix: Option<&str>, configured: PrefixMode) -> Result<NamingOptions> {
+pub(super) fn naming_options(
+    prefix: Option<&str>,
+    configured: PrefixMode,
+) -> Result<NamingOptions> {
     let prefix = match prefix {
         None => configured,
         Some(p) => PrefixMode::parse(p)

@@ -279,6 +279,7 @@ fn refused_in_project(key: &str, value: &Value) -> Option<&'static str> {
         "exposure" if value == "code" => Some("the code exposure runs the agent's scripts"),
         k if PROJECT_SETTINGS.contains(&k) => None,
         "guards" => Some("it loads WebAssembly guests that see every call"),
+        "registry" => Some("it says where servers are installed from"),
         "sharedState" | "sharedStateKey" | "credentialStore" => {
             Some("it says where secrets and state go, and may run a command")
         }
@@ -703,6 +704,7 @@ fn interpret_settings(raw: Map<String, Value>) -> Settings {
         s.credential_store = kind;
     }
     s.shared_state = string("sharedState");
+    s.registry = string("registry");
     s.shared_state_key = string("sharedStateKey");
     s.capture_stats = interpret_capture_stats(raw.get("captureStats"));
     if let Some(plugins) = raw.get("plugins").and_then(Value::as_object) {

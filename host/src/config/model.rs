@@ -408,6 +408,9 @@ pub struct Settings {
     pub capture_stats: Option<CaptureStats>,
     /// `credentialStore`: where OAuth credentials are kept.
     pub credential_store: StoreKind,
+    /// `registry`: the base URL of the MCP registry `mcpw add` searches
+    /// (a team may run its own copy); the official one when unset.
+    pub registry: Option<String>,
     /// `sharedState`: the Redis URL replicas share state through
     /// (`$MCPW_SHARED_STATE` and `--shared-state` win over it).
     pub shared_state: Option<String>,
@@ -443,6 +446,7 @@ impl Default for Settings {
             capture_stats: None,
             credential_store: Default::default(),
             shared_state: None,
+            registry: None,
             shared_state_key: None,
             raw: Default::default(),
         }

@@ -144,6 +144,7 @@ impl Manager {
             sessions: self.sessions.clone(),
             vault,
             stores: self.stores.clone(),
+            secrets: self.vault.clone(),
         }
     }
 

@@ -36,6 +36,7 @@ impl Connection {
             "permissions.env",
             &ctx.server,
             &ctx.redact,
+            Some(&ctx.secrets),
         )
         .await?;
         let tail = Arc::new(stdio::StderrTail::default());

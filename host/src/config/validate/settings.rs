@@ -21,6 +21,12 @@ const CHECKS: &[(&str, Check)] = &[
             "expected \"server\", \"short\" or \"none\", found {v}"
         )),
     }),
+    ("registry", |v| match v.as_str() {
+        Some(u) if u.starts_with("https://") || u.starts_with("http://") => None,
+        _ => Some(format!(
+            "expected the base URL of an MCP registry (https://…), found {v}"
+        )),
+    }),
     ("idleTimeout", |v| match v.as_f64() {
         Some(n) if n >= 0.0 => None,
         _ => Some(format!(

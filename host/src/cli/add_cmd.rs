@@ -1,0 +1,365 @@
+//! `mcpw find`, `mcpw add` and `mcpw remove`: servers found in the MCP
+//! Registry (searched offline, by words and by meaning, over a cached copy)
+//! or named as a package or URL; added as an exact plan the user approves,
+//! after one trial connection; removed leaving the file as it was.
+
+mod ask;
+mod quarantine;
+
+use anyhow::{Context, Result, bail};
+use clap::Args;
+use mcpw::catalog::{Entry, Tool};
+use mcpw::config::{ConfigSources, SourceKind};
+use mcpw::install::{self, Plan, edit};
+use mcpw::registry::{Cached, Listed, Registry};
+use serde_json::{Value, json};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Where to look in the registry.
+#[derive(Args)]
+pub struct RegistryArgs {
+    /// The registry's base URL (default: `settings.registry`, else the official one).
+    #[arg(long, value_name = "URL")]
+    registry: Option<String>,
+    /// Also deprecated and deleted entries.
+    #[arg(long)]
+    all: bool,
+    /// The embedding model for search by meaning (default: `settings.search.model`).
+    #[arg(long, value_name = "FOLDER|ID")]
+    model: Option<String>,
+}
+
+#[derive(Args)]
+pub struct FindArgs {
+    /// What the server should do.
+    query: String,
+    /// Most results.
+    #[arg(long, default_value_t = 5)]
+    limit: u32,
+    #[command(flatten)]
+    registry: RegistryArgs,
+    /// Print JSON: [{"name","version","status","description","score"}].
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Args)]
+pub struct AddArgs {
+    /// A registry name (`io.github.user/weather`) or what to search it for;
+    /// `npm:PACKAGE@VERSION`, `pypi:PACKAGE==VERSION`, or an https:// URL.
+    source: String,
+    /// The server's name in the config (default: from the source).
+    #[arg(long)]
+    name: Option<String>,
+    /// Into the project's `.mcp.json` instead of your config.
+    #[arg(long)]
+    project: bool,
+    /// A value the entry needs, as FIELD=VALUE (`env.REGION=eu`, `url.host=…`); repeatable.
+    /// Secrets are asked for (without echo), or read from standard input.
+    #[arg(long = "set", value_name = "FIELD=VALUE")]
+    set: Vec<String>,
+    /// Approve the plan without being asked (needed without a terminal).
+    #[arg(long)]
+    yes: bool,
+    /// How long the trial connection may take, in milliseconds.
+    #[arg(long, default_value_t = 120_000)]
+    timeout_ms: u64,
+    #[command(flatten)]
+    registry: RegistryArgs,
+    /// Print the plan and the tools as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Args)]
+pub struct RemoveArgs {
+    /// A server `mcpw add` added.
+    name: String,
+}
+
+/// The registry, brought up to date (or as cached, with a warning). Its
+/// own runtime: ranking afterwards runs guests that block.
+fn registry(args: &RegistryArgs, sources: &ConfigSources) -> Result<Cached> {
+    let cfg = super::load_config(sources);
+    let url = args.registry.clone().or(cfg.settings.registry.clone());
+    let registry = Registry::new(url.as_deref(), &sources.env.cache_dir());
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("start the async runtime")?;
+    let (cached, failed) = runtime.block_on(registry.refreshed());
+    if let Some(e) = failed {
+        eprintln!(
+            "mcpw: {e}; searching the copy kept from before ({} entries)",
+            cached.entries.len()
+        );
+    }
+    Ok(cached)
+}
+
+/// The registry's entries ranked for `query` by the ranking guest (and the
+/// embedding model, when one is configured), best first.
+fn rank<'a>(
+    listed: &[&'a Listed],
+    query: &str,
+    limit: u32,
+    args: &RegistryArgs,
+    sources: &ConfigSources,
+) -> Result<Vec<(&'a Listed, f32)>> {
+    let cfg = super::load_config(sources);
+    let tools: Vec<Tool> = listed
+        .iter()
+        .map(|l| Tool::new("registry", l.name(), l.text()))
+        .collect();
+    let embeddings = super::embedding::open(&cfg, sources, args.model.as_deref())?;
+    let services = super::catalog_cmd::services(&tools);
+    let services = match &embeddings {
+        Some(e) => e.services(services)?,
+        None => services,
+    };
+    let policy = super::load_policy(&cfg, sources, services, &[])?;
+    let naming = super::catalog_cmd::naming_options(Some("server"), cfg.settings.tool_prefix)?;
+    let entries: Arc<[Entry]> = policy.entries(&tools, &naming)?.into();
+    let options = mcpw::plugin::IndexOptions::default();
+    let index = match &embeddings {
+        Some(e) => e.ready(|| Ok(policy.index(entries.clone(), options.clone())?))?,
+        None => policy.index(entries.clone(), options)?,
+    };
+    let search = mcpw::plugin::SearchOptions {
+        limit,
+        mode: mcpw::plugin::QueryMode::Keyword,
+        server: None,
+    };
+    let hits = index.search(query, &search)?;
+    Ok(hits.iter().map(|h| (listed[h.index], h.score)).collect())
+}
+
+pub fn find(args: FindArgs, sources: &ConfigSources) -> Result<ExitCode> {
+    let cached = registry(&args.registry, sources)?;
+    let listed = cached.latest(args.registry.all);
+    let hits = rank(&listed, &args.query, args.limit, &args.registry, sources)?;
+    if args.json {
+        let out: Vec<Value> = hits
+            .iter()
+            .map(|(l, score)| {
+                json!({"name": l.name(), "version": l.version(), "status": l.status(),
+                       "description": l.server["description"], "score": score})
+            })
+            .collect();
+        super::print_json(&out)?;
+    } else if hits.is_empty() {
+        outln!("nothing in the registry matches {:?}", args.query);
+    } else {
+        for (l, _) in &hits {
+            let status = match l.status() {
+                "active" => String::new(),
+                other => format!(" ({other})"),
+            };
+            outln!("{} {}{status}", l.name(), l.version());
+            outln!("    {}", l.text());
+        }
+        outln!("\nadd one with: mcpw add NAME");
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The plan for `args.source`: a package or URL, the registry entry of
+/// that exact name, or the registry's best match for it.
+fn plan_for(args: &AddArgs, sources: &ConfigSources) -> Result<Plan> {
+    if let Some(plan) = install::from_source(&args.source, args.name.as_deref())? {
+        return Ok(plan);
+    }
+    let cached = registry(&args.registry, sources)?;
+    let entry = match cached.named(&args.source) {
+        Some(l) if args.registry.all || l.status() == "active" => l,
+        Some(l) => bail!(
+            "{} is {} in the registry (add it anyway with --all)",
+            l.name(),
+            l.status()
+        ),
+        None => {
+            let listed = cached.latest(args.registry.all);
+            let hits = rank(&listed, &args.source, 1, &args.registry, sources)?;
+            let Some(&(best, _)) = hits.first() else {
+                bail!("nothing in the registry matches {:?}", args.source);
+            };
+            eprintln!(
+                "mcpw: the registry's best match for {:?} is {}",
+                args.source,
+                best.name()
+            );
+            best
+        }
+    };
+    Ok(install::from_registry(&entry.server, args.name.as_deref())?)
+}
+
+pub fn add(args: AddArgs, sources: &ConfigSources) -> Result<ExitCode> {
+    let plan = plan_for(&args, sources)?;
+    super::with_runtime(added(args, plan, sources))
+}
+
+/// The plan approved, given its values, tried, and written.
+async fn added(args: AddArgs, mut plan: Plan, sources: &ConfigSources) -> Result<ExitCode> {
+    let cfg = super::load_config(sources);
+    if let Some(s) = cfg.server(&plan.name) {
+        bail!(
+            "a server named \"{}\" is configured already ({}): choose another with --name",
+            plan.name,
+            s.origin.path.display()
+        );
+    }
+    for line in plan.describe() {
+        eprintln!("  {line}");
+    }
+    if plan.not_run.is_some() {
+        eprintln!("mcpw: nothing was written");
+        return Ok(ExitCode::SUCCESS);
+    }
+    approve(&args)?;
+    let vault = mcpw::auth::vault(&cfg, &sources.env);
+    let vault_keys = fill(&mut plan, &args, &vault).await?;
+    if let Some((package, version)) = plan.pip.clone() {
+        let cache = sources.env.cache_dir();
+        let script =
+            tokio::task::spawn_blocking(move || install::pypi::install(&cache, &package, &version))
+                .await?
+                .map_err(anyhow::Error::msg)?;
+        plan.entry["command"] = json!(script.display().to_string());
+    }
+    let settings = json!({"credentialStore": cfg.settings.raw.get("credentialStore")});
+    let deadline = Duration::from_millis(args.timeout_ms);
+    let tools = quarantine::tools(&plan.name, &plan.entry, settings, sources, deadline)
+        .await
+        .with_context(|| format!("\"{}\" was not added", plan.name))?;
+    write(&args, &plan, &cfg, sources, &tools, vault_keys)
+}
+
+/// The user's approval of the plan: `--yes`, or asked at a terminal.
+fn approve(args: &AddArgs) -> Result<()> {
+    if args.yes {
+        return Ok(());
+    }
+    if !ask::interactive() {
+        bail!("nothing was added: approve the plan with --yes when there is no terminal to ask at");
+    }
+    if !ask::confirm("Add it?")? {
+        bail!("nothing was added");
+    }
+    Ok(())
+}
+
+/// Gives the plan its values: secrets into the vault (their keys returned),
+/// the rest into the entry.
+async fn fill(
+    plan: &mut Plan,
+    args: &AddArgs,
+    vault: &mcpw::auth::store::Vault,
+) -> Result<Vec<String>> {
+    let given: Vec<(String, String)> = args
+        .set
+        .iter()
+        .map(|s| match s.split_once('=') {
+            Some((f, v)) => Ok((f.to_string(), v.to_string())),
+            None => bail!("--set {s:?}: expected FIELD=VALUE"),
+        })
+        .collect::<Result<_>>()?;
+    let mut keys = Vec::new();
+    for input in plan.inputs.clone() {
+        let value = ask::value(&input, &given)?;
+        if input.secret {
+            let field = input
+                .field
+                .split_once('.')
+                .map_or(&*input.field, |(_, k)| k);
+            let key = mcpw::secrets::vault_key(&format!("{}/{field}", plan.name));
+            vault
+                .save(&key, &Value::String(value))
+                .await
+                .with_context(|| format!("keep {} in the vault", input.field))?;
+            keys.push(key);
+        } else {
+            replace_in(
+                &mut plan.entry,
+                &format!("${{input:{}}}", input.field),
+                &value,
+            );
+        }
+    }
+    Ok(keys)
+}
+
+fn replace_in(value: &mut Value, from: &str, to: &str) {
+    match value {
+        Value::String(s) => *s = s.replace(from, to),
+        Value::Array(a) => a.iter_mut().for_each(|v| replace_in(v, from, to)),
+        Value::Object(o) => o.values_mut().for_each(|v| replace_in(v, from, to)),
+        _ => {}
+    }
+}
+
+/// Writes the entry and its pins, and says what was added.
+fn write(
+    args: &AddArgs,
+    plan: &Plan,
+    cfg: &mcpw::config::Config,
+    sources: &ConfigSources,
+    tools: &[Arc<Tool>],
+    vault_keys: Vec<String>,
+) -> Result<ExitCode> {
+    let (file, key) = if args.project {
+        let dir = sources.project_dir.clone().context("no project folder")?;
+        let repository = cfg.trust.repository.clone().unwrap_or(dir.clone());
+        let key = format!("{}#{}", repository.display(), plan.name);
+        (dir.join(".mcp.json"), key)
+    } else {
+        let file = cfg
+            .sources
+            .iter()
+            .find(|s| s.kind == SourceKind::User)
+            .map(|s| s.path.clone())
+            .unwrap_or_else(|| sources.env.default_config_file());
+        (file, format!("user#{}", plan.name))
+    };
+    quarantine::pin(cfg, key, &plan.name, tools)?;
+    let state = sources.env.state_home();
+    edit::insert(&file, &plan.name, &plan.entry, vault_keys, &state)
+        .with_context(|| format!("\"{}\" was not added", plan.name))?;
+    let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
+    if args.json {
+        super::print_json(
+            &json!({"added": plan.name, "file": file, "plan": plan, "tools": names}),
+        )?;
+    } else {
+        outln!(
+            "added \"{}\" to {}: {} tools ({})",
+            plan.name,
+            file.display(),
+            names.len(),
+            names.join(", ")
+        );
+        outln!(
+            "a running `mcpw serve` picks it up by itself; remove it with `mcpw remove {}`",
+            plan.name
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+pub async fn remove(args: RemoveArgs, sources: &ConfigSources) -> Result<ExitCode> {
+    let receipt = edit::remove(&args.name, &sources.env.state_home())?;
+    let cfg = super::load_config(sources);
+    let vault = mcpw::auth::vault(&cfg, &sources.env);
+    for key in &receipt.vault_keys {
+        vault
+            .clear(key)
+            .await
+            .with_context(|| format!("forget {key} in the vault"))?;
+    }
+    let file: PathBuf = receipt.file;
+    outln!("removed \"{}\" from {}", args.name, file.display());
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,304 @@
+//! Adding a server: what it will run, from where, at which version, with
+//! which secrets ([`Plan`]), resolved from a registry entry's `server.json`
+//! ([`from_registry`]), a package (`npm:pkg@1.2.3`, `pypi:pkg==1.2.3`) or a
+//! URL; and the config file's change, written atomically and undone byte
+//! for byte ([`edit`]).
+//!
+//! A plan is exact: a remote, else a package pinned to one version
+//! (`latest` and ranges are refused), so what was approved is what runs.
+//! Secrets never go into a config file: the entry refers to the vault
+//! (`${vault:NAME}`), and the value is asked for and kept there.
+
+pub mod edit;
+mod from_registry;
+pub mod pypi;
+
+pub use from_registry::from_registry;
+
+use serde::Serialize;
+use serde_json::{Value, json};
+
+/// Why a source cannot be added.
+#[derive(Debug, thiserror::Error, PartialEq)]
+pub enum InstallError {
+    /// A package version that is not one exact version.
+    #[error(
+        "{what}: the version must be exact (as `1.2.3`), not {version:?}: what is approved is what runs"
+    )]
+    NotExact {
+        /// The package.
+        what: String,
+        /// The version given.
+        version: String,
+    },
+    /// An entry mcpw cannot run.
+    #[error("{0}")]
+    Unsupported(String),
+    /// A source that is not one of the forms.
+    #[error(
+        "{0:?}: expected a registry name or search, npm:PACKAGE@VERSION, pypi:PACKAGE==VERSION, or an https:// URL"
+    )]
+    BadSource(String),
+}
+
+/// A value the entry needs from the user.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Input {
+    /// `env.API_KEY`, `headers.Authorization`, `args[1]`, `url.host`.
+    pub field: String,
+    /// What the server says of it.
+    pub description: String,
+    /// Kept in the vault, asked for without echo.
+    pub secret: bool,
+    /// A value to offer.
+    pub default: Option<String>,
+}
+
+/// What adding a server will do, shown before it is done.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Plan {
+    /// The server's name in the config.
+    pub name: String,
+    /// Its config entry (secrets as `${vault:…}`, inputs as `${input:…}`
+    /// until given).
+    pub entry: Value,
+    /// What will run: a command line, or the URL reached.
+    pub runs: String,
+    /// Where it comes from: `registry`, `npm`, `pypi`, `url`, `oci`.
+    pub source: String,
+    /// The exact version, for a package.
+    pub version: Option<String>,
+    /// The registry's name of the server (its namespace verified by the
+    /// registry at publication), if it came from one.
+    pub registry_name: Option<String>,
+    /// Its source repository, when the entry names one.
+    pub repository: Option<String>,
+    /// The values it needs.
+    pub inputs: Vec<Input>,
+    /// Why it is shown but not run (an OCI image), if so.
+    pub not_run: Option<String>,
+    /// A PyPI package to install before it runs: `(package, version)`; the
+    /// entry's `command` is its script, once installed ([`pypi`]).
+    pub pip: Option<(String, String)>,
+}
+
+impl Plan {
+    /// The lines shown to whoever approves it.
+    pub fn describe(&self) -> Vec<String> {
+        let mut lines = vec![format!("add \"{}\": runs {}", self.name, self.runs)];
+        let mut from = format!("from {}", self.source);
+        if let Some(n) = &self.registry_name {
+            from.push_str(&format!(" {n}"));
+        }
+        if let Some(v) = &self.version {
+            from.push_str(&format!(", version {v}"));
+        }
+        lines.push(from);
+        if let Some(r) = &self.repository {
+            lines.push(format!("repository {r}"));
+        }
+        for i in &self.inputs {
+            let kind = if i.secret { "secret" } else { "value" };
+            lines.push(format!("needs {kind} {}: {}", i.field, i.description));
+        }
+        if let Some(why) = &self.not_run {
+            lines.push(format!("not run: {why}"));
+        }
+        lines
+    }
+}
+
+/// The plan for a source given on the command line: `npm:…`, `pypi:…` or a
+/// URL. Anything else is a registry name or search (`None`).
+pub fn from_source(source: &str, name: Option<&str>) -> Result<Option<Plan>, InstallError> {
+    if let Some(spec) = source.strip_prefix("npm:") {
+        let (package, version) = split_npm(spec)?;
+        return Ok(Some(npm_plan(
+            package,
+            version,
+            name,
+            Vec::new(),
+            Vec::new(),
+        )));
+    }
+    if let Some(spec) = source.strip_prefix("pypi:") {
+        let (package, version) = spec.split_once("==").ok_or_else(|| not_exact(spec, ""))?;
+        exact(package, version)?;
+        return Ok(Some(pypi_plan(package, version, name, Vec::new())));
+    }
+    if source.starts_with("https://") || source.starts_with("http://") {
+        let url =
+            reqwest::Url::parse(source).map_err(|_| InstallError::BadSource(source.into()))?;
+        let base = url.host_str().unwrap_or("remote").to_string();
+        return Ok(Some(Plan {
+            name: name.map_or_else(|| server_name(&base), str::to_string),
+            entry: json!({"url": source}),
+            runs: format!("nothing on this machine: it connects to {source}"),
+            source: "url".into(),
+            version: None,
+            registry_name: None,
+            repository: None,
+            inputs: Vec::new(),
+            not_run: None,
+            pip: None,
+        }));
+    }
+    Ok(None)
+}
+
+/// `@scope/pkg@1.2.3` as package and version.
+fn split_npm(spec: &str) -> Result<(&str, &str), InstallError> {
+    let at = spec
+        .char_indices()
+        .skip(1)
+        .find(|(_, c)| *c == '@')
+        .map(|(i, _)| i);
+    let (package, version) = match at {
+        Some(i) => (&spec[..i], &spec[i + 1..]),
+        None => (spec, ""),
+    };
+    exact(package, version)?;
+    Ok((package, version))
+}
+
+/// Refuses `latest`, ranges, tags and empty versions.
+pub fn exact(what: &str, version: &str) -> Result<(), InstallError> {
+    // A numeric dotted core (`1.2.3`, `2025.1.14`), then an optional
+    // pre-release or build (`-beta.1`, `+local`).
+    let core = version.split(['-', '+']).next().unwrap_or_default();
+    let parts: Vec<&str> = core.split('.').collect();
+    let ok = parts.len() >= 2
+        && parts
+            .iter()
+            .all(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_digit()))
+        && version
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '+'));
+    if ok {
+        Ok(())
+    } else {
+        Err(not_exact(what, version))
+    }
+}
+
+fn not_exact(what: &str, version: &str) -> InstallError {
+    InstallError::NotExact {
+        what: what.into(),
+        version: version.into(),
+    }
+}
+
+/// A config name from anything: the last path segment, lowercased, with
+/// only the characters server names may have.
+pub fn server_name(from: &str) -> String {
+    let last = from.rsplit(['/', ':']).next().unwrap_or(from);
+    let last = last
+        .trim_start_matches("mcp-server-")
+        .trim_start_matches("server-")
+        .trim_end_matches("-mcp-server")
+        .trim_end_matches("-mcp");
+    let name: String = last
+        .to_lowercase()
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '-'
+            }
+        })
+        .collect();
+    let name = name.trim_matches('-');
+    if name.is_empty() {
+        "server".into()
+    } else {
+        name.chars().take(60).collect()
+    }
+}
+
+/// `npx -y package@version ARGS`, with `env`.
+fn npm_plan(
+    package: &str,
+    version: &str,
+    name: Option<&str>,
+    args: Vec<String>,
+    env: Vec<(String, String)>,
+) -> Plan {
+    let mut all = vec!["-y".to_string(), format!("{package}@{version}")];
+    all.extend(args);
+    let env: serde_json::Map<String, Value> = env
+        .into_iter()
+        .map(|(k, v)| (k, Value::String(v)))
+        .collect();
+    let mut entry = json!({"command": "npx", "args": all});
+    if !env.is_empty() {
+        entry["env"] = Value::Object(env);
+    }
+    Plan {
+        name: name.map_or_else(|| server_name(package), str::to_string),
+        runs: format!("npx {}", all.join(" ")),
+        entry,
+        source: "npm".into(),
+        version: Some(version.into()),
+        registry_name: None,
+        repository: None,
+        inputs: Vec::new(),
+        not_run: None,
+        pip: None,
+    }
+}
+
+/// The package installed by pip into a virtual environment of its own
+/// (see [`pypi`]); the entry's command is set once it is installed.
+fn pypi_plan(package: &str, version: &str, name: Option<&str>, args: Vec<String>) -> Plan {
+    Plan {
+        name: name.map_or_else(|| server_name(package), str::to_string),
+        runs: format!(
+            "{package}=={version}, installed by pip into a virtual environment of its own"
+        ),
+        entry: json!({"args": args}),
+        source: "pypi".into(),
+        version: Some(version.into()),
+        registry_name: None,
+        repository: None,
+        inputs: Vec::new(),
+        not_run: None,
+        pip: Some((package.into(), version.into())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_exact_versions_pass() {
+        for good in ["1.2.3", "0.6.2", "2025.1.14", "1.0.0-beta.1"] {
+            assert_eq!(exact("p", good), Ok(()), "{good}");
+        }
+        for bad in ["latest", "", "^1.2.3", "~1.2", "1.x", ">=1.0", "1", "next"] {
+            assert!(exact("p", bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn sources_make_plans() {
+        let npm = from_source("npm:@scope/pkg-mcp@1.2.3", None)
+            .unwrap()
+            .unwrap();
+        assert_eq!(npm.entry["args"], json!(["-y", "@scope/pkg-mcp@1.2.3"]));
+        assert_eq!(npm.name, "pkg");
+        assert!(from_source("npm:@scope/pkg", None).is_err());
+        assert!(from_source("npm:pkg@latest", None).is_err());
+        let py = from_source("pypi:mcp-server-time==2025.9.25", None)
+            .unwrap()
+            .unwrap();
+        assert_eq!(py.name, "time");
+        assert!(from_source("pypi:mcp-server-time", None).is_err());
+        let url = from_source("https://mcp.example.com/mcp", Some("ex"))
+            .unwrap()
+            .unwrap();
+        assert_eq!(url.entry, json!({"url": "https://mcp.example.com/mcp"}));
+        assert_eq!(from_source("weather", None), Ok(None));
+    }
+}

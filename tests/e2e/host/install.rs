@@ -1,0 +1,406 @@
+//! `mcpw find`, `add` and `remove` against a registry on loopback that
+//! serves the fixture's answers (`tests/fixtures/registry/servers.json`) as
+//! the MCP Registry's API does (search by name, `updated_since`, cursors,
+//! deleted entries left out unless asked for), installing real npm and
+//! PyPI packages.
+
+use crate::common::{ConfigDirs, fixture};
+use crate::servers::{Serving, mcpw_in, servers};
+use serde_json::{Value, json};
+use std::path::{Path, PathBuf};
+use std::process::{Output, Stdio};
+use std::sync::{Arc, Mutex};
+
+/// A registry on loopback, serving the fixture; the queries it was asked.
+struct Registry {
+    url: String,
+    asked: Arc<Mutex<Vec<String>>>,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+fn page(all: &[Value], query: &std::collections::HashMap<String, String>) -> Value {
+    let since = query.get("updated_since");
+    let search = query.get("search");
+    // As the registry does: deleted entries when asked for, and always
+    // with `updated_since`.
+    let deleted = since.is_some() || query.get("include_deleted").is_some_and(|v| v == "true");
+    let at = |v: &Value| v["_meta"]["io.modelcontextprotocol.registry/official"].clone();
+    let chosen: Vec<&Value> = all
+        .iter()
+        .filter(|v| deleted || at(v)["status"] != "deleted")
+        .filter(|v| since.is_none_or(|s| at(v)["updatedAt"].as_str().unwrap() > s.as_str()))
+        .filter(|v| {
+            search.is_none_or(|s| v["server"]["name"].as_str().unwrap().contains(s.as_str()))
+        })
+        .collect();
+    let from: usize = query.get("cursor").map_or(0, |c| c.parse().unwrap());
+    let limit: usize = query
+        .get("limit")
+        .map_or(3, |l| l.parse::<usize>().unwrap().min(3));
+    let slice: Vec<&Value> = chosen.iter().skip(from).take(limit).copied().collect();
+    let next = (from + limit < chosen.len()).then(|| (from + limit).to_string());
+    json!({"servers": slice, "metadata": {"count": slice.len(), "nextCursor": next}})
+}
+
+impl Registry {
+    fn start() -> Registry {
+        let text = std::fs::read_to_string(fixture("registry/servers.json")).unwrap();
+        let all: Arc<Vec<Value>> = Arc::new(
+            serde_json::from_str::<Value>(&text).unwrap()["servers"]
+                .as_array()
+                .unwrap()
+                .clone(),
+        );
+        let asked = Arc::new(Mutex::new(Vec::new()));
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.set_nonblocking(true).unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        let seen = asked.clone();
+        let thread = std::thread::spawn(move || {
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap();
+            rt.block_on(async move {
+                use axum::extract::RawQuery;
+                let app = axum::Router::new().route(
+                    "/v0.1/servers",
+                    axum::routing::get(move |RawQuery(raw): RawQuery| {
+                        let raw = raw.unwrap_or_default();
+                        seen.lock().unwrap().push(raw.clone());
+                        let url = reqwest::Url::parse(&format!("http://r/?{raw}")).unwrap();
+                        let q = url.query_pairs().into_owned().collect();
+                        let body = page(&all, &q).to_string();
+                        let json = [(axum::http::header::CONTENT_TYPE, "application/json")];
+                        async move { (json, body) }
+                    }),
+                );
+                let listener = tokio::net::TcpListener::from_std(listener).unwrap();
+                axum::serve(listener, app)
+                    .with_graceful_shutdown(async move {
+                        let _ = stopped.await;
+                    })
+                    .await
+                    .unwrap();
+            });
+        });
+        Registry {
+            url,
+            asked,
+            stop: Some(stop),
+            thread: Some(thread),
+        }
+    }
+
+    fn stop(&mut self) {
+        if let Some(s) = self.stop.take() {
+            let _ = s.send(());
+        }
+        if let Some(t) = self.thread.take() {
+            t.join().unwrap();
+        }
+    }
+}
+
+impl Drop for Registry {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// A home whose config names `registry` and keeps secrets in files.
+fn home_with(registry: &Registry, settings: Value) -> ConfigDirs {
+    let dirs = ConfigDirs::new();
+    let mut settings = settings;
+    settings["registry"] = json!(registry.url);
+    settings["credentialStore"] = json!("file");
+    dirs.user(&json!({"mcpServers": {}, "settings": settings}).to_string());
+    dirs
+}
+
+fn npm_cache() -> PathBuf {
+    servers();
+    PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .parent()
+        .unwrap()
+        .join("test-servers/npm-cache")
+}
+
+/// `mcpw ARGS` in `home`, `stdin` given on its standard input.
+fn mcpw(home: &Path, args: &[&str], stdin: &str) -> Output {
+    use std::io::Write;
+    let mut child = mcpw_in(home)
+        .args(args)
+        .env("npm_config_cache", npm_cache())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stdin.as_bytes())
+        .unwrap();
+    child.wait_with_output().unwrap()
+}
+
+fn texts(out: &Output) -> String {
+    format!(
+        "{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+fn found(out: &Output) -> Vec<String> {
+    let hits: Value =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|_| panic!("{}", texts(out)));
+    hits.as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["name"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// Search by words, and by meaning with a model (a query that shares no
+/// word with the server's name, title or description); deprecated and
+/// deleted entries only when asked for; the cache refreshed with
+/// `updated_since`, and searched when the registry is down.
+#[test]
+fn find_searches_a_cached_registry_by_words_and_by_meaning() {
+    let mut registry = Registry::start();
+    let model = servers().minilm().display().to_string();
+    let dirs = home_with(&registry, json!({"search": {"model": model}}));
+    let home = dirs.home();
+    let words = mcpw(
+        &home,
+        &["find", "timezone conversions", "--json", "--limit", "1"],
+        "",
+    );
+    assert_eq!(
+        found(&words),
+        ["io.github.modelcontextprotocol/server-time"]
+    );
+    let meaning = mcpw(
+        &home,
+        &[
+            "find",
+            "remember facts about people between chats",
+            "--json",
+            "--limit",
+            "1",
+        ],
+        "",
+    );
+    assert_eq!(
+        found(&meaning),
+        ["io.github.modelcontextprotocol/server-memory"],
+        "{}",
+        texts(&meaning)
+    );
+    let files = mcpw(
+        &home,
+        &["find", "read and write files in folders", "--json"],
+        "",
+    );
+    assert!(!found(&files).contains(&"io.github.example/old-files".to_string()));
+    let all = mcpw(
+        &home,
+        &["find", "read and write files in folders", "--json", "--all"],
+        "",
+    );
+    assert!(
+        found(&all).contains(&"io.github.example/old-files".to_string()),
+        "{}",
+        texts(&all)
+    );
+    let asked = registry.asked.lock().unwrap().clone();
+    assert!(asked[0].contains("limit="), "{asked:?}");
+    assert!(
+        asked.iter().any(|q| q.contains("cursor=")),
+        "pages followed: {asked:?}"
+    );
+    assert!(
+        asked
+            .iter()
+            .skip(3)
+            .any(|q| q.contains("updated_since=2026-10-20T09")),
+        "later reads ask only for what changed: {asked:?}"
+    );
+    registry.stop();
+    let offline = mcpw(
+        &home,
+        &["find", "timezone conversions", "--json", "--limit", "1"],
+        "",
+    );
+    assert_eq!(
+        found(&offline),
+        ["io.github.modelcontextprotocol/server-time"]
+    );
+    assert!(
+        texts(&offline).contains("searching the copy kept from before"),
+        "{}",
+        texts(&offline)
+    );
+}
+
+/// A server from the registry, added while `serve` runs: its secret asked
+/// for on standard input, kept in the vault (never in the file nor in the
+/// output), its tools pinned, usable in the running `serve` without a
+/// restart and given the secret; removed, the file is as it was.
+#[test]
+fn add_installs_a_registry_server_for_a_running_serve_and_remove_restores_the_file() {
+    let registry = Registry::start();
+    let dirs = home_with(&registry, json!({}));
+    let home = dirs.home();
+    let file = home.join(".config/mcpw/mcp.json");
+    let before = std::fs::read(&file).unwrap();
+    let serving = Serving::start_with(
+        &home,
+        &["--exposure", "direct"],
+        &[("npm_config_cache", npm_cache().to_str().unwrap())],
+    );
+    let secret = "s3cret-token-0042";
+    let added = mcpw(
+        &home,
+        &[
+            "add",
+            "io.github.modelcontextprotocol/server-everything",
+            "--yes",
+            "--name",
+            "every",
+        ],
+        &format!("{secret}\n"),
+    );
+    let said = texts(&added);
+    assert!(added.status.success(), "{said}");
+    assert!(
+        !said.contains(secret),
+        "the secret is never printed: {said}"
+    );
+    assert!(
+        said.contains("needs secret env.EVERYTHING_TOKEN"),
+        "the plan names it: {said}"
+    );
+    let written = std::fs::read_to_string(&file).unwrap();
+    assert!(!written.contains(secret), "{written}");
+    assert!(
+        written.contains("${vault:every/EVERYTHING_TOKEN}"),
+        "{written}"
+    );
+    assert!(
+        written.contains("@modelcontextprotocol/server-everything@2026.8.31"),
+        "{written}"
+    );
+    let pins = std::fs::read_to_string(home.join(".local/state/mcpw/pins.json")).unwrap();
+    assert!(
+        pins.contains("user#every") && pins.contains("get-env"),
+        "{pins}"
+    );
+    // The running serve took it up, and the server got its secret.
+    let client = crate::gateway::serve::client_plan(json!({
+        "connect": {"url": serving.url()},
+        "steps": [{"op": "waitForTool", "name": "every__get-env", "timeoutMs": 90000},
+                  {"op": "callTool", "name": "every__get-env", "arguments": {}}]}));
+    let got = client.unwrap_or_else(|e| panic!("{e}"));
+    assert!(got[1].to_string().contains(secret), "{:#}", got[1]);
+    let removed = mcpw(&home, &["remove", "every"], "");
+    assert!(removed.status.success(), "{}", texts(&removed));
+    assert_eq!(std::fs::read(&file).unwrap(), before, "byte for byte");
+    let vault = std::fs::read_dir(home.join(".config/mcpw"))
+        .unwrap()
+        .count();
+    assert!(vault >= 1);
+}
+
+/// What is refused writes nothing: an entry that cannot connect, a package
+/// given without an exact version, an OCI image (planned and shown, not
+/// run), a deprecated entry, and a plan not approved.
+#[test]
+fn add_writes_nothing_it_cannot_run_or_was_not_approved_to() {
+    let registry = Registry::start();
+    let dirs = home_with(&registry, json!({}));
+    let home = dirs.home();
+    let file = home.join(".config/mcpw/mcp.json");
+    let before = std::fs::read(&file).unwrap();
+    let cases: [(&[&str], &str); 5] = [
+        (
+            &[
+                "add",
+                "http://127.0.0.1:9/mcp",
+                "--yes",
+                "--timeout-ms",
+                "20000",
+            ],
+            "was not added",
+        ),
+        (
+            &[
+                "add",
+                "npm:@modelcontextprotocol/server-memory@latest",
+                "--yes",
+            ],
+            "must be exact",
+        ),
+        (
+            &["add", "io.github.example/container-search", "--yes"],
+            "not run: an OCI image",
+        ),
+        (
+            &["add", "io.github.user/local-weather", "--yes"],
+            "is deprecated",
+        ),
+        (
+            &["add", "npm:@modelcontextprotocol/server-memory@2026.8.31"],
+            "approve the plan with --yes",
+        ),
+    ];
+    for (args, why) in cases {
+        let out = mcpw(&home, args, "");
+        assert!(texts(&out).contains(why), "{args:?}: {}", texts(&out));
+        assert_eq!(
+            std::fs::read(&file).unwrap(),
+            before,
+            "{args:?} wrote nothing"
+        );
+    }
+    assert!(!home.join(".local/state/mcpw/added").exists());
+}
+
+/// A PyPI package, installed by pip at its exact version into a virtual
+/// environment of its own, and run by its console script.
+#[test]
+fn add_installs_a_pypi_package_into_a_virtual_environment_of_its_own() {
+    let registry = Registry::start();
+    let dirs = home_with(&registry, json!({}));
+    let home = dirs.home();
+    let pip_cache = npm_cache().with_file_name("pip-cache");
+    let out = mcpw_in(&home)
+        .args(["add", "pypi:mcp-server-time==2026.10.19", "--yes", "--json"])
+        .env("PIP_CACHE_DIR", pip_cache)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", texts(&out));
+    let added: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let command = added["plan"]["entry"]["command"].as_str().unwrap();
+    assert!(
+        command.ends_with("mcp-server-time-2026.10.19/bin/mcp-server-time"),
+        "{command}"
+    );
+    assert!(
+        added["tools"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("get_current_time")),
+        "{added:#}"
+    );
+    let called = mcpw_in(&home)
+        .args(["call", "time__get_current_time", r#"{"timezone": "UTC"}"#])
+        .output()
+        .unwrap();
+    assert!(texts(&called).contains("UTC"), "{}", texts(&called));
+}
