@@ -9,7 +9,9 @@
 //! Secrets never go into a config file: the entry refers to the vault
 //! (`${vault:NAME}`), and the value is asked for and kept there.
 
+pub mod apply;
 pub mod edit;
+pub mod find;
 mod from_registry;
 pub mod pypi;
 

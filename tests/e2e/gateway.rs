@@ -10,6 +10,7 @@ mod conformance;
 mod eras;
 mod exposure;
 pub mod guards;
+mod install;
 mod oauth;
 mod operations;
 mod page;

@@ -8,7 +8,7 @@ pub(crate) mod cli;
 mod connections;
 mod doctor;
 pub(crate) mod embed;
-mod install;
+pub(crate) mod install;
 mod lifecycle;
 mod listen;
 mod loading;

@@ -4,12 +4,13 @@
 //! after one trial connection; removed leaving the file as it was.
 
 mod ask;
-mod quarantine;
 
 use anyhow::{Context, Result, bail};
 use clap::Args;
-use mcpw::catalog::{Entry, Tool};
-use mcpw::config::{ConfigSources, SourceKind};
+use mcpw::audit::Decision;
+use mcpw::catalog::Tool;
+use mcpw::config::ConfigSources;
+use mcpw::install::apply::{self, Target};
 use mcpw::install::{self, Plan, edit};
 use mcpw::registry::{Cached, Listed, Registry};
 use serde_json::{Value, json};
@@ -110,10 +111,7 @@ fn rank<'a>(
     sources: &ConfigSources,
 ) -> Result<Vec<(&'a Listed, f32)>> {
     let cfg = super::load_config(sources);
-    let tools: Vec<Tool> = listed
-        .iter()
-        .map(|l| Tool::new("registry", l.name(), l.text()))
-        .collect();
+    let tools = install::find::as_tools(listed);
     let embeddings = super::embedding::open(&cfg, sources, args.model.as_deref())?;
     let services = super::catalog_cmd::services(&tools);
     let services = match &embeddings {
@@ -121,20 +119,14 @@ fn rank<'a>(
         None => services,
     };
     let policy = super::load_policy(&cfg, sources, services, &[])?;
-    let naming = super::catalog_cmd::naming_options(Some("server"), cfg.settings.tool_prefix)?;
-    let entries: Arc<[Entry]> = policy.entries(&tools, &naming)?.into();
-    let options = mcpw::plugin::IndexOptions::default();
-    let index = match &embeddings {
-        Some(e) => e.ready(|| Ok(policy.index(entries.clone(), options.clone())?))?,
-        None => policy.index(entries.clone(), options)?,
+    let hits = match &embeddings {
+        Some(e) => e.ready(|| Ok(install::find::rank(&policy, listed, query, limit)?))?,
+        None => install::find::rank(&policy, listed, query, limit)?,
     };
-    let search = mcpw::plugin::SearchOptions {
-        limit,
-        mode: mcpw::plugin::QueryMode::Keyword,
-        server: None,
-    };
-    let hits = index.search(query, &search)?;
-    Ok(hits.iter().map(|h| (listed[h.index], h.score)).collect())
+    Ok(hits
+        .into_iter()
+        .map(|(i, score)| (listed[i], score))
+        .collect())
 }
 
 pub fn find(args: FindArgs, sources: &ConfigSources) -> Result<ExitCode> {
@@ -230,12 +222,33 @@ async fn added(args: AddArgs, mut plan: Plan, sources: &ConfigSources) -> Result
                 .map_err(anyhow::Error::msg)?;
         plan.entry["command"] = json!(script.display().to_string());
     }
-    let settings = json!({"credentialStore": cfg.settings.raw.get("credentialStore")});
     let deadline = Duration::from_millis(args.timeout_ms);
-    let tools = quarantine::tools(&plan.name, &plan.entry, settings, sources, deadline)
+    let tools = apply::trial(&plan, &cfg, &sources.env, deadline)
         .await
+        .map_err(anyhow::Error::msg)
         .with_context(|| format!("\"{}\" was not added", plan.name))?;
-    write(&args, &plan, &cfg, sources, &tools, vault_keys)
+    let target = match args.project {
+        true => Target::Project(sources.project_dir.clone().context("no project folder")?),
+        false => Target::User,
+    };
+    let file = apply::write(&plan, &cfg, &sources.env, &target, &tools, vault_keys)
+        .map_err(anyhow::Error::msg)
+        .with_context(|| format!("\"{}\" was not added", plan.name))?;
+    let decision = if args.yes {
+        Decision::Allowed
+    } else {
+        Decision::Asked
+    };
+    apply::audit(
+        &cfg,
+        &sources.env,
+        "install",
+        &plan.name,
+        "",
+        decision,
+        Some(plan.runs.clone()),
+    );
+    said_added(&args, &plan, &file, &tools)
 }
 
 /// The user's approval of the plan: `--yes`, or asked at a terminal.
@@ -301,33 +314,13 @@ fn replace_in(value: &mut Value, from: &str, to: &str) {
     }
 }
 
-/// Writes the entry and its pins, and says what was added.
-fn write(
+/// Says what was added.
+fn said_added(
     args: &AddArgs,
     plan: &Plan,
-    cfg: &mcpw::config::Config,
-    sources: &ConfigSources,
+    file: &std::path::Path,
     tools: &[Arc<Tool>],
-    vault_keys: Vec<String>,
 ) -> Result<ExitCode> {
-    let (file, key) = if args.project {
-        let dir = sources.project_dir.clone().context("no project folder")?;
-        let repository = cfg.trust.repository.clone().unwrap_or(dir.clone());
-        let key = format!("{}#{}", repository.display(), plan.name);
-        (dir.join(".mcp.json"), key)
-    } else {
-        let file = cfg
-            .sources
-            .iter()
-            .find(|s| s.kind == SourceKind::User)
-            .map(|s| s.path.clone())
-            .unwrap_or_else(|| sources.env.default_config_file());
-        (file, format!("user#{}", plan.name))
-    };
-    quarantine::pin(cfg, key, &plan.name, tools)?;
-    let state = sources.env.state_home();
-    edit::insert(&file, &plan.name, &plan.entry, vault_keys, &state)
-        .with_context(|| format!("\"{}\" was not added", plan.name))?;
     let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
     if args.json {
         super::print_json(
@@ -359,6 +352,15 @@ pub async fn remove(args: RemoveArgs, sources: &ConfigSources) -> Result<ExitCod
             .await
             .with_context(|| format!("forget {key} in the vault"))?;
     }
+    apply::audit(
+        &cfg,
+        &sources.env,
+        "remove",
+        &args.name,
+        "",
+        Decision::Allowed,
+        None,
+    );
     let file: PathBuf = receipt.file;
     outln!("removed \"{}\" from {}", args.name, file.display());
     Ok(ExitCode::SUCCESS)

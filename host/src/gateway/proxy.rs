@@ -4,6 +4,7 @@
 //! documented proxy tool. Every mode shows and reaches only the servers the
 //! client sees: another server is "not found", like one that does not exist.
 
+mod install;
 mod search;
 mod tool;
 
@@ -38,7 +39,7 @@ fn tool_definition_for(servers: usize) -> Value {
         "name": TOOL_NAME,
         "description": format!(
             "Gateway to {servers} MCP servers. First given wins: code (JavaScript: await tools.<name>(args), mcp.search(q); returns its value) > tool (call, with args) > \
-             result (offset, limit) > connect > describe > search (words OR'd) > server (list its tools) > nothing (status). format: json/toon/csv. \
+             result (offset, limit) > add (user approves) > find (MCP Registry) > connect > describe > search (words OR'd) > server (list its tools) > nothing (status). format: json/toon/csv. \
              E.g. mcp({{search: \"create issue\"}}), mcp({{tool: \"github__create_issue\", args: {{...}}}})"
         ),
         "inputSchema": &*input_schema(),
@@ -63,13 +64,13 @@ struct Args {
     /// Tool to call
     #[serde(default, deserialize_with = "lenient")]
     tool: Option<String>,
-    /// Call arguments (object or JSON string)
+    /// Call arguments (object or JSON)
     #[serde(default)]
     args: Option<Value>,
     /// Server to reconnect
     #[serde(default, deserialize_with = "lenient")]
     connect: Option<String>,
-    /// Tool to show parameters of
+    /// Tool to describe
     #[serde(default, deserialize_with = "lenient")]
     describe: Option<String>,
     #[serde(default, deserialize_with = "lenient")]
@@ -96,6 +97,12 @@ struct Args {
     // How a result's JSON is written: json, toon or csv.
     #[serde(default, deserialize_with = "lenient")]
     format: Option<String>,
+    // Servers to look for in the MCP Registry.
+    #[serde(default, deserialize_with = "lenient")]
+    find: Option<String>,
+    // A server to add: a registry name, npm:PKG@VER, pypi:PKG==VER or a URL.
+    #[serde(default, deserialize_with = "lenient")]
+    add: Option<String>,
 }
 
 /// A value of type `T`, or `None` for one of another type.
@@ -211,6 +218,10 @@ pub async fn call(
         return tool::call_tool(gw, client, tool, server, args.args.as_ref(), &shaping, ctx).await;
     } else if let Some(id) = &args.result {
         return gw.read_kept(id, args.offset, args.limit, &shaping).await;
+    } else if let Some(source) = &args.add {
+        install::add(gw, client, source, ctx).await
+    } else if let Some(q) = &args.find {
+        install::find(gw, q, args.limit.map_or(5, |l| l.clamp(1, 50) as u32)).await
     } else if let Some(s) = &args.connect {
         connect(host, client, s).await
     } else if let Some(t) = &args.describe {
@@ -545,7 +556,9 @@ mod tests {
                 "result",
                 "offset",
                 "select",
-                "format"
+                "format",
+                "find",
+                "add"
             ]
         );
         assert_eq!(schema["properties"]["tool"]["description"], "Tool to call");

@@ -12,8 +12,8 @@ use std::process::{Output, Stdio};
 use std::sync::{Arc, Mutex};
 
 /// A registry on loopback, serving the fixture; the queries it was asked.
-struct Registry {
-    url: String,
+pub(crate) struct Registry {
+    pub(crate) url: String,
     asked: Arc<Mutex<Vec<String>>>,
     stop: Option<tokio::sync::oneshot::Sender<()>>,
     thread: Option<std::thread::JoinHandle<()>>,
@@ -44,7 +44,7 @@ fn page(all: &[Value], query: &std::collections::HashMap<String, String>) -> Val
 }
 
 impl Registry {
-    fn start() -> Registry {
+    pub(crate) fn start() -> Registry {
         let text = std::fs::read_to_string(fixture("registry/servers.json")).unwrap();
         let all: Arc<Vec<Value>> = Arc::new(
             serde_json::from_str::<Value>(&text).unwrap()["servers"]
@@ -111,7 +111,7 @@ impl Drop for Registry {
 }
 
 /// A home whose config names `registry` and keeps secrets in files.
-fn home_with(registry: &Registry, settings: Value) -> ConfigDirs {
+pub(crate) fn home_with(registry: &Registry, settings: Value) -> ConfigDirs {
     let dirs = ConfigDirs::new();
     let mut settings = settings;
     settings["registry"] = json!(registry.url);
@@ -120,7 +120,7 @@ fn home_with(registry: &Registry, settings: Value) -> ConfigDirs {
     dirs
 }
 
-fn npm_cache() -> PathBuf {
+pub(crate) fn npm_cache() -> PathBuf {
     servers();
     PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
         .parent()

@@ -21,6 +21,13 @@ const CHECKS: &[(&str, Check)] = &[
             "expected \"server\", \"short\" or \"none\", found {v}"
         )),
     }),
+    ("allowInstall", |v| match v {
+        Value::String(s) if s == "ask" || s == "deny" => None,
+        Value::Array(globs) if globs.iter().all(Value::is_string) => None,
+        _ => Some(format!(
+            "expected \"ask\", \"deny\" or a list of registry name globs, found {v}"
+        )),
+    }),
     ("registry", |v| match v.as_str() {
         Some(u) if u.starts_with("https://") || u.starts_with("http://") => None,
         _ => Some(format!(

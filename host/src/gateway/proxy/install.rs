@@ -1,0 +1,347 @@
+//! `mcp({find})` and `mcp({add})`: the agent looks for servers in the MCP
+//! Registry and adds one, behind the user. `settings.allowInstall` (the
+//! user's own config only) decides: `"ask"` (the default) puts the exact
+//! plan to the user through elicitation, `"deny"` refuses (and is what
+//! `"ask"` becomes for a client that cannot be asked), and a list of globs
+//! names registry namespaces added without asking. A plan that needs a
+//! value only the user can give (a secret) is left to `mcpw add` at a
+//! terminal: an agent never handles one. Every install is an audit line.
+
+use super::{ClientScope, Gateway, Reply};
+use crate::audit::Decision;
+use crate::gateway::approval::Asker;
+use crate::install::{self, Plan, apply};
+use crate::registry::{Cached, Listed, Registry};
+use rmcp::model::{ClientResult, ElicitRequestParams, ElicitationAction, ServerRequest};
+use rmcp::service::{RequestContext, RoleServer};
+use serde_json::{Value, json};
+use std::time::Duration;
+
+/// How long the trial connection of an agent's install may take.
+const TRIAL: Duration = Duration::from_secs(120);
+
+/// `settings.allowInstall`, read.
+#[derive(Debug, PartialEq)]
+pub enum AllowInstall {
+    /// The user approves each plan.
+    Ask,
+    /// Agents add nothing.
+    Deny,
+    /// Servers whose registry name matches one of these are added without
+    /// asking; others are asked about.
+    Globs(Vec<String>),
+}
+
+impl AllowInstall {
+    /// From the setting's value (`"ask"` when unset).
+    pub fn of(v: Option<&Value>) -> AllowInstall {
+        match v {
+            Some(Value::String(s)) if s == "deny" => AllowInstall::Deny,
+            Some(Value::Array(globs)) => AllowInstall::Globs(
+                globs
+                    .iter()
+                    .filter_map(|g| g.as_str().map(str::to_string))
+                    .collect(),
+            ),
+            _ => AllowInstall::Ask,
+        }
+    }
+
+    /// Whether `plan` may be added without asking.
+    fn allows(&self, plan: &Plan) -> bool {
+        let AllowInstall::Globs(globs) = self else {
+            return false;
+        };
+        let name = plan.registry_name.as_deref().unwrap_or_default();
+        !name.is_empty()
+            && globs
+                .iter()
+                .any(|g| crate::config::approve::glob_matches(g, name))
+    }
+}
+
+async fn registry(gw: &Gateway) -> (Cached, Option<String>) {
+    let host = &gw.shared.host;
+    let url = host.config().settings.registry.clone();
+    let registry = Registry::new(url.as_deref(), &host.env().cache_dir());
+    let (cached, failed) = registry.refreshed().await;
+    (
+        cached,
+        failed.map(|e| format!("{e}; the copy kept from before was searched")),
+    )
+}
+
+/// `listed` ranked for `query` by the host's ranking guest, off the async
+/// threads (guest calls block).
+async fn ranked(gw: &Gateway, listed: Vec<Listed>, query: &str, limit: u32) -> Vec<(Listed, f32)> {
+    let policy = gw.shared.host.policy().clone();
+    let query = query.to_string();
+    tokio::task::spawn_blocking(move || {
+        let refs: Vec<&Listed> = listed.iter().collect();
+        let hits = install::find::rank(&policy, &refs, &query, limit).unwrap_or_default();
+        hits.into_iter()
+            .map(|(i, s)| (listed[i].clone(), s))
+            .collect()
+    })
+    .await
+    .unwrap_or_default()
+}
+
+pub(super) async fn find(gw: &Gateway, query: &str, limit: u32) -> Reply {
+    let (cached, stale) = registry(gw).await;
+    let listed: Vec<Listed> = cached.latest(false).into_iter().cloned().collect();
+    let hits = ranked(gw, listed, query, limit).await;
+    let mut lines: Vec<String> = hits
+        .iter()
+        .map(|(l, _)| format!("- {} {}: {}", l.name(), l.version(), l.text()))
+        .collect();
+    if hits.is_empty() {
+        lines.push(format!("Nothing in the registry matches \"{query}\"."));
+    } else {
+        lines.push("Add one with mcp({add: \"<name>\"}); the user approves it.".into());
+    }
+    if let Some(s) = &stale {
+        lines.push(format!("({s})"));
+    }
+    let matches: Vec<Value> = hits
+        .iter()
+        .map(|(l, score)| json!({"name": l.name(), "version": l.version(), "description": l.server["description"], "score": score}))
+        .collect();
+    Reply::ok(
+        lines.join("\n"),
+        json!({"mode": "find", "query": query, "matches": matches}),
+    )
+}
+
+/// The plan for `source`: a package or URL, the registry's entry of that
+/// name, or its best match.
+async fn plan_for(gw: &Gateway, source: &str, name: Option<&str>) -> Result<Plan, String> {
+    if let Some(plan) = install::from_source(source, name).map_err(|e| e.to_string())? {
+        return Ok(plan);
+    }
+    let (cached, _) = registry(gw).await;
+    let entry = match cached.named(source) {
+        Some(l) if l.status() == "active" => l.clone(),
+        Some(l) => return Err(format!("{} is {} in the registry", l.name(), l.status())),
+        None => {
+            let listed = cached.latest(false).into_iter().cloned().collect();
+            let hits = ranked(gw, listed, source, 1).await;
+            let (best, _) = hits
+                .into_iter()
+                .next()
+                .ok_or_else(|| format!("nothing in the registry matches \"{source}\""))?;
+            best
+        }
+    };
+    install::from_registry(&entry.server, name).map_err(|e| e.to_string())
+}
+
+fn refused(text: String, plan: Option<&Plan>, error: &str) -> Reply {
+    Reply::error(text, json!({"mode": "add", "error": error, "plan": plan}))
+}
+
+pub(super) async fn add(
+    gw: &Gateway,
+    client: &ClientScope,
+    source: &str,
+    ctx: &RequestContext<RoleServer>,
+) -> Reply {
+    let host = &gw.shared.host;
+    let config = host.config();
+    let allow = AllowInstall::of(config.settings.raw.get("allowInstall"));
+    if allow == AllowInstall::Deny {
+        let text = "Adding servers is off here (settings.allowInstall is \"deny\"): the user can run `mcpw add` themselves.";
+        return refused(text.into(), None, "install_denied");
+    }
+    let mut plan = match plan_for(gw, source, None).await {
+        Ok(p) => p,
+        Err(why) => return refused(format!("Nothing was added: {why}."), None, "no_plan"),
+    };
+    plan.name = free_name(&config, &plan.name);
+    if let Some(why) = needs_the_user(&mut plan) {
+        return refused(why, Some(&plan), "needs_the_user");
+    }
+    match decide(&allow, &plan, ctx).await {
+        Ok(decision) => carry_out(gw, client, plan, decision).await,
+        Err(why) => {
+            let env = host.env();
+            apply::audit(
+                &config,
+                env,
+                "install",
+                &plan.name,
+                client.name(),
+                Decision::Denied,
+                Some(why.clone()),
+            );
+            refused(
+                format!("Nothing was added: {why}."),
+                Some(&plan),
+                "not_approved",
+            )
+        }
+    }
+}
+
+/// `name`, or the first of `name-2`, `name-3`, … no server has.
+fn free_name(config: &crate::config::Config, name: &str) -> String {
+    (1..)
+        .map(|n| {
+            if n == 1 {
+                name.to_string()
+            } else {
+                format!("{name}-{n}")
+            }
+        })
+        .find(|n| config.server(n).is_none())
+        .unwrap_or_else(|| name.to_string())
+}
+
+/// The approved plan tried, pinned and written.
+async fn carry_out(gw: &Gateway, client: &ClientScope, plan: Plan, decision: Decision) -> Reply {
+    let host = &gw.shared.host;
+    let config = host.config();
+    let added = match apply::trial(&plan, &config, host.env(), TRIAL).await {
+        Ok(tools) => apply::write(
+            &plan,
+            &config,
+            host.env(),
+            &apply::Target::User,
+            &tools,
+            Vec::new(),
+        )
+        .map(|file| (file, tools)),
+        Err(why) => Err(why),
+    };
+    let (file, tools) = match added {
+        Ok(a) => a,
+        Err(why) => {
+            let text = format!("\"{}\" was not added: {why}.", plan.name);
+            return refused(text, Some(&plan), "trial_failed");
+        }
+    };
+    apply::audit(
+        &config,
+        host.env(),
+        "install",
+        &plan.name,
+        client.name(),
+        decision,
+        Some(plan.runs.clone()),
+    );
+    let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
+    let text = format!(
+        "Added \"{}\" ({} tools: {}). Its tools are listed once mcpw has read its config again, in a moment.",
+        plan.name,
+        names.len(),
+        names.join(", ")
+    );
+    Reply::ok(
+        text,
+        json!({"mode": "add", "added": plan.name, "file": file, "plan": plan, "tools": names}),
+    )
+}
+
+/// Why `plan` needs the user at a terminal, if it does: a secret, or a
+/// value without a default. Values with a default take it.
+fn needs_the_user(plan: &mut Plan) -> Option<String> {
+    let mut missing = Vec::new();
+    for input in plan.inputs.clone() {
+        match (&input.default, input.secret) {
+            (Some(d), false) => {
+                let placeholder = format!("${{input:{}}}", input.field);
+                let entry = plan.entry.to_string().replace(&placeholder, d);
+                plan.entry = serde_json::from_str(&entry).unwrap_or(plan.entry.clone());
+            }
+            _ => missing.push(input.field.clone()),
+        }
+    }
+    plan.inputs.retain(|i| i.secret || i.default.is_none());
+    (!missing.is_empty()).then(|| {
+        format!(
+            "\"{}\" needs values only the user can give ({}): ask them to run `mcpw add {}`.",
+            plan.name,
+            missing.join(", "),
+            plan.registry_name.as_deref().unwrap_or(&plan.name)
+        )
+    })
+}
+
+/// Whether the plan goes ahead, and how that was decided.
+async fn decide(
+    allow: &AllowInstall,
+    plan: &Plan,
+    ctx: &RequestContext<RoleServer>,
+) -> Result<Decision, String> {
+    if let Some(why) = &plan.not_run {
+        return Err(why.clone());
+    }
+    if allow.allows(plan) {
+        return Ok(Decision::Allowed);
+    }
+    let asker = Asker::of(ctx);
+    if !asker.client.declares("elicitation") {
+        return Err("the user could not be asked (this client does not support elicitation), and an agent adds nothing unasked".into());
+    }
+    match ask(&asker, plan).await? {
+        true => Ok(Decision::Asked),
+        false => Err("the user declined the plan".into()),
+    }
+}
+
+/// Puts the plan to the user; whether they accepted it.
+async fn ask(asker: &Asker, plan: &Plan) -> Result<bool, String> {
+    let message = format!(
+        "The agent asks to add an MCP server.\n{}",
+        plan.describe().join("\n")
+    );
+    let params: ElicitRequestParams = serde_json::from_value(json!({
+        "mode": "form",
+        "message": message,
+        "requestedSchema": {
+            "type": "object",
+            "properties": {"decision": {
+                "type": "string", "title": "Decision",
+                "enum": ["add", "cancel"], "enumNames": ["Add this server", "Do not add it"],
+            }},
+            "required": ["decision"],
+        },
+    }))
+    .map_err(|e| e.to_string())?;
+    let request = ServerRequest::ElicitRequest(rmcp::model::Request::new(params));
+    let answer = asker
+        .client
+        .ask(request, asker.request.clone(), std::future::pending())
+        .await
+        .map_err(|e| e.message.to_string())?;
+    let ClientResult::ElicitResult(answer) = answer else {
+        return Err(format!("the client answered with {answer:?}"));
+    };
+    let chosen = answer
+        .content
+        .as_ref()
+        .and_then(|c| c.get("decision"))
+        .and_then(Value::as_str);
+    Ok(answer.action == ElicitationAction::Accept && chosen == Some("add"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_setting_reads_as_ask_deny_or_globs() {
+        assert_eq!(AllowInstall::of(None), AllowInstall::Ask);
+        assert_eq!(AllowInstall::of(Some(&json!("deny"))), AllowInstall::Deny);
+        let globs = AllowInstall::of(Some(&json!(["io.github.modelcontextprotocol/*"])));
+        let mut plan = install::from_source("npm:a@1.0.0", None).unwrap().unwrap();
+        assert!(
+            !globs.allows(&plan),
+            "a package named on its own is asked about"
+        );
+        plan.registry_name = Some("io.github.modelcontextprotocol/server-memory".into());
+        assert!(globs.allows(&plan));
+        plan.registry_name = Some("io.github.someone/server-memory".into());
+        assert!(!globs.allows(&plan));
+    }
+}

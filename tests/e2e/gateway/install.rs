@@ -1,0 +1,116 @@
+//! An agent finds and adds servers through `mcp({find})` and `mcp({add})`
+//! of `mcpw serve`, with the TypeScript SDK client: only after the user
+//! accepts the exact plan (elicitation), never when they decline, when
+//! `settings.allowInstall` is `"deny"`, or when the client cannot be asked;
+//! without asking for a namespace the user allowed. Each decision is an
+//! audit line.
+
+use crate::gateway::serve::{client_plan, text};
+use crate::host::install::{Registry, home_with, npm_cache};
+use serde_json::{Value, json};
+use std::path::Path;
+
+fn mcp(arguments: Value) -> Value {
+    json!({"op": "callTool", "name": "mcp", "arguments": arguments})
+}
+
+/// `mcpw serve` on stdio for `home`, as a client connects to it.
+fn serve(home: &Path) -> Value {
+    let env = json!({"HOME": home.display().to_string(), "XDG_CONFIG_HOME": "",
+                     "XDG_CACHE_HOME": "", "XDG_STATE_HOME": "", "MCPW_CONFIG": "",
+                     "npm_config_cache": npm_cache().display().to_string()});
+    json!({"command": env!("CARGO_BIN_EXE_mcpw"), "args": ["serve"], "env": env})
+}
+
+fn audit_lines(home: &Path) -> Vec<Value> {
+    let text =
+        std::fs::read_to_string(home.join(".local/state/mcpw/audit.jsonl")).unwrap_or_default();
+    text.lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .filter(|l: &Value| l["via"] == "install")
+        .collect()
+}
+
+#[test]
+fn an_agent_adds_a_server_only_once_the_user_accepts_its_plan() {
+    let registry = Registry::start();
+    let dirs = home_with(&registry, json!({"audit": true}));
+    let home = dirs.home();
+    let file = home.join(".config/mcpw/mcp.json");
+    let steps = json!([
+        mcp(json!({"find": "knowledge graph memory"})),
+        mcp(json!({"add": "io.github.modelcontextprotocol/server-memory"})),
+        {"op": "callToolUntil", "name": "mcp", "arguments": {"server": "memory"},
+         "contains": "read_graph", "timeoutMs": 60000},
+        mcp(json!({"add": "npm:@modelcontextprotocol/server-everything@2026.8.31"})),
+        {"op": "elicitations"},
+    ]);
+    let answers = json!([{"action": "accept", "content": {"decision": "add"}},
+                         {"action": "accept", "content": {"decision": "cancel"}}]);
+    let got = client_plan(json!({"connect": serve(&home), "elicit": answers, "steps": steps}))
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(
+        text(&got[0]).contains("io.github.modelcontextprotocol/server-memory 2026.8.31"),
+        "{:#}",
+        got[0]
+    );
+    assert!(
+        text(&got[1]).starts_with("Added \"memory\""),
+        "{:#}",
+        got[1]
+    );
+    assert!(
+        text(&got[3]).contains("the user declined the plan"),
+        "{:#}",
+        got[3]
+    );
+    let asked = got[4].as_array().unwrap();
+    assert_eq!(asked.len(), 2, "{asked:#?}");
+    let plan = asked[0]["message"].as_str().unwrap();
+    for shown in [
+        "runs npx -y @modelcontextprotocol/server-memory@2026.8.31",
+        "from registry io.github.modelcontextprotocol/server-memory, version 2026.8.31",
+        "repository https://github.com/modelcontextprotocol/servers",
+    ] {
+        assert!(plan.contains(shown), "{shown:?} in {plan}");
+    }
+    let written = std::fs::read_to_string(&file).unwrap();
+    assert!(written.contains("\"memory\""), "{written}");
+    assert!(
+        !written.contains("\"everything\""),
+        "a declined plan writes nothing: {written}"
+    );
+    let lines = audit_lines(&home);
+    let decisions: Vec<(&str, &str)> = lines
+        .iter()
+        .map(|l| {
+            (
+                l["server"].as_str().unwrap(),
+                l["decision"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(decisions, [("memory", "asked"), ("everything", "denied")]);
+}
+
+/// `"deny"`, and a client that cannot be asked, add nothing; a namespace
+/// the user allowed is added without asking.
+#[test]
+fn deny_and_a_client_that_cannot_be_asked_add_nothing_and_allowed_namespaces_need_no_question() {
+    let registry = Registry::start();
+    let source = "io.github.modelcontextprotocol/server-memory";
+    for (setting, added) in [
+        (json!("deny"), false),
+        (json!("ask"), false),
+        (json!(["io.github.modelcontextprotocol/*"]), true),
+    ] {
+        let dirs = home_with(&registry, json!({"allowInstall": setting}));
+        let home = dirs.home();
+        let before = std::fs::read(home.join(".config/mcpw/mcp.json")).unwrap();
+        let steps = json!([mcp(json!({"add": source}))]);
+        let got = client_plan(json!({"connect": serve(&home), "steps": steps})).unwrap();
+        let after = std::fs::read(home.join(".config/mcpw/mcp.json")).unwrap();
+        assert_eq!(after != before, added, "{setting}: {:#}", got[0]);
+        assert_eq!(got[0]["isError"] == true, !added, "{setting}: {:#}", got[0]);
+    }
+}
