@@ -486,7 +486,7 @@ impl ServerHandler for Gateway {
     ) -> Result<rmcp::model::CallToolResponse, McpError> {
         self.note_stateless_client(&context).await;
         // Before `initialized` is handled, maybe: the call counts for this session.
-        self.opened(&context.peer);
+        self.opened(&context);
         match held::is_stateless(&context) {
             true => self.held_call(request, context).await,
             false => self.call_now(request, context).await,
@@ -732,7 +732,7 @@ impl ServerHandler for Gateway {
 
     async fn on_initialized(&self, context: rmcp::service::NotificationContext<RoleServer>) {
         let client = self.session_client();
-        self.opened(&context.peer);
+        self.open_session(&context.peer);
         *self.counted.lock().unwrap_or_else(|p| p.into_inner()) =
             Some(self.shared.sessions_by_client.open(client.name()));
         session_events::spawn(

@@ -183,7 +183,7 @@ impl Gateway {
             let request = context.id.clone();
             return Some(Origin { session, request });
         }
-        self.opened(&context.peer).map(|session| Origin {
+        self.opened(context).map(|session| Origin {
             session,
             request: context.id.clone(),
         })
@@ -192,8 +192,21 @@ impl Gateway {
     /// This session among the host's sessions, opened now if the client
     /// made its `initialize` and `initialized` has not been handled yet: the
     /// client's next request may be handled first, and a call made then must
-    /// still get its server's requests. None for a client without a session.
+    /// still get its server's requests. None for a client without a session
+    /// (the stateless revision's).
     pub(super) fn opened(
+        &self,
+        context: &RequestContext<RoleServer>,
+    ) -> Option<crate::upstream::origin::Session> {
+        if super::held::is_stateless(context) {
+            let session = self.session.lock().unwrap_or_else(|p| p.into_inner());
+            return session.as_ref().map(|g| g.session().clone());
+        }
+        self.open_session(&context.peer)
+    }
+
+    /// This handshake-era session among the host's sessions, opened once.
+    pub(super) fn open_session(
         &self,
         peer: &rmcp::Peer<RoleServer>,
     ) -> Option<crate::upstream::origin::Session> {

@@ -404,3 +404,67 @@ fn add_installs_a_pypi_package_into_a_virtual_environment_of_its_own() {
         .unwrap();
     assert!(texts(&called).contains("UTC"), "{}", texts(&called));
 }
+
+/// At a terminal (a pseudo-terminal here), the secret is asked for with
+/// the terminal's echo off: what the terminal shows never holds it.
+#[test]
+fn a_secret_asked_at_a_terminal_is_not_echoed() {
+    let registry = Registry::start();
+    let dirs = home_with(&registry, json!({}));
+    let home = dirs.home();
+    let secret = "typed-at-the-terminal-77";
+    // Runs mcpw on a pseudo-terminal, types the secret once asked, and
+    // prints everything the terminal showed.
+    let script = r#"
+import os, pty, select, sys
+secret, argv = sys.argv[1].encode(), sys.argv[2:]
+pid, fd = pty.fork()
+if pid == 0:
+    os.execv(argv[0], argv)
+shown, sent = b"", False
+while True:
+    ready, _, _ = select.select([fd], [], [], 120)
+    if not ready:
+        break
+    try:
+        data = os.read(fd, 4096)
+    except OSError:
+        break
+    if not data:
+        break
+    shown += data
+    if not sent and b"secret env.EVERYTHING_TOKEN" in shown:
+        os.write(fd, secret + b"\n")
+        sent = True
+_, status = os.waitpid(pid, 0)
+sys.stdout.buffer.write(shown)
+sys.exit(os.waitstatus_to_exitcode(status))
+"#;
+    let out = std::process::Command::new("python3")
+        .args(["-c", script, secret, env!("CARGO_BIN_EXE_mcpw")])
+        .args([
+            "add",
+            "io.github.modelcontextprotocol/server-everything",
+            "--yes",
+        ])
+        .env("HOME", &home)
+        .env("npm_config_cache", npm_cache())
+        .env_remove("MCPW_CONFIG")
+        .env_remove("XDG_CONFIG_HOME")
+        .env_remove("XDG_CACHE_HOME")
+        .env_remove("XDG_STATE_HOME")
+        .output()
+        .unwrap();
+    let shown = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{shown}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        shown.contains("secret env.EVERYTHING_TOKEN"),
+        "asked: {shown}"
+    );
+    assert!(shown.contains("added \"everything\""), "{shown}");
+    assert!(!shown.contains(secret), "echoed: {shown}");
+}
