@@ -234,6 +234,9 @@ async fn added(args: AddArgs, mut plan: Plan, sources: &ConfigSources) -> Result
     let file = apply::write(&plan, &cfg, &sources.env, &target, &tools, vault_keys)
         .map_err(anyhow::Error::msg)
         .with_context(|| format!("\"{}\" was not added", plan.name))?;
+    if args.project {
+        apply::approve_project_entry(sources, &plan.name).map_err(anyhow::Error::msg)?;
+    }
     let decision = if args.yes {
         Decision::Allowed
     } else {

@@ -128,6 +128,23 @@ pub fn write(
     Ok(file)
 }
 
+/// Approves the project entry of `name` that `mcpw add` just wrote: the
+/// user approved its plan, so it does not wait again for `mcpw trust`.
+/// `sources` must be the ones that read the project.
+pub fn approve_project_entry(sources: &ConfigSources, name: &str) -> Result<(), String> {
+    let cfg = config::load(sources);
+    let trust = &cfg.trust;
+    let (Some(repository), Some(waiting)) = (
+        trust.repository.as_ref(),
+        trust.waiting.iter().find(|w| w.name == name),
+    ) else {
+        return Ok(());
+    };
+    let now = crate::clock::now_ms();
+    config::trust::update(&trust.file, |a| a.approve(repository, waiting, now))
+        .map_err(|e| format!("{}: {e}", trust.file.display()))
+}
+
 /// One audit line for an install (`via` "install") or a removal
 /// ("remove") of `server` by `client`, when `settings.audit` is on.
 pub fn audit(

@@ -468,3 +468,36 @@ sys.exit(os.waitstatus_to_exitcode(status))
     assert!(shown.contains("added \"everything\""), "{shown}");
     assert!(!shown.contains(secret), "echoed: {shown}");
 }
+
+/// `--project` writes into the project's `.mcp.json`, and the server does
+/// not wait for `mcpw trust`: the user approved its plan in adding it.
+#[test]
+fn a_server_added_to_a_project_is_approved_by_the_adding() {
+    let registry = Registry::start();
+    let dirs = home_with(&registry, json!({}));
+    let (home, project) = (dirs.home(), dirs.project());
+    let in_project = |args: &[&str]| {
+        mcpw_in(&home)
+            .args(args)
+            .current_dir(&project)
+            .env("npm_config_cache", npm_cache())
+            .output()
+            .unwrap()
+    };
+    let spec = "npm:@modelcontextprotocol/server-memory@2026.8.31";
+    let added = in_project(&["add", spec, "--project", "--yes"]);
+    assert!(added.status.success(), "{}", texts(&added));
+    let written = std::fs::read_to_string(project.join(".mcp.json")).unwrap();
+    assert!(written.contains("\"memory\""), "{written}");
+    let trust = in_project(&["trust", "--json"]);
+    let listed: Value = serde_json::from_slice(&trust.stdout).unwrap();
+    assert_eq!(listed["waiting"], json!([]), "{listed:#}");
+    let tools = in_project(&["tools", "memory", "--json"]);
+    assert!(texts(&tools).contains("read_graph"), "{}", texts(&tools));
+    let removed = in_project(&["remove", "memory"]);
+    assert!(removed.status.success(), "{}", texts(&removed));
+    assert!(
+        !project.join(".mcp.json").exists(),
+        "created by add, gone with remove"
+    );
+}
