@@ -101,6 +101,17 @@ pub fn key(config: &Config, server: &str) -> Option<String> {
     }
 }
 
+/// The key `server` is pinned under in `config` with the pins of `file`:
+/// as [`key`], and also a user's server that has pins of its own (one
+/// `mcpw add` added, whose tools it pinned).
+pub fn key_in(config: &Config, server: &str, file: &PinFile) -> Option<String> {
+    key(config, server).or_else(|| {
+        let s = config.server(server)?;
+        let added = format!("user#{server}");
+        (s.origin.kind != SourceKind::Project && file.servers.contains_key(&added)).then_some(added)
+    })
+}
+
 /// What is pinned of `tool`.
 pub fn pinned(tool: &Tool) -> Pinned {
     let mut definition = serde_json::json!({
@@ -147,11 +158,11 @@ impl Pins {
     /// server listed for the first time since it was pinned has its tools
     /// pinned as they are. Blocking (reads and may write the file).
     pub fn check(&self, config: &Config, lists: &[Arc<[Arc<Tool>]>]) -> BTreeSet<(String, String)> {
-        let now = current(config, lists);
+        let file = PinFile::read(&self.path);
+        let now = current(config, lists, &file);
         if now.is_empty() {
             return BTreeSet::new();
         }
-        let file = PinFile::read(&self.path);
         let mut changed = file.clone();
         let withheld = compare(&mut changed, &now);
         if changed != file {
@@ -175,13 +186,13 @@ impl Pins {
 /// Each pinned server's key, name and current definitions.
 type Current = Vec<(String, String, BTreeMap<String, Pinned>)>;
 
-fn current(config: &Config, lists: &[Arc<[Arc<Tool>]>]) -> Current {
+fn current(config: &Config, lists: &[Arc<[Arc<Tool>]>], file: &PinFile) -> Current {
     let mut out = Vec::new();
     for list in lists {
         let Some(server) = list.first().map(|t| t.server.clone()) else {
             continue;
         };
-        let Some(key) = key(config, &server) else {
+        let Some(key) = key_in(config, &server, file) else {
             continue;
         };
         let tools = list.iter().map(|t| (t.name.clone(), pinned(t))).collect();

@@ -108,7 +108,7 @@ impl Pending {
             .servers
             .iter()
             .filter_map(|s| {
-                let key = pins::key(cfg, &s.name)?;
+                let key = pins::key_in(cfg, &s.name, &all)?;
                 let p = all.servers.get(&key).filter(|p| !p.pending.is_empty())?;
                 Some((s.name.clone(), key, p.clone()))
             })

@@ -157,8 +157,8 @@ fn connected_server(host: &Host, cfg: &Config, name: &str, out: &mut Vec<Finding
 /// The tools whose definitions differ from the pinned ones, read without
 /// writing the pins.
 fn drift(cfg: &Config, name: &str, tools: &[crate::catalog::Tool]) -> Option<Finding> {
-    let key = crate::pins::key(cfg, name)?;
     let file = crate::pins::PinFile::read(crate::pins::Pins::of(cfg).path());
+    let key = crate::pins::key_in(cfg, name, &file)?;
     let Some(pins) = file.servers.get(&key) else {
         return Some(finding(
             Severity::Info,

@@ -501,3 +501,25 @@ fn a_server_added_to_a_project_is_approved_by_the_adding() {
         "created by add, gone with remove"
     );
 }
+
+/// The tools `mcpw add` pinned stay pinned without `settings.pinTools`: a
+/// definition that differs from its pin is withheld until approved.
+#[test]
+fn an_added_servers_tools_are_pinned_as_first_listed() {
+    let registry = Registry::start();
+    let dirs = home_with(&registry, json!({}));
+    let home = dirs.home();
+    let spec = "npm:@modelcontextprotocol/server-memory@2026.8.31";
+    let added = mcpw(&home, &["add", spec, "--yes"], "");
+    assert!(added.status.success(), "{}", texts(&added));
+    let pins_file = home.join(".local/state/mcpw/pins.json");
+    let mut pins: Value = serde_json::from_slice(&std::fs::read(&pins_file).unwrap()).unwrap();
+    pins["servers"]["user#memory"]["tools"]["read_graph"]["digest"] = json!("not what it lists");
+    std::fs::write(&pins_file, pins.to_string()).unwrap();
+    let tools = mcpw(&home, &["tools", "memory", "--json"], "");
+    let listed = texts(&tools);
+    assert!(listed.contains("memory__create_entities"), "{listed}");
+    assert!(!listed.contains("memory__read_graph"), "withheld: {listed}");
+    let trust = mcpw(&home, &["trust"], "");
+    assert!(texts(&trust).contains("read_graph"), "{}", texts(&trust));
+}
