@@ -128,6 +128,20 @@ pub fn write(
     Ok(file)
 }
 
+/// Forgets the pins `write` kept for `name` (user's or project's), so that
+/// a server later defined by hand under that name is not taken as added.
+pub fn unpin(user: &Config, name: &str) -> Result<(), String> {
+    let pins = Pins::of(user);
+    let mut keys = vec![format!("user#{name}")];
+    if let Some(repository) = &user.trust.repository {
+        keys.push(format!("{}#{name}", repository.display()));
+    }
+    PinFile::update(pins.path(), |f| {
+        keys.iter().for_each(|k| drop(f.servers.remove(k)))
+    })
+    .map_err(|e| format!("{}: {e}", pins.path().display()))
+}
+
 /// Approves the project entry of `name` that `mcpw add` just wrote: the
 /// user approved its plan, so it does not wait again for `mcpw trust`.
 /// `sources` must be the ones that read the project.
