@@ -124,6 +124,7 @@ fn package_plan(server: &Value, name: &str) -> Result<Plan, InstallError> {
         )));
     }
     let mut inputs = Vec::new();
+    let runtime = arguments(&package["runtimeArguments"], name, &mut inputs);
     let args = arguments(&package["packageArguments"], name, &mut inputs);
     let mut env = Vec::new();
     for e in package["environmentVariables"]
@@ -148,11 +149,27 @@ fn package_plan(server: &Value, name: &str) -> Result<Plan, InstallError> {
         }
         _ => {
             exact(identifier, version)?;
-            npm_plan(identifier, version, Some(name), args, env)
+            // npx's own arguments go before the package, the package's after.
+            let mut plan = npm_plan(identifier, version, Some(name), args, env);
+            if let Some(all) = plan.entry["args"].as_array_mut() {
+                all.splice(1..1, runtime.into_iter().map(Value::String));
+            }
+            plan.runs = format!("npx {}", join(&plan.entry["args"]));
+            plan
         }
     };
     plan.inputs = inputs;
     Ok(plan)
+}
+
+fn join(args: &Value) -> String {
+    let words: Vec<&str> = args
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .collect();
+    words.join(" ")
 }
 
 fn set_env(entry: &mut Value, env: Vec<(String, String)>) {
@@ -213,6 +230,7 @@ mod tests {
             "name": "io.github.user/local-weather", "version": "1.0.0",
             "packages": [{"registryType": "npm", "identifier": "@modelcontextprotocol/server-weather",
                 "version": "1.0.0", "transport": {"type": "stdio"},
+                "runtimeArguments": [{"type": "named", "name": "--prefer-offline"}],
                 "packageArguments": [{"type": "positional", "valueHint": "config_path", "default": "/etc/w.json"},
                                      {"type": "named", "name": "--port", "value": "8080"}],
                 "environmentVariables": [{"name": "API_KEY", "isSecret": true, "isRequired": true}]}]});
@@ -220,7 +238,7 @@ mod tests {
         assert_eq!(plan.name, "local-weather");
         assert_eq!(
             plan.entry,
-            json!({"command": "npx", "args": ["-y", "@modelcontextprotocol/server-weather@1.0.0",
+            json!({"command": "npx", "args": ["-y", "--prefer-offline", "@modelcontextprotocol/server-weather@1.0.0",
                    "/etc/w.json", "--port", "8080"],
                    "env": {"API_KEY": "${vault:local-weather/API_KEY}"}})
         );
