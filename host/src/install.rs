@@ -38,7 +38,7 @@ pub enum InstallError {
     Unsupported(String),
     /// A source that is not one of the forms.
     #[error(
-        "{0:?}: expected a registry name or search, npm:PACKAGE@VERSION, pypi:PACKAGE==VERSION, or an https:// URL"
+        "{0:?}: expected a registry name or search, npm:PACKAGE@VERSION, pypi:PACKAGE==VERSION, oci:IMAGE@sha256:DIGEST, or an https:// URL"
     )]
     BadSource(String),
 }
@@ -127,6 +127,18 @@ pub fn from_source(source: &str, name: Option<&str>) -> Result<Option<Plan>, Ins
         let (package, version) = spec.split_once("==").ok_or_else(|| not_exact(spec, ""))?;
         exact(package, version)?;
         return Ok(Some(pypi_plan(package, version, name, Vec::new())));
+    }
+    if let Some(image) = source.strip_prefix("oci:") {
+        let image = image.trim_start_matches("//");
+        let Some((_, digest)) = image.split_once("@sha256:") else {
+            return Err(not_exact(image, "a tag"));
+        };
+        if digest.len() != 64 || !digest.chars().all(|c| c.is_ascii_hexdigit()) {
+            return Err(not_exact(image, digest));
+        }
+        let repository = image.split('@').next().unwrap_or(image);
+        let name = name.map_or_else(|| server_name(repository), str::to_string);
+        return Ok(Some(from_registry::oci_plan(image, "", &name)));
     }
     if source.starts_with("https://") || source.starts_with("http://") {
         let url =
@@ -302,5 +314,12 @@ mod tests {
             .unwrap();
         assert_eq!(url.entry, json!({"url": "https://mcp.example.com/mcp"}));
         assert_eq!(from_source("weather", None), Ok(None));
+        let digest = "a".repeat(64);
+        let image = from_source(&format!("oci:ghcr.io/x/search-mcp@sha256:{digest}"), None)
+            .unwrap()
+            .unwrap();
+        assert_eq!(image.name, "search");
+        assert!(image.not_run.is_some());
+        assert!(from_source("oci:ghcr.io/x/search-mcp:1.0", None).is_err());
     }
 }

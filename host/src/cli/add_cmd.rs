@@ -50,7 +50,8 @@ pub struct FindArgs {
 #[derive(Args)]
 pub struct AddArgs {
     /// A registry name (`io.github.user/weather`) or what to search it for;
-    /// `npm:PACKAGE@VERSION`, `pypi:PACKAGE==VERSION`, or an https:// URL.
+    /// `npm:PACKAGE@VERSION`, `pypi:PACKAGE==VERSION`, an https:// URL, or
+    /// `oci:IMAGE@sha256:DIGEST` (shown, not run).
     source: String,
     /// The server's name in the config (default: from the source).
     #[arg(long)]

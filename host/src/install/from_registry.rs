@@ -200,7 +200,7 @@ fn arguments(list: &Value, server: &str, inputs: &mut Vec<Input>) -> Vec<String>
 }
 
 /// An OCI image: shown, not run (mcpw runs no container engine).
-fn oci_plan(identifier: &str, version: &str, name: &str) -> Plan {
+pub(super) fn oci_plan(identifier: &str, version: &str, name: &str) -> Plan {
     let image = if identifier.contains('@') || identifier.contains(':') {
         identifier.to_string()
     } else {
@@ -211,7 +211,7 @@ fn oci_plan(identifier: &str, version: &str, name: &str) -> Plan {
         runs: format!("docker run -i --rm {image}"),
         entry: json!({"command": "docker", "args": ["run", "-i", "--rm", image]}),
         source: "oci".into(),
-        version: Some(version.to_string()),
+        version: (!version.is_empty()).then(|| version.to_string()),
         registry_name: None,
         repository: None,
         inputs: Vec::new(),
