@@ -203,12 +203,19 @@ impl Gateway {
                 .then(|| from_json(guarded(super::results::tool_definition(), host)))
                 .transpose()
         };
+        // Finding and adding servers, when the user allowed it.
+        let servers = || -> Result<Option<Tool>, McpError> {
+            super::proxy::install::listed(&host.config())
+                .then(|| from_json(guarded(super::proxy::install::tool_definition(), host)))
+                .transpose()
+        };
         if self.shared.exposure == Exposure::Code {
             let mut tools = vec![from_json(guarded(
                 super::code::tool_definition(self, client).await,
                 host,
             ))?];
             tools.extend(read_result()?);
+            tools.extend(servers()?);
             return Ok(tools);
         }
         self.shared.ready().await;
@@ -230,6 +237,7 @@ impl Gateway {
             ))?);
         }
         tools.extend(read_result()?);
+        tools.extend(servers()?);
         Ok(tools)
     }
 

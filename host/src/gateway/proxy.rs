@@ -4,7 +4,7 @@
 //! documented proxy tool. Every mode shows and reaches only the servers the
 //! client sees: another server is "not found", like one that does not exist.
 
-mod install;
+pub(super) mod install;
 mod search;
 mod tool;
 

@@ -58,6 +58,12 @@ impl Gateway {
                 ) if results::offered(&self.shared.host.config()) => {
                     self.read_result_tool(&args.unwrap_or_default()).await?
                 }
+                (
+                    Exposure::Direct | Exposure::ToolSearch | Exposure::Code | Exposure::Auto,
+                    proxy::install::TOOL_NAME,
+                ) if proxy::install::listed(&self.shared.host.config()) => {
+                    proxy::install::call(self, &args.unwrap_or_default(), &context).await?
+                }
                 (Exposure::Code, _) => result(
                     &[Content::text(format!(
                         "Unknown tool \"{name}\": this gateway exposes one tool, `code`; call other tools from a script."

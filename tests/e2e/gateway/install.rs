@@ -114,3 +114,51 @@ fn deny_and_a_client_that_cannot_be_asked_add_nothing_and_allowed_namespaces_nee
         assert_eq!(got[0]["isError"] == true, !added, "{setting}: {:#}", got[0]);
     }
 }
+
+/// In the other exposures the same is one tool, `mcp_servers`, listed only
+/// when the user set `settings.allowInstall` (it costs tokens in every
+/// session): a direct session finds, is asked, and gets the new tools.
+#[test]
+fn other_exposures_find_and_add_through_mcp_servers_when_the_user_allows_it() {
+    let registry = Registry::start();
+    let unset = home_with(&registry, json!({}));
+    let listed = |home: &Path, steps: Value, answers: Value| {
+        let mut connect = serve(home);
+        connect["args"] = json!(["serve", "--exposure", "direct"]);
+        client_plan(json!({"connect": connect, "elicit": answers, "steps": steps}))
+            .unwrap_or_else(|e| panic!("{e}"))
+    };
+    let names = |v: &Value| crate::gateway::serve::names(v);
+    let got = listed(&unset.home(), json!([{"op": "listTools"}]), json!([]));
+    assert!(
+        !names(&got[0]).contains(&"mcp_servers".to_string()),
+        "{:#}",
+        got[0]
+    );
+    let allowed = home_with(&registry, json!({"allowInstall": "ask"}));
+    let call =
+        |arguments: Value| json!({"op": "callTool", "name": "mcp_servers", "arguments": arguments});
+    let steps = json!([
+        {"op": "listTools"},
+        call(json!({"find": "knowledge graph memory"})),
+        call(json!({"add": "io.github.modelcontextprotocol/server-memory"})),
+        {"op": "waitForTool", "name": "memory__read_graph", "timeoutMs": 60000},
+    ]);
+    let answers = json!([{"action": "accept", "content": {"decision": "add"}}]);
+    let got = listed(&allowed.home(), steps, answers);
+    assert!(
+        names(&got[0]).contains(&"mcp_servers".to_string()),
+        "{:#}",
+        got[0]
+    );
+    assert!(
+        text(&got[1]).contains("server-memory 2026.8.31"),
+        "{:#}",
+        got[1]
+    );
+    assert!(
+        text(&got[2]).starts_with("Added \"memory\""),
+        "{:#}",
+        got[2]
+    );
+}

@@ -17,6 +17,51 @@ use rmcp::service::{RequestContext, RoleServer};
 use serde_json::{Value, json};
 use std::time::Duration;
 
+/// The tool of the other exposures that does what `mcp({find})` and
+/// `mcp({add})` do.
+pub const TOOL_NAME: &str = "mcp_servers";
+
+/// Whether [`TOOL_NAME`] is listed beside a session's tools (exposures
+/// other than proxy, where `mcp` takes the keys at almost no cost): only
+/// when the user set `settings.allowInstall` to allow something, as a
+/// listed tool costs its tokens in every session.
+pub fn listed(config: &crate::config::Config) -> bool {
+    let setting = config.settings.raw.get("allowInstall");
+    setting.is_some() && AllowInstall::of(setting) != AllowInstall::Deny
+}
+
+/// [`TOOL_NAME`]'s definition.
+pub fn tool_definition() -> Value {
+    json!({
+        "name": TOOL_NAME,
+        "description": "Find MCP servers in the MCP Registry ({find: \"what it should do\"}), or add one ({add: \"<registry name>\"}; the user approves it).",
+        "inputSchema": {"type": "object", "properties": {
+            "find": {"type": "string"}, "add": {"type": "string"}}},
+    })
+}
+
+/// A call of [`TOOL_NAME`].
+pub async fn call(
+    gw: &Gateway,
+    args: &serde_json::Map<String, Value>,
+    ctx: &RequestContext<RoleServer>,
+) -> Result<rmcp::model::CallToolResult, rmcp::ErrorData> {
+    let client = gw.client(&ctx.extensions);
+    let reply = match (
+        args.get("add").and_then(Value::as_str),
+        args.get("find").and_then(Value::as_str),
+    ) {
+        (Some(source), _) => add(gw, &client, source, ctx).await,
+        (None, Some(query)) => find(gw, query, 5).await,
+        (None, None) => Reply::error(
+            "Give {find: \"what the server should do\"} or {add: \"<registry name>\"}.".into(),
+            json!({"mode": "error", "error": "no_keys"}),
+        ),
+    };
+    let content = [crate::present::Content::text(reply.text)];
+    crate::gateway::result(&content, Some(reply.details), reply.is_error)
+}
+
 /// How long the trial connection of an agent's install may take.
 const TRIAL: Duration = Duration::from_secs(120);
 
