@@ -24,6 +24,7 @@ mod embedding;
 mod plugin_cmd;
 mod serve_cmd;
 mod servers_cmd;
+mod shell_cmd;
 mod trust_cmd;
 
 use anyhow::{Context, Result};
@@ -103,6 +104,10 @@ enum Command {
     /// Why a client does not see a server: every client's config files, each server
     /// live, the gateway's services; each problem with its remedy. Read-only.
     Doctor(doctor_cmd::DoctorArgs),
+    /// Print the completion script of a shell (bash, zsh, fish, elvish, powershell).
+    Completions(shell_cmd::CompletionsArgs),
+    /// Print mcpw's man page (roff), or write one page per command into a directory.
+    Man(shell_cmd::ManArgs),
 }
 
 pub fn main() -> ExitCode {
@@ -152,6 +157,8 @@ pub fn main() -> ExitCode {
         Command::Add(args) => add_cmd::add(args, &sources),
         Command::Remove(args) => with_runtime(add_cmd::remove(args, &sources)),
         Command::Doctor(args) => with_runtime(doctor_cmd::doctor(args, &sources)),
+        Command::Completions(args) => shell_cmd::completions(args, cli_command()),
+        Command::Man(args) => shell_cmd::man(args, cli_command()),
     };
     match result {
         Ok(code) => code,
@@ -176,6 +183,11 @@ pub fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// The command line's definition, for what is made from it.
+fn cli_command() -> clap::Command {
+    <Cli as clap::CommandFactory>::command()
 }
 
 /// Runs a command that talks to servers. Every server process group is killed

@@ -14,4 +14,5 @@ mod listen;
 mod loading;
 mod misbehaving;
 mod scripts;
+mod shell;
 mod trust;
