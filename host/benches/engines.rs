@@ -68,8 +68,10 @@ fn stub_host<T: 'static>(linker: &mut Linker<T>, component: &Component) {
         let mut at = linker.instance(name).expect("an instance");
         for (func, item) in instance.exports(&engine) {
             if let ComponentItem::ComponentFunc(_) = item.ty {
-                at.func_new(func, |_, _, _, _| Err(wasmtime::format_err!("not linked here")))
-                    .expect("a stub");
+                at.func_new(func, |_, _, _, _| {
+                    Err(wasmtime::format_err!("not linked here"))
+                })
+                .expect("a stub");
             }
         }
     }

@@ -150,9 +150,7 @@ fn a_components_keyvalue_state_outlives_its_instances_and_is_its_own() {
     let component = json!({"component": rmcp_http().display().to_string()});
     let servers = json!({"probe": component.clone(), "other": component});
     dirs.user(&json!({"mcpServers": servers}).to_string());
-    let other = |name: &str, arguments: Value| {
-        json!({"op": "callTool", "name": format!("other__{name}"), "arguments": arguments})
-    };
+    let other = |name: &str, arguments: Value| json!({"op": "callTool", "name": format!("other__{name}"), "arguments": arguments});
     let steps = json!([
         call("count", json!({"name": "visits"})),
         call("count", json!({"name": "visits"})),

@@ -1062,7 +1062,13 @@ async fn a_components_keyvalue_state_is_the_replicas_own() {
     }
     assert_eq!(
         said,
-        ["visits = 1", "visits = 2", "visits = 3", "visits = 4", "visits = 5"]
+        [
+            "visits = 1",
+            "visits = 2",
+            "visits = 3",
+            "visits = 4",
+            "visits = 5"
+        ]
     );
     let kept = redis.cli(&["HGET", "mcpw:kv:counter:counts", "visits"]);
     assert_eq!(kept, "5");

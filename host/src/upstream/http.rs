@@ -35,7 +35,14 @@ pub async fn request_headers(
     let Transport::Http { headers, .. } = &config.transport else {
         return Ok(Vec::new());
     };
-    let mut out = secrets::resolve_all(headers, "headers", &ctx.server, &ctx.redact, Some(&ctx.secrets)).await?;
+    let mut out = secrets::resolve_all(
+        headers,
+        "headers",
+        &ctx.server,
+        &ctx.redact,
+        Some(&ctx.secrets),
+    )
+    .await?;
     let token = match (&config.bearer_token, &config.bearer_token_env) {
         (Some(t), _) => Some(secrets::resolve(t, "bearerToken", &ctx.server).await?),
         (None, Some(var)) => match ctx.env.get(var) {

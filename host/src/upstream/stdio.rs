@@ -126,7 +126,8 @@ pub async fn spawn(
     else {
         unreachable!("spawn is only called for stdio servers")
     };
-    let env = secrets::resolve_all(env, "env", &ctx.server, &ctx.redact, Some(&ctx.secrets)).await?;
+    let env =
+        secrets::resolve_all(env, "env", &ctx.server, &ctx.redact, Some(&ctx.secrets)).await?;
     if let Some(dir) = cwd
         && !std::path::Path::new(dir).is_dir()
     {
