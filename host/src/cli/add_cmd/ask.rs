@@ -13,8 +13,7 @@ pub fn interactive() -> bool {
 
 /// Asks whether to go on; only at a terminal.
 pub fn confirm(question: &str) -> Result<bool> {
-    eprint!("{question} [y/N] ");
-    let answer = line(false)?;
+    let answer = line(&format!("{question} [y/N] "), false)?;
     Ok(matches!(answer.trim(), "y" | "Y" | "yes"))
 }
 
@@ -29,8 +28,8 @@ pub fn value(input: &Input, given: &[(String, String)]) -> Result<String> {
         .map(|d| format!(" [{d}]"))
         .unwrap_or_default();
     let kind = if input.secret { "secret " } else { "" };
-    eprint!("{kind}{} ({}){default}: ", input.field, input.description);
-    let answer = line(input.secret)?;
+    let prompt = format!("{kind}{} ({}){default}: ", input.field, input.description);
+    let answer = line(&prompt, input.secret)?;
     eprintln!();
     let answer = answer.trim_end_matches(['\r', '\n']).to_string();
     match (answer.is_empty(), &input.default) {
@@ -40,10 +39,13 @@ pub fn value(input: &Input, given: &[(String, String)]) -> Result<String> {
     }
 }
 
-/// One line of standard input; at a terminal with `hidden`, without echo.
-fn line(hidden: bool) -> Result<String> {
-    std::io::stderr().flush().ok();
+/// One line of standard input, asked for with `prompt`; at a terminal with
+/// `hidden`, without echo, turned off before the prompt shows, so that
+/// nothing typed on seeing it is echoed.
+fn line(prompt: &str, hidden: bool) -> Result<String> {
     let _quiet = (hidden && interactive()).then(Quiet::on);
+    eprint!("{prompt}");
+    std::io::stderr().flush().ok();
     let mut text = String::new();
     let read = std::io::stdin()
         .lock()
