@@ -56,6 +56,20 @@ pub struct Input {
     pub default: Option<String>,
 }
 
+impl Input {
+    /// The name the vault keeps this secret of `server` under, as the
+    /// entry's `${vault:NAME}` refers to it: `server/API_KEY`.
+    pub fn vault_name(&self, server: &str) -> String {
+        let field = self.field.split_once('.').map_or(&*self.field, |(_, k)| k);
+        format!("{server}/{field}")
+    }
+
+    /// The placeholder the entry holds until the value is given.
+    fn placeholder(&self) -> String {
+        format!("${{input:{}}}", self.field)
+    }
+}
+
 /// What adding a server will do, shown before it is done.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Plan {
@@ -85,6 +99,20 @@ pub struct Plan {
 }
 
 impl Plan {
+    /// Gives the entry `input`'s value (not a secret's: that goes to the
+    /// vault, and the entry keeps referring to it).
+    pub fn fill(&mut self, input: &Input, value: &str) {
+        fn replace(v: &mut Value, from: &str, to: &str) {
+            match v {
+                Value::String(s) => *s = s.replace(from, to),
+                Value::Array(a) => a.iter_mut().for_each(|v| replace(v, from, to)),
+                Value::Object(o) => o.values_mut().for_each(|v| replace(v, from, to)),
+                _ => {}
+            }
+        }
+        replace(&mut self.entry, &input.placeholder(), value);
+    }
+
     /// The lines shown to whoever approves it.
     pub fn describe(&self) -> Vec<String> {
         let mut lines = vec![format!("add \"{}\": runs {}", self.name, self.runs)];

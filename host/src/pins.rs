@@ -94,11 +94,21 @@ pub fn key(config: &Config, server: &str) -> Option<String> {
     match s.origin.kind {
         SourceKind::Project => {
             let repository = config.trust.repository.as_deref()?;
-            Some(format!("{}#{server}", repository.display()))
+            Some(project_key(repository, server))
         }
-        _ if config.settings.pin_tools => Some(format!("user#{server}")),
+        _ if config.settings.pin_tools => Some(user_key(server)),
         _ => None,
     }
+}
+
+/// The key of the user's own `server`.
+pub fn user_key(server: &str) -> String {
+    format!("user#{server}")
+}
+
+/// The key of `server` of the project in `repository`.
+pub fn project_key(repository: &Path, server: &str) -> String {
+    format!("{}#{server}", repository.display())
 }
 
 /// The key `server` is pinned under in `config` with the pins of `file`:
@@ -107,7 +117,7 @@ pub fn key(config: &Config, server: &str) -> Option<String> {
 pub fn key_in(config: &Config, server: &str, file: &PinFile) -> Option<String> {
     key(config, server).or_else(|| {
         let s = config.server(server)?;
-        let added = format!("user#{server}");
+        let added = user_key(server);
         (s.origin.kind != SourceKind::Project && file.servers.contains_key(&added)).then_some(added)
     })
 }

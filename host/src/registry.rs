@@ -118,8 +118,7 @@ impl Cached {
 
     /// The latest version of the server named `name`, whatever its status.
     pub fn named(&self, name: &str) -> Option<&Listed> {
-        let mut versions = self.entries.values().filter(|l| l.name() == name);
-        let all: Vec<&Listed> = versions.by_ref().collect();
+        let all: Vec<&Listed> = self.entries.values().filter(|l| l.name() == name).collect();
         all.iter().find(|l| l.is_latest()).or(all.last()).copied()
     }
 

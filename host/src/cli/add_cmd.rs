@@ -9,7 +9,7 @@ use anyhow::{Context, Result, bail};
 use clap::Args;
 use mcpw::audit::Decision;
 use mcpw::catalog::Tool;
-use mcpw::config::ConfigSources;
+use mcpw::config::{Config, ConfigSources};
 use mcpw::install::apply::{self, Target};
 use mcpw::install::{self, Plan, edit};
 use mcpw::registry::{Cached, Listed, Registry};
@@ -84,8 +84,7 @@ pub struct RemoveArgs {
 
 /// The registry, brought up to date (or as cached, with a warning). Its
 /// own runtime: ranking afterwards runs guests that block.
-fn registry(args: &RegistryArgs, sources: &ConfigSources) -> Result<Cached> {
-    let cfg = super::load_config(sources);
+fn registry(args: &RegistryArgs, cfg: &Config, sources: &ConfigSources) -> Result<Cached> {
     let url = args.registry.clone().or(cfg.settings.registry.clone());
     let registry = Registry::new(url.as_deref(), &sources.env.cache_dir());
     let runtime = tokio::runtime::Builder::new_current_thread()
@@ -109,17 +108,16 @@ fn rank<'a>(
     query: &str,
     limit: u32,
     args: &RegistryArgs,
-    sources: &ConfigSources,
+    (cfg, sources): (&Config, &ConfigSources),
 ) -> Result<Vec<(&'a Listed, f32)>> {
-    let cfg = super::load_config(sources);
     let tools = install::find::as_tools(listed);
-    let embeddings = super::embedding::open(&cfg, sources, args.model.as_deref())?;
+    let embeddings = super::embedding::open(cfg, sources, args.model.as_deref())?;
     let services = super::catalog_cmd::services(&tools);
     let services = match &embeddings {
         Some(e) => e.services(services)?,
         None => services,
     };
-    let policy = super::load_policy(&cfg, sources, services, &[])?;
+    let policy = super::load_policy(cfg, sources, services, &[])?;
     let hits = match &embeddings {
         Some(e) => e.ready(|| Ok(install::find::rank(&policy, listed, query, limit)?))?,
         None => install::find::rank(&policy, listed, query, limit)?,
@@ -131,9 +129,16 @@ fn rank<'a>(
 }
 
 pub fn find(args: FindArgs, sources: &ConfigSources) -> Result<ExitCode> {
-    let cached = registry(&args.registry, sources)?;
+    let cfg = super::load_config(sources);
+    let cached = registry(&args.registry, &cfg, sources)?;
     let listed = cached.latest(args.registry.all);
-    let hits = rank(&listed, &args.query, args.limit, &args.registry, sources)?;
+    let hits = rank(
+        &listed,
+        &args.query,
+        args.limit,
+        &args.registry,
+        (&cfg, sources),
+    )?;
     if args.json {
         let out: Vec<Value> = hits
             .iter()
@@ -161,11 +166,11 @@ pub fn find(args: FindArgs, sources: &ConfigSources) -> Result<ExitCode> {
 
 /// The plan for `args.source`: a package or URL, the registry entry of
 /// that exact name, or the registry's best match for it.
-fn plan_for(args: &AddArgs, sources: &ConfigSources) -> Result<Plan> {
+fn plan_for(args: &AddArgs, cfg: &Config, sources: &ConfigSources) -> Result<Plan> {
     if let Some(plan) = install::from_source(&args.source, args.name.as_deref())? {
         return Ok(plan);
     }
-    let cached = registry(&args.registry, sources)?;
+    let cached = registry(&args.registry, cfg, sources)?;
     let entry = match cached.named(&args.source) {
         Some(l) if args.registry.all || l.status() == "active" => l,
         Some(l) => bail!(
@@ -175,7 +180,7 @@ fn plan_for(args: &AddArgs, sources: &ConfigSources) -> Result<Plan> {
         ),
         None => {
             let listed = cached.latest(args.registry.all);
-            let hits = rank(&listed, &args.source, 1, &args.registry, sources)?;
+            let hits = rank(&listed, &args.source, 1, &args.registry, (cfg, sources))?;
             let Some(&(best, _)) = hits.first() else {
                 bail!("nothing in the registry matches {:?}", args.source);
             };
@@ -191,13 +196,18 @@ fn plan_for(args: &AddArgs, sources: &ConfigSources) -> Result<Plan> {
 }
 
 pub fn add(args: AddArgs, sources: &ConfigSources) -> Result<ExitCode> {
-    let plan = plan_for(&args, sources)?;
-    super::with_runtime(added(args, plan, sources))
+    let cfg = super::load_config(sources);
+    let plan = plan_for(&args, &cfg, sources)?;
+    super::with_runtime(added(args, plan, &cfg, sources))
 }
 
 /// The plan approved, given its values, tried, and written.
-async fn added(args: AddArgs, mut plan: Plan, sources: &ConfigSources) -> Result<ExitCode> {
-    let cfg = super::load_config(sources);
+async fn added(
+    args: AddArgs,
+    mut plan: Plan,
+    cfg: &Config,
+    sources: &ConfigSources,
+) -> Result<ExitCode> {
     if let Some(s) = cfg.server(&plan.name) {
         bail!(
             "a server named \"{}\" is configured already ({}): choose another with --name",
@@ -213,7 +223,7 @@ async fn added(args: AddArgs, mut plan: Plan, sources: &ConfigSources) -> Result
         return Ok(ExitCode::SUCCESS);
     }
     approve(&args)?;
-    let vault = mcpw::auth::vault(&cfg, &sources.env);
+    let vault = mcpw::auth::vault(cfg, &sources.env);
     let vault_keys = fill(&mut plan, &args, &vault).await?;
     if let Some((package, version)) = plan.pip.clone() {
         let cache = sources.env.cache_dir();
@@ -224,7 +234,7 @@ async fn added(args: AddArgs, mut plan: Plan, sources: &ConfigSources) -> Result
         plan.entry["command"] = json!(script.display().to_string());
     }
     let deadline = Duration::from_millis(args.timeout_ms);
-    let tools = apply::trial(&plan, &cfg, &sources.env, deadline)
+    let tools = apply::trial(&plan, cfg, &sources.env, deadline)
         .await
         .map_err(anyhow::Error::msg)
         .with_context(|| format!("\"{}\" was not added", plan.name))?;
@@ -232,7 +242,7 @@ async fn added(args: AddArgs, mut plan: Plan, sources: &ConfigSources) -> Result
         true => Target::Project(sources.project_dir.clone().context("no project folder")?),
         false => Target::User,
     };
-    let file = apply::write(&plan, &cfg, &sources.env, &target, &tools, vault_keys)
+    let file = apply::write(&plan, cfg, &sources.env, &target, &tools, vault_keys)
         .map_err(anyhow::Error::msg)
         .with_context(|| format!("\"{}\" was not added", plan.name))?;
     if args.project {
@@ -243,15 +253,8 @@ async fn added(args: AddArgs, mut plan: Plan, sources: &ConfigSources) -> Result
     } else {
         Decision::Asked
     };
-    apply::audit(
-        &cfg,
-        &sources.env,
-        "install",
-        &plan.name,
-        "",
-        decision,
-        Some(plan.runs.clone()),
-    );
+    let line = apply::record("install", &plan.name, "", decision, Some(plan.runs.clone()));
+    apply::audit(cfg, &sources.env, &line);
     said_added(&args, &plan, &file, &tools)
 }
 
@@ -288,34 +291,17 @@ async fn fill(
     for input in plan.inputs.clone() {
         let value = ask::value(&input, &given)?;
         if input.secret {
-            let field = input
-                .field
-                .split_once('.')
-                .map_or(&*input.field, |(_, k)| k);
-            let key = mcpw::secrets::vault_key(&format!("{}/{field}", plan.name));
+            let key = mcpw::secrets::vault_key(&input.vault_name(&plan.name));
             vault
                 .save(&key, &Value::String(value))
                 .await
                 .with_context(|| format!("keep {} in the vault", input.field))?;
             keys.push(key);
         } else {
-            replace_in(
-                &mut plan.entry,
-                &format!("${{input:{}}}", input.field),
-                &value,
-            );
+            plan.fill(&input, &value);
         }
     }
     Ok(keys)
-}
-
-fn replace_in(value: &mut Value, from: &str, to: &str) {
-    match value {
-        Value::String(s) => *s = s.replace(from, to),
-        Value::Array(a) => a.iter_mut().for_each(|v| replace_in(v, from, to)),
-        Value::Object(o) => o.values_mut().for_each(|v| replace_in(v, from, to)),
-        _ => {}
-    }
 }
 
 /// Says what was added.
@@ -357,15 +343,8 @@ pub async fn remove(args: RemoveArgs, sources: &ConfigSources) -> Result<ExitCod
             .await
             .with_context(|| format!("forget {key} in the vault"))?;
     }
-    apply::audit(
-        &cfg,
-        &sources.env,
-        "remove",
-        &args.name,
-        "",
-        Decision::Allowed,
-        None,
-    );
+    let line = apply::record("remove", &args.name, "", Decision::Allowed, None);
+    apply::audit(&cfg, &sources.env, &line);
     let file: PathBuf = receipt.file;
     outln!("removed \"{}\" from {}", args.name, file.display());
     Ok(ExitCode::SUCCESS)

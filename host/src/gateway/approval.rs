@@ -87,6 +87,51 @@ impl Approver for Asker {
     }
 }
 
+impl Asker {
+    /// Puts `message` to the client's user with one choice among `choices`
+    /// (value, label): the value chosen, or none when they declined.
+    pub(crate) async fn choose(
+        &self,
+        message: String,
+        choices: &[(&str, &str)],
+    ) -> Result<Option<String>, String> {
+        let (values, labels): (Vec<&str>, Vec<&str>) = choices.iter().copied().unzip();
+        let params: ElicitRequestParams = serde_json::from_value(json!({
+            "mode": "form",
+            "message": message,
+            "requestedSchema": {
+                "type": "object",
+                "properties": {"decision": {
+                    "type": "string",
+                    "title": "Decision",
+                    "enum": values,
+                    "enumNames": labels,
+                }},
+                "required": ["decision"],
+            },
+        }))
+        .map_err(|e| e.to_string())?;
+        let request = ServerRequest::ElicitRequest(rmcp::model::Request::new(params));
+        let answer = self
+            .client
+            .ask(request, self.request.clone(), std::future::pending())
+            .await
+            .map_err(|e| e.message.to_string())?;
+        let ClientResult::ElicitResult(answer) = answer else {
+            return Err(format!("the client answered with {answer:?}"));
+        };
+        if answer.action != ElicitationAction::Accept {
+            return Ok(None);
+        }
+        Ok(answer
+            .content
+            .as_ref()
+            .and_then(|c| c.get("decision"))
+            .and_then(Value::as_str)
+            .map(str::to_string))
+    }
+}
+
 /// How much of the arguments the question shows.
 const SHOWN_ARGUMENTS: usize = 2000;
 
@@ -109,40 +154,14 @@ async fn ask(asker: &Asker, question: &Question) -> Result<Answer, String> {
         "Allow the agent to call {} (tool \"{}\" of server \"{}\")? Approval is asked because {why}.\nArguments: {shown}",
         question.name, question.tool, question.server
     );
-    let params: ElicitRequestParams = serde_json::from_value(json!({
-        "mode": "form",
-        "message": message,
-        "requestedSchema": {
-            "type": "object",
-            "properties": {"decision": {
-                "type": "string",
-                "title": "Decision",
-                "enum": ["once", "tool", "server", "deny"],
-                "enumNames": ["Allow once", "Allow this tool for the session",
-                              "Allow every tool of this server for the session", "Deny"],
-            }},
-            "required": ["decision"],
-        },
-    }))
-    .map_err(|e| e.to_string())?;
-    let request = ServerRequest::ElicitRequest(rmcp::model::Request::new(params));
-    let answer = asker
-        .client
-        .ask(request, asker.request.clone(), std::future::pending())
-        .await
-        .map_err(|e| e.message.to_string())?;
-    let ClientResult::ElicitResult(answer) = answer else {
-        return Err(format!("the client answered with {answer:?}"));
-    };
-    if answer.action != ElicitationAction::Accept {
-        return Ok(Answer::Deny);
-    }
-    let decision = answer
-        .content
-        .as_ref()
-        .and_then(|c| c.get("decision"))
-        .and_then(Value::as_str);
-    Ok(match decision {
+    let choices = [
+        ("once", "Allow once"),
+        ("tool", "Allow this tool for the session"),
+        ("server", "Allow every tool of this server for the session"),
+        ("deny", "Deny"),
+    ];
+    let decision = asker.choose(message, &choices).await?;
+    Ok(match decision.as_deref() {
         Some("once") => Answer::Once,
         Some("tool") => Answer::Tool,
         Some("server") => Answer::Server,

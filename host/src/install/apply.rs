@@ -93,7 +93,7 @@ pub fn write(
     let (file, key) = match target {
         Target::Project(dir) => {
             let repository = user.trust.repository.clone().unwrap_or(dir.clone());
-            let key = format!("{}#{}", repository.display(), plan.name);
+            let key = crate::pins::project_key(&repository, &plan.name);
             (dir.join(".mcp.json"), key)
         }
         Target::User => {
@@ -103,7 +103,7 @@ pub fn write(
                 .find(|s| s.kind == SourceKind::User)
                 .map(|s| s.path.clone())
                 .unwrap_or_else(|| env.default_config_file());
-            (file, format!("user#{}", plan.name))
+            (file, crate::pins::user_key(&plan.name))
         }
     };
     let pins = Pins::of(user);
@@ -132,9 +132,9 @@ pub fn write(
 /// a server later defined by hand under that name is not taken as added.
 pub fn unpin(user: &Config, name: &str) -> Result<(), String> {
     let pins = Pins::of(user);
-    let mut keys = vec![format!("user#{name}")];
+    let mut keys = vec![crate::pins::user_key(name)];
     if let Some(repository) = &user.trust.repository {
-        keys.push(format!("{}#{name}", repository.display()));
+        keys.push(crate::pins::project_key(repository, name));
     }
     PinFile::update(pins.path(), |f| {
         keys.iter().for_each(|k| drop(f.servers.remove(k)))
@@ -159,22 +159,16 @@ pub fn approve_project_entry(sources: &ConfigSources, name: &str) -> Result<(), 
         .map_err(|e| format!("{}: {e}", trust.file.display()))
 }
 
-/// One audit line for an install (`via` "install") or a removal
-/// ("remove") of `server` by `client`, when `settings.audit` is on.
-pub fn audit(
-    user: &Config,
-    env: &Environment,
+/// The audit line of an install (`via` "install") or a removal ("remove")
+/// of `server` by `client`.
+pub fn record(
     via: &'static str,
     server: &str,
     client: &str,
     decision: Decision,
     reason: Option<String>,
-) {
-    let setting = user.settings.raw.get("audit");
-    let Some(config) = AuditConfig::from_setting(setting, &env.state_dir()) else {
-        return;
-    };
-    AuditLog::new(config, None).write(&Record {
+) -> Record {
+    Record {
         time: crate::audit::iso_time(crate::clock::now_ms()),
         session: None,
         client: client.to_string(),
@@ -190,5 +184,14 @@ pub fn audit(
         result_bytes: 0,
         error: None,
         arguments: None::<serde_json::Map<String, Value>>,
-    });
+    }
+}
+
+/// Writes `record` where `user`'s `settings.audit` says, for a command
+/// that runs no host (a serving host writes through its own log).
+pub fn audit(user: &Config, env: &Environment, record: &Record) {
+    let setting = user.settings.raw.get("audit");
+    if let Some(config) = AuditConfig::from_setting(setting, &env.state_dir()) {
+        AuditLog::new(config, None).write(record);
+    }
 }

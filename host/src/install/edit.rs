@@ -129,25 +129,33 @@ fn member(name: &str, entry: &Value, indent: usize) -> String {
 }
 
 /// Where to insert, and what: right after `mcpServers`'s `{`, or a new
-/// `mcpServers` right after the top-level `{`.
+/// `mcpServers` right after the top-level `{`. Read with its comments
+/// blanked out ([`crate::config::jsonc::strip`], which keeps every
+/// character's place), so that the scan sees only JSON.
 fn placement(text: &str, name: &str, entry: &Value) -> Option<(usize, String)> {
-    let top = scan::first_brace(text, 0)?;
-    match scan::member_object(text, top, "mcpServers") {
+    let clean = crate::config::jsonc::strip(text);
+    let top = scan::first_brace(&clean, 0)?;
+    let (open, inserted) = match scan::member_object(&clean, top, "mcpServers") {
         Some(open) => {
-            let empty = scan::next_token(text, open + 1).is_some_and(|(_, c)| c == '}');
+            let empty = scan::next_token(&clean, open + 1).is_some_and(|(_, c)| c == '}');
             let comma = if empty { "" } else { "," };
-            Some((open + 1, format!("\n{}{comma}", member(name, entry, 4))))
+            (open, format!("\n{}{comma}", member(name, entry, 4)))
         }
         None => {
-            let empty = scan::next_token(text, top + 1).is_some_and(|(_, c)| c == '}');
+            let empty = scan::next_token(&clean, top + 1).is_some_and(|(_, c)| c == '}');
             let comma = if empty { "" } else { "," };
             let servers = format!(
                 "\n  \"mcpServers\": {{\n{}\n  }}{comma}",
                 member(name, entry, 4)
             );
-            Some((top + 1, servers))
+            (top, servers)
         }
-    }
+    };
+    // The same character of the text as written (a comment's blanked
+    // characters may have been wider).
+    let nth = clean[..=open].chars().count();
+    let at = text.char_indices().nth(nth).map_or(text.len(), |(i, _)| i);
+    Some((at, inserted))
 }
 
 /// Undoes `add` of `name`: the inserted text taken out (at its place when
@@ -191,27 +199,14 @@ pub fn remove(name: &str, state_dir: &Path) -> Result<Receipt, EditError> {
     Ok(receipt)
 }
 
-/// A JSON-with-comments scanner that finds braces outside strings and
-/// comments.
+/// A scanner of JSON (comments blanked out already) that finds braces
+/// outside strings.
 mod scan {
     /// The next significant character at or after `from`: its byte offset
     /// and itself.
     pub fn next_token(text: &str, from: usize) -> Option<(usize, char)> {
-        let bytes = text.as_bytes();
-        let mut i = from;
-        while i < bytes.len() {
-            match bytes[i] {
-                b' ' | b'\t' | b'\r' | b'\n' => i += 1,
-                b'/' if bytes.get(i + 1) == Some(&b'/') => {
-                    i = text[i..].find('\n').map_or(bytes.len(), |n| i + n);
-                }
-                b'/' if bytes.get(i + 1) == Some(&b'*') => {
-                    i = text[i + 2..].find("*/").map_or(bytes.len(), |n| i + n + 4);
-                }
-                _ => return Some((i, text[i..].chars().next()?)),
-            }
-        }
-        None
+        let i = from + text.get(from..)?.find(|c: char| !c.is_whitespace())?;
+        Some((i, text[i..].chars().next()?))
     }
 
     pub fn first_brace(text: &str, from: usize) -> Option<usize> {
@@ -335,6 +330,8 @@ mod tests {
             "{ \"settings\": {\"a\": \"}{\"}, /* c { */ \"mcpServers\": { \"x\": {\"command\": \"y\", \"args\": [\"{\"]} } }",
         ));
         round_trip(Some("{\"settings\": {\"toolPrefix\": \"short\"}}"));
+        // A comment wider in bytes than the blanks that stand for it.
+        round_trip(Some("{ /* café ☕ */ \"mcpServers\": { /* é */ } }"));
     }
 
     #[test]

@@ -33,16 +33,14 @@ fn value_of(item: &Value, field: String, server: &str, inputs: &mut Vec<Input>) 
     let description = item["description"].as_str().unwrap_or_default().to_string();
     let default = item["default"].as_str().map(str::to_string);
     if item["isSecret"].as_bool() == Some(true) {
-        let key = field
-            .trim_start_matches("env.")
-            .trim_start_matches("headers.");
-        let reference = format!("${{vault:{server}/{key}}}");
-        inputs.push(Input {
+        let input = Input {
             field,
             description,
             secret: true,
             default: None,
-        });
+        };
+        let reference = format!("${{vault:{}}}", input.vault_name(server));
+        inputs.push(input);
         return Some(reference);
     }
     if let Some(v) = item["value"].as_str() {
@@ -51,13 +49,14 @@ fn value_of(item: &Value, field: String, server: &str, inputs: &mut Vec<Input>) 
     if item["isRequired"].as_bool() != Some(true) {
         return default;
     }
-    let placeholder = format!("${{input:{field}}}");
-    inputs.push(Input {
+    let input = Input {
         field,
         description,
         secret: false,
         default,
-    });
+    };
+    let placeholder = input.placeholder();
+    inputs.push(input);
     Some(placeholder)
 }
 

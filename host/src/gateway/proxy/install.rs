@@ -12,7 +12,6 @@ use crate::audit::Decision;
 use crate::gateway::approval::Asker;
 use crate::install::{self, Plan, apply};
 use crate::registry::{Cached, Listed, Registry};
-use rmcp::model::{ClientResult, ElicitRequestParams, ElicitationAction, ServerRequest};
 use rmcp::service::{RequestContext, RoleServer};
 use serde_json::{Value, json};
 use std::time::Duration;
@@ -116,14 +115,15 @@ async fn registry(gw: &Gateway) -> (Cached, Option<String>) {
     )
 }
 
-/// `listed` ranked for `query` by the host's ranking guest, off the async
-/// threads (guest calls block).
-async fn ranked(gw: &Gateway, listed: Vec<Listed>, query: &str, limit: u32) -> Vec<(Listed, f32)> {
+/// The registry's active servers ranked for `query` by the host's ranking
+/// guest, off the async threads (guest calls block); only the hits are
+/// copied out.
+async fn ranked(gw: &Gateway, cached: Cached, query: &str, limit: u32) -> Vec<(Listed, f32)> {
     let policy = gw.shared.host.policy().clone();
     let query = query.to_string();
     tokio::task::spawn_blocking(move || {
-        let refs: Vec<&Listed> = listed.iter().collect();
-        let hits = install::find::rank(&policy, &refs, &query, limit).unwrap_or_default();
+        let listed = cached.latest(false);
+        let hits = install::find::rank(&policy, &listed, &query, limit).unwrap_or_default();
         hits.into_iter()
             .map(|(i, s)| (listed[i].clone(), s))
             .collect()
@@ -134,8 +134,7 @@ async fn ranked(gw: &Gateway, listed: Vec<Listed>, query: &str, limit: u32) -> V
 
 pub(super) async fn find(gw: &Gateway, query: &str, limit: u32) -> Reply {
     let (cached, stale) = registry(gw).await;
-    let listed: Vec<Listed> = cached.latest(false).into_iter().cloned().collect();
-    let hits = ranked(gw, listed, query, limit).await;
+    let hits = ranked(gw, cached, query, limit).await;
     let mut lines: Vec<String> = hits
         .iter()
         .map(|(l, _)| format!("- {} {}: {}", l.name(), l.version(), l.text()))
@@ -169,8 +168,7 @@ async fn plan_for(gw: &Gateway, source: &str, name: Option<&str>) -> Result<Plan
         Some(l) if l.status() == "active" => l.clone(),
         Some(l) => return Err(format!("{} is {} in the registry", l.name(), l.status())),
         None => {
-            let listed = cached.latest(false).into_iter().cloned().collect();
-            let hits = ranked(gw, listed, source, 1).await;
+            let hits = ranked(gw, cached, source, 1).await;
             let (best, _) = hits
                 .into_iter()
                 .next()
@@ -179,6 +177,14 @@ async fn plan_for(gw: &Gateway, source: &str, name: Option<&str>) -> Result<Plan
         }
     };
     install::from_registry(&entry.server, name).map_err(|e| e.to_string())
+}
+
+/// Writes `line` into the serving host's audit trail, when it keeps one
+/// (a replica of a team into its own file, as every other line).
+fn audit(gw: &Gateway, line: &crate::audit::Record) {
+    if let Some(log) = gw.shared.host.audit() {
+        log.write(line);
+    }
 }
 
 fn refused(text: String, plan: Option<&Plan>, error: &str) -> Reply {
@@ -209,16 +215,14 @@ pub(super) async fn add(
     match decide(&allow, &plan, ctx).await {
         Ok(decision) => carry_out(gw, client, plan, decision).await,
         Err(why) => {
-            let env = host.env();
-            apply::audit(
-                &config,
-                env,
+            let line = apply::record(
                 "install",
                 &plan.name,
                 client.name(),
                 Decision::Denied,
                 Some(why.clone()),
             );
+            audit(gw, &line);
             refused(
                 format!("Nothing was added: {why}."),
                 Some(&plan),
@@ -265,15 +269,14 @@ async fn carry_out(gw: &Gateway, client: &ClientScope, plan: Plan, decision: Dec
             return refused(text, Some(&plan), "trial_failed");
         }
     };
-    apply::audit(
-        &config,
-        host.env(),
+    let line = apply::record(
         "install",
         &plan.name,
         client.name(),
         decision,
         Some(plan.runs.clone()),
     );
+    audit(gw, &line);
     let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
     let text = format!(
         "Added \"{}\" ({} tools: {}). Its tools are listed once mcpw has read its config again, in a moment.",
@@ -293,11 +296,7 @@ fn needs_the_user(plan: &mut Plan) -> Option<String> {
     let mut missing = Vec::new();
     for input in plan.inputs.clone() {
         match (&input.default, input.secret) {
-            (Some(d), false) => {
-                let placeholder = format!("${{input:{}}}", input.field);
-                let entry = plan.entry.to_string().replace(&placeholder, d);
-                plan.entry = serde_json::from_str(&entry).unwrap_or(plan.entry.clone());
-            }
+            (Some(d), false) => plan.fill(&input, d),
             _ => missing.push(input.field.clone()),
         }
     }
@@ -340,34 +339,9 @@ async fn ask(asker: &Asker, plan: &Plan) -> Result<bool, String> {
         "The agent asks to add an MCP server.\n{}",
         plan.describe().join("\n")
     );
-    let params: ElicitRequestParams = serde_json::from_value(json!({
-        "mode": "form",
-        "message": message,
-        "requestedSchema": {
-            "type": "object",
-            "properties": {"decision": {
-                "type": "string", "title": "Decision",
-                "enum": ["add", "cancel"], "enumNames": ["Add this server", "Do not add it"],
-            }},
-            "required": ["decision"],
-        },
-    }))
-    .map_err(|e| e.to_string())?;
-    let request = ServerRequest::ElicitRequest(rmcp::model::Request::new(params));
-    let answer = asker
-        .client
-        .ask(request, asker.request.clone(), std::future::pending())
-        .await
-        .map_err(|e| e.message.to_string())?;
-    let ClientResult::ElicitResult(answer) = answer else {
-        return Err(format!("the client answered with {answer:?}"));
-    };
-    let chosen = answer
-        .content
-        .as_ref()
-        .and_then(|c| c.get("decision"))
-        .and_then(Value::as_str);
-    Ok(answer.action == ElicitationAction::Accept && chosen == Some("add"))
+    let choices = [("add", "Add this server"), ("cancel", "Do not add it")];
+    let chosen = asker.choose(message, &choices).await?;
+    Ok(chosen.as_deref() == Some("add"))
 }
 
 #[cfg(test)]
