@@ -42,6 +42,9 @@
 //! 14. Component servers: the same rmcp server as a WebAssembly component and
 //!     as a native process, through `mcpw serve`: the first call of a fresh
 //!     serve (compiled and compiling), `echo` p50, memory.
+//! 15. The held path: the official Python SDK client in both eras, direct
+//!     and through `mcpw serve`, to a Python SDK server; what a client of
+//!     2026-07-28 pays for its calls running in a task of their own.
 //!
 //! `BENCH_CALLS` sets the number of `echo` calls per path and round in row 1
 //! (default 500). Every process started carries a tag in its environment; at the
@@ -57,6 +60,8 @@ mod big_results;
 mod code_mode;
 #[path = "gateway/components.rs"]
 mod components;
+#[path = "gateway/eras.rs"]
+mod eras;
 #[path = "gateway/flood.rs"]
 mod flood;
 #[path = "gateway/forwarder.rs"]
@@ -253,6 +258,7 @@ fn run_rows(rt: &tokio::runtime::Runtime, s: &Setup) -> Vec<String> {
             rt.block_on(start_tokens::row13_start_tokens(&s.home_cat))
         }),
         run("14", &|| rt.block_on(components::row14_components(&s.root))),
+        run("15", &|| eras::row15_eras(&s.root)),
     ]
 }
 

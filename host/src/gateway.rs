@@ -391,6 +391,14 @@ pub(crate) fn result(
 }
 
 impl ServerHandler for Gateway {
+    fn supported_protocol_versions(
+        &self,
+    ) -> std::borrow::Cow<'static, [rmcp::model::ProtocolVersion]> {
+        std::borrow::Cow::Borrowed(rmcp::model::ProtocolVersion::known_up_to(
+            &era::NEWEST_SERVED,
+        ))
+    }
+
     fn get_info(&self) -> ServerConfig {
         let instructions = match self.shared.exposure {
             Exposure::Proxy => {

@@ -186,6 +186,18 @@ function build() {
       ],
     }),
   );
+  // A prompt and a resource that log while they are answered (no scenario
+  // asks for them: the era tests read their messages through mcpw).
+  const logWhile = (extra, data) =>
+    extra.sendNotification({ method: "notifications/message", params: { level: "info", logger: "conformance", data } });
+  server.registerPrompt("test_prompt_with_logging", { description: "Logs a message while it is got" }, async (extra) => {
+    await logWhile(extra, "Prompt being got");
+    return { messages: [{ role: "user", content: { type: "text", text: "A prompt that logged." } }] };
+  });
+  server.registerResource("logged-resource", "test://logged-resource", { description: "Logs a message while it is read", mimeType: "text/plain" }, async (uri, extra) => {
+    await logWhile(extra, "Resource being read");
+    return { contents: [{ uri: uri.href, mimeType: "text/plain", text: "A resource that logged." }] };
+  });
   server.registerPrompt("test_prompt_with_image", { description: "A prompt with an image" }, async () => ({
     messages: [
       { role: "user", content: { type: "image", data: PNG, mimeType: "image/png" } },

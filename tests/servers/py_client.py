@@ -16,12 +16,19 @@ PLAN says what to do, in this order:
                                  the handshake era, `subscriptions/listen` in
                                  2026-07-28), call the trigger, and wait (10 s
                                  at most) for the update.
-  "logs":   {"level": LEVEL, "calls": [[TOOL, ARGS], ...]}
+  "logs":   {"level": LEVEL, "calls": [[TOOL, ARGS], ...],
+             "prompts": [[NAME, ARGS], ...], "reads": [[SERVER, URI], ...]}
                                  ask for log messages of LEVEL and above
                                  (`logging/setLevel` in the handshake era, in
                                  each request's `_meta` in 2026-07-28), call
-                                 each tool, and wait (5 s at most) for a
-                                 message of its server (logger `<server>...`).
+                                 each tool, get each prompt, read each
+                                 resource, and after each wait (5 s at most)
+                                 for a message of its server (a tool's or
+                                 prompt's name before `__`; logger
+                                 `<server>...`).
+  "bench":  {"tool": TOOL, "args": ARGS, "n": N}
+                                 one call, then N sequential ones, timed
+                                 (their p50 and p99 in ms), before the rest.
 The client answers sampling ("sampled: <the prompt's text>"), elicitation
 (accepts, each field its default, else a value of its type) and roots (one,
 file:///py-client-root).
@@ -35,6 +42,7 @@ the client was asked.
 import asyncio
 import json
 import sys
+import time
 import warnings
 
 import anyio
@@ -119,14 +127,29 @@ class Logs:
 async def logged(client, logs, plan, version):
     if version < "2026-07-28":
         await client.set_logging_level(plan["level"])
+    asks = [(t.split("__")[0], lambda t=t, a=a: client.call_tool(t, a)) for t, a in plan["calls"]]
+    for name, args in plan.get("prompts", []):
+        asks.append((name.split("__")[0], lambda n=name, a=args: client.get_prompt(n, a)))
+    for server, uri in plan.get("reads", []):
+        asks.append((server, lambda u=uri: client.read_resource(u)))
     seen = []
-    for tool, args in plan["calls"]:
-        server = tool.split("__")[0]
+    for server, ask in asks:
         logs.loggers.clear()
-        await client.call_tool(tool, args)
+        await ask()
         await logs.from_server(server)
         seen.append(server)
     return seen
+
+
+async def timed(client, plan):
+    await client.call_tool(plan["tool"], plan["args"])
+    took = []
+    for _ in range(plan["n"]):
+        start = time.perf_counter()
+        await client.call_tool(plan["tool"], plan["args"])
+        took.append((time.perf_counter() - start) * 1000)
+    took.sort()
+    return {"p50": took[len(took) // 2], "p99": took[min(len(took) - 1, len(took) * 99 // 100)]}
 
 
 def texts(result):
@@ -201,6 +224,8 @@ async def main(mode, server, plan):
             got = await client.get_prompt(free[0].name)
             return {"name": free[0].name, "messages": len(got.messages)}
 
+        if "bench" in plan:
+            await step(report, "bench", lambda: timed(client, plan["bench"]))
         await step(report, "tools", tools)
         report["calls"] = []
         for tool, args in plan.get("calls", []):

@@ -20,6 +20,15 @@ use rmcp::model::{
     ReadResourceResponse, ReadResourceResult, ResultType,
 };
 
+/// The newest revision mcpw offers its clients: the newest it serves
+/// completely, on every path (tools in each exposure, code mode's inner
+/// calls, resources, prompts, completion, tasks, the servers' questions,
+/// subscriptions, log messages), in front of servers of either era
+/// (`tests/e2e/gateway/eras.rs` runs that matrix). A revision rmcp learns
+/// later is not offered until mcpw serves it so.
+pub(crate) const NEWEST_SERVED: rmcp::model::ProtocolVersion =
+    rmcp::model::ProtocolVersion::V_2026_07_28;
+
 /// A result stamped with the `resultType` the stateless revision requires.
 pub(crate) trait Complete {
     /// The result with `resultType: complete` where it had none; a result of

@@ -1,6 +1,7 @@
 //! `prompts/get` and `resources/read` as they are answered once the
 //! request may run (for a client of the stateless revision, inside a held
-//! request; see [`super::held`]).
+//! request; see [`super::held`]), with the log messages the request asks for
+//! (see [`super::request_logs`]).
 
 use super::*;
 
@@ -12,7 +13,8 @@ impl Gateway {
         context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResult, McpError> {
         let span = traced::span(&context, "prompts/get", Some(&request.name));
-        traced::run(span, async move {
+        let logged = context.clone();
+        let got = traced::run(span, async move {
             let client = self.client(&context.extensions);
             let args = request.arguments.clone();
             self.shared.ready().await;
@@ -34,8 +36,8 @@ impl Gateway {
                 )),
                 Err(e) => Err(internal(e)),
             }
-        })
-        .await
+        });
+        self.with_request_logs(&logged, got).await
     }
 
     /// A resource, read for this session's client.
@@ -45,12 +47,13 @@ impl Gateway {
         context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::ReadResourceResult, McpError> {
         let span = traced::span(&context, "resources/read", Some(&request.uri));
-        traced::run(span, async move {
+        let logged = context.clone();
+        let read = traced::run(span, async move {
             let client = self.client(&context.extensions);
             self.resource_read(&client, &request.uri, &context)
                 .await
                 .map(|r| r.complete())
-        })
-        .await
+        });
+        self.with_request_logs(&logged, read).await
     }
 }

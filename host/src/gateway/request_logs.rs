@@ -1,7 +1,8 @@
 //! Log messages for a client of the stateless revision (2026-07-28), which
 //! asks for them per request (`io.modelcontextprotocol/logLevel` in `_meta`)
 //! instead of with `logging/setLevel`: the messages its servers send while its
-//! tool call runs, at or above that level, go on the call's own stream.
+//! tool call, prompt or read runs, at or above that level, go on that
+//! request's own stream.
 //! Servers are asked for that level as for a session's (see
 //! [`crate::lifecycle::Manager::set_log_level`]).
 

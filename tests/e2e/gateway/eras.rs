@@ -6,9 +6,10 @@
 //! - handshake era: server-everything (stdio) and the project's conformance
 //!   upstream (HTTP), whose tools ask with `sampling/createMessage` and
 //!   `elicitation/create` and which sends resource updates;
-//! - 2026-07-28: mcp-server-time (the Python SDK, stdio) and the conformance
+//! - 2026-07-28: mcp-server-time (the Python SDK, stdio), the conformance
 //!   suite's reference server (HTTP), whose tools ask with `inputRequired`
-//!   (sampling, elicitation, roots).
+//!   (sampling, elicitation, roots), and `tests/servers/py_logging_server.py`
+//!   (the Python SDK, stdio), which logs only for a request that names a level.
 //!
 //! Each run lists and calls tools, answers what the servers ask, reads a
 //! resource, gets a prompt, gets the log messages it asks for and watches a
@@ -32,11 +33,13 @@ fn setup() -> Upstreams {
     let reference: Vec<&str> = reference.iter().map(String::as_str).collect();
     let reference = Background::node(&reference, &[]);
     let dirs = ConfigDirs::new();
+    let logging_server = workspace().join("tests/servers/py_logging_server.py");
     let config = json!({"mcpServers": {
         "everything": {"command": "node", "args": [s.everything(), "stdio"]},
         "time": {"command": s.python_bin("mcp-server-time"), "args": ["--local-timezone", "UTC"]},
         "cu": {"url": conformance.url("/mcp")},
         "ref": {"url": reference.url("/mcp")},
+        "pylogs": {"command": s.python_bin("python"), "args": [logging_server]},
     }});
     dirs.user(&config.to_string());
     Upstreams {
@@ -67,10 +70,16 @@ fn plan() -> Value {
         // The reference server sends no updates of its watched resource
         // (its description says otherwise): `tests/e2e/host/listen.rs` has
         // a server of 2026-07-28 that does.
+        // What servers log while a tool runs, a prompt is got or a resource
+        // read. pylogs (the Python SDK, 2026-07-28) logs only when the
+        // request itself names a level.
         "logs": {"level": "info", "calls": [
             ["cu__test_tool_with_logging", {}],
             ["ref__test_tool_with_logging", {}],
-        ]},
+            ["pylogs__logged_tool", {}],
+        ],
+        "prompts": [["cu__test_prompt_with_logging", {}], ["pylogs__logged_prompt", {}]],
+        "reads": [["cu", "test://logged-resource"], ["pylogs", "logs://logged/a"]]},
         "watch": [
             {"uri": "mcpw:cu/test://watched-resource",
              "trigger": ["cu__update_watched_resource", {}]},
@@ -145,7 +154,11 @@ fn check(report: &Value, mode: &str, revision: &str) {
     let prompt = report["prompt"]["messages"].as_u64();
     assert!(prompt >= Some(1), "{context}");
     // Each server's messages, at the level asked, however it is asked.
-    assert_eq!(report["logged"], json!(["cu", "ref"]), "{context}");
+    assert_eq!(
+        report["logged"],
+        json!(["cu", "ref", "pylogs", "cu", "pylogs", "cu", "pylogs"]),
+        "{context}"
+    );
     let updated: Vec<&Value> = report["watch"]
         .as_array()
         .expect(&context)
