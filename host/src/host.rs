@@ -510,7 +510,7 @@ impl Host {
         let (manager, config) = (self.manager.clone(), self.config.clone());
         let env_override = self.env.get("MCP_DIRECT_TOOLS").map(str::to_string);
         let naming = self.naming.clone();
-        let pins = crate::pins::Pins::of(&self.config());
+        let pins = crate::pins::Pins::of(&self.config()).sharing(self.shared.clone());
         let input = move || {
             // Read before the tools: a change after this point bumps it again.
             let version = manager.catalog_version();
@@ -780,6 +780,16 @@ fn background(
         tasks.push(manager.spawn_maintenance());
         if let Some(shared) = shared {
             tasks.push(shared.spawn_monitor(crate::team_state::MONITOR_EVERY));
+            // Pins another process changed (a replica pinned a server, the
+            // user approved a change) apply here too.
+            let m = Arc::downgrade(manager);
+            let changed = move || m.upgrade().iter().for_each(|m| m.catalog_changed());
+            let every = crate::team_state::MONITOR_EVERY;
+            tasks.push(crate::pins::team_state::follow(
+                shared.clone(),
+                every,
+                changed,
+            ));
         }
     }
     if let Some(e) = embeddings {

@@ -7,10 +7,16 @@
 //!
 //! Pinned: a project's servers (once approved), and the user's own with
 //! `settings.pinTools: true`. Pins live beside the approvals, in mcpw's state
-//! folder (`pins.json`), per repository for a project's servers.
+//! folder (`pins.json`), per repository for a project's servers. Processes
+//! that share state keep them there too ([`team_state`]), where they win:
+//! the replicas of a team gateway pin each server once for all of them, and
+//! an approval given at one reaches all.
+
+pub mod team_state;
 
 use crate::catalog::Tool;
 use crate::config::{Config, SourceKind};
+use crate::team_state::SharedState;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
@@ -147,6 +153,7 @@ pub fn pinned(tool: &Tool) -> Pinned {
 /// The pins of one config.
 pub struct Pins {
     path: PathBuf,
+    shared: Option<Arc<SharedState>>,
 }
 
 impl Pins {
@@ -155,12 +162,71 @@ impl Pins {
     pub fn of(config: &Config) -> Pins {
         Pins {
             path: config.trust.file.with_file_name(FILE_NAME),
+            shared: None,
         }
     }
 
-    /// Where they are kept.
+    /// The same pins, kept in `shared` state too (which wins) when there is one.
+    pub fn sharing(mut self, shared: Option<Arc<SharedState>>) -> Pins {
+        self.shared = shared;
+        self
+    }
+
+    /// Where this process keeps them.
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// Every pin: the file's, and those in shared state over them. Shared
+    /// state that cannot be read is said once, and the file serves.
+    pub fn read(&self) -> PinFile {
+        let mut file = PinFile::read(&self.path);
+        if let Some(shared) = &self.shared {
+            match team_state::load(shared) {
+                Ok(team) => file.servers.extend(team),
+                Err(e) => tracing::warn!("pins read from {} alone: {e}", self.path.display()),
+            }
+        }
+        file
+    }
+
+    /// Approves the pending changes of the servers pinned under `keys`, in
+    /// the file and in shared state. Returns the servers approved, with the
+    /// tools of each.
+    pub fn approve(&self, keys: &[String]) -> Result<Vec<(String, Vec<String>)>, String> {
+        let mut done = PinFile::update(&self.path, |f| f.approve(keys))
+            .map_err(|e| format!("{}: {e}", self.path.display()))?;
+        if let Some(shared) = &self.shared {
+            for approved in team_state::approve(shared, keys).map_err(|e| e.to_string())? {
+                if !done.contains(&approved) {
+                    done.push(approved);
+                }
+            }
+        }
+        Ok(done)
+    }
+
+    /// Pins `pins` under `key` as they are (the baseline `mcpw add` takes).
+    pub fn pin(&self, key: String, pins: ServerPins) -> Result<(), String> {
+        let first = [(key.clone(), pins.clone())];
+        PinFile::update(&self.path, |f| f.servers.insert(key, pins))
+            .map_err(|e| format!("{}: {e}", self.path.display()))?;
+        match &self.shared {
+            Some(shared) => team_state::first(shared, &first).map_err(|e| e.to_string()),
+            None => Ok(()),
+        }
+    }
+
+    /// Forgets the pins of `keys`, in the file and in shared state.
+    pub fn forget(&self, keys: &[String]) -> Result<(), String> {
+        PinFile::update(&self.path, |f| {
+            keys.iter().for_each(|k| drop(f.servers.remove(k)))
+        })
+        .map_err(|e| format!("{}: {e}", self.path.display()))?;
+        match &self.shared {
+            Some(shared) => team_state::forget(shared, keys).map_err(|e| e.to_string()),
+            None => Ok(()),
+        }
     }
 
     /// The tools of pinned servers to withhold, as (server, tool): those
@@ -169,6 +235,15 @@ impl Pins {
     /// pinned as they are. Blocking (reads and may write the file).
     pub fn check(&self, config: &Config, lists: &[Arc<[Arc<Tool>]>]) -> BTreeSet<(String, String)> {
         let file = PinFile::read(&self.path);
+        if let Some(shared) = &self.shared {
+            match self.check_shared(shared, config, lists, &file) {
+                Ok(withheld) => return withheld,
+                Err(e) => tracing::warn!(
+                    "tools checked against the pins of {} alone: {e}",
+                    self.path.display()
+                ),
+            }
+        }
         let now = current(config, lists, &file);
         if now.is_empty() {
             return BTreeSet::new();
@@ -179,18 +254,82 @@ impl Pins {
             let wrote = PinFile::update(&self.path, |fresh| compare(fresh, &now));
             match wrote {
                 Err(e) => tracing::warn!("cannot write {}: {e}", self.path.display()),
-                Ok(w) if !w.is_empty() => {
-                    let tools: Vec<String> = w.iter().map(|(s, t)| format!("{s}/{t}")).collect();
-                    tracing::warn!(
-                        "tools of approved servers changed and are withheld from the agent until you approve them (`mcpw trust` shows what changed): {}",
-                        tools.join(", ")
-                    );
-                }
-                Ok(_) => {}
+                Ok(w) => warn_withheld(&w),
             }
         }
         withheld
     }
+
+    /// [`Pins::check`] against the pins in shared state: a server pinned
+    /// nowhere yet is pinned there as this process has it (its file's pins,
+    /// else as listed now), unless another was first; what differs waits
+    /// there; the file keeps a copy.
+    fn check_shared(
+        &self,
+        shared: &SharedState,
+        config: &Config,
+        lists: &[Arc<[Arc<Tool>]>],
+        file: &PinFile,
+    ) -> Result<BTreeSet<(String, String)>, crate::team_state::SharedStateError> {
+        let mut team = PinFile {
+            servers: team_state::load(shared)?,
+        };
+        let mut known = file.clone();
+        known.servers.extend(team.servers.clone());
+        let now = current(config, lists, &known);
+        let firsts: Vec<(String, ServerPins)> = now
+            .iter()
+            .filter(|(key, _, _)| !team.servers.contains_key(key))
+            .map(|(key, server, tools)| {
+                let mut pins = file.servers.get(key).cloned().unwrap_or(ServerPins {
+                    server: server.clone(),
+                    tools: tools.clone(),
+                    pending: BTreeMap::new(),
+                });
+                pins.pending.clear();
+                (key.clone(), pins)
+            })
+            .collect();
+        if !firsts.is_empty() {
+            team_state::first(shared, &firsts)?;
+            team.servers = team_state::load(shared)?;
+        }
+        let before = team.clone();
+        let withheld = compare(&mut team, &now);
+        let waiting: Vec<_> = now
+            .iter()
+            .filter_map(|(key, _, _)| {
+                let pending = &team.servers.get(key)?.pending;
+                let was = before.servers.get(key).map(|p| &p.pending);
+                (was != Some(pending)).then(|| (key.clone(), pending.clone()))
+            })
+            .collect();
+        if !waiting.is_empty() {
+            team_state::set_pending(shared, &waiting)?;
+            warn_withheld(&withheld);
+        }
+        // Written only when it differs: a serving process follows the file.
+        let stale = team
+            .servers
+            .iter()
+            .any(|(k, p)| file.servers.get(k) != Some(p));
+        let copy = || PinFile::update(&self.path, |f| f.servers.extend(team.servers));
+        if stale && let Err(e) = copy() {
+            tracing::warn!("cannot write {}: {e}", self.path.display());
+        }
+        Ok(withheld)
+    }
+}
+
+fn warn_withheld(withheld: &BTreeSet<(String, String)>) {
+    if withheld.is_empty() {
+        return;
+    }
+    let tools: Vec<String> = withheld.iter().map(|(s, t)| format!("{s}/{t}")).collect();
+    tracing::warn!(
+        "tools of approved servers changed and are withheld from the agent until you approve them (`mcpw trust` shows what changed): {}",
+        tools.join(", ")
+    );
 }
 
 /// Each pinned server's key, name and current definitions.

@@ -2,6 +2,7 @@
 //! real haproxy balancing round-robin with no stickiness.
 
 mod infra;
+mod pins;
 mod wire;
 
 use crate::common::ConfigDirs;

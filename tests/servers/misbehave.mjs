@@ -13,7 +13,7 @@
 //                  it cancels after `ms`), flood (`count` notifications of `kind`: log or
 //                  list_changed, as fast as stdout takes them), sleep (answers after `ms`);
 //                  $LIST_DELAY_MS delays
-//                  every tools/list
+//                  every tools/list; $EXTRA_TOOL names one more tool, there from the start
 //   exit-on-init   exits as soon as it reads anything
 //   garbage        answers everything with lines that are not JSON
 //   slow-start     waits $DELAY_MS before serving
@@ -48,6 +48,11 @@ function build() {
       server.registerTool(name, { description: `Added at runtime: ${name}` }, async () => ({ content: [{ type: "text", text: name }] }));
       return { content: [{ type: "text", text: `added ${name}` }] };
     });
+  // A server that changed since another copy of it was listed.
+  if (process.env.EXTRA_TOOL) {
+    const name = process.env.EXTRA_TOOL;
+    server.registerTool(name, { description: `Registered at start: ${name}` }, async () => ({ content: [{ type: "text", text: name }] }));
+  }
   server.registerTool("crash", { description: "Exits in the middle of the call" }, async () => { process.exit(3); });
   server.registerTool("audio", { description: "Answers with a short audio clip" },
     async () => ({ content: [{ type: "audio", data: "UklGRiQAAABXQVZF", mimeType: "audio/wav" }] }));

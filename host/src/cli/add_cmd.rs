@@ -335,7 +335,7 @@ fn said_added(
 pub async fn remove(args: RemoveArgs, sources: &ConfigSources) -> Result<ExitCode> {
     let receipt = edit::remove(&args.name, &sources.env.state_home())?;
     let cfg = super::load_config(sources);
-    apply::unpin(&cfg, &args.name).map_err(anyhow::Error::msg)?;
+    apply::unpin(&cfg, &sources.env, &args.name).map_err(anyhow::Error::msg)?;
     let vault = mcpw::auth::vault(&cfg, &sources.env);
     for key in &receipt.vault_keys {
         vault

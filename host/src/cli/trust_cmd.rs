@@ -4,7 +4,7 @@
 use anyhow::{Context, Result, bail};
 use mcpw::config::trust::{Approvals, ProjectServers, ProjectTrust};
 use mcpw::config::{self, ConfigSources};
-use mcpw::pins::{self, PinFile, ServerPins};
+use mcpw::pins::{self, ServerPins};
 use std::process::ExitCode;
 
 #[derive(clap::Args)]
@@ -26,7 +26,7 @@ pub struct TrustArgs {
 pub fn run(args: TrustArgs, sources: &ConfigSources) -> Result<ExitCode> {
     let cfg = config::load(sources);
     let trust = &cfg.trust;
-    let pins = Pending::of(&cfg);
+    let pins = Pending::of(&cfg, sources)?;
     let repository = trust.repository.clone();
     let no_project =
         || anyhow::anyhow!("no project folder: project trust applies to a project's servers");
@@ -95,15 +95,17 @@ fn approve_definitions(
 
 /// The pinned servers of a config whose tools changed, or have new ones.
 struct Pending {
-    file: std::path::PathBuf,
+    pins: pins::Pins,
     /// (server, key, its pins)
     servers: Vec<(String, String, ServerPins)>,
 }
 
 impl Pending {
-    fn of(cfg: &mcpw::config::Config) -> Pending {
-        let file = pins::Pins::of(cfg).path().to_path_buf();
-        let all = PinFile::read(&file);
+    /// Those of `cfg`, with the pins in the shared state `sources` name.
+    fn of(cfg: &mcpw::config::Config, sources: &ConfigSources) -> Result<Pending> {
+        let shared = mcpw::team_state::SharedState::for_config(cfg, &sources.env)?;
+        let pins = pins::Pins::of(cfg).sharing(shared);
+        let all = pins.read();
         let servers = cfg
             .servers
             .iter()
@@ -113,7 +115,7 @@ impl Pending {
                 Some((s.name.clone(), key, p.clone()))
             })
             .collect();
-        Pending { file, servers }
+        Ok(Pending { pins, servers })
     }
 
     fn has(&self, name: &str) -> bool {
@@ -135,8 +137,7 @@ impl Pending {
         if keys.is_empty() {
             return Ok(Vec::new());
         }
-        let done = PinFile::update(&self.file, |f| f.approve(&keys))
-            .with_context(|| format!("cannot write {}", self.file.display()))?;
+        let done = self.pins.approve(&keys).map_err(anyhow::Error::msg)?;
         Ok(done
             .into_iter()
             .map(|(server, tools)| format!("{server}'s changed tools ({})", tools.join(", ")))

@@ -9,7 +9,8 @@ use crate::audit::{AuditConfig, AuditLog, Decision, Record};
 use crate::catalog::Tool;
 use crate::config::{self, Config, ConfigSources, SourceKind};
 use crate::paths::Environment;
-use crate::pins::{PinFile, Pins, ServerPins};
+use crate::pins::{Pins, ServerPins};
+use crate::team_state::SharedState;
 use serde_json::{Value, json};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -106,7 +107,8 @@ pub fn write(
             (file, crate::pins::user_key(&plan.name))
         }
     };
-    let pins = Pins::of(user);
+    let shared = SharedState::for_config(user, env).map_err(|e| e.to_string())?;
+    let pins = Pins::of(user).sharing(shared);
     let baseline = ServerPins {
         server: plan.name.clone(),
         tools: tools
@@ -115,8 +117,7 @@ pub fn write(
             .collect(),
         pending: Default::default(),
     };
-    PinFile::update(pins.path(), |f| f.servers.insert(key, baseline))
-        .map_err(|e| format!("{}: {e}", pins.path().display()))?;
+    pins.pin(key, baseline)?;
     edit::insert(
         &file,
         &plan.name,
@@ -130,16 +131,13 @@ pub fn write(
 
 /// Forgets the pins `write` kept for `name` (user's or project's), so that
 /// a server later defined by hand under that name is not taken as added.
-pub fn unpin(user: &Config, name: &str) -> Result<(), String> {
-    let pins = Pins::of(user);
+pub fn unpin(user: &Config, env: &Environment, name: &str) -> Result<(), String> {
+    let shared = SharedState::for_config(user, env).map_err(|e| e.to_string())?;
     let mut keys = vec![crate::pins::user_key(name)];
     if let Some(repository) = &user.trust.repository {
         keys.push(crate::pins::project_key(repository, name));
     }
-    PinFile::update(pins.path(), |f| {
-        keys.iter().for_each(|k| drop(f.servers.remove(k)))
-    })
-    .map_err(|e| format!("{}: {e}", pins.path().display()))
+    Pins::of(user).sharing(shared).forget(&keys)
 }
 
 /// Approves the project entry of `name` that `mcpw add` just wrote: the
