@@ -24,6 +24,7 @@ mod project_guests;
 pub mod rate;
 pub mod results;
 pub mod search;
+pub mod settings;
 pub mod shared_url;
 pub mod show;
 pub mod trust;

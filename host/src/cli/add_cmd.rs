@@ -254,7 +254,7 @@ async fn added(
         Decision::Asked
     };
     let line = apply::record("install", &plan.name, "", decision, Some(plan.runs.clone()));
-    apply::audit(cfg, &sources.env, &line);
+    apply::audit(cfg, &line);
     said_added(&args, &plan, &file, &tools)
 }
 
@@ -344,7 +344,7 @@ pub async fn remove(args: RemoveArgs, sources: &ConfigSources) -> Result<ExitCod
             .with_context(|| format!("forget {key} in the vault"))?;
     }
     let line = apply::record("remove", &args.name, "", Decision::Allowed, None);
-    apply::audit(&cfg, &sources.env, &line);
+    apply::audit(&cfg, &line);
     let file: PathBuf = receipt.file;
     outln!("removed \"{}\" from {}", args.name, file.display());
     Ok(ExitCode::SUCCESS)

@@ -1,13 +1,11 @@
 //! Reading the sources in order and merging them.
 
 use super::imports::{self, ImportKind};
-use super::model::{Origin, PluginSettings, Server, Settings, SourceKind};
+use super::model::{Origin, Server, SourceKind};
 use super::trust::{self, Gate, ProjectServers, Verdict};
 use super::{Config, ConfigSources, Diagnostic, Severity, SourceFile, parse_json, validate};
-use crate::config::{Capability, Grants, PrefixMode, Role};
 use serde_json::{Map, Value};
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 /// One file's content.
 struct FileContent {
@@ -81,7 +79,7 @@ pub fn load(sources: &ConfigSources) -> Config {
     }
 
     cfg.trust = gate.trust;
-    cfg.settings = interpret_settings(settings);
+    cfg.settings = super::settings::interpret(settings, &super::settings::context(env));
     unknown_token_servers(&mut cfg, &user_path);
     // List sources in merge order (project files were read early for their imports).
     cfg.sources.sort_by_key(|s| match s.kind {
@@ -256,42 +254,6 @@ fn add_import(
     }
 }
 
-/// What a project file's settings may say: what cannot run or load code,
-/// grant access, rename what the user's rules match (`approve` globs match
-/// agent-facing names), send data away or fetch from the network. A project
-/// proposes budgets, formats and an exposure; the user decides the rest.
-const PROJECT_SETTINGS: &[&str] = &[
-    "exposure",
-    "toolSearchBudget",
-    "autoExposureBudget",
-    "resultBudget",
-    "resultFormat",
-    "toonEncode",
-    "searchProfile",
-    "callTimeoutMs",
-    "idleTimeout",
-];
-
-/// Why a project file may not set `key` (to `value`), if it may not.
-fn refused_in_project(key: &str, value: &Value) -> Option<&'static str> {
-    match key {
-        // Scripts run the agent's code.
-        "exposure" if value == "code" => Some("the code exposure runs the agent's scripts"),
-        k if PROJECT_SETTINGS.contains(&k) => None,
-        "guards" => Some("it loads WebAssembly guests that see every call"),
-        "registry" => Some("it says where servers are installed from"),
-        "sharedState" | "sharedStateKey" | "credentialStore" => {
-            Some("it says where secrets and state go, and may run a command")
-        }
-        "search" => Some("it may fetch a model from the network"),
-        "codeMode" | "scriptLimits" => Some("it runs, or widens, the agent's scripts"),
-        "toolPrefix" => Some("it renames the tools your `approve` globs match"),
-        "captureStats" | "audit" | "resultStore" => Some("it says what is written where"),
-        "pinTools" => Some("only the user says which servers' tools are pinned"),
-        _ => Some("only the user says who may do what"),
-    }
-}
-
 /// A project file, and the user file it cannot override in some things.
 struct ProjectFile<'a> {
     path: &'a Path,
@@ -326,7 +288,7 @@ fn add_project_file(
     let refused: Vec<(String, &str)> = content
         .settings
         .iter()
-        .filter_map(|(k, v)| refused_in_project(k, v).map(|why| (k.clone(), why)))
+        .filter_map(|(k, v)| super::settings::refused_in_project(k, v).map(|why| (k.clone(), why)))
         .collect();
     for (key, why) in refused {
         content.settings.remove(&key);
@@ -628,135 +590,6 @@ fn merge_settings(base: &mut Map<String, Value>, over: Map<String, Value>) {
             }
         }
     }
-}
-
-/// `codeMode` and `scriptLimits`.
-fn interpret_code_mode(raw: &Map<String, Value>, s: &mut Settings) {
-    s.code_mode = raw
-        .get("codeMode")
-        .and_then(Value::as_bool)
-        .unwrap_or(false);
-    if let Some(limits) = raw.get("scriptLimits").and_then(Value::as_object) {
-        s.script_limits = super::ScriptLimits::read(limits, s.script_limits);
-    }
-}
-
-/// Turns validated, merged settings into [`Settings`].
-fn interpret_settings(raw: Map<String, Value>) -> Settings {
-    let mut s = Settings::default();
-    if let Some(p) = raw
-        .get("toolPrefix")
-        .and_then(Value::as_str)
-        .and_then(PrefixMode::parse)
-    {
-        s.tool_prefix = p;
-    }
-    if let Some(t) = raw.get("idleTimeout").and_then(Value::as_f64) {
-        s.idle_timeout = t;
-    }
-    if let Some(t) = raw.get("callTimeoutMs").and_then(Value::as_u64) {
-        s.call_timeout_ms = t;
-    }
-    let string = |key: &str| raw.get(key).and_then(Value::as_str).map(str::to_string);
-    s.search_profile = string("searchProfile");
-    s.exposure = raw
-        .get("exposure")
-        .and_then(Value::as_str)
-        .and_then(super::Exposure::parse);
-    if let Some(b) = raw.get("toolSearchBudget").and_then(Value::as_u64) {
-        s.tool_search_budget = b as usize;
-    }
-    if let Some(b) = raw.get("autoExposureBudget").and_then(Value::as_u64) {
-        s.auto_exposure_budget = b as usize;
-    }
-    interpret_code_mode(&raw, &mut s);
-    s.results = super::results::ResultSettings::read(&raw);
-    s.search = super::search::SearchSettings::read(&raw);
-    if let Some(rule) = raw
-        .get("approve")
-        .and_then(|v| super::ApproveRule::parse(v).ok())
-    {
-        s.approve = rule;
-    }
-    s.approve_without_client =
-        raw.get("approveWithoutClient").and_then(Value::as_str) == Some("allow");
-    s.pin_tools = raw.get("pinTools") == Some(&Value::Bool(true));
-    s.guards = raw
-        .get("guards")
-        .and_then(Value::as_array)
-        .map(|l| {
-            l.iter()
-                .filter_map(Value::as_str)
-                .map(PathBuf::from)
-                .collect()
-        })
-        .unwrap_or_default();
-    s.guards_fail_open = raw.get("guardFailure").and_then(Value::as_str) == Some("open");
-    s.rate_limit = raw
-        .get("rateLimit")
-        .and_then(Value::as_str)
-        .and_then(|r| super::rate::Rate::parse(r).ok());
-    if let Some(kind) = raw
-        .get("credentialStore")
-        .and_then(Value::as_str)
-        .and_then(super::model::StoreKind::parse)
-    {
-        s.credential_store = kind;
-    }
-    s.shared_state = string("sharedState");
-    s.registry = string("registry");
-    s.shared_state_key = string("sharedStateKey");
-    s.capture_stats = interpret_capture_stats(raw.get("captureStats"));
-    if let Some(plugins) = raw.get("plugins").and_then(Value::as_object) {
-        s.plugins = interpret_plugins(plugins);
-    }
-    s.raw = raw;
-    s
-}
-
-/// `settings.captureStats`: `true`, or `{path, flushDelayMs}`.
-fn interpret_capture_stats(v: Option<&Value>) -> Option<super::CaptureStats> {
-    match v {
-        Some(Value::Bool(true)) => Some(super::CaptureStats::default()),
-        Some(Value::Object(o)) => Some(super::CaptureStats {
-            path: o.get("path").and_then(Value::as_str).map(PathBuf::from),
-            flush_delay_ms: o.get("flushDelayMs").and_then(Value::as_u64),
-        }),
-        _ => None,
-    }
-}
-
-/// `settings.plugins`: guests per role, their grants and the limits.
-fn interpret_plugins(plugins: &Map<String, Value>) -> PluginSettings {
-    let mut p = PluginSettings::default();
-    for role in Role::ALL {
-        if let Some(path) = plugins.get(role.config_key()).and_then(Value::as_str) {
-            p.guests.insert(role, PathBuf::from(path));
-        }
-    }
-    if let Some(grants) = plugins.get("grants").and_then(Value::as_object) {
-        for (role, caps) in grants {
-            let Some(role) = Role::parse(role) else {
-                continue;
-            };
-            let g = caps
-                .as_array()
-                .into_iter()
-                .flatten()
-                .filter_map(|c| c.as_str().and_then(Capability::parse))
-                .fold(Grants::none(), Grants::with);
-            p.grants.insert(role, g);
-        }
-    }
-    if let Some(limits) = plugins.get("limits").and_then(Value::as_object) {
-        if let Some(m) = limits.get("memoryMiB").and_then(Value::as_u64) {
-            p.limits.memory_bytes = (m as usize) << 20;
-        }
-        if let Some(d) = limits.get("deadlineMs").and_then(Value::as_u64) {
-            p.limits.deadline = Duration::from_millis(d);
-        }
-    }
-    p
 }
 
 fn import_names() -> String {

@@ -417,8 +417,13 @@ pub struct Settings {
     /// `sharedStateKey`: the secret that seals credentials in shared state
     /// (`${VAR}` or `!command`; `$MCPW_SHARED_STATE_KEY` wins over it).
     pub shared_state_key: Option<String>,
+    /// `allowInstall` (user file only): whether agents may add servers;
+    /// `None` when unset (ask the user, when the client can be asked).
+    pub allow_install: Option<AllowInstall>,
+    /// `audit` (user file only): where audit lines go; `None` for none.
+    pub audit: Option<crate::audit::AuditConfig>,
     /// Every setting as merged (paths in `plugins` resolved), including ones this
-    /// version does not interpret.
+    /// version does not interpret: for showing, never for reading.
     pub raw: serde_json::Map<String, serde_json::Value>,
 }
 
@@ -448,6 +453,8 @@ impl Default for Settings {
             shared_state: None,
             registry: None,
             shared_state_key: None,
+            allow_install: None,
+            audit: None,
             raw: Default::default(),
         }
     }
@@ -498,6 +505,34 @@ impl std::fmt::Debug for TokenSource {
             }
             TokenSource::Value(_) => write!(f, "token {:?}", super::show::MASK),
             TokenSource::Env(var) => write!(f, "tokenEnv {var:?}"),
+        }
+    }
+}
+
+/// `settings.allowInstall`, read.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum AllowInstall {
+    /// The user approves each plan.
+    Ask,
+    /// Agents add nothing.
+    Deny,
+    /// Servers whose registry name matches one of these are added without
+    /// asking; others are asked about.
+    Globs(Vec<String>),
+}
+
+impl AllowInstall {
+    /// The setting's value, if it is one.
+    pub fn parse(v: &serde_json::Value) -> Option<AllowInstall> {
+        match v {
+            serde_json::Value::String(s) if s == "ask" => Some(AllowInstall::Ask),
+            serde_json::Value::String(s) if s == "deny" => Some(AllowInstall::Deny),
+            serde_json::Value::Array(globs) => globs
+                .iter()
+                .map(|g| g.as_str().map(str::to_string))
+                .collect::<Option<_>>()
+                .map(AllowInstall::Globs),
+            _ => None,
         }
     }
 }

@@ -42,7 +42,7 @@ impl Format {
         }
     }
 
-    fn read(v: &Value) -> Result<Format, String> {
+    pub(crate) fn read(v: &Value) -> Result<Format, String> {
         v.as_str()
             .and_then(Format::parse)
             .ok_or_else(|| format!("expected \"json\", \"toon\" or \"csv\", found {v}"))
@@ -218,7 +218,7 @@ impl StoreSettings {
         None
     }
 
-    fn read(v: &Value) -> StoreSettings {
+    pub(crate) fn read(v: &Value) -> StoreSettings {
         let mut s = StoreSettings::default();
         let number = |k: &str| v.get(k).and_then(Value::as_f64).filter(|n| *n > 0.0);
         if let Some(m) = number("ttlMinutes") {
@@ -259,27 +259,6 @@ impl Default for ResultSettings {
     }
 }
 
-impl ResultSettings {
-    /// Reads them from the merged, checked settings.
-    pub fn read(raw: &serde_json::Map<String, Value>) -> ResultSettings {
-        let mut s = ResultSettings::default();
-        if let Some(b) = raw.get("resultBudget").and_then(|v| read_budget(v).ok()) {
-            s.budget = b;
-        }
-        s.format = raw.get("resultFormat").and_then(|v| Format::read(v).ok());
-        if let Some(t) = raw
-            .get("toonEncode")
-            .and_then(|v| ToonEncode::parse(v).ok())
-        {
-            s.toon_encode = t;
-        }
-        if let Some(store) = raw.get("resultStore") {
-            s.store = StoreSettings::read(store);
-        }
-        s
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -303,10 +282,16 @@ mod tests {
 
     #[test]
     fn settings_default_to_ten_thousand_tokens_as_written() {
-        let s = ResultSettings::read(&Default::default());
+        let read = |raw: Value| {
+            let context = crate::config::settings::Context {
+                state_dir: "/state".into(),
+            };
+            let raw = raw.as_object().unwrap().clone();
+            crate::config::settings::interpret(raw, &context).results
+        };
+        let s = read(json!({}));
         assert_eq!((s.budget, s.format), (10_000, None));
-        let raw = json!({"resultBudget": 0, "resultFormat": "csv", "toonEncode": ["a"]});
-        let s = ResultSettings::read(raw.as_object().unwrap());
+        let s = read(json!({"resultBudget": 0, "resultFormat": "csv", "toonEncode": ["a"]}));
         assert_eq!((s.budget, s.format), (0, Some(Format::Csv)));
         assert!(s.toon_encode.covers("a") && !s.toon_encode.covers("b"));
     }

@@ -95,10 +95,9 @@ pub fn check(value: &Value, file: &Path) -> Result<Value, (String, String)> {
 
 impl SearchSettings {
     /// Reads checked settings.
-    pub fn read(raw: &Map<String, Value>) -> SearchSettings {
-        let model = raw
-            .get("search")
-            .and_then(|s| s.get("model"))
+    pub fn read(search: &Value) -> SearchSettings {
+        let model = search
+            .get("model")
             .and_then(Value::as_str)
             .and_then(|s| model(s).ok());
         SearchSettings { model }
@@ -133,7 +132,7 @@ mod tests {
         );
         let raw = json!({"search": {"model": "a/b"}});
         assert_eq!(
-            SearchSettings::read(raw.as_object().unwrap()).model,
+            SearchSettings::read(&raw["search"]).model,
             Some(ModelSetting::Hub("a/b".into()))
         );
     }

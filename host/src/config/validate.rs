@@ -258,17 +258,7 @@ pub(crate) fn secret_text(
     literal(expand(text))
 }
 
-/// A JSON value's kind, for messages.
-pub fn kind(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
-}
+pub use super::jsonc::kind;
 
 /// Validates one server definition. Returns `None` (after reporting why) when
 /// the server cannot be used. `strict` adds warnings for unknown fields.

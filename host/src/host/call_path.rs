@@ -42,11 +42,7 @@ impl CallPath {
         shared: &Option<Arc<crate::team_state::SharedState>>,
     ) -> CallPath {
         let current = config.load();
-        let audit = crate::audit::AuditConfig::from_setting(
-            current.settings.raw.get("audit"),
-            &env.state_dir(),
-        )
-        .map(|c| {
+        let audit = current.settings.audit.clone().map(|c| {
             // Replicas of a team write a file each.
             let replica = shared.as_ref().map(|_| crate::audit::replica_name());
             AuditLog::new(c, replica.as_deref())

@@ -5,7 +5,7 @@
 //! and removal is an audit line.
 
 use super::{Plan, edit};
-use crate::audit::{AuditConfig, AuditLog, Decision, Record};
+use crate::audit::{AuditLog, Decision, Record};
 use crate::catalog::Tool;
 use crate::config::{self, Config, ConfigSources, SourceKind};
 use crate::paths::Environment;
@@ -26,7 +26,7 @@ pub async fn trial(
 ) -> Result<Vec<Arc<Tool>>, String> {
     let dir = tempfile::tempdir().map_err(|e| format!("a temporary folder: {e}"))?;
     let file = dir.path().join("mcp.json");
-    let settings = json!({"credentialStore": user.settings.raw.get("credentialStore")});
+    let settings = json!({"credentialStore": user.settings.credential_store});
     let text = json!({"mcpServers": {&plan.name: &plan.entry}, "settings": settings});
     std::fs::write(&file, text.to_string()).map_err(|e| format!("the trial config: {e}"))?;
     let cache = dir.path().join("cache").display().to_string();
@@ -187,9 +187,8 @@ pub fn record(
 
 /// Writes `record` where `user`'s `settings.audit` says, for a command
 /// that runs no host (a serving host writes through its own log).
-pub fn audit(user: &Config, env: &Environment, record: &Record) {
-    let setting = user.settings.raw.get("audit");
-    if let Some(config) = AuditConfig::from_setting(setting, &env.state_dir()) {
+pub fn audit(user: &Config, record: &Record) {
+    if let Some(config) = user.settings.audit.clone() {
         AuditLog::new(config, None).write(record);
     }
 }

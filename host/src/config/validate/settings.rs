@@ -2,154 +2,9 @@
 //! made absolute.
 
 use super::kind;
-use crate::config::model::StoreKind;
-use crate::config::{
-    Capability, Diagnostic, PrefixMode, Role, SCRIPT_LIMIT_KEYS, Severity, shared_url,
-};
+use crate::config::{Capability, Diagnostic, Role, Severity};
 use serde_json::{Map, Value};
 use std::path::Path;
-
-/// What is wrong with a setting's value, or `None` when it is good.
-type Check = fn(&Value) -> Option<String>;
-
-/// The settings kept as written once their value passes its check (`plugins`
-/// has its own reader, as its paths are rewritten).
-const CHECKS: &[(&str, Check)] = &[
-    ("toolPrefix", |v| match v.as_str() {
-        Some(s) if PrefixMode::parse(s).is_some() => None,
-        _ => Some(format!(
-            "expected \"server\", \"short\" or \"none\", found {v}"
-        )),
-    }),
-    ("allowInstall", |v| match v {
-        Value::String(s) if s == "ask" || s == "deny" => None,
-        Value::Array(globs) if globs.iter().all(Value::is_string) => None,
-        _ => Some(format!(
-            "expected \"ask\", \"deny\" or a list of registry name globs, found {v}"
-        )),
-    }),
-    ("registry", |v| match v.as_str() {
-        Some(u) if u.starts_with("https://") || u.starts_with("http://") => None,
-        _ => Some(format!(
-            "expected the base URL of an MCP registry (https://…), found {v}"
-        )),
-    }),
-    ("idleTimeout", |v| match v.as_f64() {
-        Some(n) if n >= 0.0 => None,
-        _ => Some(format!(
-            "expected a number of minutes (0 = never), found {v}"
-        )),
-    }),
-    ("exposure", |v| match v.as_str() {
-        Some("proxy" | "tool-search" | "direct" | "code" | "auto") => None,
-        _ => Some(format!(
-            "expected \"proxy\", \"tool-search\", \"direct\", \"code\" or \"auto\", found {v}"
-        )),
-    }),
-    ("callTimeoutMs", |v| match v.as_u64() {
-        Some(n) if n > 0 => None,
-        _ => Some(format!(
-            "expected a positive number of milliseconds, found {v}"
-        )),
-    }),
-    ("toolSearchBudget", |v| match v.as_u64() {
-        Some(n) if n > 0 => None,
-        _ => Some(format!("expected a positive number of tokens, found {v}")),
-    }),
-    ("autoExposureBudget", |v| match v.as_u64() {
-        Some(_) => None,
-        _ => Some(format!(
-            "expected a number of tokens (0: always tool-search), found {v}"
-        )),
-    }),
-    ("searchProfile", |v| match v.as_str() {
-        Some(p) if !p.trim().is_empty() => None,
-        _ => Some(format!(
-            "expected the name of a ranking profile (the default guest offers \"default\", \"words\", \"meaning\" and \"seed\"), found {v}"
-        )),
-    }),
-    ("credentialStore", |v| {
-        match v.as_str().and_then(StoreKind::parse) {
-            Some(_) => None,
-            None => Some(format!("expected \"keyring\" or \"file\", found {v}")),
-        }
-    }),
-    // The value found is shown without its password.
-    ("sharedState", |v| match v.as_str() {
-        Some(url) if shared_url::is_usable(url) => None,
-        _ => Some(format!(
-            "expected a Redis URL, redis://HOST:PORT[/DB], found {}",
-            v.as_str().map_or_else(|| v.to_string(), shared_url::redact)
-        )),
-    }),
-    // The value is not shown: it may be the key itself.
-    ("sharedStateKey", |v| match v.as_str() {
-        Some(k) if !k.trim().is_empty() => None,
-        _ => Some("expected the key as ${VAR} or !command".into()),
-    }),
-    ("pinTools", |v| match v {
-        Value::Bool(_) => None,
-        _ => Some(format!("expected true or false, found {v}")),
-    }),
-    ("codeMode", |v| match v {
-        Value::Bool(_) => None,
-        _ => Some(format!("expected true or false, found {v}")),
-    }),
-    ("scriptLimits", script_limits),
-    ("approve", |v| crate::config::ApproveRule::parse(v).err()),
-    ("audit", crate::audit::AuditConfig::check),
-    ("guardFailure", |v| match v.as_str() {
-        Some("closed" | "open") => None,
-        _ => Some(format!("expected \"closed\" or \"open\", found {v}")),
-    }),
-    ("rateLimit", |v| match v.as_str() {
-        Some(s) => crate::config::rate::Rate::parse(s).err(),
-        None => Some(format!("expected \"N/s\", \"N/min\" or \"N/h\", found {v}")),
-    }),
-    ("approveWithoutClient", |v| match v.as_str() {
-        Some("deny" | "allow") => None,
-        _ => Some(format!("expected \"deny\" or \"allow\", found {v}")),
-    }),
-    ("projectServers", |v| match v.as_str() {
-        Some(s) if crate::config::trust::ProjectServers::parse(s).is_some() => None,
-        _ => Some(format!(
-            "expected \"ask\", \"trust\" or \"ignore\", found {v}"
-        )),
-    }),
-    ("captureStats", |_| None),
-    ("toonEncode", |v| {
-        crate::config::results::ToonEncode::parse(v).err()
-    }),
-    ("resultBudget", |v| {
-        crate::config::results::read_budget(v).err()
-    }),
-    ("resultStore", crate::config::results::StoreSettings::check),
-    ("resultFormat", |v| {
-        match v.as_str().and_then(crate::config::results::Format::parse) {
-            Some(_) => None,
-            None => Some(format!("expected \"json\", \"toon\" or \"csv\", found {v}")),
-        }
-    }),
-];
-
-/// `scriptLimits`: an object of positive integers under known keys.
-fn script_limits(v: &Value) -> Option<String> {
-    let Some(object) = v.as_object() else {
-        return Some(format!("expected an object, found {}", kind(v)));
-    };
-    for (key, value) in object {
-        if !SCRIPT_LIMIT_KEYS.contains(&key.as_str()) {
-            return Some(format!(
-                "unknown limit {key:?}: the limits are {}",
-                SCRIPT_LIMIT_KEYS.join(", ")
-            ));
-        }
-        if !matches!(value.as_u64(), Some(n) if n > 0) {
-            return Some(format!("{key}: expected a positive integer, found {value}"));
-        }
-    }
-    None
-}
 
 /// Reports a bad setting; the caller drops it.
 fn setting_error(diags: &mut Vec<Diagnostic>, file: &Path, field: &str, message: String) {
@@ -196,7 +51,7 @@ pub fn settings(value: &Value, file: &Path, diags: &mut Vec<Diagnostic>) -> Map<
             }
             continue;
         }
-        let Some((_, check)) = CHECKS.iter().find(|(name, _)| name == key) else {
+        let Some(check) = crate::config::settings::named(key).and_then(|s| s.check) else {
             diags.push(Diagnostic::field(
                 Severity::Warning,
                 file,

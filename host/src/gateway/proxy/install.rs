@@ -9,6 +9,7 @@
 
 use super::{ClientScope, Gateway, Reply};
 use crate::audit::Decision;
+use crate::config::model::AllowInstall;
 use crate::gateway::approval::Asker;
 use crate::install::{self, Plan, apply};
 use crate::registry::{Cached, Listed, Registry};
@@ -25,8 +26,8 @@ pub const TOOL_NAME: &str = "mcp_servers";
 /// when the user set `settings.allowInstall` to allow something, as a
 /// listed tool costs its tokens in every session.
 pub fn listed(config: &crate::config::Config) -> bool {
-    let setting = config.settings.raw.get("allowInstall");
-    setting.is_some() && AllowInstall::of(setting) != AllowInstall::Deny
+    let setting = &config.settings.allow_install;
+    setting.is_some() && setting != &Some(AllowInstall::Deny)
 }
 
 /// [`TOOL_NAME`]'s definition.
@@ -64,33 +65,7 @@ pub async fn call(
 /// How long the trial connection of an agent's install may take.
 const TRIAL: Duration = Duration::from_secs(120);
 
-/// `settings.allowInstall`, read.
-#[derive(Debug, PartialEq)]
-pub enum AllowInstall {
-    /// The user approves each plan.
-    Ask,
-    /// Agents add nothing.
-    Deny,
-    /// Servers whose registry name matches one of these are added without
-    /// asking; others are asked about.
-    Globs(Vec<String>),
-}
-
 impl AllowInstall {
-    /// From the setting's value (`"ask"` when unset).
-    pub fn of(v: Option<&Value>) -> AllowInstall {
-        match v {
-            Some(Value::String(s)) if s == "deny" => AllowInstall::Deny,
-            Some(Value::Array(globs)) => AllowInstall::Globs(
-                globs
-                    .iter()
-                    .filter_map(|g| g.as_str().map(str::to_string))
-                    .collect(),
-            ),
-            _ => AllowInstall::Ask,
-        }
-    }
-
     /// Whether `plan` may be added without asking.
     fn allows(&self, plan: &Plan) -> bool {
         let AllowInstall::Globs(globs) = self else {
@@ -199,7 +174,11 @@ pub(super) async fn add(
 ) -> Reply {
     let host = &gw.shared.host;
     let config = host.config();
-    let allow = AllowInstall::of(config.settings.raw.get("allowInstall"));
+    let allow = config
+        .settings
+        .allow_install
+        .clone()
+        .unwrap_or(AllowInstall::Ask);
     if allow == AllowInstall::Deny {
         let text = "Adding servers is off here (settings.allowInstall is \"deny\"): the user can run `mcpw add` themselves.";
         return refused(text.into(), None, "install_denied");
@@ -350,9 +329,13 @@ mod tests {
 
     #[test]
     fn the_setting_reads_as_ask_deny_or_globs() {
-        assert_eq!(AllowInstall::of(None), AllowInstall::Ask);
-        assert_eq!(AllowInstall::of(Some(&json!("deny"))), AllowInstall::Deny);
-        let globs = AllowInstall::of(Some(&json!(["io.github.modelcontextprotocol/*"])));
+        assert_eq!(AllowInstall::parse(&json!("ask")), Some(AllowInstall::Ask));
+        assert_eq!(
+            AllowInstall::parse(&json!("deny")),
+            Some(AllowInstall::Deny)
+        );
+        assert_eq!(AllowInstall::parse(&json!(["a", 1])), None);
+        let globs = AllowInstall::parse(&json!(["io.github.modelcontextprotocol/*"])).unwrap();
         let mut plan = install::from_source("npm:a@1.0.0", None).unwrap().unwrap();
         assert!(
             !globs.allows(&plan),
