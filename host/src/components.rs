@@ -11,10 +11,12 @@
 
 mod engine;
 pub mod keyvalue;
+mod lookups;
 mod meter;
 mod proxy;
 mod sandbox;
 mod source;
+mod writes;
 
 pub use engine::{Prepared, ServerEngine};
 pub use proxy::HttpServer;
@@ -57,6 +59,17 @@ impl ServerState {
             http: wasmtime_wasi_http::WasiHttpCtx::new(),
             hooks: proxy::Outgoing { allowed },
             kv,
+        }
+    }
+
+    /// The instance's name lookups: WASI's, for the hosts it is granted.
+    fn lookups(&mut self) -> lookups::Lookups<'_> {
+        lookups::Lookups {
+            sockets: wasmtime_wasi::sockets::WasiSocketsCtxView {
+                ctx: self.wasi.sockets(),
+                table: &mut self.table,
+            },
+            allowed: &self.hooks.allowed,
         }
     }
 

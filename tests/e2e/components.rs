@@ -314,6 +314,56 @@ fn an_authors_check_lists_a_component_and_reports_what_it_was_refused() {
     assert_eq!(report["refused"], json!([]), "{report:#}");
 }
 
+/// What the host sees of a component's attempts beyond its grants is
+/// reported: a name lookup (itself a message to the world: a name under a
+/// watched domain carries data out) of a name `network` does not grant is
+/// refused, while a granted name resolves and connects; a write into a
+/// folder granted read-only fails in the component and is reported with
+/// its path.
+#[test]
+fn a_component_looks_up_only_granted_names_and_its_read_only_writes_are_seen() {
+    let dirs = ConfigDirs::new();
+    let notes = dirs.root.path().join("notes");
+    std::fs::create_dir_all(&notes).unwrap();
+    let notes = notes.canonicalize().unwrap();
+    let granted = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = granted.local_addr().unwrap().port();
+    let permissions = json!({"network": [format!("localhost:{port}")],
+                             "files": {path_of(&notes): "read"}})
+    .to_string();
+    let stdio = path_of(rmcp_stdio());
+    let check = |tool: &str, args: Value| {
+        let checked = crate::servers::mcpw_in(&dirs.home())
+            .args(["plugin", "server", &stdio, "--permissions", &permissions])
+            .args(["--call", tool, "--args", &args.to_string(), "--json"])
+            .output()
+            .unwrap();
+        crate::host::cli::json(&checked)
+    };
+    let report = check("connect", json!({"address": format!("localhost:{port}")}));
+    assert_eq!(report["called"]["isError"], false, "{report:#}");
+    assert_eq!(report["refused"], json!([]), "{report:#}");
+    let report = check("connect", json!({"address": "leak-7d1e.example.com:80"}));
+    assert_eq!(report["called"]["isError"], true, "{report:#}");
+    assert_eq!(
+        report["refused"],
+        json!(["a name lookup of leak-7d1e.example.com"]),
+        "{report:#}"
+    );
+    let written = notes.join("w.txt");
+    let report = check(
+        "write_file",
+        json!({"path": path_of(&written), "text": "x"}),
+    );
+    assert_eq!(report["called"]["isError"], true, "{report:#}");
+    let seen = format!(
+        "a write into {}, in a folder granted read-only",
+        written.display()
+    );
+    assert_eq!(report["refused"], json!([seen]), "{report:#}");
+    assert!(!written.exists());
+}
+
 fn path_of(p: &Path) -> String {
     p.display().to_string()
 }

@@ -59,6 +59,13 @@ impl ServerEngine {
         let engine = Engine::new(&config).expect("the server engine configuration is valid");
         let mut linker = Linker::new(&engine);
         wasmtime_wasi::p2::add_to_linker_async(&mut linker).expect("link WASI");
+        // Name lookups only of the hosts granted, in front of WASI's own.
+        linker.allow_shadowing(true);
+        super::lookups::add_to_linker(&mut linker, ServerState::lookups)
+            .expect("link wasi:sockets/ip-name-lookup");
+        // Writes into folders granted read-only, seen before WASI refuses them.
+        super::writes::add_to_linker(&mut linker).expect("link wasi:filesystem/types");
+        linker.allow_shadowing(false);
         // Outgoing requests of either shape pass the permissions' hooks.
         wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker).expect("link wasi:http");
         // State that outlives an instance, in buckets of the server's own.

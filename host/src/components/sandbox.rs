@@ -2,7 +2,8 @@
 //! `permissions`: its standard streams (mcpw's pipes), the folders granted
 //! (preopened at the same path, read-only unless granted read-write), the
 //! environment granted, outgoing connections to the hosts granted (mcpw
-//! resolves their names; nothing else resolves or connects), and its memory.
+//! resolves their names; the component may look up those names alone, see
+//! [`super::lookups`]; nothing else resolves or connects), and its memory.
 //! Everything else is refused by WASI's own defaults: no other file, no
 //! inherited environment, no socket.
 
@@ -143,6 +144,17 @@ impl Allowed {
     pub fn admits(&self, addr: SocketAddr) -> bool {
         self.addrs.contains(&(addr.ip(), None))
             || self.addrs.contains(&(addr.ip(), Some(addr.port())))
+    }
+
+    /// Whether the component may look `name` up: a host it is granted (on
+    /// some port), or an address it may reach.
+    pub fn admits_name(&self, name: &str) -> bool {
+        let name = name.trim_end_matches('.').to_ascii_lowercase();
+        let bare = name.trim_start_matches('[').trim_end_matches(']');
+        if let Ok(ip) = bare.parse::<IpAddr>() {
+            return self.addrs.iter().any(|(a, _)| *a == ip);
+        }
+        self.names.iter().any(|(n, _)| *n == name)
     }
 
     /// Whether a request to `host` (a name or an address) on `port` is granted.

@@ -1,0 +1,111 @@
+//! Writes into a folder granted read-only, seen and logged. WASI refuses
+//! them itself (`not-permitted`) and tells its host nothing, so mcpw links
+//! the functions that write into a folder over WASI's own: an open that
+//! writes, creates or truncates, and creating or removing a file or folder.
+//! Each attempt in a read-only grant is logged as any refusal, then WASI
+//! answers it as before.
+
+use super::sandbox::refused;
+use std::os::fd::AsRawFd;
+use wasmtime::component::{Linker, Resource};
+use wasmtime_wasi::WasiView;
+use wasmtime_wasi::filesystem::{Descriptor, WasiFilesystemCtxView, WasiFilesystemView};
+use wasmtime_wasi::p2::FsResult;
+use wasmtime_wasi::p2::bindings::filesystem::types::{
+    DescriptorFlags, ErrorCode, Host, HostDescriptor, OpenFlags, PathFlags,
+};
+
+/// The interface as WASI links it (a component importing an earlier 0.2
+/// release is served by it too).
+const TYPES: &str = "wasi:filesystem/types@0.2.12";
+
+/// A descriptor and a path in it: what the folder functions take.
+type At = (Resource<Descriptor>, String);
+
+/// Links the watched functions over WASI's own (the linker must allow
+/// shadowing).
+pub fn add_to_linker<T: WasiView + 'static>(linker: &mut Linker<T>) -> wasmtime::Result<()> {
+    let mut types = linker.instance(TYPES)?;
+    type OpenAt = (
+        Resource<Descriptor>,
+        PathFlags,
+        String,
+        OpenFlags,
+        DescriptorFlags,
+    );
+    types.func_wrap_async("[method]descriptor.open-at", |mut store, args: OpenAt| {
+        Box::new(async move {
+            let (fd, path_flags, path, oflags, flags) = args;
+            let mut view = store.data_mut().filesystem();
+            let writes = oflags.intersects(OpenFlags::CREATE | OpenFlags::TRUNCATE)
+                || flags.intersects(DescriptorFlags::WRITE | DescriptorFlags::MUTATE_DIRECTORY);
+            if writes {
+                note(&view, &fd, &path);
+            }
+            let opened = view.open_at(fd, path_flags, path, oflags, flags).await;
+            Ok((answer(&mut view, opened)?,))
+        })
+    })?;
+    types.func_wrap_async(
+        "[method]descriptor.create-directory-at",
+        |mut store, (fd, path): At| {
+            Box::new(async move {
+                let mut view = store.data_mut().filesystem();
+                note(&view, &fd, &path);
+                let made = view.create_directory_at(fd, path).await;
+                Ok((answer(&mut view, made)?,))
+            })
+        },
+    )?;
+    types.func_wrap_async(
+        "[method]descriptor.unlink-file-at",
+        |mut store, (fd, path): At| {
+            Box::new(async move {
+                let mut view = store.data_mut().filesystem();
+                note(&view, &fd, &path);
+                let removed = view.unlink_file_at(fd, path).await;
+                Ok((answer(&mut view, removed)?,))
+            })
+        },
+    )?;
+    types.func_wrap_async(
+        "[method]descriptor.remove-directory-at",
+        |mut store, (fd, path): At| {
+            Box::new(async move {
+                let mut view = store.data_mut().filesystem();
+                note(&view, &fd, &path);
+                let removed = view.remove_directory_at(fd, path).await;
+                Ok((answer(&mut view, removed)?,))
+            })
+        },
+    )?;
+    Ok(())
+}
+
+/// WASI's answer as the component receives it.
+fn answer<T>(
+    view: &mut WasiFilesystemCtxView<'_>,
+    result: FsResult<T>,
+) -> wasmtime::Result<Result<T, ErrorCode>> {
+    match result {
+        Ok(v) => Ok(Ok(v)),
+        Err(e) => Ok(Err(view.convert_error_code(e)?)),
+    }
+}
+
+/// Logs a write at `path` under `fd` when `fd` is a folder granted read-only.
+fn note(view: &WasiFilesystemCtxView<'_>, fd: &Resource<Descriptor>, path: &str) {
+    let Ok(Descriptor::Dir(dir)) = view.table.get(fd) else {
+        return;
+    };
+    if !dir.perms.write_not_permitted() {
+        return;
+    }
+    // The folder's own path, as the kernel has it (the descriptor keeps none).
+    let folder = std::fs::read_link(format!("/proc/self/fd/{}", dir.dir.as_raw_fd()));
+    let at = match folder {
+        Ok(folder) => folder.join(path).display().to_string(),
+        Err(_) => path.to_string(),
+    };
+    refused(format!("a write into {at}, in a folder granted read-only"));
+}
