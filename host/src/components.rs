@@ -20,7 +20,7 @@ mod writes;
 
 pub use engine::{Prepared, ServerEngine};
 pub use proxy::HttpServer;
-pub use sandbox::refusals;
+pub use sandbox::{memory_peak, refusals};
 
 use crate::config::permissions::Permissions;
 use crate::plugin::compile_cache::CompileCache;
@@ -28,7 +28,6 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::io::DuplexStream;
-use wasmtime::StoreLimits;
 use wasmtime::component::ResourceTable;
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
@@ -39,7 +38,7 @@ const PIPE_BYTES: usize = 256 * 1024;
 pub struct ServerState {
     wasi: WasiCtx,
     table: ResourceTable,
-    limits: StoreLimits,
+    limits: sandbox::Limiter,
     http: wasmtime_wasi_http::WasiHttpCtx,
     hooks: proxy::Outgoing,
     kv: keyvalue::Scope,

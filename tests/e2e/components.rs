@@ -301,6 +301,15 @@ fn an_authors_check_lists_a_component_and_reports_what_it_was_refused() {
         "{report:#}"
     );
     assert!(!refused.contains(&granted.to_string()), "{report:#}");
+    // The instance's memory at its peak, as the store's limiter saw it grow.
+    let allocated = crate::servers::mcpw_in(&dirs.home())
+        .args(["plugin", "server", &stdio, "--call", "allocate"])
+        .args(["--args", r#"{"mib": 8}"#, "--json"])
+        .output()
+        .unwrap();
+    let report = crate::host::cli::json(&allocated);
+    let peak = report["memoryPeakMiB"].as_f64().unwrap_or_default();
+    assert!((8.0..32.0).contains(&peak), "{report:#}");
     let http = path_of(rmcp_http());
     let checked = crate::servers::mcpw_in(&dirs.home())
         .args(["plugin", "server", &http, "--json"])

@@ -4,7 +4,8 @@
 //! `mcpw serve` (which starts the server: a process, or an instance) with
 //! the compiled component cached and without; then sequential `echo` calls
 //! (TS SDK client, p50), in alternating rounds; memory: mcpw's RSS with the
-//! instance running, against mcpw's plus the native process'.
+//! instance running, against mcpw's plus the native process', and the
+//! instance's own peak as its store's limiter saw it.
 
 use crate::shared::{
     ROUNDS, SdkPath, connect, home_with, mcpw_command, mcpw_env_json, median, mib, request,
@@ -48,6 +49,24 @@ async fn first_call(home: &Path) -> (Duration, u64, u64) {
     (elapsed, rss, child_kb)
 }
 
+/// The instance's memory at its peak after an `echo` (what the store's
+/// limiter saw it grow to), as `mcpw plugin server` reports it, in MiB.
+fn instance_peak(wasm: &Path, home: &Path) -> f64 {
+    let out = mcpw_command(home, &["plugin", "server"])
+        .arg(wasm)
+        .args([
+            "--call",
+            "echo",
+            "--args",
+            r#"{"message": "ping"}"#,
+            "--json",
+        ])
+        .output()
+        .expect("mcpw plugin server");
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
+    report["memoryPeakMiB"].as_f64().unwrap_or(f64::NAN)
+}
+
 pub async fn row14_components(root: &Path) -> String {
     println!(
         "## 14. A server as a WebAssembly component and as a native process (rmcp, built both ways)"
@@ -76,8 +95,9 @@ pub async fn row14_components(root: &Path) -> String {
     println!(
         "first call of a fresh mcpw serve: native {native_first:.1} ms, component {warm:.1} ms compiled / {cold:.1} ms compiling"
     );
+    let instance = instance_peak(&wasm, &home_component);
     println!(
-        "memory: mcpw + native process {native_mem:.1} MiB, mcpw with the instance {component_mem:.1} MiB"
+        "memory: mcpw + native process {native_mem:.1} MiB, mcpw with the instance {component_mem:.1} MiB (the instance's own peak {instance:.1} MiB)"
     );
     let echo = json!({"message": "ping"});
     let path = |name, home: &Path| SdkPath {
@@ -101,7 +121,7 @@ pub async fn row14_components(root: &Path) -> String {
     );
     format!(
         "| 14 | The same rmcp server as a component and as a native process, through `mcpw serve`: first call of a fresh serve (server started on the way); `echo` p50; memory | \
-         component: first call {warm:.0} ms compiled ({cold:.0} ms compiling), p50 {component_p50:.3} ms, mcpw with the instance {component_mem:.1} MiB | \
+         component: first call {warm:.0} ms compiled ({cold:.0} ms compiling), p50 {component_p50:.3} ms, mcpw with the instance {component_mem:.1} MiB (the instance's peak {instance:.1} MiB) | \
          native: first call {native_first:.0} ms, p50 {native_p50:.3} ms, mcpw + process {native_mem:.1} MiB | \
          first call {:+.0} ms, p50 {:+.3} ms, memory {:+.1} MiB |",
         warm - native_first,

@@ -95,6 +95,8 @@ async fn check(
     report["startMs"] = json!(took.as_millis() as u64);
     report["protocolVersion"] = json!(status.protocol_version);
     report["refused"] = json!(mcpw::components::refusals());
+    let peak = mcpw::components::memory_peak() as f64 / (1 << 20) as f64;
+    report["memoryPeakMiB"] = json!((peak * 10.0).round() / 10.0);
     print(&report, as_json)?;
     Ok(ExitCode::SUCCESS)
 }
@@ -157,6 +159,7 @@ fn print(report: &Value, as_json: bool) -> Result<()> {
             called.get("error").unwrap_or(&called["content"])
         );
     }
+    println!("memory: {} MiB at most", report["memoryPeakMiB"]);
     match list("refused") {
         refused if refused.is_empty() => println!("refused: nothing"),
         refused => println!("refused: {}", refused.join("; ")),

@@ -11,7 +11,8 @@ use crate::config::permissions::{Access, Permissions};
 use std::collections::BTreeSet;
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
-use wasmtime::{StoreLimits, StoreLimitsBuilder};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use wasmtime::{ResourceLimiter, StoreLimits, StoreLimitsBuilder};
 use wasmtime_wasi::cli::{AsyncStdinStream, AsyncStdoutStream};
 use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
 use wasmtime_wasi::sockets::SocketAddrUse;
@@ -123,12 +124,67 @@ pub fn refusals() -> Vec<String> {
     kept.iter().cloned().collect()
 }
 
-/// The instance's memory limit.
-pub fn limits(permissions: &Permissions) -> StoreLimits {
-    StoreLimitsBuilder::new()
+/// The instance's memory limit, and the peak of what it used.
+pub fn limits(permissions: &Permissions) -> Limiter {
+    let limits = StoreLimitsBuilder::new()
         .memory_size(permissions.memory_mib as usize * 1024 * 1024)
         .instances(64)
-        .build()
+        .build();
+    Limiter { limits, held: 0 }
+}
+
+/// The largest memory an instance of this process has held, in bytes.
+static PEAK: AtomicUsize = AtomicUsize::new(0);
+
+/// The largest memory (all its linear memories together) any component
+/// instance of this process has held, in bytes: what an author's check
+/// reports of one component.
+pub fn memory_peak() -> usize {
+    PEAK.load(Ordering::Relaxed)
+}
+
+/// An instance's limits ([`StoreLimits`]), noting what its memories hold.
+pub struct Limiter {
+    limits: StoreLimits,
+    /// The bytes of the instance's linear memories together.
+    held: usize,
+}
+
+impl ResourceLimiter for Limiter {
+    fn memory_growing(
+        &mut self,
+        current: usize,
+        desired: usize,
+        maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
+        let grows = self.limits.memory_growing(current, desired, maximum)?;
+        if grows {
+            self.held += desired.saturating_sub(current);
+            PEAK.fetch_max(self.held, Ordering::Relaxed);
+        }
+        Ok(grows)
+    }
+
+    fn table_growing(
+        &mut self,
+        current: usize,
+        desired: usize,
+        maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
+        self.limits.table_growing(current, desired, maximum)
+    }
+
+    fn instances(&self) -> usize {
+        self.limits.instances()
+    }
+
+    fn tables(&self) -> usize {
+        self.limits.tables()
+    }
+
+    fn memories(&self) -> usize {
+        self.limits.memories()
+    }
 }
 
 /// The hosts granted, by name, and the addresses they resolve to, each
