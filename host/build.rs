@@ -1,5 +1,6 @@
 //! Builds the default policy guest (`guest-example/`) and, for the gateway, the
-//! default script guest (`guest-example/javascript/`) for wasm32-wasip2 and puts
+//! default script guest (`guest-example/javascript/`) and the example guard
+//! (`guest-example/guard/`, which `mcpw demo` runs) for wasm32-wasip2 and puts
 //! them in OUT_DIR, where `include_bytes!` embeds them in the `mcpw` binary.
 
 use std::path::PathBuf;
@@ -20,5 +21,9 @@ fn main() {
         let wasm = mcpw_guest_build::build(&workspace, "mcpw-guest-javascript");
         let out = PathBuf::from(std::env::var_os("OUT_DIR").unwrap()).join("script-guest.wasm");
         std::fs::copy(&wasm, &out).expect("copy the script guest into OUT_DIR");
+        // The example guard, for `mcpw demo` to show a guard at work.
+        let wasm = mcpw_guest_build::build(&workspace, "mcpw-guest-guard");
+        let out = PathBuf::from(std::env::var_os("OUT_DIR").unwrap()).join("example-guard.wasm");
+        std::fs::copy(&wasm, &out).expect("copy the example guard into OUT_DIR");
     }
 }

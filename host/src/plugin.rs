@@ -54,6 +54,11 @@ pub const DEFAULT_GUEST: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/defau
 pub const DEFAULT_SCRIPT_GUEST: &[u8] =
     include_bytes!(concat!(env!("OUT_DIR"), "/script-guest.wasm"));
 
+/// The example guard (`guest-example/guard/`), which `mcpw demo` runs: it
+/// refuses calls that send a credential out and redacts them from results.
+#[cfg(feature = "gateway")]
+pub const EXAMPLE_GUARD: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/example-guard.wasm"));
+
 /// The version of the `mcpw:plugin` contract new guests target.
 pub const WIT_VERSION: &str = wit::latest::VERSION;
 

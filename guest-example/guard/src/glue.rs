@@ -1,6 +1,6 @@
-//! The guard role over [`redact`](crate::redact) and [`shell`](crate::shell).
+//! The guard role over [`refusal`](crate::refusal) and [`redact`](crate::redact).
 
-use crate::{redact, shell};
+use crate::redact;
 use mcpw_guest::guard::{Call, Guard, GuardError, ResultVerdict, Verdict};
 use serde_json::Value;
 
@@ -8,12 +8,9 @@ struct Redactor;
 
 impl Guard for Redactor {
     fn before(call: Call) -> Result<Verdict, GuardError> {
-        if !shell::is_shell_like(&call.tool) {
-            return Ok(Verdict::Allow);
-        }
         let args: Value = serde_json::from_str(&call.arguments)
             .map_err(|e| GuardError::InvalidInput(format!("arguments: {e}")))?;
-        Ok(match shell::refusal(&args) {
+        Ok(match crate::refusal(&call.tool, &args) {
             Some(why) => Verdict::Deny(why),
             None => Verdict::Allow,
         })

@@ -192,6 +192,21 @@ pub fn redact_text(text: &str) -> Option<String> {
     Some(out)
 }
 
+/// The kind of the first credential of a fixed shape (a token format or a
+/// private key, not a guess by entropy) in any string of `value`.
+pub fn credential_in(value: &Value) -> Option<&'static str> {
+    match value {
+        Value::String(s) => patterns().iter().find_map(|(kind, literal, re, max)| {
+            s.match_indices(literal)
+                .any(|(at, _)| re.find_at(&s[..window_end(s, at, *max)], at).is_some())
+                .then_some(*kind)
+        }),
+        Value::Array(items) => items.iter().find_map(credential_in),
+        Value::Object(map) => map.values().find_map(credential_in),
+        _ => None,
+    }
+}
+
 /// Redacts every string of `value` in place; whether anything changed.
 pub fn redact_value(value: &mut Value) -> bool {
     match value {
@@ -213,6 +228,16 @@ pub fn redact_value(value: &mut Value) -> bool {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_credential_of_a_fixed_shape_is_found_anywhere_in_a_value() {
+        let args = json!({"to": "ops", "body": ["hi", {"note": "key AKIAIOSFODNN7EXAMPLE"}]});
+        assert_eq!(credential_in(&args), Some("aws-access-key"));
+        // A guess by entropy is not enough to refuse a call.
+        let guessed = json!({"text": "DB_PASSWORD=x9Fq2LmZ7pRt4KsW8vNc"});
+        assert_eq!(credential_in(&guessed), None);
+        assert_eq!(credential_in(&json!({"n": 1, "s": "no secret here"})), None);
+    }
 
     #[test]
     fn known_formats_are_redacted_by_kind() {

@@ -76,7 +76,9 @@ fn demo_config(sources: &ConfigSources) -> Result<(PathBuf, Config)> {
     let dir = sources.env.cache_dir().join("demo");
     std::fs::create_dir_all(&dir).with_context(|| format!("create {}", dir.display()))?;
     let file = dir.join("mcp.json");
-    // A budget, a guard and an approval, each on one tool the tour calls;
+    let guard = dir.join("example-guard.wasm");
+    std::fs::write(&guard, mcpw::plugin::EXAMPLE_GUARD).context("write the example guard")?;
+    // A budget, guards and an approval, each on one tool the tour calls;
     // code mode adds the `code` tool beside the others.
     let demo_config = json!({
         "mcpServers": {
@@ -87,7 +89,7 @@ fn demo_config(sources: &ConfigSources) -> Result<(PathBuf, Config)> {
                        "env": {"MEMORY_FILE_PATH": dir.join("memory.json").display().to_string()},
                        "approve": {"delete_*": "all"}}
         },
-        "settings": {"codeMode": true}
+        "settings": {"codeMode": true, "guards": [guard.display().to_string()]}
     });
     std::fs::write(&file, serde_json::to_vec_pretty(&demo_config)?)
         .context("write the demo config")?;

@@ -447,8 +447,14 @@ fn demo_agent_sections(text: &str) {
         read.contains("[Characters 4,000 to 4,300 of 9,873."),
         "{big}"
     );
-    // A guard: the first call passes, the second is refused with its reason.
-    let guard = demo_section(text, "a guard refuses a call");
+    // Guards: the example guard guest refuses a call that sends a key out;
+    // the rate limit lets the first call pass and refuses the second.
+    let guard = demo_section(text, "guards refuse calls");
+    assert!(
+        guard.contains("refused it: its arguments carry a credential (aws-access-key)"),
+        "{guard}"
+    );
+    assert!(guard.contains("The call of everything__echo did not run."), "{guard}");
     assert!(guard.contains("→ The sum of 1 and 2 is 3."), "{guard}");
     assert!(
         guard.contains(r#"→ Error: rate limit reached: mcpServers.everything.rateLimit["get-sum"] allows 1/h for each client"#),

@@ -1,5 +1,5 @@
 //! What an agent meets in a session of the gateway: code mode, a big result
-//! cut to a preview and read back, a guard's refusal, and an approval asked
+//! cut to a preview and read back, guards' refusals, and an approval asked
 //! of its client. Each follows from a line of the demo's config.
 
 use super::session::{Reply, Session};
@@ -92,9 +92,13 @@ pub async fn big_result(session: &Session) -> Result<()> {
     Ok(())
 }
 
-/// A rate limit of one call an hour: the second call is refused, with why.
+/// Guards: the example guard guest refuses a call that would send a
+/// credential out; a rate limit of one call an hour refuses the second call.
 pub async fn guard(session: &Session) -> Result<()> {
-    step("a guard refuses a call: mcpServers.everything.rateLimit {\"get-sum\": \"1/h\"}")?;
+    step("guards refuse calls: settings.guards [the example guard guest], and mcpServers.everything.rateLimit {\"get-sum\": \"1/h\"}")?;
+    let leak = json!({"message": "deploy with AKIAIOSFODNN7EXAMPLE"});
+    let reply = session.call("everything__echo", leak.clone()).await;
+    outln!("  everything__echo {leak} → {}", answer(&reply));
     let args = json!({"a": 1, "b": 2});
     for _ in 0..2 {
         let reply = session.call("everything__get-sum", args.clone()).await;
