@@ -17,6 +17,7 @@
 //! connect or needs a login, and a gateway service that is configured but
 //! unreachable or missing.
 
+mod approval;
 pub mod clients;
 mod definitions;
 mod files;

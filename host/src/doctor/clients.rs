@@ -43,8 +43,6 @@ pub struct Place {
     /// `None` when the client loads servers from here; else why it does not,
     /// and where they belong.
     pub ignored: Option<(&'static str, &'static str)>,
-    /// The client finds this file only inside a git repository.
-    pub needs_git: bool,
 }
 
 impl Place {
@@ -55,7 +53,6 @@ impl Place {
             at: at.iter().map(|k| k.to_string()).collect(),
             scope,
             ignored: None,
-            needs_git: false,
         }
     }
 
@@ -121,27 +118,39 @@ pub fn places(env: &Environment, project: &Path) -> Vec<Place> {
     all
 }
 
-/// Claude Code's places: local scope beats project scope beats user scope.
+/// Claude Code's places (as Claude Code 2.1 reads them): local scope beats
+/// project scope beats user scope.
 fn claude_code(env: &Environment, project: &Path) -> Vec<Place> {
     let claude_json = ImportKind::ClaudeCode
         .locations(env, project)
         .swap_remove(0);
-    let project_key = project.display().to_string();
+    let project_key = claude_project_key(project);
     let local = ["projects", project_key.as_str(), "mcpServers"];
-    let mut mcp_json = Place::read(
+    let mut all = vec![Place::read(
         "claude-code",
-        project.join(".mcp.json"),
+        claude_json.clone(),
+        &local,
+        Scope::Local,
+    )];
+    // The project scope: the `.mcp.json` of the folder it runs in and of
+    // each folder above it (not the file system's root), the closer winning;
+    // a git repository plays no part.
+    let dir = std::fs::canonicalize(project).unwrap_or_else(|_| project.to_path_buf());
+    let above = dir.ancestors().skip(1).filter(|d| d.parent().is_some());
+    for file in std::iter::once(project.to_path_buf()).chain(above.map(Path::to_path_buf)) {
+        all.push(Place::read(
+            "claude-code",
+            file.join(".mcp.json"),
+            &["mcpServers"],
+            Scope::Project,
+        ));
+    }
+    all.push(Place::read(
+        "claude-code",
+        claude_json,
         &["mcpServers"],
-        Scope::Project,
-    );
-    // The project scope is the `.mcp.json` of the git repository Claude Code
-    // runs in: outside a repository this check counts it as not found.
-    mcp_json.needs_git = true;
-    let mut all = vec![
-        Place::read("claude-code", claude_json.clone(), &local, Scope::Local),
-        mcp_json,
-        Place::read("claude-code", claude_json, &["mcpServers"], Scope::User),
-    ];
+        Scope::User,
+    ));
     // Its settings files hold permissions and the `.mcp.json` approval
     // lists, never servers: a server there is silently ignored.
     for (file, scope) in [
@@ -155,6 +164,14 @@ fn claude_code(env: &Environment, project: &Path) -> Vec<Place> {
         );
     }
     all
+}
+
+/// The key of `project` under `projects` in `~/.claude.json`: the root of
+/// the git repository it is in (a `.git` in it or above), else the folder.
+pub fn claude_project_key(project: &Path) -> String {
+    let dir = std::fs::canonicalize(project).unwrap_or_else(|_| project.to_path_buf());
+    let root = dir.ancestors().find(|d| d.join(".git").exists());
+    root.unwrap_or(&dir).display().to_string()
 }
 
 /// The files of the places, each read and parsed once: a parsed file, or

@@ -1,6 +1,7 @@
 //! The clients' files, read without starting anything: which servers each
 //! client loads, which definition wins, and what it silently ignores.
 
+use super::approval::{Approval, Approvals};
 use super::clients::{self, Place};
 use super::definitions::{self, Definition};
 use super::finding::{Finding, Section, Severity};
@@ -17,7 +18,7 @@ pub fn check(env: &Environment, project: &Path) -> Vec<Finding> {
     let places = clients::places(env, project);
     let files = clients::read_files(&places);
     let mut out = unreadable(&places, &files);
-    let in_git = in_git_repository(project);
+    let approvals = Approvals::read(&files, &env.home(), project);
     // The definition each client uses, by (client, name): the first read.
     let mut winners: BTreeMap<(&str, String), &Place> = BTreeMap::new();
     for place in &places {
@@ -46,15 +47,19 @@ pub fn check(env: &Environment, project: &Path) -> Vec<Finding> {
         };
         for (name, raw) in &servers {
             let def = Definition { place, name, raw };
-            if let Some(f) = not_loaded(&def, in_git) {
+            if let Some(f) = not_loaded(&def) {
                 out.push(f);
                 continue;
             }
             definitions::check(&def, env, project, &mut out);
-            out.push(wins(&def, place, &mut winners));
+            match waits(&def, &approvals) {
+                // It takes no part in which definition wins.
+                Some(f) => out.push(f),
+                None => out.push(wins(&def, place, &mut winners)),
+            }
         }
     }
-    let mcp_json = mcp_json_servers(&files, project);
+    let mcp_json = mcp_json_servers(&files, &places);
     lists::check(
         &files,
         &lists::places(&env.home(), project),
@@ -90,7 +95,7 @@ fn unreadable(places: &[Place], files: &Files) -> Vec<Finding> {
 }
 
 /// Why the client does not load this definition at all, if it does not.
-fn not_loaded(def: &Definition<'_>, in_git: bool) -> Option<Finding> {
+fn not_loaded(def: &Definition<'_>) -> Option<Finding> {
     let base = |severity, check, message: String, remedy: &str| {
         Finding::new(Section::Files, severity, check, message, remedy)
             .server(def.name)
@@ -109,26 +114,42 @@ fn not_loaded(def: &Definition<'_>, in_git: bool) -> Option<Finding> {
             remedy,
         ));
     }
-    if def.place.needs_git && !in_git {
-        // The rule checked: the file is in no git repository (no `.git` in
-        // its folder or above). mcpw itself reads it from the current folder.
-        return Some(base(
-            Severity::Warning,
-            "outside-git",
-            format!(
-                "the project file is not inside a git repository (no .git in {} or above); {} finds a project's servers at the root of the repository it runs in, so it may not load this one (mcpw does: it reads the current folder's)",
-                def.place
-                    .path
-                    .parent()
-                    .map(Path::display)
-                    .map(|d| d.to_string())
-                    .unwrap_or_default(),
-                def.place.client
-            ),
-            "run `git init` in the project (or open the project from its repository), or define the server at user scope (`claude mcp add --scope user`)",
-        ));
-    }
     None
+}
+
+/// A project's `.mcp.json` server that Claude Code does not load until the
+/// user approves it, or that a list disables; `None` when it loads.
+fn waits(def: &Definition<'_>, approvals: &Approvals) -> Option<Finding> {
+    if def.place.client != "claude-code" || def.place.scope != clients::Scope::Project {
+        return None;
+    }
+    let name = def.name;
+    let (severity, check, message, remedy) = match approvals.of(name) {
+        Approval::Approved => return None,
+        Approval::Pending => (
+            Severity::Warning,
+            "pending-approval",
+            "waits for your approval: an interactive Claude Code session does not load it (a user-scope server of the same name is used instead), while `claude -p` does".to_string(),
+            format!(
+                "run `claude` in the project and approve it, or add \"{name}\" to `enabledMcpjsonServers` in .claude/settings.local.json"
+            ),
+        ),
+        Approval::Rejected(file) => (
+            Severity::Info,
+            "disabled",
+            format!(
+                "disabled: `disabledMcpjsonServers` in {} names it, so Claude Code does not load it",
+                file.display()
+            ),
+            String::new(),
+        ),
+    };
+    Some(
+        Finding::new(Section::Files, severity, check, message, remedy)
+            .server(name)
+            .client(def.place.client)
+            .file(&def.place.path),
+    )
 }
 
 /// Where the definition stands: the one its client uses, or shadowed by one
@@ -176,19 +197,21 @@ fn wins<'p>(
         .file(&def.place.path)
 }
 
-/// The names of the project's `.mcp.json` servers, when it is readable.
-fn mcp_json_servers(files: &Files, project: &Path) -> Option<Vec<String>> {
-    let root = files.get(&project.join(".mcp.json"))?.as_ref().ok()?;
-    let servers = root.get("mcpServers").and_then(Value::as_object);
-    Some(
-        servers
-            .map(|m| m.keys().cloned().collect())
-            .unwrap_or_default(),
-    )
-}
-
-/// Is `dir` inside a git repository (a `.git` folder or file in it or above)?
-fn in_git_repository(dir: &Path) -> bool {
-    let dir = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
-    dir.ancestors().any(|d| d.join(".git").exists())
+/// The names of the servers of every `.mcp.json` Claude Code reads for the
+/// project; `None` when none is readable.
+fn mcp_json_servers(files: &Files, places: &[Place]) -> Option<Vec<String>> {
+    let mut names: Option<Vec<String>> = None;
+    let mcp_json = places
+        .iter()
+        .filter(|p| p.client == "claude-code" && p.scope == clients::Scope::Project)
+        .filter(|p| p.ignored.is_none());
+    for place in mcp_json {
+        let Some(Ok(root)) = files.get(&place.path) else {
+            continue;
+        };
+        let servers = root.get("mcpServers").and_then(Value::as_object);
+        let found = names.get_or_insert_with(Vec::new);
+        found.extend(servers.into_iter().flat_map(|m| m.keys().cloned()));
+    }
+    names
 }

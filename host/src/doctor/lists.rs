@@ -10,8 +10,9 @@ use std::path::{Path, PathBuf};
 const LISTS: [&str; 2] = ["enabledMcpjsonServers", "disabledMcpjsonServers"];
 
 /// Where the lists may be: each file, and the keys to the object holding them.
+/// In this order: the user's, the project's, the local and the older place.
 pub fn places(home: &Path, project: &Path) -> Vec<(PathBuf, Vec<String>)> {
-    let project_key = project.display().to_string();
+    let project_key = super::clients::claude_project_key(project);
     vec![
         (home.join(".claude/settings.json"), Vec::new()),
         (project.join(".claude/settings.json"), Vec::new()),
@@ -44,6 +45,14 @@ pub fn check(
     }
 }
 
+/// A name as Claude Code compares it.
+pub fn normalized(name: &str) -> String {
+    let keep = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '-';
+    name.chars()
+        .map(|c| if keep(c) { c } else { '_' })
+        .collect()
+}
+
 fn finding(
     file: &Path,
     severity: Severity,
@@ -65,13 +74,16 @@ fn one_list(
     servers: Option<&[String]>,
     out: &mut Vec<Finding>,
 ) {
+    // What Claude Code does with a value of the wrong type: its settings
+    // check fails, and it ignores the whole file (every setting in it, not
+    // only this list), without a word.
     let Some(entries) = value.as_array() else {
         out.push(finding(
             file,
             Severity::Blocking,
             "approval-list",
             format!(
-                "`{list}` is {}, not a list of server names: Claude Code does not apply it",
+                "`{list}` is {}, not a list of server names: Claude Code then ignores this whole settings file, every setting in it",
                 crate::config::validate::kind(value)
             ),
             format!("write `{list}` as a list of the names in .mcp.json, e.g. [\"github\"]"),
@@ -80,26 +92,26 @@ fn one_list(
     };
     for (i, entry) in entries.iter().enumerate() {
         let Some(name) = entry.as_str() else {
-            // What is checked: an entry that is not a string. Such an entry
-            // makes the list fail Claude Code's settings schema as a whole,
-            // so none of the list's names take effect, not only this one.
             out.push(finding(
                 file,
                 Severity::Blocking,
                 "approval-list",
-                format!("one bad entry in `{list}`: entry {i} is {entry}, not a server name (a string); the list fails Claude Code's settings check as a whole, so none of its names take effect"),
+                format!("one bad entry in `{list}`: entry {i} is {entry}, not a server name (a string); Claude Code then ignores this whole settings file, every setting in it, the list's other names among them"),
                 format!("write entry {i} of `{list}` as a quoted server name, or remove it"),
             ));
             continue;
         };
+        // Claude Code compares names with every character other than a
+        // letter, a digit, `_` or `-` made `_`.
+        let same = |a: &str, b: &str| normalized(a) == normalized(b);
         let trimmed = name.trim();
-        let known = servers.is_some_and(|s| s.iter().any(|n| n == name));
+        let known = servers.is_some_and(|s| s.iter().any(|n| same(n, name)));
         if !known && trimmed != name && servers.is_some_and(|s| s.iter().any(|n| n == trimmed)) {
             out.push(finding(
                 file,
                 Severity::Blocking,
                 "approval-list",
-                format!("one bad entry in `{list}`: {name:?} has leading or trailing whitespace, so it does not name the .mcp.json server \"{trimmed}\""),
+                format!("one bad entry in `{list}`: {name:?} has leading or trailing whitespace, which Claude Code reads as `_`, so it does not name the .mcp.json server \"{trimmed}\""),
                 format!("write it as \"{trimmed}\""),
             ).server(trimmed));
         } else if !known && let Some(servers) = servers {

@@ -155,6 +155,13 @@ fn one_bad_entry_in_an_approval_list_is_named() {
         "{f}"
     );
     assert!(f["message"].as_str().unwrap().contains("is 7"), "{f}");
+    assert!(
+        f["message"]
+            .as_str()
+            .unwrap()
+            .contains("ignores this whole settings file"),
+        "{f}"
+    );
     assert_eq!(out.status.code(), Some(1));
 }
 
@@ -174,23 +181,68 @@ fn a_name_in_an_approval_list_that_matches_nothing_is_a_warning() {
     assert_eq!(out.status.code(), Some(0));
 }
 
+/// Claude Code (2.1, as checked against its CLI) loads a project's
+/// `.mcp.json` servers once the user approves them, in a git repository or
+/// not; until then an interactive session leaves them out, and a user-scope
+/// server of the same name is used instead.
 #[test]
-fn a_project_file_outside_git_is_reported_with_the_rule() {
-    let case = Case::new("outside-git", false);
+fn a_project_server_claude_code_has_not_approved_waits_and_gives_way() {
+    for git in [false, true] {
+        let case = Case::new("pending-approval", git);
+        let (report, out) = case.doctor();
+        assert!(findings(&report, "outside-git").is_empty(), "{report:#}");
+        for name in ["docs", "lint"] {
+            let f = expect(
+                &report,
+                "pending-approval",
+                Some(name),
+                "warning",
+                "enabledMcpjsonServers",
+            );
+            assert!(
+                f["message"].as_str().unwrap().contains("`claude -p` does"),
+                "{f}"
+            );
+        }
+        let used = expect(&report, "definition", Some("lint"), "info", "");
+        assert!(
+            used["message"].as_str().unwrap().contains("user scope"),
+            "{used}"
+        );
+        assert_eq!(out.status.code(), Some(0), "{report:#}");
+    }
+    // Approved in the local settings, it loads.
+    let case = Case::new("pending-approval", true);
+    std::fs::create_dir_all(case.project().join(".claude")).unwrap();
+    std::fs::write(
+        case.project().join(".claude/settings.local.json"),
+        r#"{"enabledMcpjsonServers": ["docs"]}"#,
+    )
+    .unwrap();
     let (report, _) = case.doctor();
-    let f = expect(&report, "outside-git", Some("docs"), "warning", "git init");
+    let used = expect(&report, "definition", Some("docs"), "info", "");
     assert!(
-        f["message"]
-            .as_str()
-            .unwrap()
-            .contains("not inside a git repository"),
-        "{f}"
+        used["message"].as_str().unwrap().contains("project scope"),
+        "{used}"
     );
-    // Inside a repository, the same file is loaded.
-    let case = Case::new("outside-git", true);
+    expect(
+        &report,
+        "pending-approval",
+        Some("lint"),
+        "warning",
+        "claude",
+    );
+}
+
+/// Claude Code reads the `.mcp.json` of every folder above the project too.
+#[test]
+fn a_mcp_json_in_a_folder_above_the_project_is_read_too() {
+    let case = Case::new("parent-mcp-json", false);
     let (report, _) = case.doctor();
-    assert!(findings(&report, "outside-git").is_empty(), "{report:#}");
-    expect(&report, "definition", Some("docs"), "info", "");
+    let f = expect(&report, "definition", Some("shared"), "info", "");
+    let above = case.root.path().canonicalize().unwrap().join(".mcp.json");
+    assert_eq!(f["file"], above.display().to_string(), "{f}");
+    assert_eq!(f["client"], "claude-code");
 }
 
 #[test]
@@ -292,7 +344,8 @@ fn a_live_server_reports_its_revision_and_tools() {
 
 #[test]
 fn a_project_server_waiting_for_trust_is_not_started() {
-    let case = Case::new("outside-git", true);
+    let case = Case::new("pending-approval", true);
+    std::fs::remove_file(case.home().join(".claude.json")).unwrap();
     let marker = case.root.path().join("started");
     std::fs::write(
         case.project().join(".mcp.json"),
