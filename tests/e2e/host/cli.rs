@@ -454,7 +454,10 @@ fn demo_agent_sections(text: &str) {
         guard.contains("refused it: its arguments carry a credential (aws-access-key)"),
         "{guard}"
     );
-    assert!(guard.contains("The call of everything__echo did not run."), "{guard}");
+    assert!(
+        guard.contains("The call of everything__echo did not run."),
+        "{guard}"
+    );
     assert!(guard.contains("→ The sum of 1 and 2 is 3."), "{guard}");
     assert!(
         guard.contains(r#"→ Error: rate limit reached: mcpServers.everything.rateLimit["get-sum"] allows 1/h for each client"#),

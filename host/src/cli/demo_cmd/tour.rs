@@ -95,7 +95,9 @@ pub async fn big_result(session: &Session) -> Result<()> {
 /// Guards: the example guard guest refuses a call that would send a
 /// credential out; a rate limit of one call an hour refuses the second call.
 pub async fn guard(session: &Session) -> Result<()> {
-    step("guards refuse calls: settings.guards [the example guard guest], and mcpServers.everything.rateLimit {\"get-sum\": \"1/h\"}")?;
+    step(
+        "guards refuse calls: settings.guards [the example guard guest], and mcpServers.everything.rateLimit {\"get-sum\": \"1/h\"}",
+    )?;
     let leak = json!({"message": "deploy with AKIAIOSFODNN7EXAMPLE"});
     let reply = session.call("everything__echo", leak.clone()).await;
     outln!("  everything__echo {leak} → {}", answer(&reply));
