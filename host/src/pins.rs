@@ -77,21 +77,45 @@ impl PinFile {
         )
     }
 
-    /// Approves the pending changes of the servers pinned under `keys`: they
-    /// become the pins. Returns the servers approved, with the tools of each.
-    pub fn approve(&mut self, keys: &[String]) -> Vec<(String, Vec<String>)> {
+    /// Approves the pending changes as they were shown: for each pin key,
+    /// the tools and the digests the user saw. A definition that changed
+    /// since keeps waiting. Returns the servers approved, with the tools of
+    /// each.
+    pub fn approve(&mut self, shown: &[Shown]) -> Vec<(String, Vec<String>)> {
         let mut done = Vec::new();
-        for (key, pins) in &mut self.servers {
-            if pins.pending.is_empty() || !keys.contains(key) {
+        for (key, digests) in shown {
+            let Some(pins) = self.servers.get_mut(key) else {
+                continue;
+            };
+            let seen = |t: &String, p: &Pinned| digests.get(t) == Some(&p.digest);
+            let approved: BTreeMap<String, Pinned> = pins
+                .pending
+                .iter()
+                .filter(|(t, p)| seen(t, p))
+                .map(|(t, p)| (t.clone(), p.clone()))
+                .collect();
+            if approved.is_empty() {
                 continue;
             }
-            let tools: Vec<String> = pins.pending.keys().cloned().collect();
-            let pending = std::mem::take(&mut pins.pending);
-            pins.tools.extend(pending);
-            done.push((pins.server.clone(), tools));
+            pins.pending.retain(|t, p| !seen(t, p));
+            done.push((pins.server.clone(), approved.keys().cloned().collect()));
+            pins.tools.extend(approved);
         }
         done
     }
+}
+
+/// What the user was shown of a pinned server's waiting changes: its pin
+/// key, and each tool's digest.
+pub type Shown = (String, BTreeMap<String, String>);
+
+/// What `pins` shows of its waiting changes.
+pub fn shown(key: &str, pins: &ServerPins) -> Shown {
+    let digests = pins
+        .pending
+        .iter()
+        .map(|(t, p)| (t.clone(), p.digest.clone()));
+    (key.to_string(), digests.collect())
 }
 
 /// The key `server` is pinned under in `config`, when it is pinned.
@@ -190,14 +214,16 @@ impl Pins {
         file
     }
 
-    /// Approves the pending changes of the servers pinned under `keys`, in
-    /// the file and in shared state. Returns the servers approved, with the
-    /// tools of each.
-    pub fn approve(&self, keys: &[String]) -> Result<Vec<(String, Vec<String>)>, String> {
-        let mut done = PinFile::update(&self.path, |f| f.approve(keys))
+    /// Approves the pending changes as they were shown ([`PinFile::approve`]),
+    /// in the file and in shared state. Returns the servers approved, with
+    /// the tools of each.
+    pub fn approve(&self, shown: &[Shown]) -> Result<Vec<(String, Vec<String>)>, String> {
+        let mut done = PinFile::update(&self.path, |f| f.approve(shown))
             .map_err(|e| format!("{}: {e}", self.path.display()))?;
         if let Some(shared) = &self.shared {
-            for approved in team_state::approve(shared, keys).map_err(|e| e.to_string())? {
+            let team = team_state::approve(shared, shown)
+                .map_err(|e| format!("approved in {} only: {e}", self.path.display()))?;
+            for approved in team {
                 if !done.contains(&approved) {
                     done.push(approved);
                 }
@@ -206,27 +232,35 @@ impl Pins {
         Ok(done)
     }
 
-    /// Pins `pins` under `key` as they are (the baseline `mcpw add` takes).
+    /// Pins `pins` under `key` as they are, over any pins it had (the
+    /// baseline `mcpw add` takes). Shared state that cannot be reached is a
+    /// warning: the replicas then pin the server at their first listing.
     pub fn pin(&self, key: String, pins: ServerPins) -> Result<(), String> {
-        let first = [(key.clone(), pins.clone())];
-        PinFile::update(&self.path, |f| f.servers.insert(key, pins))
-            .map_err(|e| format!("{}: {e}", self.path.display()))?;
-        match &self.shared {
-            Some(shared) => team_state::first(shared, &first).map_err(|e| e.to_string()),
-            None => Ok(()),
+        if let Some(shared) = &self.shared
+            && let Err(e) = team_state::set(shared, &key, &pins)
+        {
+            tracing::warn!(
+                "the pins of {key} are kept in {} only: {e}",
+                self.path.display()
+            );
         }
+        PinFile::update(&self.path, |f| f.servers.insert(key, pins))
+            .map(drop)
+            .map_err(|e| format!("{}: {e}", self.path.display()))
     }
 
-    /// Forgets the pins of `keys`, in the file and in shared state.
+    /// Forgets the pins of `keys`, in the file and in shared state (which,
+    /// unreachable, is a warning).
     pub fn forget(&self, keys: &[String]) -> Result<(), String> {
+        if let Some(shared) = &self.shared
+            && let Err(e) = team_state::forget(shared, keys)
+        {
+            tracing::warn!("the pins of {} stay in shared state: {e}", keys.join(", "));
+        }
         PinFile::update(&self.path, |f| {
             keys.iter().for_each(|k| drop(f.servers.remove(k)))
         })
-        .map_err(|e| format!("{}: {e}", self.path.display()))?;
-        match &self.shared {
-            Some(shared) => team_state::forget(shared, keys).map_err(|e| e.to_string()),
-            None => Ok(()),
-        }
+        .map_err(|e| format!("{}: {e}", self.path.display()))
     }
 
     /// The tools of pinned servers to withhold, as (server, tool): those
@@ -235,7 +269,11 @@ impl Pins {
     /// pinned as they are. Blocking (reads and may write the file).
     pub fn check(&self, config: &Config, lists: &[Arc<[Arc<Tool>]>]) -> BTreeSet<(String, String)> {
         let file = PinFile::read(&self.path);
-        if let Some(shared) = &self.shared {
+        // A Redis known to be down is not waited for at every catalog build.
+        let reachable = |s: &&Arc<SharedState>| {
+            !matches!(s.health().reach(), crate::team_state::Reach::Down(_))
+        };
+        if let Some(shared) = self.shared.as_ref().filter(reachable) {
             match self.check_shared(shared, config, lists, &file) {
                 Ok(withheld) => return withheld,
                 Err(e) => tracing::warn!(
@@ -296,16 +334,28 @@ impl Pins {
         }
         let before = team.clone();
         let withheld = compare(&mut team, &now);
-        let waiting: Vec<_> = now
-            .iter()
-            .filter_map(|(key, _, _)| {
-                let pending = &team.servers.get(key)?.pending;
-                let was = before.servers.get(key).map(|p| &p.pending);
-                (was != Some(pending)).then(|| (key.clone(), pending.clone()))
-            })
-            .collect();
-        if !waiting.is_empty() {
-            team_state::set_pending(shared, &waiting)?;
+        // What this process saw waits beside what the others saw.
+        let mut additions = Vec::new();
+        for (key, _, _) in &now {
+            let (Some(pins), Some(was)) = (team.servers.get_mut(key), before.servers.get(key))
+            else {
+                continue;
+            };
+            let new: BTreeMap<String, Pinned> = pins
+                .pending
+                .iter()
+                .filter(|(t, p)| was.pending.get(*t) != Some(p))
+                .map(|(t, p)| (t.clone(), p.clone()))
+                .collect();
+            let mut all = was.pending.clone();
+            all.extend(new.clone());
+            pins.pending = all;
+            if !new.is_empty() {
+                additions.push((key.clone(), new));
+            }
+        }
+        if !additions.is_empty() {
+            team_state::add_pending(shared, &additions)?;
             warn_withheld(&withheld);
         }
         // Written only when it differs: a serving process follows the file.
@@ -454,14 +504,13 @@ mod tests {
             ["new tool: Uploads anything."]
         );
         // Approved, the change is the pin.
-        let approved = file.approve(&["user#s".to_string()]);
-        assert_eq!(
-            approved,
-            [(
-                "s".to_string(),
-                vec!["read".to_string(), "upload".to_string()]
-            )]
-        );
+        // What was shown is approved; a definition changed since waits.
+        let mut seen = shown("user#s", pins);
+        seen.1.insert("read".into(), "another digest".into());
+        let approved = file.approve(&[seen]);
+        assert_eq!(approved, [("s".to_string(), vec!["upload".to_string()])]);
+        let approved = file.approve(&[shown("user#s", &file.servers["user#s"])]);
+        assert_eq!(approved, [("s".to_string(), vec!["read".to_string()])]);
         assert!(compare(&mut file, &now(&pulled)).is_empty());
     }
 

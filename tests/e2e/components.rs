@@ -356,7 +356,7 @@ fn a_component_looks_up_only_granted_names_and_its_read_only_writes_are_seen() {
     assert_eq!(report["called"]["isError"], true, "{report:#}");
     assert_eq!(
         report["refused"],
-        json!(["a name lookup of leak-7d1e.example.com"]),
+        json!([r#"a name lookup of "leak-7d1e.example.com""#]),
         "{report:#}"
     );
     let written = notes.join("w.txt");
@@ -366,8 +366,8 @@ fn a_component_looks_up_only_granted_names_and_its_read_only_writes_are_seen() {
     );
     assert_eq!(report["called"]["isError"], true, "{report:#}");
     let seen = format!(
-        "a write into {}, in a folder granted read-only",
-        written.display()
+        "a write into {:?}, in a folder granted read-only",
+        written.display().to_string()
     );
     assert_eq!(report["refused"], json!([seen]), "{report:#}");
     assert!(!written.exists());

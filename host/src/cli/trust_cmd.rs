@@ -128,16 +128,18 @@ impl Pending {
 
     /// Approves the changed tools of `names` (every server's with `all`).
     fn approve(&self, names: &[String], all: bool) -> Result<Vec<String>> {
-        let keys: Vec<String> = self
+        // What `notice` showed, digest by digest: a definition that changed
+        // since keeps waiting.
+        let shown: Vec<pins::Shown> = self
             .servers
             .iter()
             .filter(|(s, _, _)| all || names.contains(s))
-            .map(|(_, k, _)| k.clone())
+            .map(|(_, k, p)| pins::shown(k, p))
             .collect();
-        if keys.is_empty() {
+        if shown.is_empty() {
             return Ok(Vec::new());
         }
-        let done = self.pins.approve(&keys).map_err(anyhow::Error::msg)?;
+        let done = self.pins.approve(&shown).map_err(anyhow::Error::msg)?;
         Ok(done
             .into_iter()
             .map(|(server, tools)| format!("{server}'s changed tools ({})", tools.join(", ")))

@@ -66,7 +66,7 @@ impl Host for Lookups<'_> {
         name: String,
     ) -> Result<Resource<ResolveAddressStream>, SocketError> {
         if !self.allowed.admits_name(&name) {
-            refused(format!("a name lookup of {name}"));
+            refused(format!("a name lookup of {name:?}"));
             return Err(ErrorCode::AccessDenied.into());
         }
         Host::resolve_addresses(&mut self.sockets, network, name)

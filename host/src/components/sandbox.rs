@@ -108,10 +108,17 @@ fn granted(
 static REFUSED: std::sync::Mutex<std::collections::VecDeque<String>> =
     std::sync::Mutex::new(std::collections::VecDeque::new());
 
-/// Logs and keeps a refusal.
+/// Logs and keeps a refusal. What a component chose (a name, a path) is cut
+/// to 300 characters, and a refusal among the last hundred is not logged
+/// again: a component cannot flood the log.
 pub fn refused(what: String) {
-    tracing::warn!("refused: {what}, which the component's permissions do not grant");
+    let what = crate::present::truncate_at_word(&what, 300);
     let mut kept = REFUSED.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some(at) = kept.iter().position(|k| *k == what) {
+        kept.remove(at);
+    } else {
+        tracing::warn!("refused: {what}, which the component's permissions do not grant");
+    }
     if kept.len() == 100 {
         kept.pop_front();
     }
@@ -233,7 +240,8 @@ pub async fn resolve(entries: &[String]) -> Allowed {
             allowed.addrs.insert((ip, port));
             continue;
         }
-        allowed.names.insert((host.to_ascii_lowercase(), port));
+        let name = host.trim_end_matches('.').to_ascii_lowercase();
+        allowed.names.insert((name, port));
         match tokio::net::lookup_host((host, port.unwrap_or(0))).await {
             Ok(addrs) => addrs.for_each(|a| {
                 allowed.addrs.insert((a.ip(), port));

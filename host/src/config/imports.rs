@@ -173,8 +173,9 @@ fn json_servers(
             }
         }
         ImportKind::ClaudeCode => {
-            // Claude Code keeps project-scoped servers under the project's absolute path.
-            let key = project.display().to_string();
+            // Claude Code keeps a project's local-scope servers under the
+            // project's key (its git root, else its folder).
+            let key = claude_project_key(project);
             for extra in entries(
                 root.get("projects")
                     .and_then(|p| p.get(&key))
@@ -333,4 +334,13 @@ fn line_col(text: &str, offset: usize) -> (usize, usize) {
         .unwrap_or(0)
         + 1;
     (line, column)
+}
+
+/// The key of `project` under `projects` in Claude Code's `~/.claude.json`:
+/// the root of the git repository it is in (a `.git` in it or above), else
+/// the folder itself, absolute as given (symbolic links not resolved).
+pub fn claude_project_key(project: &std::path::Path) -> String {
+    let absolute = std::path::absolute(project).unwrap_or_else(|_| project.to_path_buf());
+    let root = absolute.ancestors().find(|d| d.join(".git").exists());
+    root.unwrap_or(&absolute).display().to_string()
 }

@@ -142,6 +142,7 @@ mod tests {
             Approval::Pending
         );
         assert_eq!(normalized("a "), "a_");
+        assert_eq!(normalized("x🙂"), "x__", "a UTF-16 unit each");
     }
 
     #[test]

@@ -124,7 +124,7 @@ fn claude_code(env: &Environment, project: &Path) -> Vec<Place> {
     let claude_json = ImportKind::ClaudeCode
         .locations(env, project)
         .swap_remove(0);
-    let project_key = claude_project_key(project);
+    let project_key = crate::config::imports::claude_project_key(project);
     let local = ["projects", project_key.as_str(), "mcpServers"];
     let mut all = vec![Place::read(
         "claude-code",
@@ -164,14 +164,6 @@ fn claude_code(env: &Environment, project: &Path) -> Vec<Place> {
         );
     }
     all
-}
-
-/// The key of `project` under `projects` in `~/.claude.json`: the root of
-/// the git repository it is in (a `.git` in it or above), else the folder.
-pub fn claude_project_key(project: &Path) -> String {
-    let dir = std::fs::canonicalize(project).unwrap_or_else(|_| project.to_path_buf());
-    let root = dir.ancestors().find(|d| d.join(".git").exists());
-    root.unwrap_or(&dir).display().to_string()
 }
 
 /// The files of the places, each read and parsed once: a parsed file, or

@@ -12,7 +12,7 @@ const LISTS: [&str; 2] = ["enabledMcpjsonServers", "disabledMcpjsonServers"];
 /// Where the lists may be: each file, and the keys to the object holding them.
 /// In this order: the user's, the project's, the local and the older place.
 pub fn places(home: &Path, project: &Path) -> Vec<(PathBuf, Vec<String>)> {
-    let project_key = super::clients::claude_project_key(project);
+    let project_key = crate::config::imports::claude_project_key(project);
     vec![
         (home.join(".claude/settings.json"), Vec::new()),
         (project.join(".claude/settings.json"), Vec::new()),
@@ -47,10 +47,18 @@ pub fn check(
 
 /// A name as Claude Code compares it.
 pub fn normalized(name: &str) -> String {
+    // Claude Code replaces each UTF-16 unit: a character outside the basic
+    // plane (an emoji) becomes two.
     let keep = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '-';
-    name.chars()
-        .map(|c| if keep(c) { c } else { '_' })
-        .collect()
+    let mut out = String::with_capacity(name.len());
+    for c in name.chars() {
+        match (keep(c), c.len_utf16()) {
+            (true, _) => out.push(c),
+            (false, 2) => out.push_str("__"),
+            (false, _) => out.push('_'),
+        }
+    }
+    out
 }
 
 fn finding(

@@ -33,7 +33,7 @@ struct Stored {
 }
 
 /// Every server's pins in shared state, with what waits for approval.
-/// Unreadable entries are left out with a warning (pinned again).
+/// Unreadable entries are removed with a warning (pinned again).
 pub fn load(state: &SharedState) -> Result<BTreeMap<String, ServerPins>, SharedStateError> {
     let (tools, pending): (BTreeMap<String, String>, BTreeMap<String, String>) = state
         .run_blocking(|c| {
@@ -54,7 +54,12 @@ pub fn load(state: &SharedState) -> Result<BTreeMap<String, ServerPins>, SharedS
                 };
                 out.insert(k, pins);
             }
-            Err(e) => tracing::warn!("{}", state.corrupt(format!("the pins of {k}"), e)),
+            Err(e) => {
+                // Removed, so that the server is pinned again: one that
+                // `HSETNX` cannot replace would never be checked.
+                tracing::warn!("{}; removed", state.corrupt(format!("the pins of {k}"), e));
+                state.run_blocking(|c| c.hdel::<_, _, ()>(tools_key(), &k))?;
+            }
         }
     }
     Ok(out)
@@ -88,67 +93,102 @@ pub fn first(state: &SharedState, pins: &[(String, ServerPins)]) -> Result<(), S
     })
 }
 
-/// Records what waits for approval of each server (none: nothing waits).
-pub fn set_pending(
+/// Adds to what waits for approval of each server: what one replica saw
+/// joins what others saw (one of them may run another version of the
+/// server); only an approval, or forgetting the server, takes it away.
+pub fn add_pending(
     state: &SharedState,
-    pending: &[(String, BTreeMap<String, Pinned>)],
+    additions: &[(String, BTreeMap<String, Pinned>)],
 ) -> Result<(), SharedStateError> {
-    let texts: Vec<(String, Option<String>)> = pending
-        .iter()
-        .map(|(k, p)| {
-            let text = (!p.is_empty()).then(|| serde_json::to_string(p).expect("pins serialize"));
-            (k.clone(), text)
-        })
-        .collect();
+    let pending = pending_key();
     state.run_blocking(|c| {
-        let mut pipe = redis::pipe();
-        for (k, text) in &texts {
-            match text {
-                Some(t) => pipe.hset(pending_key(), k, t).ignore(),
-                None => pipe.hdel(pending_key(), k).ignore(),
-            };
-        }
-        pipe.query::<()>(c)
+        redis::transaction(c, &[&pending], |c, pipe| {
+            for (k, added) in additions {
+                let was: Option<String> = c.hget(&pending, k)?;
+                let mut waiting: BTreeMap<String, Pinned> = was
+                    .and_then(|w| serde_json::from_str(&w).ok())
+                    .unwrap_or_default();
+                waiting.extend(added.clone());
+                let json = serde_json::to_string(&waiting).expect("pins serialize");
+                pipe.hset(&pending, k, json).ignore();
+            }
+            pipe.query::<Option<()>>(c)
+        })
     })
 }
 
-/// Approves what waits for the servers pinned under `keys`: it becomes their
-/// pins. Returns the servers approved, with the tools of each.
+/// Pins `pins` under `key` as they are, over any pins it had (the baseline
+/// `mcpw add` takes of a server it adds), nothing waiting.
+pub fn set(state: &SharedState, key: &str, pins: &ServerPins) -> Result<(), SharedStateError> {
+    let stored = Stored {
+        server: pins.server.clone(),
+        tools: pins.tools.clone(),
+    };
+    let json = serde_json::to_string(&stored).expect("pins serialize");
+    state.run_blocking(|c| {
+        redis::pipe()
+            .hset(tools_key(), key, json)
+            .ignore()
+            .hdel(pending_key(), key)
+            .ignore()
+            .incr(version_key(), 1)
+            .ignore()
+            .query::<()>(c)
+    })
+}
+
+/// Approves what waits, as it was shown: for each pin key, the tools and
+/// the digests of their definitions the user saw. A definition that changed
+/// since (another replica saw another one) keeps waiting. Returns the
+/// servers approved, with the tools of each.
 pub fn approve(
     state: &SharedState,
-    keys: &[String],
+    shown: &[(String, BTreeMap<String, String>)],
 ) -> Result<Vec<(String, Vec<String>)>, SharedStateError> {
     let (tools, pending) = (tools_key(), pending_key());
-    let outcome = state.run_blocking(|c| {
+    state.run_blocking(|c| {
         redis::transaction(c, &[&tools, &pending], |c, pipe| {
             let mut done = Vec::new();
-            for k in keys {
+            for (k, digests) in shown {
                 let (Some(stored), Some(waiting)): (Option<String>, Option<String>) =
                     (c.hget(&tools, k)?, c.hget(&pending, k)?)
                 else {
                     continue;
                 };
-                let (Ok(mut s), Ok(waiting)) = (
+                let (Ok(mut s), Ok(mut waiting)) = (
                     serde_json::from_str::<Stored>(&stored),
                     serde_json::from_str::<BTreeMap<String, Pinned>>(&waiting),
                 ) else {
                     continue;
                 };
-                done.push((s.server.clone(), waiting.keys().cloned().collect()));
-                s.tools.extend(waiting);
+                let seen = |t: &String, p: &Pinned| digests.get(t) == Some(&p.digest);
+                let approved: BTreeMap<String, Pinned> = waiting
+                    .iter()
+                    .filter(|(t, p)| seen(t, p))
+                    .map(|(t, p)| (t.clone(), p.clone()))
+                    .collect();
+                if approved.is_empty() {
+                    continue;
+                }
+                waiting.retain(|t, p| !seen(t, p));
+                done.push((s.server.clone(), approved.keys().cloned().collect()));
+                s.tools.extend(approved);
                 let json = serde_json::to_string(&s).expect("pins serialize");
-                pipe.hset(&tools, k, json)
-                    .ignore()
-                    .hdel(&pending, k)
-                    .ignore();
+                pipe.hset(&tools, k, json).ignore();
+                match waiting.is_empty() {
+                    true => pipe.hdel(&pending, k).ignore(),
+                    false => {
+                        let rest = serde_json::to_string(&waiting).expect("pins serialize");
+                        pipe.hset(&pending, k, rest).ignore()
+                    }
+                };
             }
             if !done.is_empty() {
                 pipe.incr(version_key(), 1).ignore();
             }
             pipe.query::<Option<()>>(c).map(|o| o.map(|()| done))
         })
-    })?;
-    Ok(outcome)
+    })
 }
 
 /// Forgets the pins of `keys` (a server `mcpw remove` took away).
@@ -190,7 +230,9 @@ pub fn follow(
             let Ok(now) = version(&state).await else {
                 continue;
             };
-            if seen.is_some_and(|s| s != now) {
+            // The first read counts too: a change between the host's first
+            // catalog and this read would be missed otherwise.
+            if seen != Some(now) {
                 changed();
             }
             seen = Some(now);

@@ -413,8 +413,10 @@ fn a_secret_asked_at_a_terminal_is_not_echoed() {
     let dirs = home_with(&registry, json!({}));
     let home = dirs.home();
     let secret = "typed-at-the-terminal-77";
-    // Runs mcpw on a pseudo-terminal, types the secret once asked, and
-    // prints everything the terminal showed.
+    // Runs mcpw on a pseudo-terminal, types the secret once its prompt
+    // shows (the plan, printed before, names the secret too: typed then, a
+    // terminal with echo still on would show it), and prints everything the
+    // terminal showed.
     let script = r#"
 import os, pty, select, sys
 secret, argv = sys.argv[1].encode(), sys.argv[2:]
@@ -433,7 +435,7 @@ while True:
     if not data:
         break
     shown += data
-    if not sent and b"secret env.EVERYTHING_TOKEN" in shown:
+    if not sent and b"secret env.EVERYTHING_TOKEN (" in shown:
         os.write(fd, secret + b"\n")
         sent = True
 _, status = os.waitpid(pid, 0)

@@ -20,8 +20,8 @@ fn config(dirs: &ConfigDirs, env: serde_json::Value) {
 /// Replica B first lists `m` after it gained a tool that replica A never
 /// listed (a rug pull between the two listings). With pins of its own, B
 /// would pin the tool as it found it; the team's pins, taken by A, make it
-/// wait. `mcpw trust m` run with A's config approves it for the team, and B
-/// lets it through without a restart.
+/// wait. A tool new at A waits beside it. `mcpw trust m` run with A's config
+/// approves both for the team, and B lets its tool through without a restart.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_team_pins_a_server_once_and_one_approval_serves_every_replica() {
     let root = tempfile::tempdir().unwrap();
@@ -59,6 +59,18 @@ async fn a_team_pins_a_server_once_and_one_approval_serves_every_replica() {
         "withheld: {listed:?}"
     );
 
+    // A tool new at A waits beside the one B saw: neither replica erases
+    // what the other recorded.
+    let added = json!({"name": "extra"});
+    at_a.call(&url(a_port), "m__add_tool", added).await.unwrap();
+    // A's catalog, and its check, are built when next asked for.
+    eventually("both to wait", Duration::from_secs(20), async || {
+        at_a.tool_names(&url(a_port)).await;
+        let w = waiting();
+        w.contains("exfiltrate") && w.contains("\"extra\"")
+    })
+    .await;
+
     let trust = mcpw_in(&home_a.home())
         .env("MCPW_SHARED_STATE", redis.url())
         .args(["trust", "m"])
@@ -70,7 +82,10 @@ async fn a_team_pins_a_server_once_and_one_approval_serves_every_replica() {
         "{said}{}",
         String::from_utf8_lossy(&trust.stderr)
     );
-    assert!(said.contains("m's changed tools (exfiltrate)"), "{said}");
+    assert!(
+        said.contains("m's changed tools (exfiltrate, extra)"),
+        "{said}"
+    );
     assert!(pinned().contains("exfiltrate"), "{}", pinned());
     assert_eq!(waiting(), "", "nothing waits once approved");
 
