@@ -422,6 +422,12 @@ impl Manager {
         futures::future::join_all(asks).await;
     }
 
+    /// Once every log message the servers sent so far has reached this
+    /// manager's subscribers ([`crate::upstream::events::EventSender::logs_passed_on`]).
+    pub async fn logs_passed_on(&self) {
+        self.upstream_tx.logs_passed_on().await;
+    }
+
     /// Where OAuth credentials are kept.
     pub fn vault(&self) -> &crate::auth::store::Vault {
         &self.vault

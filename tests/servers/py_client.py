@@ -127,16 +127,19 @@ class Logs:
 async def logged(client, logs, plan, version):
     if version < "2026-07-28":
         await client.set_logging_level(plan["level"])
-    asks = [(t.split("__")[0], lambda t=t, a=a: client.call_tool(t, a)) for t, a in plan["calls"]]
+    asks = [(t.split("__")[0], t, lambda t=t, a=a: client.call_tool(t, a)) for t, a in plan["calls"]]
     for name, args in plan.get("prompts", []):
-        asks.append((name.split("__")[0], lambda n=name, a=args: client.get_prompt(n, a)))
+        asks.append((name.split("__")[0], name, lambda n=name, a=args: client.get_prompt(n, a)))
     for server, uri in plan.get("reads", []):
-        asks.append((server, lambda u=uri: client.read_resource(u)))
+        asks.append((server, uri, lambda u=uri: client.read_resource(u)))
     seen = []
-    for server, ask in asks:
+    for server, what, ask in asks:
         logs.loggers.clear()
         await ask()
-        await logs.from_server(server)
+        try:
+            await logs.from_server(server)
+        except TimeoutError:
+            raise TimeoutError(f"no message of {server} for {what}; heard {logs.loggers}")
         seen.append(server)
     return seen
 

@@ -14,6 +14,7 @@ impl Gateway {
     ) -> Result<GetPromptResult, McpError> {
         let span = traced::span(&context, "prompts/get", Some(&request.name));
         let logged = context.clone();
+        let server = self.prompt_server(&request.name).await;
         let got = traced::run(span, async move {
             let client = self.client(&context.extensions);
             let args = request.arguments.clone();
@@ -37,7 +38,7 @@ impl Gateway {
                 Err(e) => Err(internal(e)),
             }
         });
-        self.with_request_logs(&logged, got).await
+        self.with_request_logs(&logged, server, got).await
     }
 
     /// A resource, read for this session's client.
@@ -48,12 +49,32 @@ impl Gateway {
     ) -> Result<rmcp::model::ReadResourceResult, McpError> {
         let span = traced::span(&context, "resources/read", Some(&request.uri));
         let logged = context.clone();
+        let server = self.resource_server(&request.uri, &context).await;
         let read = traced::run(span, async move {
             let client = self.client(&context.extensions);
             self.resource_read(&client, &request.uri, &context)
                 .await
                 .map(|r| r.complete())
         });
-        self.with_request_logs(&logged, read).await
+        self.with_request_logs(&logged, server, read).await
+    }
+
+    /// The server of the prompt `name`, when there is one.
+    async fn prompt_server(&self, name: &str) -> Option<String> {
+        let snapshot = self.shared.host.snapshot().await.ok()?;
+        snapshot.prompt(name).map(|p| p.server.clone())
+    }
+
+    /// The server a read of `uri` goes to, for this session's client.
+    async fn resource_server(
+        &self,
+        uri: &str,
+        context: &RequestContext<RoleServer>,
+    ) -> Option<String> {
+        let client = self.client(&context.extensions);
+        let host = &self.shared.host;
+        let sees = |s: &str| client.allows(s);
+        let route = host.route_resource_within(uri, &sees).await;
+        route.ok().map(|r| r.server)
     }
 }

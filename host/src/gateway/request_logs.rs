@@ -13,11 +13,19 @@ use rmcp::service::{RequestContext, RoleServer};
 use tokio::sync::broadcast::Receiver;
 use tokio::sync::broadcast::error::{RecvError, TryRecvError};
 
+/// How long a request's answer waits at most for the log messages that
+/// came before it to be passed on.
+const LOGS_PASSED_ON_WITHIN: std::time::Duration = std::time::Duration::from_millis(250);
+
 impl Gateway {
-    /// Runs `call`, passing on the log messages the request asked for.
+    /// Runs `call`, passing on the log messages the request asked for: of
+    /// `only` that server when the request goes to one alone (a prompt, a
+    /// read), else of every server the client sees (a tool call may reach
+    /// several, through `mcp` or a script).
     pub(super) async fn with_request_logs<T>(
         &self,
         context: &RequestContext<RoleServer>,
+        only: Option<String>,
         call: impl Future<Output = T>,
     ) -> T {
         // A session of the handshake era hears its logs on the session.
@@ -26,16 +34,26 @@ impl Gateway {
             return call.await;
         };
         let client = &self.client(&context.extensions);
+        let wanted = Wanted {
+            client,
+            only: only.as_deref(),
+            level,
+        };
         let manager = self.shared.host.manager();
         let mut events = manager.subscribe();
         manager.set_log_level(level).await;
-        let forward = forward(&mut events, client, level, context);
+        let forward = forward(&mut events, &wanted, context);
         let out = tokio::select! {
             out = call => out,
             () = forward => unreachable!("forwarding ends only with the host"),
         };
-        // What came in with the result, as far as the host has it.
-        let _ = drain(&mut events, client, level, context).await;
+        // What came in before the result: each transport hands a log
+        // message on as it reads it, so by now it is on its way to the
+        // subscribers; waited for a little at most (a flood of other
+        // servers' messages need not end).
+        let passed_on = manager.logs_passed_on();
+        let _ = tokio::time::timeout(LOGS_PASSED_ON_WITHIN, passed_on).await;
+        let _ = drain(&mut events, &wanted, context).await;
         out
     }
 
@@ -45,32 +63,39 @@ impl Gateway {
     }
 }
 
-/// Whether `event` is a log message `client` gets at `level`.
-fn wanted(
-    event: LifecycleEvent,
-    client: &ClientScope,
+/// Which log messages a request gets.
+struct Wanted<'a> {
+    client: &'a ClientScope,
+    /// The one server the request goes to, if it goes to one.
+    only: Option<&'a str>,
     level: LogLevel,
-) -> Option<(String, crate::upstream::LogMessage)> {
-    match event {
-        LifecycleEvent::Log { server, message }
-            if client.allows(&server) && level.admits(message.level) =>
-        {
-            Some((server, message))
+}
+
+impl Wanted<'_> {
+    /// `event`, when it is a log message the request gets.
+    fn of(&self, event: LifecycleEvent) -> Option<(String, crate::upstream::LogMessage)> {
+        match event {
+            LifecycleEvent::Log { server, message }
+                if self.client.allows(&server)
+                    && self.only.is_none_or(|o| o == server)
+                    && self.level.admits(message.level) =>
+            {
+                Some((server, message))
+            }
+            _ => None,
         }
-        _ => None,
     }
 }
 
 async fn forward(
     events: &mut Receiver<LifecycleEvent>,
-    client: &ClientScope,
-    level: LogLevel,
+    wanted: &Wanted<'_>,
     context: &RequestContext<RoleServer>,
 ) {
     loop {
         match events.recv().await {
             Ok(event) => {
-                if let Some((server, message)) = wanted(event, client, level) {
+                if let Some((server, message)) = wanted.of(event) {
                     let _ = session_events::log_forward(&context.peer, &server, message).await;
                 }
             }
@@ -82,22 +107,61 @@ async fn forward(
 
 async fn drain(
     events: &mut Receiver<LifecycleEvent>,
-    client: &ClientScope,
-    level: LogLevel,
+    wanted: &Wanted<'_>,
     context: &RequestContext<RoleServer>,
 ) -> Result<(), TryRecvError> {
-    // rmcp hands each notification to a task of its own: let those that
-    // came before the result run first.
-    tokio::task::yield_now().await;
     loop {
         match events.try_recv() {
             Ok(event) => {
-                if let Some((server, message)) = wanted(event, client, level) {
+                if let Some((server, message)) = wanted.of(event) {
                     let _ = session_events::log_forward(&context.peer, &server, message).await;
                 }
             }
             Err(TryRecvError::Lagged(_)) => {}
             Err(e) => return Err(e),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::upstream::LogMessage;
+
+    fn log(server: &str, level: LogLevel) -> LifecycleEvent {
+        let message = LogMessage {
+            level,
+            logger: None,
+            data: serde_json::json!("m"),
+        };
+        LifecycleEvent::Log {
+            server: server.into(),
+            message,
+        }
+    }
+
+    #[test]
+    fn a_request_gets_its_servers_messages_at_its_level() {
+        let client = ClientScope::only("c", ["a".to_string(), "b".to_string()]);
+        let read = Wanted {
+            client: &client,
+            only: Some("a"),
+            level: LogLevel::Info,
+        };
+        assert!(read.of(log("a", LogLevel::Warning)).is_some());
+        assert!(
+            read.of(log("a", LogLevel::Debug)).is_none(),
+            "below its level"
+        );
+        assert!(
+            read.of(log("b", LogLevel::Error)).is_none(),
+            "another server"
+        );
+        let call = Wanted { only: None, ..read };
+        assert!(call.of(log("b", LogLevel::Error)).is_some());
+        assert!(
+            call.of(log("z", LogLevel::Error)).is_none(),
+            "not the client's"
+        );
     }
 }

@@ -81,6 +81,6 @@ impl Gateway {
             };
             Ok(result.complete().into())
         });
-        self.with_request_logs(&logged, call).await
+        self.with_request_logs(&logged, None, call).await
     }
 }

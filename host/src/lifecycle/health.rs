@@ -147,6 +147,7 @@ impl Manager {
                 }
                 UpstreamEvent::Log(server, message) => {
                     let _ = manager.events.send(LifecycleEvent::Log { server, message });
+                    rx.passed_on();
                     continue;
                 }
             };

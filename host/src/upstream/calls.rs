@@ -135,7 +135,7 @@ impl Connection {
         let _call = sending.map(|s| s.sent(handle.id.clone()));
         let progress = options.progress.clone().map(|tx| {
             let key = token_key(&handle.progress_token.0);
-            origin::lock(&self.routes.progress).insert(key.clone(), tx);
+            origin::lock(&self.routes.progress.calls).insert(key.clone(), tx);
             ProgressRoute {
                 connection: self,
                 key,
@@ -187,7 +187,7 @@ pub(super) struct ProgressRoute<'a> {
 
 impl Drop for ProgressRoute<'_> {
     fn drop(&mut self) {
-        origin::lock(&self.connection.routes.progress).remove(&self.key);
+        origin::lock(&self.connection.routes.progress.calls).remove(&self.key);
     }
 }
 

@@ -43,7 +43,7 @@ pub struct LogMessage {
 #[derive(Clone)]
 pub struct EventSender {
     tx: mpsc::UnboundedSender<UpstreamEvent>,
-    logs_waiting: Arc<AtomicUsize>,
+    logs_waiting: Arc<LogsWaiting>,
     /// The least severe level wanted, as `level as u8 + 1`; 0 for none.
     wanted: Arc<AtomicU8>,
 }
@@ -51,13 +51,35 @@ pub struct EventSender {
 /// The host's side.
 pub struct EventReceiver {
     rx: mpsc::UnboundedReceiver<UpstreamEvent>,
-    logs_waiting: Arc<AtomicUsize>,
+    logs_waiting: Arc<LogsWaiting>,
+}
+
+/// Log messages sent and not yet passed on by the host, and a signal when
+/// none is left.
+#[derive(Default)]
+pub struct LogsWaiting {
+    count: AtomicUsize,
+    none: tokio::sync::Notify,
+}
+
+impl LogsWaiting {
+    fn fetch_add(&self, n: usize, order: Ordering) -> usize {
+        self.count.fetch_add(n, order)
+    }
+
+    fn fetch_sub(&self, n: usize, order: Ordering) -> usize {
+        let was = self.count.fetch_sub(n, order);
+        if was == n {
+            self.none.notify_waiters();
+        }
+        was
+    }
 }
 
 /// A new channel.
 pub fn channel() -> (EventSender, EventReceiver) {
     let (tx, rx) = mpsc::unbounded_channel();
-    let logs_waiting = Arc::new(AtomicUsize::new(0));
+    let logs_waiting = Arc::new(LogsWaiting::default());
     (
         EventSender {
             tx,
@@ -110,14 +132,32 @@ impl EventSender {
     }
 }
 
-impl EventReceiver {
-    /// The next event; `None` once every sender is gone.
-    pub async fn recv(&mut self) -> Option<UpstreamEvent> {
-        let event = self.rx.recv().await?;
-        if matches!(event, UpstreamEvent::Log(..)) {
-            self.logs_waiting.fetch_sub(1, Ordering::AcqRel);
+impl EventSender {
+    /// Once every log message sent before this call has been passed on by
+    /// the host ([`EventReceiver::passed_on`]): a transport sends a message
+    /// as it reads it, so one a server sent before its answer has reached
+    /// the host's subscribers once this returns after that answer.
+    pub async fn logs_passed_on(&self) {
+        loop {
+            let none = self.logs_waiting.none.notified();
+            if self.logs_waiting.count.load(Ordering::Acquire) == 0 {
+                return;
+            }
+            none.await;
         }
-        Some(event)
+    }
+}
+
+impl EventReceiver {
+    /// The next event; `None` once every sender is gone. A log message
+    /// counts as waiting until [`EventReceiver::passed_on`].
+    pub async fn recv(&mut self) -> Option<UpstreamEvent> {
+        self.rx.recv().await
+    }
+
+    /// A log message [`EventReceiver::recv`] gave has been passed on.
+    pub fn passed_on(&self) {
+        self.logs_waiting.fetch_sub(1, Ordering::AcqRel);
     }
 }
 
@@ -179,7 +219,16 @@ mod tests {
             rx.recv().await,
             Some(UpstreamEvent::ListChanged("s".into()))
         );
-        // Room again once the host has taken them.
+        // Taken, not yet passed on: still waiting, no room.
+        assert!(!tx.log("s", message(0), &dropped));
+        let passed = tx.clone();
+        let waiter = tokio::spawn(async move { passed.logs_passed_on().await });
+        (0..LOG_BACKLOG).for_each(|_| rx.passed_on());
+        // Passed on: the waiter is told, and there is room again.
+        tokio::time::timeout(std::time::Duration::from_secs(5), waiter)
+            .await
+            .expect("told once every message was passed on")
+            .unwrap();
         assert!(tx.log("s", message(0), &dropped));
     }
 }

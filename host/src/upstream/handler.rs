@@ -33,8 +33,22 @@ pub struct ProgressUpdate {
     pub message: Option<String>,
 }
 
-/// Where progress of in-flight calls goes, by the token mcpw gave each call.
-pub type ProgressRoutes = Arc<Mutex<HashMap<String, mpsc::UnboundedSender<ProgressUpdate>>>>;
+/// What each transport hands over as it reads a message, before rmcp (which
+/// hands every notification to a task of its own) sees what follows: see
+/// [`super::progress`].
+pub type ProgressRoutes = Arc<Wire>;
+
+/// Where a connection's transport hands what it reads in order.
+#[derive(Default)]
+pub struct Wire {
+    /// Progress of in-flight calls, by the token mcpw gave each call.
+    pub calls: Mutex<HashMap<String, mpsc::UnboundedSender<ProgressUpdate>>>,
+    /// Where the server's log messages go (set by the connection's handler).
+    pub logs: std::sync::OnceLock<Box<dyn Fn(LogMessage) + Send + Sync>>,
+    /// Whether the transport reads the wire (else rmcp's handler passes log
+    /// messages on).
+    pub read: std::sync::atomic::AtomicBool,
+}
 
 /// Where what a server sends about mcpw's calls in flight goes: their
 /// progress, and the requests it makes while serving them.
@@ -78,7 +92,9 @@ pub struct UpstreamHandler {
     server: String,
     events: EventSender,
     /// Log messages of this connection dropped for a full backlog.
-    logs_dropped: AtomicU64,
+    logs_dropped: Arc<AtomicU64>,
+    /// Where the transport hands over log messages as it reads them.
+    wire: ProgressRoutes,
     calls: InFlight,
     sessions: Arc<Sessions>,
     /// Opens with `initialize`: offer the newest revision that has it.
@@ -88,10 +104,21 @@ pub struct UpstreamHandler {
 
 impl UpstreamHandler {
     pub fn new(ctx: &ConnectContext, routes: Routes) -> Self {
+        let logs_dropped = Arc::new(AtomicU64::new(0));
+        // Log messages go out as the transport reads them: one a server
+        // sends just before its answer reaches the request it belongs to
+        // (a 2026-07-28 client hears it only there) before the answer.
+        let (events, server, dropped) =
+            (ctx.events.clone(), ctx.server.clone(), logs_dropped.clone());
+        let sink = move |message: LogMessage| {
+            events.log(&server, message, &dropped);
+        };
+        let _ = routes.progress.logs.set(Box::new(sink));
         UpstreamHandler {
             server: ctx.server.clone(),
             events: ctx.events.clone(),
-            logs_dropped: AtomicU64::new(0),
+            logs_dropped,
+            wire: routes.progress.clone(),
             calls: routes.calls,
             sessions: ctx.sessions.clone(),
             legacy_only: ctx.legacy_only,
@@ -211,6 +238,10 @@ impl ClientHandler for UpstreamHandler {
         params: rmcp::model::LoggingMessageNotificationParam,
         _context: NotificationContext<RoleClient>,
     ) {
+        // Passed on already, as the transport read it.
+        if self.wire.read.load(std::sync::atomic::Ordering::Relaxed) {
+            return;
+        }
         let Some(level) = LogLevel::of(&params.level) else {
             return;
         };

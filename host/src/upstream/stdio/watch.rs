@@ -221,7 +221,7 @@ mod tests {
     async fn progress_read_goes_to_its_call_before_the_result() {
         let routes = ProgressRoutes::default();
         let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-        routes.lock().unwrap().insert("3".into(), tx);
+        routes.calls.lock().unwrap().insert("3".into(), tx);
         let input = b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{\"progressToken\":3,\"progress\":1}}\n{\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{}}\n";
         let notes = Arc::new(StderrTail::default());
         let mut w = Watched::new(&input[..], notes, 1 << 20, routes);
