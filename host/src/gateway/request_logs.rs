@@ -19,9 +19,9 @@ const LOGS_PASSED_ON_WITHIN: std::time::Duration = std::time::Duration::from_mil
 
 impl Gateway {
     /// Runs `call`, passing on the log messages the request asked for: of
-    /// `only` that server when the request goes to one alone (a prompt, a
-    /// read), else of every server the client sees (a tool call may reach
-    /// several, through `mcp` or a script).
+    /// `only` that server when the request goes to one alone (a server's
+    /// tool, a prompt, a read), else of every server the client sees (mcpw's
+    /// own tools may reach several, through `mcp` or a script).
     pub(super) async fn with_request_logs<T>(
         &self,
         context: &RequestContext<RoleServer>,

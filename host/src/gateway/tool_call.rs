@@ -13,6 +13,7 @@ impl Gateway {
     ) -> Result<rmcp::model::CallToolResponse, McpError> {
         let span = traced::span(&context, "tools/call", Some(&request.name));
         let logged = context.clone();
+        let only = self.logs_of(&context, &request.name).await;
         let call = traced::run(span, async move {
             self.link.seen(&context.extensions, &context.peer).await;
             let args = request.arguments.take();
@@ -81,6 +82,15 @@ impl Gateway {
             };
             Ok(result.complete().into())
         });
-        self.with_request_logs(&logged, None, call).await
+        self.with_request_logs(&logged, only, call).await
+    }
+
+    /// Whose log messages a call of `name` that asks for them gets: a
+    /// server's tool, that server's alone; `None` (every server the client
+    /// sees) for mcpw's own tools, which may reach several.
+    async fn logs_of(&self, context: &RequestContext<RoleServer>, name: &str) -> Option<String> {
+        context.meta.log_level()?;
+        let snapshot = self.shared.host.snapshot().await.ok()?;
+        snapshot.get(name).map(|e| e.tool.server.clone())
     }
 }
