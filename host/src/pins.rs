@@ -87,17 +87,10 @@ impl PinFile {
             let Some(pins) = self.servers.get_mut(key) else {
                 continue;
             };
-            let seen = |t: &String, p: &Pinned| digests.get(t) == Some(&p.digest);
-            let approved: BTreeMap<String, Pinned> = pins
-                .pending
-                .iter()
-                .filter(|(t, p)| seen(t, p))
-                .map(|(t, p)| (t.clone(), p.clone()))
-                .collect();
+            let approved = take_shown(&mut pins.pending, digests);
             if approved.is_empty() {
                 continue;
             }
-            pins.pending.retain(|t, p| !seen(t, p));
             done.push((pins.server.clone(), approved.keys().cloned().collect()));
             pins.tools.extend(approved);
         }
@@ -108,6 +101,19 @@ impl PinFile {
 /// What the user was shown of a pinned server's waiting changes: its pin
 /// key, and each tool's digest.
 pub type Shown = (String, BTreeMap<String, String>);
+
+/// Takes from `waiting` the definitions shown with these `digests` (by
+/// tool); a definition that changed since stays.
+pub fn take_shown(
+    waiting: &mut BTreeMap<String, Pinned>,
+    digests: &BTreeMap<String, String>,
+) -> BTreeMap<String, Pinned> {
+    let (shown, rest) = std::mem::take(waiting)
+        .into_iter()
+        .partition(|(t, p)| digests.get(t) == Some(&p.digest));
+    *waiting = rest;
+    shown
+}
 
 /// What `pins` shows of its waiting changes.
 pub fn shown(key: &str, pins: &ServerPins) -> Shown {

@@ -14,7 +14,7 @@ impl Gateway {
     ) -> Result<GetPromptResult, McpError> {
         let span = traced::span(&context, "prompts/get", Some(&request.name));
         let logged = context.clone();
-        let server = self.prompt_server(&request.name).await;
+        let server = self.prompt_server(&context, &request.name).await;
         let got = traced::run(span, async move {
             let client = self.client(&context.extensions);
             let args = request.arguments.clone();
@@ -59,18 +59,26 @@ impl Gateway {
         self.with_request_logs(&logged, server, read).await
     }
 
-    /// The server of the prompt `name`, when there is one.
-    async fn prompt_server(&self, name: &str) -> Option<String> {
+    /// The server of the prompt `name`, when the request asks for log
+    /// messages (only then is it looked up).
+    async fn prompt_server(
+        &self,
+        context: &RequestContext<RoleServer>,
+        name: &str,
+    ) -> Option<String> {
+        context.meta.log_level()?;
         let snapshot = self.shared.host.snapshot().await.ok()?;
         snapshot.prompt(name).map(|p| p.server.clone())
     }
 
-    /// The server a read of `uri` goes to, for this session's client.
+    /// The server a read of `uri` goes to, for this session's client, when
+    /// the request asks for log messages (only then is it routed twice).
     async fn resource_server(
         &self,
         uri: &str,
         context: &RequestContext<RoleServer>,
     ) -> Option<String> {
+        context.meta.log_level()?;
         let client = self.client(&context.extensions);
         let host = &self.shared.host;
         let sees = |s: &str| client.allows(s);

@@ -161,16 +161,10 @@ pub fn approve(
                 ) else {
                     continue;
                 };
-                let seen = |t: &String, p: &Pinned| digests.get(t) == Some(&p.digest);
-                let approved: BTreeMap<String, Pinned> = waiting
-                    .iter()
-                    .filter(|(t, p)| seen(t, p))
-                    .map(|(t, p)| (t.clone(), p.clone()))
-                    .collect();
+                let approved = super::take_shown(&mut waiting, digests);
                 if approved.is_empty() {
                     continue;
                 }
-                waiting.retain(|t, p| !seen(t, p));
                 done.push((s.server.clone(), approved.keys().cloned().collect()));
                 s.tools.extend(approved);
                 let json = serde_json::to_string(&s).expect("pins serialize");
