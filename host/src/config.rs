@@ -36,8 +36,8 @@ pub use imports::ImportKind;
 pub use load::load;
 pub use model::{
     CaptureStats, DEFAULT_AUTO_EXPOSURE_BUDGET, DEFAULT_TOOL_SEARCH_BUDGET, DirectTools, Exposure,
-    GrantType, HttpKind, Lifecycle, OAuthConfig, Origin, PluginSettings, Serve, ServeToken, Server,
-    ServerConfig, Settings, SourceKind, TokenSource, Transport,
+    GrantType, HttpKind, Lifecycle, OAuthConfig, Origin, PluginSettings, Provenance, Serve,
+    ServeToken, Server, ServerConfig, Settings, SourceKind, TokenSource, Transport,
 };
 pub use plugins::{Limits, PrefixMode, Role, SCRIPT_LIMIT_KEYS, ScriptLimits};
 

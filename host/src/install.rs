@@ -70,6 +70,24 @@ impl Input {
     }
 }
 
+/// A value the registry's entry gives for one field, written as it is.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Given {
+    /// `env.REGION`, `headers.X-Api-Version`, `args[0]`.
+    pub field: String,
+    /// The value.
+    pub value: String,
+}
+
+impl Given {
+    fn registry(field: &str, value: &str) -> Given {
+        Given {
+            field: field.into(),
+            value: value.into(),
+        }
+    }
+}
+
 /// What adding a server will do, shown before it is done.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Plan {
@@ -89,8 +107,13 @@ pub struct Plan {
     pub registry_name: Option<String>,
     /// Its source repository, when the entry names one.
     pub repository: Option<String>,
-    /// The values it needs.
+    /// The values it needs from the user.
     pub inputs: Vec<Input>,
+    /// The values the registry gives, as they are written.
+    pub values: Vec<Given>,
+    /// The registry's options to the package runner (`npx`), before the
+    /// package: shown, and never added unasked.
+    pub runtime_arguments: Vec<String>,
     /// Why it is shown but not run (an OCI image), if so.
     pub not_run: Option<String>,
     /// A PyPI package to install before it runs: `(package, version)`; the
@@ -115,7 +138,8 @@ impl Plan {
 
     /// The lines shown to whoever approves it.
     pub fn describe(&self) -> Vec<String> {
-        let mut lines = vec![format!("add \"{}\": runs {}", self.name, self.runs)];
+        let runs = crate::visible::shown(&self.runs);
+        let mut lines = vec![format!("add \"{}\": runs {runs}", self.name)];
         let mut from = format!("from {}", self.source);
         if let Some(n) = &self.registry_name {
             from.push_str(&format!(" {n}"));
@@ -127,9 +151,24 @@ impl Plan {
         if let Some(r) = &self.repository {
             lines.push(format!("repository {r}"));
         }
+        if !self.runtime_arguments.is_empty() {
+            let options = crate::visible::shown(&self.runtime_arguments.join(" "));
+            lines.push(format!("options to npx from the registry: {options}"));
+        }
+        for g in &self.values {
+            let value = crate::visible::shown(&format!("{:?}", g.value));
+            lines.push(format!("sets {} = {value} (from the registry)", g.field));
+        }
         for i in &self.inputs {
-            let kind = if i.secret { "secret" } else { "value" };
-            lines.push(format!("needs {kind} {}: {}", i.field, i.description));
+            let (kind, kept) = match i.secret {
+                true => (
+                    "secret",
+                    format!("kept in the vault as {}", i.vault_name(&self.name)),
+                ),
+                false => ("value", "given by you".to_string()),
+            };
+            let about = crate::visible::shown(&i.description);
+            lines.push(format!("needs {kind} {}: {about} ({kept})", i.field));
         }
         if let Some(why) = &self.not_run {
             lines.push(format!("not run: {why}"));
@@ -143,6 +182,7 @@ impl Plan {
 pub fn from_source(source: &str, name: Option<&str>) -> Result<Option<Plan>, InstallError> {
     if let Some(spec) = source.strip_prefix("npm:") {
         let (package, version) = split_npm(spec)?;
+        package_name("npm", package)?;
         return Ok(Some(npm_plan(
             package,
             version,
@@ -153,6 +193,7 @@ pub fn from_source(source: &str, name: Option<&str>) -> Result<Option<Plan>, Ins
     }
     if let Some(spec) = source.strip_prefix("pypi:") {
         let (package, version) = spec.split_once("==").ok_or_else(|| not_exact(spec, ""))?;
+        package_name("pypi", package)?;
         exact(package, version)?;
         return Ok(Some(pypi_plan(package, version, name, Vec::new())));
     }
@@ -181,6 +222,8 @@ pub fn from_source(source: &str, name: Option<&str>) -> Result<Option<Plan>, Ins
             registry_name: None,
             repository: None,
             inputs: Vec::new(),
+            values: Vec::new(),
+            runtime_arguments: Vec::new(),
             not_run: None,
             pip: None,
         }));
@@ -201,6 +244,46 @@ fn split_npm(spec: &str) -> Result<(&str, &str), InstallError> {
     };
     exact(package, version)?;
     Ok((package, version))
+}
+
+/// Refuses an identifier that is not a package name of its registry
+/// (`npm`, `pypi`, `oci`): one that npx or pip would read as an option,
+/// or that carries anything a name cannot.
+pub fn package_name(registry: &str, identifier: &str) -> Result<(), InstallError> {
+    let plain = |c: char, extra: &str| c.is_ascii_alphanumeric() || extra.contains(c);
+    let ok = match registry {
+        "npm" => {
+            let name = match identifier.strip_prefix('@') {
+                Some(scoped) => scoped.split_once('/').filter(|(s, _)| !s.is_empty()),
+                None => Some(("x", identifier)),
+            };
+            name.is_some_and(|(scope, name)| {
+                identifier.len() <= 214
+                    && !name.is_empty()
+                    && !name.starts_with(['.', '_', '-'])
+                    && !scope.starts_with(['.', '_', '-'])
+                    && scope.chars().chain(name.chars()).all(|c| plain(c, "-._~"))
+            })
+        }
+        "pypi" => {
+            !identifier.is_empty()
+                && identifier.starts_with(|c: char| c.is_ascii_alphanumeric())
+                && identifier.ends_with(|c: char| c.is_ascii_alphanumeric())
+                && identifier.chars().all(|c| plain(c, "-._"))
+        }
+        _ => {
+            !identifier.is_empty()
+                && identifier.starts_with(|c: char| c.is_ascii_alphanumeric())
+                && identifier.chars().all(|c| plain(c, "-._/:@"))
+        }
+    };
+    if ok {
+        Ok(())
+    } else {
+        Err(InstallError::Unsupported(format!(
+            "{identifier:?} is not a {registry} package name: refused, as the package runner could read it as an option"
+        )))
+    }
 }
 
 /// Refuses `latest`, ranges, tags and empty versions.
@@ -285,6 +368,8 @@ fn npm_plan(
         registry_name: None,
         repository: None,
         inputs: Vec::new(),
+        values: Vec::new(),
+        runtime_arguments: Vec::new(),
         not_run: None,
         pip: None,
     }
@@ -304,6 +389,8 @@ fn pypi_plan(package: &str, version: &str, name: Option<&str>, args: Vec<String>
         registry_name: None,
         repository: None,
         inputs: Vec::new(),
+        values: Vec::new(),
+        runtime_arguments: Vec::new(),
         not_run: None,
         pip: Some((package.into(), version.into())),
     }

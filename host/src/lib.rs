@@ -100,3 +100,5 @@ mod test_props;
 pub mod testing;
 #[cfg(feature = "gateway")]
 pub mod upstream;
+/// Text put up for approval, its hidden characters written out.
+pub mod visible;

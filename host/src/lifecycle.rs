@@ -666,7 +666,7 @@ impl Manager {
     /// Runs `f` with a live connection, counting it as in flight (so the server is
     /// not idled out under it). A connection found closed is dropped, so the next
     /// use reconnects.
-    pub async fn with_connection<T, F>(
+    pub(crate) async fn with_connection<T, F>(
         &self,
         name: &str,
         f: impl FnOnce(Arc<Connection>) -> F,
@@ -681,7 +681,7 @@ impl Manager {
     /// serves `need`: the handshake-era one beside a stateless connection
     /// when only that era carries it and the server speaks it (see
     /// [`crate::upstream::Need`]).
-    pub async fn with_connection_for<T, F>(
+    pub(crate) async fn with_connection_for<T, F>(
         &self,
         name: &str,
         need: Need<'_>,

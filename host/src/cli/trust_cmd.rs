@@ -142,7 +142,10 @@ impl Pending {
         let done = self.pins.approve(&shown).map_err(anyhow::Error::msg)?;
         Ok(done
             .into_iter()
-            .map(|(server, tools)| format!("{server}'s changed tools ({})", tools.join(", ")))
+            .map(|(server, tools)| {
+                let tools: Vec<String> = tools.iter().map(|t| pins::shown_key(t)).collect();
+                format!("{server}'s changed tools ({})", tools.join(", "))
+            })
             .collect())
     }
 
@@ -156,7 +159,7 @@ impl Pending {
         );
         for (server, _, p) in &self.servers {
             for (tool, now) in &p.pending {
-                text.push_str(&format!("\n  {server}/{tool}:"));
+                text.push_str(&format!("\n  {server}/{}:", pins::shown_key(tool)));
                 for line in pins::diff(p.tools.get(tool), now) {
                     text.push_str(&format!("\n    {line}"));
                 }

@@ -312,8 +312,14 @@ mod tests {
         let parse = |v: Value| {
             let env = Environment::from_pairs([("HOME", "/nonexistent")]);
             let mut diags = Vec::new();
-            let config =
-                super::super::validate::server("s", &v, "f.json".as_ref(), &env, true, &mut diags);
+            let config = super::super::validate::server(
+                "s",
+                &v,
+                "f.json".as_ref(),
+                &env,
+                crate::config::Provenance::User,
+                &mut diags,
+            );
             serde_json::to_value(config.expect("a valid definition")).unwrap()
         };
         let stdio = parse(json!({"command": "x"}));

@@ -1,7 +1,7 @@
 //! Reading the sources in order and merging them.
 
 use super::imports::{self, ImportKind};
-use super::model::{Origin, Server, SourceKind};
+use super::model::{Origin, Provenance, Server, SourceKind};
 use super::trust::{self, Gate, ProjectServers, Verdict};
 use super::{Config, ConfigSources, Diagnostic, Severity, SourceFile, parse_json, validate};
 use serde_json::{Map, Value};
@@ -149,6 +149,7 @@ fn user_file(
     let from = Definitions {
         path: user_path,
         kind: SourceKind::User,
+        provenance: Provenance::User,
         import: None,
         merge: Merge::Define,
         gate: None,
@@ -246,6 +247,10 @@ fn add_import(
         let from = Definitions {
             path: &file.path,
             kind: SourceKind::Import,
+            provenance: match projects {
+                true => Provenance::ProjectClient,
+                false => Provenance::UserClient,
+            },
             import: Some(kind.name()),
             merge: Merge::FillIn,
             gate: projects.then_some(&mut *gate),
@@ -310,6 +315,7 @@ fn add_project_file(
     let from = Definitions {
         path,
         kind: SourceKind::Project,
+        provenance: Provenance::Project,
         import: None,
         merge: Merge::Override,
         gate: Some(gate),
@@ -481,6 +487,8 @@ enum Merge {
 struct Definitions<'a> {
     path: &'a Path,
     kind: SourceKind,
+    /// Who wrote them: what they may do.
+    provenance: Provenance,
     import: Option<&'a str>,
     merge: Merge,
     /// For a project's definitions: the trust gate they pass.
@@ -494,14 +502,15 @@ fn add_servers(
     env: &crate::paths::Environment,
 ) {
     let (path, kind, import, merge) = (from.path, from.kind, from.import, from.merge);
+    let provenance = from.provenance;
     for (name, raw) in servers {
         let existing = cfg.servers.iter().position(|s| s.name == name);
         if merge == Merge::FillIn && existing.is_some() {
             continue;
         }
-        let strict = kind != SourceKind::Import;
         let before = cfg.diagnostics.len();
-        let Some(config) = validate::server(&name, &raw, path, env, strict, &mut cfg.diagnostics)
+        let Some(config) =
+            validate::server(&name, &raw, path, env, provenance, &mut cfg.diagnostics)
         else {
             if let Some(i) = existing {
                 let kept = cfg.servers[i].origin.path.display().to_string();
@@ -528,6 +537,7 @@ fn add_servers(
                 kind,
                 import: import.map(str::to_string),
                 path: path.to_path_buf(),
+                provenance,
             },
             raw,
         };

@@ -310,6 +310,31 @@ pub struct Origin {
     pub import: Option<String>,
     /// The file.
     pub path: PathBuf,
+    /// Who wrote it, which decides what it may do
+    /// ([`super::settings::PROVENANCE`]).
+    pub provenance: Provenance,
+}
+
+/// Who wrote a definition mcpw holds. What each may do is one table,
+/// [`super::settings::PROVENANCE`]; every loader and `mcpw add` read it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Provenance {
+    /// The user's own mcpw file.
+    User,
+    /// Another client's user-level file (`~/.cursor/mcp.json`, …) that the
+    /// user imports.
+    UserClient,
+    /// A project's mcpw file (`.mcp.json`, `.mcpw/mcp.json`).
+    Project,
+    /// Another client's file inside a project (`.vscode/mcp.json`,
+    /// `.pi/mcp.json`), or a client's user-level file that only a project's
+    /// `imports` pulls in.
+    ProjectClient,
+    /// An entry of an MCP registry, as `mcpw add` plans it.
+    Registry,
+    /// A request of the agent (`mcp({add})`), for a registry entry.
+    Agent,
 }
 
 /// The kind of a config source.

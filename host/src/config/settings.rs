@@ -3,7 +3,7 @@
 //! ([`super::load`]), and where it goes in [`Settings`], read once there so
 //! that the rest of mcpw reads typed values, never the JSON.
 
-use super::model::{AllowInstall, StoreKind};
+use super::model::{AllowInstall, Provenance, StoreKind};
 use super::{PrefixMode, Settings};
 use serde_json::{Map, Value};
 use std::path::PathBuf;
@@ -452,6 +452,126 @@ fn plugins_of(plugins: &Map<String, Value>) -> super::PluginSettings {
     p
 }
 
+/// What a definition of one [`Provenance`] may do. The user's own file may
+/// do everything; whatever comes from outside it is data until the user
+/// approves it, and some of it stays data after.
+pub struct Rights {
+    /// Whose definitions these are.
+    pub provenance: Provenance,
+    /// How the book names them.
+    pub what: &'static str,
+    /// A leading `!` in `env`, `headers` or `bearerToken` runs a command.
+    /// Only in mcpw's own format: in another client's file it is a character.
+    pub commands: bool,
+    /// `${VAR}` and `$env:VAR` expand from mcpw's environment.
+    pub variables: bool,
+    /// `${vault:NAME}` may name any secret the vault keeps; otherwise only
+    /// the server's own (`${vault:<server>/…}`).
+    pub any_vault: bool,
+    /// Its `approve` may loosen the user's; otherwise it only tightens.
+    pub loosens: bool,
+    /// Its tools are pinned whatever `settings.pinTools` says: a change
+    /// waits for `mcpw trust`.
+    pub pinned: bool,
+    /// Nothing of it runs before the user approves it (`mcpw trust`, or the
+    /// plan `mcpw add` shows).
+    pub waits: bool,
+}
+
+/// Every provenance and what it may do: the one table loaders, the trust
+/// gate, pins, approval and `mcpw add` read.
+pub const PROVENANCE: &[Rights] = &[
+    Rights {
+        provenance: Provenance::User,
+        what: "your mcpw file",
+        commands: true,
+        variables: true,
+        any_vault: true,
+        loosens: true,
+        pinned: false,
+        waits: false,
+    },
+    Rights {
+        provenance: Provenance::UserClient,
+        what: "another client's user-level file you import",
+        commands: false,
+        variables: true,
+        any_vault: true,
+        loosens: true,
+        pinned: false,
+        waits: false,
+    },
+    Rights {
+        provenance: Provenance::Project,
+        what: "a project's mcpw file (`.mcp.json`, `.mcpw/mcp.json`)",
+        commands: true,
+        variables: true,
+        any_vault: false,
+        loosens: false,
+        pinned: true,
+        waits: true,
+    },
+    Rights {
+        provenance: Provenance::ProjectClient,
+        what: "another client's project file (`.vscode/mcp.json`, `.pi/mcp.json`), or a user-level file only a project's `imports` pulls in",
+        commands: false,
+        variables: true,
+        any_vault: false,
+        loosens: false,
+        pinned: true,
+        waits: true,
+    },
+    Rights {
+        provenance: Provenance::Registry,
+        what: "a registry entry `mcpw add` plans",
+        commands: false,
+        variables: false,
+        any_vault: false,
+        loosens: false,
+        pinned: true,
+        waits: true,
+    },
+    Rights {
+        provenance: Provenance::Agent,
+        what: "an agent's `mcp({add})` (`settings.allowInstall` globs approve in advance)",
+        commands: false,
+        variables: false,
+        any_vault: false,
+        loosens: false,
+        pinned: true,
+        waits: true,
+    },
+];
+
+/// What definitions of `provenance` may do.
+pub fn rights(provenance: Provenance) -> &'static Rights {
+    PROVENANCE
+        .iter()
+        .find(|r| r.provenance == provenance)
+        .expect("every provenance has a row")
+}
+
+/// The table as the book prints it (docs/src/guards.md).
+pub fn provenance_table() -> String {
+    let mark = |b: bool| if b { "yes" } else { "no" };
+    let mut out = String::from(
+        "| where it comes from | runs `!cmd` | expands `${VAR}` | any `${vault:…}` | may loosen `approve` | pinned always | waits for approval |\n|---|---|---|---|---|---|---|\n",
+    );
+    for r in PROVENANCE {
+        out.push_str(&format!(
+            "| {} | {} | {} | {} | {} | {} | {} |\n",
+            r.what,
+            mark(r.commands),
+            mark(r.variables),
+            if r.any_vault { "yes" } else { "its own only" },
+            mark(r.loosens),
+            mark(r.pinned),
+            mark(r.waits),
+        ));
+    }
+    out
+}
+
 /// The state folder a config's settings are read for.
 pub fn context(env: &crate::paths::Environment) -> Context {
     Context {
@@ -487,6 +607,35 @@ mod tests {
         assert!(refused_in_project("exposure", &json!("direct")).is_none());
         assert!(refused_in_project("sharedStateKey", &json!("!touch x")).is_some());
         assert!(refused_in_project("noSuchSetting", &json!(1)).is_some());
+    }
+
+    /// The whole table: the user's file alone is code; what a project
+    /// brings waits and only tightens; a registry entry or an agent's
+    /// request is literal text.
+    #[test]
+    fn every_provenance_has_one_row_and_only_the_users_own_is_trusted_unasked() {
+        use Provenance::*;
+        let all = [User, UserClient, Project, ProjectClient, Registry, Agent];
+        assert_eq!(PROVENANCE.len(), all.len());
+        for p in all {
+            let r = rights(p);
+            assert_eq!(PROVENANCE.iter().filter(|x| x.provenance == p).count(), 1);
+            let own = matches!(p, User | UserClient);
+            assert_eq!(r.waits, !own, "{p:?}");
+            assert_eq!(r.loosens, own, "{p:?}");
+            assert_eq!(r.pinned, !own, "{p:?}");
+            assert_eq!(r.any_vault, own, "{p:?}");
+            assert_eq!(r.commands, matches!(p, User | Project), "{p:?}");
+            assert_eq!(r.variables, !matches!(p, Registry | Agent), "{p:?}");
+        }
+        let table = provenance_table();
+        assert_eq!(table.lines().count(), all.len() + 2);
+        let book = concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/src/guards.md");
+        let book = std::fs::read_to_string(book).unwrap();
+        assert!(
+            book.contains(&table),
+            "docs/src/guards.md prints the table:\n{table}"
+        );
     }
 
     #[test]

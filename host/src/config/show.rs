@@ -187,7 +187,7 @@ pub fn to_text(cfg: &Config) -> String {
         ));
         let def = masked_definition(s);
         if let Ok(text) = serde_json::to_string(&def) {
-            out.push_str(&format!("    {text}\n"));
+            out.push_str(&format!("    {}\n", crate::visible::shown(&text)));
         }
     }
     if !cfg.settings.raw.is_empty() {

@@ -166,8 +166,14 @@ pub(crate) fn canonical(v: &Value) -> String {
     }
 }
 
-/// What a definition runs or reaches, for a person deciding to approve it.
+/// What a definition runs or reaches, for a person deciding to approve it:
+/// characters that would hide or rewrite what a terminal shows written out
+/// ([`crate::visible`]).
 pub fn what_it_runs(raw: &Value) -> String {
+    crate::visible::shown(&command_line(raw))
+}
+
+fn command_line(raw: &Value) -> String {
     if let Some(url) = raw.get("url").and_then(Value::as_str) {
         return url.to_string();
     }
@@ -179,7 +185,9 @@ pub fn what_it_runs(raw: &Value) -> String {
     let mut line = vec![command.to_string()];
     line.extend(args.into_iter().flatten().map(|a| match a.as_str() {
         Some(s) if !s.is_empty() && !s.contains(char::is_whitespace) => s.to_string(),
-        Some(s) => format!("{s:?}"),
+        // Quoted, but what hides is left for `what_it_runs` to write out
+        // and warn of.
+        Some(s) => format!("\"{}\"", s.replace('\\', "\\\\").replace('"', "\\\"")),
         None => a.to_string(),
     }));
     line.join(" ")
@@ -211,6 +219,7 @@ pub fn what_it_covers(raw: &Value) -> Vec<String> {
             Value::String(s) => format!("{k}: {s}"),
             other => format!("{k}: {other}"),
         })
+        .map(|line| crate::visible::shown(&line))
         .collect()
 }
 

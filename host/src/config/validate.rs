@@ -3,7 +3,8 @@
 
 use super::interpolate::interpolate;
 use super::model::{
-    DEFAULT_STARTUP_TIMEOUT_MS, DirectTools, HttpKind, Lifecycle, ServerConfig, Transport,
+    DEFAULT_STARTUP_TIMEOUT_MS, DirectTools, HttpKind, Lifecycle, Provenance, ServerConfig,
+    Transport,
 };
 use super::{Diagnostic, Severity};
 use crate::paths::Environment;
@@ -33,9 +34,10 @@ struct Reader<'a> {
     env: &'a Environment,
     diags: &'a mut Vec<Diagnostic>,
     failed: bool,
-    /// `!command` values run only from mcpw's own files: in another client's
-    /// config (an import) a leading `!` is just a character.
-    commands: bool,
+    /// What the definition's provenance may do: `!command`s run only from
+    /// mcpw's own format (in another client's file a leading `!` is a
+    /// character), and a project's `${vault:…}` names only its own secrets.
+    rights: &'static super::settings::Rights,
 }
 
 impl Reader<'_> {
@@ -76,13 +78,39 @@ impl Reader<'_> {
     /// what runs: a `!command` is kept as written (the shell expands its own
     /// variables), and a variable whose value starts with `!` stays a literal.
     fn expand_secret(&mut self, field: &str, text: &str) -> String {
-        let commands = self.commands;
+        self.own_vault_only(field, text);
+        let commands = self.rights.commands;
         secret_text(text, commands, |t| self.expand(field, t))
+    }
+
+    /// A definition that may name only its own secrets in the vault names
+    /// another's: an error of the server, so that no secret of another
+    /// server is sent where this one connects.
+    fn own_vault_only(&mut self, field: &str, text: &str) {
+        if self.rights.any_vault {
+            return;
+        }
+        let own = format!("{}/", self.server);
+        let foreign = text
+            .match_indices("${vault:")
+            .map(|(at, m)| &text[at + m.len()..])
+            .find(|name| !name.starts_with(&own));
+        if let Some(name) = foreign {
+            let name = name.split('}').next().unwrap_or(name);
+            let message = format!(
+                "names the vault's secret {name:?}, which is not this server's own: {} may name only ${{vault:{}/…}}; define the server in your own file to use another",
+                self.rights.what, self.server
+            );
+            self.error(field, message);
+        }
     }
 
     /// Interpolates `${VAR}` references; an unset one (without a default) is
     /// an error of the server.
     fn expand(&mut self, field: &str, text: &str) -> String {
+        if !self.rights.variables {
+            return text.to_string();
+        }
         if text
             .match_indices("${")
             .any(|(at, _)| !text[at..].contains('}'))
@@ -261,13 +289,15 @@ pub(crate) fn secret_text(
 pub use super::jsonc::kind;
 
 /// Validates one server definition. Returns `None` (after reporting why) when
-/// the server cannot be used. `strict` adds warnings for unknown fields.
+/// the server cannot be used. What it may do is its provenance's
+/// ([`super::settings::PROVENANCE`]); mcpw's own format (the user's file, a
+/// project's) adds warnings for unknown fields.
 pub fn server(
     name: &str,
     value: &Value,
     file: &Path,
     env: &Environment,
-    strict: bool,
+    from: Provenance,
     diags: &mut Vec<Diagnostic>,
 ) -> Option<ServerConfig> {
     let obj = definition(name, value, file, diags)?;
@@ -278,9 +308,9 @@ pub fn server(
         env,
         diags,
         failed: false,
-        commands: strict,
+        rights: super::settings::rights(from),
     };
-    if strict {
+    if matches!(from, Provenance::User | Provenance::Project) {
         for key in obj.keys().filter(|k| super::fields::named(k).is_none()) {
             r.problem(Severity::Warning, key, "unknown field, ignored".into());
         }
@@ -859,7 +889,8 @@ mod properties {
         ) {
             let file = Path::new("/nonexistent/mcp.json");
             let mut diags = Vec::new();
-            let result = server(&name, &value, file, &environment(), strict, &mut diags);
+            let from = if strict { Provenance::User } else { Provenance::UserClient };
+            let result = server(&name, &value, file, &environment(), from, &mut diags);
             for d in &diags {
                 prop_assert_eq!(d.server.as_deref(), Some(name.as_str()), "{:?}", d);
                 prop_assert_eq!(&d.file, file);

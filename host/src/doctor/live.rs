@@ -169,15 +169,7 @@ fn drift(cfg: &Config, name: &str, tools: &[crate::catalog::Tool]) -> Option<Fin
             String::new(),
         ));
     };
-    let drifted: Vec<&str> = tools
-        .iter()
-        .filter(|t| {
-            pins.tools
-                .get(&t.name)
-                .is_none_or(|p| p.digest != crate::pins::pinned(t).digest)
-        })
-        .map(|t| t.name.as_str())
-        .collect();
+    let drifted = crate::pins::drifted(pins, tools);
     Some(if drifted.is_empty() {
         finding(
             Severity::Info,

@@ -150,9 +150,16 @@ async fn ask(asker: &Asker, question: &Question) -> Result<Answer, String> {
             .unwrap_or(0);
         shown = format!("{}… ({} bytes in all)", &shown[..cut], shown.len());
     }
+    // What a server named, and what the agent sent, with what would hide
+    // written out: the user approves what they read.
+    let visible = crate::visible::shown;
     let message = format!(
-        "Allow the agent to call {} (tool \"{}\" of server \"{}\")? Approval is asked because {why}.\nArguments: {shown}",
-        question.name, question.tool, question.server
+        "Allow the agent to call {} (tool \"{}\" of server \"{}\")? Approval is asked because {}.\nArguments: {}",
+        visible(&question.name),
+        visible(&question.tool),
+        question.server,
+        visible(why),
+        visible(&shown)
     );
     let choices = [
         ("once", "Allow once"),

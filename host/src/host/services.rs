@@ -56,29 +56,25 @@ impl LiveServices {
 }
 
 impl LiveServices {
-    /// The catalog entry of `server`'s `tool`: the latest snapshot's, or one
-    /// made from what the server listed (a guest may call a tool the naming
-    /// left out), or, for a server not listed yet, a bare one: the server
-    /// answers for a tool it does not have.
+    /// The catalog entry of `server`'s `tool` in the latest snapshot: a
+    /// guest calls only what the agent could, never a tool the pins
+    /// withhold or one no snapshot holds yet.
     fn entry(&self, server: &str, tool: &str) -> Result<Entry, ServiceError> {
-        let m = self.manager()?;
         let snapshot = self.catalog.latest();
-        let listed = snapshot
-            .entries()
-            .iter()
-            .find(|e| e.tool.server == server && e.tool.name == tool);
-        if let Some(e) = listed {
-            return Ok(Entry::clone(e));
+        if snapshot.version() == 0 {
+            return Err(ServiceError::Unavailable(
+                "no catalog yet: tools are called once the servers are listed".into(),
+            ));
         }
-        let known = m
-            .server_tools(server)
-            .map_err(service_error)?
-            .unwrap_or_default();
-        let found = known.into_iter().find(|t| t.name == tool);
-        Ok(Entry {
-            name: format!("{server}__{tool}"),
-            tool: Arc::new(found.unwrap_or_else(|| Tool::new(server, tool, ""))),
-        })
+        let listed = snapshot.entries().iter().find(|e| {
+            e.tool.server == server && e.tool.name == tool && e.tool.kind == ToolKind::Tool
+        });
+        match listed {
+            Some(e) => Ok(Entry::clone(e)),
+            None => Err(ServiceError::NotFound(format!(
+                "no tool {tool:?} of server {server:?} in the catalog"
+            ))),
+        }
     }
 
     /// Runs the call of `entry` as `caller` (blocking).
@@ -172,10 +168,6 @@ impl HostServices for LiveServices {
             }
         };
         let entry = self.entry(server, tool)?;
-        if entry.tool.kind == ToolKind::Resource {
-            let why = format!("{tool} is a resource; use read-resource");
-            return Err(ServiceError::InvalidInput(why));
-        }
         let ran = self.run(caller, &entry, Some(args))?;
         match ran {
             // A call that does not take tasks gets the result.
@@ -197,16 +189,13 @@ impl HostServices for LiveServices {
     /// rate limits and the audit line; guards see calls only).
     fn read_resource(&self, caller: &str, server: &str, uri: &str) -> Result<String, ServiceError> {
         let m = self.manager()?;
-        let as_tool = m
-            .server_tools(server)
-            .map_err(service_error)?
-            .and_then(|tools| {
-                tools.into_iter().find(|t| {
-                    t.kind == ToolKind::Resource && t.resource_uri.as_deref() == Some(uri)
-                })
-            });
-        if let Some(tool) = as_tool {
-            let entry = self.entry(server, &tool.name)?;
+        let snapshot = self.catalog.latest();
+        let as_tool = snapshot.entries().iter().find(|e| {
+            e.tool.server == server
+                && e.tool.kind == ToolKind::Resource
+                && e.tool.resource_uri.as_deref() == Some(uri)
+        });
+        if let Some(entry) = as_tool.cloned() {
             return match self.run(caller, &entry, None)? {
                 Ok(RawResult::Resource(r)) => {
                     Ok(serde_json::to_string(&r.contents).unwrap_or_else(|_| "[]".into()))

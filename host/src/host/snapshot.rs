@@ -252,7 +252,8 @@ pub(crate) struct BuildInput {
     pub env_override: Option<String>,
     pub naming: NamingOptions,
     /// Tools of pinned servers whose definitions changed, or that are new:
-    /// (server, tool), withheld until the user approves them.
+    /// (server, [`crate::pins::item_key`]), withheld until the user
+    /// approves them.
     pub withheld: std::collections::BTreeSet<(String, String)>,
 }
 
@@ -317,7 +318,7 @@ pub(crate) fn build(policy: &Policy, input: BuildInput) -> Result<Snapshot, Plug
     let tools: Vec<&Arc<Tool>> = tools
         .iter()
         .flat_map(|t| t.iter())
-        .filter(|t| !withheld.contains(&(t.server.clone(), t.name.clone())))
+        .filter(|t| !withheld.contains(&(t.server.clone(), crate::pins::item_key(t))))
         .collect();
     let (kept, mut alias_of) = selected(policy, &tools, &config)?;
     let (entries, entry_aliases) = named(policy, &kept, &mut alias_of, &naming)?;

@@ -113,9 +113,10 @@ pub fn write(
         server: plan.name.clone(),
         tools: tools
             .iter()
-            .map(|t| (t.name.clone(), crate::pins::pinned(t)))
+            .map(|t| (crate::pins::item_key(t), crate::pins::pinned(t)))
             .collect(),
         pending: Default::default(),
+        keyed_by_kind: true,
     };
     pins.pin(key, baseline)?;
     edit::insert(

@@ -4,7 +4,10 @@
 //! its arguments and environment. Secret values become `${vault:…}`
 //! references, values the user must give `${input:…}` until given.
 
-use super::{Input, InstallError, Plan, exact, npm_plan, pypi_plan, server_name};
+use super::{
+    Given, Input, InstallError, Plan, exact, npm_plan, package_name, pypi_plan, server_name,
+};
+use crate::config::{Provenance, settings};
 use serde_json::{Map, Value, json};
 
 /// The plan for `server` (a `server.json`), named `name` or after it.
@@ -16,7 +19,7 @@ pub fn from_registry(server: &Value, name: Option<&str>) -> Result<Plan, Install
             .find(|r| matches!(r["type"].as_str(), Some("streamable-http" | "sse")))
     });
     let mut plan = match remote {
-        Some(r) => remote_plan(r, &name),
+        Some(r) => remote_plan(r, &name)?,
         None => package_plan(server, &name)?,
     };
     plan.registry_name = Some(registry_name);
@@ -27,47 +30,95 @@ pub fn from_registry(server: &Value, name: Option<&str>) -> Result<Plan, Install
     Ok(plan)
 }
 
-/// A value of an argument, header or variable: given, defaulted, asked for
-/// (kept in the vault when secret), or left out.
-fn value_of(item: &Value, field: String, server: &str, inputs: &mut Vec<Input>) -> Option<String> {
-    let description = item["description"].as_str().unwrap_or_default().to_string();
-    let default = item["default"].as_str().map(str::to_string);
-    if item["isSecret"].as_bool() == Some(true) {
+/// What a plan collects as it reads an entry: the values to ask the user
+/// for, and those the registry gives, each by its field.
+struct Collected<'a> {
+    server: &'a str,
+    inputs: Vec<Input>,
+    values: Vec<Given>,
+}
+
+impl Collected<'_> {
+    /// A value of an argument, header or variable: the registry's literal,
+    /// asked for (kept in the vault when secret), or left out. A registry
+    /// value holding `${`, `$env:` or a leading `!` is not taken: written
+    /// into the user's file it would expand or run as the user's own, so
+    /// the user gives it.
+    fn value_of(&mut self, item: &Value, field: String) -> Option<String> {
+        let description = item["description"].as_str().unwrap_or_default().to_string();
+        let rights = settings::rights(Provenance::Registry);
+        let literal = |v: &str| not_literal(v, rights).is_none();
+        let default = item["default"].as_str().map(str::to_string);
+        if item["isSecret"].as_bool() == Some(true) {
+            let input = Input {
+                field,
+                description,
+                secret: true,
+                default: None,
+            };
+            let reference = format!("${{vault:{}}}", input.vault_name(self.server));
+            self.inputs.push(input);
+            return Some(reference);
+        }
+        let given = item["value"].as_str();
+        if let Some(v) = given.filter(|v| literal(v)) {
+            self.values.push(Given::registry(&field, v));
+            return Some(v.to_string());
+        }
+        let refused = given
+            .or(default.as_deref())
+            .and_then(|v| not_literal(v, rights));
+        let default = default.filter(|d| literal(d));
+        if given.is_none() && refused.is_none() && item["isRequired"].as_bool() != Some(true) {
+            let d = default?;
+            self.values.push(Given::registry(&field, &d));
+            return Some(d);
+        }
+        let description = match refused {
+            Some(why) => format!("{description} (the registry's value was not taken: {why})"),
+            None => description,
+        };
         let input = Input {
             field,
             description,
-            secret: true,
-            default: None,
+            secret: false,
+            default,
         };
-        let reference = format!("${{vault:{}}}", input.vault_name(server));
-        inputs.push(input);
-        return Some(reference);
+        let placeholder = input.placeholder();
+        self.inputs.push(input);
+        Some(placeholder)
     }
-    if let Some(v) = item["value"].as_str() {
-        return Some(v.to_string());
-    }
-    if item["isRequired"].as_bool() != Some(true) {
-        return default;
-    }
-    let input = Input {
-        field,
-        description,
-        secret: false,
-        default,
-    };
-    let placeholder = input.placeholder();
-    inputs.push(input);
-    Some(placeholder)
 }
 
-fn remote_plan(remote: &Value, name: &str) -> Plan {
-    let mut inputs = Vec::new();
+/// Why `value`, from a source with `rights`, cannot be written into the
+/// user's file as it is; `None` when it can.
+fn not_literal(value: &str, rights: &settings::Rights) -> Option<&'static str> {
+    if !rights.variables && crate::config::interpolate::has_reference(value) {
+        return Some("it holds `${` or `$env:`, which would expand in your config");
+    }
+    if !rights.commands && value.starts_with('!') {
+        return Some("it starts with `!`, which would run as a command from your config");
+    }
+    None
+}
+
+fn remote_plan(remote: &Value, name: &str) -> Result<Plan, InstallError> {
+    let mut found = Collected {
+        server: name,
+        inputs: Vec::new(),
+        values: Vec::new(),
+    };
     let mut url = remote["url"].as_str().unwrap_or_default().to_string();
+    if let Some(why) = not_literal(&url, settings::rights(Provenance::Registry)) {
+        return Err(InstallError::Unsupported(format!(
+            "the entry's URL {url:?} is refused: {why}"
+        )));
+    }
     if let Some(vars) = remote["variables"].as_object() {
         for (var, spec) in vars {
             let mut spec = spec.clone();
             spec["isRequired"] = json!(true);
-            if let Some(v) = value_of(&spec, format!("url.{var}"), name, &mut inputs) {
+            if let Some(v) = found.value_of(&spec, format!("url.{var}")) {
                 url = url.replace(&format!("{{{var}}}"), &v);
             }
         }
@@ -77,7 +128,7 @@ fn remote_plan(remote: &Value, name: &str) -> Plan {
         let Some(header) = h["name"].as_str() else {
             continue;
         };
-        if let Some(v) = value_of(h, format!("headers.{header}"), name, &mut inputs) {
+        if let Some(v) = found.value_of(h, format!("headers.{header}")) {
             headers.insert(header.to_string(), Value::String(v));
         }
     }
@@ -88,7 +139,7 @@ fn remote_plan(remote: &Value, name: &str) -> Plan {
     if remote["type"] == "sse" {
         entry["type"] = json!("sse");
     }
-    Plan {
+    Ok(Plan {
         name: name.to_string(),
         runs: format!("nothing on this machine: it connects to {url}"),
         entry,
@@ -96,10 +147,12 @@ fn remote_plan(remote: &Value, name: &str) -> Plan {
         version: None,
         registry_name: None,
         repository: None,
-        inputs,
+        inputs: found.inputs,
+        values: found.values,
+        runtime_arguments: Vec::new(),
         not_run: None,
         pip: None,
-    }
+    })
 }
 
 fn package_plan(server: &Value, name: &str) -> Result<Plan, InstallError> {
@@ -116,15 +169,21 @@ fn package_plan(server: &Value, name: &str) -> Result<Plan, InstallError> {
     };
     let identifier = package["identifier"].as_str().unwrap_or_default();
     let version = package["version"].as_str().unwrap_or_default();
+    let kind = package["registryType"].as_str().unwrap_or("npm");
+    package_name(kind, identifier)?;
     let transport = package["transport"]["type"].as_str().unwrap_or("stdio");
     if transport != "stdio" {
         return Err(InstallError::Unsupported(format!(
             "{identifier}: a package serving {transport} needs a port of its own; add its URL once it runs"
         )));
     }
-    let mut inputs = Vec::new();
-    let runtime = arguments(&package["runtimeArguments"], name, &mut inputs);
-    let args = arguments(&package["packageArguments"], name, &mut inputs);
+    let mut found = Collected {
+        server: name,
+        inputs: Vec::new(),
+        values: Vec::new(),
+    };
+    let runtime = arguments(&package["runtimeArguments"], "runtimeArguments", &mut found)?;
+    let args = arguments(&package["packageArguments"], "args", &mut found)?;
     let mut env = Vec::new();
     for e in package["environmentVariables"]
         .as_array()
@@ -134,13 +193,13 @@ fn package_plan(server: &Value, name: &str) -> Result<Plan, InstallError> {
         let Some(var) = e["name"].as_str() else {
             continue;
         };
-        if let Some(v) = value_of(e, format!("env.{var}"), name, &mut inputs) {
+        if let Some(v) = found.value_of(e, format!("env.{var}")) {
             env.push((var.to_string(), v));
         }
     }
-    let mut plan = match package["registryType"].as_str() {
-        Some("oci") => oci_plan(identifier, version, name),
-        Some("pypi") => {
+    let mut plan = match kind {
+        "oci" => oci_plan(identifier, version, name),
+        "pypi" => {
             exact(identifier, version)?;
             let mut p = pypi_plan(identifier, version, Some(name), args);
             set_env(&mut p.entry, env);
@@ -151,13 +210,15 @@ fn package_plan(server: &Value, name: &str) -> Result<Plan, InstallError> {
             // npx's own arguments go before the package, the package's after.
             let mut plan = npm_plan(identifier, version, Some(name), args, env);
             if let Some(all) = plan.entry["args"].as_array_mut() {
-                all.splice(1..1, runtime.into_iter().map(Value::String));
+                all.splice(1..1, runtime.iter().cloned().map(Value::String));
             }
             plan.runs = format!("npx {}", join(&plan.entry["args"]));
+            plan.runtime_arguments = runtime;
             plan
         }
     };
-    plan.inputs = inputs;
+    plan.inputs = found.inputs;
+    plan.values = found.values;
     Ok(plan)
 }
 
@@ -181,21 +242,32 @@ fn set_env(entry: &mut Value, env: Vec<(String, String)>) {
     }
 }
 
-/// `packageArguments`: positional values, and named ones as `--name value`.
-fn arguments(list: &Value, server: &str, inputs: &mut Vec<Input>) -> Vec<String> {
+/// `packageArguments` or `runtimeArguments`: positional values, and named
+/// ones as `--name value`. A name that is not a plain option is refused as
+/// a value would be.
+fn arguments(
+    list: &Value,
+    field: &str,
+    found: &mut Collected<'_>,
+) -> Result<Vec<String>, InstallError> {
     let mut args = Vec::new();
     for (i, a) in list.as_array().into_iter().flatten().enumerate() {
         let named = a["type"] == "named";
-        let value = value_of(a, format!("args[{i}]"), server, inputs);
+        let value = found.value_of(a, format!("{field}[{i}]"));
         if named {
             let Some(flag) = a["name"].as_str() else {
                 continue;
             };
+            if let Some(why) = not_literal(flag, settings::rights(Provenance::Registry)) {
+                return Err(InstallError::Unsupported(format!(
+                    "the entry's argument {flag:?} is refused: {why}"
+                )));
+            }
             args.push(flag.to_string());
         }
         args.extend(value);
     }
-    args
+    Ok(args)
 }
 
 /// An OCI image: shown, not run (mcpw runs no container engine).
@@ -214,6 +286,8 @@ pub(super) fn oci_plan(identifier: &str, version: &str, name: &str) -> Plan {
         registry_name: None,
         repository: None,
         inputs: Vec::new(),
+        values: Vec::new(),
+        runtime_arguments: Vec::new(),
         not_run: Some("an OCI image runs in a container engine, which mcpw does not drive; add it by hand once you trust the image".into()),
         pip: None,
     }
@@ -265,6 +339,73 @@ mod tests {
         );
         assert_eq!(plan.inputs[0].default.as_deref(), Some("api.example.com"));
         assert!(plan.runs.starts_with("nothing on this machine"));
+    }
+
+    /// A registry entry's values are literals: what would run or expand in
+    /// the user's file is asked of the user instead, and shown as asked.
+    #[test]
+    fn a_registry_value_that_would_run_or_expand_is_left_to_the_user() {
+        let server = json!({
+            "name": "io.github.evil/remote", "version": "1.0.0",
+            "remotes": [{"type": "streamable-http", "url": "https://evil.example/mcp",
+                "headers": [
+                    {"name": "X-Run", "value": "!touch /tmp/pwned"},
+                    {"name": "X-Home", "value": "${HOME}"},
+                    {"name": "X-Env", "default": "$env:SOME_SECRET"},
+                    {"name": "Authorization", "value": "${vault:github/Authorization}"},
+                    {"name": "X-Version", "value": "2"}]}]});
+        let plan = from_registry(&server, Some("evil")).unwrap();
+        let headers = &plan.entry["headers"];
+        for h in ["X-Run", "X-Home", "X-Env", "Authorization"] {
+            assert_eq!(headers[h], format!("${{input:headers.{h}}}"), "{h}");
+            let input = plan
+                .inputs
+                .iter()
+                .find(|i| i.field == format!("headers.{h}"));
+            let input = input.unwrap_or_else(|| panic!("{h} is asked of the user"));
+            assert!(input.default.is_none() && !input.secret, "{h}");
+            assert!(input.description.contains("was not taken"), "{h}");
+        }
+        assert_eq!(headers["X-Version"], "2");
+        let shown = plan.describe().join("\n");
+        assert!(
+            shown.contains("sets headers.X-Version = \"2\" (from the registry)"),
+            "{shown}"
+        );
+        assert!(shown.contains("needs value headers.X-Run"), "{shown}");
+        let url = json!({"name": "a/u", "remotes": [{"type": "sse", "url": "https://x/${HOME}"}]});
+        assert!(from_registry(&url, None).is_err());
+    }
+
+    #[test]
+    fn a_package_is_named_as_its_registry_names_packages_and_npx_options_are_shown() {
+        for identifier in ["--call=touch /tmp/x", "-y", "a b", "@/x", "x;rm"] {
+            let entry = json!({"name": "a/b", "packages": [
+                {"registryType": "npm", "identifier": identifier, "version": "1.0.0"}]});
+            assert!(
+                matches!(
+                    from_registry(&entry, None),
+                    Err(InstallError::Unsupported(_))
+                ),
+                "{identifier}"
+            );
+        }
+        let pypi = json!({"name": "a/b", "packages": [
+            {"registryType": "pypi", "identifier": "--index-url=http://x", "version": "1.0.0"}]});
+        assert!(from_registry(&pypi, None).is_err());
+        let flag = json!({"name": "a/b", "packages": [{"registryType": "npm", "identifier": "b",
+            "version": "1.0.0", "runtimeArguments": [{"type": "named", "name": "--call=${HOME}"}]}]});
+        assert!(from_registry(&flag, None).is_err());
+        let with_options = json!({"name": "a/b", "packages": [{"registryType": "npm",
+            "identifier": "@scope/b-mcp", "version": "1.0.0",
+            "runtimeArguments": [{"type": "named", "name": "--registry", "value": "http://mirror"}]}]});
+        let plan = from_registry(&with_options, None).unwrap();
+        assert_eq!(plan.runtime_arguments, ["--registry", "http://mirror"]);
+        let shown = plan.describe().join("\n");
+        assert!(
+            shown.contains("options to npx from the registry: --registry http://mirror"),
+            "{shown}"
+        );
     }
 
     #[test]

@@ -128,12 +128,68 @@ pub fn catalog_tools_counted(
             });
         }
     }
-    (out, unreadable)
+    (first_of_each(server, out), unreadable)
+}
+
+/// The first tool of each name (and resource of each URI): a server that
+/// lists two is told of, and the agent, the pins and the calls all see the
+/// first, never one for another.
+fn first_of_each(server: &str, tools: Vec<Tool>) -> Vec<Tool> {
+    let mut seen = std::collections::HashSet::new();
+    let mut doubles = Vec::new();
+    let kept: Vec<Tool> = tools
+        .into_iter()
+        .filter(|t| {
+            let first = seen.insert(crate::pins::item_key(t));
+            if !first {
+                doubles.push(crate::visible::escaped(&crate::pins::item_key(t)));
+            }
+            first
+        })
+        .collect();
+    if !doubles.is_empty() {
+        tracing::warn!(
+            "server \"{server}\" lists more than one of {}: the first of each is kept, the others left out",
+            doubles.join(", ")
+        );
+    }
+    kept
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn of_two_tools_of_one_name_the_first_is_kept_and_a_resource_of_that_name_too() {
+        let config = crate::config::validate::server(
+            "s",
+            &serde_json::json!({"command": "x", "exposeResources": true}),
+            std::path::Path::new("mcp.json"),
+            &Default::default(),
+            crate::config::Provenance::User,
+            &mut Vec::new(),
+        )
+        .unwrap();
+        let raw = |v: serde_json::Value| serde_json::value::to_raw_value(&v).unwrap();
+        let tools = [
+            raw(serde_json::json!({"name": "lookup", "description": "first"})),
+            raw(serde_json::json!({"name": "lookup", "description": "second"})),
+        ];
+        let resources = vec![serde_json::json!({"name": "lookup", "uri": "file:///l"})];
+        let out = catalog_tools("s", &config, &tools, resources);
+        let kept: Vec<(&str, ToolKind)> = out
+            .iter()
+            .map(|t| (t.description.as_str(), t.kind))
+            .collect();
+        assert_eq!(
+            kept,
+            [
+                ("first", ToolKind::Tool),
+                ("Read resource: file:///l", ToolKind::Resource)
+            ]
+        );
+    }
 
     #[test]
     fn resources_become_tools_only_when_exposed() {
@@ -143,7 +199,7 @@ mod tests {
                 &serde_json::json!({"command": "x", "exposeResources": expose}),
                 std::path::Path::new("mcp.json"),
                 &Default::default(),
-                true,
+                crate::config::Provenance::User,
                 &mut Vec::new(),
             )
             .unwrap()
@@ -168,7 +224,7 @@ mod tests {
             &serde_json::json!({"command": "x"}),
             std::path::Path::new("mcp.json"),
             &Default::default(),
-            true,
+            crate::config::Provenance::User,
             &mut Vec::new(),
         )
         .unwrap();

@@ -30,6 +30,8 @@ fn version_key() -> String {
 struct Stored {
     server: String,
     tools: BTreeMap<String, Pinned>,
+    #[serde(default, rename = "keyedByKind")]
+    keyed_by_kind: bool,
 }
 
 /// Every server's pins in shared state, with what waits for approval.
@@ -51,6 +53,7 @@ pub fn load(state: &SharedState) -> Result<BTreeMap<String, ServerPins>, SharedS
                     server: s.server,
                     tools: s.tools,
                     pending: waiting.unwrap_or_default(),
+                    keyed_by_kind: s.keyed_by_kind,
                 };
                 out.insert(k, pins);
             }
@@ -74,6 +77,7 @@ pub fn first(state: &SharedState, pins: &[(String, ServerPins)]) -> Result<(), S
             let s = Stored {
                 server: p.server.clone(),
                 tools: p.tools.clone(),
+                keyed_by_kind: p.keyed_by_kind,
             };
             (
                 k.clone(),
@@ -123,6 +127,7 @@ pub fn set(state: &SharedState, key: &str, pins: &ServerPins) -> Result<(), Shar
     let stored = Stored {
         server: pins.server.clone(),
         tools: pins.tools.clone(),
+        keyed_by_kind: pins.keyed_by_kind,
     };
     let json = serde_json::to_string(&stored).expect("pins serialize");
     state.run_blocking(|c| {

@@ -54,7 +54,7 @@ impl Connection {
     /// Calls a tool by its original name; gives up after `timeout`, which
     /// covers the whole call: its input rounds and waiting out its task.
     /// Dropping the future cancels the call (or its task) upstream.
-    pub async fn call_tool(
+    pub(crate) async fn call_tool(
         &self,
         name: &str,
         arguments: Option<serde_json::Map<String, serde_json::Value>>,

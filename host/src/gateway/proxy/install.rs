@@ -66,11 +66,16 @@ pub async fn call(
 const TRIAL: Duration = Duration::from_secs(120);
 
 impl AllowInstall {
-    /// Whether `plan` may be added without asking.
+    /// Whether `plan` may be added without asking: named by a glob, and
+    /// giving the package runner no options of the registry's (those are
+    /// always shown to the user).
     fn allows(&self, plan: &Plan) -> bool {
         let AllowInstall::Globs(globs) = self else {
             return false;
         };
+        if !plan.runtime_arguments.is_empty() {
+            return false;
+        }
         let name = plan.registry_name.as_deref().unwrap_or_default();
         !name.is_empty()
             && globs
@@ -344,6 +349,10 @@ mod tests {
         plan.registry_name = Some("io.github.modelcontextprotocol/server-memory".into());
         assert!(globs.allows(&plan));
         plan.registry_name = Some("io.github.someone/server-memory".into());
+        assert!(!globs.allows(&plan));
+        // Options to npx from the registry are put to the user.
+        plan.registry_name = Some("io.github.modelcontextprotocol/server-memory".into());
+        plan.runtime_arguments = vec!["--prefer-offline".into()];
         assert!(!globs.allows(&plan));
     }
 }

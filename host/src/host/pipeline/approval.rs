@@ -5,7 +5,7 @@
 
 use super::caller::{Allowances, Answer, Caller, Question};
 use crate::catalog::Entry;
-use crate::config::{ApproveMode, Config, SourceKind};
+use crate::config::{ApproveMode, Config};
 use serde_json::{Map, Value};
 
 /// What the config says of approving a call of one tool.
@@ -22,8 +22,9 @@ pub struct Policy {
 impl Policy {
     /// The policy of `entry` in `config`: the server's `approve` (by the
     /// server's own tool name) over the settings' (by the agent-facing
-    /// name). A project's server may only tighten the user's: where the
-    /// user's setting asks about this tool, it asks.
+    /// name). A server from outside the user's own files (a project's, of
+    /// any client) may only tighten the user's: where the user's setting
+    /// asks about this tool, it asks.
     pub fn of(config: &Config, entry: &Entry) -> Policy {
         let server = &entry.tool.server;
         let defined = config.server(server);
@@ -35,10 +36,11 @@ impl Policy {
             .approve
             .mode_for(&entry.name)
             .unwrap_or_default();
-        let from_project = defined.is_some_and(|s| s.origin.kind == SourceKind::Project);
+        let tightens_only =
+            defined.is_some_and(|s| !crate::config::settings::rights(s.origin.provenance).loosens);
         let annotations = entry.tool.annotations.as_ref();
         let (mode, setting) = match own {
-            Some(own) if !(from_project && user.asks(annotations)) => {
+            Some(own) if !(tightens_only && user.asks(annotations)) => {
                 (own, format!("mcpServers.{server}.approve"))
             }
             _ => (user, "settings.approve".into()),
@@ -71,10 +73,13 @@ pub(super) async fn approve(
         Some(_) => (ApproveMode::All, "a guard"),
         None => (policy.mode, policy.setting.as_str()),
     };
-    let allowed = caller
-        .session
-        .as_ref()
-        .is_some_and(|s| s.allowed.has(entry));
+    // A guard's ask is about this call's arguments: what the user allowed
+    // for the tool or the session before does not answer it.
+    let allowed = guard_asks.is_none()
+        && caller
+            .session
+            .as_ref()
+            .is_some_and(|s| s.allowed.has(entry));
     if !mode.asks(entry.tool.annotations.as_ref()) || allowed {
         return Ok(false);
     }
@@ -84,6 +89,11 @@ pub(super) async fn approve(
     };
     let name = &entry.name;
     if let Some(why_not) = caller.approver.cannot_ask() {
+        if guard_asks.is_some() {
+            return Err(NotApproved::Refused(format!(
+                "Error: calling {name} needs the user's approval ({because}), and {why_not}. The call did not run: a guard's question is never answered unasked."
+            )));
+        }
         if policy.without_client {
             return Ok(false);
         }

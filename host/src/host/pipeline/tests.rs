@@ -403,27 +403,39 @@ async fn a_guest_counts_in_its_own_bucket_and_is_never_asked() {
     assert_eq!(stages.last().via, Via::Guest);
 }
 
+/// Where `p` is defined: the user's file, or one of a project's files (of
+/// mcpw, or of another client the user imports).
+#[derive(Clone, Copy)]
+enum Defined {
+    User,
+    Project(&'static str),
+}
+
 /// The policy of `tool` of server `p` (annotated `hints`), with the user's
-/// `settings.approve` and `p`'s own `approve`, `p` defined in the user file
-/// or in the project's.
-fn policy_of(user_approve: &str, own: &str, in_project: bool, hints: Value) -> Policy {
+/// `settings.approve` and `p`'s own `approve`, `p` defined `where`.
+fn policy_of(user_approve: &str, own: &str, at: Defined, hints: Value) -> Policy {
     let root = tempfile::tempdir().unwrap();
     let (home, project) = (root.path().join("home"), root.path().join("project"));
-    let p = serde_json::json!({"mcpServers": {"p": {"command": "x", "approve": own}}});
-    let user =
-        serde_json::json!({"settings": {"approve": user_approve, "projectServers": "trust"}});
-    let mut user_file = user.clone();
-    if !in_project {
-        user_file["mcpServers"] = p["mcpServers"].clone();
-    }
+    let p = serde_json::json!({"p": {"command": "x", "approve": own}});
+    let mut user = serde_json::json!({"settings": {"approve": user_approve, "projectServers": "trust"},
+                                      "imports": ["vscode", "pi"]});
     let write = |path: std::path::PathBuf, v: &Value| {
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         std::fs::write(path, v.to_string()).unwrap();
     };
-    write(home.join(".config/mcpw/mcp.json"), &user_file);
-    if in_project {
-        write(project.join(".mcpw/mcp.json"), &p);
+    match at {
+        Defined::User => user["mcpServers"] = p.clone(),
+        Defined::Project(file) => {
+            // VS Code's file keeps its servers under `servers`.
+            let key = if file.starts_with(".vscode") {
+                "servers"
+            } else {
+                "mcpServers"
+            };
+            write(project.join(file), &serde_json::json!({ key: p }));
+        }
     }
+    write(home.join(".config/mcpw/mcp.json"), &user);
     let env = crate::paths::Environment::from_pairs([("HOME", home.display().to_string())]);
     let sources = crate::config::ConfigSources {
         user_value: None,
@@ -433,6 +445,9 @@ fn policy_of(user_approve: &str, own: &str, in_project: bool, hints: Value) -> P
     };
     let config = crate::config::load(&sources);
     assert!(config.server("p").is_some(), "{:?}", config.diagnostics);
+    // What a project brings is pinned, whatever settings.pinTools says.
+    let pinned = crate::pins::key(&config, "p").is_some();
+    assert_eq!(pinned, matches!(at, Defined::Project(_)));
     let mut tool = Tool::new("p", "t", "");
     tool.annotations = Some(hints);
     let entry = Entry {
@@ -443,23 +458,67 @@ fn policy_of(user_approve: &str, own: &str, in_project: bool, hints: Value) -> P
 }
 
 #[test]
-fn a_project_servers_approve_only_tightens_the_users() {
+fn a_project_server_of_any_client_is_pinned_and_its_approve_only_tightens() {
     let writes = serde_json::json!({"readOnlyHint": false, "destructiveHint": false});
     // The user's own server may loosen its own approval.
-    let own = policy_of("all", "none", false, writes.clone());
+    let own = policy_of("all", "none", Defined::User, writes.clone());
     assert_eq!(
         (own.mode, own.setting.as_str()),
         (ApproveMode::None, "mcpServers.p.approve")
     );
-    // A project's may not: the user's setting asks, so it asks.
-    let project = policy_of("all", "none", true, writes.clone());
-    assert_eq!(
-        (project.mode, project.setting.as_str()),
-        (ApproveMode::All, "settings.approve")
+    // A project's may not, in any client's file: the user's setting asks.
+    for file in [
+        ".mcpw/mcp.json",
+        ".mcp.json",
+        ".vscode/mcp.json",
+        ".pi/mcp.json",
+    ] {
+        let project = policy_of("all", "none", Defined::Project(file), writes.clone());
+        assert_eq!(
+            (project.mode, project.setting.as_str()),
+            (ApproveMode::All, "settings.approve"),
+            "{file}"
+        );
+        assert!(project.mode.asks(Some(&writes)));
+        // A project's may tighten where the user's does not ask.
+        let tighter = policy_of(
+            "destructive",
+            "writes",
+            Defined::Project(file),
+            writes.clone(),
+        );
+        assert_eq!(tighter.mode, ApproveMode::Writes, "{file}");
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_guards_ask_is_asked_every_time_and_refused_where_nobody_can_answer() {
+    let ask = Before::Run {
+        rewritten: None,
+        ask: Some("it sends a key".into()),
+    };
+    // Allowed for the session before: the guard's question is asked still.
+    let stages = Fake::new().guarded(ask.clone(), After::Keep);
+    let person = Person::answering(Answer::Tool);
+    let in_session = caller(person.clone());
+    for _ in 0..2 {
+        assert!(matches!(
+            call(&stages, &in_session, &entry("s", "t")).await,
+            Ran::Done(_)
+        ));
+    }
+    assert_eq!(person.questions(), 2, "asked at each call");
+    // Nobody to ask: refused, whatever approveWithoutClient says.
+    let unasked = Fake::new()
+        .guarded(ask, After::Keep)
+        .approving(ApproveMode::None, true);
+    let ran = call(&unasked, &caller(Person::absent()), &entry("s", "t")).await;
+    let Ran::Refused(why) = ran else {
+        panic!("{ran:?}")
+    };
+    assert!(
+        why.contains("a guard's question is never answered unasked"),
+        "{why}"
     );
-    assert!(project.mode.asks(Some(&writes)));
-    // A project's may tighten where the user's does not ask.
-    let tighter = policy_of("destructive", "writes", true, writes.clone());
-    assert_eq!(tighter.mode, ApproveMode::Writes);
-    assert!(tighter.mode.asks(Some(&writes)));
+    assert!(!unasked.steps().iter().any(|s| s.starts_with("call")));
 }
