@@ -12,6 +12,7 @@
 pub mod apply;
 pub mod edit;
 pub mod find;
+pub mod flow;
 mod from_registry;
 pub mod pypi;
 

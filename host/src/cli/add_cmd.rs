@@ -11,8 +11,9 @@ use mcpw::audit::Decision;
 use mcpw::catalog::Tool;
 use mcpw::config::{Config, ConfigSources};
 use mcpw::install::apply::{self, Target};
+use mcpw::install::flow::{Approved, Flow, FlowError};
 use mcpw::install::{self, Plan, edit};
-use mcpw::registry::{Cached, Listed, Registry};
+use mcpw::registry::{Cached, Listed};
 use serde_json::{Value, json};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -20,7 +21,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 /// Where to look in the registry.
-#[derive(Args)]
+#[derive(Args, Clone)]
 pub struct RegistryArgs {
     /// The registry's base URL (default: `settings.registry`, else the official one).
     #[arg(long, value_name = "URL")]
@@ -82,23 +83,14 @@ pub struct RemoveArgs {
     name: String,
 }
 
-/// The registry, brought up to date (or as cached, with a warning). Its
-/// own runtime: ranking afterwards runs guests that block.
-fn registry(args: &RegistryArgs, cfg: &Config, sources: &ConfigSources) -> Result<Cached> {
-    let url = args.registry.clone().or(cfg.settings.registry.clone());
-    let registry = Registry::new(url.as_deref(), &sources.env.cache_dir());
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .context("start the async runtime")?;
-    let (cached, failed) = runtime.block_on(registry.refreshed());
-    if let Some(e) = failed {
-        eprintln!(
-            "mcpw: {e}; searching the copy kept from before ({} entries)",
-            cached.entries.len()
-        );
+/// The install flow of `cfg`, with the registry `args` name.
+fn flow<'a>(args: &RegistryArgs, cfg: &'a Config, sources: &'a ConfigSources) -> Flow<'a> {
+    Flow {
+        config: cfg,
+        env: &sources.env,
+        registry: args.registry.clone(),
+        all: args.all,
     }
-    Ok(cached)
 }
 
 /// The registry's entries ranked for `query` by the ranking guest (and the
@@ -130,7 +122,15 @@ fn rank<'a>(
 
 pub fn find(args: FindArgs, sources: &ConfigSources) -> Result<ExitCode> {
     let cfg = super::load_config(sources);
-    let cached = registry(&args.registry, &cfg, sources)?;
+    // A runtime of its own: ranking afterwards runs guests that block.
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("start the async runtime")?;
+    let (cached, stale) = runtime.block_on(flow(&args.registry, &cfg, sources).registry());
+    if let Some(why) = stale {
+        eprintln!("mcpw: {why}");
+    }
     let listed = cached.latest(args.registry.all);
     let hits = rank(
         &listed,
@@ -164,50 +164,33 @@ pub fn find(args: FindArgs, sources: &ConfigSources) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// The plan for `args.source`: a package or URL, the registry entry of
-/// that exact name, or the registry's best match for it.
-fn plan_for(args: &AddArgs, cfg: &Config, sources: &ConfigSources) -> Result<Plan> {
-    if let Some(plan) = install::from_source(&args.source, args.name.as_deref())? {
-        return Ok(plan);
-    }
-    let cached = registry(&args.registry, cfg, sources)?;
-    let entry = match cached.named(&args.source) {
-        Some(l) if args.registry.all || l.status() == "active" => l,
-        Some(l) => bail!(
-            "{} is {} in the registry (add it anyway with --all)",
-            l.name(),
-            l.status()
-        ),
-        None => {
-            let listed = cached.latest(args.registry.all);
-            let hits = rank(&listed, &args.source, 1, &args.registry, (cfg, sources))?;
-            let Some(&(best, _)) = hits.first() else {
-                bail!("nothing in the registry matches {:?}", args.source);
-            };
-            eprintln!(
-                "mcpw: the registry's best match for {:?} is {}",
-                args.source,
-                best.name()
-            );
-            best
-        }
-    };
-    Ok(install::from_registry(&entry.server, args.name.as_deref())?)
-}
-
 pub fn add(args: AddArgs, sources: &ConfigSources) -> Result<ExitCode> {
     let cfg = super::load_config(sources);
-    let plan = plan_for(&args, &cfg, sources)?;
-    super::with_runtime(added(args, plan, &cfg, sources))
+    super::with_runtime(added(args, &cfg, sources))
 }
 
-/// The plan approved, given its values, tried, and written.
-async fn added(
-    args: AddArgs,
-    mut plan: Plan,
-    cfg: &Config,
-    sources: &ConfigSources,
-) -> Result<ExitCode> {
+/// The plan for `args.source`, approved, given its values, tried, and written.
+async fn added(args: AddArgs, cfg: &Config, sources: &ConfigSources) -> Result<ExitCode> {
+    let flow = flow(&args.registry, cfg, sources);
+    let best = |cached: Cached, query: String| {
+        let (registry, cfg, sources) = (args.registry.clone(), cfg.clone(), sources.clone());
+        async move {
+            let ranked = tokio::task::spawn_blocking(move || {
+                let listed = cached.latest(registry.all);
+                let hits = rank(&listed, &query, 1, &registry, (&cfg, &sources)).ok()?;
+                hits.first().map(|(l, _)| (*l).clone())
+            });
+            ranked.await.ok().flatten()
+        }
+    };
+    let said = |line: String| eprintln!("mcpw: {line}");
+    let planned = flow
+        .plan(&args.source, args.name.as_deref(), best, said)
+        .await;
+    let mut plan = match planned {
+        Err(e @ FlowError::Inactive { .. }) => bail!("{e} (add it anyway with --all)"),
+        other => other?,
+    };
     if let Some(s) = cfg.server(&plan.name) {
         bail!(
             "a server named \"{}\" is configured already ({}): choose another with --name",
@@ -225,37 +208,24 @@ async fn added(
     approve(&args)?;
     let vault = mcpw::auth::vault(cfg, &sources.env);
     let vault_keys = fill(&mut plan, &args, &vault).await?;
-    if let Some((package, version)) = plan.pip.clone() {
-        let cache = sources.env.cache_dir();
-        let script =
-            tokio::task::spawn_blocking(move || install::pypi::install(&cache, &package, &version))
-                .await?
-                .map_err(anyhow::Error::msg)?;
-        plan.entry["command"] = json!(script.display().to_string());
-    }
-    let deadline = Duration::from_millis(args.timeout_ms);
-    let tools = apply::trial(&plan, cfg, &sources.env, deadline)
-        .await
-        .map_err(anyhow::Error::msg)
-        .with_context(|| format!("\"{}\" was not added", plan.name))?;
     let target = match args.project {
         true => Target::Project(sources.project_dir.clone().context("no project folder")?),
         false => Target::User,
     };
-    let file = apply::write(&plan, cfg, &sources.env, &target, &tools, vault_keys)
-        .map_err(anyhow::Error::msg)
-        .with_context(|| format!("\"{}\" was not added", plan.name))?;
-    if args.project {
-        apply::approve_project_entry(sources, &plan.name).map_err(anyhow::Error::msg)?;
-    }
-    let decision = if args.yes {
-        Decision::Allowed
-    } else {
-        Decision::Asked
+    let by = Approved {
+        client: "",
+        decision: if args.yes {
+            Decision::Allowed
+        } else {
+            Decision::Asked
+        },
+        audit: &|line| apply::audit(cfg, line),
     };
-    let line = apply::record("install", &plan.name, "", decision, Some(plan.runs.clone()));
-    apply::audit(cfg, &line);
-    said_added(&args, &plan, &file, &tools)
+    let deadline = Duration::from_millis(args.timeout_ms);
+    let (plan, done) = flow
+        .carry_out(plan, &target, vault_keys, deadline, by)
+        .await?;
+    said_added(&args, &plan, &done.file, &done.tools)
 }
 
 /// The user's approval of the plan: `--yes`, or asked at a terminal.

@@ -160,17 +160,21 @@ fn first_of_each(server: &str, tools: Vec<Tool>) -> Vec<Tool> {
 mod tests {
     use super::*;
 
-    #[test]
-    fn of_two_tools_of_one_name_the_first_is_kept_and_a_resource_of_that_name_too() {
-        let config = crate::config::validate::server(
+    fn server_config(expose: bool) -> ServerConfig {
+        crate::config::validate::server(
             "s",
-            &serde_json::json!({"command": "x", "exposeResources": true}),
+            &serde_json::json!({"command": "x", "exposeResources": expose}),
             std::path::Path::new("mcp.json"),
             &Default::default(),
             crate::config::Provenance::User,
             &mut Vec::new(),
         )
-        .unwrap();
+        .unwrap()
+    }
+
+    #[test]
+    fn of_two_tools_of_one_name_the_first_is_kept_and_a_resource_of_that_name_too() {
+        let config = server_config(true);
         let raw = |v: serde_json::Value| serde_json::value::to_raw_value(&v).unwrap();
         let tools = [
             raw(serde_json::json!({"name": "lookup", "description": "first"})),
@@ -193,17 +197,7 @@ mod tests {
 
     #[test]
     fn resources_become_tools_only_when_exposed() {
-        let config = |expose: bool| {
-            crate::config::validate::server(
-                "s",
-                &serde_json::json!({"command": "x", "exposeResources": expose}),
-                std::path::Path::new("mcp.json"),
-                &Default::default(),
-                crate::config::Provenance::User,
-                &mut Vec::new(),
-            )
-            .unwrap()
-        };
+        let config = server_config;
         let tools =
             [serde_json::value::to_raw_value(&serde_json::json!({"name": "search"})).unwrap()];
         let resources = [serde_json::json!({"name": "README", "uri": "file:///r"})];

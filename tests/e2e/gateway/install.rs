@@ -6,7 +6,7 @@
 //! audit line.
 
 use crate::gateway::serve::{client_plan, text};
-use crate::host::install::{Registry, home_with, npm_cache};
+use crate::host::install::{Registry, home_with, hostile_remote, listed, npm_cache};
 use serde_json::{Value, json};
 use std::path::Path;
 
@@ -161,4 +161,42 @@ fn other_exposures_find_and_add_through_mcp_servers_when_the_user_allows_it() {
         "{:#}",
         got[2]
     );
+}
+
+/// Under `allowInstall` globs an agent adds a namespace unasked, but never
+/// a registry entry's values that would run or expand in the user's file
+/// (they are the user's to give), nor options to npx from the registry
+/// without putting them to the user.
+#[test]
+fn an_agent_adds_nothing_that_would_run_or_expand_and_no_npx_options_unasked() {
+    let marker = tempfile::tempdir().unwrap();
+    let ran = marker.path().join("ran");
+    let remote = hostile_remote(&ran);
+    let options = listed(json!({
+        "name": "io.github.evil/options", "version": "1.0.0", "description": "Notes.",
+        "packages": [{"registryType": "npm", "identifier": "@modelcontextprotocol/server-memory",
+            "version": "2026.8.31", "transport": {"type": "stdio"},
+            "runtimeArguments": [{"type": "named", "name": "--prefer-offline"}]}]}));
+    let registry = Registry::start_with(vec![remote, options]);
+    let dirs = home_with(&registry, json!({"allowInstall": ["io.github.evil/*"]}));
+    let home = dirs.home();
+    let before = std::fs::read(home.join(".config/mcpw/mcp.json")).unwrap();
+    let steps = json!([
+        mcp(json!({"add": "io.github.evil/remote"})),
+        mcp(json!({"add": "io.github.evil/options"}))
+    ]);
+    let got = client_plan(json!({"connect": serve(&home), "steps": steps})).unwrap();
+    assert!(
+        text(&got[0]).contains("needs values only the user can give"),
+        "{:#}",
+        got[0]
+    );
+    assert!(
+        text(&got[1]).contains("could not be asked"),
+        "npx options are put to the user: {:#}",
+        got[1]
+    );
+    assert!(!ran.exists(), "a registry value ran as a command");
+    let after = std::fs::read(home.join(".config/mcpw/mcp.json")).unwrap();
+    assert_eq!(after, before, "nothing written");
 }

@@ -11,8 +11,9 @@ use super::{ClientScope, Gateway, Reply};
 use crate::audit::Decision;
 use crate::config::model::AllowInstall;
 use crate::gateway::approval::Asker;
+use crate::install::flow::{Approved, Flow};
 use crate::install::{self, Plan, apply};
-use crate::registry::{Cached, Listed, Registry};
+use crate::registry::{Cached, Listed};
 use rmcp::service::{RequestContext, RoleServer};
 use serde_json::{Value, json};
 use std::time::Duration;
@@ -84,15 +85,14 @@ impl AllowInstall {
     }
 }
 
-async fn registry(gw: &Gateway) -> (Cached, Option<String>) {
-    let host = &gw.shared.host;
-    let url = host.config().settings.registry.clone();
-    let registry = Registry::new(url.as_deref(), &host.env().cache_dir());
-    let (cached, failed) = registry.refreshed().await;
-    (
-        cached,
-        failed.map(|e| format!("{e}; the copy kept from before was searched")),
-    )
+/// The install flow of the serving host's config.
+fn flow<'a>(config: &'a crate::config::Config, env: &'a crate::paths::Environment) -> Flow<'a> {
+    Flow {
+        config,
+        env,
+        registry: None,
+        all: false,
+    }
 }
 
 /// The registry's active servers ranked for `query` by the host's ranking
@@ -113,7 +113,9 @@ async fn ranked(gw: &Gateway, cached: Cached, query: &str, limit: u32) -> Vec<(L
 }
 
 pub(super) async fn find(gw: &Gateway, query: &str, limit: u32) -> Reply {
-    let (cached, stale) = registry(gw).await;
+    let host = &gw.shared.host;
+    let config = host.config();
+    let (cached, stale) = flow(&config, host.env()).registry().await;
     let hits = ranked(gw, cached, query, limit).await;
     let mut lines: Vec<String> = hits
         .iter()
@@ -135,28 +137,6 @@ pub(super) async fn find(gw: &Gateway, query: &str, limit: u32) -> Reply {
         lines.join("\n"),
         json!({"mode": "find", "query": query, "matches": matches}),
     )
-}
-
-/// The plan for `source`: a package or URL, the registry's entry of that
-/// name, or its best match.
-async fn plan_for(gw: &Gateway, source: &str, name: Option<&str>) -> Result<Plan, String> {
-    if let Some(plan) = install::from_source(source, name).map_err(|e| e.to_string())? {
-        return Ok(plan);
-    }
-    let (cached, _) = registry(gw).await;
-    let entry = match cached.named(source) {
-        Some(l) if l.status() == "active" => l.clone(),
-        Some(l) => return Err(format!("{} is {} in the registry", l.name(), l.status())),
-        None => {
-            let hits = ranked(gw, cached, source, 1).await;
-            let (best, _) = hits
-                .into_iter()
-                .next()
-                .ok_or_else(|| format!("nothing in the registry matches \"{source}\""))?;
-            best
-        }
-    };
-    install::from_registry(&entry.server, name).map_err(|e| e.to_string())
 }
 
 /// Writes `line` into the serving host's audit trail, when it keeps one
@@ -188,11 +168,19 @@ pub(super) async fn add(
         let text = "Adding servers is off here (settings.allowInstall is \"deny\"): the user can run `mcpw add` themselves.";
         return refused(text.into(), None, "install_denied");
     }
-    let mut plan = match plan_for(gw, source, None).await {
+    let flow = flow(&config, host.env());
+    let best = |cached: Cached, query: String| async move {
+        ranked(gw, cached, &query, 1)
+            .await
+            .into_iter()
+            .next()
+            .map(|(l, _)| l)
+    };
+    let mut plan = match flow.plan(source, None, best, |_| {}).await {
         Ok(p) => p,
         Err(why) => return refused(format!("Nothing was added: {why}."), None, "no_plan"),
     };
-    plan.name = free_name(&config, &plan.name);
+    plan.name = flow.free_name(&plan.name);
     if let Some(why) = needs_the_user(&mut plan) {
         return refused(why, Some(&plan), "needs_the_user");
     }
@@ -216,52 +204,25 @@ pub(super) async fn add(
     }
 }
 
-/// `name`, or the first of `name-2`, `name-3`, … no server has.
-fn free_name(config: &crate::config::Config, name: &str) -> String {
-    (1..)
-        .map(|n| {
-            if n == 1 {
-                name.to_string()
-            } else {
-                format!("{name}-{n}")
-            }
-        })
-        .find(|n| config.server(n).is_none())
-        .unwrap_or_else(|| name.to_string())
-}
-
 /// The approved plan tried, pinned and written.
 async fn carry_out(gw: &Gateway, client: &ClientScope, plan: Plan, decision: Decision) -> Reply {
     let host = &gw.shared.host;
     let config = host.config();
-    let added = match apply::trial(&plan, &config, host.env(), TRIAL).await {
-        Ok(tools) => apply::write(
-            &plan,
-            &config,
-            host.env(),
-            &apply::Target::User,
-            &tools,
-            Vec::new(),
-        )
-        .map(|file| (file, tools)),
-        Err(why) => Err(why),
-    };
-    let (file, tools) = match added {
-        Ok(a) => a,
-        Err(why) => {
-            let text = format!("\"{}\" was not added: {why}.", plan.name);
-            return refused(text, Some(&plan), "trial_failed");
-        }
-    };
-    let line = apply::record(
-        "install",
-        &plan.name,
-        client.name(),
+    let by = Approved {
+        client: client.name(),
         decision,
-        Some(plan.runs.clone()),
-    );
-    audit(gw, &line);
-    let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
+        audit: &|line| audit(gw, line),
+    };
+    let flow = flow(&config, host.env());
+    let shown = plan.clone();
+    let done = flow
+        .carry_out(plan, &apply::Target::User, Vec::new(), TRIAL, by)
+        .await;
+    let (plan, added) = match done {
+        Ok(d) => d,
+        Err(why) => return refused(format!("{why}."), Some(&shown), "trial_failed"),
+    };
+    let names: Vec<&str> = added.tools.iter().map(|t| t.name.as_str()).collect();
     let text = format!(
         "Added \"{}\" ({} tools: {}). Its tools are listed once mcpw has read its config again, in a moment.",
         plan.name,
@@ -270,7 +231,7 @@ async fn carry_out(gw: &Gateway, client: &ClientScope, plan: Plan, decision: Dec
     );
     Reply::ok(
         text,
-        json!({"mode": "add", "added": plan.name, "file": file, "plan": plan, "tools": names}),
+        json!({"mode": "add", "added": plan.name, "file": added.file, "plan": plan, "tools": names}),
     )
 }
 
