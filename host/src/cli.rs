@@ -250,6 +250,8 @@ async fn start(sources: &ConfigSources) -> Result<mcpw::host::Host> {
     let cfg = load_config(sources);
     let mut options = mcpw::host::HostOptions::for_env(&sources.env);
     options.maintenance = false;
+    // Each run is one client's next call: the limits count across runs.
+    options.rate_limit_file = Some(sources.env.state_dir().join("rate-limits.json"));
     mcpw::host::Host::start(cfg, sources.env.clone(), options)
         .await
         .context("cannot start")

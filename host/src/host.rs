@@ -51,6 +51,10 @@ pub struct HostOptions {
     pub metadata_cache: Option<PathBuf>,
     /// Run the health check / idle loop in the background.
     pub maintenance: bool,
+    /// Where rate limits are counted when no shared state holds them: a
+    /// file, for a command that makes one call and exits (`mcpw call`), so
+    /// that each run counts against the last; `None`: in this process.
+    pub rate_limit_file: Option<PathBuf>,
 }
 
 impl HostOptions {
@@ -61,6 +65,7 @@ impl HostOptions {
             compile_cache: CompileCache::new(Some(env.cache_dir().join("guests"))),
             metadata_cache: None,
             maintenance: true,
+            rate_limit_file: None,
         }
     }
 }
@@ -324,8 +329,10 @@ impl Host {
         let naming = naming_options(&config);
         let kept = crate::kept::Store::new(config.settings.results.store.into());
         let config = Arc::new(ArcSwap::from_pointee(config));
+        let buckets = crate::rate_limit::Buckets::new(shared.clone())
+            .counting_in(options.rate_limit_file.clone());
         let calls = Arc::new(call_path::CallPath::new(
-            &config, &manager, guards, &env, &shared,
+            &config, &manager, guards, &env, &shared, buckets,
         ));
         services.attach_calls(&calls);
         Ok(Host {

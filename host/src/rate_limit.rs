@@ -3,12 +3,16 @@
 //! call takes one token from each bucket it draws from; an empty bucket
 //! refuses it at once and says when to try again. In a team the buckets live
 //! in Redis, so that the replicas share them; while Redis is away each
-//! replica counts on its own.
+//! replica counts on its own. A command that makes one call and exits
+//! (`mcpw call`) counts in a small state file, so that a loop of them is
+//! limited as one client is.
 
 use crate::clock::Instant;
 use crate::config::rate::Rate;
 use crate::team_state::SharedState;
-use std::collections::HashMap;
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -16,6 +20,16 @@ use std::time::Duration;
 pub struct Buckets {
     local: Mutex<HashMap<String, Local>>,
     shared: Option<Arc<SharedState>>,
+    /// Where buckets are counted across processes without shared state.
+    file: Option<PathBuf>,
+}
+
+/// A bucket counted in the state file: its tokens at a time (ms since the
+/// epoch: every process's clock).
+#[derive(Clone, Copy, Serialize, Deserialize)]
+struct Level {
+    tokens: f64,
+    at: u64,
 }
 
 /// A bucket counted here.
@@ -48,7 +62,14 @@ impl Buckets {
         Buckets {
             local: Mutex::default(),
             shared,
+            file: None,
         }
+    }
+
+    /// The same buckets, counted in `file` when no shared state holds them.
+    pub fn counting_in(mut self, file: Option<PathBuf>) -> Buckets {
+        self.file = file;
+        self
     }
 
     /// Takes a call from the bucket `key` of `rate`; when it is empty, how
@@ -67,6 +88,15 @@ impl Buckets {
                 Err(e) => tracing::debug!("rate limit {key} counted here: {e}"),
             }
         }
+        if let Some(file) = self.file.clone() {
+            let owned = key.to_string();
+            let counted = tokio::task::spawn_blocking(move || take_in_file(&file, &owned, rate));
+            match counted.await {
+                Ok(Ok(outcome)) => return outcome,
+                Ok(Err(e)) => tracing::warn!("rate limit {key} counted in this process: {e}"),
+                Err(e) => tracing::warn!("rate limit {key} counted in this process: {e}"),
+            }
+        }
         self.take_here(key, rate)
     }
 
@@ -78,15 +108,51 @@ impl Buckets {
             at: now,
         });
         let elapsed = now.saturating_duration_since(b.at).as_secs_f64() * 1000.0;
-        b.tokens = (b.tokens + elapsed * rate.per_ms()).min(f64::from(rate.calls));
         b.at = now;
-        if b.tokens >= 1.0 {
-            b.tokens -= 1.0;
-            return Ok(());
-        }
-        let wait_ms = ((1.0 - b.tokens) / rate.per_ms()).ceil();
-        Err(Duration::from_millis(wait_ms as u64))
+        draw(&mut b.tokens, elapsed, rate)
     }
+}
+
+/// Fills `tokens` for `elapsed_ms`, up to the rate's calls, and takes one;
+/// when there is none, how long until there is.
+fn draw(tokens: &mut f64, elapsed_ms: f64, rate: Rate) -> Result<(), Duration> {
+    *tokens = (*tokens + elapsed_ms * rate.per_ms()).min(f64::from(rate.calls));
+    if *tokens >= 1.0 {
+        *tokens -= 1.0;
+        return Ok(());
+    }
+    let wait_ms = ((1.0 - *tokens) / rate.per_ms()).ceil();
+    Err(Duration::from_millis(wait_ms as u64))
+}
+
+/// [`draw`] on the bucket `key` kept in `file`, under its lock; buckets
+/// that would be full again are left out, so the file stays small.
+fn take_in_file(file: &Path, key: &str, rate: Rate) -> std::io::Result<Result<(), Duration>> {
+    let now = crate::clock::now_ms();
+    let read = |p: &Path| -> BTreeMap<String, Level> {
+        std::fs::read(p)
+            .ok()
+            .and_then(|b| serde_json::from_slice(&b).ok())
+            .unwrap_or_default()
+    };
+    crate::state_file::update(
+        file,
+        crate::state_file::Access::Default,
+        crate::file_lock::DEFAULT_WAIT,
+        read,
+        |levels| {
+            let full = Level {
+                tokens: f64::from(rate.calls),
+                at: now,
+            };
+            let level = levels.entry(key.to_string()).or_insert(full);
+            let elapsed = now.saturating_sub(level.at) as f64;
+            level.at = now;
+            let outcome = draw(&mut level.tokens, elapsed, rate);
+            levels.retain(|_, l| l.tokens < f64::from(rate.calls) || l.at == now);
+            outcome
+        },
+    )
 }
 
 #[cfg(test)]
@@ -120,5 +186,22 @@ mod tests {
             );
         }
         assert!(buckets.take("ci|*", rate).await.is_err());
+    }
+
+    /// Counted in a file, a bucket is one across processes: a fresh
+    /// `Buckets` (another `mcpw call`) finds it as the last one left it.
+    #[tokio::test]
+    async fn a_bucket_in_a_file_is_shared_by_each_process_that_counts_there() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("rate-limits.json");
+        let rate = Rate::parse("2/h").unwrap();
+        let process = || Buckets::new(None).counting_in(Some(file.clone()));
+        assert_eq!(process().take("cli|*", rate).await, Ok(()));
+        assert_eq!(process().take("cli|*", rate).await, Ok(()));
+        let wait = process().take("cli|*", rate).await.unwrap_err();
+        assert!(wait > Duration::from_secs(1700), "{wait:?}");
+        assert_eq!(process().take("other|*", rate).await, Ok(()));
+        // Counted in the process alone, each would start full.
+        assert_eq!(Buckets::new(None).take("cli|*", rate).await, Ok(()));
     }
 }

@@ -40,6 +40,7 @@ impl CallPath {
         guards: Arc<Loaded>,
         env: &crate::paths::Environment,
         shared: &Option<Arc<crate::team_state::SharedState>>,
+        buckets: crate::rate_limit::Buckets,
     ) -> CallPath {
         let current = config.load();
         let audit = current.settings.audit.clone().map(|c| {
@@ -68,7 +69,7 @@ impl CallPath {
             manager: manager.clone(),
             guards,
             audit,
-            buckets: crate::rate_limit::Buckets::new(shared.clone()),
+            buckets,
             metrics: Default::default(),
             recent: Default::default(),
             stats,

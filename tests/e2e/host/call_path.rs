@@ -159,3 +159,30 @@ async fn every_way_in_draws_from_the_rate_limits_a_guest_from_its_own() {
     assert_eq!(decisions("script"), ["denied"], "{lines:?}");
     assert_eq!(decisions("guest"), ["allowed", "denied"], "{lines:?}");
 }
+
+/// `mcpw call` run again and again is one client making calls: its rate
+/// limits count across runs, as they do in one `serve`.
+#[test]
+fn a_loop_of_mcpw_call_is_limited_as_one_client_is() {
+    let s = setup(json!({"rateLimit": "2/h"}));
+    let call = |message: &str| {
+        let out = mcpw_in(&s.dirs.home())
+            .args(["call", "s__echo", &json!({"message": message}).to_string()])
+            .output()
+            .unwrap();
+        let said = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        (out.status.success(), said)
+    };
+    assert!(call("one").0);
+    assert!(call("two").0);
+    let (ok, said) = call("three");
+    assert!(
+        !ok && said.contains("rate limit reached: settings.rateLimit"),
+        "{said}"
+    );
+    assert_eq!(calls_reaching(&s), 2, "the third never reached the server");
+}
