@@ -109,7 +109,13 @@ fn python_client(dirs: &ConfigDirs, mode: &str, target: &str) -> Value {
 fn python_client_with(dirs: &ConfigDirs, mode: &str, target: &str, plan: &Value) -> Value {
     let script = workspace().join("tests/servers/py_client.py");
     // With mcpw's own environment: over stdio the SDK starts mcpw with it.
-    let out = isolated_mcpw(servers().python_bin("python"), dirs.home())
+    // Under `timeout`, as every test client: a hang fails this test alone.
+    let out = isolated_mcpw("timeout", dirs.home())
+        .args([
+            "--kill-after=10",
+            &mcpw_test_support::CLIENT_LIMIT.as_secs().to_string(),
+        ])
+        .arg(servers().python_bin("python"))
         .arg(script)
         .args([mode, target, &plan.to_string()])
         .output()

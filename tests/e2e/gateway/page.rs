@@ -8,7 +8,6 @@ use super::serve::client;
 use crate::common::ConfigDirs;
 use crate::servers::{Serving, debian, servers};
 use serde_json::{Value, json};
-use std::process::Command;
 
 const ADMIN: &str = "page-admin-token-0123456789";
 const TEAM: &str = "page-team-token-9876543210";
@@ -136,7 +135,7 @@ fn the_page_shows_servers_calls_and_search_and_a_limited_token_sees_only_its_ser
         "url": serving.at("/"), "tokens": [ADMIN, TEAM], "search": "echo a message",
         "screenshot": shot.display().to_string(), "profile": profile.path().display().to_string(),
     });
-    let out = Command::new("node")
+    let out = mcpw_test_support::bounded("node")
         .args([
             "--experimental-websocket",
             &servers().page_check(),

@@ -8,7 +8,7 @@ use std::process::Command;
 
 fn run_scenarios(line: &PiLine) {
     let pi = pi();
-    let out = Command::new(&line.node)
+    let out = mcpw_test_support::bounded(&line.node)
         .arg(pi.tests.join("run.mjs"))
         .env("PI_DIR", &line.dir)
         .env("EXTENSION", &pi.package)

@@ -53,7 +53,7 @@ pub(crate) fn client(connect: Value, steps: Value) -> Result<Vec<Value>, String>
 
 /// Runs the TypeScript SDK client with a whole plan (see `client.mjs`).
 pub(crate) fn client_plan(plan: Value) -> Result<Vec<Value>, String> {
-    let out = Command::new("node")
+    let out = mcpw_test_support::bounded("node")
         .arg(servers().client())
         .arg(plan.to_string())
         .output()
@@ -537,7 +537,7 @@ fn http_rejects_foreign_origins() {
 }
 
 fn inspector(target: &[&str], s: &Setup, method: &[&str]) -> Value {
-    let mut cmd = Command::new("node");
+    let mut cmd = mcpw_test_support::bounded("node");
     cmd.arg(servers().inspector())
         .arg("--cli")
         .args(target)

@@ -447,7 +447,7 @@ _, status = os.waitpid(pid, 0)
 sys.stdout.buffer.write(shown)
 sys.exit(os.waitstatus_to_exitcode(status))
 "#;
-    let out = std::process::Command::new("python3")
+    let out = mcpw_test_support::bounded("python3")
         .args(["-c", script, secret, env!("CARGO_BIN_EXE_mcpw")])
         .args([
             "add",

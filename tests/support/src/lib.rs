@@ -65,6 +65,21 @@ pub fn isolated_mcpw(bin: impl AsRef<OsStr>, home: impl AsRef<Path>) -> Command 
     cmd
 }
 
+/// How long one run of a test client (the SDKs' clients, the Inspector,
+/// pi, a browser check) may take.
+pub const CLIENT_LIMIT: Duration = Duration::from_secs(300);
+
+/// `program` under coreutils' `timeout`: stopped after [`CLIENT_LIMIT`]
+/// (and killed 10 s later), so that a client that hangs fails its test
+/// with what it printed instead of stalling the whole suite.
+pub fn bounded(program: impl AsRef<OsStr>) -> Command {
+    let mut cmd = Command::new("timeout");
+    cmd.arg("--kill-after=10")
+        .arg(CLIENT_LIMIT.as_secs().to_string())
+        .arg(program);
+    cmd
+}
+
 /// Reads the HTTP/1.1 requests of one connection (keep-alive, bodies by
 /// `Content-Length`), handing each head (lowercased) and body to `each`, and
 /// answers each with `200 OK` and an empty body. For small receivers that

