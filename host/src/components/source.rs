@@ -197,4 +197,75 @@ mod tests {
             .unwrap_err();
         assert!(unpinned.contains("needs its `sha256`"), "{unpinned}");
     }
+
+    fn sha256(bytes: &[u8]) -> String {
+        Sha256::digest(bytes)
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect()
+    }
+
+    /// A registry on loopback answering `manifest` for any manifest and
+    /// `blob` for any blob: the fault of a registry (or of a path to it)
+    /// that a real one does not produce. Returns its address.
+    async fn registry(manifest: Vec<u8>, blob: Vec<u8>) -> String {
+        use axum::routing::get;
+        let oci = [(
+            axum::http::header::CONTENT_TYPE,
+            oci_client::manifest::OCI_IMAGE_MEDIA_TYPE,
+        )];
+        let app = axum::Router::new()
+            .route("/v2/", get(|| async { "{}" }))
+            .route(
+                "/v2/mcpw/probe/manifests/{reference}",
+                get(move || async move { (oci, manifest) }),
+            )
+            .route(
+                "/v2/mcpw/probe/blobs/{digest}",
+                get(move || async move { blob }),
+            );
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let at = listener.local_addr().unwrap().to_string();
+        tokio::spawn(async move { axum::serve(listener, app).await });
+        at
+    }
+
+    fn manifest_of(layer: &[u8]) -> Vec<u8> {
+        serde_json::json!({
+            "schemaVersion": 2, "mediaType": oci_client::manifest::OCI_IMAGE_MEDIA_TYPE,
+            "config": {"mediaType": "application/vnd.oci.empty.v1+json",
+                       "digest": format!("sha256:{}", sha256(b"{}")), "size": 2},
+            "layers": [{"mediaType": oci_client::manifest::WASM_LAYER_MEDIA_TYPE,
+                        "digest": format!("sha256:{}", sha256(layer)), "size": layer.len()}]})
+        .to_string()
+        .into_bytes()
+    }
+
+    /// Pinned by digest, a component runs only as pinned: a manifest other
+    /// than the pinned one is refused, and so is a layer other than the
+    /// manifest names; nothing is kept either time.
+    #[tokio::test]
+    async fn a_registry_answering_other_bytes_than_pinned_runs_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let component = b"\0asm component".to_vec();
+        let manifest = manifest_of(&component);
+        let pinned = sha256(&manifest);
+        let other_manifest = manifest_of(b"\0asm another");
+        let at = registry(other_manifest, component.clone()).await;
+        let source = format!("oci://{at}/mcpw/probe@sha256:{pinned}");
+        // Refused for its digest (by the OCI client or by mcpw), not for
+        // anything else that could fail.
+        let for_its_digest =
+            |why: &str| why.contains("Digest error") || why.contains("its sha256 is");
+        let why = load(&source, None, dir.path()).await.unwrap_err();
+        assert!(for_its_digest(&why) && why.contains(&pinned), "{why}");
+        let at = registry(manifest, b"\0asm swapped".to_vec()).await;
+        let source = format!("oci://{at}/mcpw/probe@sha256:{pinned}");
+        let why = load(&source, None, dir.path()).await.unwrap_err();
+        assert!(
+            for_its_digest(&why) && why.contains(&sha256(&component)),
+            "the layer is checked: {why}"
+        );
+        assert!(!dir.path().join("sources").exists(), "nothing was kept");
+    }
 }

@@ -334,18 +334,35 @@ fn reads_draw_from_the_rate_limits_and_are_audited() {
 
 /// Two guards in a chain both act, in order: the first's rewrite reaches
 /// the server, the second's denial stops a call the first let through, and
-/// each checks every result.
+/// each checks every result. A call both would deny is denied by the first
+/// listed, in either order.
 #[test]
 fn a_chain_of_two_guards_acts_in_order() {
     let s = setup(json!({"guards": [redactor(), hostile()]}));
     let path = s.data.join("notes.txt").display().to_string();
+    let both = json!({"tool": "s__echo", "args": {"message": "deny", "note": AWS}});
     let r = client_plan(json!({"connect": connect(&s, "proxy"), "steps": [
         call("mcp", json!({"tool": "fs__read_text_file", "args": {"path": path}})),
         call("mcp", json!({"tool": "s__echo", "args": {"message": "deny"}})),
         call("mcp", json!({"tool": "s__echo", "args": {"message": "rewrite"}})),
         call("mcp", json!({"tool": "s__echo", "args": {"message": "after-replace"}})),
+        call("mcp", both.clone()),
     ]}))
     .unwrap();
+    let first = text(&r[4]);
+    assert!(
+        first.contains("carry a credential") && !first.contains("hostile"),
+        "the first listed denies: {first}"
+    );
+    let reversed = setup(json!({"guards": [hostile(), redactor()]}));
+    let r2 = client_plan(json!({"connect": connect(&reversed, "proxy"),
+                                "steps": [call("mcp", both)]}))
+    .unwrap();
+    let first = text(&r2[0]);
+    assert!(
+        first.contains("the hostile guard says no") && !first.contains("credential"),
+        "the first listed denies: {first}"
+    );
     let read = text(&r[0]);
     assert!(
         !read.contains(AWS) && read.contains("[REDACTED:aws-access-key]"),

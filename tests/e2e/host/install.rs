@@ -313,13 +313,20 @@ fn add_installs_a_registry_server_for_a_running_serve_and_remove_restores_the_fi
                   {"op": "callTool", "name": "every__get-env", "arguments": {}}]}));
     let got = client.unwrap_or_else(|e| panic!("{e}"));
     assert!(got[1].to_string().contains(secret), "{:#}", got[1]);
+    let store = home.join(".config/mcpw/credentials/credentials.json");
+    let kept = std::fs::read_to_string(&store).unwrap();
+    assert!(
+        kept.contains("every/EVERYTHING_TOKEN") && kept.contains(secret),
+        "{kept}"
+    );
     let removed = mcpw(&home, &["remove", "every"], "");
     assert!(removed.status.success(), "{}", texts(&removed));
     assert_eq!(std::fs::read(&file).unwrap(), before, "byte for byte");
-    let vault = std::fs::read_dir(home.join(".config/mcpw"))
-        .unwrap()
-        .count();
-    assert!(vault >= 1);
+    let kept = std::fs::read_to_string(&store).unwrap();
+    assert!(
+        !kept.contains("every/EVERYTHING_TOKEN") && !kept.contains(secret),
+        "the secret is forgotten: {kept}"
+    );
 }
 
 /// What is refused writes nothing: an entry that cannot connect, a package
