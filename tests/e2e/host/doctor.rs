@@ -394,3 +394,73 @@ fn a_server_that_asks_for_a_login_is_reported_not_logged_in_to() {
     );
     assert_eq!(out.status.code(), Some(1));
 }
+
+/// Each service doctor says it checks is checked, and a fault in each is
+/// found: a Redis that does not answer, a model folder without its files, a
+/// collector that refuses, a guest that is not of its role, and a pinned
+/// tool whose definition moved from its pin.
+#[test]
+fn the_gateways_services_guests_and_pins_are_each_checked() {
+    let dirs = ConfigDirs::new();
+    let closed = crate::servers::free_port();
+    let misbehave = json!({"command": "node", "args": [servers().misbehave(), "ok"]});
+    dirs.user(
+        &json!({"mcpServers": {"m": misbehave},
+                "settings": {"pinTools": true,
+                             "sharedState": format!("redis://127.0.0.1:{closed}"),
+                             "search": {"model": dirs.root.path().join("no-model").display().to_string()},
+                             "plugins": {"ranking": crate::gateway::guards::redactor()}}})
+        .to_string(),
+    );
+    let otel = format!("http://127.0.0.1:{closed}");
+    let doctor = || {
+        let out = mcpw_in(&dirs.home())
+            .args(["doctor", "--json"])
+            .env("OTEL_EXPORTER_OTLP_ENDPOINT", &otel)
+            .current_dir(dirs.project())
+            .output()
+            .unwrap();
+        let report: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+            panic!("{e}: {}", String::from_utf8_lossy(&out.stderr));
+        });
+        (report, out)
+    };
+    let (report, out) = doctor();
+    expect(&report, "shared-state", None, "blocking", "start the Redis");
+    expect(
+        &report,
+        "embedding-model",
+        None,
+        "blocking",
+        "settings.search.model",
+    );
+    expect(
+        &report,
+        "trace-exporter",
+        None,
+        "blocking",
+        "start the collector",
+    );
+    expect(
+        &report,
+        "guest-contract",
+        None,
+        "blocking",
+        "mcpw plugin test",
+    );
+    expect(&report, "pins", Some("m"), "info", "");
+    assert_eq!(out.status.code(), Some(1), "{report:#}");
+    // The echo tool's pin no longer matches what the server lists.
+    let pins_file = dirs.home().join(".local/state/mcpw/pins.json");
+    let echo = json!({"digest": "another", "definition": {"name": "echo"}});
+    let pins = json!({"servers": {"user#m": {"server": "m", "keyedByKind": true,
+                                             "tools": {"tool:echo": echo}}}});
+    std::fs::create_dir_all(pins_file.parent().unwrap()).unwrap();
+    std::fs::write(&pins_file, pins.to_string()).unwrap();
+    let (report, _) = doctor();
+    let drift = expect(&report, "pins", Some("m"), "warning", "mcpw trust");
+    assert!(
+        drift["message"].as_str().unwrap().contains("echo"),
+        "{drift:#}"
+    );
+}
