@@ -380,6 +380,9 @@ pub struct PluginSettings {
     pub guests: BTreeMap<Role, PathBuf>,
     /// Capabilities granted per role.
     pub grants: BTreeMap<Role, Grants>,
+    /// The tools each role's guest may call with the `calls` capability
+    /// (globs over the agent-facing names); none where a role has no list.
+    pub calls: BTreeMap<Role, Vec<String>>,
     /// Sandbox limits.
     pub limits: Limits,
 }

@@ -21,13 +21,18 @@ pub(super) fn admit(
     diagnostics: &mut Vec<Diagnostic>,
 ) -> Option<Value> {
     let plugins = raw.as_object()?;
-    if plugins.contains_key("limits") {
-        diagnostics.push(Diagnostic::field(
-            Severity::Warning,
-            file,
-            "settings.plugins.limits".into(),
-            "ignored: a guest's sandbox limits are the user's to set".into(),
-        ));
+    for (key, why) in [
+        ("limits", "a guest's sandbox limits are the user's to set"),
+        ("calls", "which tools a guest may call is the user's to say"),
+    ] {
+        if plugins.contains_key(key) {
+            diagnostics.push(Diagnostic::field(
+                Severity::Warning,
+                file,
+                format!("settings.plugins.{key}"),
+                format!("ignored: {why}"),
+            ));
+        }
     }
     let mut kept = Map::new();
     let mut grants = Map::new();

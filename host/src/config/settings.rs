@@ -441,6 +441,18 @@ fn plugins_of(plugins: &Map<String, Value>) -> super::PluginSettings {
             .fold(Grants::none(), Grants::with);
         p.grants.insert(role, g);
     }
+    for (role, globs) in plugins
+        .get("calls")
+        .and_then(Value::as_object)
+        .into_iter()
+        .flatten()
+    {
+        if let Some(role) = Role::parse(role) {
+            let globs = globs.as_array().into_iter().flatten();
+            let globs = globs.filter_map(Value::as_str).map(str::to_string);
+            p.calls.insert(role, globs.collect());
+        }
+    }
     if let Some(limits) = plugins.get("limits").and_then(Value::as_object) {
         if let Some(m) = limits.get("memoryMiB").and_then(Value::as_u64) {
             p.limits.memory_bytes = (m as usize) << 20;

@@ -77,6 +77,29 @@ impl LiveServices {
         }
     }
 
+    /// Whether the guest of `role` may reach `name` (a tool's agent-facing
+    /// name, or `<server>:<uri>` for a resource no tool stands for): only
+    /// what the user lists in `settings.plugins.calls.<role>`, none else.
+    fn may_reach(&self, role: &str, name: &str) -> Result<(), ServiceError> {
+        let config = self.calls()?.config();
+        let role = crate::config::Role::ALL
+            .into_iter()
+            .find(|r| r.config_key() == role);
+        let globs = role.and_then(|r| config.settings.plugins.calls.get(&r));
+        let listed = globs.is_some_and(|globs| {
+            globs
+                .iter()
+                .any(|g| crate::config::approve::glob_matches(g, name))
+        });
+        if listed {
+            return Ok(());
+        }
+        let key = role.map_or("<role>", |r| r.config_key());
+        Err(ServiceError::Failed(format!(
+            "the guest may not reach {name}: settings.plugins.calls.{key} does not list it"
+        )))
+    }
+
     /// Runs the call of `entry` as `caller` (blocking).
     fn run(
         &self,
@@ -168,6 +191,7 @@ impl HostServices for LiveServices {
             }
         };
         let entry = self.entry(server, tool)?;
+        self.may_reach(caller, &entry.name)?;
         let ran = self.run(caller, &entry, Some(args))?;
         match ran {
             // A call that does not take tasks gets the result.
@@ -195,6 +219,8 @@ impl HostServices for LiveServices {
                 && e.tool.kind == ToolKind::Resource
                 && e.tool.resource_uri.as_deref() == Some(uri)
         });
+        let reached = as_tool.map_or_else(|| format!("{server}:{uri}"), |e| e.name.clone());
+        self.may_reach(caller, &reached)?;
         if let Some(entry) = as_tool.cloned() {
             return match self.run(caller, &entry, None)? {
                 Ok(RawResult::Resource(r)) => {

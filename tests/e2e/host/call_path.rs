@@ -25,7 +25,8 @@ fn setup(settings: Value) -> Setup {
     let methods = dirs.root.path().join("methods");
     let mut all = json!({
         "audit": {"path": trail.display().to_string()},
-        "plugins": {"ranking": adversarial_path(), "grants": {"ranking": ["catalog", "calls"]}}
+        "plugins": {"ranking": adversarial_path(), "grants": {"ranking": ["catalog", "calls"]},
+                    "calls": {"ranking": ["s__echo"]}}
     });
     all.as_object_mut()
         .unwrap()
@@ -185,4 +186,21 @@ fn a_loop_of_mcpw_call_is_limited_as_one_client_is() {
         "{said}"
     );
     assert_eq!(calls_reaching(&s), 2, "the third never reached the server");
+}
+
+/// A guest granted `calls` reaches only the tools the user lists for its
+/// role: none without a list, those its globs match with one.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_guest_calls_only_the_tools_the_user_lists_for_its_role() {
+    for (listed, reaching) in [(json!([]), 0), (json!(["s__e*"]), 1)] {
+        let s = setup(json!({}));
+        let list = listed.clone();
+        s.dirs
+            .edit_user(|c| c["settings"]["plugins"]["calls"] = json!({"ranking": list}));
+        let host = host_with_config(&s.dirs, |_| {}).await;
+        host.connect("s").await.unwrap();
+        guest_calls(&host).await;
+        host.shutdown().await;
+        assert_eq!(calls_reaching(&s), reaching, "{listed}");
+    }
 }

@@ -61,7 +61,7 @@ async fn guests_imports_act_on_live_connections() {
     d.user(
         &json!({
             "mcpServers": {"a": misbehave("ok", &pf, json!({})), "b": misbehave("ok", &pf, json!({}))},
-            "settings": {"plugins": {"ranking": adversarial_path(), "grants": {"ranking": ["catalog", "lifecycle", "calls"]}}}
+            "settings": {"plugins": {"ranking": adversarial_path(), "grants": {"ranking": ["catalog", "lifecycle", "calls"]}, "calls": {"ranking": ["*"]}}}
         })
         .to_string(),
     );
@@ -293,12 +293,16 @@ async fn a_guests_deadline_does_not_count_its_wait_for_a_server() {
             "settings": {"plugins": {
                 "ranking": adversarial_path(),
                 "grants": {"ranking": ["calls"]},
+                "calls": {"ranking": ["slow__*"]},
                 "limits": {"deadlineMs": 300}
             }}
         })
         .to_string(),
     );
     let host = host_with_config(&d, |_| {}).await;
+    // A guest calls what the catalog holds: the server is listed first.
+    host.connect("slow").await.unwrap();
+    host.entries().await.unwrap();
     // The guest waits 900 ms for `hang`, three times its 300 ms deadline: the
     // server's timeout comes back to it as an error value, not a trap.
     let err = host

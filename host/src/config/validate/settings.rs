@@ -111,6 +111,7 @@ fn plugins(value: &Value, file: &Path, diags: &mut Vec<Diagnostic>) -> Option<Va
     for (key, v) in obj {
         let kept = match key.as_str() {
             "grants" => grants(v, &mut err),
+            "calls" => callable(v, &mut err),
             "limits" => limits(v, &mut err),
             "guard" => {
                 err(
@@ -123,7 +124,7 @@ fn plugins(value: &Value, file: &Path, diags: &mut Vec<Diagnostic>) -> Option<Va
             other => {
                 err(
                     &format!(".{other}"),
-                    "unknown key: use naming, directTools, ranking, grants or limits".into(),
+                    "unknown key: use naming, directTools, ranking, grants, calls or limits".into(),
                 );
                 None
             }
@@ -173,6 +174,48 @@ fn grants(v: &Value, err: &mut impl FnMut(&str, String)) -> Option<Value> {
             }
         }
         good.insert(role.clone(), Value::Array(valid));
+    }
+    Some(Value::Object(good))
+}
+
+/// `plugins.calls`: the tools each role's guest may call (globs over the
+/// agent-facing names); a bad entry is dropped, the others stay.
+fn callable(v: &Value, err: &mut impl FnMut(&str, String)) -> Option<Value> {
+    let Some(roles) = v.as_object() else {
+        err(
+            ".calls",
+            format!("expected an object of roles, found {}", kind(v)),
+        );
+        return None;
+    };
+    let mut good = Map::new();
+    for (role, globs) in roles {
+        let field = format!(".calls.{role}");
+        if Role::parse(role).is_none() {
+            err(
+                &field,
+                "unknown role: use naming, directTools or ranking".into(),
+            );
+            continue;
+        }
+        let Some(list) = globs.as_array() else {
+            err(
+                &field,
+                format!("expected a list of tool name globs, found {}", kind(globs)),
+            );
+            continue;
+        };
+        let (valid, bad): (Vec<&Value>, Vec<&Value>) = list.iter().partition(|g| g.is_string());
+        if !bad.is_empty() {
+            err(
+                &field,
+                "each entry is a glob over tool names, as text".into(),
+            );
+        }
+        good.insert(
+            role.clone(),
+            Value::Array(valid.into_iter().cloned().collect()),
+        );
     }
     Some(Value::Object(good))
 }
