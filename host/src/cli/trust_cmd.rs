@@ -98,6 +98,8 @@ struct Pending {
     pins: pins::Pins,
     /// (server, key, its pins)
     servers: Vec<(String, String, ServerPins)>,
+    /// The agent-facing name of each changed tool, by (server, item key).
+    names: std::collections::HashMap<(String, String), String>,
 }
 
 impl Pending {
@@ -106,7 +108,7 @@ impl Pending {
         let shared = mcpw::team_state::SharedState::for_config(cfg, &sources.env)?;
         let pins = pins::Pins::of(cfg).sharing(shared);
         let all = pins.read();
-        let servers = cfg
+        let servers: Vec<_> = cfg
             .servers
             .iter()
             .filter_map(|s| {
@@ -115,7 +117,12 @@ impl Pending {
                 Some((s.name.clone(), key, p.clone()))
             })
             .collect();
-        Ok(Pending { pins, servers })
+        let names = agent_names(cfg, sources, &servers);
+        Ok(Pending {
+            pins,
+            servers,
+            names,
+        })
     }
 
     fn has(&self, name: &str) -> bool {
@@ -159,7 +166,11 @@ impl Pending {
         );
         for (server, _, p) in &self.servers {
             for (tool, now) in &p.pending {
-                text.push_str(&format!("\n  {server}/{}:", pins::shown_key(tool)));
+                let own = format!("{server}/{}", pins::shown_key(tool));
+                match self.names.get(&(server.clone(), tool.clone())) {
+                    Some(name) => text.push_str(&format!("\n  {name} ({own}):")),
+                    None => text.push_str(&format!("\n  {own}:")),
+                }
                 for line in pins::diff(p.tools.get(tool), now) {
                     text.push_str(&format!("\n    {line}"));
                 }
@@ -168,6 +179,48 @@ impl Pending {
         text.push_str("\nApprove with `mcpw trust NAME` (or `--all`).");
         Some(text)
     }
+}
+
+/// The names the agent would see the changed tools of `servers` under, as
+/// the naming guest gives them; none when no tool waits or the guests
+/// cannot be loaded (the server's own names are shown then).
+fn agent_names(
+    cfg: &mcpw::config::Config,
+    sources: &ConfigSources,
+    servers: &[(String, String, ServerPins)],
+) -> std::collections::HashMap<(String, String), String> {
+    let mut keys = Vec::new();
+    let mut tools = Vec::new();
+    for (server, _, p) in servers {
+        for (key, pinned) in &p.pending {
+            let name = pinned.definition["name"].as_str().unwrap_or_default();
+            let mut tool = mcpw::catalog::Tool::new(server, name, "");
+            if let Some(uri) = key.strip_prefix("resource:") {
+                tool.kind = mcpw::catalog::ToolKind::Resource;
+                tool.resource_uri = Some(uri.to_string());
+            }
+            keys.push((server.clone(), key.clone()));
+            tools.push(tool);
+        }
+    }
+    if tools.is_empty() {
+        return Default::default();
+    }
+    let naming = mcpw::plugin::NamingOptions {
+        prefix: cfg.settings.tool_prefix,
+        reserved: Vec::new(),
+    };
+    let services = super::catalog_cmd::services(&tools);
+    let entries = super::load_policy(cfg, sources, services, &[])
+        .ok()
+        .and_then(|policy| policy.entries(&tools, &naming).ok())
+        .unwrap_or_default();
+    let by_tool = |e: &mcpw::catalog::Entry| (e.tool.server.clone(), pins::item_key(&e.tool));
+    entries
+        .iter()
+        .filter(|e| keys.contains(&by_tool(e)))
+        .map(|e| (by_tool(e), mcpw::visible::escaped(&e.name)))
+        .collect()
 }
 
 /// Changes the approvals' file under its lock.

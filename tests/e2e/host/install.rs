@@ -536,7 +536,12 @@ fn an_added_servers_tools_are_pinned_as_first_listed() {
     assert!(listed.contains("memory__create_entities"), "{listed}");
     assert!(!listed.contains("memory__read_graph"), "withheld: {listed}");
     let trust = mcpw(&home, &["trust"], "");
-    assert!(texts(&trust).contains("read_graph"), "{}", texts(&trust));
+    // Named as the agent would see it, and by the server's own name.
+    assert!(
+        texts(&trust).contains("memory__read_graph (memory/read_graph):"),
+        "{}",
+        texts(&trust)
+    );
     let removed = mcpw(&home, &["remove", "memory"], "");
     assert!(removed.status.success(), "{}", texts(&removed));
     let pins = std::fs::read_to_string(&pins_file).unwrap();

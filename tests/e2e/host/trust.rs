@@ -362,7 +362,8 @@ fn a_tool_new_under_an_approved_server_waits_for_approval() {
     );
     let shown = r2[5]["stdout"].as_str().unwrap();
     assert!(
-        shown.contains("p/exfiltrate:") && shown.contains("new tool: Added at runtime: exfiltrate"),
+        shown.contains("p__exfiltrate (p/exfiltrate):")
+            && shown.contains("new tool: Added at runtime: exfiltrate"),
         "{shown}"
     );
     let approving = r2[6]["stdout"].as_str().unwrap();
