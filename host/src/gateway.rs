@@ -27,6 +27,7 @@ mod resources;
 mod results;
 mod scope;
 mod session_events;
+mod task_book;
 mod tasks;
 mod tool_call;
 mod tool_search;
@@ -74,6 +75,8 @@ pub struct ServeState {
     held: Arc<held::HeldCalls>,
     /// Views of MCP Apps shown on the page, once a page is served.
     views: std::sync::OnceLock<Arc<app_host::Views>>,
+    /// The tasks given to clients, and whose each is.
+    tasks: task_book::TaskBook,
 }
 
 /// The calls of clients of the stateless revision that wait for answers:
@@ -98,6 +101,7 @@ impl ServeState {
         let auto_budget = host.config().settings.auto_exposure_budget;
         Arc::new(ServeState {
             held: held_calls(&host),
+            tasks: task_book::TaskBook::new(host.shared_state().cloned()),
             replicas: replicas::Replicas::for_host(&host),
             host,
             exposure,

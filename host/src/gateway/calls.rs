@@ -43,6 +43,10 @@ impl Gateway {
         };
         progress_sent(forwarding).await;
         let raw = match ran {
+            Ran::Done(Ok(RawResult::Task(t))) => {
+                self.gave_task(&client, &entry, &t).await;
+                Ok(RawResult::Task(t))
+            }
             Ran::Done(raw) => raw,
             Ran::Refused(why) | Ran::Suspended(why) => {
                 return result(&[Content::text(why)], None, true).map(Into::into);

@@ -7,6 +7,7 @@
 //! `ToolSearch`, gets the result: mcpw waits the task out. A task of a server
 //! the client does not see is an unknown task.
 
+use super::task_book::Given;
 use super::{ClientScope, Gateway, internal};
 use crate::lifecycle::LifecycleError;
 use crate::upstream::{ConnectError, Connection};
@@ -44,6 +45,10 @@ impl Gateway {
             .split_once('/')
             .filter(|(server, _)| client.allows(server))
             .ok_or_else(unknown)?;
+        // A task is the client's it was given to: another's is unknown.
+        if self.shared.tasks.of(id, client.name()).await.is_none() {
+            return Err(unknown());
+        }
         let manager = self.shared.host.manager();
         let timeout = manager.call_timeout(server);
         let task = task.to_string();
@@ -74,8 +79,56 @@ impl Gateway {
                 c.get_task(&task, timeout).await
             })
             .await?;
+        if result.task.status().is_terminal() {
+            self.task_ended(client, &id, &result).await;
+        }
         result.task.task.task_id = id;
         Ok(result)
+    }
+
+    /// Records that the call of `entry` by `client` was answered with the
+    /// server's task `task`: only that client reaches it.
+    pub(super) async fn gave_task(
+        &self,
+        client: &ClientScope,
+        entry: &crate::host::EntryRef,
+        task: &CreateTaskResult,
+    ) {
+        let id = client_id(&entry.tool.server, &task.task.task_id);
+        let given = Given {
+            client: client.name().to_string(),
+            server: entry.tool.server.clone(),
+            tool: entry.tool.name.clone(),
+        };
+        self.shared.tasks.give(&id, given).await;
+    }
+
+    /// A task's end, written once into the audit trail: its call's line said
+    /// it became a task; this one says how it ended.
+    async fn task_ended(&self, client: &ClientScope, id: &str, result: &GetTaskResult) {
+        let Some(given) = self.shared.tasks.of(id, client.name()).await else {
+            return;
+        };
+        if !self.shared.tasks.ended(id).await {
+            return;
+        }
+        let Some(log) = self.shared.host.audit() else {
+            return;
+        };
+        let status = serde_json::to_value(result.task.status()).unwrap_or_default();
+        let mut line = crate::install::apply::record(
+            "task",
+            &given.server,
+            &given.client,
+            crate::audit::Decision::Allowed,
+            Some(format!(
+                "task {id} ended: {}",
+                status.as_str().unwrap_or("?")
+            )),
+        );
+        line.tool = given.tool;
+        line.result_bytes = serde_json::to_vec(&result.task).map_or(0, |b| b.len());
+        log.write(&line);
     }
 
     /// `tasks/update`.

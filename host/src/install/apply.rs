@@ -158,8 +158,8 @@ pub fn approve_project_entry(sources: &ConfigSources, name: &str) -> Result<(), 
         .map_err(|e| format!("{}: {e}", trust.file.display()))
 }
 
-/// The audit line of an install (`via` "install") or a removal ("remove")
-/// of `server` by `client`.
+/// An audit line that is not a call's: an install (`via` "install"), a
+/// removal ("remove"), a task's end ("task"), of `server` by `client`.
 pub fn record(
     via: &'static str,
     server: &str,

@@ -153,6 +153,11 @@ struct Setup {
 }
 
 async fn setup(call_timeout_ms: u64) -> Setup {
+    setup_with(call_timeout_ms, json!({})).await
+}
+
+/// [`setup`] with more of the user's config (`serve`, `settings`).
+async fn setup_with(call_timeout_ms: u64, more: Value) -> Setup {
     let (tx, cancelled) = mpsc::unbounded_channel();
     let server = TaskServer {
         tasks: TaskManager::new(),
@@ -160,9 +165,12 @@ async fn setup(call_timeout_ms: u64) -> Setup {
     };
     let url = rmcp_upstream(server).await;
     let dirs = ConfigDirs::new();
-    dirs.user(
-        &json!({"mcpServers": {"up": {"url": url, "callTimeoutMs": call_timeout_ms}}}).to_string(),
-    );
+    let mut config = json!({"mcpServers": {"up": {"url": url, "callTimeoutMs": call_timeout_ms}}});
+    config
+        .as_object_mut()
+        .unwrap()
+        .extend(more.as_object().unwrap().clone());
+    dirs.user(&config.to_string());
     let serving = Serving::start(&dirs.home(), &["--exposure", "direct"]);
     Setup {
         _dirs: dirs,
@@ -204,11 +212,25 @@ impl ClientHandler for Client {
 }
 
 async fn client(url: &str, tasks: bool) -> (RunningService<RoleClient, Client>, Client) {
+    client_with(url, tasks, None).await
+}
+
+/// [`client`] with a client token.
+async fn client_with(
+    url: &str,
+    tasks: bool,
+    token: Option<&str>,
+) -> (RunningService<RoleClient, Client>, Client) {
     let handler = Client {
         tasks,
         asked: Default::default(),
     };
-    let transport = StreamableHttpClientTransport::from_uri(url.to_string());
+    let mut config =
+        rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig::with_uri(url);
+    if let Some(token) = token {
+        config = config.auth_header(token);
+    }
+    let transport = StreamableHttpClientTransport::from_config(config);
     (handler.clone().serve(transport).await.unwrap(), handler)
 }
 
@@ -367,4 +389,60 @@ async fn a_client_without_tasks_gets_results_its_questions_and_a_cancel_on_timeo
         .await
         .expect("the server saw the cancel");
     assert!(seen.is_some());
+}
+
+/// A task is the client's it was given to: another client that sees the
+/// same server is told it is unknown, and can neither poll, answer nor
+/// cancel it. Polls write no audit line; the task's end writes one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_is_reached_only_by_the_client_it_was_given_to() {
+    let audit = tempfile::tempdir().unwrap();
+    let trail = audit.path().join("audit.jsonl");
+    let more = json!({
+        "serve": {"tokens": [{"name": "alice", "token": "alice-token-0001"},
+                             {"name": "bob", "token": "bob-token-0002"}]},
+        "settings": {"audit": {"path": trail.display().to_string()}}});
+    let mut s = setup_with(30_000, more).await;
+    let (alice, _) = client_with(&s.serving.url(), true, Some("alice-token-0001")).await;
+    let (bob, _) = client_with(&s.serving.url(), true, Some("bob-token-0002")).await;
+    let id = match alice
+        .call_tool_once(call("up__forever", json!({})))
+        .await
+        .unwrap()
+    {
+        CallToolResponse::Task(t) => t.task.task_id,
+        other => panic!("not a task: {other:?}"),
+    };
+    let unknown = |r: String| assert!(r.contains("unknown task"), "{r}");
+    unknown(format!("{:?}", bob.get_task(GetTaskParams::new(&id)).await));
+    unknown(format!(
+        "{:?}",
+        bob.cancel_task(CancelTaskParams::new(&id)).await
+    ));
+    let answer = UpdateTaskParams::new(&id, Default::default());
+    unknown(format!("{:?}", bob.update_task(answer).await));
+    assert!(
+        alice.get_task(GetTaskParams::new(&id)).await.is_ok(),
+        "alice's own"
+    );
+    alice.cancel_task(CancelTaskParams::new(&id)).await.unwrap();
+    let seen = tokio::time::timeout(Duration::from_secs(10), s.cancelled.recv()).await;
+    assert!(seen.is_ok(), "the server saw alice's cancel");
+    wait_for_task(&alice, &id, |p| matches!(p, TaskPayload::Cancelled)).await;
+    alice.get_task(GetTaskParams::new(&id)).await.ok();
+    let lines: Vec<Value> = std::fs::read_to_string(&trail)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let ended: Vec<&Value> = lines.iter().filter(|l| l["via"] == "task").collect();
+    assert_eq!(ended.len(), 1, "one line for the task's end: {lines:#?}");
+    assert_eq!(ended[0]["client"], "alice");
+    assert_eq!(ended[0]["tool"], "forever");
+    assert!(
+        ended[0]["reason"].as_str().unwrap().contains("cancelled"),
+        "{lines:#?}"
+    );
+    let calls = lines.iter().filter(|l| l["via"] == "call").count();
+    assert_eq!(calls, 1, "polls write no line: {lines:#?}");
 }
