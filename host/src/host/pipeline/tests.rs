@@ -409,6 +409,8 @@ async fn a_guest_counts_in_its_own_bucket_and_is_never_asked() {
 enum Defined {
     User,
     Project(&'static str),
+    /// The user's own Cursor file, pulled in only by a project's `imports`.
+    ImportedByProject,
 }
 
 /// The policy of `tool` of server `p` (annotated `hints`), with the user's
@@ -417,8 +419,11 @@ fn policy_of(user_approve: &str, own: &str, at: Defined, hints: Value) -> Policy
     let root = tempfile::tempdir().unwrap();
     let (home, project) = (root.path().join("home"), root.path().join("project"));
     let p = serde_json::json!({"p": {"command": "x", "approve": own}});
-    let mut user = serde_json::json!({"settings": {"approve": user_approve, "projectServers": "trust"},
-                                      "imports": ["vscode", "pi"]});
+    let mut user =
+        serde_json::json!({"settings": {"approve": user_approve, "projectServers": "trust"}});
+    if !matches!(at, Defined::ImportedByProject) {
+        user["imports"] = serde_json::json!(["vscode", "pi"]);
+    }
     let write = |path: std::path::PathBuf, v: &Value| {
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         std::fs::write(path, v.to_string()).unwrap();
@@ -434,6 +439,14 @@ fn policy_of(user_approve: &str, own: &str, at: Defined, hints: Value) -> Policy
             };
             write(project.join(file), &serde_json::json!({ key: p }));
         }
+        Defined::ImportedByProject => {
+            write(
+                home.join(".cursor/mcp.json"),
+                &serde_json::json!({"mcpServers": p}),
+            );
+            let asks = serde_json::json!({"imports": ["cursor"]});
+            write(project.join(".mcpw/mcp.json"), &asks);
+        }
     }
     write(home.join(".config/mcpw/mcp.json"), &user);
     let env = crate::paths::Environment::from_pairs([("HOME", home.display().to_string())]);
@@ -447,7 +460,7 @@ fn policy_of(user_approve: &str, own: &str, at: Defined, hints: Value) -> Policy
     assert!(config.server("p").is_some(), "{:?}", config.diagnostics);
     // What a project brings is pinned, whatever settings.pinTools says.
     let pinned = crate::pins::key(&config, "p").is_some();
-    assert_eq!(pinned, matches!(at, Defined::Project(_)));
+    assert_eq!(pinned, !matches!(at, Defined::User));
     let mut tool = Tool::new("p", "t", "");
     tool.annotations = Some(hints);
     let entry = Entry {
@@ -489,6 +502,9 @@ fn a_project_server_of_any_client_is_pinned_and_its_approve_only_tightens() {
         );
         assert_eq!(tighter.mode, ApproveMode::Writes, "{file}");
     }
+    // The user's own client file, pulled in only because a project asked.
+    let imported = policy_of("all", "none", Defined::ImportedByProject, writes.clone());
+    assert_eq!(imported.mode, ApproveMode::All);
 }
 
 #[tokio::test(start_paused = true)]
