@@ -2,7 +2,7 @@
 //! not: when, which session and client token, which tool, the decision and
 //! why, how long it took, how big its arguments and result were, and its
 //! error. Arguments themselves are left out unless `audit.arguments` says
-//! otherwise. Lines go to stderr or to a file that rotates by size; each
+//! otherwise, and are then those the guards let through. Lines go to stderr or to a file that rotates by size; each
 //! replica of a team writes a file of its own.
 
 use serde::Serialize;
@@ -149,14 +149,17 @@ pub struct Record {
     pub reason: Option<String>,
     /// From asking to the answer, in milliseconds.
     pub duration_ms: u64,
-    /// The arguments' size, as JSON.
+    /// The size, as JSON, of the arguments the guards let through (with no
+    /// guard, as asked; `{}` for a call the guards did not let through).
     pub arguments_bytes: usize,
     /// The result's size, as JSON (0 for a call that did not run).
     pub result_bytes: usize,
     /// The call's error, or the tool's.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
-    /// The arguments, with `audit.arguments`.
+    /// The arguments the guards let through, with `audit.arguments`: a
+    /// guard's rewrite, never what it took out; none for a call the guards
+    /// did not let through.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub arguments: Option<Map<String, Value>>,
 }

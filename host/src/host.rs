@@ -106,7 +106,7 @@ pub enum HostError {
     /// (why, as the agent reads it).
     #[error("{0}")]
     Refused(String),
-    /// The call ran, and a guard withheld its result (why).
+    /// The call (or read) ran, and a guard withheld its result (why).
     #[error("the result was withheld: {0}")]
     Withheld(String),
     /// No prompt has that name.

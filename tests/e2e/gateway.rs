@@ -9,6 +9,7 @@ pub mod code;
 mod conformance;
 mod eras;
 mod exposure;
+mod guarded_results;
 pub mod guards;
 mod install;
 mod oauth;

@@ -1,7 +1,8 @@
 //! Real MCP servers for the tests, installed on first use into
 //! `target/test-servers` from the pinned `tests/servers/package.json` (npm) and
 //! `requirements.txt` (PyPI); plus `misbehave.mjs`, a server of ours that
-//! misbehaves on demand.
+//! misbehaves on demand, and `notes.mjs`, one of ours whose resource is a
+//! file the test writes.
 
 use crate::common::workspace;
 use mcpw_test_support::isolated_mcpw;
@@ -99,6 +100,7 @@ pub fn servers() -> &'static Servers {
         // Copied every run, so edits to them apply without a reinstall.
         for script in [
             "misbehave.mjs",
+            "notes.mjs",
             "client.mjs",
             "app-board.mjs",
             "conformance-upstream.mjs",
@@ -153,6 +155,11 @@ impl Servers {
 
     pub fn misbehave(&self) -> String {
         self.npm.join("misbehave.mjs").display().to_string()
+    }
+
+    /// `notes.mjs`: one resource, `notes://deploy`, the text of `$NOTES_FILE`.
+    pub fn notes(&self) -> String {
+        self.npm.join("notes.mjs").display().to_string()
     }
 
     pub fn python_bin(&self, name: &str) -> String {

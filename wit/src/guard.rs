@@ -1,6 +1,7 @@
 //! The guard role, of contract 0.1.1: a check on every call a client asks
-//! for, before it runs and on its result after. Implement [`Guard`] and
-//! export it with [`guard!`](crate::guard!).
+//! for, before it runs, and on every result after (a tool's, a resource's,
+//! a prompt's, a task's, each seen as a `CallToolResult`; `guard.wit` says
+//! how). Implement [`Guard`] and export it with [`guard!`](crate::guard!).
 //!
 //! A guard sees what calls carry, so its world imports nothing of the host
 //! but `log`. The host chains guards in the order the config lists them, and
@@ -14,8 +15,10 @@ pub use crate::worlds::guarder::exports::mcpw::plugin::guard::{
 pub trait Guard {
     /// Decides on `call` before it runs.
     fn before(call: Call) -> Result<Verdict, GuardError>;
-    /// Decides on the result of `call`: `outcome` is JSON text of the MCP
-    /// `CallToolResult` the server sent.
+    /// Decides on the result of `call`, or of a read (whose `tool` is
+    /// `resources/read` or `prompts/get`): `outcome` is JSON text of the
+    /// MCP `CallToolResult` the server sent, or of the reading or prompt
+    /// seen as one.
     fn after(call: Call, outcome: String) -> Result<ResultVerdict, GuardError>;
 }
 

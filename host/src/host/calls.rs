@@ -10,18 +10,22 @@ use crate::lifecycle::LifecycleError;
 use crate::present::{self, Content};
 use crate::telemetry::{self, Attribute, Span};
 use crate::upstream::Called;
-use rmcp::model::{CallToolResult, CreateTaskResult, ReadResourceResult};
+use rmcp::model::{CallToolResult, CreateTaskResult, GetPromptResult, ReadResourceResult};
 use serde_json::{Map, Value};
 
 pub use crate::upstream::CallOptions;
 
-/// What the server answered, decoded once and not converted.
+/// What the server answered, decoded once and not converted: the one type
+/// every result has on its way to the caller, which the guards see after
+/// the call (see [`crate::host::pipeline`]).
 #[derive(Clone, Debug)]
 pub enum RawResult {
     /// A tool's `tools/call` result.
     Tool(CallToolResult),
-    /// A resource tool's `resources/read` result.
+    /// A `resources/read` result: a resource tool's, or a read's.
     Resource(ReadResourceResult),
+    /// A `prompts/get` result.
+    Prompt(GetPromptResult),
     /// A task that will produce the tool's result (only for a call with
     /// [`CallOptions::accept_task`]).
     Task(CreateTaskResult),
@@ -305,6 +309,15 @@ pub fn present_result(entry: &Entry, raw: RawResult) -> CallOutcome {
                 .map(Vec::as_slice)
                 .unwrap_or_default();
             outcome(present::map_resource_contents(contents), None, false, raw)
+        }
+        RawResult::Prompt(p) => {
+            let raw = serde_json::to_value(&p).unwrap_or(Value::Null);
+            let blocks: Vec<Value> = p
+                .messages
+                .iter()
+                .filter_map(|m| serde_json::to_value(&m.content).ok())
+                .collect();
+            outcome(present::map_content(&blocks), None, false, raw)
         }
         RawResult::Tool(r) => {
             let raw = serde_json::to_value(&r).unwrap_or(Value::Null);

@@ -12,7 +12,7 @@ impl Host {
     }
 
     /// Gets an upstream prompt by its exposed name, as a local caller (the
-    /// read audited and rate limited); returns the MCP
+    /// read rate limited, guarded and audited); returns the MCP
     /// `GetPromptResult` as JSON.
     pub async fn get_prompt(
         &self,
@@ -25,7 +25,7 @@ impl Host {
     }
 
     /// [`Host::get_prompt`] for `caller`, along the path reads take
-    /// (scope, rate limits, the audit line); what the server asks meanwhile
+    /// (scope, rate limits, the guards on the prompt, the audit line); what the server asks meanwhile
     /// goes to the session `options` names.
     pub async fn get_prompt_as(
         &self,
@@ -40,23 +40,34 @@ impl Host {
             .ok_or_else(|| HostError::PromptNotFound(name.to_string()))?;
         let timeout = self.manager.call_timeout(&entry.server);
         let original = entry.original.clone();
+        // The guards see what the prompt was got with.
+        let asked = arguments.clone().filter(|_| self.calls.guarded());
         // What the server asks while answering goes to `options`' session.
         let get = self.manager.with_connection(&entry.server, |c| async move {
             c.get_prompt(&original, arguments, timeout, &options).await
         });
         let get = async {
             let result = upstream_span("prompts/get", &entry.server, &entry.original, get).await?;
-            Ok::<_, HostError>(serde_json::to_value(result).unwrap_or(Value::Null))
+            Ok::<_, HostError>(super::RawResult::Prompt(result))
         };
-        let what = Read::Prompt(&entry.original);
-        Box::pin(super::pipeline::read(
+        let what = Read::Prompt {
+            name: &entry.original,
+            asked: name,
+            arguments: asked.as_ref(),
+        };
+        let got = Box::pin(super::pipeline::read(
             &*self.calls,
             caller,
             &entry.server,
             what,
             get,
         ))
-        .await
+        .await?;
+        Ok(match got {
+            super::RawResult::Prompt(got) => serde_json::to_value(got).unwrap_or(Value::Null),
+            // A prompt is a prompt, whatever the guards did.
+            _ => Value::Null,
+        })
     }
 
     /// Completes an argument of a prompt (`ref/prompt`, by its exposed name)

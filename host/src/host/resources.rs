@@ -309,8 +309,8 @@ impl Host {
     }
 
     /// Reads a resource; the answer's URIs are the ones the client knows.
-    /// The read is audited and counted in the rate limits, as a local
-    /// caller's (see [`crate::host::pipeline`]).
+    /// The read is counted in the rate limits, guarded and audited, as a
+    /// local caller's (see [`crate::host::pipeline`]).
     pub async fn read_resource(&self, uri: &str) -> Result<Value, HostError> {
         let route = self.route_resource(uri).await?;
         let caller = Caller::local(std::sync::Arc::new(Unattended));
@@ -319,38 +319,33 @@ impl Host {
     }
 
     /// Reads the resource `route` leads to for `caller`, along the path
-    /// reads take (scope, rate limits, the audit line).
+    /// reads take (scope, rate limits, the guards on the reading, the audit
+    /// line).
     pub async fn read_routed_as(
         &self,
         caller: &Caller,
         route: &Route,
         options: crate::upstream::CallOptions,
     ) -> Result<Value, HostError> {
-        let what = Read::Resource(&route.uri);
+        let asked = route.exposed(&route.uri);
+        let what = Read::Resource {
+            uri: &route.uri,
+            asked: &asked,
+        };
         let read = self.read_routed(route, options);
-        Box::pin(super::pipeline::read(
+        let read = Box::pin(super::pipeline::read(
             &*self.calls,
             caller,
             &route.server,
             what,
             read,
         ))
-        .await
-    }
-
-    /// Reads the resource `route` leads to.
-    async fn read_routed(
-        &self,
-        route: &Route,
-        options: crate::upstream::CallOptions,
-    ) -> Result<Value, HostError> {
-        let timeout = self.manager.call_timeout(&route.server);
-        let read = self.manager.with_connection(&route.server, |c| {
-            let uri = route.uri.clone();
-            async move { c.read_resource(&uri, timeout, &options).await }
-        });
-        let read = super::upstream_span("resources/read", &route.server, &route.uri, read).await?;
-        let mut read = serde_json::to_value(read).unwrap_or(Value::Null);
+        .await?;
+        let mut read = match read {
+            super::RawResult::Resource(read) => serde_json::to_value(read).unwrap_or(Value::Null),
+            // A read is a read, whatever the guards did.
+            _ => Value::Null,
+        };
         if let Some(contents) = read.get_mut("contents").and_then(Value::as_array_mut) {
             for c in contents {
                 if let Some(u) = c.get("uri").and_then(Value::as_str) {
@@ -359,6 +354,21 @@ impl Host {
             }
         }
         Ok(read)
+    }
+
+    /// Reads the resource `route` leads to, as its server answered.
+    async fn read_routed(
+        &self,
+        route: &Route,
+        options: crate::upstream::CallOptions,
+    ) -> Result<super::RawResult, HostError> {
+        let timeout = self.manager.call_timeout(&route.server);
+        let read = self.manager.with_connection(&route.server, |c| {
+            let uri = route.uri.clone();
+            async move { c.read_resource(&uri, timeout, &options).await }
+        });
+        let read = super::upstream_span("resources/read", &route.server, &route.uri, read).await?;
+        Ok(super::RawResult::Resource(read))
     }
 
     /// Starts (`subscribe`) or ends watching a resource for one more or one

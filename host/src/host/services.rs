@@ -210,7 +210,7 @@ impl HostServices for LiveServices {
 
     /// A guest's read: a resource tool's reading along the call path, or,
     /// for a URI no tool stands for, a read along the path reads take (the
-    /// rate limits and the audit line; guards see calls only).
+    /// rate limits, the guards on the reading, the audit line).
     fn read_resource(&self, caller: &str, server: &str, uri: &str) -> Result<String, ServiceError> {
         let m = self.manager()?;
         let snapshot = self.catalog.latest();
@@ -241,9 +241,10 @@ impl HostServices for LiveServices {
                 c.read_resource(&owned, timeout, &Default::default()).await
             })
             .await
+            .map(RawResult::Resource)
             .map_err(crate::host::HostError::from)
         };
-        let what = crate::host::pipeline::Read::Resource(uri);
+        let what = crate::host::pipeline::Read::Resource { uri, asked: uri };
         let result = self
             .runtime
             .block_on(crate::host::pipeline::read(
@@ -253,7 +254,14 @@ impl HostServices for LiveServices {
                 crate::host::HostError::Lifecycle(e) => service_error(e),
                 e => ServiceError::Failed(e.to_string()),
             })?;
-        Ok(serde_json::to_string(&result.contents).unwrap_or_else(|_| "[]".into()))
+        match result {
+            RawResult::Resource(r) => {
+                Ok(serde_json::to_string(&r.contents).unwrap_or_else(|_| "[]".into()))
+            }
+            _ => Err(ServiceError::Failed(
+                "the server did not answer with contents".into(),
+            )),
+        }
     }
 
     fn embed_model(&self) -> Option<EmbedModel> {

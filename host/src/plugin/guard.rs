@@ -1,7 +1,9 @@
 //! The guard role: guests that check every call a client asks for, before
-//! it runs (allow, deny, ask the user, or other arguments) and on its result
-//! after (keep, a redacted copy, or withhold). They are chained in the order
-//! `settings.guards` lists them, each under the sandbox's limits.
+//! it runs (allow, deny, ask the user, or other arguments), and every result
+//! after, a read's and a prompt's too, each as a `CallToolResult` (keep, a
+//! redacted copy, or withhold; see [`crate::host::pipeline`]). They are
+//! chained in the order `settings.guards` lists them, each under the
+//! sandbox's limits.
 //!
 //! A guard that cannot decide (a trap, a limit, its own error, an answer
 //! that breaks the contract) fails closed: the call is refused, and the

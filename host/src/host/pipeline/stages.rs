@@ -37,7 +37,8 @@ pub(crate) trait Stages: Sync {
         arguments: Option<Map<String, Value>>,
         options: CallOptions,
     ) -> impl Future<Output = Result<RawResult, HostError>> + Send;
-    /// The guards' verdict on a tool's result (JSON text).
+    /// The guards' verdict on a result, as a tool's (JSON text of a
+    /// `CallToolResult`).
     fn guard_after(&self, call: GuardedCall, result: String) -> impl Future<Output = After> + Send;
     /// Whether an observer needs the sizes of results (the audit trail,
     /// the statistics): measuring one serializes it.
@@ -64,6 +65,9 @@ pub(crate) struct Observed {
     pub resource: Option<String>,
     /// The prompt got (the server's own name), for a read of one.
     pub prompt: Option<String>,
+    /// The arguments the guards let through (a guard's rewrite), or, with
+    /// no guard, as asked; none for a call the guards did not let through,
+    /// and for a read. Kept only for an observer that measures.
     pub arguments: Option<Map<String, Value>>,
     pub decision: Decision,
     pub reason: Option<String>,
@@ -98,6 +102,7 @@ impl CallSeen {
             _ if !measure => (0, 0),
             Ok(RawResult::Tool(r)) => (json_size(r), json_size(&r.content) as u64),
             Ok(RawResult::Resource(r)) => (json_size(r), json_size(&r.contents) as u64),
+            Ok(RawResult::Prompt(p)) => (json_size(p), json_size(&p.messages) as u64),
             Ok(RawResult::Task(t)) => (json_size(t), 0),
             Ok(RawResult::Rpc(_)) | Err(_) => (0, 0),
         };
@@ -124,26 +129,26 @@ fn json_size<T: serde::Serialize>(value: &T) -> usize {
 }
 
 impl Observed {
-    /// A call of `entry` with `arguments` (kept only for an observer that
-    /// needs them), before it is decided.
-    pub(crate) fn new(
-        caller: &Caller,
-        entry: &Entry,
-        arguments: Option<&Map<String, Value>>,
-    ) -> Self {
+    /// A call of `entry`, before it is decided.
+    pub(crate) fn new(caller: &Caller, entry: &Entry) -> Self {
         Observed {
             tool: entry.tool.name.clone(),
             name: entry.name.clone(),
-            arguments: arguments.cloned(),
             ..Observed::of(caller, &entry.tool.server)
         }
+    }
+
+    /// The call goes on with `arguments`: what the guards let through, the
+    /// only arguments an observer is told of (kept when one measures).
+    pub(crate) fn let_through(&mut self, arguments: Option<&Map<String, Value>>, kept: bool) {
+        self.arguments = arguments.filter(|_| kept).cloned();
     }
 
     /// A read of `server`, before it is decided.
     pub(crate) fn read(caller: &Caller, server: &str, what: super::Read<'_>) -> Self {
         let (resource, prompt) = match what {
-            super::Read::Resource(uri) => (Some(uri.to_string()), None),
-            super::Read::Prompt(name) => (None, Some(name.to_string())),
+            super::Read::Resource { uri, .. } => (Some(uri.to_string()), None),
+            super::Read::Prompt { name, .. } => (None, Some(name.to_string())),
         };
         Observed {
             resource,
@@ -214,7 +219,7 @@ impl Observed {
             arguments_bytes: self.arguments.as_ref().map_or(2, json_size),
             result_bytes: self.call.as_ref().map_or(0, |c| c.result_bytes),
             error: self.error.clone(),
-            arguments: arguments.then(|| self.arguments.clone().unwrap_or_default()),
+            arguments: arguments.then(|| self.arguments.clone()).flatten(),
         }
     }
 }

@@ -11,6 +11,8 @@ use rmcp::model::CallToolResult;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+mod results;
+
 /// Stages that record each step they run, with verdicts set per test.
 struct Fake {
     steps: Mutex<Vec<String>>,
@@ -19,6 +21,10 @@ struct Fake {
     after: After,
     policy: Policy,
     observed: Mutex<Vec<Observed>>,
+    /// What the guards were shown after: the call and the result.
+    shown: Mutex<Vec<(GuardedCall, String)>>,
+    /// What the server answers (an empty tool result when none is set).
+    answer: Option<RawResult>,
 }
 
 impl Fake {
@@ -34,6 +40,8 @@ impl Fake {
                 without_client: false,
             },
             observed: Mutex::default(),
+            shown: Mutex::default(),
+            answer: None,
         }
     }
 
@@ -102,11 +110,13 @@ impl Stages for Fake {
         let text = Value::Object(arguments.unwrap_or_default()).to_string();
         self.step(&format!("call {text}"));
         tokio::time::sleep(Duration::from_millis(250)).await;
-        Ok(RawResult::Tool(CallToolResult::success(vec![])))
+        let empty = || RawResult::Tool(CallToolResult::success(vec![]));
+        Ok(self.answer.clone().unwrap_or_else(empty))
     }
 
-    async fn guard_after(&self, _: GuardedCall, _: String) -> After {
+    async fn guard_after(&self, call: GuardedCall, result: String) -> After {
         self.step("after");
+        self.shown.lock().unwrap().push((call, result));
         self.after.clone()
     }
 
