@@ -25,6 +25,8 @@ pub struct Given {
     pub server: String,
     /// The server's own name of the tool called.
     pub tool: String,
+    /// The tool's name as the client called it.
+    pub name: String,
 }
 
 /// Every task handed out, by the id its client knows.
@@ -116,6 +118,7 @@ mod tests {
             client: client.into(),
             server: "s".into(),
             tool: "t".into(),
+            name: "s__t".into(),
         }
     }
 

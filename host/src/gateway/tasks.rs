@@ -9,12 +9,45 @@
 
 use super::task_book::Given;
 use super::{ClientScope, Gateway, internal};
+use crate::host::pipeline::Ran;
 use crate::lifecycle::LifecycleError;
 use crate::upstream::{ConnectError, Connection};
 use rmcp::ErrorData as McpError;
-use rmcp::model::{CreateTaskResult, GetTaskResult, UpdateTaskParams};
+use rmcp::model::{CreateTaskResult, GetTaskResult, TaskPayload, UpdateTaskParams};
 use std::future::Future;
 use std::sync::Arc;
+
+impl Gateway {
+    /// A task's result passed through the guards after, as its call's would
+    /// have been: what they replace it with, or an error where they
+    /// withhold it, is what the client gets.
+    async fn task_result(
+        &self,
+        client: &ClientScope,
+        given: &Given,
+        told: &mut serde_json::Map<String, serde_json::Value>,
+    ) {
+        let host = &self.shared.host;
+        let (Ok(entry), Ok(result)) = (
+            host.resolve(&given.name).await,
+            serde_json::from_value::<rmcp::model::CallToolResult>(told.clone().into()),
+        ) else {
+            return;
+        };
+        let caller = self.reader(client);
+        let guarded = match host.task_result(&caller, &entry, result).await {
+            Ran::Done(Ok(crate::host::RawResult::Tool(r))) => r,
+            Ran::Withheld(why) | Ran::Refused(why) | Ran::Suspended(why) => {
+                let text = rmcp::model::ContentBlock::text(format!("Error: {why}"));
+                rmcp::model::CallToolResult::error(vec![text])
+            }
+            Ran::Done(_) => return,
+        };
+        if let Ok(serde_json::Value::Object(guarded)) = serde_json::to_value(guarded) {
+            *told = guarded;
+        }
+    }
+}
 
 /// The id a client sees for `server`'s task `id`.
 pub fn client_id(server: &str, id: &str) -> String {
@@ -80,7 +113,7 @@ impl Gateway {
             })
             .await?;
         if result.task.status().is_terminal() {
-            self.task_ended(client, &id, &result).await;
+            self.task_ended(client, &id, &mut result).await;
         }
         result.task.task.task_id = id;
         Ok(result)
@@ -99,18 +132,23 @@ impl Gateway {
             client: client.name().to_string(),
             server: entry.tool.server.clone(),
             tool: entry.tool.name.clone(),
+            name: entry.name.clone(),
         };
         self.shared.tasks.give(&id, given).await;
     }
 
-    /// A task's end, written once into the audit trail: its call's line said
-    /// it became a task; this one says how it ended.
-    async fn task_ended(&self, client: &ClientScope, id: &str, result: &GetTaskResult) {
+    /// A task's end, recorded once: a result passes the guards after (they
+    /// may have been set since the task was given) and is observed as a
+    /// call's; a failure or a cancel is written into the audit trail.
+    async fn task_ended(&self, client: &ClientScope, id: &str, result: &mut GetTaskResult) {
         let Some(given) = self.shared.tasks.of(id, client.name()).await else {
             return;
         };
         if !self.shared.tasks.ended(id).await {
             return;
+        }
+        if let TaskPayload::Completed { result: told } = &mut result.task.payload {
+            return self.task_result(client, &given, told).await;
         }
         let Some(log) = self.shared.host.audit() else {
             return;

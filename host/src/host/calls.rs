@@ -90,6 +90,14 @@ impl Host {
         }
     }
 
+    /// The result of a call of `entry` that ran as a task, as `tasks/get`
+    /// brings it: the guards see it after, as any call's, and it is
+    /// observed once (the audit line, the metrics).
+    pub async fn task_result(&self, caller: &Caller, entry: &Entry, result: CallToolResult) -> Ran {
+        let started = tokio::time::Instant::now();
+        crate::host::pipeline::task_result(&*self.calls, caller, entry, None, result, started).await
+    }
+
     /// Runs the call of a resolved entry for `caller` along the one call
     /// path (see [`crate::host::pipeline`]).
     pub async fn run_call(

@@ -104,13 +104,6 @@ pub(crate) async fn run(
 /// observed once (the audit line, the metrics). `arguments`: those the call
 /// ran with (as the guards let them through); `started`: when it was asked
 /// for. A poll of the task before it is not observed.
-#[cfg_attr(
-    not(test),
-    expect(
-        dead_code,
-        reason = "for tasks/get once mcpw keeps a task's call; until then, with guards, a task is waited out and its result guarded as the call's"
-    )
-)]
 pub(crate) async fn task_result(
     stages: &impl Stages,
     caller: &Caller,
