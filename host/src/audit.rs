@@ -114,8 +114,6 @@ pub enum Decision {
     Asked,
     /// It did not run.
     Denied,
-    /// It waits for the user's answer, which comes with the call asked again.
-    Pending,
 }
 
 /// One audit line.

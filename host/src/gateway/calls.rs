@@ -48,7 +48,7 @@ impl Gateway {
                 Ok(RawResult::Task(t))
             }
             Ran::Done(raw) => raw,
-            Ran::Refused(why) | Ran::Suspended(why) => {
+            Ran::Refused(why) => {
                 return result(&[Content::text(why)], None, true).map(Into::into);
             }
             Ran::Withheld(why) => {

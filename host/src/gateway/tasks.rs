@@ -37,7 +37,7 @@ impl Gateway {
         let caller = self.reader(client);
         let guarded = match host.task_result(&caller, &entry, result).await {
             Ran::Done(Ok(crate::host::RawResult::Tool(r))) => r,
-            Ran::Withheld(why) | Ran::Refused(why) | Ran::Suspended(why) => {
+            Ran::Withheld(why) | Ran::Refused(why) => {
                 let text = rmcp::model::ContentBlock::text(format!("Error: {why}"));
                 rmcp::model::CallToolResult::error(vec![text])
             }

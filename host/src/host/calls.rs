@@ -85,7 +85,7 @@ impl Host {
         let entry = self.resolve(name).await?;
         match self.run_call(caller, &entry, arguments, options).await {
             Ran::Done(raw) => Ok(present_result(&entry, raw?)),
-            Ran::Refused(why) | Ran::Suspended(why) => Err(HostError::Refused(why)),
+            Ran::Refused(why) => Err(HostError::Refused(why)),
             Ran::Withheld(why) => Err(HostError::Withheld(why)),
         }
     }

@@ -56,9 +56,6 @@ pub enum Ran {
     Refused(String),
     /// It ran, and a guard withheld its result: why.
     Withheld(String),
-    /// The caller's approver answers later: the call did not run yet, and
-    /// runs when asked again with the answer.
-    Suspended(String),
 }
 
 /// Runs the call of `entry` with `arguments` for `caller` along the whole
@@ -78,11 +75,6 @@ pub(crate) async fn run(
             seen.decided(Decision::Denied, Some(why.trim_start_matches("Error: ")));
             stages.observe(seen.ended(started, None, None));
             return Ran::Refused(why);
-        }
-        Err(Stopped::Later(state)) => {
-            seen.decided(Decision::Pending, Some("the user is asked; the call waits"));
-            stages.observe(seen.ended(started, None, None));
-            return Ran::Suspended(state);
         }
     };
     if admitted.asked {
@@ -237,7 +229,6 @@ struct Admitted {
 /// Why a call stops before it runs.
 enum Stopped {
     Refused(String),
-    Later(String),
 }
 
 /// Steps 1 to 4; `seen` is told the arguments the guards let through (with
@@ -398,7 +389,6 @@ impl From<approval::NotApproved> for Stopped {
     fn from(n: approval::NotApproved) -> Stopped {
         match n {
             approval::NotApproved::Refused(why) => Stopped::Refused(why),
-            approval::NotApproved::Later(state) => Stopped::Later(state),
         }
     }
 }

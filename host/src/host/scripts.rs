@@ -144,9 +144,7 @@ pub(crate) async fn script_call(
     match host.run_call(caller, entry, Some(args), options).await {
         Ran::Done(Ok(raw)) => Ok(for_script_result(entry, raw, shelf)),
         Ran::Done(Err(e)) => Err(service_error(e)),
-        Ran::Refused(why) | Ran::Suspended(why) | Ran::Withheld(why) => {
-            Err(ServiceError::Failed(why))
-        }
+        Ran::Refused(why) | Ran::Withheld(why) => Err(ServiceError::Failed(why)),
     }
 }
 

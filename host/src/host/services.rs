@@ -116,7 +116,7 @@ impl LiveServices {
         Ok(match ran {
             Ran::Done(Ok(raw)) => Ok(raw),
             Ran::Done(Err(e)) => Err(ServiceError::Unavailable(e.to_string())),
-            Ran::Refused(why) | Ran::Suspended(why) => Err(ServiceError::Failed(why)),
+            Ran::Refused(why) => Err(ServiceError::Failed(why)),
             Ran::Withheld(why) => Err(ServiceError::Failed(format!(
                 "the result was withheld: {why}"
             ))),

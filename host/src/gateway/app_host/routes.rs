@@ -213,7 +213,7 @@ async fn run(
             json!({"content": content, "structuredContent": out.structured_content, "isError": out.is_error})
         }
         Ran::Done(Err(e)) => failed(format!("Error: {e}")),
-        Ran::Refused(why) | Ran::Suspended(why) => failed(why),
+        Ran::Refused(why) => failed(why),
         Ran::Withheld(why) => failed(format!("Error: {why}")),
     }
 }

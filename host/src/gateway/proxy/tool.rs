@@ -50,7 +50,7 @@ pub(super) async fn call_tool(
             Ok(crate::host::present_result(&entry, raw))
         }
         Ran::Done(Err(e)) => Err(e),
-        Ran::Refused(why) | Ran::Suspended(why) => {
+        Ran::Refused(why) => {
             let details = json!({"mode": "call", "error": "not_approved", "tool": entry.name});
             return result(&[Content::text(why)], Some(details), true);
         }

@@ -56,7 +56,6 @@ impl Policy {
 /// Why a call that needs approval does not run now.
 pub(super) enum NotApproved {
     Refused(String),
-    Later(String),
 }
 
 /// Whether the call of `entry` may run: `true` when the user was asked now
@@ -132,7 +131,6 @@ pub(super) async fn approve(
         Ok(Answer::Deny) => Err(NotApproved::Refused(format!(
             "Error: the user denied this call of {name}; it did not run."
         ))),
-        Ok(Answer::Later(state)) => Err(NotApproved::Later(state)),
         Err(e) => Err(NotApproved::Refused(format!(
             "Error: calling {name} needs the user's approval, and asking failed ({e}); it did not run."
         ))),

@@ -148,9 +148,6 @@ pub enum Answer {
     Server,
     /// Do not run it.
     Deny,
-    /// The answer comes later (with this state to resume by): the call
-    /// does not run now.
-    Later(String),
 }
 
 /// An approver where nobody can be asked: the call runs unasked only where

@@ -355,19 +355,6 @@ async fn an_allowance_lasts_the_session_and_only_where_there_is_one() {
 }
 
 #[tokio::test(start_paused = true)]
-async fn an_answer_that_comes_later_suspends_the_call() {
-    let stages = Fake::new().approving(ApproveMode::All, false);
-    let person = Person::answering(Answer::Later("state-1".into()));
-    let ran = call(&stages, &caller(person), &entry("s", "t")).await;
-    let Ran::Suspended(state) = ran else {
-        panic!("{ran:?}")
-    };
-    assert_eq!(state, "state-1");
-    assert_eq!(stages.steps(), ["rate alice", "observe"]);
-    assert_eq!(stages.last().decision, Decision::Pending);
-}
-
-#[tokio::test(start_paused = true)]
 async fn a_withheld_result_is_observed_with_why() {
     let stages = Fake::new().guarded(
         Before::Run {
