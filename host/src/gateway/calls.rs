@@ -224,42 +224,86 @@ impl Gateway {
 }
 
 /// The task that forwards a call's progress, when the client asked for it.
-type Forwarding = Option<tokio::task::JoinHandle<()>>;
+type Forwarding = Option<Forwarder>;
 
-/// Waits until the progress of a finished call has been sent on: the call
-/// dropped its end of the channel, so the forwarder ends once it is empty.
+/// Forwards a call's progress to the client until told the call is done.
+pub(super) struct Forwarder {
+    /// Says the call is done: what it reported by then is all there is.
+    done: tokio::sync::oneshot::Sender<()>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+/// Waits until the progress of a finished call has been sent on. Every
+/// transport hands progress to its call as it reads it, before the answer
+/// behind it, so what the call reported is in the forwarder's channel once
+/// the call is done: the forwarder sends that on and ends. (Not the channel
+/// closing: a clone of its sender may outlive the call.)
 pub(super) async fn progress_sent(forwarding: Forwarding) {
-    if let Some(f) = forwarding {
-        let _ = tokio::time::timeout(std::time::Duration::from_secs(1), f).await;
+    if let Some(Forwarder { done, task }) = forwarding {
+        let _ = done.send(());
+        let _ = task.await;
     }
 }
 
 /// Forwards the upstream call's progress to the client, when the client asked
 /// for progress (a `progressToken` in `_meta`).
-fn progress_forwarding(
-    context: &RequestContext<RoleServer>,
-) -> Option<(
-    tokio::sync::mpsc::UnboundedSender<crate::upstream::ProgressUpdate>,
-    tokio::task::JoinHandle<()>,
-)> {
+fn progress_forwarding(context: &RequestContext<RoleServer>) -> Option<(Progress, Forwarder)> {
     let token = context.meta.get_progress_token()?;
-    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<crate::upstream::ProgressUpdate>();
     let peer = context.peer.clone();
-    let forwarder = tokio::spawn(async move {
-        while let Some(u) = rx.recv().await {
-            let mut p = json!({"progressToken": token.0, "progress": u.progress});
-            if let Some(t) = u.total {
-                p["total"] = json!(t);
-            }
-            if let Some(m) = u.message {
-                p["message"] = json!(m);
-            }
+    Some(forwarder(move |u| {
+        let mut p = json!({"progressToken": token.0, "progress": u.progress});
+        if let Some(t) = u.total {
+            p["total"] = json!(t);
+        }
+        if let Some(m) = u.message {
+            p["message"] = json!(m);
+        }
+        let peer = peer.clone();
+        async move {
             if let Ok(param) = serde_json::from_value(p) {
                 let _ = peer.notify_progress(param).await;
             }
         }
+    }))
+}
+
+/// Where a call's progress goes.
+type Progress = tokio::sync::mpsc::UnboundedSender<crate::upstream::ProgressUpdate>;
+
+/// A channel for a call's progress, and the task that passes what comes to
+/// `send`, in order. Dropping the [`Forwarder`] instead of passing it to
+/// [`progress_sent`] leaves it forwarding until the call lets go of the
+/// channel.
+fn forwarder<F, Sent>(send: F) -> (Progress, Forwarder)
+where
+    F: Fn(crate::upstream::ProgressUpdate) -> Sent + Send + 'static,
+    Sent: std::future::Future<Output = ()> + Send,
+{
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let (done, mut finished) = tokio::sync::oneshot::channel::<()>();
+    let task = tokio::spawn(async move {
+        let mut waiting = true;
+        loop {
+            let next = tokio::select! {
+                biased;
+                u = rx.recv() => u,
+                told = &mut finished, if waiting => match told {
+                    Ok(()) => break,
+                    Err(_) => {
+                        waiting = false;
+                        continue;
+                    }
+                },
+            };
+            let Some(u) = next else { return };
+            send(u).await;
+        }
+        // The call is done: send what it reported, no more.
+        while let Ok(u) = rx.try_recv() {
+            send(u).await;
+        }
     });
-    Some((tx, forwarder))
+    (tx, Forwarder { done, task })
 }
 
 /// `result` of `entry`'s server with the URIs it names as the client reads
@@ -278,4 +322,40 @@ fn uris_exposed(
     };
     crate::apps::expose_result(&mut value, |uri| resources.exposed(server, uri));
     serde_json::from_value(value).unwrap_or(result)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::upstream::ProgressUpdate;
+    use std::sync::{Arc, Mutex};
+    use std::time::Duration;
+
+    /// However slowly the client takes progress, and though the call's
+    /// channel outlives the call, the answer waits for what was reported
+    /// before it, and no longer.
+    #[tokio::test(start_paused = true)]
+    async fn the_answer_waits_for_the_progress_reported_before_it() {
+        let sent = Arc::new(Mutex::new(Vec::new()));
+        let to = sent.clone();
+        let (progress, forwarding) = forwarder(move |u: ProgressUpdate| {
+            let to = to.clone();
+            async move {
+                // A slow client.
+                tokio::time::sleep(Duration::from_secs(5)).await;
+                to.lock().unwrap().push(u.progress);
+            }
+        });
+        for p in [1.0, 2.0, 3.0] {
+            let update = ProgressUpdate {
+                progress: p,
+                total: None,
+                message: None,
+            };
+            progress.send(update).unwrap();
+        }
+        progress_sent(Some(forwarding)).await;
+        assert_eq!(*sent.lock().unwrap(), [1.0, 2.0, 3.0]);
+        drop(progress);
+    }
 }

@@ -4,7 +4,7 @@
 
 use super::handler::{ProgressUpdate, token_key};
 use super::origin::{self, Origin};
-use super::{ConnectError, Connection};
+use super::{ConnectError, Connection, progress};
 use rmcp::RoleClient;
 use rmcp::model::{
     CallToolRequestParams, CallToolResult, ClientRequest, CreateTaskResult, Request, RequestId,
@@ -111,7 +111,7 @@ impl Connection {
         &self,
         mut params: CallToolRequestParams,
         options: &CallOptions,
-    ) -> Result<(ServerResult, Option<ProgressRoute<'_>>), ConnectError> {
+    ) -> Result<(ServerResult, Option<progress::Route>), ConnectError> {
         self.stamp(&mut params.meta);
         let request = ClientRequest::CallToolRequest(Request::new(params));
         self.send_once(request, options).await
@@ -123,24 +123,26 @@ impl Connection {
         &self,
         request: ClientRequest,
         options: &CallOptions,
-    ) -> Result<(ServerResult, Option<ProgressRoute<'_>>), ConnectError> {
+    ) -> Result<(ServerResult, Option<progress::Route>), ConnectError> {
         // rmcp gives every request its own id and progress token; the handle
         // says which, for routing what the server sends about this call.
         let peer = self.service.peer().clone();
         let sending = options.origin.clone().map(|o| self.routes.calls.sending(o));
+        // The server may report progress before the route below is in place:
+        // what it reports meanwhile is held for the call.
+        let progress_sending = options
+            .progress
+            .clone()
+            .map(|tx| (tx, progress::sending(&self.routes.progress)));
         let handle = peer
             .send_request_with_option(request, PeerRequestOptions::no_options())
             .await
             .map_err(|e| self.service_error(e))?;
         let _call = sending.map(|s| s.sent(handle.id.clone()));
-        let progress = options.progress.clone().map(|tx| {
-            let key = token_key(&handle.progress_token.0);
-            origin::lock(&self.routes.progress.calls).insert(key.clone(), tx);
-            ProgressRoute {
-                connection: self,
-                key,
-            }
-        });
+        #[cfg(test)]
+        tests::before_route().await;
+        let progress = progress_sending
+            .map(|(tx, sending)| sending.route(token_key(&handle.progress_token.0), tx));
         let mut guard = CancelOnDrop {
             peer,
             id: Some(handle.id.clone()),
@@ -179,18 +181,6 @@ pub(super) fn too_many_rounds() -> ConnectError {
     }
 }
 
-/// A call's progress route, removed when dropped.
-pub(super) struct ProgressRoute<'a> {
-    connection: &'a Connection,
-    key: String,
-}
-
-impl Drop for ProgressRoute<'_> {
-    fn drop(&mut self) {
-        origin::lock(&self.connection.routes.progress.calls).remove(&self.key);
-    }
-}
-
 /// Sends `notifications/cancelled` for a request abandoned before its answer.
 struct CancelOnDrop {
     peer: rmcp::service::Peer<RoleClient>,
@@ -211,5 +201,119 @@ impl Drop for CancelOnDrop {
                 }
             });
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::upstream::ConnectContext;
+    use crate::upstream::events::{self, UpstreamEvent};
+    use rmcp::model::{
+        CallToolResponse, ContentBlock, ProgressNotificationParam, ServerCapabilities, ServerConfig,
+    };
+    use rmcp::service::RequestContext;
+    use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
+    use std::sync::Arc;
+    use tokio::sync::watch;
+
+    tokio::task_local! {
+        /// Set by a test: its calls put their progress route in place only
+        /// once this is true.
+        static ROUTE_WHEN: watch::Receiver<bool>;
+    }
+
+    /// Holds a test's call between sending it and routing its progress, as
+    /// a busy machine may (see [`ROUTE_WHEN`]).
+    pub(super) async fn before_route() {
+        if let Ok(mut open) = ROUTE_WHEN.try_with(|w| w.clone()) {
+            let _ = open.wait_for(|open| *open).await;
+        }
+    }
+
+    /// A server that reports progress twice the moment it is called, then
+    /// says its tool list changed, then answers.
+    struct Reports;
+
+    impl ServerHandler for Reports {
+        fn get_info(&self) -> ServerConfig {
+            let mut info = ServerConfig::default();
+            info.capabilities = ServerCapabilities::builder().enable_tools().build();
+            info
+        }
+
+        async fn call_tool(
+            &self,
+            _request: CallToolRequestParams,
+            context: RequestContext<RoleServer>,
+        ) -> Result<CallToolResponse, McpError> {
+            let token = context.meta.get_progress_token().expect("a progress token");
+            for progress in [1.0, 2.0] {
+                let p = ProgressNotificationParam::new(token.clone(), progress);
+                let _ = context.peer.notify_progress(p).await;
+            }
+            let _ = context.peer.notify_tool_list_changed().await;
+            Ok(CallToolResult::success(vec![ContentBlock::text("done")]).into())
+        }
+    }
+
+    async fn connected(events: events::EventSender) -> Connection {
+        let (ours, theirs) = tokio::io::duplex(1 << 16);
+        tokio::spawn(async move {
+            if let Ok(running) = Reports.serve(theirs).await {
+                let _ = running.waiting().await;
+            }
+        });
+        let ctx = ConnectContext {
+            server: "reports".into(),
+            env: crate::paths::Environment::from_pairs([("HOME", "/nonexistent")]),
+            events,
+            legacy_only: true,
+            redact: Default::default(),
+            sessions: Arc::default(),
+            vault: None,
+            stores: crate::components::keyvalue::Stores::new(None),
+            secrets: crate::auth::store::Vault::new(Default::default(), "/nonexistent"),
+        };
+        let (read, write) = tokio::io::split(ours);
+        let timeout = Duration::from_secs(30);
+        let (conn, _) = Connection::over_stream(read, write, &ctx, timeout)
+            .await
+            .expect("connected");
+        conn
+    }
+
+    /// The server's progress is read before the call's route is in place:
+    /// it still reaches the call, in order, before the answer.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn progress_read_before_its_route_is_in_place_reaches_the_call() {
+        let (events, mut heard) = events::channel();
+        let conn = Arc::new(connected(events).await);
+        let (open, route_when) = watch::channel(false);
+        let (tx, mut progress) = mpsc::unbounded_channel();
+        let options = CallOptions {
+            progress: Some(tx),
+            ..Default::default()
+        };
+        let calling = conn.clone();
+        let call = tokio::spawn(ROUTE_WHEN.scope(route_when, async move {
+            let timeout = Duration::from_secs(30);
+            calling.call_tool("report", None, timeout, options).await
+        }));
+        // The server said its list changed after its progress; the transport
+        // reads in order, so the progress has been read.
+        loop {
+            match heard.recv().await.expect("the server's events") {
+                UpstreamEvent::ListChanged(_) => break,
+                _ => continue,
+            }
+        }
+        open.send_replace(true);
+        let called = call.await.unwrap().expect("the call's answer");
+        assert!(matches!(called, Called::Done(_)), "{called:?}");
+        let got: Vec<f64> = std::iter::from_fn(|| progress.try_recv().ok())
+            .map(|u| u.progress)
+            .collect();
+        assert_eq!(got, [1.0, 2.0], "the progress read before the route");
     }
 }

@@ -17,38 +17,10 @@ use rmcp::model::{
 };
 use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ClientHandler, ErrorData as McpError, RoleClient};
-use std::collections::HashMap;
 use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex};
-use tokio::sync::mpsc;
 
-/// A progress notification of an upstream call.
-#[derive(Clone, Debug, PartialEq)]
-pub struct ProgressUpdate {
-    /// Progress so far.
-    pub progress: f64,
-    /// The total, when known.
-    pub total: Option<f64>,
-    /// A message, when given.
-    pub message: Option<String>,
-}
-
-/// What each transport hands over as it reads a message, before rmcp (which
-/// hands every notification to a task of its own) sees what follows: see
-/// [`super::progress`].
-pub type ProgressRoutes = Arc<Wire>;
-
-/// Where a connection's transport hands what it reads in order.
-#[derive(Default)]
-pub struct Wire {
-    /// Progress of in-flight calls, by the token mcpw gave each call.
-    pub calls: Mutex<HashMap<String, mpsc::UnboundedSender<ProgressUpdate>>>,
-    /// Where the server's log messages go (set by the connection's handler).
-    pub logs: std::sync::OnceLock<Box<dyn Fn(LogMessage) + Send + Sync>>,
-    /// Whether the transport reads the wire (else rmcp's handler passes log
-    /// messages on).
-    pub read: std::sync::atomic::AtomicBool,
-}
+pub use super::progress::{ProgressRoutes, ProgressUpdate};
 
 /// Where what a server sends about mcpw's calls in flight goes: their
 /// progress, and the requests it makes while serving them.

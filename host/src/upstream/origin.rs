@@ -25,7 +25,6 @@ use serde_json::{Map, Value};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::Duration;
 use tokio::sync::Notify;
 
 pub(super) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -343,7 +342,6 @@ impl Sending {
         // Dropping `self` now takes the call out of `sending`: it is in
         // `calls` first, so it is never out of both.
         drop(self);
-        guard.in_flight.added.notify_waiters();
         guard
     }
 }
@@ -351,6 +349,8 @@ impl Sending {
 impl Drop for Sending {
     fn drop(&mut self) {
         lock(&self.in_flight.sending).remove(&self.key);
+        // Sent or given up: a question waiting for it looks again.
+        self.in_flight.added.notify_waiters();
     }
 }
 
@@ -384,27 +384,34 @@ impl InFlight {
         }
     }
 
+    /// Whose a server's request is that came on the stream of mcpw's request
+    /// `id`. The server may ask before that call is registered under `id`
+    /// (right after rmcp sends it, however long a busy machine takes to get
+    /// there): while a call being sent when the question came may be it, the
+    /// question waits, until that call is registered or given up.
+    async fn sent_as(&self, id: &RequestId) -> Owner {
+        let maybe: Vec<u64> = lock(&self.sending).keys().copied().collect();
+        loop {
+            let added = self.added.notified();
+            // `sending` first: a call leaves it only once it is in `calls`.
+            let waits = {
+                let sending = lock(&self.sending);
+                maybe.iter().any(|k| sending.contains_key(k))
+            };
+            if let Some(o) = lock(&self.calls).get(id) {
+                return Owner::Call(o.clone());
+            }
+            if !waits {
+                return Owner::Outside;
+            }
+            added.await;
+        }
+    }
+
     /// Whose a server's request is, by the stream it came on, if any.
     async fn owner(&self, came_on: Option<&InboundStreamOrigin>) -> Owner {
         match came_on {
-            Some(InboundStreamOrigin::OutboundRequest(id)) => {
-                // The server may ask before the call is registered (it is,
-                // right after it is sent): wait for it, long enough for a
-                // busy machine to get to it.
-                let wait = async {
-                    loop {
-                        let added = self.added.notified();
-                        if let Some(o) = lock(&self.calls).get(id) {
-                            return o.clone();
-                        }
-                        added.await;
-                    }
-                };
-                match tokio::time::timeout(Duration::from_secs(5), wait).await {
-                    Ok(origin) => Owner::Call(origin),
-                    Err(_) => Owner::Outside,
-                }
-            }
+            Some(InboundStreamOrigin::OutboundRequest(id)) => self.sent_as(id).await,
             Some(InboundStreamOrigin::Unassociated) => Owner::Outside,
             None => {
                 let (calls, sending) = (lock(&self.calls), lock(&self.sending));
@@ -682,5 +689,52 @@ mod tests {
             whose(in_flight.owner(Some(&on_a)).await),
             Some(ga.session().id)
         );
+    }
+
+    /// A server's question on the stream of a call not registered yet waits
+    /// for that call however long a busy machine takes to register it, and
+    /// only while a call sent before it came may be it.
+    #[tokio::test(start_paused = true)]
+    async fn a_question_waits_for_its_call_for_as_long_as_the_call_is_being_sent() {
+        let sessions = Arc::new(Sessions::default());
+        let ((a, _ca), (b, _cb)) = (session(true).await, session(true).await);
+        let (ga, gb) = (
+            sessions.open(a.peer().clone(), None),
+            sessions.open(b.peer().clone(), None),
+        );
+        let in_flight = InFlight::default();
+        let asked = |id: i64| {
+            let in_flight = in_flight.clone();
+            tokio::spawn(async move {
+                let on = InboundStreamOrigin::OutboundRequest(RequestId::Number(id));
+                match in_flight.owner(Some(&on)).await {
+                    Owner::Call(o) => Some(o.session.id),
+                    Owner::Outside | Owner::Ambiguous => None,
+                }
+            })
+        };
+        let a_sending = in_flight.sending(Origin {
+            session: ga.session().clone(),
+            request: RequestId::Number(1),
+        });
+        let question = asked(8);
+        tokio::time::sleep(std::time::Duration::from_secs(600)).await;
+        assert!(!question.is_finished(), "still waiting for its call");
+        let _a_call = a_sending.sent(RequestId::Number(8));
+        assert_eq!(question.await.unwrap(), Some(ga.session().id));
+        // A call given up (its sending failed) is no longer waited for; nor
+        // is anything when no call is being sent.
+        let b_sending = in_flight.sending(Origin {
+            session: gb.session().clone(),
+            request: RequestId::Number(2),
+        });
+        let question = asked(9);
+        tokio::task::yield_now().await;
+        assert!(!question.is_finished());
+        drop(b_sending);
+        assert_eq!(question.await.unwrap(), None);
+        let start = tokio::time::Instant::now();
+        assert_eq!(asked(10).await.unwrap(), None);
+        assert_eq!(tokio::time::Instant::now(), start, "answered at once");
     }
 }
