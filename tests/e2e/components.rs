@@ -600,11 +600,7 @@ fn a_component_from_an_oci_registry_runs_only_by_its_digest() {
         .args(["connect", "other"])
         .output()
         .unwrap();
-    let said = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let said = crate::servers::said(&out);
     assert!(!out.status.success(), "{said}");
     assert!(said.contains("oci://"), "{said}");
 }

@@ -357,6 +357,15 @@ pub fn mcpw_in(home: &Path) -> Command {
     isolated_mcpw(env!("CARGO_BIN_EXE_mcpw"), home)
 }
 
+/// What a command printed, its standard output then its standard error.
+pub fn said(out: &std::process::Output) -> String {
+    format!(
+        "{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
 /// `mcpw serve --http` in the background with its config and caches under
 /// `home`, killed on drop.
 pub struct Serving {

@@ -171,12 +171,7 @@ fn a_loop_of_mcpw_call_is_limited_as_one_client_is() {
             .args(["call", "s__echo", &json!({"message": message}).to_string()])
             .output()
             .unwrap();
-        let said = format!(
-            "{}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-        (out.status.success(), said)
+        (out.status.success(), crate::servers::said(&out))
     };
     assert!(call("one").0);
     assert!(call("two").0);

@@ -154,11 +154,7 @@ fn mcpw(home: &Path, args: &[&str], stdin: &str) -> Output {
 }
 
 fn texts(out: &Output) -> String {
-    format!(
-        "{}\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
+    crate::servers::said(out)
 }
 
 fn found(out: &Output) -> Vec<String> {
