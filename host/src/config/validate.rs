@@ -586,6 +586,7 @@ mod properties {
         "idleTimeout",
         "exposure",
         "callTimeoutMs",
+        "maxRequestsInFlight",
         "toolSearchBudget",
         "autoExposureBudget",
         "codeMode",
