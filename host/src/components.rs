@@ -105,10 +105,17 @@ pub enum Started {
     Http(Arc<HttpServer>),
 }
 
+/// What is told each message a component wrote.
+pub type Answered = Arc<dyn Fn(&[u8]) + Send + Sync>;
+
 /// A running instance, as mcpw talks to it.
 pub struct Instance {
-    /// What the component writes (its standard output).
-    pub read: meter::Answered<DuplexStream>,
+    /// What the component writes (its standard output), to be read as a
+    /// stdio server's is, telling [`Instance::answered`] each message.
+    pub read: DuplexStream,
+    /// Told each message the component wrote: its answers end the time
+    /// `timeoutMs` bounds.
+    pub answered: Answered,
     /// What the component reads (its standard input).
     pub write: meter::Sent<DuplexStream>,
     /// Its standard error.
@@ -216,7 +223,11 @@ fn command(
     let run = run(pre, state, meter.clone(), timeout, ending);
     let stop = Stop(tokio::spawn(run).abort_handle());
     Ok(Instance {
-        read: meter::Answered::new(stdout, meter.clone()),
+        read: stdout,
+        answered: {
+            let meter = meter.clone();
+            Arc::new(move |line: &[u8]| meter.answered(line))
+        },
         write: meter::Sent::new(stdin, meter),
         stderr,
         stop,

@@ -16,6 +16,7 @@ mod era;
 mod held;
 mod hints;
 pub mod http;
+mod in_flight;
 mod listen;
 mod listing;
 mod page;
@@ -34,6 +35,7 @@ mod tool_search;
 mod traced;
 
 pub use crate::config::{DEFAULT_AUTO_EXPOSURE_BUDGET, DEFAULT_TOOL_SEARCH_BUDGET, Exposure};
+pub use in_flight::Gated;
 pub use scope::ClientScope;
 
 use crate::host::{EntryRef, Host, HostError};

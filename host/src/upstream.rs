@@ -270,7 +270,7 @@ impl Connection {
         let routes = Routes::new(ctx);
         let attempt = async {
             let (transport, tail) =
-                stdio::lines(read, write, routes.progress.clone(), Arc::default());
+                stdio::lines(read, write, routes.progress.clone(), Arc::default(), None);
             let mut conn = Connection::over_lines(transport, tail, None, ctx, &routes).await?;
             let listing = conn.list().await?;
             conn.start_listening(startup_timeout);

@@ -4,6 +4,7 @@
 //! them. Pure config tests are unit tests of the config module.
 
 mod bench_catalog;
+mod bounds;
 mod common;
 mod components;
 mod docs;

@@ -4,9 +4,10 @@ use anyhow::{Context, Result, anyhow, bail};
 use clap::Args;
 use mcpw::config::{Config, ConfigSources};
 use mcpw::gateway::http::{self, ClientToken, HttpOptions};
-use mcpw::gateway::{Exposure, Gateway, ServeState};
+use mcpw::gateway::{Exposure, Gated, Gateway, ServeState};
 use mcpw::host::{Host, HostOptions};
 use rmcp::ServiceExt;
+use rmcp::transport::async_rw::AsyncRwTransport;
 use std::net::SocketAddr;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -389,9 +390,14 @@ async fn serve_stdio(
     result_files: std::path::PathBuf,
 ) -> Result<()> {
     tracing::info!("serving MCP on stdio ({exposure_name})");
+    // The client's requests are read while fewer than this many wait for
+    // their answers: one that does not read them is not read either.
+    let max = shared.host().config().settings.max_requests_in_flight;
+    let (read, write) = stdio();
+    let transport = Gated::new(AsyncRwTransport::new_server(read, write), max);
     let service = Gateway::new(shared)
         .with_result_files(result_files)
-        .serve(stdio())
+        .serve(transport)
         .await
         .context("MCP initialize on stdio")?;
     tokio::select! {

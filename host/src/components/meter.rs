@@ -1,7 +1,9 @@
 //! Which of mcpw's requests a component server is answering, and since when:
-//! read off the newline-delimited JSON-RPC mcpw writes to it and reads from
-//! it, so that `timeoutMs` bounds a request's time (armed only while one is
-//! outstanding) whatever the component does meanwhile.
+//! read off the newline-delimited JSON-RPC mcpw writes to it, and off the
+//! messages it writes back as the one reader of a server's output
+//! (`upstream::stdio`) passes them on, so that `timeoutMs` bounds a request's
+//! time (armed only while one is outstanding) whatever the component does
+//! meanwhile.
 
 use serde::Deserialize;
 use serde::de::IgnoredAny;
@@ -12,7 +14,7 @@ use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
-use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::io::AsyncWrite;
 
 /// The requests outstanding, by id, with when each was sent.
 #[derive(Debug, Default)]
@@ -40,7 +42,7 @@ impl Meter {
     }
 
     /// A message the component wrote: an answer (an id, no method) ends its request.
-    fn answered(&self, line: &[u8]) {
+    pub(super) fn answered(&self, line: &[u8]) {
         if let Ok(Head {
             id: Some(id),
             method: None,
@@ -120,41 +122,6 @@ impl<W: AsyncWrite + Unpin> AsyncWrite for Sent<W> {
 
     fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         Pin::new(&mut self.inner).poll_shutdown(cx)
-    }
-}
-
-/// What mcpw reads from the component, metered.
-pub struct Answered<R> {
-    inner: R,
-    meter: Arc<Meter>,
-    lines: Lines,
-}
-
-impl<R> Answered<R> {
-    pub fn new(inner: R, meter: Arc<Meter>) -> Self {
-        Answered {
-            inner,
-            meter,
-            lines: Lines::default(),
-        }
-    }
-}
-
-impl<R: AsyncRead + Unpin> AsyncRead for Answered<R> {
-    fn poll_read(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &mut ReadBuf<'_>,
-    ) -> Poll<io::Result<()>> {
-        let this = &mut *self;
-        let before = buf.filled().len();
-        let read = Pin::new(&mut this.inner).poll_read(cx, buf);
-        if let Poll::Ready(Ok(())) = read {
-            let meter = this.meter.clone();
-            this.lines
-                .feed(&buf.filled()[before..], |line| meter.answered(line));
-        }
-        read
     }
 }
 

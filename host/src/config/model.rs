@@ -66,6 +66,12 @@ pub const DEFAULT_TOOL_SEARCH_BUDGET: usize = 400;
 /// for `auto` exposure to list them all: about a dozen tools.
 pub const DEFAULT_AUTO_EXPOSURE_BUDGET: usize = 2000;
 
+/// Default `settings.maxRequestsInFlight`: requests of one client (a stdio
+/// session, an HTTP session) that may wait for their answers at once; a
+/// client that sends more is not read (stdio) or told to retry (HTTP 429),
+/// so that its unread answers cannot fill mcpw's memory.
+pub const DEFAULT_MAX_REQUESTS_IN_FLIGHT: usize = 64;
+
 /// `settings.captureStats`: `true`, or `{"path", "flushDelayMs"}`.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -434,6 +440,9 @@ pub struct Settings {
     pub script_limits: super::ScriptLimits,
     /// `captureStats`: call statistics, when on.
     pub capture_stats: Option<CaptureStats>,
+    /// `maxRequestsInFlight` (user file only): requests of one client that
+    /// may wait for their answers at once (at least 1).
+    pub max_requests_in_flight: usize,
     /// `credentialStore`: where OAuth credentials are kept.
     pub credential_store: StoreKind,
     /// `registry`: the base URL of the MCP registry `mcpw add` searches
@@ -477,6 +486,7 @@ impl Default for Settings {
             search: Default::default(),
             script_limits: Default::default(),
             capture_stats: None,
+            max_requests_in_flight: DEFAULT_MAX_REQUESTS_IN_FLIGHT,
             credential_store: Default::default(),
             shared_state: None,
             registry: None,

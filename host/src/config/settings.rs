@@ -45,6 +45,7 @@ const WHO: &str = "only the user says who may do what";
 const WHERE: &str = "it says what is written where";
 const SECRETS: &str = "it says where secrets and state go, and may run a command";
 const SCRIPTS: &str = "it runs, or widens, the agent's scripts";
+const MEMORY: &str = "it bounds the memory a client can make mcpw hold";
 
 fn string(v: &Value) -> Option<String> {
     v.as_str().map(str::to_string)
@@ -128,6 +129,19 @@ pub const SETTINGS: &[Setting] = &[
         }),
         project: Project::Proposes,
         read: |v, s, _| s.call_timeout_ms = v.as_u64().unwrap_or(s.call_timeout_ms),
+    },
+    Setting {
+        key: "maxRequestsInFlight",
+        check: Some(|v| match v.as_u64() {
+            Some(n) if n > 0 => None,
+            _ => Some(format!("expected a positive number of requests, found {v}")),
+        }),
+        project: Project::Refused(MEMORY),
+        read: |v, s, _| {
+            if let Some(n) = v.as_u64() {
+                s.max_requests_in_flight = usize::try_from(n).unwrap_or(usize::MAX).max(1);
+            }
+        },
     },
     Setting {
         key: "toolSearchBudget",

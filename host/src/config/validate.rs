@@ -616,6 +616,7 @@ mod properties {
         "idleTimeout",
         "exposure",
         "callTimeoutMs",
+        "maxRequestsInFlight",
         "toolSearchBudget",
         "autoExposureBudget",
         "codeMode",

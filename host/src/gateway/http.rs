@@ -2,13 +2,15 @@
 //! address needs a bearer token, and any token configured is required; each
 //! token names a client that sees its own servers ([`clients`]); `Host` and
 //! `Origin` are checked against DNS rebinding; request bodies are
-//! size-limited; sessions are capped ([`sessions`]); bodies that are not one
+//! size-limited; sessions are capped ([`sessions`]), and so are each
+//! session's requests in flight ([`per_session`]); bodies that are not one
 //! JSON-RPC message get JSON-RPC errors ([`body`]).
 
 mod body;
 mod clients;
 mod hosts;
 mod ops;
+mod per_session;
 mod sessions;
 
 pub use clients::{CLI_TOKEN, ClientToken, client_tokens};
@@ -116,6 +118,7 @@ pub async fn serve(
         false => Some(Arc::new(clients::Clients::new(options.tokens)?)),
     };
     let mut config = transport_config(loopback);
+    let max_in_flight = shared.host().config().settings.max_requests_in_flight;
     // With shared state: the sessions every replica can take up, whose owner
     // every replica knows, and what `/readyz` reports of Redis.
     let shared_sessions = shared.replicas.as_ref().map(|r| r.store());
@@ -144,6 +147,7 @@ pub async fn serve(
         sessions: sessions.clone(),
         keep_alive,
         ops: ops.clone(),
+        per_session: per_session::PerSession::new(max_in_flight),
     });
     let router = mcp_routes(service, guard, sessions, shared_sessions, metrics_host);
     let router = super::page::api(router, page_state.clone());

@@ -62,8 +62,14 @@ impl Connection {
             Started::Command(instance) => {
                 stdio::follow_stderr(instance.stderr, tail.clone(), ctx.server.clone(), debug);
                 let progress = routes.progress.clone();
-                let (transport, tail) =
-                    stdio::lines(instance.read, instance.write, progress, tail.clone());
+                let answered = Some(instance.answered);
+                let (transport, tail) = stdio::lines(
+                    instance.read,
+                    instance.write,
+                    progress,
+                    tail.clone(),
+                    answered,
+                );
                 let mut conn = Connection::over_lines(transport, tail, None, ctx, routes).await?;
                 conn.instance = Some(instance.stop);
                 conn

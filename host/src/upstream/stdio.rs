@@ -5,6 +5,8 @@
 
 mod watch;
 
+pub use watch::Seen;
+
 use super::{ConnectContext, ConnectError, npx};
 use crate::config::{ServerConfig, Transport};
 use crate::processes::{self, GroupGuard};
@@ -164,7 +166,7 @@ pub async fn spawn(
     let (Some(stdin), Some(stdout)) = (stdin, stdout) else {
         unreachable!("stdin and stdout were piped")
     };
-    let (transport, tail) = lines(stdout, stdin, progress, Arc::default());
+    let (transport, tail) = lines(stdout, stdin, progress, Arc::default(), None);
     if let Some(stderr) = stderr {
         follow_stderr(stderr, tail.clone(), ctx.server.clone(), config.debug);
     }
@@ -187,17 +189,19 @@ pub(super) fn follow_stderr(
     });
 }
 
-/// Newline-delimited JSON-RPC over a read and a write half, with progress
-/// routed as it is read and the notes of a line too long kept in the tail.
 /// The most one message from a server may take: a result of 64 MiB, with
 /// its JSON escapes, comes through (and is then cut to the agent's budget).
 pub const MAX_MESSAGE_BYTES: usize = 128 << 20;
 
+/// Newline-delimited JSON-RPC over a read and a write half, with progress
+/// routed as it is read, `seen` told each message, and the notes of a line
+/// too long kept in the tail.
 pub(super) fn lines<R, W>(
     read: R,
     write: W,
     progress: super::handler::ProgressRoutes,
     tail: Arc<StderrTail>,
+    seen: Option<Seen>,
 ) -> (
     AsyncRwTransport<RoleClient, watch::Watched<R>, W>,
     Arc<StderrTail>,
@@ -206,7 +210,7 @@ where
     R: tokio::io::AsyncRead + Send + Unpin + 'static,
     W: tokio::io::AsyncWrite + Send + Unpin + 'static,
 {
-    let read = watch::Watched::new(read, tail.clone(), MAX_MESSAGE_BYTES, progress);
+    let read = watch::Watched::new(read, tail.clone(), MAX_MESSAGE_BYTES, progress).telling(seen);
     let transport = AsyncRwTransport::new(read, write).with_max_line_length(MAX_MESSAGE_BYTES);
     (transport, tail)
 }

@@ -877,15 +877,15 @@ const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","param
 /// An answer to a raw POST: the HTTP status, the session it opened, the
 /// JSON-RPC messages in it (a JSON body, or the `data:` lines of an event
 /// stream) and the body as text.
-struct Answer {
-    status: u16,
-    session: Option<String>,
-    messages: Vec<Value>,
-    body: String,
+pub(crate) struct Answer {
+    pub(crate) status: u16,
+    pub(crate) session: Option<String>,
+    pub(crate) messages: Vec<Value>,
+    pub(crate) body: String,
 }
 
 /// POSTs `body` to `url` as an MCP client would, in `session` if given.
-async fn post_raw(url: &str, session: Option<&str>, body: &str) -> Answer {
+pub(crate) async fn post_raw(url: &str, session: Option<&str>, body: &str) -> Answer {
     let mut request = reqwest::Client::new()
         .post(url)
         .header("Content-Type", "application/json")
@@ -927,7 +927,7 @@ async fn post_raw(url: &str, session: Option<&str>, body: &str) -> Answer {
 }
 
 /// Opens a session with raw POSTs: `initialize`, then `notifications/initialized`.
-async fn raw_session(url: &str) -> String {
+pub(crate) async fn raw_session(url: &str) -> String {
     let opened = post_raw(url, None, INITIALIZE).await;
     assert_eq!(opened.status, 200, "{}", opened.body);
     let session = opened.session.expect("a session id");

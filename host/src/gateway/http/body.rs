@@ -7,10 +7,12 @@
 //!
 //! rmcp still sees every request first (it checks `Host`, `Origin`, `Accept`
 //! and `Content-Type` before the body), except an `initialize` arriving while
-//! every slot is taken, which is refused here without asking rmcp.
+//! every slot is taken, and a session's request beyond its requests in flight
+//! ([`super::per_session`]), which are refused here without asking rmcp.
 
 use super::MAX_BODY_BYTES;
 use super::ops::{self, Ops};
+use super::per_session::PerSession;
 use super::sessions::{CappedSessions, FULL};
 use axum::body::{Body, Bytes};
 use axum::extract::Request;
@@ -34,6 +36,11 @@ const INVALID_REQUEST: i64 = -32600;
 const TOO_MANY_SESSIONS: i64 = -32000;
 /// JSON-RPC, implementation-defined server error: the replica is stopping.
 const DRAINING: i64 = -32001;
+/// JSON-RPC, implementation-defined server error: the session has as many
+/// requests in flight as it may.
+const TOO_MANY_REQUESTS: i64 = -32002;
+/// What a client refused for its requests in flight is told to wait, in seconds.
+const RETRY_AFTER_SECS: &str = "1";
 
 /// What the body checks need to know of the server.
 pub(super) struct Guard {
@@ -42,6 +49,8 @@ pub(super) struct Guard {
     pub(super) keep_alive: Option<Duration>,
     /// Requests in flight, and whether the replica is draining.
     pub(super) ops: Arc<Ops>,
+    /// Each session's requests in flight.
+    pub(super) per_session: Arc<PerSession>,
 }
 
 /// The middleware: see the module documentation.
@@ -51,12 +60,26 @@ pub(super) async fn json_rpc(guard: Arc<Guard>, request: Request, next: Next) ->
     }
     let in_flight = guard.ops.enter();
     let says_json = is_json(request.headers());
+    let session = request
+        .headers()
+        .get("mcp-session-id")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string);
     let sessionless = !request.headers().contains_key("mcp-session-id");
     let (parts, body) = request.into_parts();
     let bytes = match buffer(body).await {
         Ok(bytes) => bytes,
         Err(response) => return response,
     };
+    let mut place = None;
+    if let Some(session) = &session
+        && let Some(id) = request_id(&bytes)
+    {
+        match guard.per_session.enter(session) {
+            Some(taken) => place = Some(taken),
+            None => return too_many_requests(guard.per_session.max(), id),
+        }
+    }
     if sessionless && guard.ops.draining() {
         return json_rpc_error(
             StatusCode::SERVICE_UNAVAILABLE,
@@ -90,8 +113,36 @@ pub(super) async fn json_rpc(guard: Arc<Guard>, request: Request, next: Next) ->
             }
             Response::from_parts(response_parts, Body::from(text))
         }
-        _ => ops::held_until_sent(response, in_flight),
+        _ => ops::held_until_sent(response, (in_flight, place)),
     }
+}
+
+/// The `id` of what `body` holds when it is a request: an answer to mcpw's
+/// question or a notification takes no place among the requests in flight.
+fn request_id(body: &[u8]) -> Option<Value> {
+    let head = Head::of(body);
+    head.method.and(head.id)
+}
+
+/// The answer to a request beyond its session's requests in flight.
+fn too_many_requests(max: usize, id: Value) -> Response {
+    let message = format!(
+        "this session already has {max} requests waiting for their answers, the most mcpw \
+         takes at once (settings.maxRequestsInFlight): send it again once one is answered"
+    );
+    tracing::debug!("refused a request: its session has {max} in flight");
+    let mut response = json_rpc_error(
+        StatusCode::TOO_MANY_REQUESTS,
+        Some(id),
+        TOO_MANY_REQUESTS,
+        message,
+        Some(json!({"maxRequestsInFlight": max})),
+    );
+    response.headers_mut().insert(
+        header::RETRY_AFTER,
+        header::HeaderValue::from_static(RETRY_AFTER_SECS),
+    );
+    response
 }
 
 /// Is the `Content-Type` JSON (as rmcp decides it)?

@@ -161,9 +161,13 @@ pub(super) fn metrics(text: String) -> Response {
         .into_response()
 }
 
-/// Holds `in_flight` until `response`'s body has been sent (or dropped):
-/// a call's result streams after the handler returns.
-pub(super) fn held_until_sent(response: Response, in_flight: InFlight) -> Response {
+/// Holds `in_flight` (and whatever else counts the request) until
+/// `response`'s body has been sent (or dropped): a call's result streams
+/// after the handler returns.
+pub(super) fn held_until_sent(
+    response: Response,
+    in_flight: impl Send + Sync + 'static,
+) -> Response {
     let (parts, body) = response.into_parts();
     let body = body.into_data_stream().map(move |chunk| {
         let _held = &in_flight;

@@ -7,6 +7,12 @@
 //! answered (its `id` read from the line's start or end). That call fails and
 //! the connection, with the server's state, stays. A line whose `id` cannot be
 //! found ends the stream, with the reason.
+//!
+//! It is the one reader of every stdio server's output, a process's or a
+//! component's: a line is never held beyond the limit, however long the
+//! server writes without a newline, and whoever needs to see each message
+//! (progress, a component's meter) is told here rather than splitting the
+//! stream again.
 
 use super::StderrTail;
 use crate::upstream::handler::ProgressRoutes;
@@ -19,6 +25,10 @@ use tokio::io::{AsyncRead, ReadBuf};
 
 /// How much of a line's start (and end) is kept to judge, quote, or find its `id`.
 const HEAD: usize = 512;
+
+/// Told each message on its way to the codec (an error answer in place of
+/// one over the limit), its newline included.
+pub type Seen = Arc<dyn Fn(&[u8]) + Send + Sync>;
 
 pub struct Watched<R> {
     inner: R,
@@ -34,6 +44,7 @@ pub struct Watched<R> {
     eof: bool,
     /// Where the progress read is handed on, in order.
     progress: ProgressRoutes,
+    seen: Option<Seen>,
 }
 
 impl<R> Watched<R> {
@@ -48,7 +59,22 @@ impl<R> Watched<R> {
             out: VecDeque::new(),
             eof: false,
             progress,
+            seen: None,
         }
+    }
+
+    /// Tells `seen` of each message passed on.
+    pub fn telling(mut self, seen: Option<Seen>) -> Self {
+        self.seen = seen;
+        self
+    }
+
+    /// Passes `line` on to the codec.
+    fn pass(&mut self, line: &[u8]) {
+        if let Some(seen) = &self.seen {
+            seen(line);
+        }
+        self.out.extend(line);
     }
 
     fn note_if_not_json(&self, head: &[u8]) {
@@ -67,61 +93,81 @@ impl<R> Watched<R> {
     fn take_in(&mut self, bytes: &[u8]) -> io::Result<()> {
         for chunk in bytes.split_inclusive(|&b| b == b'\n') {
             let ends = chunk.last() == Some(&b'\n');
+            let content = &chunk[..chunk.len() - ends as usize];
             match &mut self.skipped {
+                // rmcp drops a line whose content reaches the limit: checked
+                // before the chunk is copied, so no more than the limit is held.
+                None if self.line.len() + content.len() >= self.limit => {
+                    let head = self
+                        .line
+                        .iter()
+                        .chain(content)
+                        .take(HEAD)
+                        .copied()
+                        .collect();
+                    let mut tail = VecDeque::with_capacity(HEAD);
+                    keep_end(&mut tail, &self.line);
+                    keep_end(&mut tail, content);
+                    self.line = Vec::new();
+                    self.skipped = Some((head, tail));
+                }
                 None => {
                     self.line.extend_from_slice(chunk);
-                    let content = self.line.len() - ends as usize;
-                    // rmcp drops a line whose content reaches the limit.
-                    if content >= self.limit {
-                        let head = self.line[..HEAD.min(content)].to_vec();
-                        let tail: VecDeque<u8> = self.line[content.saturating_sub(HEAD)..content]
-                            .iter()
-                            .copied()
-                            .collect();
-                        self.line = Vec::new();
-                        self.skipped = Some((head, tail));
-                    } else if ends {
-                        self.note_if_not_json(&self.line);
-                        if let Ok(text) = std::str::from_utf8(&self.line) {
+                    if ends {
+                        let line = std::mem::take(&mut self.line);
+                        self.note_if_not_json(&line);
+                        if let Ok(text) = std::str::from_utf8(&line) {
                             crate::upstream::progress::route(&self.progress, text);
                         }
-                        self.out.extend(self.line.drain(..));
-                        continue;
+                        self.pass(&line);
+                        // The buffer is kept for the next line, unless a big one grew it.
+                        if line.capacity() <= REUSED {
+                            self.line = line;
+                            self.line.clear();
+                        }
                     }
-                    if !ends {
-                        continue;
-                    }
+                    continue;
                 }
-                Some((_, tail)) => {
-                    let content = &chunk[..chunk.len() - ends as usize];
-                    tail.extend(content.iter().copied());
-                    let extra = tail.len().saturating_sub(HEAD);
-                    tail.drain(..extra);
-                    if !ends {
-                        continue;
-                    }
-                }
+                Some((_, tail)) => keep_end(tail, content),
             }
-            // The end of an oversized line: answer for it.
-            let (head, mut tail) = self.skipped.take().expect("over the limit");
-            let mib = self.limit >> 20;
-            let Some(id) = request_id(&head, tail.make_contiguous()) else {
-                self.notes.note(
-                    format!("the server sent a message larger than {mib} MiB (the limit), so the connection was closed"),
-                    true,
-                );
-                return Err(io::Error::other("message over the size limit"));
-            };
-            tracing::warn!("a server's answer was over {mib} MiB: that call fails");
-            let answer = serde_json::json!({"jsonrpc": "2.0", "id": id, "error": {
-                "code": -32603,
-                "message": format!("the server's answer is larger than {mib} MiB, the most mcpw takes in one message"),
-            }});
-            self.out.extend(answer.to_string().into_bytes());
-            self.out.push_back(b'\n');
+            if ends {
+                self.answer_for_skipped()?;
+            }
         }
         Ok(())
     }
+
+    /// The end of an oversized line: an error answer in its place.
+    fn answer_for_skipped(&mut self) -> io::Result<()> {
+        let (head, mut tail) = self.skipped.take().expect("over the limit");
+        let mib = self.limit >> 20;
+        let Some(id) = request_id(&head, tail.make_contiguous()) else {
+            self.notes.note(
+                format!("the server sent a message larger than {mib} MiB (the limit), so the connection was closed"),
+                true,
+            );
+            return Err(io::Error::other("message over the size limit"));
+        };
+        tracing::warn!("a server's answer was over {mib} MiB: that call fails");
+        let answer = serde_json::json!({"jsonrpc": "2.0", "id": id, "error": {
+            "code": -32603,
+            "message": format!("the server's answer is larger than {mib} MiB, the most mcpw takes in one message"),
+        }});
+        let mut line = answer.to_string().into_bytes();
+        line.push(b'\n');
+        self.pass(&line);
+        Ok(())
+    }
+}
+
+/// The largest line buffer kept for the next line.
+const REUSED: usize = 64 << 10;
+
+/// Keeps the last [`HEAD`] bytes of what `tail` held and `bytes`.
+fn keep_end(tail: &mut VecDeque<u8>, bytes: &[u8]) {
+    tail.extend(&bytes[bytes.len().saturating_sub(HEAD)..]);
+    let extra = tail.len().saturating_sub(HEAD);
+    tail.drain(..extra);
 }
 
 /// The `id` of a JSON-RPC message from its first and last bytes: the first
@@ -171,6 +217,9 @@ impl<R: AsyncRead + Unpin> AsyncRead for Watched<R> {
                 buf.put_slice(&a[..from_a]);
                 buf.put_slice(&b[..n - from_a]);
                 this.out.drain(..n);
+                if this.out.is_empty() && this.out.capacity() > REUSED {
+                    this.out = VecDeque::new();
+                }
                 return Poll::Ready(Ok(()));
             }
             if this.eof {
@@ -179,7 +228,7 @@ impl<R: AsyncRead + Unpin> AsyncRead for Watched<R> {
                 if rest.is_empty() {
                     return Poll::Ready(Ok(()));
                 }
-                this.out.extend(rest);
+                this.pass(&rest);
                 continue;
             }
             let mut chunk = [0u8; 64 * 1024];
@@ -265,6 +314,36 @@ mod tests {
         let (out, _) = read_all(&input, 2 << 20).await;
         let answer: serde_json::Value = serde_json::from_slice(&out.unwrap()).unwrap();
         assert_eq!(answer["id"], "req-9");
+    }
+
+    /// Written with no newline, far past the limit: never more than the
+    /// limit is held, and whoever watches the messages sees the error
+    /// answer that takes the line's place (a component's meter ends the
+    /// request's time with it).
+    #[test]
+    fn a_line_past_the_limit_is_not_held_and_its_answer_is_seen() {
+        let limit = 1 << 20;
+        let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let told = seen.clone();
+        let notes = Arc::new(StderrTail::default());
+        let mut w = Watched::new(&b""[..], notes, limit, ProgressRoutes::default()).telling(Some(
+            Arc::new(move |line: &[u8]| told.lock().unwrap().push(line.to_vec())),
+        ));
+        w.take_in(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n")
+            .unwrap();
+        let chunk = vec![b'x'; (64 << 10) + 1];
+        for _ in 0..64 {
+            w.take_in(&chunk).unwrap();
+            assert!(w.line.len() < limit, "{} held", w.line.len());
+        }
+        w.take_in(b",\"jsonrpc\":\"2.0\",\"id\":2}\nxx").unwrap();
+        let seen = seen.lock().unwrap();
+        assert_eq!(seen.len(), 2, "{seen:?}");
+        let answer: serde_json::Value = serde_json::from_slice(&seen[1]).unwrap();
+        assert_eq!(answer["id"], 2);
+        assert!(answer["error"]["message"].to_string().contains("1 MiB"));
+        assert_eq!(w.out.len(), seen[0].len() + seen[1].len());
+        assert_eq!(w.line, b"xx", "the next line starts");
     }
 
     #[tokio::test]

@@ -54,6 +54,12 @@ pub struct MillisArg {
 }
 
 #[derive(Deserialize, schemars::JsonSchema)]
+pub struct FloodArg {
+    /// MiB to write to standard output with no newline.
+    pub mib: u32,
+}
+
+#[derive(Deserialize, schemars::JsonSchema)]
 pub struct AddressArg {
     /// `host:port` to connect to.
     pub address: String,
@@ -124,6 +130,20 @@ impl Probe {
         }
         block.resize(bytes, 1);
         text(format!("allocated {} MiB", block.len() / (1024 * 1024)))
+    }
+
+    #[tool(description = "Writes `mib` MiB to standard output with no newline, then answers: its answer ends that line")]
+    fn flood(&self, Parameters(f): Parameters<FloodArg>) -> Result<CallToolResult, ErrorData> {
+        use std::io::Write;
+        let block = [b'x'; 64 * 1024];
+        let mut out = std::io::stdout().lock();
+        for _ in 0..f.mib * 16 {
+            if let Err(e) = out.write_all(&block) {
+                return failed(format!("cannot write to stdout: {e}"));
+            }
+        }
+        let _ = out.flush();
+        text(format!("flooded {} MiB", f.mib))
     }
 
     #[tool(description = "Opens a TCP connection and says whether it could")]
