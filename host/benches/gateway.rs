@@ -45,6 +45,10 @@
 //! 15. The held path: the official Python SDK client in both eras, direct
 //!     and through `mcpw serve`, to a Python SDK server; what a client of
 //!     2026-07-28 pays for its calls running in a task of their own.
+//! 16. Memory whatever the other side does: mcpw's peak RSS while a server
+//!     writes 600 MiB to stdout without a newline (as a component, and as a
+//!     native process), and while a stdio client writes 20,000 requests
+//!     without reading the answers (against one that reads them).
 //!
 //! `BENCH_CALLS` sets the number of `echo` calls per path and round in row 1
 //! (default 500). Every process started carries a tag in its environment; at the
@@ -56,6 +60,8 @@ mod bench_catalog;
 mod big_result;
 #[path = "gateway/big_results.rs"]
 mod big_results;
+#[path = "gateway/bounds.rs"]
+mod bounds;
 #[path = "gateway/code_mode.rs"]
 mod code_mode;
 #[path = "gateway/components.rs"]
@@ -259,6 +265,7 @@ fn run_rows(rt: &tokio::runtime::Runtime, s: &Setup) -> Vec<String> {
         }),
         run("14", &|| rt.block_on(components::row14_components(&s.root))),
         run("15", &|| eras::row15_eras(&s.root)),
+        run("16", &|| rt.block_on(bounds::row16_bounds(&s.root))),
     ]
 }
 

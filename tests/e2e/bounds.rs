@@ -30,8 +30,8 @@ fn call(name: &str, arguments: Value) -> CallToolRequestParams {
 /// A component writing 600 MiB to its stdout with no newline, its answer at
 /// the end of that line: mcpw reads it as it reads a native server's output,
 /// holding no more than the 128 MiB message limit of it, so the flood adds
-/// less than 176 MiB to mcpw's peak (in a release build, mcpw with the
-/// instance starts near 45 MiB: benchmark row 16 measures the 200 MiB goal);
+/// less than 176 MiB to mcpw's peak (a release build with the instance
+/// starts near 50 MiB: benchmark row 16 measures the 200 MiB goal);
 /// the call fails with the limit named, and the next call on the same
 /// instance is answered.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 const FIRST_CALL_RUNS: usize = 5;
 
 /// The server built both ways: (native executable, component).
-fn build(root: &Path) -> (PathBuf, PathBuf) {
+pub fn build(root: &Path) -> (PathBuf, PathBuf) {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/components/rmcp-stdio");
     let target = root.join("components-target");
     let native = mcpw_guest_build::build_crate_bin_native(&dir, "rmcp_stdio", &target);
