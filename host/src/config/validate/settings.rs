@@ -139,58 +139,43 @@ fn plugins(value: &Value, file: &Path, diags: &mut Vec<Diagnostic>) -> Option<Va
 /// `plugins.grants`: the capabilities of each role. An unknown role is
 /// dropped; so is a bad entry, while the valid ones stay granted.
 fn grants(v: &Value, err: &mut impl FnMut(&str, String)) -> Option<Value> {
-    let Some(grants) = v.as_object() else {
-        err(
-            ".grants",
-            format!("expected an object of roles, found {}", kind(v)),
-        );
-        return None;
-    };
-    let mut good = Map::new();
-    for (role, caps) in grants {
-        if Role::parse(role).is_none() {
-            err(
-                &format!(".grants.{role}"),
-                "unknown role: use naming, directTools or ranking".into(),
-            );
-            continue;
-        }
-        let Some(list) = caps.as_array() else {
-            err(
-                &format!(".grants.{role}"),
-                format!("expected a list of capabilities, found {}", kind(caps)),
-            );
-            continue;
-        };
-        let mut valid = Vec::new();
-        for (i, c) in list.iter().enumerate() {
-            if c.as_str().and_then(Capability::parse).is_none() {
-                err(
-                    &format!(".grants.{role}[{i}]"),
-                    format!("unknown capability {c}: use catalog, lifecycle or calls"),
-                );
-            } else {
-                valid.push(c.clone());
-            }
-        }
-        good.insert(role.clone(), Value::Array(valid));
-    }
-    Some(Value::Object(good))
+    per_role(v, "grants", "capabilities", err, |c| {
+        c.as_str()
+            .and_then(Capability::parse)
+            .is_none()
+            .then(|| format!("unknown capability {c}: use catalog, lifecycle or calls"))
+    })
 }
 
 /// `plugins.calls`: the tools each role's guest may call (globs over the
 /// agent-facing names); a bad entry is dropped, the others stay.
 fn callable(v: &Value, err: &mut impl FnMut(&str, String)) -> Option<Value> {
+    per_role(v, "calls", "tool name globs", err, |g| {
+        (!g.is_string()).then(|| format!("expected a glob over tool names as text, found {g}"))
+    })
+}
+
+/// `plugins.<key>`: an object of roles, each a list of `what` whose
+/// entries `bad` checks (why one is not valid). An unknown role, a value
+/// that is not a list and a bad entry are reported and dropped; the rest
+/// stays.
+fn per_role(
+    v: &Value,
+    key: &str,
+    what: &str,
+    err: &mut impl FnMut(&str, String),
+    bad: impl Fn(&Value) -> Option<String>,
+) -> Option<Value> {
     let Some(roles) = v.as_object() else {
         err(
-            ".calls",
+            &format!(".{key}"),
             format!("expected an object of roles, found {}", kind(v)),
         );
         return None;
     };
     let mut good = Map::new();
-    for (role, globs) in roles {
-        let field = format!(".calls.{role}");
+    for (role, entries) in roles {
+        let field = format!(".{key}.{role}");
         if Role::parse(role).is_none() {
             err(
                 &field,
@@ -198,24 +183,21 @@ fn callable(v: &Value, err: &mut impl FnMut(&str, String)) -> Option<Value> {
             );
             continue;
         }
-        let Some(list) = globs.as_array() else {
+        let Some(list) = entries.as_array() else {
             err(
                 &field,
-                format!("expected a list of tool name globs, found {}", kind(globs)),
+                format!("expected a list of {what}, found {}", kind(entries)),
             );
             continue;
         };
-        let (valid, bad): (Vec<&Value>, Vec<&Value>) = list.iter().partition(|g| g.is_string());
-        if !bad.is_empty() {
-            err(
-                &field,
-                "each entry is a glob over tool names, as text".into(),
-            );
+        let mut valid = Vec::new();
+        for (i, entry) in list.iter().enumerate() {
+            match bad(entry) {
+                Some(why) => err(&format!("{field}[{i}]"), why),
+                None => valid.push(entry.clone()),
+            }
         }
-        good.insert(
-            role.clone(),
-            Value::Array(valid.into_iter().cloned().collect()),
-        );
+        good.insert(role.clone(), Value::Array(valid));
     }
     Some(Value::Object(good))
 }
