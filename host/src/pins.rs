@@ -475,12 +475,10 @@ impl Listed {
             tools: BTreeMap::new(),
             resources: BTreeMap::new(),
         };
+        // One of each key: the listing left out a server's second tool of
+        // one name (`lifecycle::listing`).
         for t in list {
             let item = item_key(t);
-            // The catalog keeps the first of two of one name: so do the pins.
-            if listed.tools.contains_key(&item) {
-                continue;
-            }
             if t.kind == ToolKind::Resource {
                 let legacy = (item.clone(), legacy_digest(t));
                 listed.resources.entry(t.name.clone()).or_insert(legacy);
