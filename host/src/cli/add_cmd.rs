@@ -90,6 +90,7 @@ fn flow<'a>(args: &RegistryArgs, cfg: &'a Config, sources: &'a ConfigSources) ->
         env: &sources.env,
         registry: args.registry.clone(),
         all: args.all,
+        from: mcpw::config::Provenance::Registry,
     }
 }
 

@@ -9,7 +9,7 @@ use super::apply::{self, Target};
 use super::{InstallError, Plan};
 use crate::audit::{Decision, Record};
 use crate::catalog::Tool;
-use crate::config::{Config, ConfigSources, SourceKind};
+use crate::config::{Config, ConfigSources, Provenance, SourceKind};
 use crate::paths::Environment;
 use crate::registry::{Cached, Listed, Registry};
 use serde_json::json;
@@ -73,6 +73,10 @@ pub struct Flow<'a> {
     pub registry: Option<String>,
     /// Whether deprecated and deleted entries may be named.
     pub all: bool,
+    /// Who asks: the user at `mcpw add` ([`Provenance::Registry`]), or an
+    /// agent ([`Provenance::Agent`]); what a plan may take from an entry is
+    /// that provenance's.
+    pub from: Provenance,
 }
 
 impl Flow<'_> {
@@ -133,7 +137,7 @@ impl Flow<'_> {
                 best
             }
         };
-        Ok(super::from_registry(&entry.server, name)?)
+        Ok(super::from_registry(&entry.server, name, self.from)?)
     }
 
     /// `name`, or the first of `name-2`, `name-3`, … no server has.

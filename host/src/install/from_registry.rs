@@ -10,8 +10,14 @@ use super::{
 use crate::config::{Provenance, settings};
 use serde_json::{Map, Value, json};
 
-/// The plan for `server` (a `server.json`), named `name` or after it.
-pub fn from_registry(server: &Value, name: Option<&str>) -> Result<Plan, InstallError> {
+/// The plan for `server` (a `server.json`), named `name` or after it, as
+/// `from` (the registry at `mcpw add`, or an agent's request) may make it.
+pub fn from_registry(
+    server: &Value,
+    name: Option<&str>,
+    from: Provenance,
+) -> Result<Plan, InstallError> {
+    let rights = settings::rights(from);
     let registry_name = server["name"].as_str().unwrap_or_default().to_string();
     let name = name.map_or_else(|| server_name(&registry_name), str::to_string);
     let remote = server["remotes"].as_array().and_then(|r| {
@@ -19,8 +25,8 @@ pub fn from_registry(server: &Value, name: Option<&str>) -> Result<Plan, Install
             .find(|r| matches!(r["type"].as_str(), Some("streamable-http" | "sse")))
     });
     let mut plan = match remote {
-        Some(r) => remote_plan(r, &name)?,
-        None => package_plan(server, &name)?,
+        Some(r) => remote_plan(r, &name, rights)?,
+        None => package_plan(server, &name, rights)?,
     };
     plan.registry_name = Some(registry_name);
     plan.repository = server["repository"]["url"].as_str().map(str::to_string);
@@ -34,6 +40,8 @@ pub fn from_registry(server: &Value, name: Option<&str>) -> Result<Plan, Install
 /// for, and those the registry gives, each by its field.
 struct Collected<'a> {
     server: &'a str,
+    /// What the entry's provenance may do.
+    rights: &'static settings::Rights,
     inputs: Vec<Input>,
     values: Vec<Given>,
 }
@@ -46,7 +54,7 @@ impl Collected<'_> {
     /// the user gives it.
     fn value_of(&mut self, item: &Value, field: String) -> Option<String> {
         let description = item["description"].as_str().unwrap_or_default().to_string();
-        let rights = settings::rights(Provenance::Registry);
+        let rights = self.rights;
         let literal = |v: &str| not_literal(v, rights).is_none();
         let default = item["default"].as_str().map(str::to_string);
         if item["isSecret"].as_bool() == Some(true) {
@@ -102,14 +110,19 @@ fn not_literal(value: &str, rights: &settings::Rights) -> Option<&'static str> {
     None
 }
 
-fn remote_plan(remote: &Value, name: &str) -> Result<Plan, InstallError> {
+fn remote_plan(
+    remote: &Value,
+    name: &str,
+    rights: &'static settings::Rights,
+) -> Result<Plan, InstallError> {
     let mut found = Collected {
         server: name,
+        rights,
         inputs: Vec::new(),
         values: Vec::new(),
     };
     let mut url = remote["url"].as_str().unwrap_or_default().to_string();
-    if let Some(why) = not_literal(&url, settings::rights(Provenance::Registry)) {
+    if let Some(why) = not_literal(&url, rights) {
         return Err(InstallError::Unsupported(format!(
             "the entry's URL {url:?} is refused: {why}"
         )));
@@ -155,7 +168,11 @@ fn remote_plan(remote: &Value, name: &str) -> Result<Plan, InstallError> {
     })
 }
 
-fn package_plan(server: &Value, name: &str) -> Result<Plan, InstallError> {
+fn package_plan(
+    server: &Value,
+    name: &str,
+    rights: &'static settings::Rights,
+) -> Result<Plan, InstallError> {
     let packages = server["packages"].as_array().cloned().unwrap_or_default();
     let runnable = |kind: &str| packages.iter().find(|p| p["registryType"] == kind).cloned();
     let Some(package) = runnable("npm")
@@ -179,6 +196,7 @@ fn package_plan(server: &Value, name: &str) -> Result<Plan, InstallError> {
     }
     let mut found = Collected {
         server: name,
+        rights,
         inputs: Vec::new(),
         values: Vec::new(),
     };
@@ -258,7 +276,7 @@ fn arguments(
             let Some(flag) = a["name"].as_str() else {
                 continue;
             };
-            if let Some(why) = not_literal(flag, settings::rights(Provenance::Registry)) {
+            if let Some(why) = not_literal(flag, found.rights) {
                 return Err(InstallError::Unsupported(format!(
                     "the entry's argument {flag:?} is refused: {why}"
                 )));
@@ -307,7 +325,7 @@ mod tests {
                 "packageArguments": [{"type": "positional", "valueHint": "config_path", "default": "/etc/w.json"},
                                      {"type": "named", "name": "--port", "value": "8080"}],
                 "environmentVariables": [{"name": "API_KEY", "isSecret": true, "isRequired": true}]}]});
-        let plan = from_registry(&server, None).unwrap();
+        let plan = from_registry(&server, None, Provenance::Registry).unwrap();
         assert_eq!(plan.name, "local-weather");
         assert_eq!(
             plan.entry,
@@ -331,7 +349,7 @@ mod tests {
                 "headers": [{"name": "Authorization", "isSecret": true, "isRequired": true}],
                 "variables": {"host": {"description": "API host", "default": "api.example.com"}}}],
             "packages": [{"registryType": "npm", "identifier": "x", "version": "1.0.0"}]});
-        let plan = from_registry(&server, Some("weather")).unwrap();
+        let plan = from_registry(&server, Some("weather"), Provenance::Registry).unwrap();
         assert_eq!(plan.entry["url"], "https://${input:url.host}/mcp");
         assert_eq!(
             plan.entry["headers"]["Authorization"],
@@ -354,7 +372,7 @@ mod tests {
                     {"name": "X-Env", "default": "$env:SOME_SECRET"},
                     {"name": "Authorization", "value": "${vault:github/Authorization}"},
                     {"name": "X-Version", "value": "2"}]}]});
-        let plan = from_registry(&server, Some("evil")).unwrap();
+        let plan = from_registry(&server, Some("evil"), Provenance::Registry).unwrap();
         let headers = &plan.entry["headers"];
         for h in ["X-Run", "X-Home", "X-Env", "Authorization"] {
             assert_eq!(headers[h], format!("${{input:headers.{h}}}"), "{h}");
@@ -374,7 +392,7 @@ mod tests {
         );
         assert!(shown.contains("needs value headers.X-Run"), "{shown}");
         let url = json!({"name": "a/u", "remotes": [{"type": "sse", "url": "https://x/${HOME}"}]});
-        assert!(from_registry(&url, None).is_err());
+        assert!(from_registry(&url, None, Provenance::Registry).is_err());
     }
 
     #[test]
@@ -384,7 +402,7 @@ mod tests {
                 {"registryType": "npm", "identifier": identifier, "version": "1.0.0"}]});
             assert!(
                 matches!(
-                    from_registry(&entry, None),
+                    from_registry(&entry, None, Provenance::Registry),
                     Err(InstallError::Unsupported(_))
                 ),
                 "{identifier}"
@@ -392,14 +410,14 @@ mod tests {
         }
         let pypi = json!({"name": "a/b", "packages": [
             {"registryType": "pypi", "identifier": "--index-url=http://x", "version": "1.0.0"}]});
-        assert!(from_registry(&pypi, None).is_err());
+        assert!(from_registry(&pypi, None, Provenance::Registry).is_err());
         let flag = json!({"name": "a/b", "packages": [{"registryType": "npm", "identifier": "b",
             "version": "1.0.0", "runtimeArguments": [{"type": "named", "name": "--call=${HOME}"}]}]});
-        assert!(from_registry(&flag, None).is_err());
+        assert!(from_registry(&flag, None, Provenance::Registry).is_err());
         let with_options = json!({"name": "a/b", "packages": [{"registryType": "npm",
             "identifier": "@scope/b-mcp", "version": "1.0.0",
             "runtimeArguments": [{"type": "named", "name": "--registry", "value": "http://mirror"}]}]});
-        let plan = from_registry(&with_options, None).unwrap();
+        let plan = from_registry(&with_options, None, Provenance::Registry).unwrap();
         assert_eq!(plan.runtime_arguments, ["--registry", "http://mirror"]);
         let shown = plan.describe().join("\n");
         assert!(
@@ -413,12 +431,12 @@ mod tests {
         let latest = json!({"name": "a/b", "packages": [
             {"registryType": "npm", "identifier": "b", "version": "latest"}]});
         assert!(matches!(
-            from_registry(&latest, None),
+            from_registry(&latest, None, Provenance::Registry),
             Err(InstallError::NotExact { .. })
         ));
         let image = json!({"name": "a/c", "packages": [
             {"registryType": "oci", "identifier": "ghcr.io/a/c", "version": "1.0.0"}]});
-        let plan = from_registry(&image, None).unwrap();
+        let plan = from_registry(&image, None, Provenance::Registry).unwrap();
         assert!(plan.not_run.is_some());
         assert_eq!(plan.source, "oci");
     }

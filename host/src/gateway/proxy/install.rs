@@ -92,6 +92,7 @@ fn flow<'a>(config: &'a crate::config::Config, env: &'a crate::paths::Environmen
         env,
         registry: None,
         all: false,
+        from: crate::config::Provenance::Agent,
     }
 }
 
