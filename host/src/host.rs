@@ -658,6 +658,18 @@ impl Host {
         query: &str,
         options: SearchOptions,
     ) -> Result<Vec<(EntryRef, f32)>, HostError> {
+        self.search_refs_for(query, options, None).await
+    }
+
+    /// [`Host::search_refs`] for a client that sees only `servers` (`None`:
+    /// every one): what the ranking guest calls or lists while it ranks is
+    /// limited to them.
+    pub(crate) async fn search_refs_for(
+        &self,
+        query: &str,
+        options: SearchOptions,
+        servers: crate::upstream::origin::Reach,
+    ) -> Result<Vec<(EntryRef, f32)>, HostError> {
         let (snapshot, index) = self.current_index().await?;
         let span = crate::telemetry::Span::child("search", || {
             use crate::telemetry::{Attribute, content};
@@ -669,7 +681,8 @@ impl Host {
             a
         });
         let query = query.to_string();
-        let search = span.carry(move || index.search(&query, &options));
+        let search =
+            span.carry(move || services::acting_for(servers, || index.search(&query, &options)));
         let hits = joined(tokio::task::spawn_blocking(search).await)??;
         span.set(|| {
             vec![crate::telemetry::Attribute::new(

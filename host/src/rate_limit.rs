@@ -25,11 +25,20 @@ pub struct Buckets {
 }
 
 /// A bucket counted in the state file: its tokens at a time (ms since the
-/// epoch: every process's clock).
+/// epoch: every process's clock), and when it will be full again, so that
+/// a bucket no process draws from any more is dropped once that passes.
 #[derive(Clone, Copy, Serialize, Deserialize)]
 struct Level {
     tokens: f64,
     at: u64,
+    /// Written since buckets are dropped by time; one from before is kept
+    /// until it is drawn from again.
+    #[serde(default = "never", rename = "fullAt")]
+    full_at: u64,
+}
+
+fn never() -> u64 {
+    u64::MAX
 }
 
 /// A bucket counted here.
@@ -126,7 +135,8 @@ fn draw(tokens: &mut f64, elapsed_ms: f64, rate: Rate) -> Result<(), Duration> {
 }
 
 /// [`draw`] on the bucket `key` kept in `file`, under its lock; buckets
-/// that would be full again are left out, so the file stays small.
+/// that are full again by now (of any rate) are left out, so the file stays
+/// as small as the buckets still counting.
 fn take_in_file(file: &Path, key: &str, rate: Rate) -> std::io::Result<Result<(), Duration>> {
     let now = crate::clock::now_ms();
     let read = |p: &Path| -> BTreeMap<String, Level> {
@@ -141,15 +151,19 @@ fn take_in_file(file: &Path, key: &str, rate: Rate) -> std::io::Result<Result<()
         crate::file_lock::DEFAULT_WAIT,
         read,
         |levels| {
+            let capacity = f64::from(rate.calls);
             let full = Level {
-                tokens: f64::from(rate.calls),
+                tokens: capacity,
                 at: now,
+                full_at: now,
             };
             let level = levels.entry(key.to_string()).or_insert(full);
             let elapsed = now.saturating_sub(level.at) as f64;
             level.at = now;
             let outcome = draw(&mut level.tokens, elapsed, rate);
-            levels.retain(|_, l| l.tokens < f64::from(rate.calls) || l.at == now);
+            let missing_ms = ((capacity - level.tokens) / rate.per_ms()).ceil();
+            level.full_at = now.saturating_add(missing_ms as u64);
+            levels.retain(|_, l| l.full_at > now);
             outcome
         },
     )
@@ -203,5 +217,34 @@ mod tests {
         assert_eq!(process().take("other|*", rate).await, Ok(()));
         // Counted in the process alone, each would start full.
         assert_eq!(Buckets::new(None).take("cli|*", rate).await, Ok(()));
+    }
+
+    /// A bucket no process draws from any more is dropped from the file
+    /// once it would be full again, whatever its rate; one still counting
+    /// (and one from before buckets were dropped by time) is kept.
+    #[tokio::test]
+    async fn the_file_forgets_each_bucket_once_it_would_be_full_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("rate-limits.json");
+        let now = crate::clock::now_ms();
+        let hour = 3_600_000;
+        let before = serde_json::json!({
+            "gone|*": {"tokens": 0.0, "at": now - 2 * hour, "fullAt": now - hour},
+            "counting|*": {"tokens": 0.0, "at": now, "fullAt": now + hour},
+            "old|*": {"tokens": 0.0, "at": now - 2 * hour}
+        });
+        std::fs::write(&file, before.to_string()).unwrap();
+        let rate = Rate::parse("2/h").unwrap();
+        let buckets = Buckets::new(None).counting_in(Some(file.clone()));
+        assert_eq!(buckets.take("new|*", rate).await, Ok(()));
+        let after: BTreeMap<String, serde_json::Value> =
+            serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+        let keys: Vec<&str> = after.keys().map(String::as_str).collect();
+        assert_eq!(keys, ["counting|*", "new|*", "old|*"]);
+        let full_at = after["new|*"]["fullAt"].as_u64().unwrap();
+        assert!(
+            full_at >= now + hour / 2,
+            "one call of 2/h comes back in 30 min"
+        );
     }
 }

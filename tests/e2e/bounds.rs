@@ -222,6 +222,7 @@ async fn post(url: &str, session: &str, body: String) -> reqwest::Response {
 /// requests in flight: a third POST gets HTTP 429 with `Retry-After` and a
 /// JSON-RPC error, while its notifications and another session's requests
 /// go on; once one of the two ends, the session's next request is served.
+/// Stateless requests are capped as well, by their credential.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_http_session_beyond_its_requests_in_flight_is_told_to_retry() {
     use crate::gateway::serve::{post_raw, raw_session, text};
@@ -297,4 +298,58 @@ async fn an_http_session_beyond_its_requests_in_flight_is_told_to_retry() {
         text(&served.messages.last().unwrap()["result"]),
         "Echo: once there is room"
     );
+
+    // Requests without a session (the stateless revision's) are held to
+    // the same cap, counted by the credential they carry.
+    let before = hanging();
+    let stateless_hangs: Vec<_> = (0..2)
+        .map(|i| tokio::spawn(stateless(url.clone(), "Bearer a", hang(10 + i))))
+        .collect();
+    let reached = async || hanging() == before + 2;
+    mcpw_test_support::eventually(
+        "both stateless calls to reach the server",
+        Duration::from_secs(30),
+        reached,
+    )
+    .await;
+    let refused = stateless(url.clone(), "Bearer a", echo(12, "a third")).await;
+    assert_eq!(refused.status(), 429);
+    let error: Value = serde_json::from_str(&refused.text().await.unwrap()).unwrap();
+    assert_eq!(error["error"]["data"]["maxRequestsInFlight"], 2, "{error}");
+    let other = stateless(url.clone(), "Bearer b", echo(13, "another credential")).await;
+    assert_eq!(other.status(), 200);
+    assert!(
+        other
+            .text()
+            .await
+            .unwrap()
+            .contains("Echo: another credential"),
+        "another credential has places of its own"
+    );
+    for hang in stateless_hangs {
+        hang.abort();
+    }
+}
+
+/// POSTs `body` as a client of the stateless revision (2026-07-28: no
+/// session), with `authorization`.
+async fn stateless(url: String, authorization: &str, body: String) -> reqwest::Response {
+    let mut message: Value = serde_json::from_str(&body).unwrap();
+    message["params"]["_meta"] = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": "wire", "version": "1"},
+        "io.modelcontextprotocol/clientCapabilities": {},
+    });
+    reqwest::Client::new()
+        .post(url)
+        .header("Content-Type", "application/json")
+        .header("Accept", "application/json, text/event-stream")
+        .header("MCP-Protocol-Version", "2026-07-28")
+        .header("Mcp-Method", "tools/call")
+        .header("Mcp-Name", message["params"]["name"].as_str().unwrap())
+        .header("Authorization", authorization)
+        .body(message.to_string())
+        .send()
+        .await
+        .unwrap()
 }

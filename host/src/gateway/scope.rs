@@ -193,11 +193,12 @@ impl ServeState {
         let Some(servers) = client.servers() else {
             return self.host.search_refs(query, options).await;
         };
+        let reach = client.reach();
         if let Some(only) = &options.server {
             if !servers.contains(only) {
                 return Ok(Vec::new());
             }
-            return self.host.search_refs(query, options).await;
+            return self.host.search_refs_for(query, options, reach).await;
         }
         let snapshot = self.host.snapshot().await?;
         let total = snapshot.entries().len();
@@ -212,7 +213,7 @@ impl ServeState {
             (None, _) => return Ok(Vec::new()),
             (Some(one), None) => {
                 options.server = Some(one.to_string());
-                return self.host.search_refs(query, options).await;
+                return self.host.search_refs_for(query, options, reach).await;
             }
             _ => {}
         }
@@ -221,7 +222,7 @@ impl ServeState {
                 limit,
                 ..options.clone()
             };
-            self.host.search_refs(query, options)
+            self.host.search_refs_for(query, options, reach.clone())
         };
         let mine = |(e, _): &(EntryRef, f32)| client.allows(&e.tool.server);
         widened(options.limit, total, search, mine).await

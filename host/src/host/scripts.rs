@@ -357,7 +357,10 @@ impl Host {
             a.extend(crate::telemetry::content("mcpw.script.code", &code));
             a
         });
-        let run = span.carry(move || scripter.run(&code, limits, toolbox, &control));
+        let servers = toolbox.servers();
+        let run = span.carry(move || {
+            super::services::acting_for(servers, || scripter.run(&code, limits, toolbox, &control))
+        });
         tokio::task::spawn_blocking(run).await.map_err(|e| {
             HostError::Policy(PluginError::Trap {
                 guest: "script".into(),

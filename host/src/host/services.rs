@@ -8,8 +8,37 @@ use crate::host::RawResult;
 use crate::host::pipeline::{Caller, Ran};
 use crate::lifecycle::{LifecycleError, Manager};
 use crate::plugin::{CallOutcome, EmbedError, EmbedModel, HostServices, ServiceError, Urgency};
+use std::cell::RefCell;
+use std::collections::BTreeSet;
 use std::sync::{Arc, OnceLock, Weak};
 use tokio::runtime::Handle;
+
+thread_local! {
+    /// The servers the client a guest runs for sees, while it runs for one
+    /// (a search, a script); `None` outside such a run, or for a client that
+    /// sees every server.
+    static ACTING_FOR: RefCell<Option<Arc<BTreeSet<String>>>> = const { RefCell::new(None) };
+}
+
+/// Runs `f` (a guest's run, on this thread) for a client that sees only
+/// `servers` (`None`: every one): the guest's imports reach and list only
+/// those servers, as the client's own requests do.
+pub(crate) fn acting_for<R>(servers: Option<Arc<BTreeSet<String>>>, f: impl FnOnce() -> R) -> R {
+    /// Puts the outer scope back, also when `f` unwinds.
+    struct Restore(Option<Arc<BTreeSet<String>>>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            ACTING_FOR.with(|a| *a.borrow_mut() = self.0.take());
+        }
+    }
+    let _restore = Restore(ACTING_FOR.with(|a| a.replace(servers)));
+    f()
+}
+
+/// Does the client the guest runs for (if any) see `server`?
+fn sees(server: &str) -> bool {
+    ACTING_FOR.with(|a| a.borrow().as_ref().is_none_or(|s| s.contains(server)))
+}
 
 pub struct LiveServices {
     /// Set once the manager exists (the guests load while it reads the cache).
@@ -69,6 +98,8 @@ impl LiveServices {
         let listed = snapshot.entries().iter().find(|e| {
             e.tool.server == server && e.tool.name == tool && e.tool.kind == ToolKind::Tool
         });
+        // A server the client does not see is, to its guest, no server.
+        let listed = listed.filter(|_| sees(server));
         match listed {
             Some(e) => Ok(Entry::clone(e)),
             None => Err(ServiceError::NotFound(format!(
@@ -137,6 +168,7 @@ impl HostServices for LiveServices {
             return Vec::new();
         };
         let mut all = m.status();
+        all.retain(|s| sees(&s.name));
         self.catalog
             .latest()
             .count_exposed(m.catalog_version(), &mut all);
@@ -149,25 +181,34 @@ impl HostServices for LiveServices {
     fn tools(&self, server: Option<&str>) -> Result<Vec<Tool>, ServiceError> {
         let m = self.manager()?;
         if let Some(s) = server {
+            if !sees(s) {
+                return Err(service_error(LifecycleError::NotFound(s.to_string())));
+            }
             m.server_status(s).map_err(service_error)?;
         }
         let snapshot = self.catalog.latest();
-        if snapshot.version() == 0 {
-            return Ok(match server {
+        let mut tools: Vec<Tool> = if snapshot.version() == 0 {
+            match server {
                 None => m.tools(),
                 Some(s) => m.server_tools(s).ok().flatten().unwrap_or_default(),
-            });
-        }
-        Ok(snapshot
-            .entries()
-            .iter()
-            .filter(|e| server.is_none_or(|s| e.tool.server == s))
-            .map(|e| Tool::clone(&e.tool))
-            .collect())
+            }
+        } else {
+            snapshot
+                .entries()
+                .iter()
+                .filter(|e| server.is_none_or(|s| e.tool.server == s))
+                .map(|e| Tool::clone(&e.tool))
+                .collect()
+        };
+        tools.retain(|t| sees(&t.server));
+        Ok(tools)
     }
 
     fn connect(&self, server: &str, refresh: bool) -> Result<ServerStatus, ServiceError> {
         let m = self.manager()?;
+        if !sees(server) {
+            return Err(service_error(LifecycleError::NotFound(server.to_string())));
+        }
         self.runtime
             .block_on(m.connect(server, refresh))
             .map_err(service_error)?;
@@ -213,6 +254,9 @@ impl HostServices for LiveServices {
     /// rate limits, the guards on the reading, the audit line).
     fn read_resource(&self, caller: &str, server: &str, uri: &str) -> Result<String, ServiceError> {
         let m = self.manager()?;
+        if !sees(server) {
+            return Err(service_error(LifecycleError::NotFound(server.to_string())));
+        }
         let snapshot = self.catalog.latest();
         let as_tool = snapshot.entries().iter().find(|e| {
             e.tool.server == server

@@ -199,3 +199,42 @@ async fn a_guest_calls_only_the_tools_the_user_lists_for_its_role() {
         assert_eq!(calls_reaching(&s), reaching, "{listed}");
     }
 }
+
+/// A ranking guest runs for the client whose search it ranks: over HTTP,
+/// a token that sees only `t` gets a search whose guest cannot reach `s`
+/// (though `settings.plugins.calls` lists `s__echo`), while a token that
+/// sees every server gets one whose guest can.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_guest_ranking_a_clients_search_reaches_only_the_servers_that_client_sees() {
+    use crate::servers::Serving;
+    use rmcp::ServiceExt;
+    use rmcp::transport::StreamableHttpClientTransport;
+    use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+    let s = setup(json!({}));
+    s.dirs.edit_user(|c| {
+        c["mcpServers"]["t"] = json!({"command": "node", "args": [servers().misbehave(), "ok"]});
+        c["serve"] = json!({"tokens": [
+            {"name": "ci", "token": "ci-token-0123456789", "servers": ["t"]},
+            {"name": "admin", "token": "admin-token-0123456789"}
+        ]});
+    });
+    let serving = Serving::start(&s.dirs.home(), &["--exposure", "proxy"]);
+    let search_as = async |token: &str| {
+        let config =
+            StreamableHttpClientTransportConfig::with_uri(serving.url()).auth_header(token);
+        let client = ().serve(StreamableHttpClientTransport::from_config(config)).await.unwrap();
+        let args = json!({"search": "calls:s/echo"});
+        let request = rmcp::model::CallToolRequestParams::new("mcp")
+            .with_arguments(args.as_object().unwrap().clone());
+        client.call_tool(request).await.unwrap();
+        client.cancel().await.unwrap();
+    };
+    search_as("ci-token-0123456789").await;
+    assert_eq!(
+        calls_reaching(&s),
+        0,
+        "ci does not see s, nor does its guest"
+    );
+    search_as("admin-token-0123456789").await;
+    assert_eq!(calls_reaching(&s), 1, "admin sees s, and so does its guest");
+}

@@ -132,6 +132,10 @@ impl Toolbox for SessionToolbox {
     fn stop(&self) {
         self.calls.stop();
     }
+
+    fn servers(&self) -> Option<Arc<std::collections::BTreeSet<String>>> {
+        self.client.reach()
+    }
 }
 
 /// `read_result` called by a script: a result this session kept. The

@@ -72,10 +72,8 @@ pub(super) async fn json_rpc(guard: Arc<Guard>, request: Request, next: Next) ->
         Err(response) => return response,
     };
     let mut place = None;
-    if let Some(session) = &session
-        && let Some(id) = request_id(&bytes)
-    {
-        match guard.per_session.enter(session) {
+    if let Some((key, id)) = in_flight_key(session.as_deref(), &parts.headers, &bytes) {
+        match guard.per_session.enter(&key) {
             Some(taken) => place = Some(taken),
             None => return too_many_requests(guard.per_session.max(), id),
         }
@@ -117,11 +115,35 @@ pub(super) async fn json_rpc(guard: Arc<Guard>, request: Request, next: Next) ->
     }
 }
 
-/// The `id` of what `body` holds when it is a request: an answer to mcpw's
-/// question or a notification takes no place among the requests in flight.
-fn request_id(body: &[u8]) -> Option<Value> {
+/// Where a request counts among the requests in flight, and its `id` (an
+/// answer to mcpw's question or a notification takes no place): in its
+/// session; a request without a session (a client of the stateless
+/// revision) among those of its credential, so that a stateless client is
+/// held to the cap a session is. `initialize` opens a session and is not
+/// counted.
+fn in_flight_key(
+    session: Option<&str>,
+    headers: &axum::http::HeaderMap,
+    body: &[u8],
+) -> Option<(String, Value)> {
     let head = Head::of(body);
-    head.method.and(head.id)
+    let id = head.id?;
+    match (session, head.method.as_deref()) {
+        (Some(session), Some(_)) => Some((session.to_string(), id)),
+        (None, Some(method)) if method != "initialize" => {
+            Some((stateless_key(headers.get(header::AUTHORIZATION)), id))
+        }
+        _ => None,
+    }
+}
+
+/// The key of the stateless requests sent with `credential`: a digest, so
+/// that no token is held in memory longer than its request.
+fn stateless_key(credential: Option<&header::HeaderValue>) -> String {
+    use sha2::{Digest, Sha256};
+    let digest = Sha256::digest(credential.map_or(&b""[..], |v| v.as_bytes()));
+    let short: String = digest[..8].iter().map(|b| format!("{b:02x}")).collect();
+    format!("stateless {short}")
 }
 
 /// The answer to a request beyond its session's requests in flight.

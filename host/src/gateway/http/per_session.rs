@@ -5,6 +5,8 @@
 //! POST's arrival until its answer's body has been sent or dropped; the
 //! client's answers to mcpw's questions, and its notifications, are not
 //! counted (one the requests in flight wait for must always get through).
+//! Requests without a session (the stateless revision's) are counted by
+//! the credential they carry, as one session's.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};

@@ -49,6 +49,11 @@ pub trait Toolbox: Send + Sync {
     fn describe(&self, name: &str) -> Result<ToolInfo, ServiceError>;
     /// Stops the calls still in flight: the script has ended.
     fn stop(&self);
+    /// The servers the session sees (`None`: every one): what the script
+    /// guest's own imports reach is limited to them.
+    fn servers(&self) -> Option<std::sync::Arc<std::collections::BTreeSet<String>>> {
+        None
+    }
 }
 
 /// One call a script made, and how it ended.
