@@ -693,7 +693,8 @@ impl ServerHandler for Gateway {
         let span = traced::span(&context, "tasks/update", None);
         traced::run(span, async move {
             let client = self.client(&context.extensions);
-            Gateway::update_task(self, &client, request).await
+            let caller = self.caller(&client, crate::host::pipeline::Via::Call, &context);
+            Gateway::update_task(self, &client, &caller, request).await
         })
         .await
     }

@@ -7,7 +7,7 @@
 //          (in arguments, "$kept:N" stands for the id of the result kept in step N; in a run's
 //          args, "$view:N" for the address of the view step N's result opened, `_meta["mcpw/view"]`)
 //        {"op": "waitToolListChanged", "timeoutMs", "sinceMark"} | {"op": "markListChanged"}
-//        {"op": "listPrompts"} | {"op": "getPrompt", "name", "arguments"}
+//        {"op": "listPrompts"} | {"op": "getPrompt", "name", "arguments"} ({"error"} if it fails)
 //        {"op": "cancelCall", "name", "arguments", "afterMs"} | {"op": "bench", "name", "arguments", "n"}
 //        {"op": "parallel", "steps": [...]} (each result gets "elapsedMs")
 //        {"op": "readResource", "uri"} | {"op": "readResource", "linkOf": step, "link": n}
@@ -160,7 +160,11 @@ async function step(s) {
     case "listPrompts":
       return (await client.listPrompts()).prompts;
     case "getPrompt":
-      return await client.getPrompt({ name: s.name, arguments: s.arguments ?? {} });
+      try {
+        return await client.getPrompt({ name: s.name, arguments: s.arguments ?? {} });
+      } catch (e) {
+        return { error: String(e) };
+      }
     case "cancelCall": {
       const controller = new AbortController();
       if (s.whenFile) {

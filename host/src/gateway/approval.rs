@@ -26,8 +26,9 @@ impl Gateway {
         self.session_caller(client, via, Arc::new(Asker::of(ctx)))
     }
 
-    /// The caller of a read (a resource, a prompt) `client` asks for in
-    /// this session: reads are never approved, so it asks nobody.
+    /// The caller that sees a task's result for `client` when it comes
+    /// (in a poll, not a request the client could be asked in): it asks
+    /// nobody.
     pub(super) fn reader(&self, client: &ClientScope) -> Caller {
         let nobody = Arc::new(crate::host::pipeline::Unattended);
         self.session_caller(client, Via::Call, nobody)

@@ -22,7 +22,8 @@ impl Gateway {
             let got = match self.prompt_hidden(&client, &request.name).await {
                 true => Err(HostError::PromptNotFound(request.name.to_string())),
                 false => {
-                    let reader = self.reader(&client);
+                    // A guard's question about it goes to the client.
+                    let reader = self.caller(&client, crate::host::pipeline::Via::Call, &context);
                     let host = &self.shared.host;
                     let (options, _) = self.call_options(&context);
                     host.get_prompt_as(&reader, &request.name, args, options)

@@ -183,7 +183,11 @@ impl Gateway {
             .map_err(host_error)?;
         let (options, _) = self.call_options(context);
         let read = host
-            .read_routed_as(&self.reader(client), &route, options)
+            .read_routed_as(
+                &self.caller(client, crate::host::pipeline::Via::Call, context),
+                &route,
+                options,
+            )
             .await;
         from_json(read.map_err(host_error)?)
     }

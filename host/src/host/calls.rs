@@ -98,6 +98,28 @@ impl Host {
         crate::host::pipeline::task_result(&*self.calls, caller, entry, None, result, started).await
     }
 
+    /// The client's answers to the questions of a task that a call of
+    /// `entry` made, as the guards before let them go to its server (see
+    /// [`crate::host::pipeline::task_update`]), or why they do not go.
+    pub async fn task_update(
+        &self,
+        caller: &Caller,
+        entry: &Entry,
+        params: rmcp::model::UpdateTaskParams,
+    ) -> Result<rmcp::model::UpdateTaskParams, HostError> {
+        let Ok(Value::Object(asked)) = serde_json::to_value(&params) else {
+            return Ok(params);
+        };
+        let sent = crate::host::pipeline::task_update(&*self.calls, caller, entry, asked)
+            .await
+            .map_err(HostError::Refused)?;
+        serde_json::from_value(Value::Object(sent)).map_err(|e| {
+            HostError::Refused(format!(
+                "a guard's rewrite of a task's answers cannot be sent ({e})"
+            ))
+        })
+    }
+
     /// Runs the call of a resolved entry for `caller` along the one call
     /// path (see [`crate::host::pipeline`]).
     pub async fn run_call(

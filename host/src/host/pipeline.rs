@@ -15,10 +15,13 @@
 //!    history, statistics and the span's end.
 //!
 //! Reads (a resource, a prompt) take the steps that apply to them: scope,
-//! the rate limits (those of the whole server), the guards after, and the
-//! audit line; approval and the guards before see calls only. A task's
+//! the rate limits (those of the whole server), the guards before (a
+//! question of theirs is put to the user as a call's; a rewrite may change a
+//! prompt's arguments only), the guards after, and the audit line; the
+//! `approve` settings are about calls only. A task's
 //! result, when it comes, takes the guards after and the audit line
-//! ([`task_result`]).
+//! ([`task_result`]); the client's answers to a task's questions take the
+//! guards before on their way to the server ([`task_update`]).
 //!
 //! Every result is a [`RawResult`], and the guards see each one as a tool's
 //! `CallToolResult`: a reading's contents as embedded resources, a prompt's
@@ -119,6 +122,56 @@ pub(crate) async fn task_result(
     ran
 }
 
+/// The client's answers to the questions of a task that a call of `entry`
+/// made (`tasks/update`'s `params`, with the server's own task id), on
+/// their way to its server. The guards before see them as a request of
+/// `tasks/update` under the tool's name, and may refuse them, rewrite the
+/// answers (never the task), or have the user asked. What goes on, or why
+/// not, as the client reads it.
+pub(crate) async fn task_update(
+    stages: &impl Stages,
+    caller: &Caller,
+    entry: &Entry,
+    params: Map<String, Value>,
+) -> Result<Map<String, Value>, String> {
+    if !stages.guarded() {
+        return Ok(params);
+    }
+    let text = Value::Object(params.clone()).to_string();
+    let call = GuardedCall {
+        tool: "tasks/update".into(),
+        annotations: None,
+        ..guarded_call(caller, entry, text)
+    };
+    let name = &entry.name;
+    let (rewritten, ask) = match stages.guard_before(call.clone()).await {
+        Before::Deny(reason) => {
+            return Err(format!(
+                "{reason}. The answers to the task of {name} were not sent."
+            ));
+        }
+        Before::Run { rewritten, ask } => (rewritten, ask),
+    };
+    let params = match rewritten {
+        None => params,
+        Some(text) => match serde_json::from_str::<Value>(&text) {
+            Ok(Value::Object(m)) if m.get("taskId") == params.get("taskId") => m,
+            _ => {
+                return Err(format!(
+                    "a guard rewrote the answers to the task of {name} into something else (another task, or not params); they were not sent."
+                ));
+            }
+        },
+    };
+    if let Some(reason) = ask {
+        let asked = approval::ask_about(caller, &call, Some(params.clone()), &reason).await;
+        if let Err(approval::NotApproved::Refused(why)) = asked {
+            return Err(why.trim_start_matches("Error: ").to_string());
+        }
+    }
+    Ok(params)
+}
+
 /// What a read is of.
 #[derive(Clone, Copy, Debug)]
 pub enum Read<'a> {
@@ -144,20 +197,11 @@ impl Read<'_> {
     /// The read as the guards see it: the request `server` got, its method
     /// as the tool and its params as the arguments (see `guard.wit`).
     fn guarded(&self, caller: &Caller, server: &str) -> GuardedCall {
-        let (method, asked, params) = match *self {
-            Read::Resource { uri, asked } => ("resources/read", asked, json!({ "uri": uri })),
-            Read::Prompt {
-                name,
-                asked,
-                arguments,
-            } => {
-                let mut params = json!({ "name": name });
-                if let Some(arguments) = arguments {
-                    params["arguments"] = Value::Object(arguments.clone());
-                }
-                ("prompts/get", asked, params)
-            }
+        let (method, asked) = match *self {
+            Read::Resource { asked, .. } => ("resources/read", asked),
+            Read::Prompt { asked, .. } => ("prompts/get", asked),
         };
+        let params = self.params();
         GuardedCall {
             server: server.to_string(),
             tool: method.to_string(),
@@ -167,6 +211,68 @@ impl Read<'_> {
             client: caller.client.to_string(),
             session: caller.session_id(),
         }
+    }
+
+    /// The request's params, as the server gets them.
+    fn params(&self) -> Value {
+        match *self {
+            Read::Resource { uri, .. } => json!({ "uri": uri }),
+            Read::Prompt {
+                name, arguments, ..
+            } => {
+                let mut params = json!({ "name": name });
+                if let Some(arguments) = arguments {
+                    params["arguments"] = Value::Object(arguments.clone());
+                }
+                params
+            }
+        }
+    }
+
+    /// The arguments a prompt is got with.
+    fn arguments(&self) -> Option<&Map<String, Value>> {
+        match *self {
+            Read::Prompt { arguments, .. } => arguments,
+            Read::Resource { .. } => None,
+        }
+    }
+
+    /// The same read, of a prompt got with `arguments`.
+    fn with_arguments<'b>(self, arguments: Option<&'b Map<String, Value>>) -> Read<'b>
+    where
+        Self: 'b,
+    {
+        match self {
+            Read::Prompt { name, asked, .. } => Read::Prompt {
+                name,
+                asked,
+                arguments,
+            },
+            resource => resource,
+        }
+    }
+
+    /// The arguments of a guard's rewrite `text` of this read's params:
+    /// `None` when it reads something else (another URI or prompt) or is
+    /// not params at all.
+    fn rewritten(&self, text: &str) -> Option<Option<Map<String, Value>>> {
+        let Ok(Value::Object(mut params)) = serde_json::from_str::<Value>(text) else {
+            return None;
+        };
+        let arguments = match params.remove("arguments") {
+            None | Some(Value::Null) => None,
+            Some(Value::Object(a)) if matches!(self, Read::Prompt { .. }) => Some(a),
+            Some(_) => return None,
+        };
+        let Value::Object(original) = self.params() else {
+            return None;
+        };
+        let same = original
+            .iter()
+            .filter(|(k, _)| *k != "arguments")
+            .all(|(k, v)| params.get(k) == Some(v))
+            && params.len() == original.keys().filter(|k| *k != "arguments").count();
+        same.then_some(arguments)
     }
 
     /// The URI a resource's reading is of ("" for a prompt).
@@ -179,14 +285,19 @@ impl Read<'_> {
 }
 
 /// Runs a read of `server` for `caller`: its scope, the server's rate
-/// limits, `work`, the guards on what it got, and the audit line.
-pub(crate) async fn read(
+/// limits, the guards before (which may refuse it, ask the user, or rewrite
+/// a prompt's arguments), `work` with the arguments they let through, the
+/// guards on what it got, and the audit line.
+pub(crate) async fn read<F>(
     stages: &impl Stages,
     caller: &Caller,
     server: &str,
     what: Read<'_>,
-    work: impl std::future::Future<Output = Result<RawResult, HostError>>,
-) -> Result<RawResult, HostError> {
+    work: impl FnOnce(Option<Map<String, Value>>) -> F,
+) -> Result<RawResult, HostError>
+where
+    F: std::future::Future<Output = Result<RawResult, HostError>>,
+{
     let started = Instant::now();
     let mut seen = Observed::read(caller, server, what);
     let refused = if !caller.reaches(server) {
@@ -196,12 +307,21 @@ pub(crate) async fn read(
     } else {
         None
     };
-    if let Some(why) = refused {
-        seen.decided(Decision::Denied, Some(why.trim_start_matches("Error: ")));
-        stages.observe(seen.ended(started, None, None));
-        return Err(HostError::Refused(why));
-    }
-    let result = match work.await {
+    let admitted = match refused {
+        Some(why) => Err(Stopped::Refused(why)),
+        None if stages.guarded() => before_read(stages, caller, server, what).await,
+        None => Ok(what.arguments().cloned()),
+    };
+    let arguments = match admitted {
+        Ok(arguments) => arguments,
+        Err(Stopped::Refused(why)) => {
+            seen.decided(Decision::Denied, Some(why.trim_start_matches("Error: ")));
+            stages.observe(seen.ended(started, None, None));
+            return Err(HostError::Refused(why));
+        }
+    };
+    let what = what.with_arguments(arguments.as_ref());
+    let result = match work(arguments.clone()).await {
         Ok(raw) if stages.guarded() => {
             let guarded = what.guarded(caller, server);
             after(stages, guarded, raw, None, what.uri())
@@ -214,6 +334,41 @@ pub(crate) async fn read(
     seen.error = result.as_ref().err().map(ToString::to_string);
     stages.observe(&seen);
     result
+}
+
+/// The guards' verdict on a read before it runs: the prompt's arguments to
+/// get it with (a guard's rewrite, where one made it), or why it stops. A
+/// guard's question is put to the user as a call's is; a rewrite may change
+/// a prompt's arguments only, never what is read.
+async fn before_read(
+    stages: &impl Stages,
+    caller: &Caller,
+    server: &str,
+    what: Read<'_>,
+) -> Result<Option<Map<String, Value>>, Stopped> {
+    let call = what.guarded(caller, server);
+    let shown = call.name.clone();
+    let (rewritten, ask) = match stages.guard_before(call.clone()).await {
+        Before::Deny(reason) => {
+            return Err(Stopped::Refused(format!(
+                "Error: {reason}. The read of {shown} did not run."
+            )));
+        }
+        Before::Run { rewritten, ask } => (rewritten, ask),
+    };
+    let arguments = match rewritten {
+        None => what.arguments().cloned(),
+        Some(text) => what.rewritten(&text).ok_or_else(|| {
+            Stopped::Refused(format!(
+                "Error: a guard rewrote the read of {shown} into another read (only a prompt's arguments may be rewritten); it did not run."
+            ))
+        })?,
+    };
+    if let Some(reason) = ask {
+        let params = serde_json::from_str(&call.arguments).ok();
+        approval::ask_about(caller, &call, params, &reason).await?;
+    }
+    Ok(arguments)
 }
 
 /// A call that passed the checks before it runs.

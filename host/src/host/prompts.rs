@@ -40,20 +40,19 @@ impl Host {
             .ok_or_else(|| HostError::PromptNotFound(name.to_string()))?;
         let timeout = self.manager.call_timeout(&entry.server);
         let original = entry.original.clone();
-        // The guards see what the prompt was got with.
-        let asked = arguments.clone().filter(|_| self.calls.guarded());
-        // What the server asks while answering goes to `options`' session.
-        let get = self.manager.with_connection(&entry.server, |c| async move {
-            c.get_prompt(&original, arguments, timeout, &options).await
-        });
-        let get = async {
+        // Got with the arguments the guards let through; what the server
+        // asks while answering goes to `options`' session.
+        let get = |arguments| async {
+            let get = self.manager.with_connection(&entry.server, |c| async move {
+                c.get_prompt(&original, arguments, timeout, &options).await
+            });
             let result = upstream_span("prompts/get", &entry.server, &entry.original, get).await?;
             Ok::<_, HostError>(super::RawResult::Prompt(result))
         };
         let what = Read::Prompt {
             name: &entry.original,
             asked: name,
-            arguments: asked.as_ref(),
+            arguments: arguments.as_ref(),
         };
         let got = Box::pin(super::pipeline::read(
             &*self.calls,

@@ -332,7 +332,7 @@ impl Host {
             uri: &route.uri,
             asked: &asked,
         };
-        let read = self.read_routed(route, options);
+        let read = |_| self.read_routed(route, options);
         let read = Box::pin(super::pipeline::read(
             &*self.calls,
             caller,

@@ -280,7 +280,7 @@ impl HostServices for LiveServices {
         let (calls, owned) = (self.calls()?, uri.to_string());
         let caller = Caller::guest(caller);
         let timeout = m.call_timeout(server);
-        let read = async {
+        let read = |_| async {
             m.with_connection(server, |c| async move {
                 c.read_resource(&owned, timeout, &Default::default()).await
             })

@@ -98,16 +98,21 @@ fn a_resource_tools_reading_is_redacted_on_every_way_in() {
     assert!(leaks.is_empty(), "not redacted:\n{}", leaks.join("\n"));
 }
 
+/// A reading and a prompt are redacted after, and keep their shapes; a
+/// prompt's arguments meet the guards before: one that would send a key to
+/// the server is refused, as a call with it would be.
 #[test]
 fn a_read_and_a_prompt_are_redacted_and_keep_their_shapes() {
     let s = setup(json!({"guards": [redactor()]}));
-    let prompt = json!({"op": "getPrompt", "name": "everything__args-prompt",
-                        "arguments": {"city": format!("key {AWS}"), "state": "CA"}});
+    let prompt = json!({"op": "getPrompt", "name": "notes__deploy"});
+    let sending = json!({"op": "getPrompt", "name": "everything__args-prompt",
+                         "arguments": {"city": format!("key {AWS}"), "state": "CA"}});
     let mut leaks = Vec::new();
     for exposure in ["direct", "proxy"] {
         let r = client_plan(json!({"connect": connect(&s, exposure), "steps": [
             {"op": "readResource", "uri": "notes://deploy"},
             prompt.clone(),
+            sending.clone(),
         ]}))
         .unwrap();
         let read = &r[0]["contents"][0];
@@ -117,9 +122,12 @@ fn a_read_and_a_prompt_are_redacted_and_keep_their_shapes() {
         let message = &r[1]["messages"][0];
         assert_eq!(message["role"], "user", "{exposure}: {}", r[1]);
         let text = message["content"]["text"].as_str().unwrap_or_default();
-        if text.contains(AWS) || !text.contains("key [REDACTED:aws-access-key]") {
-            leaks.push(format!("{exposure} prompt: {}", r[1]));
-        }
+        leaks.extend(unredacted(&format!("{exposure} prompt"), text));
+        let refused = r[2].to_string();
+        assert!(
+            refused.contains("carry a credential") && !refused.contains(AWS),
+            "{exposure}: {refused}"
+        );
     }
     assert!(leaks.is_empty(), "not redacted:\n{}", leaks.join("\n"));
 }

@@ -136,3 +136,37 @@ pub(super) async fn approve(
         ))),
     }
 }
+
+/// A guard asks the user about something other than a call (a read, a
+/// client's answers to a task's questions): `call` as the guards saw it
+/// (its `params`, and why). Asked every time, never remembered; refused
+/// where nobody can be asked.
+pub(super) async fn ask_about(
+    caller: &Caller,
+    call: &crate::plugin::guard::GuardedCall,
+    params: Option<Map<String, Value>>,
+    reason: &str,
+) -> Result<(), NotApproved> {
+    let what = format!("{} for {}", call.tool, call.name);
+    if let Some(why_not) = caller.approver.cannot_ask() {
+        return Err(NotApproved::Refused(format!(
+            "Error: {what} needs the user's approval (a guard asks: {reason}), and {why_not}. It did not go on: a guard's question is never answered unasked."
+        )));
+    }
+    let question = Question {
+        name: call.name.clone(),
+        server: call.server.clone(),
+        tool: call.tool.clone(),
+        arguments: params,
+        why: format!("a guard asks: {reason}"),
+    };
+    match caller.approver.ask(&question).await {
+        Ok(Answer::Deny) => Err(NotApproved::Refused(format!(
+            "Error: the user denied {what}; it did not go on."
+        ))),
+        Ok(_) => Ok(()),
+        Err(e) => Err(NotApproved::Refused(format!(
+            "Error: {what} needs the user's approval, and asking failed ({e}); it did not go on."
+        ))),
+    }
+}

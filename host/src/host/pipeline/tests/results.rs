@@ -72,12 +72,20 @@ async fn a_read_passes_the_guards_after_as_a_tool_result() {
         uri: "notes://a",
         asked: "mcpw:s/notes://a",
     };
-    let got = read(&stages, &who, "s", what, async {
+    let got = read(&stages, &who, "s", what, |_| async {
         Ok(reading("key SECRET"))
     })
     .await;
     assert_eq!(read_text(&got.unwrap()), "[REDACTED]");
-    assert_eq!(stages.steps(), ["rate alice", "after", "observe"]);
+    assert_eq!(
+        stages.steps(),
+        [
+            "rate alice",
+            r#"before {"uri":"notes://a"}"#,
+            "after",
+            "observe"
+        ]
+    );
     let (call, result) = shown(&stages);
     assert_eq!(
         (call.server.as_str(), call.tool.as_str(), call.name.as_str()),
@@ -89,7 +97,10 @@ async fn a_read_passes_the_guards_after_as_a_tool_result() {
 
     // With no guard, it goes as it came.
     let unguarded = Fake::new();
-    let got = read(&unguarded, &who, "s", what, async { Ok(reading("as is")) }).await;
+    let got = read(&unguarded, &who, "s", what, |_| async {
+        Ok(reading("as is"))
+    })
+    .await;
     assert_eq!(read_text(&got.unwrap()), "as is");
     assert_eq!(unguarded.steps(), ["rate alice", "observe"]);
 }
@@ -107,7 +118,7 @@ async fn a_prompt_the_guards_withhold_is_an_error_the_audit_line_tells() {
         json!({"messages": [{"role": "user", "content": {"type": "text", "text": "SECRET"}}]});
     let prompt = RawResult::Prompt(serde_json::from_value(prompt).unwrap());
     let who = caller(Person::absent());
-    let got = read(&stages, &who, "s", what, async { Ok(prompt) }).await;
+    let got = read(&stages, &who, "s", what, |_| async { Ok(prompt) }).await;
     assert!(
         matches!(&got, Err(HostError::Withheld(why)) if why == "it leaks"),
         "{got:?}"
@@ -214,4 +225,181 @@ async fn the_observers_are_told_the_arguments_the_guards_let_through() {
     unguarded.limited = true;
     call(&unguarded, &who, &entry("s", "t")).await;
     assert_eq!(unguarded.last().arguments, args(json!({"x": 1})));
+}
+
+fn prompt_of(arguments: Option<Map<String, Value>>) -> RawResult {
+    let text = serde_json::to_string(&arguments).unwrap();
+    let prompt = json!({"messages": [{"role": "user", "content": {"type": "text", "text": text}}]});
+    RawResult::Prompt(serde_json::from_value(prompt).unwrap())
+}
+
+/// The guards before see a prompt's arguments: one refuses the prompt,
+/// which is never got; one rewrites its arguments, and the server gets the
+/// rewrite (the observers too); one that turns the read into another one
+/// stops it.
+#[tokio::test(start_paused = true)]
+async fn a_prompts_arguments_meet_the_guards_before() {
+    let arguments = args(json!({"city": "SECRET"}));
+    let what = Read::Prompt {
+        name: "weather",
+        asked: "s__weather",
+        arguments: arguments.as_ref(),
+    };
+    let who = caller(Person::absent());
+    let got_with = Mutex::new(Vec::new());
+    let get = |a: Option<Map<String, Value>>| {
+        got_with.lock().unwrap().push(a.clone());
+        async move { Ok(prompt_of(a)) }
+    };
+
+    let denying = Fake::new().guarded(Before::Deny("no secrets".into()), After::Keep);
+    let got = read(&denying, &who, "s", what, get).await;
+    assert!(
+        matches!(&got, Err(HostError::Refused(why)) if why.contains("no secrets") && why.contains("s__weather")),
+        "{got:?}"
+    );
+    assert!(got_with.lock().unwrap().is_empty(), "never got");
+    assert_eq!(denying.last().decision, Decision::Denied);
+
+    let rewrite = r#"{"name":"weather","arguments":{"city":"[REDACTED]"}}"#;
+    let rewriting = Fake::new().guarded(
+        Before::Run {
+            rewritten: Some(rewrite.into()),
+            ask: None,
+        },
+        After::Keep,
+    );
+    read(&rewriting, &who, "s", what, get).await.unwrap();
+    assert_eq!(
+        got_with.lock().unwrap().pop().unwrap(),
+        args(json!({"city": "[REDACTED]"}))
+    );
+    let (after, _) = shown(&rewriting);
+    assert!(
+        after.arguments.contains("[REDACTED]"),
+        "{}",
+        after.arguments
+    );
+
+    let elsewhere = r#"{"name":"other","arguments":{"city":"x"}}"#;
+    let redirecting = Fake::new().guarded(
+        Before::Run {
+            rewritten: Some(elsewhere.into()),
+            ask: None,
+        },
+        After::Keep,
+    );
+    let got = read(&redirecting, &who, "s", what, get).await;
+    assert!(
+        matches!(&got, Err(HostError::Refused(why)) if why.contains("into another read")),
+        "{got:?}"
+    );
+    assert!(got_with.lock().unwrap().is_empty());
+}
+
+/// A guard's question about a read is put to the user every time; with
+/// nobody to ask, the read is refused.
+#[tokio::test(start_paused = true)]
+async fn a_guards_question_about_a_read_is_asked_or_refuses_it() {
+    let what = Read::Resource {
+        uri: "notes://a",
+        asked: "notes://a",
+    };
+    let asking = || {
+        Fake::new().guarded(
+            Before::Run {
+                rewritten: None,
+                ask: Some("it reads notes".into()),
+            },
+            After::Keep,
+        )
+    };
+    let absent = caller(Person::absent());
+    let got = read(&asking(), &absent, "s", what, |_| async {
+        Ok(reading("x"))
+    })
+    .await;
+    assert!(
+        matches!(&got, Err(HostError::Refused(why)) if why.contains("never answered unasked")),
+        "{got:?}"
+    );
+    let person = Person::answering(Answer::Tool);
+    let present = caller(person.clone());
+    for _ in 0..2 {
+        let got = read(&asking(), &present, "s", what, |_| async {
+            Ok(reading("x"))
+        })
+        .await;
+        assert_eq!(read_text(&got.unwrap()), "x");
+    }
+    assert_eq!(person.questions(), 2, "asked each time");
+    let denying = caller(Person::answering(Answer::Deny));
+    let got = read(&asking(), &denying, "s", what, |_| async {
+        Ok(reading("x"))
+    })
+    .await;
+    assert!(
+        matches!(&got, Err(HostError::Refused(why)) if why.contains("denied")),
+        "{got:?}"
+    );
+}
+
+/// A client's answers to a task's questions meet the guards before on their
+/// way to the server: refused, rewritten (never into another task's), or
+/// held for the user's approval, which nobody can give here.
+#[tokio::test(start_paused = true)]
+async fn a_tasks_answers_meet_the_guards_before() {
+    let entry = entry("s", "deploy");
+    let who = caller(Person::absent());
+    let params = args(json!({"taskId": "s/1", "inputResponses": {"q": {"action": "accept", "content": {"token": "SECRET"}}}})).unwrap();
+    let with = |before: Before| Fake::new().guarded(before, After::Keep);
+
+    let denied = task_update(
+        &with(Before::Deny("no tokens".into())),
+        &who,
+        &entry,
+        params.clone(),
+    )
+    .await;
+    assert!(
+        matches!(&denied, Err(why) if why.contains("no tokens") && why.contains("were not sent")),
+        "{denied:?}"
+    );
+    let unguarded = task_update(&Fake::new(), &who, &entry, params.clone()).await;
+    assert_eq!(unguarded.unwrap(), params, "no guard, sent as they came");
+
+    let rewrite = r#"{"taskId":"s/1","inputResponses":{"q":{"action":"decline"}}}"#;
+    let rewriting = with(Before::Run {
+        rewritten: Some(rewrite.into()),
+        ask: None,
+    });
+    let sent = task_update(&rewriting, &who, &entry, params.clone())
+        .await
+        .unwrap();
+    assert_eq!(sent["inputResponses"]["q"]["action"], "decline");
+    assert_eq!(
+        rewriting.steps()[0],
+        format!("before {}", Value::Object(params.clone()))
+    );
+
+    let elsewhere = r#"{"taskId":"s/2","inputResponses":{}}"#;
+    let redirecting = with(Before::Run {
+        rewritten: Some(elsewhere.into()),
+        ask: None,
+    });
+    let got = task_update(&redirecting, &who, &entry, params.clone()).await;
+    assert!(
+        matches!(&got, Err(why) if why.contains("another task")),
+        "{got:?}"
+    );
+
+    let asking = with(Before::Run {
+        rewritten: None,
+        ask: Some("it sends a token".into()),
+    });
+    let got = task_update(&asking, &who, &entry, params).await;
+    assert!(
+        matches!(&got, Err(why) if why.contains("never answered unasked")),
+        "{got:?}"
+    );
 }
