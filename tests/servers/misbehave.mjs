@@ -19,6 +19,8 @@
 //   slow-start     waits $DELAY_MS before serving
 //   gated          waits until $GATE_FILE exists before serving
 //   paged          10 tools and 5 resources, listed 3 per page with cursors
+//   sloppy         tools a careless server defines: `vague` (no description), `broken`
+//                  (requires a property its schema does not have), `fine`
 //   many           $TOOLS tools (default 5000) with descriptions and schemas, listed in
 //                  one page; each answers with its name and `message`
 //   http           Streamable HTTP on 127.0.0.1:$PORT; requires "Authorization:
@@ -130,6 +132,19 @@ switch (mode) {
       const { items, next } = page(resources, req.params?.cursor);
       return { resources: items, nextCursor: next };
     });
+    server.setRequestHandler(CallToolRequestSchema, async (req) => ({ content: [{ type: "text", text: req.params.name }] }));
+    await server.connect(new StdioServerTransport());
+    break;
+  }
+  case "sloppy": {
+    const server = new Server({ name: "sloppy", version: "1.0.0" }, { capabilities: { tools: {} } });
+    const object = (properties, required) => ({ type: "object", properties, ...(required ? { required } : {}) });
+    const tools = [
+      { name: "vague", description: "", inputSchema: object({}) },
+      { name: "broken", description: "Needs a city", inputSchema: object({ city: { type: "string" } }, ["town"]) },
+      { name: "fine", description: "Says hello", inputSchema: object({ who: { type: "string" } }, ["who"]) },
+    ];
+    server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools }));
     server.setRequestHandler(CallToolRequestSchema, async (req) => ({ content: [{ type: "text", text: req.params.name }] }));
     await server.connect(new StdioServerTransport());
     break;

@@ -155,6 +155,83 @@ fn an_apps_call_by_its_servers_own_name_reaches_that_server() {
     assert_eq!(agent[0]["isError"], true, "{:#}", agent[0]);
 }
 
+/// A view's calls (a host passing an app's call on by the server's own
+/// name) take the path every call takes: the user is asked where `approve`
+/// says (a denial stops it), a guard refuses one that would send a key,
+/// and the server's rate limit counts every one (the fifth is refused
+/// before anything else); the audit trail tells each as
+/// the app's.
+#[test]
+fn a_views_calls_meet_approval_the_guards_and_the_rate_limit() {
+    let dirs = ConfigDirs::new();
+    let trail = dirs.root.path().join("audit.jsonl");
+    let mut clock = clock();
+    clock["rateLimit"] = json!("4/min");
+    let settings = json!({"approve": "all", "guards": [super::guards::redactor()],
+                          "audit": {"path": trail.display().to_string()}});
+    dirs.user(&json!({"mcpServers": {"clock": clock}, "settings": settings}).to_string());
+    let serving = Serving::start(&dirs.home(), &["--exposure", "direct"]);
+    let call =
+        |arguments: Value| json!({"op": "callTool", "name": "get-time", "arguments": arguments});
+    let answer = |decision: &str| json!({"action": "accept", "content": {"decision": decision}});
+    let host = client_plan(json!({"connect": {"url": serving.url()},
+    "capabilities": host_capabilities(),
+    "elicit": [answer("deny"), answer("once"), answer("once")],
+    "steps": [
+        call(json!({})),
+        call(json!({})),
+        call(json!({"note": "AKIAIOSFODNN7EXAMPLE"})),
+        call(json!({})),
+        call(json!({})),
+        {"op": "elicitations"},
+    ]}))
+    .unwrap();
+    let said = |i: usize| host[i].to_string();
+    assert!(said(0).contains("the user denied"), "{}", said(0));
+    assert!(
+        host[1]["structuredContent"]["time"].is_string(),
+        "{}",
+        said(1)
+    );
+    assert!(said(2).contains("carry a credential"), "{}", said(2));
+    assert!(
+        host[3]["structuredContent"]["time"].is_string(),
+        "{}",
+        said(3)
+    );
+    assert!(said(4).contains("rate limit reached"), "{}", said(4));
+    let asked = host[5].as_array().unwrap();
+    assert_eq!(
+        asked.len(),
+        3,
+        "asked before each call the guard let run: {asked:#?}"
+    );
+    let lines = std::fs::read_to_string(&trail).unwrap();
+    let seen: Vec<(String, String)> = lines
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|l| l["tool"] == "get-time")
+        .map(|l| {
+            (
+                l["via"].as_str().unwrap().into(),
+                l["decision"].as_str().unwrap().into(),
+            )
+        })
+        .collect();
+    let app = |d: &str| ("app".to_string(), d.to_string());
+    assert_eq!(
+        seen,
+        [
+            app("denied"),
+            app("asked"),
+            app("denied"),
+            app("asked"),
+            app("denied")
+        ],
+        "{lines}"
+    );
+}
+
 fn board() -> Value {
     json!({"command": "node", "args": [servers().app_board()]})
 }

@@ -446,3 +446,58 @@ async fn a_task_is_reached_only_by_the_client_it_was_given_to() {
     let calls = lines.iter().filter(|l| l["via"] == "call").count();
     assert_eq!(calls, 1, "polls write no line: {lines:#?}");
 }
+
+/// A tool that runs as a task answers with its result on every way in that
+/// cannot hand the client a task, whatever the client takes: the proxy's
+/// `mcp`, a script in code mode (its questions asked of the client), the
+/// Rust API's `Host::call` and `mcpw call`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_tools_result_comes_on_every_way_in() {
+    let (tx, _cancelled) = mpsc::unbounded_channel();
+    let server = TaskServer {
+        tasks: TaskManager::new(),
+        cancelled: tx,
+    };
+    let url = rmcp_upstream(server).await;
+    let dirs = ConfigDirs::new();
+    dirs.user(&json!({"mcpServers": {"up": {"url": url}}}).to_string());
+    let sum = json!({"a": 2, "b": 3});
+    let ways = [
+        ("proxy", "mcp", json!({"tool": "up__sum", "args": sum})),
+        (
+            "code",
+            "code",
+            json!({"code": "const s = await tools.up__sum({a: 2, b: 3}); const c = await tools.up__confirm({}); return [s, c];"}),
+        ),
+    ];
+    for (exposure, tool, arguments) in ways {
+        let serving = Serving::start(&dirs.home(), &["--exposure", exposure]);
+        let (session, handler) = client(&serving.url(), true).await;
+        let answer = session.call_tool_once(call(tool, arguments)).await.unwrap();
+        let CallToolResponse::Complete(result) = answer else {
+            panic!("{exposure}: a task where a result was due: {answer:?}")
+        };
+        let text = result_text(&result);
+        assert!(text.contains("sum = 5"), "{exposure}: {text}");
+        if exposure == "code" {
+            assert!(text.contains("ok"), "the task's question answered: {text}");
+            let asked = handler.asked.load(std::sync::atomic::Ordering::SeqCst);
+            assert_eq!(asked, 1, "the script's task asked its client");
+        }
+        session.cancel().await.unwrap();
+    }
+    let host = crate::common::host_with_config(&dirs, |_| {}).await;
+    let result = host
+        .call("up__sum", json!({"a": 2, "b": 3}).as_object().cloned())
+        .await
+        .unwrap();
+    let told = serde_json::to_string(&result.content).unwrap();
+    assert!(told.contains("sum = 5"), "{told}");
+    host.shutdown().await;
+    let out = crate::servers::mcpw_in(&dirs.home())
+        .args(["call", "up__sum", r#"{"a": 2, "b": 3}"#])
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success() && said.contains("sum = 5"), "{said}");
+}

@@ -318,6 +318,51 @@ fn a_file_that_does_not_parse_loads_nothing() {
     assert_eq!(out.status.code(), Some(1));
 }
 
+/// A connected server's tool definitions are linted: one without a
+/// description and one whose schema requires a property it does not have
+/// are each named, the sound one is not, and none of this blocks.
+#[test]
+fn a_live_servers_careless_tool_definitions_are_named() {
+    let dirs = ConfigDirs::new();
+    let sloppy = json!({"command": "node", "args": [servers().misbehave(), "sloppy"]});
+    dirs.user(&json!({"mcpServers": {"sloppy": sloppy}}).to_string());
+    let (report, out) = doctor_in(&dirs.home(), &dirs.project(), &[]);
+    let lints = findings(&report, "schema-lint");
+    let about = |tool: &str| {
+        lints
+            .iter()
+            .filter(|f| {
+                f["message"]
+                    .as_str()
+                    .unwrap()
+                    .contains(&format!("\"{tool}\""))
+            })
+            .map(|f| f["message"].as_str().unwrap().to_string())
+            .collect::<Vec<_>>()
+    };
+    let vague = about("vague");
+    assert!(
+        vague.len() == 1 && vague[0].contains("no description"),
+        "{report:#}"
+    );
+    let broken = about("broken");
+    assert!(
+        broken.len() == 1 && broken[0].contains("requires \"town\""),
+        "{report:#}"
+    );
+    assert!(about("fine").is_empty(), "{report:#}");
+    assert!(
+        lints
+            .iter()
+            .all(|f| f["severity"] == "warning" && f["server"] == "sloppy")
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "warnings do not block: {report:#}"
+    );
+}
+
 #[test]
 fn a_live_server_reports_its_revision_and_tools() {
     let dirs = ConfigDirs::new();

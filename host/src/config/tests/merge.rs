@@ -450,17 +450,20 @@ fn tokens_naming_unknown_servers_are_warned_of() {
 
 /// A project's own guest waits for the user's approval of that file with
 /// those grants; approved, it loads; a swapped file waits again. Its
-/// sandbox limits are refused, and grants for a role it brings no guest
-/// for are not taken.
+/// sandbox limits and the tools it would list for guests to call are
+/// refused with a warning each (the user's list stands), and grants for a
+/// role it brings no guest for are not taken.
 #[test]
 fn a_projects_guest_waits_for_approval_of_its_file_and_grants() {
     let d = ConfigDirs::new();
     write(&d.project(), ".mcpw/name.wasm", "guest one");
     let project = serde_json::json!({"settings": {"plugins": {
         "naming": "name.wasm", "grants": {"naming": ["calls"], "ranking": ["calls"]},
-        "limits": {"memoryMiB": 4096}
+        "limits": {"memoryMiB": 4096},
+        "calls": {"naming": ["*"]}
     }}});
     write(&d.project(), ".mcpw/mcp.json", &project.to_string());
+    d.user(r#"{"settings": {"plugins": {"calls": {"naming": ["docs__*"]}}}}"#);
     let cfg = d.load();
     let waiting: Vec<&str> = cfg.trust.waiting.iter().map(|w| w.name.as_str()).collect();
     assert_eq!(waiting, ["guest:naming"]);
@@ -474,11 +477,14 @@ fn a_projects_guest_waits_for_approval_of_its_file_and_grants() {
         cfg.settings.plugins.guests.is_empty(),
         "not loaded before approval"
     );
-    let limits = cfg
-        .diagnostics
-        .iter()
-        .any(|g| g.field.as_deref() == Some("settings.plugins.limits"));
-    assert!(limits, "{:?}", cfg.diagnostics);
+    for field in ["settings.plugins.limits", "settings.plugins.calls"] {
+        let warned = cfg.diagnostics.iter().any(|g| {
+            g.field.as_deref() == Some(field)
+                && g.severity == crate::config::Severity::Warning
+                && g.message.contains("ignored")
+        });
+        assert!(warned, "{field}: {:?}", cfg.diagnostics);
+    }
 
     let file = d.env.state_dir().join(crate::config::trust::FILE_NAME);
     let repository = cfg.trust.repository.clone().unwrap();
@@ -496,6 +502,11 @@ fn a_projects_guest_waits_for_approval_of_its_file_and_grants() {
         "no guest of its own there"
     );
     assert_ne!(s.plugins.limits.memory_bytes, 4096 << 20);
+    assert_eq!(
+        s.plugins.calls[&Role::Naming],
+        ["docs__*"],
+        "the user's list stands"
+    );
 
     write(&d.project(), ".mcpw/name.wasm", "guest two");
     let cfg = d.load();
