@@ -78,9 +78,41 @@ pub fn init(env: impl Fn(&str) -> Option<String>) -> Result<Flush, TelemetryErro
             None
         }
     });
+    if enabled() {
+        mcpw_core::observe::install(Box::new(GuestSpans));
+    }
     match failure {
         Some(e) => Err(e),
         None => Ok(Flush(())),
+    }
+}
+
+/// The plugin runtime's spans of calls into guests, as children of the
+/// span the guest runs under.
+struct GuestSpans;
+
+impl mcpw_core::observe::Spans for GuestSpans {
+    fn start(
+        &self,
+        name: String,
+        attributes: Vec<(&'static str, mcpw_core::observe::AttributeValue)>,
+    ) -> Box<dyn mcpw_core::observe::OpenSpan> {
+        use mcpw_core::observe::AttributeValue::{Number, Text};
+        Box::new(Span::child(name, || {
+            attributes
+                .into_iter()
+                .map(|(key, value)| match value {
+                    Text(t) => KeyValue::new(key, t),
+                    Number(n) => KeyValue::new(key, n),
+                })
+                .collect()
+        }))
+    }
+}
+
+impl mcpw_core::observe::OpenSpan for Span {
+    fn fail(&self, error_type: &'static str, message: String) {
+        Span::fail(self, error_type, || message);
     }
 }
 

@@ -77,7 +77,7 @@ fn demo_config(sources: &ConfigSources) -> Result<(PathBuf, Config)> {
     std::fs::create_dir_all(&dir).with_context(|| format!("create {}", dir.display()))?;
     let file = dir.join("mcp.json");
     let guard = dir.join("example-guard.wasm");
-    std::fs::write(&guard, mcpw::plugin::EXAMPLE_GUARD).context("write the example guard")?;
+    std::fs::write(&guard, mcpw::guests::EXAMPLE_GUARD).context("write the example guard")?;
     // A budget, guards and an approval, each on one tool the tour calls;
     // code mode adds the `code` tool beside the others.
     let demo_config = json!({

@@ -11,8 +11,7 @@ use crate::plugin::script::{
     Done, ScriptControl, ScriptLimits, ScriptReport, Scripter, ToolInfo, Toolbox,
 };
 use crate::plugin::{
-    CallOutcome, DEFAULT_SCRIPT_GUEST, Grants, GuestModule, LoadOptions, PluginError, Role,
-    SearchOptions, ServiceError,
+    CallOutcome, Grants, GuestModule, LoadOptions, PluginError, Role, SearchOptions, ServiceError,
 };
 use serde_json::{Map, Value, json};
 use std::sync::Arc;
@@ -78,7 +77,7 @@ fn load(
             })?;
             GuestModule::load(&path.display().to_string(), &wasm, options)?
         }
-        None => GuestModule::load("javascript", DEFAULT_SCRIPT_GUEST, options)?,
+        None => GuestModule::load("javascript", crate::guests::DEFAULT_SCRIPT_GUEST, options)?,
     };
     Scripter::new(module, limits)
 }

@@ -2,7 +2,7 @@
 //! second ranking guest (BM25F, `guest-example/bm25`).
 
 use crate::common::{fixture, workspace};
-use mcpw::testing::{GuestUnderTest, tools};
+use mcpw_core::testing::{GuestUnderTest, tools};
 use std::path::PathBuf;
 use std::process::Command;
 use std::sync::OnceLock;
@@ -10,7 +10,7 @@ use std::sync::OnceLock;
 /// The BM25F guest, built the way a guest author would with the harness.
 fn bm25() -> &'static PathBuf {
     static WASM: OnceLock<PathBuf> = OnceLock::new();
-    WASM.get_or_init(|| mcpw::testing::build(&workspace().join("guest-example/bm25")).unwrap())
+    WASM.get_or_init(|| mcpw_core::testing::build(&workspace().join("guest-example/bm25")).unwrap())
 }
 
 /// The conformance checks a guest fails, as lines.
@@ -341,7 +341,7 @@ fn the_books_walkthrough_makes_a_working_guest() {
 /// `mcpw-guest`) loads and fills its role.
 #[test]
 fn a_guest_of_the_frozen_0_1_0_contract_loads() {
-    let wasm = mcpw::testing::build(&workspace().join("tests/guests/suffix-namer")).unwrap();
+    let wasm = mcpw_core::testing::build(&workspace().join("tests/guests/suffix-namer")).unwrap();
     let out = mcpw(&["plugin", "check", wasm.to_str().unwrap()]);
     let said = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{said}");
@@ -351,12 +351,12 @@ fn a_guest_of_the_frozen_0_1_0_contract_loads() {
     assert!(failed.is_empty(), "{failed:?}");
 }
 
-/// The test kit (`mcpw` without default features) builds without the
+/// The test kit (`mcpw-core`, the floor mcpw builds on) builds without the
 /// gateway's network, credential and shared-state stacks.
 #[test]
 fn the_test_kit_leaves_the_gateways_dependencies_out() {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let kit = ["-p", "mcpw", "--no-default-features", "--offline"];
+    let kit = ["-p", "mcpw-core", "--offline"];
     let tree = Command::new(&cargo)
         .args(["tree", "-e", "normal", "--prefix", "none"])
         .args(kit)
@@ -403,7 +403,7 @@ fn the_test_kit_leaves_the_gateways_dependencies_out() {
 fn plugin_test_covers_the_script_role() {
     let dir = tempfile::tempdir().unwrap();
     let wasm = dir.path().join("javascript.wasm");
-    std::fs::write(&wasm, mcpw::plugin::DEFAULT_SCRIPT_GUEST).unwrap();
+    std::fs::write(&wasm, mcpw::guests::DEFAULT_SCRIPT_GUEST).unwrap();
     let out = mcpw(&["plugin", "test", wasm.to_str().unwrap(), "--json"]);
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["passed"], true, "{v}");

@@ -131,7 +131,7 @@ fn calls_awaited_together_run_together_up_to_the_concurrency_limit() {
         cache: crate::common::cache(),
     };
     let module =
-        GuestModule::load("javascript", mcpw::plugin::DEFAULT_SCRIPT_GUEST, options).unwrap();
+        GuestModule::load("javascript", mcpw::guests::DEFAULT_SCRIPT_GUEST, options).unwrap();
     let limits = ScriptLimits {
         concurrency: 4,
         ..ScriptLimits::default()

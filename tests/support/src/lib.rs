@@ -2,6 +2,9 @@
 //! share: a free port, waiting for a state nothing announces, and an `mcpw`
 //! command that sees none of the developer's own setup.
 
+#[cfg(unix)]
+pub mod fs;
+
 use std::ffi::OsStr;
 use std::path::Path;
 use std::process::Command;

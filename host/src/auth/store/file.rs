@@ -185,7 +185,7 @@ fn io_error(path: &Path) -> impl FnOnce(io::Error) -> StoreError + '_ {
 mod tests {
     use super::*;
     use crate::auth::store::{StoreKind, Vault, refresh_lock_name};
-    use crate::test_fs::{chmod, mode, names};
+    use mcpw_test_support::fs::{chmod, mode, names};
     use serde_json::json;
 
     /// A file vault with credentials for "a" already saved.

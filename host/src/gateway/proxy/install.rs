@@ -66,23 +66,21 @@ pub async fn call(
 /// How long the trial connection of an agent's install may take.
 const TRIAL: Duration = Duration::from_secs(120);
 
-impl AllowInstall {
-    /// Whether `plan` may be added without asking: named by a glob, and
-    /// giving the package runner no options of the registry's (those are
-    /// always shown to the user).
-    fn allows(&self, plan: &Plan) -> bool {
-        let AllowInstall::Globs(globs) = self else {
-            return false;
-        };
-        if !plan.runtime_arguments.is_empty() {
-            return false;
-        }
-        let name = plan.registry_name.as_deref().unwrap_or_default();
-        !name.is_empty()
-            && globs
-                .iter()
-                .any(|g| crate::config::approve::glob_matches(g, name))
+/// Whether the setting `allow` lets `plan` be added without asking: named
+/// by a glob, and giving the package runner no options of the registry's
+/// (those are always shown to the user).
+fn allows(allow: &AllowInstall, plan: &Plan) -> bool {
+    let AllowInstall::Globs(globs) = allow else {
+        return false;
+    };
+    if !plan.runtime_arguments.is_empty() {
+        return false;
     }
+    let name = plan.registry_name.as_deref().unwrap_or_default();
+    !name.is_empty()
+        && globs
+            .iter()
+            .any(|g| crate::config::approve::glob_matches(g, name))
 }
 
 /// The install flow of the serving host's config.
@@ -266,7 +264,7 @@ async fn decide(
     if let Some(why) = &plan.not_run {
         return Err(why.clone());
     }
-    if allow.allows(plan) {
+    if allows(allow, plan) {
         return Ok(Decision::Allowed);
     }
     let asker = Asker::of(ctx);
@@ -305,16 +303,16 @@ mod tests {
         let globs = AllowInstall::parse(&json!(["io.github.modelcontextprotocol/*"])).unwrap();
         let mut plan = install::from_source("npm:a@1.0.0", None).unwrap().unwrap();
         assert!(
-            !globs.allows(&plan),
+            !allows(&globs, &plan),
             "a package named on its own is asked about"
         );
         plan.registry_name = Some("io.github.modelcontextprotocol/server-memory".into());
-        assert!(globs.allows(&plan));
+        assert!(allows(&globs, &plan));
         plan.registry_name = Some("io.github.someone/server-memory".into());
-        assert!(!globs.allows(&plan));
+        assert!(!allows(&globs, &plan));
         // Options to npx from the registry are put to the user.
         plan.registry_name = Some("io.github.modelcontextprotocol/server-memory".into());
         plan.runtime_arguments = vec!["--prefer-offline".into()];
-        assert!(!globs.allows(&plan));
+        assert!(!allows(&globs, &plan));
     }
 }

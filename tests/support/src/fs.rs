@@ -1,4 +1,5 @@
-//! Helpers for tests of files kept private: modes, and what a directory holds.
+//! Helpers for tests of files kept private (unix): modes, and what a
+//! directory holds.
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;

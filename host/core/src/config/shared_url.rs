@@ -10,14 +10,10 @@ pub fn is_usable(url: &str) -> bool {
         && well_formed(url)
 }
 
-#[cfg(feature = "gateway")]
+/// Parses as a URL with a host (`redis://`) or a path (the unix socket
+/// forms), as the Redis client needs.
 fn well_formed(url: &str) -> bool {
-    redis::Client::open(url).is_ok()
-}
-
-#[cfg(not(feature = "gateway"))]
-fn well_formed(url: &str) -> bool {
-    url::Url::parse(url).is_ok()
+    url::Url::parse(url).is_ok_and(|u| u.has_host() || !u.path().is_empty())
 }
 
 /// `url` with its password replaced: what logs, errors and `/readyz` show.

@@ -6,7 +6,7 @@
 pub const VERSION: &str = "0.1.1";
 
 wasmtime::component::bindgen!({
-    path: "../wit/since_v0.1.1",
+    path: "../../wit/since_v0.1.1",
     world: "all",
     // The host ends a script run from these (a limit, a cancellation).
     imports: {

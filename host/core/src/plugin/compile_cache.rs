@@ -320,7 +320,7 @@ fn store(dir: &Dir, name: &str, artifact: &[u8]) -> io::Result<()> {
 #[cfg(all(test, unix))]
 mod tests {
     use super::*;
-    use crate::test_fs::{chmod, mode, names};
+    use mcpw_test_support::fs::{chmod, mode, names};
     use std::os::unix::fs::symlink;
 
     fn untrusted(result: Result<Option<Dir>, Unusable>) -> &'static str {

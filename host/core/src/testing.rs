@@ -1,11 +1,11 @@
 //! Testing policy guests from a plain `cargo test`.
 //!
 //! ```no_run
-//! use mcpw::testing::{GuestUnderTest, tools};
+//! use mcpw_core::testing::{GuestUnderTest, tools};
 //!
 //! #[test]
 //! fn my_ranker() {
-//!     let wasm = mcpw::testing::build(env!("CARGO_MANIFEST_DIR").as_ref()).unwrap();
+//!     let wasm = mcpw_core::testing::build(env!("CARGO_MANIFEST_DIR").as_ref()).unwrap();
 //!     let guest = GuestUnderTest::from_file(&wasm).unwrap();
 //!     assert!(guest.conformance().iter().all(|c| c.passed()));
 //!     let catalog = tools(&[("github", "create_issue", "Create an issue"), ("slack", "send_message", "Send a message")]);

@@ -249,28 +249,32 @@ impl GuestInstance {
     ) -> Result<R, PluginError> {
         let limits = self.module.options.limits;
         let name = self.module.name.clone();
-        #[cfg(feature = "gateway")]
-        let span = crate::telemetry::Span::child(format!("guest {what}"), || {
-            use crate::telemetry::Attribute;
-            vec![
-                Attribute::new("mcpw.guest.name", name.clone()),
-                Attribute::new("mcpw.guest.call", what),
-                Attribute::new(
-                    "mcpw.guest.role",
-                    match what {
-                        "search" | "build" => "ranking",
-                        "names" => "naming",
-                        "select" => "directTools",
-                        "guard" => "guard",
-                        _ => "",
-                    },
-                ),
-                Attribute::new("mcpw.guest.deadline_ms", limits.deadline.as_millis() as i64),
-                Attribute::new("mcpw.guest.memory_limit_bytes", limits.memory_bytes as i64),
-            ]
-        });
-        #[cfg(not(feature = "gateway"))]
-        let _ = what;
+        let span = crate::observe::start(
+            || format!("guest {what}"),
+            || {
+                use crate::observe::AttributeValue::{Number, Text};
+                let role = match what {
+                    "search" | "build" => "ranking",
+                    "names" => "naming",
+                    "select" => "directTools",
+                    "guard" => "guard",
+                    _ => "",
+                };
+                vec![
+                    ("mcpw.guest.name", Text(name.to_string())),
+                    ("mcpw.guest.call", Text(what.into())),
+                    ("mcpw.guest.role", Text(role.into())),
+                    (
+                        "mcpw.guest.deadline_ms",
+                        Number(limits.deadline.as_millis() as i64),
+                    ),
+                    (
+                        "mcpw.guest.memory_limit_bytes",
+                        Number(limits.memory_bytes as i64),
+                    ),
+                ]
+            },
+        );
         let live = self.instantiate()?;
         live.store.data_mut().begin_call();
         live.store
@@ -283,14 +287,13 @@ impl GuestInstance {
             Ok(r) => Ok(r),
             Err(e) => {
                 let err = classify(&name, &limits, e, live.store.data_mut());
-                #[cfg(feature = "gateway")]
-                span.fail(
-                    match err {
+                if let Some(span) = &span {
+                    let kind = match err {
                         PluginError::Limit { .. } => "guest_limit",
                         _ => "guest_trap",
-                    },
-                    || err.to_string(),
-                );
+                    };
+                    span.fail(kind, err.to_string());
+                }
                 tracing::debug!("{err}; the guest instance is replaced");
                 self.live = None;
                 self.generation += 1;

@@ -70,9 +70,10 @@ fn claude_desktop_from_its_config_directory() {
     assert_eq!(command(&with_import(&d, "claude-desktop"), "cd"), "desk");
 }
 
-#[cfg(feature = "gateway")]
-#[tokio::test]
-async fn a_leading_bang_in_another_clients_config_is_a_character() {
+/// A value another client's file gives is never a command: a leading `!`
+/// is kept escaped (`!!`), which the secret resolver passes on as one `!`.
+#[test]
+fn a_leading_bang_in_another_clients_config_is_a_character() {
     let d = ConfigDirs::new();
     write(
         &d.home(),
@@ -83,12 +84,9 @@ async fn a_leading_bang_in_another_clients_config_is_a_character() {
     let Transport::Stdio { env, .. } = &cfg.server("cd").unwrap().config.transport else {
         panic!()
     };
-    let value = crate::secrets::resolve(&env[0].1, "env.PASSWORD", "cd")
-        .await
-        .unwrap();
     assert_eq!(
-        value, "!s3cret; touch /tmp/x",
-        "passed on as written, never run"
+        env[0].1, "!!s3cret; touch /tmp/x",
+        "escaped as written, never run"
     );
 }
 

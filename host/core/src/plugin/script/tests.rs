@@ -5,14 +5,26 @@
 use super::select::memory_for;
 use super::{ScriptLimits, Scripter, SelectFailure};
 use crate::plugin::{
-    CompileCache, DEFAULT_SCRIPT_GUEST, Grants, GuestModule, LimitHit, Limits, LoadOptions,
-    StaticServices,
+    CompileCache, Grants, GuestModule, LimitHit, Limits, LoadOptions, StaticServices,
 };
 use serde_json::{Value, json};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-/// The embedded JavaScript guest, compiled once for all these tests.
+/// The JavaScript guest (`guest-example/javascript`, which the `mcpw`
+/// crate embeds), built for these tests where the build scripts build
+/// guests (`<target>/guests`).
+fn script_guest() -> Vec<u8> {
+    let out = std::path::Path::new(env!("OUT_DIR"));
+    // OUT_DIR = <target>/<profile>/build/<package>-<hash>/out
+    let target = out.ancestors().nth(4).unwrap().join("guests");
+    let manifest = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let workspace = manifest.ancestors().nth(2).unwrap();
+    let wasm = mcpw_guest_build::build_into(workspace, "mcpw-guest-javascript", &target);
+    std::fs::read(wasm).unwrap()
+}
+
+/// The JavaScript guest, compiled once for all these tests.
 fn module() -> Arc<GuestModule> {
     static MODULE: OnceLock<Arc<GuestModule>> = OnceLock::new();
     MODULE
@@ -29,7 +41,7 @@ fn module() -> Arc<GuestModule> {
                 services: Arc::new(StaticServices::default()),
                 cache: CompileCache::new(Some(dir)),
             };
-            GuestModule::load("javascript", DEFAULT_SCRIPT_GUEST, options).unwrap()
+            GuestModule::load("javascript", &script_guest(), options).unwrap()
         })
         .clone()
 }

@@ -5,9 +5,6 @@
 //! file other processes change too is changed under its lock, on a fresh
 //! read, so that no process's change is lost.
 
-// The plugin runtime alone (no `gateway` feature) uses only `replace`.
-#![cfg_attr(not(feature = "gateway"), allow(dead_code))]
-
 use cap_std::fs::{Dir, OpenOptions};
 use serde::Serialize;
 use std::io::{self, Write};
@@ -85,7 +82,6 @@ pub fn write_json(path: &Path, access: Access, value: &impl Serialize) -> io::Re
 /// its lock (`<path>.lock`, waited for at most `wait`), reads it again with
 /// `read`, applies `change` and writes it back. Returns what `change`
 /// returned; an error leaves the file as it was.
-#[cfg(feature = "gateway")]
 pub fn update<T: Serialize, R>(
     path: &Path,
     access: Access,
@@ -102,7 +98,6 @@ pub fn update<T: Serialize, R>(
 
 /// Runs `f` holding the lock of the file at `path` (`<path>.lock`, waited
 /// for at most `wait`); creates the file's directory.
-#[cfg(feature = "gateway")]
 fn locked<R>(
     path: &Path,
     wait: std::time::Duration,
@@ -141,7 +136,7 @@ fn parent(path: &Path) -> io::Result<(Dir, String)> {
 #[cfg(all(test, unix))]
 mod tests {
     use super::*;
-    use crate::test_fs::{mode, names};
+    use mcpw_test_support::fs::{mode, names};
 
     #[test]
     fn a_replaced_file_has_the_new_content_its_mode_and_no_leftover() {
@@ -170,7 +165,6 @@ mod tests {
         assert_eq!(names(dir.path()), ["state.json"]);
     }
 
-    #[cfg(feature = "gateway")]
     #[test]
     fn updates_from_many_threads_lose_nothing() {
         let dir = tempfile::tempdir().unwrap();
@@ -199,7 +193,6 @@ mod tests {
 /// Rewrites the file at `path`, which other processes write too: under its
 /// lock (`<path>.lock`, waited for at most `wait`), `make` gets its bytes as
 /// they are now (none if it does not exist) and returns the new ones.
-#[cfg(feature = "gateway")]
 pub fn update_file(
     path: &Path,
     wait: std::time::Duration,

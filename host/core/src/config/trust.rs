@@ -147,7 +147,7 @@ pub fn definition_hash(raw: &Value) -> String {
 
 /// JSON with every object's keys in order: the same definition hashes the
 /// same however its file orders it.
-pub(crate) fn canonical(v: &Value) -> String {
+pub fn canonical(v: &Value) -> String {
     match v {
         Value::Object(m) => {
             let mut keys: Vec<&String> = m.keys().collect();
@@ -373,7 +373,6 @@ impl Approvals {
 
 /// Changes the approvals at `file` with `f`, under the file's lock, on a
 /// fresh read: approvals made by other processes meanwhile are kept.
-#[cfg(feature = "gateway")]
 pub fn update<R>(file: &Path, f: impl FnOnce(&mut Approvals) -> R) -> std::io::Result<R> {
     crate::state_file::update(
         file,

@@ -656,7 +656,7 @@ mod tests {
         }
         let table = provenance_table();
         assert_eq!(table.lines().count(), all.len() + 2);
-        let book = concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/src/guards.md");
+        let book = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/src/guards.md");
         let book = std::fs::read_to_string(book).unwrap();
         assert!(
             book.contains(&table),

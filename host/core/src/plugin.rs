@@ -49,16 +49,6 @@ use std::path::PathBuf;
 /// The default policy guest (`guest-example/`), built for wasm32-wasip2 and embedded.
 pub const DEFAULT_GUEST: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/default-guest.wasm"));
 
-/// The default script guest (`guest-example/javascript/`): JavaScript in Boa.
-#[cfg(feature = "gateway")]
-pub const DEFAULT_SCRIPT_GUEST: &[u8] =
-    include_bytes!(concat!(env!("OUT_DIR"), "/script-guest.wasm"));
-
-/// The example guard (`guest-example/guard/`), which `mcpw demo` runs: it
-/// refuses calls that send a credential out and redacts them from results.
-#[cfg(feature = "gateway")]
-pub const EXAMPLE_GUARD: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/example-guard.wasm"));
-
 /// The version of the `mcpw:plugin` contract new guests target.
 pub const WIT_VERSION: &str = wit::latest::VERSION;
 
