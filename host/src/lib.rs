@@ -102,3 +102,5 @@ pub mod testing;
 pub mod upstream;
 /// Text put up for approval, its hidden characters written out.
 pub mod visible;
+#[cfg(test)]
+mod workspace_code;
