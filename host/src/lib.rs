@@ -64,3 +64,5 @@ pub mod stats;
 pub mod team_state;
 pub mod telemetry;
 pub mod upstream;
+#[cfg(test)]
+mod workspace_code;

@@ -1,54 +1,55 @@
-//! Every crate's modules depend on one another without cycles, at every level:
-//! among the top-level modules, and among the children of each module. A
-//! cycle makes two concerns one, which no one meant; this test names the
-//! first file of each edge of a new one.
+//! Every crate's modules depend on one another without cycles, at every
+//! level: among the children of each module (the crate's root included), and
+//! between a module's own items and its children (a parent that uses its
+//! child while the child uses the parent's items back). A cycle makes two
+//! concerns one, which no one meant; this test names the first file of each
+//! edge of a new one. The crates are all the repository's, every target of
+//! each (see [`workspace_code`]); test modules count, files are read past
+//! their inline test module.
 
+use crate::workspace_code::{self, Crate, lexing};
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-/// Module path (`["cache", "writer"]`) of a source file under `src`.
-fn module_of(src: &Path, file: &Path) -> Vec<String> {
-    let rel = file.strip_prefix(src).unwrap().with_extension("");
-    let parts: Vec<String> = rel.iter().map(|p| p.to_string_lossy().into()).collect();
-    match parts.as_slice() {
-        [only] if only == "lib" || only == "main" => Vec::new(),
-        _ => parts,
-    }
-}
+mod knots;
+mod paths;
 
-/// The code of a file without comments and its unit tests.
+use paths::paths;
+
+/// The node that stands for a module's own items among its children.
+const SELF: &str = "self";
+
+/// The code of a file without comments, literals and inline test items.
 fn code(text: &str) -> String {
-    let text = match text.find("#[cfg(test)]\nmod tests {") {
-        Some(at) => &text[..at],
-        None => text,
-    };
-    text.lines()
-        .map(|l| match l.find("//") {
-            Some(at) => &l[..at],
-            None => l,
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
+    lexing::without_tests(&lexing::blanked(text))
 }
 
-/// The first one or two path segments after each `crate::` and `super::`
-/// (every item of a `{…}` group), resolved against `module`.
-fn references(module: &[String], code: &str) -> Vec<Vec<String>> {
+/// The paths after each `crate::`, `super::`, `self::` and `child::` (a
+/// child module of `module`, named relatively), every item of a `{…}`
+/// group's, resolved against `module`.
+fn references(module: &[String], children: &BTreeSet<String>, code: &str) -> Vec<Vec<String>> {
+    let parent = module[..module.len().saturating_sub(1)].to_vec();
+    let mut anchors = vec![
+        ("crate::".to_string(), Vec::new()),
+        ("super::".to_string(), parent),
+        ("self::".to_string(), module.to_vec()),
+    ];
+    for child in children {
+        let mut path = module.to_vec();
+        path.push(child.clone());
+        anchors.push((format!("{child}::"), path));
+    }
     let mut out = Vec::new();
-    for anchor in ["crate::", "super::"] {
+    for (anchor, base) in anchors {
         let mut from = 0;
-        while let Some(at) = code[from..].find(anchor) {
+        while let Some(at) = code[from..].find(&anchor) {
             let start = from + at;
             from = start + anchor.len();
             let before = code[..start].chars().next_back();
-            if before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == ':') {
+            if before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == ':' || c == '.') {
                 continue;
             }
-            let mut base: Vec<String> = if anchor == "crate::" {
-                Vec::new()
-            } else {
-                module[..module.len().saturating_sub(1)].to_vec()
-            };
+            let mut base = base.clone();
             let mut rest = &code[from..];
             while let Some(r) = rest.strip_prefix("super::") {
                 base.pop();
@@ -64,83 +65,80 @@ fn references(module: &[String], code: &str) -> Vec<Vec<String>> {
     out
 }
 
-/// The leading paths of `rest`: one, or each of a `{…}` group's.
-fn paths(rest: &str) -> Vec<Vec<String>> {
-    let segments = |s: &str| -> Vec<String> {
-        s.split("::")
-            .take(2)
-            .map(|p| {
-                p.chars()
-                    .take_while(|c| c.is_alphanumeric() || *c == '_')
-                    .collect::<String>()
-            })
-            .take_while(|p| !p.is_empty())
-            .collect()
-    };
-    let Some(group) = rest.strip_prefix('{') else {
-        return vec![segments(rest)];
-    };
-    let (mut depth, mut item, mut items) = (0, String::new(), Vec::new());
-    for c in group.chars() {
-        match c {
-            '{' => depth += 1,
-            '}' if depth == 0 => break,
-            '}' => depth -= 1,
-            ',' if depth == 0 => {
-                items.push(std::mem::take(&mut item));
-                continue;
-            }
-            _ => {}
-        }
-        item.push(c);
-    }
-    items.push(item);
-    items.iter().map(|i| segments(i.trim())).collect()
-}
-
-fn sources(dir: &Path, out: &mut Vec<PathBuf>) {
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        if path.is_dir() {
-            sources(&path, out);
-        } else if path.extension().is_some_and(|e| e == "rs") {
-            out.push(path);
-        }
-    }
-}
-
-/// Edges among the children of `parent`, each with the first file that makes it.
+/// Edges among the children of a module (and [`SELF`], its own items), each
+/// with the first file that makes it.
 type Graph = BTreeMap<String, BTreeMap<String, PathBuf>>;
 
-fn graphs(src: &Path) -> BTreeMap<Vec<String>, Graph> {
-    let mut files = Vec::new();
-    sources(src, &mut files);
-    files.sort();
+/// The graph of each module's children in `krate`, by the module's path.
+fn graphs(krate: &Crate) -> BTreeMap<Vec<String>, Graph> {
+    let children: BTreeMap<&[String], &BTreeSet<String>> = krate
+        .modules
+        .iter()
+        .map(|m| (m.path.as_slice(), &m.children))
+        .collect();
+    // A module's re-exports are its children's items under its name: a path
+    // to one leads to the child, and re-exporting is no use of the child.
+    let mut texts = Vec::new();
+    let mut aliases = BTreeMap::new();
+    for module in &krate.modules {
+        let text = code(&std::fs::read_to_string(&module.file).unwrap());
+        let (text, names) = paths::reexports(&module.children, &text);
+        aliases.insert(module.path.clone(), names);
+        texts.push(text);
+    }
     let mut graphs: BTreeMap<Vec<String>, Graph> = BTreeMap::new();
-    for file in files {
-        let module = module_of(src, &file);
-        let text = code(&std::fs::read_to_string(&file).unwrap());
-        for target in references(&module, &text) {
-            // The level where the two paths part: siblings under `parent`.
-            let shared = module
-                .iter()
-                .zip(&target)
-                .take_while(|(a, b)| a == b)
-                .count();
-            let (Some(a), Some(b)) = (module.get(shared), target.get(shared)) else {
+    for (module, text) in krate.modules.iter().zip(texts) {
+        let file = module.file.strip_prefix(workspace_code::root()).unwrap();
+        for target in references(&module.path, &module.children, &text) {
+            let is_child = |level: &[String], name: &String| {
+                children.get(level).is_some_and(|c| c.contains(name))
+            };
+            let Some((level, from, to)) = edge(&module.path, &target, &is_child, &aliases) else {
                 continue;
             };
-            let rel = file.strip_prefix(src).unwrap().to_path_buf();
             graphs
-                .entry(module[..shared].to_vec())
+                .entry(level.to_vec())
                 .or_default()
-                .entry(a.clone())
+                .entry(from)
                 .or_default()
-                .entry(b.clone())
-                .or_insert(rel);
+                .entry(to)
+                .or_insert_with(|| file.to_path_buf());
         }
     }
     graphs
+}
+
+/// Where the paths of `module` and of the `target` it refers to part, and
+/// the edge there: between two children, or between a child and its
+/// parent's own items ([`SELF`]); `None` within a module.
+fn edge<'a>(
+    module: &'a [String],
+    target: &'a [String],
+    is_child: &dyn Fn(&[String], &String) -> bool,
+    aliases: &BTreeMap<Vec<String>, BTreeMap<String, String>>,
+) -> Option<(&'a [String], String, String)> {
+    let shared = module
+        .iter()
+        .zip(target)
+        .take_while(|(a, b)| a == b)
+        .count();
+    let level = &module[..shared];
+    let to = |name: &String| match is_child(level, name) {
+        true => name.clone(),
+        false => aliases[level]
+            .get(name)
+            .unwrap_or(&SELF.to_string())
+            .clone(),
+    };
+    if shared == module.len() {
+        let child = target.get(shared).filter(|c| is_child(level, c))?;
+        Some((level, SELF.to_string(), child.clone()))
+    } else if shared == target.len() {
+        Some((level, module[shared].clone(), SELF.to_string()))
+    } else {
+        let to = to(&target[shared]);
+        (to != module[shared]).then(|| (level, module[shared].clone(), to))
+    }
 }
 
 /// A cycle through `graph`, if any, as the modules along it.
@@ -174,25 +172,54 @@ fn cycle(graph: &Graph) -> Option<Vec<String>> {
         .find_map(|n| visit(graph, n, &mut Vec::new(), &mut done))
 }
 
-/// The cycles among `src`'s modules, each as its edges.
-fn cycles(src: &Path) -> Vec<String> {
+/// `module` as written in a message: `crate` for the root.
+fn named(module: &[String]) -> String {
+    match module.is_empty() {
+        true => "crate".into(),
+        false => module.join("::"),
+    }
+}
+
+/// The levels with a cycle among their children known today: (package,
+/// module), why it stays. The list may only shrink.
+const KNOWN_CYCLES: &[(&str, &str, &str)] = &[
+    (
+        "mcpw-core",
+        "config",
+        "model masks secrets with show's helpers, show prints model's types: one concern to merge or split by type",
+    ),
+    (
+        "mcpw",
+        "crate",
+        "the end-to-end tests' gateway and host groups share fixtures both ways: to move into common",
+    ),
+    (
+        "mcpw",
+        "host",
+        "call_path and calls each call the other's steps: to be one module or a shared one",
+    ),
+    (
+        "mcpw",
+        "upstream",
+        "error names http's failures, http builds error's: the error type to move into http or apart",
+    ),
+];
+
+/// The cycles among the children of each of `krate`'s modules: (package,
+/// module, its edges) ([`SELF`] left out: [`knots`] are found apart).
+fn cycles(krate: &Crate) -> Vec<(String, String, String)> {
     let mut found = Vec::new();
-    for (parent, graph) in graphs(src) {
+    for (parent, mut graph) in graphs(krate) {
+        graph.remove(SELF);
+        graph.values_mut().for_each(|edges| {
+            edges.remove(SELF);
+        });
         if let Some(cycle) = cycle(&graph) {
             let edges: Vec<String> = cycle
                 .windows(2)
                 .map(|w| format!("{} -> {} ({})", w[0], w[1], graph[&w[0]][&w[1]].display()))
                 .collect();
-            let level = if parent.is_empty() {
-                "crate".into()
-            } else {
-                parent.join("::")
-            };
-            found.push(format!(
-                "{}, in {level}: {}",
-                src.display(),
-                edges.join(", ")
-            ));
+            found.push((krate.package.clone(), named(&parent), edges.join(", ")));
         }
     }
     found
@@ -200,27 +227,53 @@ fn cycles(src: &Path) -> Vec<String> {
 
 #[test]
 fn no_module_depends_on_itself_through_others() {
-    let sources = crate::function_length::workspace_sources();
-    assert!(sources.len() >= 5, "the workspace's crates: {sources:?}");
-    let found: Vec<String> = sources.iter().flat_map(|src| cycles(src)).collect();
-    assert!(found.is_empty(), "module cycles:\n{}", found.join("\n"));
+    let crates = workspace_code::crates();
+    assert!(
+        crates.len() >= 20,
+        "the repository's crates: {}",
+        crates.len()
+    );
+    let found: BTreeSet<(String, String, String)> = crates.iter().flat_map(cycles).collect();
+    let known: BTreeSet<(&str, &str)> = KNOWN_CYCLES.iter().map(|(p, m, _)| (*p, *m)).collect();
+    let new: Vec<String> = found
+        .iter()
+        .filter(|(p, m, _)| !known.contains(&(p.as_str(), m.as_str())))
+        .map(|(p, m, edges)| format!("{p}, in {m}: {edges}"))
+        .collect();
+    assert!(new.is_empty(), "module cycles:\n{}", new.join("\n"));
+    let gone: Vec<&(&str, &str)> = known
+        .iter()
+        .filter(|(p, m)| !found.iter().any(|f| f.0 == *p && f.1 == *m))
+        .collect();
+    assert!(
+        gone.is_empty(),
+        "cycles no longer there, to strike from KNOWN_CYCLES: {gone:?}"
+    );
 }
 
 #[test]
-fn the_check_sees_a_cycle_and_its_paths() {
+fn the_check_resolves_paths_to_modules() {
     let module = |s: &str| s.split("::").map(String::from).collect::<Vec<_>>();
+    let children = BTreeSet::from(["sink".to_string()]);
     let refs = references(
         &module("cache::writer"),
-        "use super::{team_state::apply, Change};\nlet x = crate::clock::now_ms();",
+        &children,
+        "use super::{team_state::apply, Change};\nlet x = crate::clock::now_ms();\nsink::flush(); self::sink::Sink; x.sink::<u8>(); other_sink::y();",
     );
     assert_eq!(
         refs,
         [
             module("clock::now_ms"),
             module("cache::team_state::apply"),
-            module("cache::Change")
+            module("cache::Change"),
+            module("cache::writer::sink::Sink"),
+            module("cache::writer::sink::flush"),
         ]
     );
+}
+
+#[test]
+fn the_check_sees_a_cycle() {
     let mut graph = Graph::new();
     for (a, b) in [("a", "b"), ("b", "c"), ("c", "a"), ("c", "d")] {
         graph

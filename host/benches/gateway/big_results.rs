@@ -126,6 +126,36 @@ pub fn row12_big_results(root: &Path) -> String {
         "## 12. Big results: tokens an agent reads of 10 large real results, and what cutting them costs"
     );
     let data = data(root);
+    let (rt, host) = start(root, &data);
+    let store = mcpw::kept::Store::new(Default::default());
+    let shelf = store.shelf();
+    println!("| Result | Whole | Preview (10,000-token budget) | Projection | TOON | Cut in |");
+    println!("|---|---|---|---|---|---|");
+    let (mut whole_sum, mut preview_sum, mut bytes_sum, mut cut_secs) = (0, 0, 0usize, 0.0);
+    for case in cases(&data) {
+        let (whole, shown, size, took) = measure(&rt, &host, &shelf, &case);
+        whole_sum += whole;
+        preview_sum += shown;
+        bytes_sum += size;
+        cut_secs += took;
+    }
+    let per_mb = cut_secs * 1e3 / (bytes_sum as f64 / (1 << 20) as f64);
+    let held = store.held();
+    println!(
+        "\nAll ten: {whole_sum} tokens whole, {preview_sum} with the budget ({:.1} %); cutting costs {per_mb:.1} ms per MB of result; the store holds {:.1} MB for them.\n",
+        100.0 * preview_sum as f64 / whole_sum as f64,
+        held as f64 / (1 << 20) as f64
+    );
+    rt.block_on(host.shutdown());
+    format!(
+        "| 12 | 10 large real results: tokens read with the default budget | {preview_sum} tokens ({per_mb:.1} ms/MB to cut) | {whole_sum} tokens whole | {:.1} % |",
+        100.0 * preview_sum as f64 / whole_sum as f64
+    )
+}
+
+/// A host over the three servers, the memory graph filled: 2,000 entities
+/// of three observations each.
+fn start(root: &Path, data: &Path) -> (tokio::runtime::Runtime, mcpw::host::Host) {
     let home = root.join("big-results-home");
     let fs = |budget: Value| json!({"command": "node", "args": [servers().filesystem(), data.display().to_string()], "resultBudget": budget});
     let config = json!({"mcpServers": {
@@ -154,82 +184,67 @@ pub fn row12_big_results(root: &Path) -> String {
             .await
             .unwrap()
     });
-    // The memory graph: 2,000 entities of three observations each.
     let entities: Vec<Value> = (0..2000)
         .map(|i| json!({"name": format!("file-{i}"), "entityType": if i % 4 == 0 { "module" } else { "file" },
                         "observations": [format!("{} bytes", i * 37), format!("owner team-{}", i % 9), "reviewed"]}))
         .collect();
-    let args = |v: Value| v.as_object().cloned();
     rt.block_on(host.call(
         "memory__create_entities",
-        args(json!({"entities": entities})),
+        json!({"entities": entities}).as_object().cloned(),
     ))
     .unwrap();
+    (rt, host)
+}
 
-    let budget = results::DEFAULT_BUDGET;
-    let store = mcpw::kept::Store::new(Default::default());
-    let shelf = store.shelf();
-    println!("| Result | Whole | Preview (10,000-token budget) | Projection | TOON | Cut in |");
-    println!("|---|---|---|---|---|---|");
-    let (mut whole_sum, mut preview_sum, mut bytes_sum, mut cut_secs) = (0, 0, 0usize, 0.0);
-    for case in cases(&data) {
-        let out = rt
-            .block_on(host.call(case.tool, args(case.args.clone())))
-            .unwrap_or_else(|e| panic!("{}: {e}", case.what));
-        let raw = out.mcp_result;
-        let whole = tokens(&raw);
-        let size = results::json_size(&raw);
-        // The gateway's note takes about 600 bytes of the budget.
-        let started = Instant::now();
-        let preview = results::preview(&raw, budget * results::CHARS_PER_TOKEN, 600);
-        let took = started.elapsed().as_secs_f64();
-        let shown = tokens(&preview.result) + 150;
-        results::keep(&shelf, &raw, case.tool.into());
-        let input = json_of(&raw);
-        let projected = match (&input, case.select) {
-            (Some(v), s) if !s.is_empty() => {
-                let v = rt
-                    .block_on(host.select(s, v))
-                    .unwrap_or_else(|e| panic!("{}: {e}", case.what));
-                format!("{}", results::tokens(v.to_string().len()))
-            }
-            _ => "—".into(),
-        };
-        let toon = input.as_ref().map_or("—".into(), |v| {
-            let t = results::encode::encode(v, mcpw::config::results::Format::Toon).unwrap();
-            let json = results::tokens(v.to_string().len());
-            format!(
-                "{} ({:.0} % of JSON)",
-                results::tokens(t.len()),
-                100.0 * results::tokens(t.len()) as f64 / json.max(1) as f64
-            )
-        });
-        println!(
-            "| {} | {} | {} | {} | {} | {:.1} ms |",
-            case.what,
-            whole,
-            shown.min(whole),
-            projected,
-            toon,
-            took * 1e3
-        );
-        whole_sum += whole;
-        preview_sum += shown.min(whole);
-        bytes_sum += size;
-        cut_secs += took;
-    }
-    let per_mb = cut_secs * 1e3 / (bytes_sum as f64 / (1 << 20) as f64);
-    let held = store.held();
-    println!(
-        "\nAll ten: {whole_sum} tokens whole, {preview_sum} with the budget ({:.1} %); cutting costs {per_mb:.1} ms per MB of result; the store holds {:.1} MB for them.\n",
-        100.0 * preview_sum as f64 / whole_sum as f64,
-        held as f64 / (1 << 20) as f64
+/// Calls `case`'s tool and prints its row; (tokens whole, tokens shown
+/// with the default budget, bytes, seconds the cut took).
+fn measure(
+    rt: &tokio::runtime::Runtime,
+    host: &mcpw::host::Host,
+    shelf: &mcpw::kept::Shelf,
+    case: &Case,
+) -> (usize, usize, usize, f64) {
+    let out = rt
+        .block_on(host.call(case.tool, case.args.as_object().cloned()))
+        .unwrap_or_else(|e| panic!("{}: {e}", case.what));
+    let raw = out.mcp_result;
+    let whole = tokens(&raw);
+    let size = results::json_size(&raw);
+    // The gateway's note takes about 600 bytes of the budget.
+    let started = Instant::now();
+    let preview = results::preview(
+        &raw,
+        results::DEFAULT_BUDGET * results::CHARS_PER_TOKEN,
+        600,
     );
-    rt.block_on(host.shutdown());
-    format!(
-        "| 12 | 10 large real results: tokens read with the default budget | {preview_sum} tokens ({per_mb:.1} ms/MB to cut) | {whole_sum} tokens whole | {:.1} % |",
-        100.0 * preview_sum as f64 / whole_sum as f64
-    )
+    let took = started.elapsed().as_secs_f64();
+    let shown = (tokens(&preview.result) + 150).min(whole);
+    results::keep(shelf, &raw, case.tool.into());
+    let input = json_of(&raw);
+    let projected = match (&input, case.select) {
+        (Some(v), s) if !s.is_empty() => {
+            let v = rt
+                .block_on(host.select(s, v))
+                .unwrap_or_else(|e| panic!("{}: {e}", case.what));
+            format!("{}", results::tokens(v.to_string().len()))
+        }
+        _ => "—".into(),
+    };
+    let toon = input.as_ref().map_or("—".into(), |v| {
+        let t = results::encode::encode(v, mcpw::config::results::Format::Toon).unwrap();
+        let json = results::tokens(v.to_string().len());
+        format!(
+            "{} ({:.0} % of JSON)",
+            results::tokens(t.len()),
+            100.0 * results::tokens(t.len()) as f64 / json.max(1) as f64
+        )
+    });
+    let what = case.what;
+    println!(
+        "| {what} | {whole} | {shown} | {projected} | {toon} | {:.1} ms |",
+        took * 1e3
+    );
+    (whole, shown, size, took)
 }
 
 /// A result's JSON: its one text block when that parses as JSON, or its

@@ -245,19 +245,21 @@ fn definitions(data: &Path) -> Vec<Task> {
         .take(3)
         .map(|(s, n)| json!({"name": n, "entityType": "file", "observations": [format!("{s} bytes")]}))
         .collect();
-    let task = |name, script: String, calls, filters| Task {
-        name,
-        script,
-        calls,
-        filters,
-        tokens: (0, 0),
-        ms: (0.0, 0.0),
-    };
     vec![
-        task(
-            "the three largest files, stored as memory entities",
-            format!(
-                r#"const dir = {dir};
+        largest_files(&at, entities),
+        error_lines(&at),
+        joined(&at, &top),
+        extensions(&root),
+        titles(&root, &at),
+    ]
+}
+
+/// The three largest files, stored as memory entities.
+fn largest_files(at: &dyn Fn(&str) -> String, entities: Vec<Value>) -> Task {
+    Task::new(
+        "the three largest files, stored as memory entities",
+        format!(
+            r#"const dir = {dir};
 const listing = (await tools.fs__list_directory_with_sizes({{path: dir}})).content;
 const unit = {{B: 1, KB: 1024, MB: 1048576}};
 const files = listing.split("\n").filter((l) => l.startsWith("[FILE]")).map((l) => {{
@@ -266,92 +268,125 @@ const files = listing.split("\n").filter((l) => l.startsWith("[FILE]")).map((l) 
 }}).sort((a, b) => b.bytes - a.bytes).slice(0, 3);
 await tools.memory__create_entities({{entities: files.map((f) => ({{name: f.name, entityType: "file", observations: [`${{f.bytes}} bytes`]}}))}});
 return files.map((f) => f.name);"#,
-                dir = json!(at("files"))
-            ),
-            vec![
-                (
-                    "fs__list_directory_with_sizes",
-                    json!({"path": at("files")}),
-                ),
-                ("memory__create_entities", json!({"entities": entities})),
-            ],
-            true,
+            dir = json!(at("files"))
         ),
-        task(
-            "ERROR lines across 10 logs (grep)",
-            format!(
-                r#"const dir = {dir};
+        vec![
+            (
+                "fs__list_directory_with_sizes",
+                json!({"path": at("files")}),
+            ),
+            ("memory__create_entities", json!({"entities": entities})),
+        ],
+        true,
+    )
+}
+
+/// The ERROR lines of every log.
+fn error_lines(at: &dyn Fn(&str) -> String) -> Task {
+    Task::new(
+        "ERROR lines across 10 logs (grep)",
+        format!(
+            r#"const dir = {dir};
 const names = (await tools.fs__list_directory({{path: dir}})).content.split("\n").filter((l) => l.startsWith("[FILE]")).map((l) => l.slice(7));
 const texts = await Promise.all(names.map((n) => tools.fs__read_text_file({{path: `${{dir}}/${{n}}`}})));
 return names.map((n, i) => {{ const hits = texts[i].content.split("\n").filter((l) => l.includes("ERROR")); return {{file: n, errors: hits.length, first: hits[0]}}; }});"#,
-                dir = json!(at("logs"))
-            ),
-            std::iter::once(("fs__list_directory", json!({"path": at("logs")})))
-                .chain((0..LOGS).map(|l| {
-                    (
-                        "fs__read_text_file",
-                        json!({"path": at(&format!("logs/app{l}.log"))}),
-                    )
-                }))
-                .collect(),
-            true,
+            dir = json!(at("logs"))
         ),
-        task(
-            "memory entities joined with their files' details",
-            format!(
-                r#"const dir = {dir};
+        std::iter::once(("fs__list_directory", json!({"path": at("logs")})))
+            .chain((0..LOGS).map(|l| {
+                (
+                    "fs__read_text_file",
+                    json!({"path": at(&format!("logs/app{l}.log"))}),
+                )
+            }))
+            .collect(),
+        true,
+    )
+}
+
+/// The memory entities joined with their files' details.
+fn joined(at: &dyn Fn(&str) -> String, top: &[String]) -> Task {
+    Task::new(
+        "memory entities joined with their files' details",
+        format!(
+            r#"const dir = {dir};
 const graph = await tools.memory__read_graph({{}});
 const files = graph.entities.filter((e) => e.entityType === "file");
 return await Promise.all(files.map(async (e) => {{
   const info = (await tools.fs__get_file_info({{path: `${{dir}}/${{e.name}}`}})).content;
   return {{name: e.name, noted: e.observations[0], size: /size: (\d+)/.exec(info)[1], modified: /modified: (.*)/.exec(info)[1]}};
 }}));"#,
-                dir = json!(at("files"))
-            ),
-            std::iter::once(("memory__read_graph", json!({})))
-                .chain(top.iter().map(|n| {
-                    (
-                        "fs__get_file_info",
-                        json!({"path": at(&format!("files/{n}"))}),
-                    )
-                }))
-                .collect(),
-            // A join keeps what it reads: it does not filter.
-            false,
+            dir = json!(at("files"))
         ),
-        task(
-            "files per extension in the whole tree",
-            format!(
-                r#"const tree = JSON.parse((await tools.fs__directory_tree({{path: {dir}}})).content);
+        std::iter::once(("memory__read_graph", json!({})))
+            .chain(top.iter().map(|n| {
+                (
+                    "fs__get_file_info",
+                    json!({"path": at(&format!("files/{n}"))}),
+                )
+            }))
+            .collect(),
+        // A join keeps what it reads: it does not filter.
+        false,
+    )
+}
+
+/// The files of each extension in the whole tree.
+fn extensions(root: &str) -> Task {
+    Task::new(
+        "files per extension in the whole tree",
+        format!(
+            r#"const tree = JSON.parse((await tools.fs__directory_tree({{path: {dir}}})).content);
 const counts = {{}};
 const walk = (nodes) => nodes.forEach((n) => {{ if (n.type === "directory") walk(n.children); else {{ const ext = n.name.split(".").pop(); counts[ext] = (counts[ext] || 0) + 1; }} }});
 walk(tree);
 return counts;"#,
-                dir = json!(root)
-            ),
-            vec![("fs__directory_tree", json!({"path": root}))],
-            true,
+            dir = json!(root)
         ),
-        task(
-            "the title of every Markdown file",
-            format!(
-                r#"const found = (await tools.fs__search_files({{path: {dir}, pattern: "**/*.md"}})).content.split("\n").filter(Boolean);
+        vec![("fs__directory_tree", json!({"path": root}))],
+        true,
+    )
+}
+
+/// The title of every Markdown file.
+fn titles(root: &str, at: &dyn Fn(&str) -> String) -> Task {
+    Task::new(
+        "the title of every Markdown file",
+        format!(
+            r#"const found = (await tools.fs__search_files({{path: {dir}, pattern: "**/*.md"}})).content.split("\n").filter(Boolean);
 const heads = await Promise.all(found.map((p) => tools.fs__read_text_file({{path: p, head: 1}})));
 return heads.map((h) => h.content.replace(/^# /, ""));"#,
-                dir = json!(root)
-            ),
-            std::iter::once((
-                "fs__search_files",
-                json!({"path": root, "pattern": "**/*.md"}),
-            ))
-            .chain((0..DOCS).map(|d| {
-                (
-                    "fs__read_text_file",
-                    json!({"path": at(&format!("docs/doc{d}.md")), "head": 1}),
-                )
-            }))
-            .collect(),
-            false,
+            dir = json!(root)
         ),
-    ]
+        std::iter::once((
+            "fs__search_files",
+            json!({"path": root, "pattern": "**/*.md"}),
+        ))
+        .chain((0..DOCS).map(|d| {
+            (
+                "fs__read_text_file",
+                json!({"path": at(&format!("docs/doc{d}.md")), "head": 1}),
+            )
+        }))
+        .collect(),
+        false,
+    )
+}
+
+impl Task {
+    fn new(
+        name: &'static str,
+        script: String,
+        calls: Vec<(&'static str, Value)>,
+        filters: bool,
+    ) -> Task {
+        Task {
+            name,
+            script,
+            calls,
+            filters,
+            tokens: (0, 0),
+            ms: (0.0, 0.0),
+        }
+    }
 }
