@@ -605,11 +605,6 @@ impl Manager {
             .collect()
     }
 
-    /// Whether the listing of a server came from the cache (not a live connection).
-    pub fn is_from_cache(&self, name: &str) -> bool {
-        self.slot(name).is_ok_and(|s| s.state().from_cache)
-    }
-
     /// Stores a fresh listing (and caches it) unless it belongs to a connection
     /// older than the current one; returns whether it was stored.
     fn store_listing(&self, slot: &Slot, listing: &Listing, generation: u64) -> bool {

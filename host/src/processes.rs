@@ -183,11 +183,6 @@ pub fn kill_all() {
     }
 }
 
-/// How many server process groups are alive (tests and status).
-pub fn live_groups() -> usize {
-    groups().len()
-}
-
 /// The signal that asked mcpw to stop (its conventional exit status), once one came.
 static SIGNALLED: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(0);
 /// A command is stopping by itself on a signal (see [`stop_requested`]).

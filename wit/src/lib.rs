@@ -67,10 +67,6 @@ pub mod embed {
     }
 }
 
-/// The version of the `mcpw:plugin` contract the policy roles bind (the
-/// script role binds 0.1.1).
-pub const CONTRACT_VERSION: &str = "0.1.0";
-
 /// The naming role: the agent-facing name of every tool.
 pub trait Naming {
     /// One outcome per tool, in order: a name (`^[A-Za-z0-9_-]{1,64}$`,

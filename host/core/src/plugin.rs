@@ -30,27 +30,10 @@ pub use services::{
     CallOutcome, EmbedError, EmbedModel, HostServices, ServiceError, StaticServices, Urgency,
 };
 
-/// Replaces every character outside `[A-Za-z0-9_-]` with `_` (as the default
-/// naming guest does), for names the host makes itself (prompts).
-pub fn sanitize_name(name: &str) -> String {
-    name.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect()
-}
-
 use std::path::PathBuf;
 
 /// The default policy guest (`guest-example/`), built for wasm32-wasip2 and embedded.
 pub const DEFAULT_GUEST: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/default-guest.wasm"));
-
-/// The version of the `mcpw:plugin` contract new guests target.
-pub const WIT_VERSION: &str = wit::latest::VERSION;
 
 impl Role {
     /// The WIT export that fills the role, e.g. `mcpw:plugin/naming@0.1.0`.
