@@ -32,12 +32,14 @@
 pub use mcpw_core::{
     apps, audit, bench, catalog, config, paths, plugin, present, testing, visible,
 };
-pub(crate) use mcpw_core::{file_lock, private_fs, state_file};
+pub(crate) use mcpw_core::{file_lock, state_file};
+// The connections to servers, and what reaches out of the process.
+pub use mcpw_upstream::{
+    auth, clock, components, processes, secrets, team_state, telemetry, upstream,
+};
+pub(crate) use mcpw_upstream::{log_level, net};
 
-pub mod auth;
 pub mod cache;
-pub mod clock;
-pub mod components;
 pub mod doctor;
 pub mod embed;
 #[cfg(test)]
@@ -48,21 +50,14 @@ pub mod host;
 pub mod install;
 pub mod kept;
 pub mod lifecycle;
-pub(crate) mod log_level;
 pub(crate) mod metrics;
 #[cfg(test)]
 mod module_graph;
-pub(crate) mod net;
 pub mod pins;
-pub mod processes;
 pub mod rate_limit;
 pub mod recent;
 pub mod registry;
 pub mod results;
-pub mod secrets;
 pub mod stats;
-pub mod team_state;
-pub mod telemetry;
-pub mod upstream;
 #[cfg(test)]
 mod workspace_code;

@@ -199,7 +199,7 @@ const KNOWN_CYCLES: &[(&str, &str, &str)] = &[
         "call_path and calls each call the other's steps: to be one module or a shared one",
     ),
     (
-        "mcpw",
+        "mcpw-upstream",
         "upstream",
         "error names http's failures, http builds error's: the error type to move into http or apart",
     ),

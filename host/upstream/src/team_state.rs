@@ -177,7 +177,7 @@ impl SharedState {
     }
 
     /// Runs `f` on the async connection, noting whether Redis answered.
-    pub(crate) async fn run<T, F, Fut>(&self, f: F) -> Result<T, SharedStateError>
+    pub async fn run<T, F, Fut>(&self, f: F) -> Result<T, SharedStateError>
     where
         F: FnOnce(ConnectionManager) -> Fut,
         Fut: Future<Output = redis::RedisResult<T>>,

@@ -18,7 +18,7 @@ use wasmtime::component::{HasData, Linker, Resource, ResourceTable};
 
 mod bindings {
     wasmtime::component::bindgen!({
-        path: "../wit/servers",
+        path: "../../wit/servers",
         world: "wasi:keyvalue/imports",
         imports: { default: async | trappable },
         with: {

@@ -54,7 +54,11 @@ impl Connection {
     /// Calls a tool by its original name; gives up after `timeout`, which
     /// covers the whole call: its input rounds and waiting out its task.
     /// Dropping the future cancels the call (or its task) upstream.
-    pub(crate) async fn call_tool(
+    ///
+    /// The bare call, below every check: the host's lifecycle makes it for
+    /// the one call path, and hands no connection out, so that no caller of
+    /// the host reaches a server around the pipeline.
+    pub async fn call_tool(
         &self,
         name: &str,
         arguments: Option<serde_json::Map<String, serde_json::Value>>,
