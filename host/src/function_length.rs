@@ -127,7 +127,7 @@ fn the_check_reads_benches_build_scripts_and_fuzz_targets() {
     let files = files();
     for file in [
         "host/benches/calls.rs",
-        "host/build.rs",
+        "host/host/build.rs",
         "host/fuzz/fuzz_targets/config_file.rs",
         "tests/support/src/lib.rs",
         "host/src/cli.rs",

@@ -2,16 +2,22 @@
 //! mcpw: an MCP gateway whose agent-side policy (tool naming, direct tools,
 //! search ranking) runs in sandboxed WebAssembly components.
 //!
-//! - The floor is the `mcpw-core` crate, re-exported here: [`config`] loads
-//!   and merges the server configuration from every source; [`catalog`] holds
-//!   what is known of the servers' tools; [`plugin`] runs policy guests under
-//!   wasmtime, with a sandbox and a fallback to the embedded default guest;
-//!   [`bench`](mod@bench) measures search quality and speed the way the
-//!   reference evaluation does.
-//! - [`upstream`] connects to servers (stdio, Streamable HTTP, legacy SSE); [`lifecycle`]
-//!   decides when; [`cache`] remembers what they offer.
-//! - [`host`] ties it all together: [`host::Host`] is the API for embedding mcpw.
-//! - [`gateway`] serves it all to an MCP client (`mcpw serve`).
+//! mcpw is four crates, each building on those before it:
+//!
+//! - `mcpw-core`, the floor: [`config`] loads and merges the server
+//!   configuration from every source; [`catalog`] holds what is known of the
+//!   servers' tools; [`plugin`] runs policy guests under wasmtime, with a
+//!   sandbox and a fallback to the embedded default guest; [`testing`] is
+//!   the guest kit; [`bench`](mod@bench) measures search quality.
+//! - `mcpw-upstream`: [`upstream`] connects to servers (stdio, Streamable
+//!   HTTP, legacy SSE, components), with [`auth`], [`team_state`] and the
+//!   processes mcpw starts.
+//! - `mcpw-host`: [`host::Host`] is the API for embedding mcpw, with the one
+//!   call path; [`lifecycle`] decides when servers connect; [`cache`]
+//!   remembers what they offer.
+//! - this crate: [`gateway`] serves it all to an MCP client (`mcpw serve`),
+//!   and the `mcpw` binary. It re-exports the modules of the others under
+//!   the names they had in one crate.
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), mcpw::host::HostError> {
@@ -32,32 +38,22 @@
 pub use mcpw_core::{
     apps, audit, bench, catalog, config, paths, plugin, present, testing, visible,
 };
-pub(crate) use mcpw_core::{file_lock, state_file};
 // The connections to servers, and what reaches out of the process.
 pub use mcpw_upstream::{
     auth, clock, components, processes, secrets, team_state, telemetry, upstream,
 };
 pub(crate) use mcpw_upstream::{log_level, net};
+// The host: the embedding API, the call path, the servers' lifecycle.
+pub use mcpw_host::{
+    cache, embed, guests, host, install, kept, lifecycle, pins, rate_limit, recent, registry,
+    results, stats,
+};
 
-pub mod cache;
 pub mod doctor;
-pub mod embed;
 #[cfg(test)]
 mod function_length;
 pub mod gateway;
-pub mod guests;
-pub mod host;
-pub mod install;
-pub mod kept;
-pub mod lifecycle;
-pub(crate) mod metrics;
 #[cfg(test)]
 mod module_graph;
-pub mod pins;
-pub mod rate_limit;
-pub mod recent;
-pub mod registry;
-pub mod results;
-pub mod stats;
 #[cfg(test)]
 mod workspace_code;

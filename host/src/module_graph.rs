@@ -194,7 +194,7 @@ const KNOWN_CYCLES: &[(&str, &str, &str)] = &[
         "the end-to-end tests' gateway and host groups share fixtures both ways: to move into common",
     ),
     (
-        "mcpw",
+        "mcpw-host",
         "host",
         "call_path and calls each call the other's steps: to be one module or a shared one",
     ),

@@ -11,11 +11,9 @@ use super::task_book::Given;
 use super::{ClientScope, Gateway, internal};
 use crate::host::pipeline::Ran;
 use crate::lifecycle::LifecycleError;
-use crate::upstream::{ConnectError, Connection};
+use crate::upstream::ConnectError;
 use rmcp::ErrorData as McpError;
 use rmcp::model::{CreateTaskResult, GetTaskResult, TaskPayload, UpdateTaskParams};
-use std::future::Future;
-use std::sync::Arc;
 
 impl Gateway {
     /// A task's result passed through the guards after, as its call's would
@@ -49,6 +47,22 @@ impl Gateway {
     }
 }
 
+fn unknown_task(id: &str) -> McpError {
+    McpError::invalid_params(format!("unknown task \"{id}\""), None)
+}
+
+/// What a server's failure to answer about a task is to the client.
+fn task_error(id: &str, e: LifecycleError) -> McpError {
+    match e {
+        LifecycleError::NotFound(_) => unknown_task(id),
+        LifecycleError::Connect {
+            error: ConnectError::Rpc(message),
+            ..
+        } => McpError::invalid_params(message, None),
+        e => internal(e),
+    }
+}
+
 /// The id a client sees for `server`'s task `id`.
 pub fn client_id(server: &str, id: &str) -> String {
     format!("{server}/{id}")
@@ -61,44 +75,25 @@ pub fn for_client(server: &str, mut task: CreateTaskResult) -> CreateTaskResult 
 }
 
 impl Gateway {
-    /// Runs `f` on the connection of the server whose task the client's `id`
-    /// names, with the server's own task id and call timeout.
-    async fn on_task<T, F>(
+    /// The server whose task the client's `id` names, and the server's own
+    /// task id, when it is this client's; and the connection need its
+    /// call was made with.
+    async fn task_of<'a>(
         &self,
         client: &ClientScope,
-        id: &str,
-        f: impl FnOnce(Arc<Connection>, String, std::time::Duration) -> F,
-    ) -> Result<T, McpError>
-    where
-        F: Future<Output = Result<T, ConnectError>>,
-    {
+        id: &'a str,
+    ) -> Result<(&'a str, &'a str, crate::upstream::Need<'static>), McpError> {
         // Server names have no `/`; a server's task id may.
-        let unknown = || McpError::invalid_params(format!("unknown task \"{id}\""), None);
         let (server, task) = id
             .split_once('/')
             .filter(|(server, _)| client.allows(server))
-            .ok_or_else(unknown)?;
+            .ok_or_else(|| unknown_task(id))?;
         // A task is the client's it was given to: another's is unknown.
         if self.shared.tasks.of(id, client.name()).await.is_none() {
-            return Err(unknown());
+            return Err(unknown_task(id));
         }
-        let manager = self.shared.host.manager();
-        let timeout = manager.call_timeout(server);
-        let task = task.to_string();
         // The task lives on the connection its call was made on.
-        let need = self.call_options_need();
-        match manager
-            .with_connection_for(server, need, |c| f(c, task, timeout))
-            .await
-        {
-            Ok(v) => Ok(v),
-            Err(LifecycleError::NotFound(_)) => Err(unknown()),
-            Err(LifecycleError::Connect {
-                error: ConnectError::Rpc(message),
-                ..
-            }) => Err(McpError::invalid_params(message, None)),
-            Err(e) => Err(internal(e)),
-        }
+        Ok((server, task, self.call_options_need()))
     }
 
     /// `tasks/get`.
@@ -107,11 +102,12 @@ impl Gateway {
         client: &ClientScope,
         id: String,
     ) -> Result<GetTaskResult, McpError> {
-        let mut result = self
-            .on_task(client, &id, |c, task, timeout| async move {
-                c.get_task(&task, timeout).await
-            })
-            .await?;
+        let (server, task, need) = self.task_of(client, &id).await?;
+        let host = &self.shared.host;
+        let mut result = host
+            .get_task(server, task, need)
+            .await
+            .map_err(|e| task_error(&id, e))?;
         if result.task.status().is_terminal() {
             self.task_ended(client, &id, &mut result).await;
         }
@@ -191,12 +187,13 @@ impl Gateway {
             }
             None => params,
         };
-        let answers = params.input_responses;
-        self.on_task(client, &params.task_id, |c, task, timeout| async move {
-            c.update_task(UpdateTaskParams::new(task, answers), timeout)
-                .await
-        })
-        .await
+        let id = params.task_id.clone();
+        let (server, task, need) = self.task_of(client, &id).await?;
+        let params = UpdateTaskParams::new(task, params.input_responses);
+        let host = &self.shared.host;
+        host.update_task(server, params, need)
+            .await
+            .map_err(|e| task_error(&id, e))
     }
 
     /// `tasks/cancel`.
@@ -205,9 +202,10 @@ impl Gateway {
         client: &ClientScope,
         id: String,
     ) -> Result<(), McpError> {
-        self.on_task(client, &id, |c, task, timeout| async move {
-            c.cancel_task(&task, timeout).await
-        })
-        .await
+        let (server, task, need) = self.task_of(client, &id).await?;
+        let host = &self.shared.host;
+        host.cancel_task(server, task, need)
+            .await
+            .map_err(|e| task_error(&id, e))
     }
 }

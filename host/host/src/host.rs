@@ -10,9 +10,10 @@ pub mod pipeline;
 mod prompts;
 mod rate_limits;
 pub mod resources;
-pub(crate) mod scripts;
+pub mod scripts;
 mod services;
 pub mod snapshot;
+mod tasks;
 
 pub use auth::LoginOptions;
 use calls::upstream_span;
@@ -664,7 +665,7 @@ impl Host {
     /// [`Host::search_refs`] for a client that sees only `servers` (`None`:
     /// every one): what the ranking guest calls or lists while it ranks is
     /// limited to them.
-    pub(crate) async fn search_refs_for(
+    pub async fn search_refs_for(
         &self,
         query: &str,
         options: SearchOptions,
@@ -831,7 +832,7 @@ pub(crate) fn joined<T>(r: Result<T, tokio::task::JoinError>) -> Result<T, HostE
 /// Gives the memory freed after a burst of allocations (parsing the cache,
 /// building a snapshot) back to the system, so that the resident size
 /// reflects what is kept.
-pub(crate) fn release_free_memory() {
+pub fn release_free_memory() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     // SAFETY: malloc_trim only returns free heap pages to the kernel.
     unsafe {

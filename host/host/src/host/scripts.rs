@@ -84,14 +84,16 @@ fn load(
 
 /// The calls a toolbox started, on the runtime it was made on; stopped
 /// (aborted) when the script ends, so that no call outlives its script.
-pub(crate) struct ScriptCalls {
+pub struct ScriptCalls {
     runtime: tokio::runtime::Handle,
     tasks: std::sync::Mutex<Vec<tokio::task::AbortHandle>>,
 }
 
 impl ScriptCalls {
     /// Calls started on the current runtime.
-    pub(crate) fn new() -> Self {
+    // No `Default`: this takes the current runtime, and panics outside one.
+    #[allow(clippy::new_without_default)]
+    pub fn new() -> Self {
         ScriptCalls {
             runtime: tokio::runtime::Handle::current(),
             tasks: Default::default(),
@@ -100,18 +102,18 @@ impl ScriptCalls {
 
     /// Starts `call` and keeps its handle.
     /// The call is part of the script's trace.
-    pub(crate) fn spawn(&self, call: impl std::future::Future<Output = ()> + Send + 'static) {
+    pub fn spawn(&self, call: impl std::future::Future<Output = ()> + Send + 'static) {
         let task = self.runtime.spawn(crate::telemetry::carried(call));
         self.lock().push(task.abort_handle());
     }
 
     /// Waits for `f` from the script's (blocking) thread.
-    pub(crate) fn block_on<F: std::future::Future>(&self, f: F) -> F::Output {
+    pub fn block_on<F: std::future::Future>(&self, f: F) -> F::Output {
         self.runtime.block_on(f)
     }
 
     /// Aborts every call still running.
-    pub(crate) fn stop(&self) {
+    pub fn stop(&self) {
         for task in self.lock().drain(..) {
             task.abort();
         }
@@ -131,7 +133,7 @@ impl Drop for ScriptCalls {
 /// One call of a script, made for `caller` along the path every call
 /// takes; its result as a script gets it, binary content kept on `shelf`
 /// and replaced by a reference.
-pub(crate) async fn script_call(
+pub async fn script_call(
     host: &Host,
     caller: &Caller,
     entry: &crate::catalog::Entry,
@@ -148,7 +150,7 @@ pub(crate) async fn script_call(
 }
 
 /// A script's arguments (JSON text) as an object, or why they are not one.
-pub(crate) fn script_arguments(arguments: &str) -> Result<Map<String, Value>, ServiceError> {
+pub fn script_arguments(arguments: &str) -> Result<Map<String, Value>, ServiceError> {
     match serde_json::from_str::<Value>(arguments) {
         Ok(Value::Object(m)) => Ok(m),
         _ => Err(ServiceError::InvalidInput(
@@ -160,7 +162,7 @@ pub(crate) fn script_arguments(arguments: &str) -> Result<Map<String, Value>, Se
 /// A call's result as a script gets it: the server's blocks, or for an
 /// error the agent's text of it (the tool's message or the JSON-RPC error,
 /// with the expected parameters).
-pub(crate) fn for_script_result(
+pub fn for_script_result(
     entry: &crate::catalog::Entry,
     raw: crate::host::RawResult,
     shelf: &Shelf,
@@ -219,7 +221,7 @@ fn for_script(block: &Value, shelf: &Shelf) -> Value {
 }
 
 /// A host error as a script's toolbox tells it.
-pub(crate) fn service_error(e: HostError) -> ServiceError {
+pub fn service_error(e: HostError) -> ServiceError {
     match e {
         HostError::ToolNotFound { .. } => ServiceError::NotFound(e.to_string()),
         HostError::Lifecycle(_) => ServiceError::Unavailable(e.to_string()),
@@ -229,7 +231,7 @@ pub(crate) fn service_error(e: HostError) -> ServiceError {
 }
 
 /// A catalog entry as a script's toolbox describes it.
-pub(crate) fn tool_info(e: &crate::catalog::Entry) -> ToolInfo {
+pub fn tool_info(e: &crate::catalog::Entry) -> ToolInfo {
     ToolInfo {
         name: e.name.clone(),
         server: e.tool.server.clone(),
@@ -307,7 +309,7 @@ impl Host {
     }
 
     /// A new shelf for one session's binary content.
-    pub(crate) fn new_shelf(&self) -> Shelf {
+    pub fn new_shelf(&self) -> Shelf {
         self.kept.shelf()
     }
 
@@ -338,7 +340,7 @@ impl Host {
     /// run's limits from the configured ones; the scripter keeps each at most
     /// the configured one. Fails with [`HostError::Script`] when the script
     /// guest cannot be loaded.
-    pub(crate) async fn run_script_with(
+    pub async fn run_script_with(
         &self,
         code: &str,
         limits: impl FnOnce(ScriptLimits) -> ScriptLimits,

@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 
 /// The TOON spec's encode fixtures, copied from the spec (see the README
 /// beside them).
-const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/fixtures/toon");
+const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/fixtures/toon");
 
 fn csv(value: Value) -> String {
     encode(&value, Format::Csv).unwrap()
