@@ -2,7 +2,7 @@
 //! mcpw: an MCP gateway whose agent-side policy (tool naming, direct tools,
 //! search ranking) runs in sandboxed WebAssembly components.
 //!
-//! mcpw is four crates, each building on those before it:
+//! mcpw is five crates, each building on those before it:
 //!
 //! - `mcpw-core`, the floor: [`config`] loads and merges the server
 //!   configuration from every source; [`catalog`] holds what is known of the
@@ -15,9 +15,9 @@
 //! - `mcpw-host`: [`host::Host`] is the API for embedding mcpw, with the one
 //!   call path; [`lifecycle`] decides when servers connect; [`cache`]
 //!   remembers what they offer.
-//! - this crate: [`gateway`] serves it all to an MCP client (`mcpw serve`),
-//!   and the `mcpw` binary. It re-exports the modules of the others under
-//!   the names they had in one crate.
+//! - `mcpw-gateway`: [`gateway`] serves it all to an MCP client (`mcpw serve`).
+//! - this crate: the `mcpw` binary ([`doctor`] and the CLI). It re-exports
+//!   the modules of the others under the names they had in one crate.
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), mcpw::host::HostError> {
@@ -42,17 +42,18 @@ pub use mcpw_core::{
 pub use mcpw_upstream::{
     auth, clock, components, processes, secrets, team_state, telemetry, upstream,
 };
-pub(crate) use mcpw_upstream::{log_level, net};
 // The host: the embedding API, the call path, the servers' lifecycle.
 pub use mcpw_host::{
     cache, embed, guests, host, install, kept, lifecycle, pins, rate_limit, recent, registry,
     results, stats,
 };
 
+// The gateway: `mcpw serve`.
+pub use mcpw_gateway::gateway;
+
 pub mod doctor;
 #[cfg(test)]
 mod function_length;
-pub mod gateway;
 #[cfg(test)]
 mod module_graph;
 #[cfg(test)]

@@ -22,7 +22,7 @@ const QUERY_FILES: [&str; 4] = [
 
 fn fixture(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../tests/fixtures")
+        .join("../../tests/fixtures")
         .join(name)
 }
 
