@@ -93,10 +93,6 @@ impl wit::Ranking for Index {
         entries: Vec<wit::Entry>,
         options: wit::IndexOptions,
     ) -> Result<Index, wit::PluginError> {
-        let options = ranking::IndexOptions {
-            server_keywords: options.server_keywords,
-            profile: options.profile,
-        };
         let mut index = ranking::Index::build(entries.into_iter().map(entry).collect(), options)
             .map_err(error)?;
         if let Some(texts) = index.texts_to_embed() {
@@ -133,14 +129,6 @@ impl wit::Ranking for Index {
         query: String,
         options: wit::SearchOptions,
     ) -> Result<Vec<wit::Hit>, wit::PluginError> {
-        let options = ranking::SearchOptions {
-            limit: options.limit,
-            mode: match options.mode {
-                wit::QueryMode::Keyword => ranking::Mode::Keyword,
-                wit::QueryMode::Regex => ranking::Mode::Regex,
-            },
-            server: options.server,
-        };
         let vector = self
             .0
             .wants_query_vector(&query, &options)

@@ -29,45 +29,8 @@ pub const PROFILES: &[&str] = &[
     seed::PROFILE,
 ];
 
-/// WIT `index-options`.
-#[derive(Clone, Debug, Default)]
-pub struct IndexOptions {
-    pub server_keywords: Vec<(String, Vec<String>)>,
-    pub profile: Option<String>,
-}
-
-/// WIT `query-mode`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub enum Mode {
-    #[default]
-    Keyword,
-    Regex,
-}
-
-/// WIT `search-options`.
-#[derive(Clone, Debug)]
-pub struct SearchOptions {
-    pub limit: u32,
-    pub mode: Mode,
-    pub server: Option<String>,
-}
-
-impl Default for SearchOptions {
-    fn default() -> Self {
-        SearchOptions {
-            limit: 5,
-            mode: Mode::Keyword,
-            server: None,
-        }
-    }
-}
-
-/// WIT `hit`.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Hit {
-    pub index: u32,
-    pub score: f32,
-}
+// The role's options and answers, as the contract crate defines them.
+pub use mcpw_guest::{Hit, IndexOptions, QueryMode as Mode, SearchOptions};
 
 enum Scorer {
     Hybrid(hybrid::HybridIndex),

@@ -74,6 +74,17 @@ pub struct SearchOptions {
     pub server: Option<String>,
 }
 
+impl Default for SearchOptions {
+    /// Five hits, free text, every server: what a search asks unless told.
+    fn default() -> Self {
+        SearchOptions {
+            limit: 5,
+            mode: QueryMode::Keyword,
+            server: None,
+        }
+    }
+}
+
 /// One search hit.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Hit {

@@ -54,47 +54,12 @@ pub struct DirectOptions {
     pub servers: Vec<(String, ServerDirect)>,
 }
 
-/// Options fixed when a search index is built.
-#[derive(Clone, Debug, Default)]
-pub struct IndexOptions {
-    /// Per-server `searchKeywords`.
-    pub server_keywords: Vec<(String, Vec<String>)>,
-    /// A scoring profile the guest offers; `None` for its default.
-    pub profile: Option<String>,
-}
+// The ranking role's options, as the contract crate defines them: one
+// copy for the host and the guests.
+pub use mcpw_guest::{IndexOptions, QueryMode, SearchOptions};
 
-/// How a query is read.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum QueryMode {
-    /// Free text (and `select:a,b`).
-    #[default]
-    Keyword,
-    /// A case-insensitive regular expression.
-    Regex,
-}
-
-/// Options of one query.
-#[derive(Clone, Debug)]
-pub struct SearchOptions {
-    /// Most hits returned.
-    pub limit: u32,
-    /// How the query is read.
-    pub mode: QueryMode,
-    /// Only this server's entries.
-    pub server: Option<String>,
-}
-
-impl Default for SearchOptions {
-    fn default() -> Self {
-        SearchOptions {
-            limit: 5,
-            mode: QueryMode::Keyword,
-            server: None,
-        }
-    }
-}
-
-/// One search hit.
+/// One search hit, checked against the entries it indexes (in range, once
+/// each); the guest's own answer is the contract's `Hit`.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Hit {
     /// Index into the entries the index was built from.
