@@ -35,7 +35,7 @@ pub enum ServerDirect {
 }
 
 /// What decides the direct tools.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct DirectOptions {
     /// `MCP_DIRECT_TOOLS`, when set: overrides the servers' settings.
     pub env_override: Option<String>,

@@ -34,25 +34,8 @@ pub enum NameOutcome {
     Reserved(String),
 }
 
-/// A server's `directTools` setting.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum ServerDirect {
-    /// `true`.
-    All,
-    /// `false` / absent.
-    None,
-    /// A list of tool names.
-    Only(Vec<String>),
-}
-
-/// Input of the direct-tools role.
-#[derive(Clone, Debug, Default)]
-pub struct DirectOptions {
-    /// `MCP_DIRECT_TOOLS`, when set.
-    pub env_override: Option<String>,
-    /// Per-server settings.
-    pub servers: Vec<(String, ServerDirect)>,
-}
+// The direct-tools role's input, as the contract crate defines it.
+pub use mcpw_guest::{DirectOptions, ServerDirect};
 
 // The ranking role's options, as the contract crate defines them: one
 // copy for the host and the guests.
