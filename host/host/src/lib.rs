@@ -16,6 +16,39 @@
 //! It builds on `mcpw-core` and `mcpw-upstream`. A connection's bare call
 //! is reached only through the lifecycle, which hands no connection out:
 //! whoever holds a `Host` calls along the pipeline.
+//!
+//! ```no_run
+//! # async fn along(host: &mcpw_host::host::Host) -> Result<(), mcpw_host::host::HostError> {
+//! host.manager().connect("time", false).await?;
+//! host.call("time__get_current_time", None).await?;
+//! # Ok(()) }
+//! ```
+//!
+//! Around the pipeline does not compile: connecting gives no connection,
+//!
+//! ```compile_fail
+//! # async fn around(host: &mcpw_host::host::Host) {
+//! let connection = host.manager().connect("time", false).await.unwrap();
+//! let timeout = std::time::Duration::from_secs(5);
+//! let options = mcpw_upstream::upstream::CallOptions::default();
+//! let _ = connection.call_tool("get_current_time", None, timeout, options).await;
+//! # }
+//! ```
+//!
+//! and the lifecycle's way to one is its own.
+//!
+//! ```compile_fail
+//! # async fn around(host: &mcpw_host::host::Host) {
+//! let timeout = std::time::Duration::from_secs(5);
+//! let options = mcpw_upstream::upstream::CallOptions::default();
+//! let _ = host
+//!     .manager()
+//!     .with_connection("time", |c| async move {
+//!         c.call_tool("get_current_time", None, timeout, options).await
+//!     })
+//!     .await;
+//! # }
+//! ```
 
 // The floors, named as the modules here name them.
 use mcpw_core::{

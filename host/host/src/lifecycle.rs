@@ -685,7 +685,7 @@ impl Manager {
     where
         F: Future<Output = Result<T, ConnectError>>,
     {
-        let conn = self.connect(name, false).await?;
+        let conn = self.connection(name, false).await?;
         let slot = self.slot(name)?;
         self.freshen(&slot, &conn);
         let result = {

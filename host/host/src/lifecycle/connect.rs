@@ -5,9 +5,15 @@
 use super::*;
 
 impl Manager {
-    /// A live connection to `name`, connecting if needed. `force` reconnects now,
-    /// bypassing the backoff (an explicit connect).
-    pub async fn connect(
+    /// Connects `name` if it is not connected; `force` reconnects now,
+    /// bypassing the backoff (an explicit connect). The connection stays in
+    /// the host: calls reach it along the pipeline, never around it.
+    pub async fn connect(&self, name: &str, force: bool) -> Result<(), LifecycleError> {
+        self.connection(name, force).await.map(|_| ())
+    }
+
+    /// A live connection to `name`, connecting if needed, as [`Manager::connect`].
+    pub(crate) async fn connection(
         &self,
         name: &str,
         force: bool,

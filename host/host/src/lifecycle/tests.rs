@@ -313,14 +313,14 @@ async fn the_health_check_reconnects_a_keep_alive_server_that_died() {
     let s = server(json!({"lifecycle": "keep-alive"}));
     let (m, _dir) = manager(json!({"s": s}), Default::default(), &fake);
     m.connect_at_start().await;
-    let first = m.connect("s", false).await.unwrap();
+    let first = m.connection("s", false).await.unwrap();
     fake.kill();
     until("the death to be noticed", || {
         state(&m) != ConnectionState::Connected
     })
     .await;
     m.maintain().await;
-    let second = m.connect("s", false).await.unwrap();
+    let second = m.connection("s", false).await.unwrap();
     assert!(!Arc::ptr_eq(&first, &second), "a new connection");
     assert_eq!(Fake::count(&fake.opens), 2);
     call(&m, "echo", json!({})).await.unwrap();
@@ -370,7 +370,7 @@ async fn a_reload_keeps_unchanged_servers_and_retires_the_rest() {
     let servers =
         json!({"keep": server(json!({})), "gone": server(json!({})), "edited": server(json!({}))});
     let (m, dir) = manager(servers, Default::default(), &fake);
-    let kept = m.connect("keep", false).await.unwrap();
+    let kept = m.connection("keep", false).await.unwrap();
     for s in ["gone", "edited"] {
         m.connect(s, false).await.unwrap();
     }
@@ -379,7 +379,7 @@ async fn a_reload_keeps_unchanged_servers_and_retires_the_rest() {
     let mut changed = m.reload(&config(edited, dir.path())).await;
     changed.sort();
     assert_eq!(changed, ["added", "edited", "gone"]);
-    let still = m.connect("keep", false).await.unwrap();
+    let still = m.connection("keep", false).await.unwrap();
     assert!(Arc::ptr_eq(&kept, &still), "unchanged: the same connection");
     until("gone and edited to be closed", || {
         Fake::count(&fake.live) == 1
