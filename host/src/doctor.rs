@@ -2,7 +2,7 @@
 //! no OAuth flow (a token that needs refreshing is reported, not
 //! refreshed), and never starts a project server that waits for approval.
 //!
-//! - [`files`](mod@files): the seven clients' files, as each client reads them:
+//! - `files`: the seven clients' files, as each client reads them:
 //!   where a server is defined, which definition wins, what is silently
 //!   ignored ([`clients`] is the table of what each client reads).
 //! - mcpw's own config: its problems, what it serves, what waits for trust.

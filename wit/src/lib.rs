@@ -7,10 +7,10 @@
 //! crate ships (`mcpw:plugin@0.1.0`, in `since_v0.1.0/`), turn a panic into a
 //! log record before the trap, and expand to nothing on other targets, so the
 //! same crate runs its unit tests natively. The script role (code mode) is in
-//! [`script`] and the guard role in [`guard`], both of contract 0.1.1,
+//! [`script`](mod@script) and the guard role in [`guard`](mod@guard), both of contract 0.1.1,
 //! exported with [`script!`] and [`guard!`].
 //!
-//! ```ignore
+//! ```text
 //! struct Suffix;
 //! impl mcpw_guest::Naming for Suffix {
 //!     fn names(tools: Vec<Tool>, _: NamingOptions) -> Result<Vec<NameOutcome>, PluginError> { … }

@@ -1,7 +1,7 @@
 //! The contract's worlds as wit-bindgen generates them, and the glue from
 //! the policy worlds' exports to the plain traits (the script and guard
-//! worlds' glue is beside their traits, in [`crate::script`] and
-//! [`crate::guard`]). The imports (and the `types`
+//! worlds' glue is beside their traits, in [`crate::script`](mod@crate::script) and
+//! [`crate::guard`](mod@crate::guard)). The imports (and the `types`
 //! they share) are generated once, in [`host`], so every world uses the same
 //! `Tool`, `Entry` and `PluginError`.
 

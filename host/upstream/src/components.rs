@@ -5,9 +5,9 @@
 //! stdio server: naming, the cache, lifecycle, search, guards, approval and
 //! the rest apply unchanged.
 //!
-//! The instance reaches only what `permissions` grant ([`sandbox`]); its
+//! The instance reaches only what `permissions` grant (`sandbox`); its
 //! memory is bounded, and a request it answers for longer than `timeoutMs`
-//! ([`meter`]) stops it, the next request starting a fresh instance.
+//! (`meter`) stops it, the next request starting a fresh instance.
 
 mod engine;
 pub mod keyvalue;

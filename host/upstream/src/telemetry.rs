@@ -211,7 +211,7 @@ pub fn content_enabled() -> bool {
 /// Content for a span: at most this many bytes of it.
 const CONTENT_MAX: usize = 4096;
 
-/// `value` as a span attribute `key`, cut to [`CONTENT_MAX`] bytes, when
+/// `value` as a span attribute `key`, cut to `CONTENT_MAX` bytes, when
 /// content may be recorded.
 pub fn content(key: &'static str, value: &impl serde::Serialize) -> Option<KeyValue> {
     if !content_enabled() {

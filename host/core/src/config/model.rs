@@ -422,7 +422,7 @@ pub struct Settings {
     /// approval runs when the client cannot be asked (else it is refused).
     pub approve_without_client: bool,
     /// `pinTools` (user file only): the user's own servers' tool definitions
-    /// are pinned as a project's are (see [`super::pins`]).
+    /// are pinned as a project's are (see `mcpw_host::pins`).
     pub pin_tools: bool,
     /// `rateLimit` (user file only): how often each client may call at all.
     pub rate_limit: Option<super::rate::Rate>,

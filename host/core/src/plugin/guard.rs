@@ -1,7 +1,7 @@
 //! The guard role: guests that check every call a client asks for, before
 //! it runs (allow, deny, ask the user, or other arguments), and every result
 //! after, a read's and a prompt's too, each as a `CallToolResult` (keep, a
-//! redacted copy, or withhold; see [`crate::host::pipeline`]). They are
+//! redacted copy, or withhold; see `mcpw_host::host::pipeline`). They are
 //! chained in the order `settings.guards` lists them, each under the
 //! sandbox's limits.
 //!

@@ -1,10 +1,10 @@
 //! Serving the gateway over Streamable HTTP: loopback by default; any other
 //! address needs a bearer token, and any token configured is required; each
-//! token names a client that sees its own servers ([`clients`]); `Host` and
+//! token names a client that sees its own servers (`clients`); `Host` and
 //! `Origin` are checked against DNS rebinding; request bodies are
-//! size-limited; sessions are capped ([`sessions`]), and so are each
-//! session's requests in flight ([`per_session`]); bodies that are not one
-//! JSON-RPC message get JSON-RPC errors ([`body`]).
+//! size-limited; sessions are capped (`sessions`), and so are each
+//! session's requests in flight (`per_session`); bodies that are not one
+//! JSON-RPC message get JSON-RPC errors (`body`).
 
 mod body;
 mod clients;

@@ -100,7 +100,7 @@ impl Host {
 
     /// The client's answers to the questions of a task that a call of
     /// `entry` made, as the guards before let them go to its server (see
-    /// [`crate::host::pipeline::task_update`]), or why they do not go.
+    /// `crate::host::pipeline::task_update`), or why they do not go.
     pub async fn task_update(
         &self,
         caller: &Caller,

@@ -20,13 +20,13 @@
 //! prompt's arguments only), the guards after, and the audit line; the
 //! `approve` settings are about calls only. A task's
 //! result, when it comes, takes the guards after and the audit line
-//! ([`task_result`]); the client's answers to a task's questions take the
-//! guards before on their way to the server ([`task_update`]).
+//! (`task_result`); the client's answers to a task's questions take the
+//! guards before on their way to the server (`task_update`).
 //!
 //! Every result is a [`RawResult`], and the guards see each one as a tool's
 //! `CallToolResult`: a reading's contents as embedded resources, a prompt's
 //! messages as content blocks; a guard's replacement goes back into the
-//! result's own shape ([`as_tool`] says how).
+//! result's own shape (`as_tool` says how).
 
 mod approval;
 mod as_tool;

@@ -112,7 +112,7 @@ impl Manager {
             .change(UpstreamEvent::ListChanged(slot.name().to_string()));
     }
 
-    /// [`Manager::freshen`] for every connected server: a session is about
+    /// `Manager::freshen` for every connected server: a session is about
     /// to read the lists.
     pub fn freshen_unheard(&self) {
         for slot in self.slots().iter() {

@@ -1,7 +1,7 @@
 //! The credential vault: where OAuth credentials (one opaque JSON document per
-//! server) are kept. A vault has one backend: the OS keyring ([`keyring`]), a
+//! server) are kept. A vault has one backend: the OS keyring (`keyring`), a
 //! private file ([`file`]), or, with shared state and its key, Redis, where
-//! credentials are kept sealed and every replica finds them ([`team_state`]).
+//! credentials are kept sealed and every replica finds them (`team_state`).
 //! A vault that must not be used (shared state without a usable key) has a
 //! backend that refuses everything.
 

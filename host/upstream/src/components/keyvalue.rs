@@ -7,7 +7,7 @@
 //! (`--shared-state`), so a session may move between replicas.
 //!
 //! Every component may use it: it reaches nothing of the user's, only a
-//! store of its own, bounded ([`stores`] has the limits).
+//! store of its own, bounded (`stores` has the limits).
 
 mod stores;
 

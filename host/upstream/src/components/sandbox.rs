@@ -125,7 +125,7 @@ pub fn refused(what: String) {
     kept.push_back(what);
 }
 
-/// The refusals kept so far (see [`refused`]).
+/// The refusals kept so far (see `refused`).
 pub fn refusals() -> Vec<String> {
     let kept = REFUSED.lock().unwrap_or_else(|p| p.into_inner());
     kept.iter().cloned().collect()

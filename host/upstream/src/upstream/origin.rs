@@ -69,7 +69,7 @@ impl Client {
     }
 
     /// Puts a server's request to the client and waits for the answer (see
-    /// [`forward`]).
+    /// `forward`).
     pub async fn ask(
         &self,
         request: ServerRequest,

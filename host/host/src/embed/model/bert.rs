@@ -112,7 +112,7 @@ impl Model {
         self.encoder.dimension()
     }
 
-    /// Word pieces per text, [CLS] and [SEP] included; the rest is cut off.
+    /// Word pieces per text, `[CLS]` and `[SEP]` included; the rest is cut off.
     pub fn max_tokens(&self) -> usize {
         self.max_tokens
     }
