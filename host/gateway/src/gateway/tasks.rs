@@ -74,26 +74,41 @@ pub fn for_client(server: &str, mut task: CreateTaskResult) -> CreateTaskResult 
     task
 }
 
+/// A task of the client's own: whose call made it (as the book has it),
+/// its server, the server's own id for it, and the connection need its
+/// call was made with (the task lives on that connection).
+struct OwnTask<'a> {
+    given: Given,
+    server: &'a str,
+    task: &'a str,
+    need: crate::upstream::Need<'static>,
+}
+
 impl Gateway {
-    /// The server whose task the client's `id` names, and the server's own
-    /// task id, when it is this client's; and the connection need its
-    /// call was made with.
+    /// The task the client's `id` names, when it is this client's.
     async fn task_of<'a>(
         &self,
         client: &ClientScope,
         id: &'a str,
-    ) -> Result<(&'a str, &'a str, crate::upstream::Need<'static>), McpError> {
+    ) -> Result<OwnTask<'a>, McpError> {
         // Server names have no `/`; a server's task id may.
         let (server, task) = id
             .split_once('/')
             .filter(|(server, _)| client.allows(server))
             .ok_or_else(|| unknown_task(id))?;
         // A task is the client's it was given to: another's is unknown.
-        if self.shared.tasks.of(id, client.name()).await.is_none() {
-            return Err(unknown_task(id));
-        }
-        // The task lives on the connection its call was made on.
-        Ok((server, task, self.call_options_need()))
+        let given = self
+            .shared
+            .tasks
+            .of(id, client.name())
+            .await
+            .ok_or_else(|| unknown_task(id))?;
+        Ok(OwnTask {
+            given,
+            server,
+            task,
+            need: self.call_options_need(),
+        })
     }
 
     /// `tasks/get`.
@@ -102,14 +117,14 @@ impl Gateway {
         client: &ClientScope,
         id: String,
     ) -> Result<GetTaskResult, McpError> {
-        let (server, task, need) = self.task_of(client, &id).await?;
+        let own = self.task_of(client, &id).await?;
         let host = &self.shared.host;
         let mut result = host
-            .get_task(server, task, need)
+            .get_task(own.server, own.task, own.need)
             .await
             .map_err(|e| task_error(&id, e))?;
         if result.task.status().is_terminal() {
-            self.task_ended(client, &id, &mut result).await;
+            self.task_ended(client, &id, own.given, &mut result).await;
         }
         result.task.task.task_id = id;
         Ok(result)
@@ -136,10 +151,13 @@ impl Gateway {
     /// A task's end, recorded once: a result passes the guards after (they
     /// may have been set since the task was given) and is observed as a
     /// call's; a failure or a cancel is written into the audit trail.
-    async fn task_ended(&self, client: &ClientScope, id: &str, result: &mut GetTaskResult) {
-        let Some(given) = self.shared.tasks.of(id, client.name()).await else {
-            return;
-        };
+    async fn task_ended(
+        &self,
+        client: &ClientScope,
+        id: &str,
+        given: Given,
+        result: &mut GetTaskResult,
+    ) {
         if !self.shared.tasks.ended(id).await {
             return;
         }
@@ -173,25 +191,19 @@ impl Gateway {
         caller: &crate::host::pipeline::Caller,
         params: UpdateTaskParams,
     ) -> Result<(), McpError> {
-        let params = match self.shared.tasks.of(&params.task_id, client.name()).await {
-            Some(given) => {
-                let host = &self.shared.host;
-                match host.resolve(&given.name).await {
-                    Ok(entry) => host
-                        .task_update(caller, &entry, params)
-                        .await
-                        .map_err(|e| McpError::invalid_request(e.to_string(), None))?,
-                    // A tool gone since: the guards see no call to judge.
-                    Err(_) => params,
-                }
-            }
-            None => params,
-        };
         let id = params.task_id.clone();
-        let (server, task, need) = self.task_of(client, &id).await?;
-        let params = UpdateTaskParams::new(task, params.input_responses);
+        let own = self.task_of(client, &id).await?;
         let host = &self.shared.host;
-        host.update_task(server, params, need)
+        let params = match host.resolve(&own.given.name).await {
+            Ok(entry) => host
+                .task_update(caller, &entry, params)
+                .await
+                .map_err(|e| McpError::invalid_request(e.to_string(), None))?,
+            // A tool gone since: the guards see no call to judge.
+            Err(_) => params,
+        };
+        let params = UpdateTaskParams::new(own.task, params.input_responses);
+        host.update_task(own.server, params, own.need)
             .await
             .map_err(|e| task_error(&id, e))
     }
@@ -202,9 +214,9 @@ impl Gateway {
         client: &ClientScope,
         id: String,
     ) -> Result<(), McpError> {
-        let (server, task, need) = self.task_of(client, &id).await?;
+        let own = self.task_of(client, &id).await?;
         let host = &self.shared.host;
-        host.cancel_task(server, task, need)
+        host.cancel_task(own.server, own.task, own.need)
             .await
             .map_err(|e| task_error(&id, e))
     }
