@@ -365,8 +365,9 @@ async fn before_read(
         })?,
     };
     if let Some(reason) = ask {
-        let params = serde_json::from_str(&call.arguments).ok();
-        approval::ask_about(caller, &call, params, &reason).await?;
+        // The user is shown the read as it would go: with a guard's rewrite.
+        let params = what.with_arguments(arguments.as_ref()).params();
+        approval::ask_about(caller, &call, params.as_object().cloned(), &reason).await?;
     }
     Ok(arguments)
 }

@@ -403,3 +403,39 @@ async fn a_tasks_answers_meet_the_guards_before() {
         "{got:?}"
     );
 }
+
+/// A guard that rewrites a prompt's arguments and asks about the read has
+/// the user shown the read as it would go: with the rewrite.
+#[tokio::test(start_paused = true)]
+async fn the_user_is_asked_about_a_read_as_a_guard_rewrote_it() {
+    let arguments = args(json!({"city": "SECRET"}));
+    let what = Read::Prompt {
+        name: "weather",
+        asked: "s__weather",
+        arguments: arguments.as_ref(),
+    };
+    let rewrite = r#"{"name":"weather","arguments":{"city":"[REDACTED]"}}"#;
+    let stages = Fake::new().guarded(
+        Before::Run {
+            rewritten: Some(rewrite.into()),
+            ask: Some("it names a city".into()),
+        },
+        After::Keep,
+    );
+    let person = Person::answering(Answer::Once);
+    let who = caller(person.clone());
+    read(
+        &stages,
+        &who,
+        "s",
+        what,
+        |a| async move { Ok(prompt_of(a)) },
+    )
+    .await
+    .unwrap();
+    let asked = person.asked.lock().unwrap()[0].arguments.clone();
+    assert_eq!(
+        asked,
+        args(json!({"name": "weather", "arguments": {"city": "[REDACTED]"}}))
+    );
+}
