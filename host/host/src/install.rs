@@ -123,6 +123,26 @@ pub struct Plan {
 }
 
 impl Plan {
+    /// A plan of `source` to run `runs` with `entry`, of no version or
+    /// registry entry, that needs and is given nothing: where it comes
+    /// from fills in the rest.
+    fn new(name: String, source: &str, runs: String, entry: Value) -> Plan {
+        Plan {
+            name,
+            entry,
+            runs,
+            source: source.into(),
+            version: None,
+            registry_name: None,
+            repository: None,
+            inputs: Vec::new(),
+            values: Vec::new(),
+            runtime_arguments: Vec::new(),
+            not_run: None,
+            pip: None,
+        }
+    }
+
     /// Gives the entry `input`'s value (not a secret's: that goes to the
     /// vault, and the entry keeps referring to it).
     pub fn fill(&mut self, input: &Input, value: &str) {
@@ -214,20 +234,12 @@ pub fn from_source(source: &str, name: Option<&str>) -> Result<Option<Plan>, Ins
         let url =
             reqwest::Url::parse(source).map_err(|_| InstallError::BadSource(source.into()))?;
         let base = url.host_str().unwrap_or("remote").to_string();
-        return Ok(Some(Plan {
-            name: name.map_or_else(|| server_name(&base), str::to_string),
-            entry: json!({"url": source}),
-            runs: format!("nothing on this machine: it connects to {source}"),
-            source: "url".into(),
-            version: None,
-            registry_name: None,
-            repository: None,
-            inputs: Vec::new(),
-            values: Vec::new(),
-            runtime_arguments: Vec::new(),
-            not_run: None,
-            pip: None,
-        }));
+        return Ok(Some(Plan::new(
+            name.map_or_else(|| server_name(&base), str::to_string),
+            "url",
+            format!("nothing on this machine: it connects to {source}"),
+            json!({"url": source}),
+        )));
     }
     Ok(None)
 }
@@ -360,40 +372,23 @@ fn npm_plan(
     if !env.is_empty() {
         entry["env"] = Value::Object(env);
     }
+    let name = name.map_or_else(|| server_name(package), str::to_string);
     Plan {
-        name: name.map_or_else(|| server_name(package), str::to_string),
-        runs: format!("npx {}", all.join(" ")),
-        entry,
-        source: "npm".into(),
         version: Some(version.into()),
-        registry_name: None,
-        repository: None,
-        inputs: Vec::new(),
-        values: Vec::new(),
-        runtime_arguments: Vec::new(),
-        not_run: None,
-        pip: None,
+        ..Plan::new(name, "npm", format!("npx {}", all.join(" ")), entry)
     }
 }
 
 /// The package installed by pip into a virtual environment of its own
 /// (see [`pypi`]); the entry's command is set once it is installed.
 fn pypi_plan(package: &str, version: &str, name: Option<&str>, args: Vec<String>) -> Plan {
+    let name = name.map_or_else(|| server_name(package), str::to_string);
+    let runs =
+        format!("{package}=={version}, installed by pip into a virtual environment of its own");
     Plan {
-        name: name.map_or_else(|| server_name(package), str::to_string),
-        runs: format!(
-            "{package}=={version}, installed by pip into a virtual environment of its own"
-        ),
-        entry: json!({"args": args}),
-        source: "pypi".into(),
         version: Some(version.into()),
-        registry_name: None,
-        repository: None,
-        inputs: Vec::new(),
-        values: Vec::new(),
-        runtime_arguments: Vec::new(),
-        not_run: None,
         pip: Some((package.into(), version.into())),
+        ..Plan::new(name, "pypi", runs, json!({"args": args}))
     }
 }
 

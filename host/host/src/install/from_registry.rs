@@ -152,19 +152,11 @@ fn remote_plan(
     if remote["type"] == "sse" {
         entry["type"] = json!("sse");
     }
+    let runs = format!("nothing on this machine: it connects to {url}");
     Ok(Plan {
-        name: name.to_string(),
-        runs: format!("nothing on this machine: it connects to {url}"),
-        entry,
-        source: "registry".into(),
-        version: None,
-        registry_name: None,
-        repository: None,
         inputs: found.inputs,
         values: found.values,
-        runtime_arguments: Vec::new(),
-        not_run: None,
-        pip: None,
+        ..Plan::new(name.to_string(), "registry", runs, entry)
     })
 }
 
@@ -295,19 +287,12 @@ pub(super) fn oci_plan(identifier: &str, version: &str, name: &str) -> Plan {
     } else {
         format!("{identifier}:{version}")
     };
+    let runs = format!("docker run -i --rm {image}");
+    let entry = json!({"command": "docker", "args": ["run", "-i", "--rm", image]});
     Plan {
-        name: name.to_string(),
-        runs: format!("docker run -i --rm {image}"),
-        entry: json!({"command": "docker", "args": ["run", "-i", "--rm", image]}),
-        source: "oci".into(),
         version: (!version.is_empty()).then(|| version.to_string()),
-        registry_name: None,
-        repository: None,
-        inputs: Vec::new(),
-        values: Vec::new(),
-        runtime_arguments: Vec::new(),
         not_run: Some("an OCI image runs in a container engine, which mcpw does not drive; add it by hand once you trust the image".into()),
-        pip: None,
+        ..Plan::new(name.to_string(), "oci", runs, entry)
     }
 }
 
