@@ -55,6 +55,15 @@ fn boolean(v: &Value, expected: &str) -> Option<String> {
     (!v.is_boolean()).then(|| format!("expected {expected}, found {v}"))
 }
 
+/// Why `v` is not one of the words `choices` (`"closed" or "open"`).
+fn one_of(v: &Value, choices: &[&str]) -> Option<String> {
+    if v.as_str().is_some_and(|s| choices.contains(&s)) {
+        return None;
+    }
+    let quoted: Vec<String> = choices.iter().map(|c| format!("\"{c}\"")).collect();
+    Some(format!("expected {}, found {v}", quoted.join(" or ")))
+}
+
 /// Every setting mcpw reads.
 pub const SETTINGS: &[Setting] = &[
     Setting {
@@ -259,10 +268,7 @@ pub const SETTINGS: &[Setting] = &[
     },
     Setting {
         key: "guardFailure",
-        check: Some(|v| match v.as_str() {
-            Some("closed" | "open") => None,
-            _ => Some(format!("expected \"closed\" or \"open\", found {v}")),
-        }),
+        check: Some(|v| one_of(v, &["closed", "open"])),
         project: Project::Refused(WHO),
         read: |v, s, _| s.guards_fail_open = v == "open",
     },
@@ -277,10 +283,7 @@ pub const SETTINGS: &[Setting] = &[
     },
     Setting {
         key: "approveWithoutClient",
-        check: Some(|v| match v.as_str() {
-            Some("deny" | "allow") => None,
-            _ => Some(format!("expected \"deny\" or \"allow\", found {v}")),
-        }),
+        check: Some(|v| one_of(v, &["deny", "allow"])),
         project: Project::Refused(WHO),
         read: |v, s, _| s.approve_without_client = v == "allow",
     },
