@@ -13,8 +13,9 @@
 //!   HTTP, legacy SSE, components), with [`auth`], [`team_state`] and the
 //!   processes mcpw starts.
 //! - `mcpw-host`: [`host::Host`] is the API for embedding mcpw, with the one
-//!   call path; [`lifecycle`] decides when servers connect; [`cache`]
-//!   remembers what they offer.
+//!   call path; [`servers`] are the servers it runs (its lifecycle, which
+//!   decides when they connect, is its own); [`cache`] remembers what they
+//!   offer.
 //! - `mcpw-gateway`: [`gateway`] serves it all to an MCP client (`mcpw serve`).
 //! - this crate: the `mcpw` binary ([`doctor`] and the CLI). It re-exports
 //!   the modules of the others under the names they had in one crate.
@@ -44,13 +45,15 @@ pub use mcpw_upstream::{
 };
 // The host: the embedding API, the call path, the servers' lifecycle.
 pub use mcpw_host::{
-    cache, embed, guests, host, install, kept, lifecycle, pins, rate_limit, recent, registry,
-    results, stats,
+    cache, downstream, embed, guests, host, install, kept, pins, rate_limit, recent, registry,
+    results, servers, stats,
 };
 
 // The gateway: `mcpw serve`.
 pub use mcpw_gateway::gateway;
 
+#[cfg(test)]
+mod crate_layers;
 pub mod doctor;
 #[cfg(test)]
 mod function_length;

@@ -4,7 +4,7 @@
 //! repo counts them (bytes / 4). No server is started.
 
 use crate::shared::{CATALOG_TOOLS, environment, load_config};
-use mcpw::gateway::{Exposure, Gateway, ServeState};
+use mcpw::gateway::{Exposure, Gateway, Session};
 use mcpw::host::{Host, HostOptions};
 use std::path::Path;
 use std::sync::Arc;
@@ -33,7 +33,7 @@ pub async fn row13_start_tokens(home: &Path) -> String {
     );
     let mut tokens = Vec::new();
     for exposure in EXPOSURES {
-        let session = Gateway::new(ServeState::new(host.clone(), exposure));
+        let session = Session::new(Gateway::new(host.clone(), exposure));
         let tools = session.tool_list().await.expect("the first tool list");
         let bytes = serde_json::to_vec(&tools).expect("an encodable list").len();
         let n = mcpw::results::tokens(bytes);

@@ -3,7 +3,7 @@
 //! metadata cache (direct exposure beside it for context). No server is started.
 
 use crate::shared::{CATALOG_TOOLS, environment, load_config, ms, percentile, us};
-use mcpw::gateway::{Exposure, Gateway, ServeState};
+use mcpw::gateway::{Exposure, Gateway, Session};
 use mcpw::host::{Host, HostOptions};
 use rmcp::ServiceExt;
 use rmcp::service::{RoleClient, RunningService};
@@ -31,10 +31,9 @@ pub async fn row2_tools_list(home: &Path) -> String {
         "## 2. `tools/list`, in-process over an in-memory transport, 1,287 cached tools, no server started"
     );
     let host = start_host(home).await;
-    let (ts, ts_server) =
-        in_memory_session(ServeState::new(host.clone(), Exposure::ToolSearch)).await;
+    let (ts, ts_server) = in_memory_session(Gateway::new(host.clone(), Exposure::ToolSearch)).await;
     let (direct, direct_server) =
-        in_memory_session(ServeState::new(host.clone(), Exposure::Direct)).await;
+        in_memory_session(Gateway::new(host.clone(), Exposure::Direct)).await;
     let (ts_tools, direct_tools) = warm_up(&ts, &direct).await;
     let (mut tool_search, mut direct_samples) = round_trips(&ts, &direct).await;
     let server_side = server_side(&host).await;
@@ -78,10 +77,10 @@ async fn start_host(home: &Path) -> Arc<Host> {
 
 /// An rmcp client session with the gateway over an in-memory pipe.
 async fn in_memory_session(
-    shared: Arc<ServeState>,
-) -> (Client, RunningService<rmcp::RoleServer, Gateway>) {
+    shared: Arc<Gateway>,
+) -> (Client, RunningService<rmcp::RoleServer, Session>) {
     let (server_half, client_half) = tokio::io::duplex(1 << 20);
-    let server = tokio::spawn(Gateway::new(shared).serve(server_half));
+    let server = tokio::spawn(Session::new(shared).serve(server_half));
     let client = ().serve(client_half).await.expect("rmcp client initialize over duplex");
     let server = server
         .await
@@ -136,7 +135,7 @@ async fn round_trips(ts: &Client, direct: &Client) -> (Vec<Duration>, Vec<Durati
 /// Server-side: the gateway's answer made and encoded as it is sent, without a
 /// transport or a client. Sorted.
 async fn server_side(host: &Arc<Host>) -> Vec<Duration> {
-    let session = Gateway::new(ServeState::new(host.clone(), Exposure::ToolSearch));
+    let session = Session::new(Gateway::new(host.clone(), Exposure::ToolSearch));
     let mut server_side = Vec::with_capacity(LIST_CALLS_TOOL_SEARCH);
     for _ in 0..LIST_CALLS_TOOL_SEARCH {
         let t = Instant::now();

@@ -20,6 +20,7 @@ mod in_flight;
 mod listen;
 mod listing;
 mod page;
+mod peer_client;
 mod proxy;
 mod reads;
 mod replicas;
@@ -38,10 +39,10 @@ pub use crate::config::{DEFAULT_AUTO_EXPOSURE_BUDGET, DEFAULT_TOOL_SEARCH_BUDGET
 pub use in_flight::Gated;
 pub use scope::ClientScope;
 
+use crate::downstream::SessionGuard;
 use crate::host::{EntryRef, Host, HostError};
 use crate::log_level::LogLevel;
 use crate::present::Content;
-use crate::upstream::origin::SessionGuard;
 use arc_swap::ArcSwapOption;
 use era::Complete;
 use rmcp::model::{
@@ -56,7 +57,7 @@ use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex};
 
 /// What every session of one `mcpw serve` shares.
-pub struct ServeState {
+pub struct Gateway {
     host: Arc<Host>,
     /// Connects servers whose tools are unknown (nothing cached), once, before
     /// the first answer that needs the catalog.
@@ -86,7 +87,7 @@ pub struct ServeState {
 /// (the one the credentials' vault took), so that a retry may come to any.
 fn held_calls(host: &Arc<Host>) -> Arc<held::HeldCalls> {
     let team = host.shared_state().cloned();
-    let key = host.manager().vault().held_requests_key();
+    let key = host.servers().held_requests_key();
     if let (Some(state), None) = (&team, key) {
         tracing::warn!(
             "shared state {} has no team key: a request of a 2026-07-28 client that waits for its answers resumes only at the replica that took it",
@@ -96,12 +97,12 @@ fn held_calls(host: &Arc<Host>) -> Arc<held::HeldCalls> {
     held::HeldCalls::new(team, key)
 }
 
-impl ServeState {
+impl Gateway {
     /// State for serving `host` with `exposure`.
-    pub fn new(host: Arc<Host>, exposure: Exposure) -> Arc<ServeState> {
+    pub fn new(host: Arc<Host>, exposure: Exposure) -> Arc<Gateway> {
         let budget = host.config().settings.tool_search_budget;
         let auto_budget = host.config().settings.auto_exposure_budget;
-        Arc::new(ServeState {
+        Arc::new(Gateway {
             held: held_calls(&host),
             tasks: task_book::TaskBook::new(host.shared_state().cloned()),
             replicas: replicas::Replicas::for_host(&host),
@@ -117,10 +118,10 @@ impl ServeState {
         })
     }
 
-    /// As [`ServeState::new`], for answers from the cache alone: servers with
+    /// As [`Gateway::new`], for answers from the cache alone: servers with
     /// nothing cached are left out instead of being connected.
-    pub fn from_cache(host: Arc<Host>, exposure: Exposure) -> Arc<ServeState> {
-        let shared = ServeState::new(host, exposure);
+    pub fn from_cache(host: Arc<Host>, exposure: Exposure) -> Arc<Gateway> {
+        let shared = Gateway::new(host, exposure);
         let _ = shared.bootstrap.set(());
         shared
     }
@@ -155,7 +156,7 @@ impl ServeState {
     /// exposure: with every schema parsed), then for tool-search the search
     /// index. Proxy exposure prepares nothing (it lists one fixed tool), which
     /// keeps an idle proxy small; its first search builds the index.
-    pub async fn warm_up(&self, session: &Gateway) {
+    pub async fn warm_up(&self, session: &Session) {
         if self.exposure == Exposure::Code {
             // The script guest: compiling it is the slow part of a first script.
             if let Err(e) = self.host.scripter().await {
@@ -195,8 +196,8 @@ type SessionList = (u64, usize, Arc<[Tool]>);
 
 /// One MCP session of the gateway.
 #[derive(Clone)]
-pub struct Gateway {
-    shared: Arc<ServeState>,
+pub struct Session {
+    shared: Arc<Gateway>,
     /// Tools this session loaded with ToolSearch: each agent its own list.
     activated: Arc<Mutex<BTreeSet<String>>>,
     /// This session's tool-search list, for the snapshot and tools loaded it was made for.
@@ -208,7 +209,7 @@ pub struct Gateway {
     /// The log level this session asked for; none: no server log messages.
     log_level: Arc<Mutex<Option<LogLevel>>>,
     /// This session among the ones servers' requests may go to, once initialized.
-    session: Arc<Mutex<Option<SessionGuard>>>,
+    registered: Arc<Mutex<Option<SessionGuard>>>,
     /// The client of this session, from its `initialize` request (none: stdio,
     /// or not initialized yet).
     client: Arc<Mutex<Option<ClientScope>>>,
@@ -227,9 +228,9 @@ pub struct Gateway {
     results_kept: Arc<std::sync::atomic::AtomicBool>,
 }
 
-impl Gateway {
+impl Session {
     /// A session over shared state.
-    pub fn new(shared: Arc<ServeState>) -> Self {
+    pub fn new(shared: Arc<Gateway>) -> Self {
         let watching = resources::Watching::new(shared.host.clone());
         let (activated, log_level) = (Arc::default(), Arc::default());
         let link = replicas::Link::new(
@@ -238,7 +239,7 @@ impl Gateway {
             Arc::clone(&log_level),
             watching.clone(),
         );
-        Gateway {
+        Session {
             watching,
             shelf: Arc::new(shared.host.new_shelf()),
             allowed: Arc::default(),
@@ -249,7 +250,7 @@ impl Gateway {
             listed: Default::default(),
             decided: Default::default(),
             log_level,
-            session: Default::default(),
+            registered: Default::default(),
             client: Default::default(),
             counted: Default::default(),
             link,
@@ -257,7 +258,7 @@ impl Gateway {
     }
 }
 
-impl Gateway {
+impl Session {
     /// This session writes the results it keeps to files in `dir` too (a
     /// local session: its agent reads files).
     pub fn with_result_files(mut self, dir: std::path::PathBuf) -> Self {
@@ -396,7 +397,7 @@ pub(crate) fn result(
     from_json(v)
 }
 
-impl ServerHandler for Gateway {
+impl ServerHandler for Session {
     fn supported_protocol_versions(
         &self,
     ) -> std::borrow::Cow<'static, [rmcp::model::ProtocolVersion]> {
@@ -424,7 +425,7 @@ impl ServerHandler for Gateway {
             }
         };
         let mut extensions = json!({rmcp::model::TASKS_EXTENSION_ID: {}});
-        if self.shared.host.manager().has_views() {
+        if self.shared.host.servers().has_views() {
             extensions[crate::apps::EXTENSION] = json!({"mimeTypes": [crate::apps::MIME]});
         }
         serde_json::from_value(json!({
@@ -445,7 +446,7 @@ impl ServerHandler for Gateway {
     ) -> Result<rmcp::model::DiscoverResult, McpError> {
         let span = traced::span(&context, "discover", None);
         traced::run(span, async move {
-            self.shared.host.manager().sessions().release();
+            self.shared.host.servers().sessions().release();
             Ok(rmcp::model::DiscoverResult::from_server_info(
                 self.supported_protocol_versions().into_owned(),
                 self.get_info(),
@@ -482,7 +483,7 @@ impl ServerHandler for Gateway {
             self.link.seen(&context.extensions, &context.peer).await;
             // A server that cannot tell of its changes is asked again (in the
             // background; a change reaches the session as list_changed).
-            self.shared.host.manager().freshen_unheard();
+            self.shared.host.servers().freshen_unheard();
             let client = self.client(&context.extensions);
             let mut tools = self.tool_list_for(&client).await?;
             if !takes_apps(&context) {
@@ -514,7 +515,7 @@ impl ServerHandler for Gateway {
     ) -> Result<ListPromptsResult, McpError> {
         let span = traced::span(&context, "prompts/list", None);
         traced::run(span, async move {
-            self.shared.host.manager().freshen_unheard();
+            self.shared.host.servers().freshen_unheard();
             let client = self.client(&context.extensions);
             self.shared.ready().await;
             let snapshot = self.shared.host.snapshot().await.map_err(internal)?;
@@ -543,7 +544,7 @@ impl ServerHandler for Gateway {
         }
         let retry = (request.request_state.take(), request.input_responses.take());
         let name = request.name.to_string();
-        let start = |gateway: Gateway, context| async move {
+        let start = |gateway: Session, context| async move {
             let got = gateway.prompt_now(request, context).await;
             got.map(rmcp::model::ServerResult::GetPromptResult)
         };
@@ -562,7 +563,7 @@ impl ServerHandler for Gateway {
     ) -> Result<rmcp::model::ListResourcesResult, McpError> {
         let span = traced::span(&context, "resources/list", None);
         traced::run(span, async move {
-            self.shared.host.manager().freshen_unheard();
+            self.shared.host.servers().freshen_unheard();
             let client = self.client(&context.extensions);
             let cursor = request.as_ref().and_then(|r| r.cursor.as_deref());
             self.resource_list(&client, cursor)
@@ -598,7 +599,7 @@ impl ServerHandler for Gateway {
         }
         let retry = (request.request_state.take(), request.input_responses.take());
         let uri = request.uri.clone();
-        let start = |gateway: Gateway, context| async move {
+        let start = |gateway: Session, context| async move {
             let read = gateway.read_now(request, context).await;
             read.map(rmcp::model::ServerResult::ReadResourceResult)
         };
@@ -650,7 +651,7 @@ impl ServerHandler for Gateway {
             let level = LogLevel::of(&request.level)
                 .ok_or_else(|| McpError::invalid_params("unknown log level", None))?;
             *self.log_level.lock().unwrap_or_else(|p| p.into_inner()) = Some(level);
-            self.shared.host.manager().set_log_level(level).await;
+            self.shared.host.servers().set_log_level(level).await;
             if let Ok(Value::String(name)) = serde_json::to_value(request.level) {
                 self.link.share_log_level(&name).await;
             }
@@ -680,7 +681,7 @@ impl ServerHandler for Gateway {
         let span = traced::span(&context, "tasks/get", None);
         traced::run(span, async move {
             let client = self.client(&context.extensions);
-            Gateway::get_task(self, &client, request.task_id).await
+            Session::get_task(self, &client, request.task_id).await
         })
         .await
     }
@@ -694,7 +695,7 @@ impl ServerHandler for Gateway {
         traced::run(span, async move {
             let client = self.client(&context.extensions);
             let caller = self.caller(&client, crate::host::pipeline::Via::Call, &context);
-            Gateway::update_task(self, &client, &caller, request).await
+            Session::update_task(self, &client, &caller, request).await
         })
         .await
     }
@@ -707,7 +708,7 @@ impl ServerHandler for Gateway {
         let span = traced::span(&context, "tasks/cancel", None);
         traced::run(span, async move {
             let client = self.client(&context.extensions);
-            Gateway::cancel_task(self, &client, request.task_id).await
+            Session::cancel_task(self, &client, request.task_id).await
         })
         .await
     }
@@ -767,8 +768,8 @@ impl ServerHandler for Gateway {
                 .is_some_and(|c| c.as_object().is_some_and(crate::apps::declared))
         });
         if declares_apps {
-            let manager = self.shared.host.manager().clone();
-            tokio::spawn(async move { manager.renew_offers().await });
+            let servers = self.shared.host.servers();
+            tokio::spawn(async move { servers.renew_offers().await });
         }
     }
 }

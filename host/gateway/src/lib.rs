@@ -4,14 +4,30 @@
 //! ToolSearch, the `mcp` proxy tool, code mode, auto), with client tokens,
 //! replicas sharing sessions, the live page and the host of MCP Apps' views.
 //!
-//! It builds on `mcpw-host`. It still names the lifecycle's and the
-//! connections' types where a session meets its servers (their events, the
-//! sessions that servers' own requests go back to); those seams are to
-//! become the host's.
+//! It builds on `mcpw-host`, and reaches the servers only through it: their
+//! state and events through [`servers`](mcpw_host::servers), the requests
+//! they make of a session's client through
+//! [`downstream`](mcpw_host::downstream), whose trait the sessions here
+//! implement. It may not name the connections or the lifecycle:
+//!
+//! ```no_run
+//! # async fn through(host: &mcpw_host::host::Host) {
+//! let servers: mcpw_host::servers::Servers = host.servers();
+//! let _ = servers.connect("time", false).await;
+//! # }
+//! ```
+//!
+//! ```compile_fail
+//! fn around(_: &mcpw_upstream::upstream::Connection) {}
+//! ```
+//!
+//! ```compile_fail
+//! fn around(_: &mcpw_host::lifecycle::Manager) {}
+//! ```
 
 // The crates below, named as the modules here name them.
 use mcpw_core::{apps, audit, catalog, config, paths, plugin, present, visible};
-use mcpw_host::{host, install, kept, lifecycle, registry, results};
-use mcpw_upstream::{clock, log_level, net, secrets, team_state, telemetry, upstream};
+use mcpw_host::{clock, log_level, net, secrets, team_state, telemetry};
+use mcpw_host::{downstream, host, install, kept, registry, results, servers};
 
 pub mod gateway;

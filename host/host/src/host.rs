@@ -437,9 +437,9 @@ impl Host {
         &self.env
     }
 
-    /// The lifecycle manager.
-    pub fn manager(&self) -> &Arc<Manager> {
-        &self.manager
+    /// The servers it runs.
+    pub fn servers(&self) -> crate::servers::Servers {
+        crate::servers::Servers::new(self.manager.clone())
     }
 
     /// The audit trail, when `settings.audit` keeps one.

@@ -799,11 +799,6 @@ impl Manager {
         self.connect_where(wanted, |_, _| {}).await;
     }
 
-    /// The metadata cache in use.
-    pub fn cache(&self) -> &MetadataCache {
-        &self.cache
-    }
-
     /// The process id of a live stdio server.
     pub fn pid(&self, name: &str) -> Option<u32> {
         self.slot(name).ok()?.live()?.pid()
@@ -825,6 +820,7 @@ impl Manager {
     }
 
     /// Calls in flight to a server.
+    #[cfg(test)]
     pub fn in_flight(&self, name: &str) -> usize {
         self.slot(name)
             .map_or(0, |s| s.in_flight.load(Ordering::Acquire))

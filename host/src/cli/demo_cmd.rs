@@ -107,8 +107,8 @@ fn demo_config(sources: &ConfigSources) -> Result<(PathBuf, Config)> {
 /// gateway offers in all.
 async fn show_status(host: &Host) -> Result<()> {
     step("status (connecting every server)")?;
-    host.manager()
-        .connect_many(host.manager().server_names(), |_, _| {})
+    host.servers()
+        .connect_many(host.servers().names(), |_, _| {})
         .await;
     for s in host.status() {
         let mark = if s.state == ConnectionState::Connected {

@@ -4,7 +4,7 @@
 //! is declined with a message that names the server and what it asked, unless
 //! `--answers-from-stdin` says the answers are piped in, a line per question.
 
-use mcpw::upstream::origin::LocalElicitor;
+use mcpw::downstream::LocalElicitor;
 use serde_json::{Map, Value, json};
 use std::io::{BufRead, IsTerminal, Write};
 

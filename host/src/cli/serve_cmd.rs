@@ -4,7 +4,7 @@ use anyhow::{Context, Result, anyhow, bail};
 use clap::Args;
 use mcpw::config::{Config, ConfigSources};
 use mcpw::gateway::http::{self, ClientToken, HttpOptions};
-use mcpw::gateway::{Exposure, Gated, Gateway, ServeState};
+use mcpw::gateway::{Exposure, Gated, Gateway, Session};
 use mcpw::host::{Host, HostOptions};
 use rmcp::ServiceExt;
 use rmcp::transport::async_rw::AsyncRwTransport;
@@ -159,7 +159,7 @@ async fn follow_config(
             // As at start: the catalog should know every server's tools, and eager
             // servers connect. Sessions hear of the new tools as they arrive.
             let h = host.clone();
-            tokio::spawn(async move { h.manager().connect_changed(&changed).await });
+            tokio::spawn(async move { h.servers().connect_changed(&changed).await });
         }
     }
 }
@@ -312,17 +312,17 @@ fn start_background(
     read: (Vec<std::path::PathBuf>, Fingerprint),
     exposure: Exposure,
     on_stdio: bool,
-) -> Arc<ServeState> {
+) -> Arc<Gateway> {
     if on_stdio {
         // The one stdio session's client says what servers may ask of it.
-        host.manager().sessions().connect_after_first();
+        host.servers().sessions().connect_after_first();
     }
     let starting = host.clone();
     tokio::spawn(async move { starting.connect_at_start().await });
     tokio::spawn(follow_config(host.clone(), sources.clone(), read));
-    let shared = ServeState::new(host.clone(), exposure);
+    let shared = Gateway::new(host.clone(), exposure);
     let warming = shared.clone();
-    tokio::spawn(async move { warming.warm_up(&Gateway::new(warming.clone())).await });
+    tokio::spawn(async move { warming.warm_up(&Session::new(warming.clone())).await });
     shared
 }
 
@@ -332,7 +332,7 @@ async fn serve_http(
     args: &ServeArgs,
     addr: SocketAddr,
     tokens: Vec<ClientToken>,
-    shared: Arc<ServeState>,
+    shared: Arc<Gateway>,
     exposure_name: &str,
 ) -> Result<()> {
     let max_sessions = args
@@ -367,7 +367,7 @@ async fn serve_http(
 }
 
 /// Serves the live page beside the stdio session (`--page`).
-async fn open_page(shared: &Arc<ServeState>, addr: &str) -> Result<()> {
+async fn open_page(shared: &Arc<Gateway>, addr: &str) -> Result<()> {
     let addr = parse_addr("--page", addr)?;
     if !addr.ip().is_loopback() {
         bail!(
@@ -385,7 +385,7 @@ async fn open_page(shared: &Arc<ServeState>, addr: &str) -> Result<()> {
 /// Serves the one MCP session on standard input and output until the client
 /// leaves or a stop is requested.
 async fn serve_stdio(
-    shared: Arc<ServeState>,
+    shared: Arc<Gateway>,
     exposure_name: &str,
     result_files: std::path::PathBuf,
 ) -> Result<()> {
@@ -395,7 +395,7 @@ async fn serve_stdio(
     let max = shared.host().config().settings.max_requests_in_flight;
     let (read, write) = stdio();
     let transport = Gated::new(AsyncRwTransport::new_server(read, write), max);
-    let service = Gateway::new(shared)
+    let service = Session::new(shared)
         .with_result_files(result_files)
         .serve(transport)
         .await

@@ -5,10 +5,10 @@ use clap::{Args, Subcommand};
 use mcpw::cache::{self, MetadataCache};
 use mcpw::catalog::{ConnectionState, ListenReport, ServerStatus};
 use mcpw::config::{ConfigSources, Exposure};
-use mcpw::gateway::{Gateway, ServeState};
+use mcpw::gateway::{Gateway, Session};
 use mcpw::host::Host;
-use mcpw::lifecycle::LifecycleError;
 use mcpw::present::{self, Content};
+use mcpw::servers::ServerError;
 use serde_json::{Value, json};
 use std::io::IsTerminal;
 use std::process::ExitCode;
@@ -89,7 +89,7 @@ pub enum CacheCommand {
 }
 
 /// Progress lines for a person at a terminal; nothing when stderr is piped.
-fn progress(name: &str, result: &Result<(), LifecycleError>) {
+fn progress(name: &str, result: &Result<(), ServerError>) {
     if !std::io::stderr().is_terminal() {
         return;
     }
@@ -135,7 +135,7 @@ fn status_line(s: &ServerStatus, host: &Host) -> String {
             )
         }
         ConnectionState::Failed => {
-            let (ago, left) = host.manager().failure(&s.name).unwrap_or((0, 0));
+            let (ago, left) = host.servers().failure(&s.name).unwrap_or((0, 0));
             format!(
                 "✗ {} (failed {ago}s ago, retry in {left}s: {})",
                 s.name,
@@ -154,7 +154,7 @@ fn print_status_json(
         .iter()
         .map(|s| {
             let mut v = serde_json::to_value(s).unwrap_or_default();
-            if let Some((ago, left)) = host.manager().failure(&s.name) {
+            if let Some((ago, left)) = host.servers().failure(&s.name) {
                 v["failedSecondsAgo"] = json!(ago);
                 v["retryInSeconds"] = json!(left);
             }
@@ -216,8 +216,8 @@ pub async fn status(args: StatusArgs, sources: &ConfigSources) -> Result<ExitCod
             .filter(|s| s.state != ConnectionState::Disabled)
             .map(|s| s.name)
             .collect();
-        host.manager().connect_many(names, progress).await;
-        host.manager().listen_settled().await;
+        host.servers().connect_many(names, progress).await;
+        host.servers().listen_settled().await;
     }
     // Without --connect, status starts nothing: it reports what is cached and
     // what failed recently.
@@ -255,7 +255,7 @@ pub async fn tools(args: ToolsArgs, sources: &ConfigSources) -> Result<ExitCode>
         return exposed_tools(host, exposure, args.json).await;
     }
     if let Some(server) = &args.server {
-        if host.manager().server(server).is_none() {
+        if host.servers().server(server).is_none() {
             let trust = &host.config().trust;
             if trust.waiting.iter().any(|w| &w.name == server) {
                 bail!(
@@ -265,9 +265,9 @@ pub async fn tools(args: ToolsArgs, sources: &ConfigSources) -> Result<ExitCode>
             }
             bail!("server \"{server}\" is not configured");
         }
-        if !host.manager().has_tools(server) {
+        if !host.servers().has_tools(server) {
             let connect = || async {
-                let r = host.manager().connect(server, false).await;
+                let r = host.servers().connect(server, false).await;
                 r.map(|_| ()).map_err(mcpw::host::HostError::from)
             };
             match super::auth_cmd::with_login(&host, &sources.env, connect).await {
@@ -327,7 +327,7 @@ fn uncached(host: &Host, only: Option<&str>) -> Vec<String> {
     host.status()
         .into_iter()
         .filter(|s| only.is_none_or(|x| s.name == x))
-        .filter(|s| s.state != ConnectionState::Disabled && !host.manager().has_tools(&s.name))
+        .filter(|s| s.state != ConnectionState::Disabled && !host.servers().has_tools(&s.name))
         .map(|s| s.name)
         .collect()
 }
@@ -336,8 +336,8 @@ fn uncached(host: &Host, only: Option<&str>) -> Vec<String> {
 async fn exposed_tools(host: Host, exposure: &str, json: bool) -> Result<ExitCode> {
     let exposure = Exposure::chosen(Some(exposure), None).map_err(|e| anyhow!(e))?;
     let host = std::sync::Arc::new(host);
-    let gateway = Gateway::new(ServeState::from_cache(host.clone(), exposure));
-    let tools = gateway
+    let session = Session::new(Gateway::from_cache(host.clone(), exposure));
+    let tools = session
         .tool_list()
         .await
         .map_err(|e| anyhow!("{}", e.message))?;
@@ -397,7 +397,7 @@ fn parse_args(raw: Option<String>) -> Result<Option<serde_json::Map<String, Valu
 pub async fn call(args: CallArgs, sources: &ConfigSources) -> Result<ExitCode> {
     let arguments = parse_args(args.args)?;
     let host = super::start(sources).await?;
-    host.manager()
+    host.servers()
         .sessions()
         .set_local_elicitor(std::sync::Arc::new(super::elicit::CallElicitor {
             answers_from_stdin: args.answers_from_stdin,

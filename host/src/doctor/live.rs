@@ -43,7 +43,7 @@ async fn server(host: &Host, cfg: &Config, name: &str, deadline: Duration) -> Ve
     {
         return out;
     }
-    let connected = tokio::time::timeout(deadline, host.manager().connect(name, true)).await;
+    let connected = tokio::time::timeout(deadline, host.servers().connect(name, true)).await;
     match connected {
         Err(_) => out.push(finding(
             Severity::Blocking,
@@ -118,17 +118,13 @@ async fn login(host: &Host, cfg: &Config, name: &str, out: &mut Vec<Finding>) ->
 /// What a connected server offers: its revision and tools, their schemas,
 /// and whether they drifted from the pinned ones.
 fn connected_server(host: &Host, cfg: &Config, name: &str, out: &mut Vec<Finding>) {
-    let manager = host.manager();
-    let revision = manager
-        .server_status(name)
+    let servers = host.servers();
+    let revision = servers
+        .status(name)
         .ok()
         .and_then(|s| s.protocol_version)
         .unwrap_or_else(|| "unknown".into());
-    let tools = manager
-        .server_tools(name)
-        .ok()
-        .flatten()
-        .unwrap_or_default();
+    let tools = servers.tools(name).ok().flatten().unwrap_or_default();
     out.push(finding(
         Severity::Info,
         "connect",

@@ -185,15 +185,15 @@ async fn every_name_comes_from_the_naming_guest() {
 
     // The time server's tools are not known: the guest's name for one of them
     // says which server to connect.
-    assert!(!host.manager().has_tools("time"));
+    assert!(!host.servers().has_tools("time"));
     let entry = host.resolve("get_current_time_on_time").await.unwrap();
     assert_eq!(
         (entry.tool.server.as_str(), entry.tool.name.as_str()),
         ("time", "get_current_time")
     );
-    assert!(host.manager().has_tools("time"));
+    assert!(host.servers().has_tools("time"));
     assert!(
-        host.manager().failure("github").is_none() && host.manager().failure("gitlab").is_none(),
+        host.servers().failure("github").is_none() && host.servers().failure("gitlab").is_none(),
         "only the named server was tried"
     );
     host.shutdown().await;

@@ -70,7 +70,7 @@ async fn a_corrupt_cache_is_set_aside() {
     assert_eq!(host.status()[0].state, ConnectionState::NotConnected);
     host.connect("s").await.unwrap();
     // Cache writes happen off the call path; wait for them.
-    host.manager().flush_cache().await;
+    host.servers().flush_cache().await;
     let text = std::fs::read_to_string(&cache).unwrap();
     assert!(serde_json::from_str::<Value>(&text).is_ok(), "rebuilt");
     let aside = std::fs::read_dir(cache.parent().unwrap())

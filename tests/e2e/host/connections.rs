@@ -61,7 +61,7 @@ async fn everything_over_stdio() {
     assert!(!echo.is_error);
     assert_eq!(host.status()[0].state, ConnectionState::Connected);
     assert_eq!(
-        host.manager().transport("everything"),
+        host.servers().transport("everything"),
         Some(TransportKind::Stdio)
     );
 
@@ -128,7 +128,7 @@ async fn everything_over_stdio() {
         "{msg}"
     );
 
-    let pid = host.manager().pid("everything").unwrap();
+    let pid = host.servers().pid("everything").unwrap();
     host.shutdown().await;
     assert!(
         all_gone(&[pid], Duration::from_secs(5)),
@@ -148,7 +148,7 @@ async fn everything_over_streamable_http() {
         .unwrap();
     assert_eq!(text(&echo), "Echo: via http");
     assert_eq!(
-        host.manager().transport("remote"),
+        host.servers().transport("remote"),
         Some(TransportKind::StreamableHttp)
     );
     host.shutdown().await;
@@ -172,7 +172,7 @@ async fn everything_over_legacy_sse_by_fallback_and_by_type() {
             .unwrap();
         assert_eq!(text(&echo), format!("Echo: {name}"));
         assert_eq!(
-            host.manager().transport(name),
+            host.servers().transport(name),
             Some(TransportKind::Sse),
             "{name}"
         );
@@ -273,7 +273,7 @@ async fn npx_servers_run_their_binary_directly() {
         .await
         .unwrap();
     assert_eq!(text(&echo), "Echo: no npm parent");
-    let pid = host.manager().pid("e").unwrap();
+    let pid = host.servers().pid("e").unwrap();
     let cmdline = std::fs::read_to_string(format!("/proc/{pid}/cmdline")).unwrap();
     let argv: Vec<&str> = cmdline.split('\0').collect();
     assert_eq!(argv[0], "node", "no npm parent process: {argv:?}");
@@ -327,7 +327,7 @@ ln -s "{}" "$dir/node_modules/slow-server/server.mjs"
     host.connect("slow")
         .await
         .expect("connected after the slow install");
-    let pid = host.manager().pid("slow").unwrap();
+    let pid = host.servers().pid("slow").unwrap();
     let cmdline = std::fs::read_to_string(format!("/proc/{pid}/cmdline")).unwrap();
     assert!(cmdline.contains("misbehave.mjs"), "{cmdline:?}");
     host.shutdown().await;
@@ -392,7 +392,7 @@ async fn secrets_from_commands_reach_the_server_and_nothing_else() {
         "the command's output is never shown: {err}"
     );
     assert_eq!(
-        host.manager().pid("broken"),
+        host.servers().pid("broken"),
         None,
         "the server was not started"
     );

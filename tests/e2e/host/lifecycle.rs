@@ -7,8 +7,8 @@
 
 use crate::common::{ConfigDirs, adversarial_path, host, host_with_config};
 use crate::servers::{all_gone, pids, servers};
-use mcpw::lifecycle::LifecycleError;
 use mcpw::plugin::SearchOptions;
+use mcpw::servers::ServerError;
 use serde_json::{Value, json};
 use std::time::Duration;
 
@@ -34,17 +34,17 @@ async fn a_failed_connect_backs_off_and_an_explicit_connect_bypasses_it() {
         |_| {},
     )
     .await;
-    assert!(host.manager().connect("bad", false).await.is_err());
+    assert!(host.servers().connect("bad", false).await.is_err());
     assert_eq!(pids(&pf).len(), 1);
-    let err = host.manager().connect("bad", false).await.unwrap_err();
-    assert!(matches!(err, LifecycleError::Backoff { .. }), "{err}");
+    let err = host.servers().connect("bad", false).await.unwrap_err();
+    assert!(matches!(err, ServerError::Backoff { .. }), "{err}");
     assert!(
         err.to_string().contains("retrying in")
             && err.to_string().contains("closed the connection"),
         "{err}"
     );
     assert_eq!(pids(&pf).len(), 1, "no new attempt during the backoff");
-    let (_, left) = host.manager().failure("bad").unwrap();
+    let (_, left) = host.servers().failure("bad").unwrap();
     assert!(left > 50, "about a minute of backoff left, got {left}s");
     assert!(
         host.connect("bad").await.is_err(),
@@ -134,11 +134,11 @@ async fn the_periodic_health_check_runs_by_itself() {
     )
     .await;
     host.connect_at_start().await;
-    let first = host.manager().pid("kept").unwrap();
+    let first = host.servers().pid("kept").unwrap();
     // SAFETY: sending a signal to a process we started.
     unsafe { libc::kill(first as i32, libc::SIGKILL) };
     // Nobody calls maintain(): the host's own task notices and reconnects.
-    let reconnected = async || host.manager().pid("kept").is_some_and(|p| p != first);
+    let reconnected = async || host.servers().pid("kept").is_some_and(|p| p != first);
     let within = Duration::from_secs(10);
     mcpw_test_support::eventually("a reconnect by the periodic check", within, reconnected).await;
     host.shutdown().await;

@@ -252,8 +252,8 @@ async fn a_listen_answer_streamed_as_json_lines_is_heard() {
     let dirs = ConfigDirs::new();
     let reference = Reference::start(&dirs, "forward");
     let host = crate::common::host(&dirs, reference.config(), |_| {}).await;
-    host.manager().connect("up", false).await.unwrap();
-    host.manager().listen_settled().await;
+    host.servers().connect("up", false).await.unwrap();
+    host.servers().listen_settled().await;
     assert_eq!(
         listen_of(&host),
         Some(mcpw::catalog::ListenReport::Listening)
@@ -280,8 +280,8 @@ async fn a_server_that_never_acknowledges_listen_stays_connected() {
         o.lifecycle.unheard_lists_fresh = Duration::ZERO;
     })
     .await;
-    host.manager().connect("up", false).await.unwrap();
-    host.manager().listen_settled().await;
+    host.servers().connect("up", false).await.unwrap();
+    host.servers().listen_settled().await;
     match listen_of(&host) {
         Some(mcpw::catalog::ListenReport::Retrying { error, .. }) => {
             assert!(error.contains("not acknowledged within 5000 ms"), "{error}")

@@ -5,7 +5,7 @@ use crate::common::{ConfigDirs, host};
 use crate::servers::{Background, all_gone, pids, servers};
 use mcpw::catalog::ConnectionState;
 use mcpw::host::{Host, HostError};
-use mcpw::lifecycle::LifecycleError;
+use mcpw::servers::ServerError;
 use mcpw::upstream::ConnectError;
 use serde_json::{Value, json};
 use std::path::PathBuf;
@@ -58,7 +58,7 @@ async fn finish(host: Host, pid_file: PathBuf) {
 
 fn connect_error(e: HostError) -> ConnectError {
     match e {
-        HostError::Lifecycle(LifecycleError::Connect { error, .. }) => error,
+        HostError::Lifecycle(ServerError::Connect { error, .. }) => error,
         other => panic!("expected a connect error, got {other:?}"),
     }
 }
@@ -111,7 +111,7 @@ async fn exit_during_initialize() {
         "{err}"
     );
     assert_eq!(
-        host.manager().server_status("bad").unwrap().state,
+        host.servers().status("bad").unwrap().state,
         ConnectionState::Failed
     );
     good_still_works(&host).await;
@@ -221,7 +221,7 @@ async fn http_401_means_needs_auth_and_a_token_fixes_it() {
         "the message says what to set: {err}"
     );
     assert_eq!(
-        host.manager().server_status("anonymous").unwrap().state,
+        host.servers().status("anonymous").unwrap().state,
         ConnectionState::NeedsAuth
     );
     assert!(!err.to_string().contains("s3cret"));

@@ -17,7 +17,7 @@
 
 mod routes;
 
-use super::{ClientScope, Gateway, ServeState};
+use super::{ClientScope, Gateway, Session};
 use crate::host::EntryRef;
 use rmcp::model::CallToolResult;
 use rmcp::service::{RequestContext, RoleServer};
@@ -111,7 +111,7 @@ pub(super) fn random_id() -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-impl ServeState {
+impl Gateway {
     /// Shows views on the page at `base` from now on.
     pub fn open_views(&self, base: String, token: Option<String>) {
         let _ = self.views.set(Arc::new(Views::new(base, token)));
@@ -145,7 +145,7 @@ impl ServeState {
     }
 }
 
-impl Gateway {
+impl Session {
     /// The arguments to keep for a view of `entry`'s result, when this
     /// session's client gets views from mcpw: one that cannot render them
     /// itself, where a page shows them.

@@ -5,16 +5,16 @@
 //! who is asked. Calls made by a script are asked the same way: a script has
 //! no way to answer for the user.
 
-use super::{ClientScope, Gateway};
+use super::{ClientScope, Session};
+use crate::downstream::Client;
 use crate::host::pipeline::{Answer, Approver, Caller, CallerSession, Question, Via};
-use crate::upstream::origin::Client;
 use futures::future::BoxFuture;
 use rmcp::model::{ClientResult, ElicitRequestParams, ElicitationAction, RequestId, ServerRequest};
 use rmcp::service::RoleServer;
 use serde_json::{Value, json};
 use std::sync::Arc;
 
-impl Gateway {
+impl Session {
     /// The caller of a call `client` asks for in this session, by `via`,
     /// approved by the session's client.
     pub(super) fn caller(
@@ -54,7 +54,7 @@ impl Gateway {
 
     /// This session's id among the host's sessions (0 before `initialize`).
     fn session_id(&self) -> u64 {
-        let session = self.session.lock().unwrap_or_else(|p| p.into_inner());
+        let session = self.registered.lock().unwrap_or_else(|p| p.into_inner());
         session.as_ref().map_or(0, |g| g.session().id)
     }
 }
@@ -71,7 +71,7 @@ pub(crate) struct Asker {
 impl Asker {
     pub(crate) fn of(ctx: &rmcp::service::RequestContext<RoleServer>) -> Asker {
         Asker {
-            client: Gateway::asked_client(ctx),
+            client: Session::asked_client(ctx),
             request: Some(ctx.id.clone()),
         }
     }
@@ -115,7 +115,11 @@ impl Asker {
         let request = ServerRequest::ElicitRequest(rmcp::model::Request::new(params));
         let answer = self
             .client
-            .ask(request, self.request.clone(), std::future::pending())
+            .ask(
+                request,
+                self.request.clone(),
+                Box::pin(std::future::pending()),
+            )
             .await
             .map_err(|e| e.message.to_string())?;
         let ClientResult::ElicitResult(answer) = answer else {

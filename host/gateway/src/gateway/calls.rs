@@ -2,16 +2,16 @@
 //! server's progress and requests routed back to the session, cancellation,
 //! and the server's result (or task) as the session gets it.
 
-use super::{Gateway, result, tasks};
+use super::{Session, result, tasks};
+use crate::downstream::Origin;
 use crate::host::pipeline::{Ran, Via};
 use crate::host::{CallOptions, HostError, RawResult};
 use crate::present::Content;
-use crate::upstream::origin::Origin;
 use rmcp::ErrorData as McpError;
 use rmcp::service::{RequestContext, RoleServer};
 use serde_json::{Value, json};
 
-impl Gateway {
+impl Session {
     /// Calls an upstream tool for the agent, forwarding progress and
     /// cancellation. The server's result passes through as it came, unless
     /// it is an error, which gets the tool's parameters appended; so does a
@@ -131,7 +131,7 @@ impl Gateway {
     }
 }
 
-impl Gateway {
+impl Session {
     /// The tool an app calls by its server's own name (an app knows its
     /// server's names, not mcpw's), for a host that declares MCP Apps: the
     /// one tool of that name among the servers the client sees, one only an
@@ -167,20 +167,20 @@ impl Gateway {
     }
 }
 
-impl Gateway {
+impl Session {
     /// What this session's calls need of a server's connection (see
     /// [`CallOptions::need`]).
-    pub(super) fn call_options_need(&self) -> crate::upstream::Need<'static> {
-        let session = self.session.lock().unwrap_or_else(|p| p.into_inner());
+    pub(super) fn call_options_need(&self) -> crate::servers::Need<'static> {
+        let session = self.registered.lock().unwrap_or_else(|p| p.into_inner());
         let client = session.as_ref().map(|g| &g.session().client);
-        crate::upstream::origin::need_of(client, None)
+        crate::downstream::need_of(client, None)
     }
 
     /// The session and request a call is made for: a server's requests
     /// while serving it go there.
     pub(super) fn origin(&self, context: &RequestContext<RoleServer>) -> Option<Origin> {
         if let Some(held) = context.extensions.get::<super::held::HeldClient>() {
-            let session = crate::upstream::origin::Session {
+            let session = crate::downstream::Session {
                 id: held.id,
                 client: held.client(),
             };
@@ -201,9 +201,9 @@ impl Gateway {
     pub(super) fn opened(
         &self,
         context: &RequestContext<RoleServer>,
-    ) -> Option<crate::upstream::origin::Session> {
+    ) -> Option<crate::downstream::Session> {
         if super::held::is_stateless(context) {
-            let session = self.session.lock().unwrap_or_else(|p| p.into_inner());
+            let session = self.registered.lock().unwrap_or_else(|p| p.into_inner());
             return session.as_ref().map(|g| g.session().clone());
         }
         self.open_session(&context.peer)
@@ -213,11 +213,12 @@ impl Gateway {
     pub(super) fn open_session(
         &self,
         peer: &rmcp::Peer<RoleServer>,
-    ) -> Option<crate::upstream::origin::Session> {
-        let mut session = self.session.lock().unwrap_or_else(|p| p.into_inner());
+    ) -> Option<crate::downstream::Session> {
+        let mut session = self.registered.lock().unwrap_or_else(|p| p.into_inner());
         if session.is_none() && peer.peer_info().is_some() {
-            let sessions = self.shared.host.manager().sessions();
-            *session = Some(sessions.open(peer.clone(), self.session_client().reach()));
+            let sessions = self.shared.host.servers().sessions();
+            *session =
+                Some(sessions.open(super::peer_client::of(peer), self.session_client().reach()));
         }
         session.as_ref().map(|g| g.session().clone())
     }
@@ -268,7 +269,7 @@ fn progress_forwarding(context: &RequestContext<RoleServer>) -> Option<(Progress
 }
 
 /// Where a call's progress goes.
-type Progress = tokio::sync::mpsc::UnboundedSender<crate::upstream::ProgressUpdate>;
+type Progress = tokio::sync::mpsc::UnboundedSender<crate::servers::ProgressUpdate>;
 
 /// A channel for a call's progress, and the task that passes what comes to
 /// `send`, in order. Dropping the [`Forwarder`] instead of passing it to
@@ -276,7 +277,7 @@ type Progress = tokio::sync::mpsc::UnboundedSender<crate::upstream::ProgressUpda
 /// channel.
 fn forwarder<F, Sent>(send: F) -> (Progress, Forwarder)
 where
-    F: Fn(crate::upstream::ProgressUpdate) -> Sent + Send + 'static,
+    F: Fn(crate::servers::ProgressUpdate) -> Sent + Send + 'static,
     Sent: std::future::Future<Output = ()> + Send,
 {
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
@@ -327,7 +328,7 @@ fn uris_exposed(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::upstream::ProgressUpdate;
+    use crate::servers::ProgressUpdate;
     use std::sync::{Arc, Mutex};
     use std::time::Duration;
 

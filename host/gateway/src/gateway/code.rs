@@ -5,7 +5,7 @@
 
 mod toolbox;
 
-use super::{ClientScope, Gateway, result};
+use super::{ClientScope, Session, result};
 use crate::host::HostError;
 use crate::plugin::script::{ScriptControl, ScriptFailure, ScriptLimits, ScriptReport};
 use crate::present::Content;
@@ -20,7 +20,7 @@ pub const TOOL_NAME: &str = crate::host::CODE_TOOL_NAME;
 
 /// The code tool's definition: the script guest's own description of how to
 /// write a script, with the limits and the servers the client sees.
-pub async fn tool_definition(gw: &Gateway, client: &ClientScope) -> Value {
+pub async fn tool_definition(gw: &Session, client: &ClientScope) -> Value {
     let host = &gw.shared.host;
     let usage = gw
         .shared
@@ -73,7 +73,7 @@ pub async fn tool_definition(gw: &Gateway, client: &ClientScope) -> Value {
 /// JSON, then the log; a failure is a tool error that names the limit or the
 /// error and lists the calls made by then.
 pub async fn run(
-    gw: &Gateway,
+    gw: &Session,
     client: &ClientScope,
     code: &str,
     limits: Option<&serde_json::Map<String, Value>>,
@@ -146,7 +146,7 @@ pub async fn run(
 /// The report with its value projected (`select`) and written (`format`)
 /// as asked; a projection that fails is the call's error.
 async fn shape_value(
-    gw: &Gateway,
+    gw: &Session,
     mut report: ScriptReport,
     shaping: &super::results::Shaping,
 ) -> Result<ScriptReport, Result<CallToolResult, McpError>> {
@@ -174,7 +174,7 @@ async fn shape_value(
 }
 
 /// A script's value over the budget: its preview, the whole kept.
-async fn cut_value(gw: &Gateway, report: ScriptReport, budget: usize) -> CallToolResult {
+async fn cut_value(gw: &Session, report: ScriptReport, budget: usize) -> CallToolResult {
     let value = report.value.as_deref().unwrap_or_default();
     let shaped = gw
         .cut(

@@ -13,8 +13,8 @@
 
 mod team;
 
-use super::Gateway;
-use crate::upstream::origin::{AskLater, Client};
+use super::Session;
+use crate::downstream::{Client, Downstream};
 use futures::future::BoxFuture;
 use rmcp::ErrorData as McpError;
 use rmcp::model::{
@@ -101,12 +101,33 @@ pub(crate) struct Held {
     run: Mutex<Option<Run>>,
 }
 
-impl AskLater for Held {
-    fn declares(&self, key: &str) -> bool {
-        self.capabilities.get(key).is_some()
+impl Downstream for Held {
+    fn capabilities(&self) -> Option<serde_json::Map<String, Value>> {
+        self.capabilities.as_object().cloned()
     }
 
-    fn ask(&self, request: ServerRequest) -> BoxFuture<'static, Answer> {
+    /// Asked within the call: the question waits to be handed back with
+    /// the call's `inputRequired` answer (the call it belongs to is this
+    /// one).
+    fn ask(
+        &self,
+        request: ServerRequest,
+        _: Option<rmcp::model::RequestId>,
+        cancelled: BoxFuture<'static, ()>,
+    ) -> BoxFuture<'static, Answer> {
+        let answer = self.put(request);
+        Box::pin(async move {
+            tokio::select! {
+                answer = answer => answer,
+                _ = cancelled => Err(McpError::internal_error("cancelled by the server", None)),
+            }
+        })
+    }
+}
+
+impl Held {
+    /// Puts `request` among the questions for the client's next answer.
+    fn put(&self, request: ServerRequest) -> BoxFuture<'static, Answer> {
         let input = match request {
             ServerRequest::CreateMessageRequest(r) => InputRequest::CreateMessage(r),
             ServerRequest::ElicitRequest(r) => InputRequest::Elicitation(r),
@@ -226,11 +247,11 @@ pub(super) struct HeldClient {
 
 impl HeldClient {
     pub(super) fn client(&self) -> Client {
-        Client::Later(self.held.clone())
+        crate::downstream::client(self.held.clone())
     }
 }
 
-impl Gateway {
+impl Session {
     /// Notes what a client of the stateless revision declared with its
     /// request: servers are offered it, and those of the handshake era that
     /// were connected offering less are connected again first (once per new
@@ -242,9 +263,9 @@ impl Gateway {
         let Some(capabilities) = context.client_capabilities() else {
             return;
         };
-        let manager = self.shared.host.manager();
-        if manager.sessions().note_stateless(&capabilities) {
-            manager.renew_offers().await;
+        let servers = self.shared.host.servers();
+        if servers.sessions().note_stateless(&capabilities) {
+            servers.renew_offers().await;
         }
     }
 
@@ -253,12 +274,12 @@ impl Gateway {
     pub(super) fn asked_client(context: &RequestContext<RoleServer>) -> Client {
         match context.extensions.get::<HeldClient>() {
             Some(held) => held.client(),
-            None => Client::Peer(context.peer.clone()),
+            None => super::peer_client::of(&context.peer),
         }
     }
 
     /// A tool call of a client of the stateless revision: run as
-    /// [`Gateway::call_now`] runs it, with what it is asked handed back as
+    /// [`Session::call_now`] runs it, with what it is asked handed back as
     /// `inputRequired` and its retry's answers resuming it.
     pub(super) async fn held_call(
         &self,
@@ -267,7 +288,7 @@ impl Gateway {
     ) -> Result<CallToolResponse, McpError> {
         let retry = (request.request_state.take(), request.input_responses.take());
         let name = request.name.to_string();
-        let start = |gateway: Gateway, context| async move {
+        let start = |gateway: Session, context| async move {
             gateway
                 .call_now(request, context)
                 .await
@@ -294,7 +315,7 @@ impl Gateway {
         start: F,
     ) -> Result<ServerResult, McpError>
     where
-        F: FnOnce(Gateway, RequestContext<RoleServer>) -> Fut,
+        F: FnOnce(Session, RequestContext<RoleServer>) -> Fut,
         Fut: Future<Output = Result<ServerResult, McpError>> + Send + 'static,
     {
         let calls = &self.shared.held;
@@ -314,7 +335,7 @@ impl Gateway {
             .and_then(|c| serde_json::to_value(c).ok())
             .unwrap_or_default();
         let held = Arc::new(Held::new(capabilities));
-        let id = self.shared.host.manager().sessions().new_id();
+        let id = self.shared.host.servers().sessions().new_id();
         let held_client = HeldClient {
             id,
             held: held.clone(),
@@ -403,7 +424,7 @@ impl HeldCalls {
 pub(super) fn is_stateless(context: &RequestContext<RoleServer>) -> bool {
     context
         .protocol_version()
-        .is_some_and(|v| !crate::upstream::is_legacy_revision(v.as_str()))
+        .is_some_and(|v| !crate::servers::is_legacy_revision(v.as_str()))
 }
 
 fn gone() -> McpError {
@@ -504,8 +525,9 @@ mod tests {
     #[tokio::test]
     async fn questions_go_out_as_input_requests_and_answers_come_back_by_key() {
         let held = held(serde_json::json!({"elicitation": {}}));
-        assert!(held.declares("elicitation") && !held.declares("sampling"));
-        let (first, second) = (held.ask(elicit()), held.ask(elicit()));
+        let declared = held.capabilities().unwrap();
+        assert!(declared.contains_key("elicitation") && !declared.contains_key("sampling"));
+        let (first, second) = (held.put(elicit()), held.put(elicit()));
         // The call asked twice, then waits: both go out in one round.
         let mut run: Run = tokio::spawn(std::future::pending());
         let Step::Asks(asked) = held.step(&mut run).await else {
@@ -534,6 +556,6 @@ mod tests {
         assert!(matches!(held.step(&mut run).await, Step::Done(done) if done.is_ok()));
         // A question a client of the stateless revision cannot be asked.
         let ping = ServerRequest::PingRequest(Default::default());
-        assert!(held.ask(ping).await.is_err());
+        assert!(held.put(ping).await.is_err());
     }
 }

@@ -18,7 +18,7 @@ pub use ops::{DEFAULT_DRAIN, Ops};
 pub use sessions::DEFAULT_MAX_SESSIONS;
 
 use super::replicas::Replicas;
-use super::{ClientScope, Gateway, ServeState};
+use super::{ClientScope, Gateway, Session};
 use crate::host::Host;
 use crate::team_state::sessions::SharedSessions;
 use axum::extract::Request;
@@ -104,7 +104,7 @@ pub enum ServeError {
 /// requests in flight get up to `options.drain` to finish. Returns the bound
 /// address through `bound` before accepting (port 0 picks a free port).
 pub async fn serve(
-    shared: Arc<ServeState>,
+    shared: Arc<Gateway>,
     options: HttpOptions,
     bound: impl FnOnce(SocketAddr),
     shutdown: impl Future<Output = ()> + Send + 'static,
@@ -138,8 +138,8 @@ pub async fn serve(
     if let Some(replicas) = &shared.replicas {
         share_sessions(replicas, &mut config, &sessions);
     }
-    let service: StreamableHttpService<Gateway, _> = StreamableHttpService::new(
-        move || Ok(Gateway::new(shared.clone())),
+    let service: StreamableHttpService<Session, _> = StreamableHttpService::new(
+        move || Ok(Session::new(shared.clone())),
         sessions.clone(),
         config,
     );
@@ -184,7 +184,7 @@ pub async fn serve(
 /// in the page's address), until `shutdown` resolves. Returns once bound,
 /// with the page's address.
 pub async fn serve_page(
-    shared: Arc<ServeState>,
+    shared: Arc<Gateway>,
     addr: SocketAddr,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<String, ServeError> {
@@ -264,7 +264,7 @@ fn share_sessions(
 
 /// `/mcp` and `/metrics`, the routes a token guards.
 fn mcp_routes(
-    service: StreamableHttpService<Gateway, Sessions>,
+    service: StreamableHttpService<Session, Sessions>,
     guard: Arc<body::Guard>,
     sessions: Arc<Sessions>,
     shared_sessions: Option<Arc<SharedSessions>>,
@@ -343,7 +343,7 @@ async fn drain_after(
         // A call cut by the stop gets an answer, not a dropped stream
         // (which a client may wait on, or resume, for ever): closing
         // the servers fails the calls, and their errors go out.
-        closing.manager().abort().await;
+        closing.servers().abort().await;
         ops.drain(ANSWERS_AFTER_CUT).await;
     }
 }

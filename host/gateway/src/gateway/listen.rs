@@ -5,9 +5,9 @@
 //! resources it names for as long as the stream is open.
 
 use super::resources::Watching;
-use super::{Exposure, Gateway};
+use super::{Exposure, Session};
 use crate::host::Host;
-use crate::lifecycle::LifecycleEvent;
+use crate::servers::ServerEvent;
 use rmcp::ErrorData as McpError;
 use rmcp::model::ServerNotification;
 use rmcp::service::{SubscriptionContext, SubscriptionSendError};
@@ -24,13 +24,13 @@ pub(super) async fn changes(
     host: &Host,
     exposure: Exposure,
     watching: &Watching,
-    event: &LifecycleEvent,
+    event: &ServerEvent,
 ) -> Vec<ServerNotification> {
     match event {
         // Every client hears of every change, whichever server's: the
         // notification names nothing, and a change of one server may rename
         // the tools of another (the naming guest sees them all).
-        LifecycleEvent::CatalogChanged(_) => {
+        ServerEvent::CatalogChanged(_) => {
             let mut lists = vec!["prompts", "resources"];
             if !matches!(exposure, Exposure::Proxy | Exposure::Code) {
                 lists.insert(0, "tools");
@@ -42,7 +42,7 @@ pub(super) async fn changes(
                 })
                 .collect()
         }
-        LifecycleEvent::ResourceUpdated { server, uri } => {
+        ServerEvent::ResourceUpdated { server, uri } => {
             let Ok(snapshot) = host.snapshot().await else {
                 return Vec::new();
             };
@@ -58,13 +58,13 @@ pub(super) async fn changes(
     }
 }
 
-impl Gateway {
+impl Session {
     /// Serves one `subscriptions/listen` stream until the client closes it.
     pub(super) async fn listen_stream(&self, context: SubscriptionContext) -> Result<(), McpError> {
         let shared = &self.shared;
         let client = self.client(&context.request_context().extensions);
         shared.ready().await;
-        let mut events = shared.host.manager().subscribe();
+        let mut events = shared.host.servers().subscribe();
         let sink = context.sink().clone();
         let watching = Watching::new(shared.host.clone());
         for uri in sink.accepted().resource_subscriptions.iter().flatten() {

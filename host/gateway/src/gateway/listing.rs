@@ -4,7 +4,7 @@
 
 use super::hints::Hints;
 use super::scope::ClientScope;
-use super::{Exposure, Gateway, ServeState, from_json, internal, mcp_tool, proxy, tool_search};
+use super::{Exposure, Gateway, Session, from_json, internal, mcp_tool, proxy, tool_search};
 use crate::catalog::Entry;
 use crate::host::Snapshot;
 use crate::results::CHARS_PER_TOKEN;
@@ -72,7 +72,7 @@ impl Listing {
     }
 }
 
-impl ServeState {
+impl Gateway {
     /// The tool lists of `snapshot`, made on first need.
     fn listing(&self, snapshot: &Snapshot) -> Arc<Listing> {
         if let Some(l) = self.listing.load_full()
@@ -143,7 +143,7 @@ impl ServeState {
     }
 }
 
-impl Gateway {
+impl Session {
     /// The exposure this session is served in: the gateway's, or what
     /// `auto` decided for it (`Auto` until it has).
     pub(super) fn exposure(&self) -> Exposure {

@@ -5,7 +5,7 @@
 //! limited to some servers sees only those servers, their calls and tools,
 //! and its own sessions.
 
-use super::{ClientScope, ServeState};
+use super::{ClientScope, Gateway};
 use crate::catalog::ConnectionState;
 use crate::plugin::{Role, SearchOptions};
 use axum::extract::Request;
@@ -68,7 +68,7 @@ pub(super) fn file_with(body: impl IntoResponse, kind: &'static str, policy: &st
 }
 
 /// The page's data, for the routes a token guards.
-pub(super) fn api(router: axum::Router, shared: Arc<ServeState>) -> axum::Router {
+pub(super) fn api(router: axum::Router, shared: Arc<Gateway>) -> axum::Router {
     let (a, b, c) = (shared.clone(), shared.clone(), shared);
     router
         .route(
@@ -99,17 +99,17 @@ pub(super) fn answer(value: Value) -> Response {
     response
 }
 
-async fn overview(shared: Arc<ServeState>, request: Request) -> Response {
+async fn overview(shared: Arc<Gateway>, request: Request) -> Response {
     let client = client_of(&request);
     let host = &shared.host;
-    let manager = host.manager();
+    let servers = host.servers();
     let config = host.config();
     let servers: Vec<Value> = host
         .status()
         .into_iter()
         .filter(|s| client.allows(&s.name))
         .map(|s| {
-            let backoff = manager
+            let backoff = servers
                 .failure(&s.name)
                 .map(|(_, left)| left)
                 .filter(|&left| left > 0);
@@ -122,10 +122,10 @@ async fn overview(shared: Arc<ServeState>, request: Request) -> Response {
                 ConnectionState::NeedsAuth => ("needs-auth", "failing"),
                 ConnectionState::Disabled => ("disabled", "unknown"),
             };
-            let transport = match manager.transport(&s.name) {
-                Some(crate::upstream::TransportKind::Stdio) => "stdio",
-                Some(crate::upstream::TransportKind::StreamableHttp) => "http",
-                Some(crate::upstream::TransportKind::Sse) => "sse",
+            let transport = match servers.transport(&s.name) {
+                Some(crate::servers::TransportKind::Stdio) => "stdio",
+                Some(crate::servers::TransportKind::StreamableHttp) => "http",
+                Some(crate::servers::TransportKind::Sse) => "sse",
                 None => config
                     .server(&s.name)
                     .map_or("http", |c| c.config.transport.family()),
@@ -159,7 +159,7 @@ async fn overview(shared: Arc<ServeState>, request: Request) -> Response {
 }
 
 /// The guests loaded, by role, with their sandbox's limits.
-fn guests(shared: &ServeState) -> Vec<Value> {
+fn guests(shared: &Gateway) -> Vec<Value> {
     let host = &shared.host;
     let config = host.config();
     let limits = config.settings.plugins.limits;
@@ -190,7 +190,7 @@ fn guests(shared: &ServeState) -> Vec<Value> {
     out
 }
 
-async fn calls(shared: Arc<ServeState>, request: Request) -> Response {
+async fn calls(shared: Arc<Gateway>, request: Request) -> Response {
     let client = client_of(&request);
     let hour = shared
         .host
@@ -223,7 +223,7 @@ impl SearchQuery {
     }
 }
 
-async fn search(shared: Arc<ServeState>, request: Request) -> Response {
+async fn search(shared: Arc<Gateway>, request: Request) -> Response {
     let client = client_of(&request);
     let query = SearchQuery::of(&request);
     if query.q.trim().is_empty() {

@@ -8,12 +8,12 @@ pub(super) mod install;
 mod search;
 mod tool;
 
-use super::{ClientScope, Gateway, result};
+use super::{ClientScope, Session, result};
 use crate::catalog::{ConnectionState, Entry};
 use crate::config::results::Format;
 use crate::host::{Host, HostError};
-use crate::lifecycle::LifecycleError;
 use crate::present::{self, Content};
+use crate::servers::ServerError;
 use rmcp::ErrorData as McpError;
 use rmcp::model::CallToolResult;
 use rmcp::service::{RequestContext, RoleServer};
@@ -174,7 +174,7 @@ impl Reply {
 }
 
 pub async fn call(
-    gw: &Gateway,
+    gw: &Session,
     params: Map<String, Value>,
     ctx: &RequestContext<RoleServer>,
 ) -> Result<CallToolResult, McpError> {
@@ -298,7 +298,7 @@ fn status(host: &Host, client: &ClientScope) -> Reply {
     let mut text = String::new();
     let mut list = Vec::new();
     for s in &servers {
-        let failed = host.manager().failure(&s.name).map(|(ago, _)| ago);
+        let failed = host.servers().failure(&s.name).map(|(ago, _)| ago);
         let (line, status) = status_line(host, s, failed);
         text.push_str(&line);
         text.push('\n');
@@ -343,7 +343,7 @@ fn status_line(
         ),
         ConnectionState::NeedsAuth => {
             let oauth = host
-                .manager()
+                .servers()
                 .server(&s.name)
                 .is_some_and(|c| c.config.oauth_applies());
             let line = if oauth {
@@ -421,7 +421,7 @@ fn not_found(mode: &str, server: &str) -> Reply {
 
 /// Is `server` one this client can name: configured, and seen by it?
 fn known(host: &Host, client: &ClientScope, server: &str) -> bool {
-    client.allows(server) && host.manager().server(server).is_some()
+    client.allows(server) && host.servers().server(server).is_some()
 }
 
 async fn list(host: &Host, client: &ClientScope, server: &str) -> Reply {
@@ -442,8 +442,8 @@ async fn list(host: &Host, client: &ClientScope, server: &str) -> Reply {
     };
     let tools: Vec<&Entry> = snapshot.server_entries(server).collect();
     let connected = host
-        .manager()
-        .server_status(server)
+        .servers()
+        .status(server)
         .is_ok_and(|s| s.state == ConnectionState::Connected);
     if tools.is_empty() {
         if connected {
@@ -452,7 +452,7 @@ async fn list(host: &Host, client: &ClientScope, server: &str) -> Reply {
                 json!({"mode": "list", "server": server, "tools": [], "count": 0}),
             );
         }
-        if host.manager().has_tools(server) {
+        if host.servers().has_tools(server) {
             return Reply::ok(
                 format!("Server \"{server}\" has no cached tools (not connected)."),
                 json!({"mode": "list", "server": server, "tools": [], "count": 0, "cached": true}),
@@ -496,7 +496,7 @@ async fn connect(host: &Host, client: &ClientScope, server: &str) -> Reply {
         }
         Err(e) => {
             let message = match e {
-                HostError::Lifecycle(LifecycleError::Connect { error, .. }) => error.to_string(),
+                HostError::Lifecycle(ServerError::Connect { error, .. }) => error.to_string(),
                 other => other.to_string(),
             };
             Reply::error(
@@ -515,7 +515,7 @@ fn metadata(e: &Entry) -> Value {
     m
 }
 
-async fn describe(gw: &Gateway, client: &ClientScope, name: &str) -> Reply {
+async fn describe(gw: &Session, client: &ClientScope, name: &str) -> Reply {
     let Ok(e) = gw.shared.resolve_for(client, name).await else {
         return Reply::error(
             format!("Tool \"{name}\" not found. Use mcp({{ search: \"...\" }}) to search."),

@@ -5,7 +5,7 @@
 
 use super::*;
 
-impl Gateway {
+impl Session {
     /// A prompt, got for this session's client.
     pub(super) async fn prompt_now(
         &self,

@@ -6,7 +6,7 @@
 //! Without shared state, every method here does nothing.
 
 use super::scope::ClientScope;
-use super::{ServeState, resources};
+use super::{Gateway, resources};
 use crate::host::Host;
 use crate::log_level::LogLevel;
 use crate::team_state::sessions::{Announcement, Change, SessionRecord, SharedSessions};
@@ -122,7 +122,7 @@ pub(super) struct Link {
     replicas: Option<Arc<Replicas>>,
     /// What the sessions of this replica share: resources are watched once
     /// its servers are listed.
-    gateway: Weak<ServeState>,
+    gateway: Weak<Gateway>,
     id: OnceLock<String>,
     peer: OnceLock<Peer<RoleServer>>,
     /// What the session chose before it came here has been loaded.
@@ -141,7 +141,7 @@ fn locked<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 
 impl Link {
     pub(super) fn new(
-        gateway: &Arc<ServeState>,
+        gateway: &Arc<Gateway>,
         activated: Arc<Mutex<BTreeSet<String>>>,
         log_level: Arc<Mutex<Option<LogLevel>>>,
         watching: Arc<resources::Watching>,
@@ -246,7 +246,7 @@ impl Link {
         if let Some(level) = record.log_level.as_ref().and_then(LogLevel::of) {
             *locked(&self.log_level) = Some(level);
             if let Some(r) = &self.replicas {
-                r.host.manager().set_log_level(level).await;
+                r.host.servers().set_log_level(level).await;
             }
         }
         if !record.watching.is_empty()

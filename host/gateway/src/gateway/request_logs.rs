@@ -4,11 +4,11 @@
 //! tool call, prompt or read runs, at or above that level, go on that
 //! request's own stream.
 //! Servers are asked for that level as for a session's (see
-//! [`crate::lifecycle::Manager::set_log_level`]).
+//! [`crate::servers::Servers::set_log_level`]).
 
-use super::{ClientScope, Gateway, session_events};
-use crate::lifecycle::LifecycleEvent;
+use super::{ClientScope, Session, session_events};
 use crate::log_level::LogLevel;
+use crate::servers::ServerEvent;
 use rmcp::service::{RequestContext, RoleServer};
 use tokio::sync::broadcast::Receiver;
 use tokio::sync::broadcast::error::{RecvError, TryRecvError};
@@ -17,7 +17,7 @@ use tokio::sync::broadcast::error::{RecvError, TryRecvError};
 /// came before it to be passed on.
 const LOGS_PASSED_ON_WITHIN: std::time::Duration = std::time::Duration::from_millis(250);
 
-impl Gateway {
+impl Session {
     /// Runs `call`, passing on the log messages the request asked for: of
     /// `only` that server when the request goes to one alone (a server's
     /// tool, a prompt, a read), else of every server the client sees (mcpw's
@@ -39,9 +39,9 @@ impl Gateway {
             only: only.as_deref(),
             level,
         };
-        let manager = self.shared.host.manager();
-        let mut events = manager.subscribe();
-        manager.set_log_level(level).await;
+        let servers = self.shared.host.servers();
+        let mut events = servers.subscribe();
+        servers.set_log_level(level).await;
         let forward = forward(&mut events, &wanted, context);
         let out = tokio::select! {
             out = call => out,
@@ -51,14 +51,14 @@ impl Gateway {
         // message on as it reads it, so by now it is on its way to the
         // subscribers; waited for a little at most (a flood of other
         // servers' messages need not end).
-        let passed_on = manager.logs_passed_on();
+        let passed_on = servers.logs_passed_on();
         let _ = tokio::time::timeout(LOGS_PASSED_ON_WITHIN, passed_on).await;
         let _ = drain(&mut events, &wanted, context).await;
         out
     }
 
     fn has_session(&self) -> bool {
-        let session = self.session.lock().unwrap_or_else(|p| p.into_inner());
+        let session = self.registered.lock().unwrap_or_else(|p| p.into_inner());
         session.is_some()
     }
 }
@@ -73,9 +73,9 @@ struct Wanted<'a> {
 
 impl Wanted<'_> {
     /// `event`, when it is a log message the request gets.
-    fn of(&self, event: LifecycleEvent) -> Option<(String, crate::upstream::LogMessage)> {
+    fn of(&self, event: ServerEvent) -> Option<(String, crate::servers::LogMessage)> {
         match event {
-            LifecycleEvent::Log { server, message }
+            ServerEvent::Log { server, message }
                 if self.client.allows(&server)
                     && self.only.is_none_or(|o| o == server)
                     && self.level.admits(message.level) =>
@@ -88,7 +88,7 @@ impl Wanted<'_> {
 }
 
 async fn forward(
-    events: &mut Receiver<LifecycleEvent>,
+    events: &mut Receiver<ServerEvent>,
     wanted: &Wanted<'_>,
     context: &RequestContext<RoleServer>,
 ) {
@@ -106,7 +106,7 @@ async fn forward(
 }
 
 async fn drain(
-    events: &mut Receiver<LifecycleEvent>,
+    events: &mut Receiver<ServerEvent>,
     wanted: &Wanted<'_>,
     context: &RequestContext<RoleServer>,
 ) -> Result<(), TryRecvError> {
@@ -126,15 +126,15 @@ async fn drain(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::upstream::LogMessage;
+    use crate::servers::LogMessage;
 
-    fn log(server: &str, level: LogLevel) -> LifecycleEvent {
+    fn log(server: &str, level: LogLevel) -> ServerEvent {
         let message = LogMessage {
             level,
             logger: None,
             data: serde_json::json!("m"),
         };
-        LifecycleEvent::Log {
+        ServerEvent::Log {
             server: server.into(),
             message,
         }

@@ -2,7 +2,7 @@
 //! per session (the host asks a server to watch a URI once for all sessions);
 //! a client sees the resources of its servers only.
 
-use super::{ClientScope, Gateway, from_json, internal};
+use super::{ClientScope, Session, from_json, internal};
 use crate::host::resources::Route;
 use crate::host::{Host, HostError};
 use rmcp::ErrorData as McpError;
@@ -126,7 +126,7 @@ impl Drop for Watching {
     }
 }
 
-impl Gateway {
+impl Session {
     pub(super) async fn resource_list(
         &self,
         client: &ClientScope,

@@ -8,7 +8,7 @@ mod read;
 
 pub use read::{TOOL_NAME, tool_definition};
 
-use super::Gateway;
+use super::Session;
 use crate::catalog::Entry;
 use crate::config::Exposure;
 use crate::config::results::{Format, budget_for, format_for};
@@ -91,7 +91,7 @@ impl Shaped {
     }
 }
 
-impl Gateway {
+impl Session {
     /// Tokens a result of `entry` may take; `0` for no budget.
     pub(super) fn budget_of(&self, entry: &Entry) -> usize {
         let names = [entry.tool.name.as_str(), entry.name.as_str()];

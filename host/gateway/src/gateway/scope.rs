@@ -9,10 +9,10 @@
 //! stdio, a gateway without tokens, and `--token` are unlimited, and take the
 //! paths they took before scopes existed.
 
-use super::{Gateway, ServeState};
+use super::{Gateway, Session};
+use crate::downstream::Reach;
 use crate::host::{EntryRef, HostError};
 use crate::plugin::SearchOptions;
-use crate::upstream::origin::Reach;
 use rmcp::model::Extensions;
 use serde_json::Value;
 use std::collections::BTreeSet;
@@ -77,7 +77,7 @@ impl ClientScope {
     }
 }
 
-impl Gateway {
+impl Session {
     /// The client a request comes from: the scope its HTTP request's token
     /// gave it, else (stdio, the session's own events) the session's.
     pub(super) fn client(&self, extensions: &Extensions) -> ClientScope {
@@ -141,7 +141,7 @@ impl Gateway {
     }
 }
 
-impl ServeState {
+impl Gateway {
     /// Resolves a tool name for `client`: a tool of a server it does not see
     /// is not found, with suggestions from its own servers only, and the name
     /// connects no such server on the way.

@@ -2,9 +2,9 @@
 //! that concern it, and log messages of the servers its client sees, at the
 //! level it set.
 
-use super::{ClientScope, ServeState, listen, resources};
-use crate::lifecycle::LifecycleEvent;
+use super::{ClientScope, Gateway, listen, resources};
 use crate::log_level::LogLevel;
+use crate::servers::ServerEvent;
 use rmcp::service::RoleServer;
 use serde_json::json;
 use std::sync::{Arc, Mutex, Weak};
@@ -12,13 +12,13 @@ use std::sync::{Arc, Mutex, Weak};
 /// Forwards the host's events to one session until it ends. `watching` is
 /// weak: the session's subscriptions end with the session, not with this task.
 pub(super) fn spawn(
-    shared: &ServeState,
+    shared: &Gateway,
     peer: rmcp::Peer<RoleServer>,
     watching: Weak<resources::Watching>,
     log_level: Arc<Mutex<Option<LogLevel>>>,
     client: ClientScope,
 ) {
-    let mut events = shared.host.manager().subscribe();
+    let mut events = shared.host.servers().subscribe();
     let host = shared.host.clone();
     let exposure = shared.exposure;
     // A quiet host sends no events: the session's end is checked every
@@ -36,7 +36,7 @@ pub(super) fn spawn(
                 }
             };
             match received {
-                Ok(LifecycleEvent::Log { server, message }) => {
+                Ok(ServerEvent::Log { server, message }) => {
                     let wanted = *log_level.lock().unwrap_or_else(|p| p.into_inner());
                     if client.allows(&server)
                         && wanted.is_some_and(|w| w.admits(message.level))
@@ -68,7 +68,7 @@ pub(super) fn spawn(
 pub(super) async fn log_forward(
     peer: &rmcp::Peer<RoleServer>,
     server: &str,
-    message: crate::upstream::LogMessage,
+    message: crate::servers::LogMessage,
 ) -> Result<(), rmcp::service::ServiceError> {
     let logger = match message.logger {
         Some(l) => format!("{server}/{l}"),

@@ -8,14 +8,14 @@
 //! the client does not see is an unknown task.
 
 use super::task_book::Given;
-use super::{ClientScope, Gateway, internal};
+use super::{ClientScope, Session, internal};
 use crate::host::pipeline::Ran;
-use crate::lifecycle::LifecycleError;
-use crate::upstream::ConnectError;
+use crate::servers::ConnectError;
+use crate::servers::ServerError;
 use rmcp::ErrorData as McpError;
 use rmcp::model::{CreateTaskResult, GetTaskResult, TaskPayload, UpdateTaskParams};
 
-impl Gateway {
+impl Session {
     /// A task's result passed through the guards after, as its call's would
     /// have been: what they replace it with, or an error where they
     /// withhold it, is what the client gets.
@@ -52,10 +52,10 @@ fn unknown_task(id: &str) -> McpError {
 }
 
 /// What a server's failure to answer about a task is to the client.
-fn task_error(id: &str, e: LifecycleError) -> McpError {
+fn task_error(id: &str, e: ServerError) -> McpError {
     match e {
-        LifecycleError::NotFound(_) => unknown_task(id),
-        LifecycleError::Connect {
+        ServerError::NotFound(_) => unknown_task(id),
+        ServerError::Connect {
             error: ConnectError::Rpc(message),
             ..
         } => McpError::invalid_params(message, None),
@@ -81,10 +81,10 @@ struct OwnTask<'a> {
     given: Given,
     server: &'a str,
     task: &'a str,
-    need: crate::upstream::Need<'static>,
+    need: crate::servers::Need<'static>,
 }
 
-impl Gateway {
+impl Session {
     /// The task the client's `id` names, when it is this client's.
     async fn task_of<'a>(
         &self,

@@ -3,8 +3,8 @@
 
 use super::*;
 
-impl Gateway {
-    /// A tool call, answered when it ends (see [`Gateway::held_call`] for
+impl Session {
+    /// A tool call, answered when it ends (see [`Session::held_call`] for
     /// a client of the stateless revision).
     pub(super) async fn call_now(
         &self,

@@ -2,7 +2,7 @@
 //! by search and loaded on demand, announced with `notifications/tools/list_changed`.
 
 use super::hints::Hints;
-use super::{Gateway, result};
+use super::{Session, result};
 use crate::catalog::Entry;
 use crate::config::Config;
 use crate::host::{EntryRef, Snapshot};
@@ -99,7 +99,7 @@ fn groups<'a>(config: &'a Config, tools: &[&'a Entry]) -> Vec<outline::Group<'a>
 }
 
 pub async fn call(
-    gw: &Gateway,
+    gw: &Session,
     params: Map<String, Value>,
     ctx: &RequestContext<RoleServer>,
 ) -> Result<CallToolResult, McpError> {
@@ -182,7 +182,7 @@ fn result_limit(select: Option<&str>) -> u32 {
 /// Adds the deferred tools among `names` to the session's tools, and tells
 /// the client its tool list changed when any is new to it.
 async fn activate(
-    gw: &Gateway,
+    gw: &Session,
     snapshot: &Snapshot,
     names: &[String],
     ctx: &RequestContext<RoleServer>,

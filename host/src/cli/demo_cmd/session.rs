@@ -6,7 +6,7 @@
 
 use anyhow::{Context, Result};
 use mcpw::config::Exposure;
-use mcpw::gateway::{Gateway, ServeState};
+use mcpw::gateway::{self, Gateway};
 use mcpw::host::Host;
 use rmcp::model::{CallToolRequestParams, ElicitRequestParams, ElicitResult};
 use rmcp::service::{RequestContext, RoleClient, RoleServer, RunningService};
@@ -89,7 +89,7 @@ pub struct Reply {
 /// One agent's session with the gateway.
 pub struct Session {
     client: RunningService<RoleClient, Agent>,
-    server: RunningService<RoleServer, Gateway>,
+    server: RunningService<RoleServer, gateway::Session>,
     asked: Arc<Mutex<Vec<Asked>>>,
 }
 
@@ -98,8 +98,8 @@ impl Session {
     /// exposure), for an in-process client.
     pub async fn open(host: Arc<Host>) -> Result<Session> {
         let (ours, theirs) = tokio::io::duplex(1 << 20);
-        let gateway = Gateway::new(ServeState::new(host, Exposure::Direct));
-        let server = tokio::spawn(gateway.serve(theirs));
+        let session = gateway::Session::new(Gateway::new(host, Exposure::Direct));
+        let server = tokio::spawn(session.serve(theirs));
         let agent = Agent::default();
         let asked = agent.asked.clone();
         let client = agent.serve(ours).await.context("the demo's client")?;

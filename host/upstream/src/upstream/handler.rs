@@ -111,7 +111,7 @@ impl UpstreamHandler {
             &self.sessions,
             target,
             request,
-            context.ct.cancelled(),
+            Box::pin(context.ct.clone().cancelled_owned()),
         )
         .await
     }

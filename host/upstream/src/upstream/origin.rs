@@ -11,16 +11,13 @@
 //! otherwise (no roots, no sampling, elicitation declined).
 
 use futures::future::BoxFuture;
+use rmcp::ErrorData as McpError;
 #[allow(deprecated)] // roots: in every revision before 2026-07-28
 use rmcp::model::ListRootsResult;
 use rmcp::model::{
     ClientCapabilities, ClientResult, ElicitResult, ElicitationAction, RequestId, ServerRequest,
 };
-use rmcp::service::{
-    InboundStreamOrigin, OriginatingRequestId, PeerRequestOptions, RequestContext, RoleClient,
-    RoleServer,
-};
-use rmcp::{ErrorData as McpError, Peer};
+use rmcp::service::{InboundStreamOrigin, RequestContext, RoleClient};
 use serde_json::{Map, Value};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -40,49 +37,48 @@ pub struct Session {
     pub client: Client,
 }
 
+/// A client that a server's requests can be put to: whoever serves the
+/// client (a session of the gateway, a held call of a stateless client)
+/// implements it. The connections know clients only through it.
+pub trait Ask: Send + Sync {
+    /// What the client declared (`sampling`, `elicitation`, `roots`, …), as
+    /// its capabilities object; None before it declared anything.
+    fn capabilities(&self) -> Option<Map<String, Value>>;
+    /// Puts `request` to the client, as part of the client's request
+    /// `belongs_to` when it has one, and waits for the answer; `cancelled`
+    /// completing (the server cancelled its request) withdraws it.
+    fn ask(
+        &self,
+        request: ServerRequest,
+        belongs_to: Option<RequestId>,
+        cancelled: BoxFuture<'static, ()>,
+    ) -> BoxFuture<'static, Result<ClientResult, McpError>>;
+}
+
 /// Who a server's request is put to.
 #[derive(Clone)]
-pub enum Client {
-    /// A client with a session (the handshake era): the request is sent on
-    /// to it as a request of its own.
-    Peer(Peer<RoleServer>),
-    /// A client of the stateless revision, which takes no requests: its
-    /// call waits while the question goes to it in an `inputRequired` answer.
-    Later(Arc<dyn AskLater>),
-}
-
-/// Asks a client of the stateless revision within one of its calls.
-pub trait AskLater: Send + Sync {
-    /// Whether the client declared the capability `key` with its call.
-    fn declares(&self, key: &str) -> bool;
-    /// Puts `request` to the client; the answer comes with its retried call.
-    fn ask(&self, request: ServerRequest) -> BoxFuture<'static, Result<ClientResult, McpError>>;
-}
+pub struct Client(Arc<dyn Ask>);
 
 impl Client {
+    /// The client that `ask` serves.
+    pub fn new(ask: Arc<dyn Ask>) -> Self {
+        Client(ask)
+    }
+
     /// Whether the client declared the capability `key` (`sampling`, …).
     pub fn declares(&self, key: &str) -> bool {
-        match self {
-            Client::Peer(peer) => declares(peer, key),
-            Client::Later(later) => later.declares(key),
-        }
+        self.0.capabilities().is_some_and(|c| c.contains_key(key))
     }
 
     /// Puts a server's request to the client and waits for the answer (see
-    /// `forward`).
+    /// [`Ask::ask`]).
     pub async fn ask(
         &self,
         request: ServerRequest,
         belongs_to: Option<RequestId>,
-        cancelled: impl std::future::Future<Output = ()>,
+        cancelled: BoxFuture<'static, ()>,
     ) -> Result<ClientResult, McpError> {
-        match self {
-            Client::Peer(peer) => forward(peer, request, belongs_to, cancelled).await,
-            Client::Later(later) => tokio::select! {
-                answer = later.ask(request) => answer,
-                _ = cancelled => Err(McpError::internal_error("cancelled by the server", None)),
-            },
-        }
+        self.0.ask(request, belongs_to, cancelled).await
     }
 }
 
@@ -118,7 +114,7 @@ pub type Reach = Option<Arc<BTreeSet<String>>>;
 
 /// An open session: its client, and the servers it may see.
 struct Live {
-    peer: Peer<RoleServer>,
+    client: Client,
     reach: Reach,
 }
 
@@ -201,20 +197,17 @@ impl Drop for SessionGuard {
 impl Sessions {
     /// Registers an initialized session whose client may see the servers
     /// `reach` names (`None`: every server).
-    pub fn open(self: &Arc<Self>, peer: Peer<RoleServer>, reach: Reach) -> SessionGuard {
+    pub fn open(self: &Arc<Self>, client: Client, reach: Reach) -> SessionGuard {
         let id = self.new_id();
         let live = Live {
-            peer: peer.clone(),
+            client: client.clone(),
             reach,
         };
         lock(&self.live).insert(id, live);
         self.opened.notify_waiters();
         SessionGuard {
             sessions: self.clone(),
-            session: Session {
-                id,
-                client: Client::Peer(peer),
-            },
+            session: Session { id, client },
         }
     }
 
@@ -279,7 +272,7 @@ impl Sessions {
         match (seeing.next(), seeing.next()) {
             (Some((&id, l)), None) => Some(Session {
                 id,
-                client: Client::Peer(l.peer.clone()),
+                client: l.client.clone(),
             }),
             _ => None,
         }
@@ -292,13 +285,9 @@ impl Sessions {
     pub fn capabilities(&self, server: &str) -> ClientCapabilities {
         let mut merged = lock(&self.stateless).clone();
         for live in lock(&self.live).values().filter(|l| l.sees(server)) {
-            let Some(info) = live.peer.peer_info() else {
-                continue;
-            };
-            let Ok(Value::Object(caps)) = serde_json::to_value(&info.capabilities) else {
-                continue;
-            };
-            offer(&mut merged, &caps);
+            if let Some(caps) = live.client.0.capabilities() {
+                offer(&mut merged, &caps);
+            }
         }
         if lock(&self.local).is_some() {
             merged
@@ -447,13 +436,6 @@ pub(super) async fn target(
     }
 }
 
-/// Whether the client declared the capability `key` (`sampling`, …).
-pub(crate) fn declares(peer: &Peer<RoleServer>, key: &str) -> bool {
-    peer.peer_info()
-        .and_then(|i| serde_json::to_value(&i.capabilities).ok())
-        .is_some_and(|c| c.get(key).is_some())
-}
-
 /// What a call of `tool` (none: any) for `client` needs of a connection:
 /// one on which the server can ask, when the client takes sampling,
 /// elicitation or roots (no client: a caller without a session).
@@ -462,47 +444,6 @@ pub fn need_of<'a>(client: Option<&Client>, tool: Option<&'a str>) -> super::Nee
     match client {
         Some(c) if takes(c) => super::Need::ServerRequests(tool),
         _ => super::Need::Any,
-    }
-}
-
-/// Sends a server's request on to a client and waits for the answer;
-/// `cancelled` completing (the server cancelled its request) cancels it at
-/// the client.
-pub(crate) async fn forward(
-    peer: &Peer<RoleServer>,
-    mut request: ServerRequest,
-    belongs_to: Option<RequestId>,
-    cancelled: impl std::future::Future<Output = ()>,
-) -> Result<ClientResult, McpError> {
-    use rmcp::model::GetExtensions;
-    if let Some(id) = belongs_to {
-        request.extensions_mut().insert(OriginatingRequestId(id));
-    }
-    // Sent from a task of its own: within the server's request handler, rmcp
-    // would mark it as coming from the *server's* request id (a task-local),
-    // and the client's transport would look for a stream of that id.
-    let sender = peer.clone();
-    let handle = tokio::spawn(async move {
-        sender
-            .send_request_with_option(request, PeerRequestOptions::no_options())
-            .await
-    })
-    .await
-    .map_err(|e| McpError::internal_error(e.to_string(), None))?
-    .map_err(|e| McpError::internal_error(format!("the client is gone: {e}"), None))?;
-    let id = handle.id.clone();
-    tokio::select! {
-        answer = handle.await_response() => answer.map_err(|e| match e {
-            rmcp::ServiceError::McpError(e) => e,
-            e => McpError::internal_error(e.to_string(), None),
-        }),
-        _ = cancelled => {
-            let cancel = serde_json::json!({"requestId": id, "reason": "the server cancelled its request"});
-            if let Ok(cancel) = serde_json::from_value(cancel) {
-                let _ = peer.notify_cancelled(cancel).await;
-            }
-            Err(McpError::internal_error("cancelled by the server", None))
-        }
     }
 }
 
@@ -516,7 +457,7 @@ pub(super) async fn answer(
     sessions: &Sessions,
     target: Option<(Client, Option<RequestId>)>,
     request: ServerRequest,
-    cancelled: impl std::future::Future<Output = ()>,
+    cancelled: BoxFuture<'static, ()>,
 ) -> Result<ClientResult, McpError> {
     let capability = match &request {
         ServerRequest::CreateMessageRequest(_) => Some("sampling"),
@@ -593,7 +534,8 @@ pub(super) async fn answer_inputs(
             }
         };
         let target = origin.map(|o| (o.session.client.clone(), Some(o.request.clone())));
-        let result = answer(server, sessions, target, request, std::future::pending()).await?;
+        let pending = Box::pin(std::future::pending());
+        let result = answer(server, sessions, target, request, pending).await?;
         let value = serde_json::to_value(&result)
             .map_err(|e| McpError::internal_error(e.to_string(), None))?;
         Ok((key, value))
@@ -607,49 +549,45 @@ pub(super) async fn answer_inputs(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use rmcp::ServiceExt;
-    use rmcp::model::{ClientConfig, Implementation};
-    use rmcp::service::RunningService;
 
-    struct Server;
-    impl rmcp::ServerHandler for Server {}
+    /// A client that declares sampling, or nothing, and is never asked.
+    struct Declared(bool);
 
-    /// An initialized session over a pipe whose client declares sampling, or
-    /// nothing; both ends stay up while the pair is held.
-    async fn session(
-        sampling: bool,
-    ) -> (
-        RunningService<RoleServer, Server>,
-        RunningService<RoleClient, ClientConfig>,
-    ) {
-        let (a, b) = tokio::io::duplex(1 << 16);
-        let server = tokio::spawn(Server.serve(a));
-        let caps = match sampling {
-            true => serde_json::json!({"sampling": {}}),
-            false => serde_json::json!({}),
-        };
-        let config = ClientConfig::new(
-            serde_json::from_value(caps).unwrap(),
-            Implementation::new("test", "1"),
-        );
-        let client = config.serve(b).await.unwrap();
-        (server.await.unwrap().unwrap(), client)
+    impl Ask for Declared {
+        fn capabilities(&self) -> Option<Map<String, Value>> {
+            let caps = match self.0 {
+                true => serde_json::json!({"sampling": {}}),
+                false => serde_json::json!({}),
+            };
+            caps.as_object().cloned()
+        }
+
+        fn ask(
+            &self,
+            _: ServerRequest,
+            _: Option<RequestId>,
+            _: BoxFuture<'static, ()>,
+        ) -> BoxFuture<'static, Result<ClientResult, McpError>> {
+            unreachable!("nothing is asked here")
+        }
+    }
+
+    fn client(sampling: bool) -> Client {
+        Client::new(Arc::new(Declared(sampling)))
     }
 
     #[tokio::test]
     async fn requests_outside_calls_and_capabilities_follow_what_sessions_see() {
         let sessions = Arc::new(Sessions::default());
-        let (limited, _c1) = session(true).await;
-        let (every, _c2) = session(false).await;
         let git = Some(Arc::new(BTreeSet::from(["git".to_string()])));
-        let _g1 = sessions.open(limited.peer().clone(), git);
+        let _g1 = sessions.open(client(true), git);
         // Only the limited session's client takes sampling: only git is offered it.
         assert!(sessions.capabilities("git").sampling.is_some());
         assert!(sessions.capabilities("time").sampling.is_none());
         // Outside a call, a server's request goes to the one session that sees it.
         assert!(sessions.only("git").is_some());
         assert!(sessions.only("time").is_none(), "nobody sees time yet");
-        let g2 = sessions.open(every.peer().clone(), None);
+        let g2 = sessions.open(client(false), None);
         let time = sessions.only("time").unwrap();
         assert_eq!(time.id, g2.session().id);
         assert!(sessions.only("git").is_none(), "two sessions see git");
@@ -660,10 +598,9 @@ mod tests {
     #[tokio::test]
     async fn a_call_being_sent_makes_an_unassociated_request_ambiguous() {
         let sessions = Arc::new(Sessions::default());
-        let ((a, _ca), (b, _cb)) = (session(false).await, session(false).await);
         let (ga, gb) = (
-            sessions.open(a.peer().clone(), None),
-            sessions.open(b.peer().clone(), None),
+            sessions.open(client(false), None),
+            sessions.open(client(false), None),
         );
         let origin = |g: &SessionGuard, n: i64| Origin {
             session: g.session().clone(),
@@ -697,10 +634,9 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn a_question_waits_for_its_call_for_as_long_as_the_call_is_being_sent() {
         let sessions = Arc::new(Sessions::default());
-        let ((a, _ca), (b, _cb)) = (session(true).await, session(true).await);
         let (ga, gb) = (
-            sessions.open(a.peer().clone(), None),
-            sessions.open(b.peer().clone(), None),
+            sessions.open(client(true), None),
+            sessions.open(client(true), None),
         );
         let in_flight = InFlight::default();
         let asked = |id: i64| {

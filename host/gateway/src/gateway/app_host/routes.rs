@@ -1,7 +1,7 @@
 //! The view's page, its files and its data over HTTP.
 
 use super::View;
-use crate::gateway::{ClientScope, ServeState, page};
+use crate::gateway::{ClientScope, Gateway, page};
 use crate::host::pipeline::{Caller, Ran, Unattended, Via};
 use crate::host::{CallOptions, RawResult};
 use axum::extract::{Path, Request};
@@ -22,7 +22,7 @@ const MAX_CALL_BYTES: usize = 1 << 20;
 
 /// The page's files, open as the live page's are, and the views' HTML,
 /// open to whoever holds a view's id.
-pub(in crate::gateway) fn files(router: axum::Router, shared: Arc<ServeState>) -> axum::Router {
+pub(in crate::gateway) fn files(router: axum::Router, shared: Arc<Gateway>) -> axum::Router {
     let script = "text/javascript; charset=utf-8";
     router
         .route(
@@ -44,7 +44,7 @@ pub(in crate::gateway) fn files(router: axum::Router, shared: Arc<ServeState>) -
 }
 
 /// The views' data and the apps' calls, behind the page's token.
-pub(in crate::gateway) fn api(router: axum::Router, shared: Arc<ServeState>) -> axum::Router {
+pub(in crate::gateway) fn api(router: axum::Router, shared: Arc<Gateway>) -> axum::Router {
     let calls = shared.clone();
     router
         .route(
@@ -58,7 +58,7 @@ pub(in crate::gateway) fn api(router: axum::Router, shared: Arc<ServeState>) -> 
 }
 
 /// The open view `id`, if the request's client sees its server.
-fn view_for(shared: &ServeState, id: &str, client: Option<&ClientScope>) -> Option<Arc<View>> {
+fn view_for(shared: &Gateway, id: &str, client: Option<&ClientScope>) -> Option<Arc<View>> {
     let view = shared.views.get()?.get(id)?;
     client
         .is_none_or(|c| c.allows(&view.server))
@@ -74,7 +74,7 @@ fn not_found() -> Response {
 }
 
 /// What the page needs to run a view: the tool, its input and its result.
-async fn data(shared: Arc<ServeState>, id: String, request: Request) -> Response {
+async fn data(shared: Arc<Gateway>, id: String, request: Request) -> Response {
     let client = page::client_of(&request);
     let Some(view) = view_for(&shared, &id, Some(&client)) else {
         return not_found();
@@ -90,7 +90,7 @@ async fn data(shared: Arc<ServeState>, id: String, request: Request) -> Response
 }
 
 /// The view's HTML, read from its server, under the policy it declares.
-async fn html(shared: Arc<ServeState>, id: String) -> Response {
+async fn html(shared: Arc<Gateway>, id: String) -> Response {
     let Some(view) = view_for(&shared, &id, None) else {
         return not_found();
     };
@@ -163,7 +163,7 @@ fn app_caller(client: &ClientScope) -> Caller {
 }
 
 /// An app's `tools/call`, by its server's own tool name, on its server only.
-async fn call(shared: Arc<ServeState>, id: String, request: Request) -> Response {
+async fn call(shared: Arc<Gateway>, id: String, request: Request) -> Response {
     let client = page::client_of(&request);
     let Some(view) = view_for(&shared, &id, Some(&client)) else {
         return not_found();
@@ -187,7 +187,7 @@ async fn call(shared: Arc<ServeState>, id: String, request: Request) -> Response
 
 /// Runs the app's call and gives its result as a `tools/call` result.
 async fn run(
-    shared: &ServeState,
+    shared: &Gateway,
     view: &View,
     name: &str,
     arguments: Option<Map<String, Value>>,

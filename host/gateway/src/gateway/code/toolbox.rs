@@ -1,7 +1,7 @@
 //! The tools of one session as a script's [`Toolbox`]: each call resolved
 //! among the tools the client sees and made the way its own calls are.
 
-use crate::gateway::{ClientScope, Gateway};
+use crate::gateway::{ClientScope, Session};
 use crate::host::CallOptions;
 use crate::host::pipeline::{Caller, Via};
 use crate::host::scripts::{ScriptCalls, script_arguments, script_call, service_error, tool_info};
@@ -13,7 +13,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 pub(super) struct SessionToolbox {
-    gw: Gateway,
+    gw: Session,
     client: ClientScope,
     /// The session the calls are made for (servers' requests go back to it).
     options: CallOptions,
@@ -51,7 +51,7 @@ impl Progress {
 
 impl SessionToolbox {
     pub(super) fn new(
-        gw: &Gateway,
+        gw: &Session,
         client: &ClientScope,
         ctx: &RequestContext<RoleServer>,
     ) -> Self {
@@ -140,7 +140,7 @@ impl Toolbox for SessionToolbox {
 
 /// `read_result` called by a script: a result this session kept. The
 /// script gets the range's text, or, for a projection read whole, its value.
-async fn read_kept(gw: &Gateway, arguments: &str) -> Result<CallOutcome, ServiceError> {
+async fn read_kept(gw: &Session, arguments: &str) -> Result<CallOutcome, ServiceError> {
     let args = script_arguments(arguments)?;
     let read = gw
         .read_result_tool(&args)

@@ -7,7 +7,7 @@
 //! value only the user can give (a secret) is left to `mcpw add` at a
 //! terminal: an agent never handles one. Every install is an audit line.
 
-use super::{ClientScope, Gateway, Reply};
+use super::{ClientScope, Reply, Session};
 use crate::audit::Decision;
 use crate::config::model::AllowInstall;
 use crate::gateway::approval::Asker;
@@ -43,7 +43,7 @@ pub fn tool_definition() -> Value {
 
 /// A call of [`TOOL_NAME`].
 pub async fn call(
-    gw: &Gateway,
+    gw: &Session,
     args: &serde_json::Map<String, Value>,
     ctx: &RequestContext<RoleServer>,
 ) -> Result<rmcp::model::CallToolResult, rmcp::ErrorData> {
@@ -97,7 +97,7 @@ fn flow<'a>(config: &'a crate::config::Config, env: &'a crate::paths::Environmen
 /// The registry's active servers ranked for `query` by the host's ranking
 /// guest, off the async threads (guest calls block); only the hits are
 /// copied out.
-async fn ranked(gw: &Gateway, cached: Cached, query: &str, limit: u32) -> Vec<(Listed, f32)> {
+async fn ranked(gw: &Session, cached: Cached, query: &str, limit: u32) -> Vec<(Listed, f32)> {
     let policy = gw.shared.host.policy().clone();
     let query = query.to_string();
     tokio::task::spawn_blocking(move || {
@@ -111,7 +111,7 @@ async fn ranked(gw: &Gateway, cached: Cached, query: &str, limit: u32) -> Vec<(L
     .unwrap_or_default()
 }
 
-pub(super) async fn find(gw: &Gateway, query: &str, limit: u32) -> Reply {
+pub(super) async fn find(gw: &Session, query: &str, limit: u32) -> Reply {
     let host = &gw.shared.host;
     let config = host.config();
     let (cached, stale) = flow(&config, host.env()).registry().await;
@@ -140,7 +140,7 @@ pub(super) async fn find(gw: &Gateway, query: &str, limit: u32) -> Reply {
 
 /// Writes `line` into the serving host's audit trail, when it keeps one
 /// (a replica of a team into its own file, as every other line).
-fn audit(gw: &Gateway, line: &crate::audit::Record) {
+fn audit(gw: &Session, line: &crate::audit::Record) {
     if let Some(log) = gw.shared.host.audit() {
         log.write(line);
     }
@@ -151,7 +151,7 @@ fn refused(text: String, plan: Option<&Plan>, error: &str) -> Reply {
 }
 
 pub(super) async fn add(
-    gw: &Gateway,
+    gw: &Session,
     client: &ClientScope,
     source: &str,
     ctx: &RequestContext<RoleServer>,
@@ -204,7 +204,7 @@ pub(super) async fn add(
 }
 
 /// The approved plan tried, pinned and written.
-async fn carry_out(gw: &Gateway, client: &ClientScope, plan: Plan, decision: Decision) -> Reply {
+async fn carry_out(gw: &Session, client: &ClientScope, plan: Plan, decision: Decision) -> Reply {
     let host = &gw.shared.host;
     let config = host.config();
     let by = Approved {

@@ -3,7 +3,7 @@
 
 use super::{Reply, known};
 use crate::catalog::{Entry, ToolKind};
-use crate::gateway::{ClientScope, Gateway};
+use crate::gateway::{ClientScope, Session};
 use crate::host::{EntryRef, Host, HostError};
 use crate::plugin::{GuestError, PluginError, QueryMode, SearchOptions};
 use crate::present;
@@ -19,7 +19,7 @@ pub(super) struct Query<'a> {
 }
 
 /// Searches the tools `client` sees; an empty query is refused.
-pub(super) async fn search(gw: &Gateway, client: &ClientScope, q: Query<'_>) -> Reply {
+pub(super) async fn search(gw: &Session, client: &ClientScope, q: Query<'_>) -> Reply {
     let host = &gw.shared.host;
     let Query {
         text: query,
@@ -62,7 +62,7 @@ pub(super) async fn search(gw: &Gateway, client: &ClientScope, q: Query<'_>) -> 
 /// The hits among the tools `client` sees; a bad pattern is told apart from
 /// a search that failed.
 async fn find(
-    gw: &Gateway,
+    gw: &Session,
     client: &ClientScope,
     query: &str,
     options: SearchOptions,
@@ -88,7 +88,7 @@ async fn find(
 fn no_matches(host: &Host, client: &ClientScope, query: &str, server: Option<&str>) -> Reply {
     let text = match server {
         Some(s) if !known(host, client, s) => {
-            let mut names = host.manager().server_names();
+            let mut names = host.servers().names();
             names.retain(|n| client.allows(n));
             format!(
                 "No tools matching \"{query}\" in \"{s}\": no server has that name (servers: {})",

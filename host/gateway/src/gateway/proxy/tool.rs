@@ -4,11 +4,11 @@
 use super::{Reply, known};
 use crate::catalog::ToolKind;
 use crate::gateway::results::Shaping;
-use crate::gateway::{ClientScope, Gateway, calls, result};
+use crate::gateway::{ClientScope, Session, calls, result};
 use crate::host::pipeline::{Caller, Ran, Via};
 use crate::host::{CallOutcome, EntryRef, Host, HostError, RawResult};
-use crate::lifecycle::LifecycleError;
 use crate::present::{self, Content};
+use crate::servers::ServerError;
 use rmcp::ErrorData as McpError;
 use rmcp::model::CallToolResult;
 use rmcp::service::{RequestContext, RoleServer};
@@ -17,7 +17,7 @@ use serde_json::{Map, Value, json};
 /// Calls `name` with `args`; every refusal and failure is a tool error the
 /// agent can act on.
 pub(super) async fn call_tool(
-    gw: &Gateway,
+    gw: &Session,
     client: &ClientScope,
     name: &str,
     server: Option<&str>,
@@ -77,7 +77,7 @@ pub(super) async fn call_tool(
 }
 
 /// The view a result of `entry` is shown with, when its tool has one.
-fn shown_view(gw: &Gateway, entry: &EntryRef, result: &CallToolResult) -> Option<String> {
+fn shown_view(gw: &Session, entry: &EntryRef, result: &CallToolResult) -> Option<String> {
     entry.tool.meta.as_ref().and_then(crate::apps::view_of)?;
     let view = gw.result_view(entry, result.meta.as_ref().map(|m| &m.0));
     view.map(str::to_string)
@@ -109,7 +109,7 @@ fn meta_for_client(
 /// the `resource_link` to it (taken out of the content, which is presented
 /// as text, to go back as a link).
 async fn shape(
-    gw: &Gateway,
+    gw: &Session,
     entry: &EntryRef,
     raw: RawResult,
     shaping: &Shaping,
@@ -144,7 +144,7 @@ fn refuse(reply: Reply) -> Result<CallToolResult, McpError> {
 
 /// The tool to call and its arguments, or why the call is refused.
 async fn prepare(
-    gw: &Gateway,
+    gw: &Session,
     client: &ClientScope,
     name: &str,
     server: Option<&str>,
@@ -195,8 +195,8 @@ async fn name_on(host: &Host, client: &ClientScope, name: &str, s: &str) -> Resu
             json!({"mode": "call", "server": s, "error": "server_not_found"}),
         ));
     }
-    if !host.manager().has_tools(s)
-        && let Err(e) = host.manager().connect(s, false).await
+    if !host.servers().has_tools(s)
+        && let Err(e) = host.servers().connect(s, false).await
     {
         return Err(Reply::error(
             unavailable_text(s, &e),
@@ -215,7 +215,7 @@ async fn name_on(host: &Host, client: &ClientScope, name: &str, s: &str) -> Resu
 
 /// The entry of `target` among the tools `client` sees.
 async fn resolve(
-    gw: &Gateway,
+    gw: &Session,
     client: &ClientScope,
     name: &str,
     target: &str,
@@ -267,7 +267,7 @@ async fn tool_not_found(
 /// cancellation ends the call at once. Returns once the progress has been
 /// sent on.
 async fn invoke(
-    gw: &Gateway,
+    gw: &Session,
     caller: &Caller,
     entry: &EntryRef,
     args: Option<Map<String, Value>>,
@@ -297,21 +297,17 @@ fn present_outcome(
             }
             result(&out.content, Some(details), out.is_error)
         }
-        Err(HostError::Lifecycle(
-            e @ (LifecycleError::Backoff { .. } | LifecycleError::Disabled(_)),
-        )) => {
+        Err(HostError::Lifecycle(e @ (ServerError::Backoff { .. } | ServerError::Disabled(_)))) => {
             let kind = unavailable_kind(&e);
             reply(
                 unavailable_text(&entry.tool.server, &e),
                 call_details(entry, json!({"error": kind})),
             )
         }
-        Err(HostError::Lifecycle(LifecycleError::Connect { error, .. })) if error.is_auth() => {
-            reply(
-                format!("Server \"{}\" is unavailable: {error}", entry.tool.server),
-                call_details(entry, json!({"error": "server_unavailable"})),
-            )
-        }
+        Err(HostError::Lifecycle(ServerError::Connect { error, .. })) if error.is_auth() => reply(
+            format!("Server \"{}\" is unavailable: {error}", entry.tool.server),
+            call_details(entry, json!({"error": "server_unavailable"})),
+        ),
         Err(e) => {
             let schema =
                 (entry.tool.kind == ToolKind::Tool).then(|| &**entry.tool.input_schema.object());
@@ -337,31 +333,31 @@ fn call_details(entry: &EntryRef, extra: Value) -> Value {
 }
 
 /// The server a lifecycle error is about.
-fn lifecycle_server(e: &LifecycleError) -> Option<String> {
+fn lifecycle_server(e: &ServerError) -> Option<String> {
     match e {
-        LifecycleError::NotFound(s)
-        | LifecycleError::Disabled(s)
-        | LifecycleError::Reconfigured(s) => Some(s.clone()),
-        LifecycleError::Backoff { server, .. } | LifecycleError::Connect { server, .. } => {
+        ServerError::NotFound(s) | ServerError::Disabled(s) | ServerError::Reconfigured(s) => {
+            Some(s.clone())
+        }
+        ServerError::Backoff { server, .. } | ServerError::Connect { server, .. } => {
             Some(server.clone())
         }
     }
 }
 
 /// The `error` of `details` for an unavailable server.
-fn unavailable_kind(e: &LifecycleError) -> &'static str {
+fn unavailable_kind(e: &ServerError) -> &'static str {
     match e {
-        LifecycleError::Backoff { .. } => "server_backoff",
-        LifecycleError::NotFound(_) => "server_not_found",
+        ServerError::Backoff { .. } => "server_backoff",
+        ServerError::NotFound(_) => "server_not_found",
         _ => "server_unavailable",
     }
 }
 
 /// Why a server is unavailable; a server backing off says when it is
 /// retried, and how to retry now.
-fn unavailable_text(server: &str, e: &LifecycleError) -> String {
+fn unavailable_text(server: &str, e: &ServerError) -> String {
     match e {
-        LifecycleError::Backoff {
+        ServerError::Backoff {
             ago_s,
             retry_in_s,
             last_error,

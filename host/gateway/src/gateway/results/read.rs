@@ -5,7 +5,7 @@
 use super::{Shaping, parse_json, project_input, written};
 use crate::config::Exposure;
 use crate::config::results::Format;
-use crate::gateway::{Gateway, result};
+use crate::gateway::{Session, result};
 use crate::present::Content;
 use crate::results::{self, CHARS_PER_TOKEN};
 use rmcp::ErrorData as McpError;
@@ -37,7 +37,7 @@ pub fn tool_definition() -> Value {
     })
 }
 
-impl Gateway {
+impl Session {
     /// Reads the kept result `id` for the agent: a range of its text, after
     /// the projection and format asked for.
     pub(crate) async fn read_kept(
