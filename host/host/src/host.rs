@@ -1,5 +1,24 @@
 //! [`Host`]: config, server lifecycle, metadata cache and policy guests together.
-//! The CLI and the MCP gateway are built on it; Rust agents can embed it.
+//! The CLI and the MCP gateway are built on it; Rust agents can embed it:
+//!
+//! ```no_run
+//! # async fn embed() -> Result<(), mcpw_host::host::HostError> {
+//! use mcpw_host::host::Host;
+//! let host = Host::from_config_value(serde_json::json!({
+//!     "mcpServers": { "time": { "command": "mcp-server-time" } } })).await?;
+//! let hits = host.search("current time", Default::default()).await?;
+//! let args = serde_json::json!({"timezone": "UTC"}).as_object().cloned();
+//! let out = host.call(&hits[0].0.name, args).await?;
+//! println!("{:?}", out.content);
+//! // Its servers' state, and their events as they happen.
+//! for status in host.status() {
+//!     println!("{} {:?} {}", status.name, status.state, status.tool_count);
+//! }
+//! let mut events = host.servers().subscribe();
+//! tokio::spawn(async move { while let Ok(event) = events.recv().await { println!("{event:?}"); } });
+//! host.shutdown().await;
+//! # Ok(()) }
+//! ```
 
 mod auth;
 pub(crate) mod call_path;
