@@ -13,6 +13,7 @@ mod approval;
 mod calls;
 pub mod code;
 mod era;
+mod exposures;
 mod held;
 mod hints;
 pub mod http;
@@ -62,7 +63,8 @@ pub struct Gateway {
     /// Connects servers whose tools are unknown (nothing cached), once, before
     /// the first answer that needs the catalog.
     bootstrap: tokio::sync::OnceCell<()>,
-    exposure: Exposure,
+    /// The exposure served: what sessions list, and where their calls go.
+    exposed: &'static dyn exposures::Exposed,
     budget: usize,
     /// Tokens the tool definitions may take for `auto` exposure to list them.
     auto_budget: usize,
@@ -107,7 +109,7 @@ impl Gateway {
             tasks: task_book::TaskBook::new(host.shared_state().cloned()),
             replicas: replicas::Replicas::for_host(&host),
             host,
-            exposure,
+            exposed: exposures::of(exposure),
             bootstrap: tokio::sync::OnceCell::new(),
             budget,
             auto_budget,
@@ -157,28 +159,11 @@ impl Gateway {
     /// index. Proxy exposure prepares nothing (it lists one fixed tool), which
     /// keeps an idle proxy small; its first search builds the index.
     pub async fn warm_up(&self, session: &Session) {
-        if self.exposure == Exposure::Code {
-            // The script guest: compiling it is the slow part of a first script.
-            if let Err(e) = self.host.scripter().await {
-                tracing::warn!("code mode is unavailable: {e}");
-            }
-            return;
-        }
-        if self.exposure == Exposure::Proxy {
-            return;
-        }
-        let schemas = async {
-            if self.exposure == Exposure::Direct {
-                self.host.prepare_schemas().await;
-            }
-        };
-        // `auto` decides for this session as it would for a client's.
-        if let (_, Err(e)) = tokio::join!(schemas, session.tool_list()) {
-            tracing::debug!("warming up the tool list: {e:?}");
-        }
-        if session.exposure() != Exposure::ToolSearch {
-            return;
-        }
+        self.exposed.warm_up(self, session).await
+    }
+
+    /// Builds the search index now, not at the first search.
+    async fn prepare_search(&self) {
         match self.host.prepare_search().await {
             Ok(()) | Err(HostError::ShuttingDown) => {}
             Err(e) => tracing::warn!("cannot build the search index: {e}"),
@@ -407,30 +392,14 @@ impl ServerHandler for Session {
     }
 
     fn get_info(&self) -> ServerConfig {
-        let instructions = match self.shared.exposure {
-            Exposure::Proxy => {
-                "Every MCP server configured in mcpw is reachable through the `mcp` tool: call it with no arguments for status, `search` to find tools, `describe` for parameters, `tool` + `args` to call."
-            }
-            Exposure::ToolSearch => {
-                "Tools of many MCP servers are available. Most are loaded on demand: call `ToolSearch` with keywords (or `select:name`) and the matching tools join your tool list."
-            }
-            Exposure::Direct => {
-                "Tools of every MCP server configured in mcpw, named <server>__<tool>."
-            }
-            Exposure::Code => {
-                "Tools of every MCP server configured in mcpw are called from JavaScript run by the `code` tool: `await tools.<name>(args)`, `mcp.search(query)` to find them."
-            }
-            Exposure::Auto => {
-                "Tools of every MCP server configured in mcpw, named <server>__<tool>. When they are many, most are loaded on demand: call `ToolSearch` with keywords (or `select:name`) and the matching tools join your tool list."
-            }
-        };
+        let instructions = self.shared.exposed.instructions();
         let mut extensions = json!({rmcp::model::TASKS_EXTENSION_ID: {}});
         if self.shared.host.servers().has_views() {
             extensions[crate::apps::EXTENSION] = json!({"mimeTypes": [crate::apps::MIME]});
         }
         serde_json::from_value(json!({
             "protocolVersion": rmcp::model::ProtocolVersion::LATEST_WITH_INITIALIZE,
-            "capabilities": {"tools": {"listChanged": !matches!(self.shared.exposure, Exposure::Proxy | Exposure::Code)}, "prompts": {"listChanged": true},
+            "capabilities": {"tools": {"listChanged": self.shared.exposed.lists_change()}, "prompts": {"listChanged": true},
                              "resources": {"subscribe": true, "listChanged": true},
                              "logging": {}, "completions": {},
                              "extensions": extensions},

@@ -4,8 +4,8 @@
 //! with `subscriptions/listen` and gets them on that stream, watching the
 //! resources it names for as long as the stream is open.
 
+use super::Session;
 use super::resources::Watching;
-use super::{Exposure, Session};
 use crate::host::Host;
 use crate::servers::ServerEvent;
 use rmcp::ErrorData as McpError;
@@ -22,7 +22,7 @@ fn notification(value: serde_json::Value) -> Option<ServerNotification> {
 /// it watches was updated (under the URI the client knows).
 pub(super) async fn changes(
     host: &Host,
-    exposure: Exposure,
+    exposed: &dyn super::exposures::Exposed,
     watching: &Watching,
     event: &ServerEvent,
 ) -> Vec<ServerNotification> {
@@ -32,7 +32,7 @@ pub(super) async fn changes(
         // the tools of another (the naming guest sees them all).
         ServerEvent::CatalogChanged(_) => {
             let mut lists = vec!["prompts", "resources"];
-            if !matches!(exposure, Exposure::Proxy | Exposure::Code) {
+            if exposed.lists_change() {
                 lists.insert(0, "tools");
             }
             lists
@@ -80,7 +80,7 @@ impl Session {
                 Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => continue,
                 Err(_) => return Ok(()),
             };
-            for n in changes(&shared.host, shared.exposure, &watching, &event).await {
+            for n in changes(&shared.host, shared.exposed, &watching, &event).await {
                 match sink.send(n).await {
                     // Not asked for on this stream.
                     Ok(()) | Err(SubscriptionSendError::NotificationNotAccepted(_)) => {}

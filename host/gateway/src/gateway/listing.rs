@@ -93,12 +93,8 @@ impl Gateway {
     }
 
     /// Every tool `client` sees, listed directly, the direct set loaded from
-    /// the start. In `auto` exposure every tool is while they fit its budget:
-    /// that list is made as `auto` decides.
+    /// the start.
     fn direct_list(&self, snapshot: &Snapshot, lists: &Lists, client: &ClientScope) -> Arc<[Tool]> {
-        if self.exposure == Exposure::Auto {
-            self.auto_exposure(snapshot, lists, client);
-        }
         if let Some(all) = lists.all.get() {
             return all.clone();
         }
@@ -111,6 +107,14 @@ impl Gateway {
             .map(|e| mcp_tool(e, snapshot, &config, snapshot.is_direct_name(&e.name)))
             .collect();
         lists.all.get_or_init(|| all).clone()
+    }
+
+    /// Every tool `client` sees, listed directly as `auto` lists them: every
+    /// one loaded from the start while they fit its budget (that list is
+    /// made as `auto` decides).
+    fn auto_list(&self, snapshot: &Snapshot, lists: &Lists, client: &ClientScope) -> Arc<[Tool]> {
+        self.auto_exposure(snapshot, lists, client);
+        self.direct_list(snapshot, lists, client)
     }
 
     /// What `auto` exposure decides for `client` on this catalog: direct
@@ -144,41 +148,39 @@ impl Gateway {
 }
 
 impl Session {
-    /// The exposure this session is served in: the gateway's, or what
-    /// `auto` decided for it (`Auto` until it has).
-    pub(super) fn exposure(&self) -> Exposure {
-        match self.shared.exposure {
-            Exposure::Auto => self.decided.get().copied().unwrap_or(Exposure::Auto),
-            exposure => exposure,
-        }
-    }
-
-    /// The exposure of this session, `auto` decided now if it has not been:
-    /// once every server has been listed, from the tools the session's
-    /// client sees then. The session keeps it.
-    pub(super) async fn decide_exposure(
-        &self,
-        extensions: &rmcp::model::Extensions,
-    ) -> Result<Exposure, McpError> {
-        let exposure = self.exposure();
-        if exposure != Exposure::Auto {
-            return Ok(exposure);
-        }
-        let client = self.client(extensions);
+    /// The catalog's snapshot once every server has been listed, and its
+    /// tool lists.
+    async fn catalog(&self) -> Result<(Arc<Snapshot>, Arc<Listing>), McpError> {
         self.shared.ready().await;
         let snapshot = self.shared.host.snapshot().await.map_err(internal)?;
         let listing = self.shared.listing(&snapshot);
-        Ok(self.exposure_of(&snapshot, &listing.lists(&client), &client))
+        Ok((snapshot, listing))
     }
 
-    /// This session's exposure, deciding `auto` on `snapshot` if need be.
-    fn exposure_of(&self, snapshot: &Snapshot, lists: &Lists, client: &ClientScope) -> Exposure {
-        match self.shared.exposure {
-            Exposure::Auto => *self
-                .decided
-                .get_or_init(|| self.shared.auto_exposure(snapshot, lists, client)),
-            exposure => exposure,
+    /// What `auto` decided for this session, deciding now if it has not:
+    /// from the tools `client` sees on `snapshot`. The session keeps it.
+    fn decide(&self, snapshot: &Snapshot, lists: &Lists, client: &ClientScope) -> Exposure {
+        *self
+            .decided
+            .get_or_init(|| self.shared.auto_exposure(snapshot, lists, client))
+    }
+
+    /// The exposure `auto` serves this session in, decided now if need be.
+    pub(super) async fn decided(
+        &self,
+        client: &ClientScope,
+    ) -> Result<&'static dyn super::exposures::Exposed, McpError> {
+        if let Some(decided) = self.decided.get() {
+            return Ok(super::exposures::of(*decided));
         }
+        let (snapshot, listing) = self.catalog().await?;
+        let decided = self.decide(&snapshot, &listing.lists(client), client);
+        Ok(super::exposures::of(decided))
+    }
+
+    /// Whether `auto` decided this session searches (tool-search).
+    pub(super) fn searches(&self) -> bool {
+        self.decided.get() == Some(&Exposure::ToolSearch)
     }
 
     /// What this session's `tools/list` answers.
@@ -188,57 +190,70 @@ impl Session {
 
     /// What `tools/list` answers `client` on this session.
     pub(super) async fn tool_list_for(&self, client: &ClientScope) -> Result<Vec<Tool>, McpError> {
+        self.shared.exposed.list(self, client).await
+    }
+
+    /// The proxy's one tool, as `client` sees it.
+    pub(super) fn proxy_tool(&self, client: &ClientScope) -> Result<Tool, McpError> {
         let host = &self.shared.host;
-        if self.shared.exposure == Exposure::Proxy {
-            return Ok(vec![from_json(guarded(
-                proxy::tool_definition(host, client),
-                host,
-            ))?]);
+        from_json(guarded(proxy::tool_definition(host, client), host))
+    }
+
+    /// The gateway's own tools beside the servers' (or the code tool): the
+    /// code tool with `code` or `settings.codeMode`; `read_result` once the
+    /// session was shown a preview (a session that never meets its budget
+    /// spends no tokens on it); finding and adding servers, when the user
+    /// allowed it.
+    pub(super) async fn own_tools(
+        &self,
+        client: &ClientScope,
+        code: bool,
+    ) -> Result<Vec<Tool>, McpError> {
+        let host = &self.shared.host;
+        let mut tools = Vec::new();
+        if code || host.config().settings.code_mode {
+            let definition = super::code::tool_definition(self, client).await;
+            tools.push(from_json(guarded(definition, host))?);
         }
-        // Listed once the session was shown a preview: a session that never
-        // meets its budget spends no tokens on it.
-        let read_result = || -> Result<Option<Tool>, McpError> {
-            self.results_kept
-                .load(std::sync::atomic::Ordering::Acquire)
-                .then(|| from_json(guarded(super::results::tool_definition(), host)))
-                .transpose()
-        };
-        // Finding and adding servers, when the user allowed it.
-        let servers = || -> Result<Option<Tool>, McpError> {
-            super::proxy::install::listed(&host.config())
-                .then(|| from_json(guarded(super::proxy::install::tool_definition(), host)))
-                .transpose()
-        };
-        if self.shared.exposure == Exposure::Code {
-            let mut tools = vec![from_json(guarded(
-                super::code::tool_definition(self, client).await,
-                host,
-            ))?];
-            tools.extend(read_result()?);
-            tools.extend(servers()?);
-            return Ok(tools);
+        if self.results_kept.load(std::sync::atomic::Ordering::Acquire) {
+            tools.push(from_json(guarded(super::results::tool_definition(), host))?);
         }
-        self.shared.ready().await;
-        let snapshot = host.snapshot().await.map_err(internal)?;
-        let listing = self.shared.listing(&snapshot);
-        let lists = listing.lists(client);
-        let tools = match self.exposure_of(&snapshot, &lists, client) {
-            Exposure::Direct => self.shared.direct_list(&snapshot, &lists, client),
-            _ => {
-                self.link.refresh_tools().await;
-                self.tool_search_list(&snapshot, &lists, client)?
-            }
-        };
-        let mut tools = tools.to_vec();
-        if host.config().settings.code_mode {
-            tools.push(from_json(guarded(
-                super::code::tool_definition(self, client).await,
-                host,
-            ))?);
+        if super::proxy::install::listed(&host.config()) {
+            let definition = super::proxy::install::tool_definition();
+            tools.push(from_json(guarded(definition, host))?);
         }
-        tools.extend(read_result()?);
-        tools.extend(servers()?);
         Ok(tools)
+    }
+
+    /// Every tool `client` sees, listed (direct exposure).
+    pub(super) async fn direct_tools(&self, client: &ClientScope) -> Result<Arc<[Tool]>, McpError> {
+        let (snapshot, listing) = self.catalog().await?;
+        let lists = listing.lists(client);
+        Ok(self.shared.direct_list(&snapshot, &lists, client))
+    }
+
+    /// `ToolSearch`, the direct tools and what this session loaded
+    /// (tool-search exposure).
+    pub(super) async fn searched_tools(
+        &self,
+        client: &ClientScope,
+    ) -> Result<Arc<[Tool]>, McpError> {
+        let (snapshot, listing) = self.catalog().await?;
+        let lists = listing.lists(client);
+        self.link.refresh_tools().await;
+        self.tool_search_list(&snapshot, &lists, client)
+    }
+
+    /// The servers' tools as `auto` lists them to `client`: all of them
+    /// while they fit its budget, as tool-search beyond.
+    pub(super) async fn auto_tools(&self, client: &ClientScope) -> Result<Arc<[Tool]>, McpError> {
+        let (snapshot, listing) = self.catalog().await?;
+        let lists = listing.lists(client);
+        if self.decide(&snapshot, &lists, client) == Exposure::Direct {
+            return Ok(self.shared.auto_list(&snapshot, &lists, client));
+        }
+        self.link.refresh_tools().await;
+        self.tool_search_list(&snapshot, &lists, client)
     }
 
     /// `ToolSearch`, the direct tools and the tools this session loaded. Made

@@ -184,7 +184,7 @@ fn guests(shared: &Gateway) -> Vec<Value> {
         );
         out.push(guest("guard", name));
     }
-    if shared.exposure == super::Exposure::Code || config.settings.code_mode {
+    if shared.exposed.runs_scripts() || config.settings.code_mode {
         out.push(guest("script", "JavaScript (built in)".into()));
     }
     out

@@ -10,10 +10,20 @@ pub use read::{TOOL_NAME, tool_definition};
 
 use super::Session;
 use crate::catalog::Entry;
-use crate::config::Exposure;
 use crate::config::results::{Format, budget_for, format_for};
 use crate::results::{self, CHARS_PER_TOKEN, encode, parse_json};
 use serde_json::{Map, Value, json};
+
+/// How an agent reads on in a kept result.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Reading {
+    /// `mcp({result: …})`.
+    Proxy,
+    /// `tools.read_result(…)` in a script.
+    Script,
+    /// `read_result(…)`.
+    Tool,
+}
 
 /// The `_meta` key that tells a client the most characters a tool's result
 /// takes, so that it does not cut a result mcpw cut already.
@@ -253,18 +263,18 @@ impl Session {
             s if s < 120 => format!("{s} seconds"),
             s => format!("{} minutes", s / 60),
         };
-        let (range, select) = match self.shared.exposure {
-            Exposure::Proxy => (
+        let (range, select) = match self.shared.exposed.reads_results() {
+            Reading::Proxy => (
                 format!("mcp({{result: \"{id}\", offset: 0, limit: 20000}})"),
                 format!("mcp({{result: \"{id}\", select: \"<jq>\"}})"),
             ),
-            Exposure::Code => (
+            Reading::Script => (
                 format!(
                     "a script: return await tools.{TOOL_NAME}({{id: \"{id}\", offset: 0, limit: 20000}})"
                 ),
                 format!("tools.{TOOL_NAME}({{id: \"{id}\", select: \"<jq>\"}})"),
             ),
-            _ => (
+            Reading::Tool => (
                 format!("{TOOL_NAME}({{id: \"{id}\", offset: 0, limit: 20000}})"),
                 format!("{TOOL_NAME}({{id: \"{id}\", select: \"<jq>\"}})"),
             ),

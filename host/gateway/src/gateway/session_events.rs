@@ -20,7 +20,7 @@ pub(super) fn spawn(
 ) {
     let mut events = shared.host.servers().subscribe();
     let host = shared.host.clone();
-    let exposure = shared.exposure;
+    let exposed = shared.exposed;
     // A quiet host sends no events: the session's end is checked every
     // few seconds, so that the task and what it holds go with the session.
     let mut check = tokio::time::interval(std::time::Duration::from_secs(5));
@@ -49,7 +49,7 @@ pub(super) fn spawn(
                     let Some(watching) = watching.upgrade() else {
                         return;
                     };
-                    for n in listen::changes(&host, exposure, &watching, &event).await {
+                    for n in listen::changes(&host, exposed, &watching, &event).await {
                         if peer.send_notification(n).await.is_err() {
                             return;
                         }

@@ -1,5 +1,6 @@
-//! `tools/call` by the tool it names: the proxy's `mcp`, `code`, `ToolSearch`,
-//! `read_result`, or a server's tool.
+//! `tools/call`: dispatched by the exposure (see [`super::exposures`]), with
+//! its span and the log messages it asks for; and the calls of the
+//! gateway's own tools that several exposures share.
 
 use super::*;
 
@@ -17,70 +18,8 @@ impl Session {
         let call = traced::run(span, async move {
             self.link.seen(&context.extensions, &context.peer).await;
             let args = request.arguments.take();
-            let name = request.name;
-            // Only ToolSearch needs `auto` decided: other names are called alike
-            // in direct and tool-search exposure.
-            let exposure = match &*name {
-                tool_search::TOOL_NAME => self.decide_exposure(&context.extensions).await?,
-                _ => self.exposure(),
-            };
-            let result = match (exposure, &*name) {
-                (Exposure::Proxy, proxy::TOOL_NAME) => {
-                    proxy::call(self, args.unwrap_or_default(), &context).await?
-                }
-                (Exposure::Proxy, _) => result(
-                    &[Content::text(format!(
-                        "Unknown tool \"{name}\": this gateway exposes one tool, `mcp`."
-                    ))],
-                    None,
-                    true,
-                )?,
-                (_, code::TOOL_NAME)
-                    if self.shared.exposure == Exposure::Code
-                        || self.shared.host.config().settings.code_mode =>
-                {
-                    let client = self.client(&context.extensions);
-                    let code = args
-                        .as_ref()
-                        .and_then(|a| a.get("code"))
-                        .and_then(Value::as_str)
-                        .unwrap_or_default()
-                        .to_string();
-                    let limits = args
-                        .as_ref()
-                        .and_then(|a| a.get("limits"))
-                        .and_then(Value::as_object);
-                    let shaping = args.as_ref().map(results::Shaping::of).unwrap_or_default();
-                    code::run(self, &client, &code, limits, &shaping, &context).await?
-                }
-                (
-                    Exposure::Direct | Exposure::ToolSearch | Exposure::Code | Exposure::Auto,
-                    results::TOOL_NAME,
-                ) if results::offered(&self.shared.host.config()) => {
-                    self.read_result_tool(&args.unwrap_or_default()).await?
-                }
-                (
-                    Exposure::Direct | Exposure::ToolSearch | Exposure::Code | Exposure::Auto,
-                    proxy::install::TOOL_NAME,
-                ) if proxy::install::listed(&self.shared.host.config()) => {
-                    proxy::install::call(self, &args.unwrap_or_default(), &context).await?
-                }
-                (Exposure::Code, _) => result(
-                    &[Content::text(format!(
-                        "Unknown tool \"{name}\": this gateway exposes one tool, `code`; call other tools from a script."
-                    ))],
-                    None,
-                    true,
-                )?,
-                (Exposure::ToolSearch, tool_search::TOOL_NAME) => {
-                    tool_search::call(self, args.unwrap_or_default(), &context).await?
-                }
-                _ => {
-                    let response = self.call_upstream(&name, args, &context).await;
-                    return response.map(Complete::complete);
-                }
-            };
-            Ok(result.complete().into())
+            let exposed = self.shared.exposed;
+            exposed.call(self, &request.name, args, &context).await
         });
         self.with_request_logs(&logged, only, call).await
     }
@@ -92,5 +31,37 @@ impl Session {
         context.meta.log_level()?;
         let snapshot = self.shared.host.snapshot().await.ok()?;
         snapshot.get(name).map(|e| e.tool.server.clone())
+    }
+
+    /// A call of the code tool.
+    pub(super) async fn code_tool(
+        &self,
+        args: super::exposures::Args,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, McpError> {
+        let client = self.client(&context.extensions);
+        let code = args
+            .as_ref()
+            .and_then(|a| a.get("code"))
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string();
+        let limits = args
+            .as_ref()
+            .and_then(|a| a.get("limits"))
+            .and_then(Value::as_object);
+        let shaping = args.as_ref().map(results::Shaping::of).unwrap_or_default();
+        code::run(self, &client, &code, limits, &shaping, context).await
+    }
+
+    /// A call of a server's tool, answered when it ends.
+    pub(super) async fn call_server(
+        &self,
+        name: &str,
+        args: super::exposures::Args,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::CallToolResponse, McpError> {
+        let response = self.call_upstream(name, args, context).await;
+        response.map(Complete::complete)
     }
 }

@@ -3,8 +3,8 @@
 //! in the proxy exposure and by the `read_result` tool in the others.
 
 use super::{Shaping, parse_json, project_input, written};
-use crate::config::Exposure;
 use crate::config::results::Format;
+use crate::gateway::results::Reading;
 use crate::gateway::{Session, result};
 use crate::present::Content;
 use crate::results::{self, CHARS_PER_TOKEN};
@@ -133,9 +133,10 @@ impl Session {
             return "That is the end.".to_string();
         }
         let end = range.end;
-        let call = match self.shared.exposure {
-            Exposure::Proxy => format!("mcp({{result: \"{id}\", offset: {end}}})"),
-            _ => format!("{TOOL_NAME}({{id: \"{id}\", offset: {end}}})"),
+        let proxy = self.shared.exposed.reads_results() == Reading::Proxy;
+        let call = match proxy {
+            true => format!("mcp({{result: \"{id}\", offset: {end}}})"),
+            false => format!("{TOOL_NAME}({{id: \"{id}\", offset: {end}}})"),
         };
         format!("Read on with {call}.")
     }
