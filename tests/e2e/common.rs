@@ -6,13 +6,7 @@ use mcpw::plugin::{CompileCache, Grants, GuestModule, Limits, LoadOptions, Stati
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
-/// The repository root.
-pub fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .unwrap()
-        .to_path_buf()
-}
+pub use mcpw_test_support::workspace;
 
 /// `tests/fixtures/<name>`.
 pub fn fixture(name: &str) -> PathBuf {

@@ -4,7 +4,7 @@
 //! projection, and written as TOON; what cutting a result costs per MB; and
 //! what the store holds once all ten are kept.
 
-use crate::servers::servers;
+use crate::shared::servers;
 use mcpw::results;
 use serde_json::{Value, json};
 use std::path::Path;

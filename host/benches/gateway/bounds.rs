@@ -7,7 +7,7 @@
 //! them as it writes: `serve`'s peak RSS.
 
 use crate::shared::{TAG_ENV, connect, home_with, mcpw_command, mib, request, tag};
-use crate::stats::proc_kb;
+use mcpw_test_support::stats::proc_kb;
 use serde_json::json;
 use std::io::{BufRead, Write};
 use std::path::Path;

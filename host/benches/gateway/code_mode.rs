@@ -74,7 +74,7 @@ fn setup(everything: &str, root: &Path) -> (PathBuf, PathBuf) {
         )
         .unwrap();
     }
-    let s = crate::servers::servers();
+    let s = crate::shared::servers();
     let home = home_with(
         &root.join("code"),
         json!({
@@ -184,7 +184,7 @@ fn measure(home: &Path, task: &mut Task) {
         {"op": "sequence", "steps": calls},
     ]});
     let mut cmd = Command::new("node");
-    cmd.arg(crate::servers::servers().client())
+    cmd.arg(crate::shared::servers().client())
         .arg(plan.to_string())
         .current_dir(home);
     let out = run_with_timeout(cmd, task.name, Duration::from_secs(300));

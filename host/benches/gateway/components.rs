@@ -11,7 +11,7 @@ use crate::shared::{
     ROUNDS, SdkPath, connect, home_with, mcpw_command, mcpw_env_json, median, mib, request,
     sdk_rounds,
 };
-use crate::stats::{ms, proc_kb};
+use mcpw_test_support::stats::{ms, proc_kb};
 use serde_json::json;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};

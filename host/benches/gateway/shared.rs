@@ -3,12 +3,14 @@
 //! the TypeScript SDK client, concurrent Streamable HTTP sessions and an rmcp
 //! client over stdio.
 
-pub use crate::stats::{ms, percentile, proc_kb};
-use crate::{bench_catalog, common, servers};
 use mcpw::config::{self, ConfigSources};
 use mcpw::paths::Environment;
+use mcpw_test_support::catalog as bench_catalog;
 pub use mcpw_test_support::free_port;
 use mcpw_test_support::isolated_mcpw;
+use mcpw_test_support::servers::{Servers, servers as installed};
+pub use mcpw_test_support::stats::{ms, percentile, proc_kb};
+use mcpw_test_support::workspace;
 use rmcp::ServiceExt;
 use rmcp::model::CallToolRequestParams;
 use rmcp::service::{NotificationContext, RoleClient, RunningService};
@@ -27,6 +29,11 @@ pub const RELAY_ENV: &str = "MCPW_BENCH_RELAY";
 pub const TAG_ENV: &str = "MCPW_BENCH_TAG";
 
 pub const ROUNDS: usize = 3;
+
+/// The test servers, installed on first use.
+pub fn servers() -> &'static Servers {
+    installed(env!("CARGO_TARGET_TMPDIR"))
+}
 /// Catalog size the fixture is known to have (checked, so a wrong setup fails loudly).
 pub const CATALOG_TOOLS: usize = bench_catalog::TOOLS;
 
@@ -391,7 +398,7 @@ pub fn load_config(home: &Path) -> mcpw::config::Config {
 /// The real catalog (101 servers, 1,287 tools) as servers that are never started,
 /// all known from a warm metadata cache. Returns the number of servers.
 pub fn write_catalog_home(home: &Path) -> usize {
-    let catalog = common::workspace().join("tests/fixtures/catalog.json");
+    let catalog = workspace().join("tests/fixtures/catalog.json");
     let servers = bench_catalog::write(home, &catalog, json!({}));
     assert_eq!(
         load_config(home).servers.len(),
@@ -426,7 +433,7 @@ fn sdk_bench(path: &SdkPath, n: usize, cwd: &Path) -> SdkStats {
         {"op": "bench", "name": path.tool, "arguments": path.args, "n": n},
     ]});
     let mut cmd = Command::new("node");
-    cmd.arg(servers::servers().client())
+    cmd.arg(servers().client())
         .arg(plan.to_string())
         .current_dir(cwd);
     let what = format!("TS SDK client on path \"{}\"", path.name);

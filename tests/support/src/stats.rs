@@ -1,4 +1,4 @@
-//! Statistics and process readings the benches share.
+//! Statistics and process readings for the benchmarks.
 
 use std::time::Duration;
 
@@ -8,6 +8,7 @@ pub fn percentile(sorted: &[Duration], p: f64) -> Duration {
     sorted[((sorted.len() as f64 - 1.0) * p).round() as usize]
 }
 
+/// `d` in milliseconds.
 pub fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1000.0
 }
