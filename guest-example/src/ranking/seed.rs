@@ -83,7 +83,7 @@ fn is_word(c: char) -> bool {
 }
 
 /// True when `term` occurs in `text` at a word boundary (regex `\bterm`).
-pub(crate) fn starts_a_word(text: &str, term: &str) -> bool {
+fn starts_a_word(text: &str, term: &str) -> bool {
     let Some(first) = term.chars().next() else {
         return false;
     };

@@ -31,7 +31,7 @@ fn keys(word: &str) -> Vec<u64> {
 }
 
 /// Shortest word corrected: shorter words have too many neighbours.
-pub const MIN_LEN: usize = 4;
+const MIN_LEN: usize = 4;
 
 impl Typos {
     /// Indexes a vocabulary.

@@ -22,7 +22,7 @@ use std::time::Duration;
 
 /// Where to look in the registry.
 #[derive(Args, Clone)]
-pub struct RegistryArgs {
+struct RegistryArgs {
     /// The registry's base URL (default: `settings.registry`, else the official one).
     #[arg(long, value_name = "URL")]
     registry: Option<String>,

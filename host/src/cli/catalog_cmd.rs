@@ -14,7 +14,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 /// Names the host keeps for its own tools.
-pub const RESERVED: &[&str] = &["mcp", "ToolSearch", "mcp_servers"];
+const RESERVED: &[&str] = &["mcp", "ToolSearch", "mcp_servers"];
 
 #[derive(Args)]
 pub struct NamesArgs {

@@ -83,7 +83,7 @@ impl Approvals {
 
 /// Whether the lists and the switch in `holder` have the types Claude
 /// Code's settings check requires (else it ignores the whole file).
-pub fn well_typed(holder: &Value) -> bool {
+fn well_typed(holder: &Value) -> bool {
     let list = |key: &str| match holder.get(key) {
         None => true,
         Some(Value::Array(entries)) => entries.iter().all(Value::is_string),

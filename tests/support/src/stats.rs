@@ -13,7 +13,7 @@ pub fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1000.0
 }
 
-/// A value from /proc/<pid>/status in kB (`VmRSS`, `VmHWM`), 0 if unreadable.
+/// A value from `/proc/<pid>/status` in kB (`VmRSS`, `VmHWM`), 0 if unreadable.
 pub fn proc_kb(pid: u32, field: &str) -> u64 {
     std::fs::read_to_string(format!("/proc/{pid}/status"))
         .unwrap_or_default()

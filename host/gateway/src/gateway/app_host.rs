@@ -29,7 +29,7 @@ use std::time::{Duration, Instant};
 pub(super) use routes::{api, files};
 
 /// The `_meta` key of a result's view, for a client to show its user.
-pub const VIEW_META_KEY: &str = "mcpw/view";
+const VIEW_META_KEY: &str = "mcpw/view";
 /// How many views stay open; the oldest closes first.
 const KEPT: usize = 64;
 /// How long a view stays open.

@@ -6,9 +6,9 @@
 use serde_json::{Map, Value};
 
 /// The `_meta` key of a tool the client should never defer.
-pub const ALWAYS_LOAD: &str = "anthropic/alwaysLoad";
+const ALWAYS_LOAD: &str = "anthropic/alwaysLoad";
 /// The `_meta` key of the words a client's tool search matches a tool by.
-pub const SEARCH_HINT: &str = "anthropic/searchHint";
+const SEARCH_HINT: &str = "anthropic/searchHint";
 
 /// What a listed tool is hinted with.
 #[derive(Clone, Copy, Debug, Default)]

@@ -17,7 +17,7 @@ use serde_json::{Map, Value, json};
 
 /// The `_meta` key that tells a client the most characters a tool's result
 /// takes, so that it does not cut a result mcpw cut already.
-pub const MAX_RESULT_CHARS: &str = "anthropic/maxResultSizeChars";
+const MAX_RESULT_CHARS: &str = "anthropic/maxResultSizeChars";
 
 /// Whether `read_result` is offered: some results may be cut.
 pub fn offered(config: &crate::config::Config) -> bool {
@@ -93,14 +93,14 @@ impl Shaped {
 
 impl Gateway {
     /// Tokens a result of `entry` may take; `0` for no budget.
-    pub(super) fn budget_of(&self, entry: &Entry) -> usize {
+    fn budget_of(&self, entry: &Entry) -> usize {
         let names = [entry.tool.name.as_str(), entry.name.as_str()];
         budget_for(&self.shared.host.config(), &entry.tool.server, &names)
     }
 
     /// How `entry`'s structured results are written, and whether only when
     /// shorter; none: as the server wrote them.
-    pub(super) fn format_of(&self, entry: &Entry) -> Option<(Format, bool)> {
+    fn format_of(&self, entry: &Entry) -> Option<(Format, bool)> {
         let names = [entry.tool.name.as_str(), entry.name.as_str()];
         format_for(&self.shared.host.config(), &entry.tool.server, &names)
     }

@@ -58,7 +58,7 @@ pub struct Receipt {
 }
 
 /// Where receipts are kept.
-pub fn receipts_dir(state_dir: &Path) -> PathBuf {
+fn receipts_dir(state_dir: &Path) -> PathBuf {
     state_dir.join("mcpw").join("added")
 }
 

@@ -243,7 +243,7 @@ impl Manager {
         }
     }
 
-    pub(super) fn backoff_error(&self, slot: &Slot) -> Option<LifecycleError> {
+    fn backoff_error(&self, slot: &Slot) -> Option<LifecycleError> {
         let can_log_in = slot.server.config.oauth_applies();
         let wait = slot
             .state()

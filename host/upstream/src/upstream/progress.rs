@@ -60,7 +60,7 @@ const PROGRESS_AT_MOST: usize = 64 << 10;
 /// Progress notifications held for calls being sent, at most; the oldest go
 /// first. A call's route comes right after its request is queued, so only a
 /// server sending progress for calls that asked none could fill this.
-pub const HELD_AT_MOST: usize = 256;
+const HELD_AT_MOST: usize = 256;
 
 /// Progress read before its call's route, while calls with progress are
 /// being sent.
