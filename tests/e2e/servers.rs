@@ -3,18 +3,18 @@
 //! `mcpw` itself, and rmcp servers in the test's own runtime.
 
 use mcpw_test_support::isolated_mcpw;
-pub use mcpw_test_support::servers::{PiLine, Servers, debian};
-pub use mcpw_test_support::serving::Serving;
-pub use mcpw_test_support::{free_port, wait_until};
+pub(crate) use mcpw_test_support::servers::{PiLine, Servers, debian};
+pub(crate) use mcpw_test_support::serving::Serving;
+pub(crate) use mcpw_test_support::{free_port, wait_until};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 /// The `mcpw` binary under test.
-pub const MCPW: &str = env!("CARGO_BIN_EXE_mcpw");
+pub(crate) const MCPW: &str = env!("CARGO_BIN_EXE_mcpw");
 
 /// The test servers, installed on first use.
-pub fn servers() -> &'static Servers {
+pub(crate) fn servers() -> &'static Servers {
     mcpw_test_support::servers::servers(env!("CARGO_TARGET_TMPDIR"))
 }
 
@@ -48,7 +48,7 @@ fn listens(pid: u32, port: u16) -> bool {
 }
 
 /// A server process running in the background, killed on drop.
-pub struct Background {
+pub(crate) struct Background {
     child: Child,
     pub port: u16,
 }
@@ -57,7 +57,7 @@ impl Background {
     /// Starts `node args...` with `PORT` set and waits until it listens there.
     /// A free port may be taken by another test before node binds it: then
     /// node exits, and it is started again on another port.
-    pub fn node(args: &[&str], env: &[(&str, &str)]) -> Background {
+    pub(crate) fn node(args: &[&str], env: &[(&str, &str)]) -> Background {
         for _ in 0..5 {
             let port = free_port();
             let mut child = Command::new("node")
@@ -84,7 +84,7 @@ impl Background {
         panic!("server {args:?} did not listen on a free port");
     }
 
-    pub fn url(&self, path: &str) -> String {
+    pub(crate) fn url(&self, path: &str) -> String {
         format!("http://127.0.0.1:{}{path}", self.port)
     }
 }
@@ -98,12 +98,12 @@ impl Drop for Background {
 
 /// The `mcpw` binary with its config, caches and state under `home`, none of
 /// them from this process's environment.
-pub fn mcpw_in(home: &Path) -> Command {
+pub(crate) fn mcpw_in(home: &Path) -> Command {
     isolated_mcpw(MCPW, home)
 }
 
 /// What a command printed, its standard output then its standard error.
-pub fn said(out: &std::process::Output) -> String {
+pub(crate) fn said(out: &std::process::Output) -> String {
     format!(
         "{}\n{}",
         String::from_utf8_lossy(&out.stdout),
@@ -112,7 +112,7 @@ pub fn said(out: &std::process::Output) -> String {
 }
 
 /// Is process `pid` alive (and not a zombie)?
-pub fn alive(pid: u32) -> bool {
+pub(crate) fn alive(pid: u32) -> bool {
     match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
         Ok(stat) => !stat
             .rsplit(')')
@@ -125,7 +125,7 @@ pub fn alive(pid: u32) -> bool {
 }
 
 /// The pids a misbehave server wrote to its pid file.
-pub fn pids(file: &Path) -> Vec<u32> {
+pub(crate) fn pids(file: &Path) -> Vec<u32> {
     std::fs::read_to_string(file)
         .unwrap_or_default()
         .lines()
@@ -134,7 +134,7 @@ pub fn pids(file: &Path) -> Vec<u32> {
 }
 
 /// Waits until no pid in `pids` is alive; false after `within`.
-pub fn all_gone(pids: &[u32], within: Duration) -> bool {
+pub(crate) fn all_gone(pids: &[u32], within: Duration) -> bool {
     let deadline = Instant::now() + within;
     loop {
         if pids.iter().all(|p| !alive(*p)) {
@@ -150,7 +150,7 @@ pub fn all_gone(pids: &[u32], within: Duration) -> bool {
 /// Serves `server`, an MCP server made with rmcp (one state shared by every
 /// session), over Streamable HTTP on a loopback port, for as long as the
 /// test's runtime runs; returns its URL.
-pub async fn rmcp_upstream<S>(server: S) -> String
+pub(crate) async fn rmcp_upstream<S>(server: S) -> String
 where
     S: rmcp::ServerHandler + Clone + Send + Sync + 'static,
 {
@@ -171,7 +171,11 @@ where
 }
 
 /// An rmcp tool definition taking the JSON object `schema`.
-pub fn rmcp_tool(name: &str, description: &str, schema: serde_json::Value) -> rmcp::model::Tool {
+pub(crate) fn rmcp_tool(
+    name: &str,
+    description: &str,
+    schema: serde_json::Value,
+) -> rmcp::model::Tool {
     let serde_json::Value::Object(schema) = schema else {
         panic!("a schema is an object");
     };

@@ -121,7 +121,7 @@ fn tokens(result: &Value) -> usize {
     results::tokens(results::json_size(result))
 }
 
-pub fn row12_big_results(root: &Path) -> String {
+pub(crate) fn row12_big_results(root: &Path) -> String {
     println!(
         "## 12. Big results: tokens an agent reads of 10 large real results, and what cutting them costs"
     );

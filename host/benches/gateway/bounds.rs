@@ -118,7 +118,7 @@ fn unread(home: &Path, read_late: bool) -> (u64, usize, Duration) {
     (peak, stalled, took)
 }
 
-pub async fn row16_bounds(root: &Path) -> String {
+pub(crate) async fn row16_bounds(root: &Path) -> String {
     println!("## 16. Memory whatever the other side does: a stdout flood, unread answers");
     let (native, wasm) = crate::components::build(root);
     let component = json!({"component": wasm, "permissions": {"timeoutMs": 600_000}});

@@ -23,7 +23,7 @@ const LOGS: usize = 10;
 const LOG_LINES: usize = 300;
 const DOCS: usize = 8;
 
-pub fn row10_code_mode(everything: &str, root: &Path) -> String {
+pub(crate) fn row10_code_mode(everything: &str, root: &Path) -> String {
     println!("## 10. Code mode: script start and inner calls; five multi-step tasks");
     let (home, data) = setup(everything, root);
     let (start, per_call, five) = latency(&home);

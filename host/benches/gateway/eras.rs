@@ -48,7 +48,7 @@ const PATHS: [Path4; 4] = [
     },
 ];
 
-pub fn row15_eras(root: &Path) -> String {
+pub(crate) fn row15_eras(root: &Path) -> String {
     println!(
         "## 15. The held path: Python SDK client in both eras, sequential calls over stdio, {CALLS} calls × {ROUNDS} alternating rounds"
     );

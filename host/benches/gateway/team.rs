@@ -67,7 +67,7 @@ async fn failover(url: &str, kill: impl FnOnce()) -> (Duration, usize, usize) {
     )
 }
 
-pub async fn row8_team(misbehave: &str, tmp: &Path) -> String {
+pub(crate) async fn row8_team(misbehave: &str, tmp: &Path) -> String {
     println!(
         "## 8. A team gateway: {SESSIONS} sessions × {CALLS} `echo` through haproxy, one replica vs two sharing Redis ({ROUNDS} alternating rounds); failover after a kill"
     );

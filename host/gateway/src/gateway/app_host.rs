@@ -36,7 +36,7 @@ const KEPT: usize = 64;
 const OPEN_FOR: Duration = Duration::from_secs(3600);
 
 /// The views opened for calls, and where the page that shows them is.
-pub struct Views {
+pub(crate) struct Views {
     /// The page's address, `http://host:port`.
     base: String,
     /// A token to give in the view's address (a page of `serve` on stdio,
@@ -66,7 +66,7 @@ pub(super) struct View {
 
 impl Views {
     /// Views shown by the page at `base`, whose address carries `token`.
-    pub fn new(base: String, token: Option<String>) -> Views {
+    pub(crate) fn new(base: String, token: Option<String>) -> Views {
         Views {
             base,
             token,

@@ -6,7 +6,7 @@
 
 mod read;
 
-pub use read::{TOOL_NAME, tool_definition};
+pub(crate) use read::{TOOL_NAME, tool_definition};
 
 use super::Gateway;
 use crate::catalog::Entry;
@@ -20,7 +20,7 @@ use serde_json::{Map, Value, json};
 const MAX_RESULT_CHARS: &str = "anthropic/maxResultSizeChars";
 
 /// Whether `read_result` is offered: some results may be cut.
-pub fn offered(config: &crate::config::Config) -> bool {
+pub(crate) fn offered(config: &crate::config::Config) -> bool {
     config.settings.results.budget != 0
         || config
             .servers
@@ -30,13 +30,17 @@ pub fn offered(config: &crate::config::Config) -> bool {
 
 /// The `_meta` a tool of `server` named `names` carries, when mcpw guards
 /// its results.
-pub fn tool_meta(config: &crate::config::Config, server: &str, names: &[&str]) -> Option<Value> {
+pub(crate) fn tool_meta(
+    config: &crate::config::Config,
+    server: &str,
+    names: &[&str],
+) -> Option<Value> {
     meta(budget_for(config, server, names))
 }
 
 /// The `_meta` of a tool whose results have `budget` tokens; none for no
 /// budget.
-pub fn meta(budget: usize) -> Option<Value> {
+pub(crate) fn meta(budget: usize) -> Option<Value> {
     (budget != 0).then(|| json!({MAX_RESULT_CHARS: budget * CHARS_PER_TOKEN}))
 }
 
@@ -70,7 +74,7 @@ impl Shaping {
 }
 
 /// A result as the agent gets it.
-pub struct Shaped {
+pub(crate) struct Shaped {
     /// The `tools/call` result, as JSON.
     pub result: Value,
     /// Where the whole is kept, when the result was cut.

@@ -59,7 +59,7 @@ pub fn catalog_tools(
 
 /// [`catalog_tools`], and how many listed tools could not be read (a name
 /// that is not text, a schema that is not an object): skipped.
-pub fn catalog_tools_counted(
+pub(crate) fn catalog_tools_counted(
     server: &str,
     config: &ServerConfig,
     tools: &[Box<RawValue>],
