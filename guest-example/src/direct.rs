@@ -15,7 +15,7 @@ pub enum ServerDirect {
 }
 
 /// The value used in `MCP_DIRECT_TOOLS` to turn every direct tool off.
-pub const NONE_SELECTOR: &str = "__none__";
+const NONE_SELECTOR: &str = "__none__";
 
 /// Does `wanted` (an original or agent-facing name, hyphens and underscores
 /// interchangeable) name this entry?

@@ -13,7 +13,7 @@ use std::collections::HashMap;
 /// The longest name every major LLM API accepts.
 pub const MAX_NAME_LEN: usize = 64;
 /// Separator between the server prefix and the tool part.
-pub const SEPARATOR: &str = "__";
+const SEPARATOR: &str = "__";
 
 /// WIT `prefix-mode`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -47,7 +47,7 @@ pub fn sanitize(text: &str) -> String {
 
 /// The server prefix for a mode: hyphens become underscores, so that the prefix
 /// reads as one identifier; `short` also drops a trailing `mcp` / `-mcp`.
-pub fn server_prefix(server: &str, mode: PrefixMode) -> String {
+fn server_prefix(server: &str, mode: PrefixMode) -> String {
     let base = match mode {
         PrefixMode::None => return String::new(),
         PrefixMode::Server => server,
@@ -74,7 +74,7 @@ fn strip_mcp_suffix(server: &str) -> &str {
 }
 
 /// The tool part of a name: the sanitized tool name, or `get_<slug>` for a resource.
-pub fn tool_part(tool: &Tool) -> String {
+fn tool_part(tool: &Tool) -> String {
     match tool.kind {
         Kind::Tool => {
             let part = sanitize(&tool.name);
@@ -94,7 +94,7 @@ pub fn tool_part(tool: &Tool) -> String {
 
 /// A resource name as a lowercase identifier: runs of other characters become one
 /// `_`; an empty slug or one starting with a digit gets a `resource` prefix.
-pub fn resource_slug(name: &str) -> String {
+fn resource_slug(name: &str) -> String {
     let mut slug = String::new();
     for c in name.chars() {
         if c.is_ascii_alphanumeric() {
@@ -116,7 +116,7 @@ pub fn resource_slug(name: &str) -> String {
 }
 
 /// The name of one tool, before collision handling.
-pub fn name_for(tool: &Tool, mode: PrefixMode) -> String {
+fn name_for(tool: &Tool, mode: PrefixMode) -> String {
     let prefix = server_prefix(&tool.server, mode);
     let part = tool_part(tool);
     let full = if prefix.is_empty() {
@@ -155,7 +155,7 @@ pub fn fit(name: String) -> String {
 }
 
 /// FNV-1a: tiny, stable across versions and platforms.
-pub fn fnv1a64(bytes: &[u8]) -> u64 {
+fn fnv1a64(bytes: &[u8]) -> u64 {
     let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
     for b in bytes {
         hash ^= u64::from(*b);

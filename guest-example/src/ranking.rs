@@ -18,11 +18,11 @@ mod typo;
 use crate::model::{Entry, PolicyError};
 
 /// The profile used when the host names none.
-pub const DEFAULT_PROFILE: &str = hybrid::PROFILE;
+const DEFAULT_PROFILE: &str = hybrid::PROFILE;
 /// Every profile this guest offers: the default scoring (words fused with
 /// meaning when the host has a model), words alone, meaning alone, and the
 /// seed's keyword scoring kept for compatibility.
-pub const PROFILES: &[&str] = &[
+const PROFILES: &[&str] = &[
     hybrid::PROFILE,
     meaning::WORDS,
     meaning::MEANING,

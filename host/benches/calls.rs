@@ -11,26 +11,23 @@
 //!
 //! `BENCH_CALLS` sets the number of calls (default 1000).
 
-#[path = "../../tests/e2e/servers.rs"]
-#[allow(dead_code)] // the tests use the rest of it
-mod servers;
-
-#[path = "support/common.rs"]
-mod common;
-#[path = "support/stats.rs"]
-#[allow(dead_code)] // the other benches use the rest of it
-mod stats;
-
 use mcpw::cache::{self, MetadataCache};
 use mcpw::config::{self, ConfigSources};
 use mcpw::host::{Host, HostOptions};
 use mcpw::paths::Environment;
+use mcpw_test_support::servers::{Servers, servers as installed};
+use mcpw_test_support::stats::percentile;
+use mcpw_test_support::workspace;
 use rmcp::ServiceExt;
 use rmcp::model::CallToolRequestParams;
 use rmcp::transport::TokioChildProcess;
 use serde_json::json;
-use stats::percentile;
 use std::time::{Duration, Instant};
+
+/// The test servers, installed on first use.
+fn servers() -> &'static Servers {
+    installed(env!("CARGO_TARGET_TMPDIR"))
+}
 
 fn report(name: &str, mut samples: Vec<Duration>) {
     samples.sort();
@@ -127,8 +124,7 @@ fn warm_start(home: &std::path::Path) -> Vec<Duration> {
         env: env.clone(),
     });
     let catalog =
-        mcpw::catalog::load_catalog(&common::workspace().join("tests/fixtures/catalog.json"))
-            .unwrap();
+        mcpw::catalog::load_catalog(&workspace().join("tests/fixtures/catalog.json")).unwrap();
     let metadata = MetadataCache::new(home.join(".cache/mcpw/metadata.json"));
     let entries = cfg
         .servers
@@ -185,7 +181,7 @@ fn sdk_client(
 ) -> (f64, f64) {
     let plan = json!({"connect": connect, "steps": [{"op": "bench", "name": tool, "arguments": args, "n": n}]});
     let out = std::process::Command::new("node")
-        .arg(servers::servers().client())
+        .arg(servers().client())
         .arg(plan.to_string())
         .output()
         .unwrap();
@@ -238,7 +234,7 @@ fn main() {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(1000);
-    let everything = servers::servers().everything();
+    let everything = servers().everything();
     let home = tempfile::tempdir().unwrap();
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

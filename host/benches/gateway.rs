@@ -54,8 +54,6 @@
 //! (default 500). Every process started carries a tag in its environment; at the
 //! end (or on a panic) any tagged process still alive is killed and reported.
 
-#[path = "../../tests/e2e/bench_catalog.rs"]
-mod bench_catalog;
 #[path = "gateway/big_result.rs"]
 mod big_result;
 #[path = "gateway/big_results.rs"]
@@ -78,14 +76,8 @@ mod guards;
 mod http_latency;
 #[path = "gateway/http_load.rs"]
 mod http_load;
-#[path = "../../tests/e2e/team/infra.rs"]
-#[allow(dead_code)] // the tests use the rest of it
-mod infra;
 #[path = "gateway/many_tools.rs"]
 mod many_tools;
-#[path = "../../tests/e2e/servers.rs"]
-#[allow(dead_code)] // the tests use the rest of it
-mod servers;
 #[path = "gateway/shared.rs"]
 mod shared;
 #[path = "gateway/start_tokens.rs"]
@@ -98,11 +90,6 @@ mod team;
 mod tools_list;
 #[path = "gateway/warm_start.rs"]
 mod warm_start;
-
-#[path = "support/common.rs"]
-mod common;
-#[path = "support/stats.rs"]
-mod stats;
 
 use serde_json::json;
 use shared::{RELAY_ENV, Relay, Sweep, home_with, relay_main, write_catalog_home};
@@ -143,8 +130,8 @@ fn main() {
         .and_then(|v| v.parse().ok())
         .unwrap_or(SDK_CALLS_DEFAULT);
     let started = Instant::now();
-    let everything = servers::servers().everything();
-    let misbehave = servers::servers().misbehave();
+    let everything = shared::servers().everything();
+    let misbehave = shared::servers().misbehave();
     let tmp = tempfile::tempdir().expect("a temporary directory for the HOMEs");
     let relay = Relay::pick();
     let rt = tokio::runtime::Builder::new_multi_thread()

@@ -110,7 +110,7 @@ enum Command {
     Man(shell_cmd::ManArgs),
 }
 
-pub fn main() -> ExitCode {
+pub(crate) fn main() -> ExitCode {
     let cli = Cli::parse();
     init_logging(cli.verbose);
     // Traces, when the OTEL_* variables ask for them; flushed at the end.

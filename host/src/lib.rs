@@ -60,4 +60,6 @@ mod function_length;
 #[cfg(test)]
 mod module_graph;
 #[cfg(test)]
+mod unused_pub;
+#[cfg(test)]
 mod workspace_code;

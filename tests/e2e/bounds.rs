@@ -226,7 +226,7 @@ async fn post(url: &str, session: &str, body: String) -> reqwest::Response {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_http_session_beyond_its_requests_in_flight_is_told_to_retry() {
     use crate::gateway::serve::{post_raw, raw_session, text};
-    use crate::servers::{Serving, servers};
+    use crate::servers::{MCPW, Serving, servers};
     use std::time::Duration;
     let dirs = ConfigDirs::new();
     let calls = dirs.root.path().join("calls");
@@ -234,7 +234,7 @@ async fn an_http_session_beyond_its_requests_in_flight_is_told_to_retry() {
                       "env": {"CANCEL_FILE": calls.display().to_string()}});
     let config = json!({"mcpServers": {"slow": slow}, "settings": {"maxRequestsInFlight": 2}});
     dirs.user(&config.to_string());
-    let serving = Serving::start(&dirs.home(), &["--exposure", "direct"]);
+    let serving = Serving::start(MCPW, &dirs.home(), &["--exposure", "direct"]);
     let url = serving.url();
     let session = raw_session(&url).await;
     let call = |id: u64, tool: &str, arguments: Value| {

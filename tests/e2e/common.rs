@@ -6,28 +6,22 @@ use mcpw::plugin::{CompileCache, Grants, GuestModule, Limits, LoadOptions, Stati
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
-/// The repository root.
-pub fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .unwrap()
-        .to_path_buf()
-}
+pub(crate) use mcpw_test_support::workspace;
 
 /// `tests/fixtures/<name>`.
-pub fn fixture(name: &str) -> PathBuf {
+pub(crate) fn fixture(name: &str) -> PathBuf {
     workspace().join("tests/fixtures").join(name)
 }
 
 /// A compile cache shared by the tests, so each guest is compiled once per run.
-pub fn cache() -> CompileCache {
+pub(crate) fn cache() -> CompileCache {
     CompileCache::new(Some(
         PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("compile-cache"),
     ))
 }
 
 /// A test guest of the workspace (`tests/guests/*`), built for wasm32-wasip2.
-pub fn build_guest(package: &str) -> PathBuf {
+pub(crate) fn build_guest(package: &str) -> PathBuf {
     let target = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
         .parent()
         .unwrap()
@@ -36,17 +30,17 @@ pub fn build_guest(package: &str) -> PathBuf {
 }
 
 /// The adversarial guest (`tests/guests/adversarial`), built once per run.
-pub fn adversarial_path() -> &'static Path {
+pub(crate) fn adversarial_path() -> &'static Path {
     static PATH: OnceLock<PathBuf> = OnceLock::new();
     PATH.get_or_init(|| build_guest("mcpw-guest-adversarial"))
 }
 
-pub fn adversarial() -> Vec<u8> {
+pub(crate) fn adversarial() -> Vec<u8> {
     std::fs::read(adversarial_path()).unwrap()
 }
 
 /// A small catalog: two servers, five tools.
-pub fn tools() -> Vec<Tool> {
+pub(crate) fn tools() -> Vec<Tool> {
     vec![
         Tool::new(
             "github",
@@ -64,7 +58,7 @@ pub fn tools() -> Vec<Tool> {
     ]
 }
 
-pub fn entries() -> Arc<[Entry]> {
+pub(crate) fn entries() -> Arc<[Entry]> {
     tools()
         .into_iter()
         .map(|t| Entry {
@@ -74,7 +68,7 @@ pub fn entries() -> Arc<[Entry]> {
         .collect()
 }
 
-pub fn services() -> StaticServices {
+pub(crate) fn services() -> StaticServices {
     let status = |name: &str, n| ServerStatus {
         name: name.into(),
         state: ConnectionState::Cached,
@@ -90,7 +84,7 @@ pub fn services() -> StaticServices {
     )
 }
 
-pub fn options(limits: Limits, grants: Grants) -> LoadOptions {
+pub(crate) fn options(limits: Limits, grants: Grants) -> LoadOptions {
     LoadOptions {
         limits,
         grants,
@@ -100,12 +94,12 @@ pub fn options(limits: Limits, grants: Grants) -> LoadOptions {
 }
 
 /// Loads a guest with these limits and grants.
-pub fn load(name: &str, wasm: &[u8], limits: Limits, grants: Grants) -> Arc<GuestModule> {
+pub(crate) fn load(name: &str, wasm: &[u8], limits: Limits, grants: Grants) -> Arc<GuestModule> {
     GuestModule::load(name, wasm, options(limits, grants)).unwrap()
 }
 
 /// Writes `text` to `dir/rel`, creating directories.
-pub fn write(dir: &Path, rel: &str, text: &str) -> PathBuf {
+pub(crate) fn write(dir: &Path, rel: &str, text: &str) -> PathBuf {
     let path = dir.join(rel);
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();
     std::fs::write(&path, text).unwrap();
@@ -113,20 +107,20 @@ pub fn write(dir: &Path, rel: &str, text: &str) -> PathBuf {
 }
 
 /// Writes WAT text compiled to a binary at `dir/rel`.
-pub fn write_wat(dir: &Path, rel: &str, wat: &str) -> PathBuf {
+pub(crate) fn write_wat(dir: &Path, rel: &str, wat: &str) -> PathBuf {
     let path = dir.join(rel);
     std::fs::write(&path, ::wat::parse_str(wat).unwrap()).unwrap();
     path
 }
 
 /// A throwaway home and project directory for config tests.
-pub struct ConfigDirs {
+pub(crate) struct ConfigDirs {
     pub root: tempfile::TempDir,
     pub env: mcpw::paths::Environment,
 }
 
 impl ConfigDirs {
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         let root = tempfile::tempdir().unwrap();
         std::fs::create_dir_all(root.path().join("home")).unwrap();
         std::fs::create_dir_all(root.path().join("project")).unwrap();
@@ -137,21 +131,21 @@ impl ConfigDirs {
         ConfigDirs { root, env }
     }
 
-    pub fn home(&self) -> PathBuf {
+    pub(crate) fn home(&self) -> PathBuf {
         self.root.path().join("home")
     }
 
-    pub fn project(&self) -> PathBuf {
+    pub(crate) fn project(&self) -> PathBuf {
         self.root.path().join("project")
     }
 
     /// Writes the default user config (`~/.config/mcpw/mcp.json`).
-    pub fn user(&self, text: &str) -> PathBuf {
+    pub(crate) fn user(&self, text: &str) -> PathBuf {
         write(&self.home(), ".config/mcpw/mcp.json", text)
     }
 
     /// Changes the default user config, as JSON, with `change`.
-    pub fn edit_user(&self, change: impl FnOnce(&mut serde_json::Value)) {
+    pub(crate) fn edit_user(&self, change: impl FnOnce(&mut serde_json::Value)) {
         let file = self.home().join(".config/mcpw/mcp.json");
         let mut config: serde_json::Value =
             serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
@@ -159,7 +153,7 @@ impl ConfigDirs {
         self.user(&config.to_string());
     }
 
-    pub fn sources(&self) -> mcpw::config::ConfigSources {
+    pub(crate) fn sources(&self) -> mcpw::config::ConfigSources {
         mcpw::config::ConfigSources {
             user_value: None,
             user_file: None,
@@ -168,13 +162,13 @@ impl ConfigDirs {
         }
     }
 
-    pub fn load(&self) -> mcpw::config::Config {
+    pub(crate) fn load(&self) -> mcpw::config::Config {
         mcpw::config::load(&self.sources())
     }
 }
 
 /// The agent-facing names of every exposed tool of `host`.
-pub async fn entry_names(host: &mcpw::host::Host) -> Vec<String> {
+pub(crate) async fn entry_names(host: &mcpw::host::Host) -> Vec<String> {
     host.entries()
         .await
         .unwrap()
@@ -185,7 +179,7 @@ pub async fn entry_names(host: &mcpw::host::Host) -> Vec<String> {
 
 /// Starts a host over `servers` (the `mcpServers` object) with test-friendly
 /// options: caches in the temp home, no background maintenance.
-pub async fn host(
+pub(crate) async fn host(
     dirs: &ConfigDirs,
     servers: serde_json::Value,
     tweak: impl FnOnce(&mut mcpw::host::HostOptions),
@@ -195,7 +189,7 @@ pub async fn host(
 }
 
 /// Starts a host over the config files already written.
-pub async fn host_with_config(
+pub(crate) async fn host_with_config(
     dirs: &ConfigDirs,
     tweak: impl FnOnce(&mut mcpw::host::HostOptions),
 ) -> mcpw::host::Host {

@@ -24,7 +24,7 @@ fn built_in() -> PathBuf {
 }
 
 /// The rmcp server as a `wasi:cli/command` component, built once per run.
-pub fn rmcp_stdio() -> &'static Path {
+pub(crate) fn rmcp_stdio() -> &'static Path {
     static PATH: OnceLock<PathBuf> = OnceLock::new();
     PATH.get_or_init(|| {
         let dir = workspace().join("tests/components/rmcp-stdio");
@@ -33,7 +33,7 @@ pub fn rmcp_stdio() -> &'static Path {
 }
 
 /// The same server as a `wasi:http/proxy` component, built once per run.
-pub fn rmcp_http() -> &'static Path {
+pub(crate) fn rmcp_http() -> &'static Path {
     static PATH: OnceLock<PathBuf> = OnceLock::new();
     PATH.get_or_init(|| {
         let dir = workspace().join("tests/components/rmcp-http");

@@ -3,7 +3,6 @@
 //! layer (guests, host, gateway, team), with the helpers they share beside
 //! them. Pure config tests are unit tests of the config module.
 
-mod bench_catalog;
 mod bounds;
 mod common;
 mod components;

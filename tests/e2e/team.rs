@@ -1,14 +1,13 @@
 //! A team gateway: mcpw replicas sharing state through a real Redis, behind a
 //! real haproxy balancing round-robin with no stickiness.
 
-mod infra;
 mod pins;
 mod wire;
 
 use crate::common::ConfigDirs;
 use crate::gateway::serve::text;
-use crate::servers::{mcpw_in, servers};
-use infra::{Haproxy, Redis, replica};
+use crate::servers::{MCPW, mcpw_in, servers};
+use mcpw_test_support::team::{Haproxy, Redis, replica};
 use mcpw_test_support::{eventually, wait_until};
 use serde_json::{Value, json};
 use std::path::Path;
@@ -42,8 +41,8 @@ impl Pair {
         for h in &homes {
             config_with(h, pids, mode);
         }
-        let (a, a_port) = replica(&homes[0].home(), &redis.url(), args);
-        let (b, b_port) = replica(&homes[1].home(), &redis.url(), args);
+        let (a, a_port) = replica(MCPW, &homes[0].home(), &redis.url(), args);
+        let (b, b_port) = replica(MCPW, &homes[1].home(), &redis.url(), args);
         Pair {
             a,
             a_port,
@@ -128,7 +127,12 @@ async fn a_cache_filled_by_one_replica_serves_the_other() {
     for d in [&a_dirs, &b_dirs, &cli_dirs] {
         config_with(d, &pids, "ok");
     }
-    let (_a, a_port) = replica(&a_dirs.home(), &redis.url(), &["--exposure", "direct"]);
+    let (_a, a_port) = replica(
+        MCPW,
+        &a_dirs.home(),
+        &redis.url(),
+        &["--exposure", "direct"],
+    );
     let a = format!("http://127.0.0.1:{a_port}/mcp");
     let names = Wire::initialize(&a).await.tool_names(&a).await;
     assert!(names.contains(&"s__echo".to_string()), "{names:?}");
@@ -137,7 +141,12 @@ async fn a_cache_filled_by_one_replica_serves_the_other() {
         redis.cli(&["HEXISTS", "mcpw:cache:servers", "s"]) == "1"
     });
 
-    let (_b, b_port) = replica(&b_dirs.home(), &redis.url(), &["--exposure", "direct"]);
+    let (_b, b_port) = replica(
+        MCPW,
+        &b_dirs.home(),
+        &redis.url(),
+        &["--exposure", "direct"],
+    );
     let b = format!("http://127.0.0.1:{b_port}/mcp");
     let names = Wire::initialize(&b).await.tool_names(&b).await;
     assert!(names.contains(&"s__echo".to_string()), "{names:?}");
@@ -164,8 +173,18 @@ async fn a_rate_limit_is_shared_by_the_replicas() {
         let settings = json!({"audit": {"path": root.path().join("audit.jsonl")}});
         h.user(&json!({"mcpServers": {"s": server}, "settings": settings}).to_string());
     }
-    let (_a, a_port) = replica(&homes[0].home(), &redis.url(), &["--exposure", "direct"]);
-    let (_b, b_port) = replica(&homes[1].home(), &redis.url(), &["--exposure", "direct"]);
+    let (_a, a_port) = replica(
+        MCPW,
+        &homes[0].home(),
+        &redis.url(),
+        &["--exposure", "direct"],
+    );
+    let (_b, b_port) = replica(
+        MCPW,
+        &homes[1].home(),
+        &redis.url(),
+        &["--exposure", "direct"],
+    );
     let (a, b) = (
         format!("http://127.0.0.1:{a_port}/mcp"),
         format!("http://127.0.0.1:{b_port}/mcp"),
@@ -678,8 +697,8 @@ async fn a_session_stays_its_clients_at_every_replica() {
         d.user(&json!({"mcpServers": {"s": s, "t": t}, "serve": {"tokens": tokens}}).to_string());
     }
     let args = ["--exposure", "direct"];
-    let (_a, a_port) = replica(&dirs[0].home(), &redis.url(), &args);
-    let (_b, b_port) = replica(&dirs[1].home(), &redis.url(), &args);
+    let (_a, a_port) = replica(MCPW, &dirs[0].home(), &redis.url(), &args);
+    let (_b, b_port) = replica(MCPW, &dirs[1].home(), &redis.url(), &args);
     let a = format!("http://127.0.0.1:{a_port}/mcp");
     let b = format!("http://127.0.0.1:{b_port}/mcp");
     let ci = Wire::initialize_as(&a, Some("ci-token-0123456789")).await;
@@ -711,7 +730,7 @@ async fn a_log_level_set_through_one_replica_holds_at_the_other() {
         let server = json!({"command": "node", "args": [servers().misbehave(), "ok"],
                             "env": {"METHODS_FILE": file.display().to_string()}});
         dirs.user(&json!({"mcpServers": {"s": server}}).to_string());
-        let (serving, port) = replica(&dirs.home(), &redis.url(), &["--exposure", "direct"]);
+        let (serving, port) = replica(MCPW, &dirs.home(), &redis.url(), &["--exposure", "direct"]);
         ports.push(port);
         replicas.push((serving, dirs));
         methods.push(file);
@@ -806,7 +825,7 @@ async fn a_resource_watched_through_one_replica_is_watched_at_the_others() {
         let config = json!({"mcpServers": {"c": {"url": upstream.url("/mcp")}},
                             "settings": {"toolPrefix": "none"}});
         dirs.user(&config.to_string());
-        let (serving, port) = replica(&dirs.home(), &redis.url(), &["--exposure", "direct"]);
+        let (serving, port) = replica(MCPW, &dirs.home(), &redis.url(), &["--exposure", "direct"]);
         urls.push(format!("http://127.0.0.1:{port}/mcp"));
         files.push(file);
         kept.push((upstream, dirs, serving));
@@ -842,8 +861,12 @@ async fn a_replica_is_ready_once_redis_answers() {
     let mut redis = Redis::stopped(&root.path().join("redis"));
     let dirs = ConfigDirs::new();
     config_with(&dirs, &root.path().join("pids"), "ok");
-    let (serving, _) =
-        infra::replica_started(&dirs.home(), &redis.url(), &["--exposure", "direct"]);
+    let (serving, _) = mcpw_test_support::team::replica_started(
+        MCPW,
+        &dirs.home(),
+        &redis.url(),
+        &["--exposure", "direct"],
+    );
     let readyz = serving.at("/readyz");
     let probe = || async {
         let r = reqwest::get(&readyz).await.unwrap();
@@ -1003,8 +1026,8 @@ async fn a_retry_with_answers_may_reach_either_replica() {
         h.user(&config.to_string());
     }
     let direct = ["--exposure", "direct"];
-    let (_a, a_port) = replica(&homes[0].home(), &redis.url(), &direct);
-    let (_b, b_port) = replica(&homes[1].home(), &redis.url(), &direct);
+    let (_a, a_port) = replica(MCPW, &homes[0].home(), &redis.url(), &direct);
+    let (_b, b_port) = replica(MCPW, &homes[1].home(), &redis.url(), &direct);
     let call = json!({"name": "cu__test_elicitation", "arguments": {"message": "who?"}});
     let asked = stateless_call(a_port, call.clone()).await;
     let result = &asked["result"];
@@ -1047,7 +1070,12 @@ async fn a_components_keyvalue_state_is_the_replicas_own() {
     let mut replicas = Vec::new();
     for h in &homes {
         h.user(&json!({"mcpServers": {"counter": {"component": component}}}).to_string());
-        replicas.push(replica(&h.home(), &redis.url(), &["--exposure", "direct"]));
+        replicas.push(replica(
+            MCPW,
+            &h.home(),
+            &redis.url(),
+            &["--exposure", "direct"],
+        ));
     }
     let url = |p: u16| format!("http://127.0.0.1:{p}/mcp");
     let (a, b) = (url(replicas[0].1), url(replicas[1].1));

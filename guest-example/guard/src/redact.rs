@@ -90,7 +90,7 @@ fn near_word() -> &'static Regex {
 }
 
 /// Shannon entropy of `s`, in bits per character.
-pub fn entropy(s: &str) -> f64 {
+fn entropy(s: &str) -> f64 {
     let mut counts = [0u32; 256];
     for b in s.bytes() {
         counts[b as usize] += 1;
@@ -176,7 +176,7 @@ fn found(text: &str) -> Vec<(usize, usize, &'static str)> {
 }
 
 /// `text` with every credential replaced; `None` when it has none.
-pub fn redact_text(text: &str) -> Option<String> {
+fn redact_text(text: &str) -> Option<String> {
     let hits = found(text);
     if hits.is_empty() {
         return None;

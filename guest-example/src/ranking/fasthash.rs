@@ -6,7 +6,7 @@ use std::hash::{BuildHasherDefault, Hasher};
 
 /// Fx hash state.
 #[derive(Default, Clone, Copy)]
-pub struct FxHasher(u64);
+pub(crate) struct FxHasher(u64);
 
 const SEED: u64 = 0x51_7c_c1_b7_27_22_0a_95;
 
@@ -49,6 +49,6 @@ impl Hasher for FxHasher {
 }
 
 /// A `HashMap` with the Fx hasher.
-pub type FastMap<K, V> = std::collections::HashMap<K, V, BuildHasherDefault<FxHasher>>;
+pub(crate) type FastMap<K, V> = std::collections::HashMap<K, V, BuildHasherDefault<FxHasher>>;
 /// A `HashSet` with the Fx hasher.
-pub type FastSet<K> = std::collections::HashSet<K, BuildHasherDefault<FxHasher>>;
+pub(crate) type FastSet<K> = std::collections::HashSet<K, BuildHasherDefault<FxHasher>>;

@@ -16,7 +16,7 @@ use super::typo::Typos;
 use crate::model::Entry;
 
 /// The profile name of this scorer.
-pub const PROFILE: &str = "default";
+pub(crate) const PROFILE: &str = "default";
 
 /// Fields of a tool, in index order: name, title, server, description,
 /// parameter names, parameter descriptions.
@@ -46,7 +46,7 @@ const GENERIC_SERVER_WORDS: &[&str] = &[
     "kit",
 ];
 
-pub struct HybridIndex {
+pub(crate) struct HybridIndex {
     /// term → (tool, BM25F weight of the term in that tool).
     postings: HashMap<String, Vec<(u32, f32)>>,
     /// tool → the words of its name that say what it does (not its server's name).
@@ -360,7 +360,10 @@ fn phrase_concepts(own: &[String], meanings: &[Meaning], covered: &mut [bool]) -
 }
 
 impl HybridIndex {
-    pub fn build(entries: &[Entry], server_keywords: &[(String, Vec<String>)]) -> HybridIndex {
+    pub(crate) fn build(
+        entries: &[Entry],
+        server_keywords: &[(String, Vec<String>)],
+    ) -> HybridIndex {
         lexicon::warm_up();
         let (server_of, server_names) = number_servers(entries);
         let keywords: HashMap<&str, String> = server_keywords
@@ -552,7 +555,7 @@ impl HybridIndex {
         named
     }
 
-    pub fn score(&self, query: &str, in_scope: &dyn Fn(usize) -> bool) -> Vec<Hit> {
+    pub(crate) fn score(&self, query: &str, in_scope: &dyn Fn(usize) -> bool) -> Vec<Hit> {
         let n = self.server_of.len();
         let mut total = vec![0f32; n];
         let mut best = vec![0f32; n];

@@ -61,7 +61,7 @@ fn lexicon() -> &'static Lexicon {
 
 /// A span of the query that the vocabulary knows, and what else it can mean.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Meaning {
+pub(crate) struct Meaning {
     /// First query token of the span.
     pub start: usize,
     /// Tokens in the span.
@@ -71,13 +71,13 @@ pub struct Meaning {
 }
 
 /// Prepares the vocabulary now (index build time) rather than on the first query.
-pub fn warm_up() {
+pub(crate) fn warm_up() {
     lexicon();
 }
 
 /// Every span of `query` that is a phrase of some group, longest first at each
 /// position, with the other members of all its groups.
-pub fn meanings(query: &[String]) -> Vec<Meaning> {
+pub(crate) fn meanings(query: &[String]) -> Vec<Meaning> {
     let lex = lexicon();
     let mut out: Vec<Meaning> = Vec::new();
     for start in 0..query.len() {
@@ -112,7 +112,7 @@ pub fn meanings(query: &[String]) -> Vec<Meaning> {
 
 /// The other members of every group `query` mentions.
 #[cfg(test)]
-pub fn expand(query: &[String]) -> Vec<Vec<String>> {
+pub(crate) fn expand(query: &[String]) -> Vec<Vec<String>> {
     let mut all: Vec<Vec<String>> = Vec::new();
     for m in meanings(query) {
         for a in m.alternatives {

@@ -7,7 +7,7 @@ use crate::model::{Entry, PolicyError};
 const SIZE_LIMIT: usize = 1 << 20;
 
 /// Matching entries in catalog order, all scored 1.
-pub fn search(
+pub(crate) fn search(
     entries: &[Entry],
     pattern: &str,
     limit: usize,

@@ -41,7 +41,7 @@ fn string_literals(text: &str) -> Vec<(usize, &str)> {
 /// the guest, no tree built for each tool, and malformed or truncated text is
 /// read as far as it makes sense (a literal that never closes is no key, but
 /// can still be a description) instead of being refused or trapping.
-pub fn schema_fields(schema: &str) -> (String, String) {
+pub(crate) fn schema_fields(schema: &str) -> (String, String) {
     let mut names = String::new();
     let mut text = String::new();
     let strings = string_literals(schema);

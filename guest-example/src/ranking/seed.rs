@@ -9,7 +9,7 @@ use super::Hit;
 use crate::model::Entry;
 
 /// The profile name of this scorer.
-pub const PROFILE: &str = "seed";
+pub(crate) const PROFILE: &str = "seed";
 
 struct Doc {
     parts: Vec<String>,
@@ -17,12 +17,12 @@ struct Doc {
     description: String,
 }
 
-pub struct SeedIndex {
+pub(crate) struct SeedIndex {
     docs: Vec<Doc>,
 }
 
 impl SeedIndex {
-    pub fn build(entries: &[Entry]) -> SeedIndex {
+    pub(crate) fn build(entries: &[Entry]) -> SeedIndex {
         let docs = entries
             .iter()
             .map(|e| {
@@ -41,7 +41,7 @@ impl SeedIndex {
         SeedIndex { docs }
     }
 
-    pub fn score(&self, query: &str, in_scope: &dyn Fn(usize) -> bool) -> Vec<Hit> {
+    pub(crate) fn score(&self, query: &str, in_scope: &dyn Fn(usize) -> bool) -> Vec<Hit> {
         let query = query.to_lowercase();
         let terms: Vec<&str> = query.split_whitespace().collect();
         self.docs
@@ -83,7 +83,7 @@ fn is_word(c: char) -> bool {
 }
 
 /// True when `term` occurs in `text` at a word boundary (regex `\bterm`).
-pub(crate) fn starts_a_word(text: &str, term: &str) -> bool {
+fn starts_a_word(text: &str, term: &str) -> bool {
     let Some(first) = term.chars().next() else {
         return false;
     };

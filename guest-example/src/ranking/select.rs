@@ -6,7 +6,7 @@ use crate::model::Entry;
 const PREFIX: &str = "select:";
 
 /// The names of a `select:` query, or none for any other query.
-pub fn parse(query: &str) -> Option<Vec<&str>> {
+pub(crate) fn parse(query: &str) -> Option<Vec<&str>> {
     let query = query.trim_start();
     let head = query.get(..PREFIX.len())?;
     if !head.eq_ignore_ascii_case(PREFIX) {
@@ -22,7 +22,7 @@ pub fn parse(query: &str) -> Option<Vec<&str>> {
 }
 
 /// The entries named, in the order named, each once; unknown names are skipped.
-pub fn search(
+pub(crate) fn search(
     entries: &[Entry],
     names: &[&str],
     limit: usize,

@@ -14,7 +14,7 @@ const FILE_EXTENSIONS: &[&str] = &[
 /// The implied concepts of `query`, each as its alternative words (unstemmed).
 /// `known` says whether a word is one the catalog uses, to tell a slug
 /// (`acme/web`) from two ordinary words (`read/write`).
-pub fn implied(query: &str, known: &dyn Fn(&str) -> bool) -> Vec<&'static [&'static str]> {
+pub(crate) fn implied(query: &str, known: &dyn Fn(&str) -> bool) -> Vec<&'static [&'static str]> {
     let literals: Vec<&str> = query
         .split_whitespace()
         .map(|w| w.trim_matches(|c: char| !c.is_alphanumeric() && !matches!(c, '#' | '/' | '@')))

@@ -5,7 +5,7 @@
 use super::fasthash::FastMap as HashMap;
 
 /// Vocabulary lookups by single-deletion keys (hashed: no string per deletion).
-pub struct Typos {
+pub(crate) struct Typos {
     by_deletion: HashMap<u64, Vec<u32>>,
     words: Vec<String>,
 }
@@ -31,11 +31,11 @@ fn keys(word: &str) -> Vec<u64> {
 }
 
 /// Shortest word corrected: shorter words have too many neighbours.
-pub const MIN_LEN: usize = 4;
+const MIN_LEN: usize = 4;
 
 impl Typos {
     /// Indexes a vocabulary.
-    pub fn build<'a>(vocabulary: impl Iterator<Item = &'a str>) -> Typos {
+    pub(crate) fn build<'a>(vocabulary: impl Iterator<Item = &'a str>) -> Typos {
         let mut by_deletion: HashMap<u64, Vec<u32>> = HashMap::default();
         let mut words = Vec::new();
         for w in vocabulary.filter(|w| w.chars().count() >= MIN_LEN - 1) {
@@ -49,7 +49,7 @@ impl Typos {
     }
 
     /// Vocabulary words one edit away from `word` (not `word` itself).
-    pub fn candidates(&self, word: &str) -> Vec<&str> {
+    pub(crate) fn candidates(&self, word: &str) -> Vec<&str> {
         if word.chars().count() < MIN_LEN {
             return Vec::new();
         }

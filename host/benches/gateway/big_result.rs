@@ -10,7 +10,7 @@ const BIG_CALLS_PER_ROUND: usize = 8;
 /// More rounds than the other rows: 10 MB calls are noisy and few.
 const BIG_ROUNDS: usize = 5;
 
-pub fn row5_big_result(misbehave: &str, home: &Path, relay: &Relay) -> String {
+pub(crate) fn row5_big_result(misbehave: &str, home: &Path, relay: &Relay) -> String {
     println!(
         "## 5. A {BIG_BYTES}-byte tool result (misbehave.mjs `big`), TS SDK client, {BIG_CALLS_PER_ROUND} calls × {BIG_ROUNDS} alternating rounds"
     );

@@ -4,7 +4,7 @@
 //! projection, and written as TOON; what cutting a result costs per MB; and
 //! what the store holds once all ten are kept.
 
-use crate::servers::servers;
+use crate::shared::servers;
 use mcpw::results;
 use serde_json::{Value, json};
 use std::path::Path;
@@ -121,7 +121,7 @@ fn tokens(result: &Value) -> usize {
     results::tokens(results::json_size(result))
 }
 
-pub fn row12_big_results(root: &Path) -> String {
+pub(crate) fn row12_big_results(root: &Path) -> String {
     println!(
         "## 12. Big results: tokens an agent reads of 10 large real results, and what cutting them costs"
     );

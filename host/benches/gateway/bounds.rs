@@ -7,7 +7,7 @@
 //! them as it writes: `serve`'s peak RSS.
 
 use crate::shared::{TAG_ENV, connect, home_with, mcpw_command, mib, request, tag};
-use crate::stats::proc_kb;
+use mcpw_test_support::stats::proc_kb;
 use serde_json::json;
 use std::io::{BufRead, Write};
 use std::path::Path;
@@ -118,7 +118,7 @@ fn unread(home: &Path, read_late: bool) -> (u64, usize, Duration) {
     (peak, stalled, took)
 }
 
-pub async fn row16_bounds(root: &Path) -> String {
+pub(crate) async fn row16_bounds(root: &Path) -> String {
     println!("## 16. Memory whatever the other side does: a stdout flood, unread answers");
     let (native, wasm) = crate::components::build(root);
     let component = json!({"component": wasm, "permissions": {"timeoutMs": 600_000}});

@@ -23,7 +23,7 @@ const LOGS: usize = 10;
 const LOG_LINES: usize = 300;
 const DOCS: usize = 8;
 
-pub fn row10_code_mode(everything: &str, root: &Path) -> String {
+pub(crate) fn row10_code_mode(everything: &str, root: &Path) -> String {
     println!("## 10. Code mode: script start and inner calls; five multi-step tasks");
     let (home, data) = setup(everything, root);
     let (start, per_call, five) = latency(&home);
@@ -74,7 +74,7 @@ fn setup(everything: &str, root: &Path) -> (PathBuf, PathBuf) {
         )
         .unwrap();
     }
-    let s = crate::servers::servers();
+    let s = crate::shared::servers();
     let home = home_with(
         &root.join("code"),
         json!({
@@ -184,7 +184,7 @@ fn measure(home: &Path, task: &mut Task) {
         {"op": "sequence", "steps": calls},
     ]});
     let mut cmd = Command::new("node");
-    cmd.arg(crate::servers::servers().client())
+    cmd.arg(crate::shared::servers().client())
         .arg(plan.to_string())
         .current_dir(home);
     let out = run_with_timeout(cmd, task.name, Duration::from_secs(300));

@@ -11,7 +11,7 @@ use crate::shared::{
     ROUNDS, SdkPath, connect, home_with, mcpw_command, mcpw_env_json, median, mib, request,
     sdk_rounds,
 };
-use crate::stats::{ms, proc_kb};
+use mcpw_test_support::stats::{ms, proc_kb};
 use serde_json::json;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 const FIRST_CALL_RUNS: usize = 5;
 
 /// The server built both ways: (native executable, component).
-pub fn build(root: &Path) -> (PathBuf, PathBuf) {
+pub(crate) fn build(root: &Path) -> (PathBuf, PathBuf) {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/components/rmcp-stdio");
     let target = root.join("components-target");
     let native = mcpw_guest_build::build_crate_bin_native(&dir, "rmcp_stdio", &target);
@@ -67,7 +67,7 @@ fn instance_peak(wasm: &Path, home: &Path) -> f64 {
     report["memoryPeakMiB"].as_f64().unwrap_or(f64::NAN)
 }
 
-pub async fn row14_components(root: &Path) -> String {
+pub(crate) async fn row14_components(root: &Path) -> String {
     println!(
         "## 14. A server as a WebAssembly component and as a native process (rmcp, built both ways)"
     );

@@ -9,7 +9,7 @@
 //! path's cost is what mcpw adds for the one mode less what it adds for the
 //! other, which leaves out what the SDK itself spends on each revision.
 
-use crate::servers::servers;
+use crate::shared::servers;
 use crate::shared::{ROUNDS, home_with, median, run_with_timeout};
 use mcpw_test_support::isolated_mcpw;
 use serde_json::{Value, json};
@@ -48,12 +48,12 @@ const PATHS: [Path4; 4] = [
     },
 ];
 
-pub fn row15_eras(root: &Path) -> String {
+pub(crate) fn row15_eras(root: &Path) -> String {
     println!(
         "## 15. The held path: Python SDK client in both eras, sequential calls over stdio, {CALLS} calls × {ROUNDS} alternating rounds"
     );
     let python = servers().python_bin("python");
-    let server = crate::common::workspace().join("tests/servers/py_logging_server.py");
+    let server = mcpw_test_support::workspace().join("tests/servers/py_logging_server.py");
     let server = server.display().to_string();
     let home = home_with(
         &root.join("eras"),
@@ -81,7 +81,7 @@ pub fn row15_eras(root: &Path) -> String {
 /// p50 (ms) of [`CALLS`] sequential calls of `tool`, measured in the client.
 fn timed(python: &str, home: &Path, mode: &str, target: &Value, tool: &str) -> f64 {
     let plan = json!({"bench": {"tool": tool, "args": {}, "n": CALLS}});
-    let script = crate::common::workspace().join("tests/servers/py_client.py");
+    let script = mcpw_test_support::workspace().join("tests/servers/py_client.py");
     let mut cmd = isolated_mcpw(python, home);
     cmd.arg(script)
         .args([mode, &target.to_string(), &plan.to_string()])

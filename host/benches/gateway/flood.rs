@@ -146,7 +146,7 @@ async fn list_flood(home: &Path, methods: &Path) -> (usize, Duration) {
 
 /// `home` serves `m` (misbehave.mjs ok); `lists_home` the same server with
 /// `$METHODS_FILE` at `<lists_home>/methods`, for counting its relists.
-pub async fn row6_flood(misbehave: &str, home: &Path, lists_home: &Path) -> String {
+pub(crate) async fn row6_flood(misbehave: &str, home: &Path, lists_home: &Path) -> String {
     println!(
         "## 6. An upstream flooding notifications: {FLOOD_ECHOES} sequential `echo` calls, quiet and during a flood of log messages (bursts of {FLOOD_BURST}, the client at level info); then {LIST_FLOOD} list_changed"
     );

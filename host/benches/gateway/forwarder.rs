@@ -13,7 +13,7 @@ use rmcp::{ErrorData, ServerHandler, ServiceExt};
 use std::os::fd::FromRawFd;
 
 /// Set when the bench binary runs as this forwarder.
-pub const ENV: &str = "MCPW_BENCH_FORWARDER";
+pub(crate) const ENV: &str = "MCPW_BENCH_FORWARDER";
 
 struct Forward(RunningService<RoleClient, ()>);
 
@@ -56,7 +56,7 @@ fn socket(fd: i32) -> tokio::net::UnixStream {
 }
 
 /// `<bench> program args...` with [`ENV`] set: forwards to the program.
-pub fn main() -> ! {
+pub(crate) fn main() -> ! {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

@@ -40,7 +40,7 @@ fn home(root: &Path, name: &str, everything: &str, misbehave: &str, settings: Va
     home
 }
 
-pub fn row11_guards(everything: &str, misbehave: &str, root: &Path) -> String {
+pub(crate) fn row11_guards(everything: &str, misbehave: &str, root: &Path) -> String {
     println!("## 11. Guards: a call's cost with the example redaction guard, and the audit trail");
     let guard = redactor();
     let guarded = json!({"guards": [guard]});

@@ -25,7 +25,7 @@ struct Targets {
     mcpw_url: String,
 }
 
-pub fn row9_http_latency(everything: &str, root: &Path) -> String {
+pub(crate) fn row9_http_latency(everything: &str, root: &Path) -> String {
     println!(
         "## 9. Sequential `echo` over Streamable HTTP, TS SDK client, {CALLS} calls × {ROUNDS} alternating rounds"
     );

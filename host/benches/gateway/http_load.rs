@@ -28,7 +28,7 @@ struct Measured {
     rss: (u64, u64, u64),
 }
 
-pub async fn row3_http_load(everything: &str, home: &Path) -> String {
+pub(crate) async fn row3_http_load(everything: &str, home: &Path) -> String {
     println!(
         "## 3. {HTTP_SESSIONS} concurrent Streamable HTTP sessions × {HTTP_CALLS_PER_SESSION} `echo` calls, {ROUNDS} alternating rounds"
     );

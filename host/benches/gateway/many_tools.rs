@@ -8,7 +8,7 @@ use serde_json::json;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-pub const MANY_TOOLS: usize = 5_000;
+pub(crate) const MANY_TOOLS: usize = 5_000;
 const MANY_CALLS: usize = 200;
 const MANY_RUNS: usize = 5;
 const SEARCHES: [&str; 8] = [
@@ -63,7 +63,7 @@ struct FirstLists {
     rss: (u64, u64),
 }
 
-pub async fn row7_many_tools(misbehave: &str, home: &Path) -> String {
+pub(crate) async fn row7_many_tools(misbehave: &str, home: &Path) -> String {
     println!(
         "## 7. A server with {MANY_TOOLS} tools (misbehave.mjs `many`, one page): first `tools/list` ({MANY_RUNS} runs), {MANY_CALLS} calls to its last tool, searches"
     );

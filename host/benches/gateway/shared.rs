@@ -3,12 +3,14 @@
 //! the TypeScript SDK client, concurrent Streamable HTTP sessions and an rmcp
 //! client over stdio.
 
-pub use crate::stats::{ms, percentile, proc_kb};
-use crate::{bench_catalog, common, servers};
 use mcpw::config::{self, ConfigSources};
 use mcpw::paths::Environment;
-pub use mcpw_test_support::free_port;
+use mcpw_test_support::catalog as bench_catalog;
+pub(crate) use mcpw_test_support::free_port;
 use mcpw_test_support::isolated_mcpw;
+use mcpw_test_support::servers::{Servers, servers as installed};
+pub(crate) use mcpw_test_support::stats::{ms, percentile, proc_kb};
+use mcpw_test_support::workspace;
 use rmcp::ServiceExt;
 use rmcp::model::CallToolRequestParams;
 use rmcp::service::{NotificationContext, RoleClient, RunningService};
@@ -22,40 +24,45 @@ use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 /// Set when the bench binary runs as the byte relay of rows 1 and 5.
-pub const RELAY_ENV: &str = "MCPW_BENCH_RELAY";
+pub(crate) const RELAY_ENV: &str = "MCPW_BENCH_RELAY";
 /// Marks every process this run starts (children inherit it), for the final sweep.
-pub const TAG_ENV: &str = "MCPW_BENCH_TAG";
+pub(crate) const TAG_ENV: &str = "MCPW_BENCH_TAG";
 
-pub const ROUNDS: usize = 3;
+pub(crate) const ROUNDS: usize = 3;
+
+/// The test servers, installed on first use.
+pub(crate) fn servers() -> &'static Servers {
+    installed(env!("CARGO_TARGET_TMPDIR"))
+}
 /// Catalog size the fixture is known to have (checked, so a wrong setup fails loudly).
-pub const CATALOG_TOOLS: usize = bench_catalog::TOOLS;
+pub(crate) const CATALOG_TOOLS: usize = bench_catalog::TOOLS;
 
 // ---------------------------------------------------------------------------
 // Statistics and formatting
 
-pub fn median(values: &[f64]) -> f64 {
+pub(crate) fn median(values: &[f64]) -> f64 {
     let mut v = values.to_vec();
     v.sort_by(f64::total_cmp);
     v[v.len() / 2]
 }
 
 /// The `q` quantile of sorted samples, in ms.
-pub fn p(d: &[Duration], q: f64) -> f64 {
+pub(crate) fn p(d: &[Duration], q: f64) -> f64 {
     ms(percentile(d, q))
 }
 
-pub fn us(d: Duration) -> f64 {
+pub(crate) fn us(d: Duration) -> f64 {
     d.as_secs_f64() * 1e6
 }
 
-pub fn mib(kb: u64) -> f64 {
+pub(crate) fn mib(kb: u64) -> f64 {
     kb as f64 / 1024.0
 }
 
 // ---------------------------------------------------------------------------
 // Processes
 
-pub fn tag() -> &'static str {
+pub(crate) fn tag() -> &'static str {
     static TAG: OnceLock<String> = OnceLock::new();
     TAG.get_or_init(|| format!("{}-{}", std::process::id(), mcpw::clock::now_ms()))
 }
@@ -77,7 +84,7 @@ fn tagged_pids() -> Vec<i32> {
 }
 
 /// At the end of the run: kills whatever this run started that is still alive.
-pub struct Sweep;
+pub(crate) struct Sweep;
 
 impl Drop for Sweep {
     fn drop(&mut self) {
@@ -105,14 +112,14 @@ impl Drop for Sweep {
 
 /// A background process: SIGTERM on drop (mcpw then kills its servers), SIGKILL
 /// if it has not exited after 5 s.
-pub struct Proc {
+pub(crate) struct Proc {
     child: Child,
     what: String,
     stderr: Option<PathBuf>,
 }
 
 impl Proc {
-    pub fn spawn(mut cmd: Command, what: &str, stderr: Option<PathBuf>) -> Proc {
+    pub(crate) fn spawn(mut cmd: Command, what: &str, stderr: Option<PathBuf>) -> Proc {
         cmd.env(TAG_ENV, tag())
             .stdin(Stdio::null())
             .stdout(Stdio::null());
@@ -130,13 +137,13 @@ impl Proc {
         }
     }
 
-    pub fn pid(&self) -> u32 {
+    pub(crate) fn pid(&self) -> u32 {
         self.child.id()
     }
 
     /// Waits until `port` on loopback accepts connections; panics (with the
     /// process's stderr) if it exits or takes longer than 60 s.
-    pub fn wait_for_port(&mut self, port: u16) {
+    pub(crate) fn wait_for_port(&mut self, port: u16) {
         let deadline = Instant::now() + Duration::from_secs(60);
         loop {
             if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
@@ -184,7 +191,11 @@ impl Drop for Proc {
 }
 
 /// Runs a command to completion with a deadline; panics with its stderr on a timeout.
-pub fn run_with_timeout(mut cmd: Command, what: &str, timeout: Duration) -> std::process::Output {
+pub(crate) fn run_with_timeout(
+    mut cmd: Command,
+    what: &str,
+    timeout: Duration,
+) -> std::process::Output {
     cmd.env(TAG_ENV, tag())
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -232,7 +243,7 @@ pub fn run_with_timeout(mut cmd: Command, what: &str, timeout: Duration) -> std:
 
 /// Relay mode: `<bench> program args...` with `MCPW_BENCH_RELAY` set spawns the
 /// program and copies bytes both ways, nothing else.
-pub fn relay_main() -> ! {
+pub(crate) fn relay_main() -> ! {
     let mut args = std::env::args_os().skip(1);
     let program = args.next().expect("relay mode needs a command to run");
     let mut cmd = Command::new(program);
@@ -275,13 +286,13 @@ fn pump(from: &mut impl Read, to: &mut impl Write) {
     }
 }
 
-pub enum Relay {
+pub(crate) enum Relay {
     Socat,
     SelfExec(PathBuf),
 }
 
 impl Relay {
-    pub fn pick() -> Relay {
+    pub(crate) fn pick() -> Relay {
         let socat = Command::new("socat")
             .arg("-V")
             .stdout(Stdio::null())
@@ -295,7 +306,7 @@ impl Relay {
         }
     }
 
-    pub fn describe(&self) -> &'static str {
+    pub(crate) fn describe(&self) -> &'static str {
         match self {
             Relay::Socat => "socat STDIO EXEC",
             Relay::SelfExec(_) => "built-in (bench re-executed as a 2-thread stdin/stdout copier)",
@@ -303,7 +314,7 @@ impl Relay {
     }
 
     /// A client.mjs `connect` that runs `command` behind the relay.
-    pub fn connect(&self, command: &[&str]) -> Value {
+    pub(crate) fn connect(&self, command: &[&str]) -> Value {
         match self {
             Relay::Socat => {
                 // socat splits EXEC on spaces and treats , : ! " ' \ specially.
@@ -326,7 +337,7 @@ impl Relay {
 // Configs
 
 /// A HOME with `mcpServers` as its user config (`.config/mcpw/mcp.json`).
-pub fn home_with(home: &Path, servers: Value) -> PathBuf {
+pub(crate) fn home_with(home: &Path, servers: Value) -> PathBuf {
     let dir = home.join(".config/mcpw");
     std::fs::create_dir_all(&dir).expect("create the config dir");
     std::fs::write(
@@ -339,26 +350,26 @@ pub fn home_with(home: &Path, servers: Value) -> PathBuf {
 
 /// Environment of an mcpw process under `home`, as client.mjs `connect.env` (it
 /// merges it into its own): empty XDG variables fall back to HOME.
-pub fn mcpw_env_json(home: &Path) -> Value {
+pub(crate) fn mcpw_env_json(home: &Path) -> Value {
     json!({"HOME": home.display().to_string(), "XDG_CONFIG_HOME": "", "XDG_CACHE_HOME": "",
            "XDG_STATE_HOME": "", "MCPW_CONFIG": "", "MCPW_TOKEN": ""})
 }
 
 /// `mcpw <args>` finding its config and caches under `home` only (and no project
 /// config: it runs in `home`).
-pub fn mcpw_command(home: &Path, args: &[&str]) -> Command {
+pub(crate) fn mcpw_command(home: &Path, args: &[&str]) -> Command {
     let mut cmd = isolated_mcpw(env!("CARGO_BIN_EXE_mcpw"), home);
     cmd.args(args).current_dir(home);
     cmd
 }
 
 /// `mcpw serve --exposure <exposure>` under `home`, for an rmcp client.
-pub fn serve(home: &Path, exposure: &str) -> tokio::process::Command {
+pub(crate) fn serve(home: &Path, exposure: &str) -> tokio::process::Command {
     mcpw_command(home, &["serve", "--exposure", exposure]).into()
 }
 
 /// The in-process view of the same HOME (row 2).
-pub fn environment(home: &Path) -> Environment {
+pub(crate) fn environment(home: &Path) -> Environment {
     Environment::from_process()
         .with("HOME", home.display().to_string())
         .with(
@@ -372,7 +383,7 @@ pub fn environment(home: &Path) -> Environment {
         )
 }
 
-pub fn load_config(home: &Path) -> mcpw::config::Config {
+pub(crate) fn load_config(home: &Path) -> mcpw::config::Config {
     let env = environment(home);
     let cfg = config::load(&ConfigSources {
         user_value: None,
@@ -390,8 +401,8 @@ pub fn load_config(home: &Path) -> mcpw::config::Config {
 
 /// The real catalog (101 servers, 1,287 tools) as servers that are never started,
 /// all known from a warm metadata cache. Returns the number of servers.
-pub fn write_catalog_home(home: &Path) -> usize {
-    let catalog = common::workspace().join("tests/fixtures/catalog.json");
+pub(crate) fn write_catalog_home(home: &Path) -> usize {
+    let catalog = workspace().join("tests/fixtures/catalog.json");
     let servers = bench_catalog::write(home, &catalog, json!({}));
     assert_eq!(
         load_config(home).servers.len(),
@@ -404,7 +415,7 @@ pub fn write_catalog_home(home: &Path) -> usize {
 // ---------------------------------------------------------------------------
 // The TypeScript SDK client (rows 1, 5 and 9)
 
-pub struct SdkPath {
+pub(crate) struct SdkPath {
     pub name: &'static str,
     pub connect: Value,
     pub tool: &'static str,
@@ -414,7 +425,7 @@ pub struct SdkPath {
 }
 
 #[derive(Clone, Copy)]
-pub struct SdkStats {
+pub(crate) struct SdkStats {
     pub p50: f64,
     pub p99: f64,
 }
@@ -426,7 +437,7 @@ fn sdk_bench(path: &SdkPath, n: usize, cwd: &Path) -> SdkStats {
         {"op": "bench", "name": path.tool, "arguments": path.args, "n": n},
     ]});
     let mut cmd = Command::new("node");
-    cmd.arg(servers::servers().client())
+    cmd.arg(servers().client())
         .arg(plan.to_string())
         .current_dir(cwd);
     let what = format!("TS SDK client on path \"{}\"", path.name);
@@ -453,7 +464,12 @@ fn sdk_bench(path: &SdkPath, n: usize, cwd: &Path) -> SdkStats {
 }
 
 /// `rounds` rounds over every path, the order rotated each round.
-pub fn sdk_rounds(paths: &[SdkPath], n: usize, rounds: usize, cwd: &Path) -> Vec<Vec<SdkStats>> {
+pub(crate) fn sdk_rounds(
+    paths: &[SdkPath],
+    n: usize,
+    rounds: usize,
+    cwd: &Path,
+) -> Vec<Vec<SdkStats>> {
     let mut stats = vec![Vec::new(); paths.len()];
     for round in 0..rounds {
         for k in 0..paths.len() {
@@ -468,7 +484,7 @@ pub fn sdk_rounds(paths: &[SdkPath], n: usize, rounds: usize, cwd: &Path) -> Vec
 // Concurrent Streamable HTTP sessions (rows 3 and 8)
 
 #[derive(Default)]
-pub struct Load {
+pub(crate) struct Load {
     pub latencies: Vec<Duration>,
     pub errors: usize,
     pub session_errors: usize,
@@ -478,7 +494,7 @@ pub struct Load {
 }
 
 impl Load {
-    pub fn merge(&mut self, other: Load) {
+    pub(crate) fn merge(&mut self, other: Load) {
         self.latencies.extend(other.latencies);
         self.errors += other.errors;
         self.session_errors += other.session_errors;
@@ -488,7 +504,7 @@ impl Load {
     }
 
     /// Sorts the latencies for percentiles; fails the row if no call succeeded.
-    pub fn settle(&mut self) {
+    pub(crate) fn settle(&mut self) {
         self.latencies.sort();
         assert!(
             !self.latencies.is_empty(),
@@ -497,7 +513,7 @@ impl Load {
         );
     }
 
-    pub fn calls_per_s(&self) -> f64 {
+    pub(crate) fn calls_per_s(&self) -> f64 {
         self.latencies.len() as f64 / self.wall.as_secs_f64()
     }
 }
@@ -555,7 +571,12 @@ async fn http_session(
 }
 
 /// `sessions` sessions started together, each making `calls` calls.
-pub async fn http_load(url: &str, tool: &'static str, sessions: usize, calls: usize) -> Load {
+pub(crate) async fn http_load(
+    url: &str,
+    tool: &'static str,
+    sessions: usize,
+    calls: usize,
+) -> Load {
     let start = Arc::new(tokio::sync::Barrier::new(sessions + 1));
     let tasks: Vec<_> = (0..sessions)
         .map(|_| tokio::spawn(http_session(url.to_string(), tool, calls, start.clone())))
@@ -575,7 +596,7 @@ pub async fn http_load(url: &str, tool: &'static str, sessions: usize, calls: us
 
 /// Waits for a target to answer one whole session (and warms it: mcpw connects
 /// its upstream server on the first call).
-pub async fn http_warm_up(url: &str, tool: &'static str, what: &str) {
+pub(crate) async fn http_warm_up(url: &str, tool: &'static str, what: &str) {
     let load = http_load(url, tool, 1, 3).await;
     assert!(
         load.errors == 0,
@@ -589,7 +610,7 @@ pub async fn http_warm_up(url: &str, tool: &'static str, what: &str) {
 
 /// A client that counts the log messages it gets.
 #[derive(Clone, Default)]
-pub struct Counting(Arc<AtomicUsize>);
+pub(crate) struct Counting(Arc<AtomicUsize>);
 
 // Log messages are deprecated in the newest MCP revision; older servers still send them.
 #[allow(deprecated)]
@@ -603,10 +624,10 @@ impl rmcp::ClientHandler for Counting {
     }
 }
 
-pub type Client = RunningService<RoleClient, Counting>;
+pub(crate) type Client = RunningService<RoleClient, Counting>;
 
 /// Starts `cmd` as a stdio MCP server and connects to it; returns its pid too.
-pub async fn connect(
+pub(crate) async fn connect(
     mut cmd: tokio::process::Command,
     what: &str,
 ) -> (Client, u32, Arc<AtomicUsize>) {
@@ -626,14 +647,14 @@ pub async fn connect(
     (client, pid, counter)
 }
 
-pub fn request(tool: &str, arguments: Value) -> CallToolRequestParams {
+pub(crate) fn request(tool: &str, arguments: Value) -> CallToolRequestParams {
     let Value::Object(map) = arguments else {
         unreachable!("arguments are an object")
     };
     CallToolRequestParams::new(tool.to_string()).with_arguments(map)
 }
 
-pub async fn call(client: &Client, tool: &str, arguments: Value) -> Duration {
+pub(crate) async fn call(client: &Client, tool: &str, arguments: Value) -> Duration {
     let t = Instant::now();
     let out = client
         .call_tool(request(tool, arguments))

@@ -18,7 +18,7 @@ const EXPOSURES: [Exposure; 4] = [
     Exposure::Direct,
 ];
 
-pub async fn row13_start_tokens(home: &Path) -> String {
+pub(crate) async fn row13_start_tokens(home: &Path) -> String {
     println!(
         "## 13. Tokens at session start: the first `tools/list`, 101 servers / 1,287 cached tools"
     );

@@ -9,7 +9,7 @@ use crate::shared::{ROUNDS, Relay, SdkPath, SdkStats, mcpw_env_json, median, sdk
 use serde_json::json;
 use std::path::Path;
 
-pub fn row1_stdio_latency(everything: &str, home: &Path, relay: &Relay, n: usize) -> String {
+pub(crate) fn row1_stdio_latency(everything: &str, home: &Path, relay: &Relay, n: usize) -> String {
     println!(
         "## 1. Sequential `echo` over stdio, TS SDK client, {n} calls × {ROUNDS} alternating rounds"
     );

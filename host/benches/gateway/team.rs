@@ -3,8 +3,8 @@
 //! Redis, in alternating rounds; then failover: a session calling in a loop
 //! while one of the two replicas is killed.
 
-use crate::infra::{Haproxy, Redis, replica};
 use crate::shared::{Load, home_with, http_load, http_warm_up, ms, percentile};
+use mcpw_test_support::team::{Haproxy, Redis, replica};
 use rmcp::ServiceExt;
 use rmcp::model::CallToolRequestParams;
 use rmcp::transport::StreamableHttpClientTransport;
@@ -67,7 +67,7 @@ async fn failover(url: &str, kill: impl FnOnce()) -> (Duration, usize, usize) {
     )
 }
 
-pub async fn row8_team(misbehave: &str, tmp: &Path) -> String {
+pub(crate) async fn row8_team(misbehave: &str, tmp: &Path) -> String {
     println!(
         "## 8. A team gateway: {SESSIONS} sessions × {CALLS} `echo` through haproxy, one replica vs two sharing Redis ({ROUNDS} alternating rounds); failover after a kill"
     );
@@ -82,8 +82,8 @@ pub async fn row8_team(misbehave: &str, tmp: &Path) -> String {
         })
         .collect();
     let args = ["--exposure", "direct"];
-    let (a, a_port) = replica(&homes[0], &redis.url(), &args);
-    let (_b, b_port) = replica(&homes[1], &redis.url(), &args);
+    let (a, a_port) = replica(env!("CARGO_BIN_EXE_mcpw"), &homes[0], &redis.url(), &args);
+    let (_b, b_port) = replica(env!("CARGO_BIN_EXE_mcpw"), &homes[1], &redis.url(), &args);
     let one = Haproxy::start(tmp, &[a_port]);
     let two = Haproxy::start(tmp, &[a_port, b_port]);
     for lb in [&one, &two] {

@@ -26,7 +26,7 @@ struct Lists {
     direct_tools: usize,
 }
 
-pub async fn row2_tools_list(home: &Path) -> String {
+pub(crate) async fn row2_tools_list(home: &Path) -> String {
     println!(
         "## 2. `tools/list`, in-process over an in-memory transport, 1,287 cached tools, no server started"
     );

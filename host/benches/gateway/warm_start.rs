@@ -38,7 +38,7 @@ async fn warm_start_once(home: &Path, exposure: &str) -> (Duration, u64, usize) 
     (elapsed, rss, tools.tools.len())
 }
 
-pub async fn row4_warm_start(home: &Path, servers: usize) -> String {
+pub(crate) async fn row4_warm_start(home: &Path, servers: usize) -> String {
     println!(
         "## 4. Warm start: spawn `mcpw serve` (stdio) → first `tools/list` answer, {servers} servers / 1,287 cached tools, {WARM_START_RUNS} runs each"
     );

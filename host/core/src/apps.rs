@@ -17,7 +17,7 @@ pub const SCHEME: &str = "ui://";
 /// The MIME type of a view.
 pub const MIME: &str = "text/html;profile=mcp-app";
 /// The flat, deprecated `_meta` key of a tool's view.
-pub const FLAT_KEY: &str = "ui/resourceUri";
+const FLAT_KEY: &str = "ui/resourceUri";
 
 /// Whether capabilities (as a JSON object) declare the extension.
 pub fn declared(capabilities: &Map<String, Value>) -> bool {

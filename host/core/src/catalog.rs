@@ -238,7 +238,7 @@ struct CatalogTool {
 }
 
 /// Parses a catalog from JSON text; `path` is only used in errors.
-pub fn parse_catalog(text: &str, path: &Path) -> Result<Vec<Tool>, CatalogError> {
+fn parse_catalog(text: &str, path: &Path) -> Result<Vec<Tool>, CatalogError> {
     let file: CatalogFile = serde_json::from_str(text).map_err(|e| CatalogError::Format {
         path: path.to_path_buf(),
         line: e.line(),

@@ -35,10 +35,9 @@ pub use grants::{Capability, Grants};
 pub use imports::ImportKind;
 pub use load::load;
 pub use model::{
-    CaptureStats, DEFAULT_AUTO_EXPOSURE_BUDGET, DEFAULT_MAX_REQUESTS_IN_FLIGHT,
-    DEFAULT_TOOL_SEARCH_BUDGET, DirectTools, Exposure, GrantType, HttpKind, Lifecycle, OAuthConfig,
-    Origin, PluginSettings, Provenance, Serve, ServeToken, Server, ServerConfig, Settings,
-    SourceKind, TokenSource, Transport,
+    CaptureStats, DEFAULT_AUTO_EXPOSURE_BUDGET, DirectTools, Exposure, GrantType, HttpKind,
+    Lifecycle, OAuthConfig, Origin, PluginSettings, Provenance, Serve, ServeToken, Server,
+    ServerConfig, Settings, SourceKind, TokenSource, Transport,
 };
 pub use plugins::{Limits, PrefixMode, Role, SCRIPT_LIMIT_KEYS, ScriptLimits};
 

@@ -68,7 +68,7 @@ impl Environment {
     }
 
     /// `$XDG_CACHE_HOME`, else `~/.cache`.
-    pub fn cache_home(&self) -> PathBuf {
+    fn cache_home(&self) -> PathBuf {
         self.xdg("XDG_CACHE_HOME", ".cache")
     }
 

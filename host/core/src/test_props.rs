@@ -4,7 +4,7 @@ use proptest::prelude::ProptestConfig;
 
 /// 256 cases, so that every property suite runs in well under a second in a
 /// debug build; no regression files (failures are reported with their input).
-pub fn config() -> ProptestConfig {
+pub(crate) fn config() -> ProptestConfig {
     ProptestConfig {
         cases: 256,
         failure_persistence: None,

@@ -30,7 +30,7 @@ pub fn hides(c: char) -> bool {
 }
 
 /// Whether `text` carries any character [`hides`] finds.
-pub fn carries_hidden(text: &str) -> bool {
+fn carries_hidden(text: &str) -> bool {
     text.chars().any(hides)
 }
 

@@ -40,7 +40,7 @@ pub(crate) fn activate(x: &mut [f32], act: Activation) {
 /// The error function in f32, to within a few units in the last place: a
 /// rational function of x² on [-4, 4], where erf reaches ±1 in f32. No
 /// exponential, so a row of it vectorises.
-pub(crate) fn erf(x: f32) -> f32 {
+fn erf(x: f32) -> f32 {
     const P: [f32; 7] = [
         -2.726_142_3e-10,
         2.770_681_4e-8,

@@ -36,7 +36,7 @@ mod tool_call;
 mod tool_search;
 mod traced;
 
-pub use crate::config::{DEFAULT_AUTO_EXPOSURE_BUDGET, DEFAULT_TOOL_SEARCH_BUDGET, Exposure};
+pub use crate::config::{DEFAULT_AUTO_EXPOSURE_BUDGET, Exposure};
 pub use in_flight::Gated;
 pub use scope::ClientScope;
 

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// The target every guest is built for.
-pub const TARGET: &str = "wasm32-wasip2";
+const TARGET: &str = "wasm32-wasip2";
 
 /// Builds `package` (a member of the workspace at `workspace`) for wasm32-wasip2
 /// with the `guest` profile and returns the path of the `.wasm` component.

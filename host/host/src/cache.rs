@@ -33,7 +33,7 @@ use std::time::Duration;
 /// The file format version.
 pub const VERSION: u32 = 1;
 /// How long an entry stays valid.
-pub const MAX_AGE: Duration = Duration::from_secs(7 * 24 * 3600);
+const MAX_AGE: Duration = Duration::from_secs(7 * 24 * 3600);
 
 /// One server's cached listing.
 #[derive(Clone, Debug, Serialize, Deserialize)]

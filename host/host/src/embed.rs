@@ -20,7 +20,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use vectors::{Key, Vectors};
 
 /// The most texts embedded while a guest waits.
-pub const MAX_NOW: usize = 64;
+const MAX_NOW: usize = 64;
 /// Texts embedded together in the background: long enough batches to use
 /// the matrix kernels well, short enough to report progress often.
 const BATCH: usize = 32;

@@ -54,7 +54,7 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 /// Names the gateway keeps for its own tools.
-pub const RESERVED_NAMES: &[&str] = &["mcp", "ToolSearch", "mcp_servers"];
+const RESERVED_NAMES: &[&str] = &["mcp", "ToolSearch", "mcp_servers"];
 
 /// The code tool's name (code mode), reserved too when it is listed beside
 /// the servers' tools (`settings.codeMode`).

@@ -16,9 +16,9 @@ mod reload;
 #[cfg(test)]
 mod tests;
 
-pub use connector::{Connector, Transports};
+pub(crate) use connector::{Connector, Transports};
 
-pub use listing::catalog_tools;
+pub(crate) use listing::catalog_tools;
 use reload::new_slot;
 
 use crate::cache::{self, CacheWriter, MetadataCache};
@@ -256,7 +256,7 @@ impl std::ops::Deref for Slots {
 }
 
 /// Every configured server and its connection.
-pub struct Manager {
+pub(crate) struct Manager {
     /// Replaced as a whole on reload; a slot whose server did not change is
     /// carried over with its connection.
     slots: arc_swap::ArcSwap<Slots>,
@@ -333,7 +333,7 @@ impl Manager {
     /// A manager for the config's servers, with their valid cache entries loaded.
     /// Spawns its event loop; call inside a tokio runtime. Reads the cache
     /// file: blocking.
-    pub fn new(
+    pub(crate) fn new(
         config: &Config,
         env: Environment,
         cache: MetadataCache,
@@ -343,7 +343,7 @@ impl Manager {
     }
 
     /// As [`Manager::new`], opening connections with `connector`.
-    pub fn with_connector(
+    pub(crate) fn with_connector(
         config: &Config,
         env: Environment,
         cache: MetadataCache,
@@ -400,7 +400,7 @@ impl Manager {
     /// A session asked for log messages of `level` and above: every server is
     /// asked for the most verbose level any session wants (each session gets
     /// only what it asked for), now and when it connects.
-    pub async fn set_log_level(&self, level: crate::log_level::LogLevel) {
+    pub(crate) async fn set_log_level(&self, level: crate::log_level::LogLevel) {
         let level = {
             let mut held = self.log_level.lock().unwrap_or_else(|p| p.into_inner());
             match *held {
@@ -424,17 +424,17 @@ impl Manager {
 
     /// Once every log message the servers sent so far has reached this
     /// manager's subscribers ([`crate::upstream::events::EventSender::logs_passed_on`]).
-    pub async fn logs_passed_on(&self) {
+    pub(crate) async fn logs_passed_on(&self) {
         self.upstream_tx.logs_passed_on().await;
     }
 
     /// Where OAuth credentials are kept.
-    pub fn vault(&self) -> &crate::auth::store::Vault {
+    pub(crate) fn vault(&self) -> &crate::auth::store::Vault {
         &self.vault
     }
 
     /// The downstream sessions mcpw serves.
-    pub fn sessions(&self) -> &Arc<crate::upstream::origin::Sessions> {
+    pub(crate) fn sessions(&self) -> &Arc<crate::upstream::origin::Sessions> {
         &self.sessions
     }
 
@@ -453,14 +453,14 @@ impl Manager {
     }
 
     /// Changes whenever any server's tools change; compare to rebuild derived views.
-    pub fn catalog_version(&self) -> u64 {
+    pub(crate) fn catalog_version(&self) -> u64 {
         self.catalog_version.load(Ordering::Acquire)
     }
 
     /// Something the catalog is built from besides the tool lists changed
     /// (pinned tools approved): the next snapshot is built again, and the
     /// sessions hear of it.
-    pub fn catalog_changed(&self) {
+    pub(crate) fn catalog_changed(&self) {
         self.catalog_version.fetch_add(1, Ordering::AcqRel);
         let _ = self
             .events
@@ -468,7 +468,7 @@ impl Manager {
     }
 
     /// Changes of catalog and status, as they happen.
-    pub fn subscribe(&self) -> broadcast::Receiver<LifecycleEvent> {
+    pub(crate) fn subscribe(&self) -> broadcast::Receiver<LifecycleEvent> {
         self.events.subscribe()
     }
 
@@ -486,32 +486,32 @@ impl Manager {
     }
 
     /// Names of every configured server, in config order.
-    pub fn server_names(&self) -> Vec<String> {
+    pub(crate) fn server_names(&self) -> Vec<String> {
         self.slots().iter().map(|s| s.name().to_string()).collect()
     }
 
     /// The server's config.
-    pub fn server(&self, name: &str) -> Option<Server> {
+    pub(crate) fn server(&self, name: &str) -> Option<Server> {
         self.slot(name).ok().map(|s| s.server.clone())
     }
 
     /// Has a valid cache entry or live listing?
-    pub fn has_tools(&self, name: &str) -> bool {
+    pub(crate) fn has_tools(&self, name: &str) -> bool {
         self.slot(name).is_ok_and(|s| s.state().tools.is_some())
     }
 
     /// The status of every server.
-    pub fn status(&self) -> Vec<ServerStatus> {
+    pub(crate) fn status(&self) -> Vec<ServerStatus> {
         self.slots().iter().map(|s| self.slot_status(s)).collect()
     }
 
     /// The status of one server.
-    pub fn server_status(&self, name: &str) -> Result<ServerStatus, LifecycleError> {
+    pub(crate) fn server_status(&self, name: &str) -> Result<ServerStatus, LifecycleError> {
         Ok(self.slot_status(self.slot(name)?.as_ref()))
     }
 
     /// Seconds since the last failure and seconds of backoff left, if failed.
-    pub fn failure(&self, name: &str) -> Option<(u64, u64)> {
+    pub(crate) fn failure(&self, name: &str) -> Option<(u64, u64)> {
         let slot = self.slot(name).ok()?;
         let st = slot.state();
         let ago = st.health.failure()?.at.elapsed();
@@ -554,7 +554,7 @@ impl Manager {
     }
 
     /// Every known tool, in config order (live listing, else cache).
-    pub fn tools(&self) -> Vec<Tool> {
+    pub(crate) fn tools(&self) -> Vec<Tool> {
         self.slots()
             .iter()
             .filter(|s| s.server.config.enabled)
@@ -567,7 +567,7 @@ impl Manager {
 
     /// Whether a tool of an enabled server (listed, or cached for one not
     /// started) comes with an MCP App's view.
-    pub fn has_views(&self) -> bool {
+    pub(crate) fn has_views(&self) -> bool {
         self.slots()
             .iter()
             .filter(|s| s.server.config.enabled)
@@ -582,7 +582,7 @@ impl Manager {
     }
 
     /// What each enabled server offers besides tools, in config order.
-    pub fn offers(&self) -> Vec<(String, Offers)> {
+    pub(crate) fn offers(&self) -> Vec<(String, Offers)> {
         self.slots()
             .iter()
             .filter(|s| s.server.config.enabled)
@@ -591,13 +591,13 @@ impl Manager {
     }
 
     /// Tools of one server, if known.
-    pub fn server_tools(&self, name: &str) -> Result<Option<Vec<Tool>>, LifecycleError> {
+    pub(crate) fn server_tools(&self, name: &str) -> Result<Option<Vec<Tool>>, LifecycleError> {
         let tools = self.slot(name)?.state().tools.clone();
         Ok(tools.map(|t| t.iter().map(|t| Tool::clone(t)).collect()))
     }
 
     /// Every known tool, per enabled server in config order, without copying.
-    pub fn tool_lists(&self) -> Vec<Arc<[Arc<Tool>]>> {
+    pub(crate) fn tool_lists(&self) -> Vec<Arc<[Arc<Tool>]>> {
         self.slots()
             .iter()
             .filter(|s| s.server.config.enabled)
@@ -720,7 +720,7 @@ impl Manager {
 
     /// Connects every eager and keep-alive server, at most
     /// `max_parallel_connects` at once. Failures are recorded, not returned.
-    pub async fn connect_at_start(&self) {
+    pub(crate) async fn connect_at_start(&self) {
         self.connect_where(Slot::starts_eagerly, |_, _| {}).await;
     }
 
@@ -740,7 +740,7 @@ impl Manager {
     }
 
     /// Connects the named servers concurrently (bounded); `progress` hears each outcome.
-    pub async fn connect_many(
+    pub(crate) async fn connect_many(
         &self,
         names: Vec<String>,
         progress: impl Fn(&str, &Result<(), LifecycleError>),
@@ -757,7 +757,7 @@ impl Manager {
 
     /// Ends every connection now, failing the calls in flight on them, then
     /// shuts down.
-    pub async fn abort(&self) {
+    pub(crate) async fn abort(&self) {
         for slot in self.slots().iter() {
             if let Some(conn) = slot.live() {
                 conn.abort();
@@ -768,7 +768,7 @@ impl Manager {
 
     /// Closes every connection (each stdio server's process group is killed)
     /// and writes what is queued for the cache.
-    pub async fn shutdown(&self) {
+    pub(crate) async fn shutdown(&self) {
         let conns: Vec<Arc<Connection>> = self
             .slots()
             .iter()
@@ -779,20 +779,23 @@ impl Manager {
     }
 
     /// Waits until every change queued for the metadata cache is written.
-    pub async fn flush_cache(&self) {
+    pub(crate) async fn flush_cache(&self) {
         self.writer.flush().await;
     }
 
     /// Connects every enabled server whose tools are not known yet (no valid
     /// cache entry, never listed), so that the catalog knows every tool.
-    pub async fn connect_unlisted(&self, progress: impl Fn(&str, &Result<(), LifecycleError>)) {
+    pub(crate) async fn connect_unlisted(
+        &self,
+        progress: impl Fn(&str, &Result<(), LifecycleError>),
+    ) {
         self.connect_where(Slot::unlisted, progress).await;
     }
 
     /// After a reload, connects what start-up would have: of the servers
     /// added or changed, the eager and keep-alive ones, and those whose tools
     /// are not known.
-    pub async fn connect_changed(&self, changed: &[String]) {
+    pub(crate) async fn connect_changed(&self, changed: &[String]) {
         let wanted = |s: &Slot| {
             changed.iter().any(|c| c == s.name()) && (s.starts_eagerly() || s.unlisted())
         };
@@ -800,17 +803,17 @@ impl Manager {
     }
 
     /// The process id of a live stdio server.
-    pub fn pid(&self, name: &str) -> Option<u32> {
+    pub(crate) fn pid(&self, name: &str) -> Option<u32> {
         self.slot(name).ok()?.live()?.pid()
     }
 
     /// The transport of a live connection.
-    pub fn transport(&self, name: &str) -> Option<crate::upstream::TransportKind> {
+    pub(crate) fn transport(&self, name: &str) -> Option<crate::upstream::TransportKind> {
         Some(self.slot(name).ok()?.live()?.kind())
     }
 
     /// How long one call to `name` may take.
-    pub fn call_timeout(&self, name: &str) -> Duration {
+    pub(crate) fn call_timeout(&self, name: &str) -> Duration {
         let ms = self
             .slot(name)
             .ok()
@@ -821,7 +824,7 @@ impl Manager {
 
     /// Calls in flight to a server.
     #[cfg(test)]
-    pub fn in_flight(&self, name: &str) -> usize {
+    pub(crate) fn in_flight(&self, name: &str) -> usize {
         self.slot(name)
             .map_or(0, |s| s.in_flight.load(Ordering::Acquire))
     }

@@ -8,7 +8,7 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 /// Minutes kept.
-pub const MINUTES: usize = 60;
+const MINUTES: usize = 60;
 /// Latencies kept per tool and minute for its median: the first ones, then
 /// a uniform sample of all (reservoir).
 const SAMPLES: usize = 64;

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// The official registry.
-pub const OFFICIAL: &str = "https://registry.modelcontextprotocol.io";
+const OFFICIAL: &str = "https://registry.modelcontextprotocol.io";
 
 /// Where the registry's own facts about an entry are, in its `_meta`.
 const OFFICIAL_META: &str = "io.modelcontextprotocol.registry/official";
@@ -77,7 +77,7 @@ impl Listed {
     }
 
     /// Whether this is the server's latest version (true when unsaid).
-    pub fn is_latest(&self) -> bool {
+    fn is_latest(&self) -> bool {
         self.official()["isLatest"].as_bool().unwrap_or(true)
     }
 

@@ -11,7 +11,7 @@ pub mod encode;
 mod files;
 mod range;
 
-pub use cut::{Preview, preview, size_words, thousands};
+pub use cut::{Preview, preview, thousands};
 pub use files::ResultFiles;
 pub use range::{Range, read_range};
 

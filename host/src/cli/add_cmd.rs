@@ -22,7 +22,7 @@ use std::time::Duration;
 
 /// Where to look in the registry.
 #[derive(Args, Clone)]
-pub struct RegistryArgs {
+struct RegistryArgs {
     /// The registry's base URL (default: `settings.registry`, else the official one).
     #[arg(long, value_name = "URL")]
     registry: Option<String>,
@@ -35,7 +35,7 @@ pub struct RegistryArgs {
 }
 
 #[derive(Args)]
-pub struct FindArgs {
+pub(crate) struct FindArgs {
     /// What the server should do.
     query: String,
     /// Most results.
@@ -49,7 +49,7 @@ pub struct FindArgs {
 }
 
 #[derive(Args)]
-pub struct AddArgs {
+pub(crate) struct AddArgs {
     /// A registry name (`io.github.user/weather`) or what to search it for;
     /// `npm:PACKAGE@VERSION`, `pypi:PACKAGE==VERSION`, an https:// URL, or
     /// `oci:IMAGE@sha256:DIGEST` (shown, not run).
@@ -78,7 +78,7 @@ pub struct AddArgs {
 }
 
 #[derive(Args)]
-pub struct RemoveArgs {
+pub(crate) struct RemoveArgs {
     /// A server `mcpw add` added.
     name: String,
 }
@@ -121,7 +121,7 @@ fn rank<'a>(
         .collect())
 }
 
-pub fn find(args: FindArgs, sources: &ConfigSources) -> Result<ExitCode> {
+pub(crate) fn find(args: FindArgs, sources: &ConfigSources) -> Result<ExitCode> {
     let cfg = super::load_config(sources);
     // A runtime of its own: ranking afterwards runs guests that block.
     let runtime = tokio::runtime::Builder::new_current_thread()
@@ -165,7 +165,7 @@ pub fn find(args: FindArgs, sources: &ConfigSources) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-pub fn add(args: AddArgs, sources: &ConfigSources) -> Result<ExitCode> {
+pub(crate) fn add(args: AddArgs, sources: &ConfigSources) -> Result<ExitCode> {
     let cfg = super::load_config(sources);
     super::with_runtime(added(args, &cfg, sources))
 }
@@ -303,7 +303,7 @@ fn said_added(
     Ok(ExitCode::SUCCESS)
 }
 
-pub async fn remove(args: RemoveArgs, sources: &ConfigSources) -> Result<ExitCode> {
+pub(crate) async fn remove(args: RemoveArgs, sources: &ConfigSources) -> Result<ExitCode> {
     let receipt = edit::remove(&args.name, &sources.env.state_home())?;
     let cfg = super::load_config(sources);
     apply::unpin(&cfg, &sources.env, &args.name).map_err(anyhow::Error::msg)?;

@@ -8,7 +8,7 @@ use mcpw::host::{Host, HostError, LoginOptions};
 use std::process::ExitCode;
 
 #[derive(Subcommand)]
-pub enum AuthCommand {
+pub(crate) enum AuthCommand {
     /// Log in to a server: opens the authorization page ($BROWSER, else the platform's opener) and waits for its redirect.
     Login {
         /// The server.
@@ -35,7 +35,7 @@ pub enum AuthCommand {
     },
 }
 
-pub async fn run(cmd: AuthCommand, sources: &ConfigSources) -> Result<ExitCode> {
+pub(crate) async fn run(cmd: AuthCommand, sources: &ConfigSources) -> Result<ExitCode> {
     let host = start(sources).await?;
     let result = match cmd {
         AuthCommand::Login {
@@ -132,7 +132,7 @@ async fn status(host: &Host, only: Option<String>, json: bool) -> Result<ExitCod
 /// can be opened here, logs in (with the server's challenge) and tries
 /// again: at most twice, so that a server that keeps asking for more scope
 /// is not logged in to forever.
-pub async fn with_login<T, F, Fut>(
+pub(crate) async fn with_login<T, F, Fut>(
     host: &Host,
     env: &mcpw::paths::Environment,
     mut attempt: F,

@@ -14,10 +14,10 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 /// Names the host keeps for its own tools.
-pub const RESERVED: &[&str] = &["mcp", "ToolSearch", "mcp_servers"];
+const RESERVED: &[&str] = &["mcp", "ToolSearch", "mcp_servers"];
 
 #[derive(Args)]
-pub struct NamesArgs {
+pub(crate) struct NamesArgs {
     /// A catalog file: {"servers":[{"name","tools":[{"name","description","inputSchema"}]}]}.
     #[arg(long, value_name = "FILE")]
     catalog: PathBuf,
@@ -33,7 +33,7 @@ pub struct NamesArgs {
 }
 
 #[derive(Args)]
-pub struct SearchArgs {
+pub(crate) struct SearchArgs {
     /// A catalog file (see `names`).
     #[arg(long, value_name = "FILE")]
     catalog: PathBuf,
@@ -101,7 +101,7 @@ pub(super) fn naming_options(
     })
 }
 
-pub fn names(args: NamesArgs, sources: &ConfigSources) -> Result<ExitCode> {
+pub(crate) fn names(args: NamesArgs, sources: &ConfigSources) -> Result<ExitCode> {
     let cfg = super::load_config(sources);
     let tools = catalog::load_catalog(&args.catalog)?;
     let overrides: Vec<_> = args
@@ -155,7 +155,7 @@ fn report_hidden(tools: &[Tool], entries: &[Entry]) {
     }
 }
 
-pub fn search(args: SearchArgs, sources: &ConfigSources) -> Result<ExitCode> {
+pub(crate) fn search(args: SearchArgs, sources: &ConfigSources) -> Result<ExitCode> {
     if args.query.trim().is_empty() {
         bail!("the search query is empty");
     }

@@ -15,7 +15,7 @@ use std::time::Instant;
 const NAME: &str = "component";
 
 /// What to check.
-pub struct Check {
+pub(crate) struct Check {
     /// The component.
     pub file: PathBuf,
     /// Its permissions (JSON).
@@ -27,7 +27,7 @@ pub struct Check {
 }
 
 impl Check {
-    pub async fn run(self) -> Result<ExitCode> {
+    pub(crate) async fn run(self) -> Result<ExitCode> {
         let permissions: Value = match &self.permissions {
             Some(text) => serde_json::from_str(text).context("--permissions is not JSON")?,
             None => json!({}),

@@ -6,7 +6,7 @@ use mcpw::config::{self, ConfigSources, Severity, show};
 use std::process::ExitCode;
 
 #[derive(Subcommand)]
-pub enum ConfigCommand {
+pub(crate) enum ConfigCommand {
     /// The merged config: sources, servers (secrets masked), settings, problems.
     Show {
         /// Print JSON.
@@ -51,7 +51,7 @@ fn guest_problems(cfg: &config::Config, sources: &ConfigSources) -> Vec<config::
     out
 }
 
-pub fn run(cmd: ConfigCommand, sources: &ConfigSources) -> Result<ExitCode> {
+pub(crate) fn run(cmd: ConfigCommand, sources: &ConfigSources) -> Result<ExitCode> {
     let mut cfg = config::load(sources);
     if matches!(cmd, ConfigCommand::Validate { .. }) {
         let problems = guest_problems(&cfg, sources);

@@ -25,7 +25,7 @@ fn step(title: &str) -> Result<()> {
     Ok(())
 }
 
-pub async fn demo(sources: &ConfigSources) -> Result<ExitCode> {
+pub(crate) async fn demo(sources: &ConfigSources) -> Result<ExitCode> {
     let (file, cfg) = demo_config(sources)?;
     outln!("mcpw demo — config: {}", file.display());
     outln!(

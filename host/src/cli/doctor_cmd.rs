@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 #[derive(clap::Args)]
-pub struct DoctorArgs {
+pub(crate) struct DoctorArgs {
     /// Print JSON: `{"findings": [...], "summary": {...}}`.
     #[arg(long)]
     json: bool,
@@ -19,7 +19,7 @@ pub struct DoctorArgs {
     timeout_ms: u64,
 }
 
-pub async fn doctor(args: DoctorArgs, sources: &ConfigSources) -> Result<ExitCode> {
+pub(crate) async fn doctor(args: DoctorArgs, sources: &ConfigSources) -> Result<ExitCode> {
     // Not `load_config`: its problems are findings here, not log lines.
     let cfg = config::load(sources);
     let project = sources

@@ -9,7 +9,7 @@ use serde_json::{Map, Value, json};
 use std::io::{BufRead, IsTerminal, Write};
 
 /// Where questions go and answers come from.
-pub trait Prompter {
+pub(crate) trait Prompter {
     /// Shows a line.
     fn say(&mut self, text: &str);
     /// Asks; `None` at the end of input.
@@ -35,7 +35,7 @@ impl Prompter for Terminal {
 }
 
 /// The elicitor of `mcpw call`.
-pub struct CallElicitor {
+pub(crate) struct CallElicitor {
     /// Read the answers from stdin even when it is not a terminal.
     pub answers_from_stdin: bool,
 }
@@ -145,7 +145,7 @@ fn parse(schema: &Value, input: &str) -> Result<Value, String> {
 }
 
 /// Asks for the form (or the URL) through `io`; returns an `ElicitResult`.
-pub fn answer(server: &str, params: &Value, io: &mut dyn Prompter) -> Value {
+pub(crate) fn answer(server: &str, params: &Value, io: &mut dyn Prompter) -> Value {
     let message = params["message"].as_str().unwrap_or_default();
     io.say(&format!("\nServer \"{server}\" asks: {message}"));
     if let Some(url) = params["url"].as_str() {
@@ -212,7 +212,7 @@ pub fn answer(server: &str, params: &Value, io: &mut dyn Prompter) -> Value {
 /// Who approves a call of `mcpw call` where settings ask: the person at the
 /// terminal (or the next line of stdin with `--answers-from-stdin`). With
 /// neither, nobody can be asked, and `approveWithoutClient` decides.
-pub struct CallApprover {
+pub(crate) struct CallApprover {
     /// Read the answer from stdin even when it is not a terminal.
     pub answers_from_stdin: bool,
 }

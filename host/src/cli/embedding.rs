@@ -11,13 +11,13 @@ use mcpw::plugin::{EmbedModel, StaticServices};
 use std::sync::Arc;
 
 /// A model, with the runtime its fetch and background runs use.
-pub struct CliEmbeddings {
+pub(crate) struct CliEmbeddings {
     runtime: tokio::runtime::Runtime,
     embeddings: Arc<Embeddings>,
 }
 
 /// The model `flag` names (a folder, else an id), else the configured one.
-pub fn open(
+pub(crate) fn open(
     cfg: &Config,
     sources: &ConfigSources,
     flag: Option<&str>,
@@ -51,7 +51,7 @@ pub fn open(
 
 impl CliEmbeddings {
     /// `services`, embedding with this model.
-    pub fn services(&self, services: StaticServices) -> Result<StaticServices> {
+    pub(crate) fn services(&self, services: StaticServices) -> Result<StaticServices> {
         let embeddings = self.embeddings.clone();
         let _entered = self.runtime.enter();
         let model: EmbedModel = self.model()?;
@@ -61,7 +61,7 @@ impl CliEmbeddings {
     }
 
     /// The model as guests see it; fetches it first if it is named by id.
-    pub fn model(&self) -> Result<EmbedModel> {
+    pub(crate) fn model(&self) -> Result<EmbedModel> {
         if let Some(m) = self.embeddings.model() {
             return Ok(m);
         }
@@ -77,7 +77,7 @@ impl CliEmbeddings {
 
     /// Runs `build` (an index build), and once more after the vectors it
     /// asked for are ready, showing progress on stderr.
-    pub fn ready<T>(&self, mut build: impl FnMut() -> Result<T>) -> Result<T> {
+    pub(crate) fn ready<T>(&self, mut build: impl FnMut() -> Result<T>) -> Result<T> {
         let before = self.embeddings.status().borrow().pendings;
         let built = build()?;
         if self.embeddings.status().borrow().pendings == before {

@@ -11,7 +11,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 #[derive(Subcommand)]
-pub enum PluginCommand {
+pub(crate) enum PluginCommand {
     /// Check an MCP server component: start it in the sandbox under PERMISSIONS, list what it
     /// offers, and report what it reached for and was refused.
     Server {
@@ -75,7 +75,7 @@ pub enum PluginCommand {
     },
 }
 
-pub fn run(cmd: PluginCommand, sources: &ConfigSources) -> Result<ExitCode> {
+pub(crate) fn run(cmd: PluginCommand, sources: &ConfigSources) -> Result<ExitCode> {
     match cmd {
         PluginCommand::Check { file, json } => check(file, json, sources),
         PluginCommand::Server {

@@ -13,7 +13,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 #[derive(Args)]
-pub struct ServeArgs {
+pub(crate) struct ServeArgs {
     /// Serve Streamable HTTP on ADDR (`PORT`, `:PORT` or `IP:PORT`; loopback unless a token is set) instead of stdio.
     #[arg(long, value_name = "ADDR")]
     http: Option<String>,
@@ -45,7 +45,7 @@ pub struct ServeArgs {
 
 impl ServeArgs {
     /// Serving one session on standard input and output (no `--http`).
-    pub fn on_stdio(&self) -> bool {
+    pub(crate) fn on_stdio(&self) -> bool {
         self.http.is_none()
     }
 }
@@ -234,7 +234,7 @@ mod nonblocking {
     }
 }
 
-pub async fn serve(args: ServeArgs, sources: &ConfigSources) -> Result<ExitCode> {
+pub(crate) async fn serve(args: ServeArgs, sources: &ConfigSources) -> Result<ExitCode> {
     let cfg = super::load_config(sources);
     // Fingerprinted now: what changes while the host starts is seen as new.
     let files = watched(&cfg);

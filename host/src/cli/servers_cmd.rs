@@ -14,7 +14,7 @@ use std::io::IsTerminal;
 use std::process::ExitCode;
 
 #[derive(Args)]
-pub struct StatusArgs {
+pub(crate) struct StatusArgs {
     /// Connect every enabled server first, to report live status.
     #[arg(long)]
     connect: bool,
@@ -24,7 +24,7 @@ pub struct StatusArgs {
 }
 
 #[derive(Args)]
-pub struct ToolsArgs {
+pub(crate) struct ToolsArgs {
     /// Only this server's tools.
     server: Option<String>,
     /// The tools `mcpw serve --exposure EXPOSURE` lists at start (proxy,
@@ -38,7 +38,7 @@ pub struct ToolsArgs {
 }
 
 #[derive(Args)]
-pub struct DescribeArgs {
+pub(crate) struct DescribeArgs {
     /// The tool's name (as `mcpw tools` shows it).
     tool: String,
     /// Print JSON.
@@ -47,7 +47,7 @@ pub struct DescribeArgs {
 }
 
 #[derive(Args)]
-pub struct CallArgs {
+pub(crate) struct CallArgs {
     /// The tool's name (as `mcpw tools` shows it).
     tool: String,
     /// Arguments: a JSON object (default `{}`); `-` reads it from stdin.
@@ -62,7 +62,7 @@ pub struct CallArgs {
 }
 
 #[derive(Args)]
-pub struct ConnectArgs {
+pub(crate) struct ConnectArgs {
     /// The server to (re)connect now.
     server: String,
     /// Print JSON.
@@ -71,7 +71,7 @@ pub struct ConnectArgs {
 }
 
 #[derive(Subcommand)]
-pub enum CacheCommand {
+pub(crate) enum CacheCommand {
     /// What the metadata cache holds.
     Show {
         /// Print JSON.
@@ -207,7 +207,7 @@ fn print_status(host: &mcpw::host::Host, servers: &[mcpw::catalog::ServerStatus]
     Ok(())
 }
 
-pub async fn status(args: StatusArgs, sources: &ConfigSources) -> Result<ExitCode> {
+pub(crate) async fn status(args: StatusArgs, sources: &ConfigSources) -> Result<ExitCode> {
     let host = super::start(sources).await?;
     if args.connect {
         let names: Vec<String> = host
@@ -249,7 +249,7 @@ pub async fn status(args: StatusArgs, sources: &ConfigSources) -> Result<ExitCod
     Ok(ExitCode::SUCCESS)
 }
 
-pub async fn tools(args: ToolsArgs, sources: &ConfigSources) -> Result<ExitCode> {
+pub(crate) async fn tools(args: ToolsArgs, sources: &ConfigSources) -> Result<ExitCode> {
     let host = super::start(sources).await?;
     if let Some(exposure) = &args.exposure {
         return exposed_tools(host, exposure, args.json).await;
@@ -361,7 +361,7 @@ async fn exposed_tools(host: Host, exposure: &str, json: bool) -> Result<ExitCod
     Ok(ExitCode::SUCCESS)
 }
 
-pub async fn describe(args: DescribeArgs, sources: &ConfigSources) -> Result<ExitCode> {
+pub(crate) async fn describe(args: DescribeArgs, sources: &ConfigSources) -> Result<ExitCode> {
     let host = super::start(sources).await?;
     let entry = host.resolve(&args.tool).await?;
     let t = &entry.tool;
@@ -394,7 +394,7 @@ fn parse_args(raw: Option<String>) -> Result<Option<serde_json::Map<String, Valu
     }
 }
 
-pub async fn call(args: CallArgs, sources: &ConfigSources) -> Result<ExitCode> {
+pub(crate) async fn call(args: CallArgs, sources: &ConfigSources) -> Result<ExitCode> {
     let arguments = parse_args(args.args)?;
     let host = super::start(sources).await?;
     host.servers()
@@ -436,7 +436,7 @@ pub async fn call(args: CallArgs, sources: &ConfigSources) -> Result<ExitCode> {
     })
 }
 
-pub async fn connect(args: ConnectArgs, sources: &ConfigSources) -> Result<ExitCode> {
+pub(crate) async fn connect(args: ConnectArgs, sources: &ConfigSources) -> Result<ExitCode> {
     let host = super::start(sources).await?;
     let result =
         super::auth_cmd::with_login(&host, &sources.env, || host.connect(&args.server)).await;
@@ -472,7 +472,7 @@ pub async fn connect(args: ConnectArgs, sources: &ConfigSources) -> Result<ExitC
     Ok(code)
 }
 
-pub fn cache(cmd: CacheCommand, sources: &ConfigSources) -> Result<ExitCode> {
+pub(crate) fn cache(cmd: CacheCommand, sources: &ConfigSources) -> Result<ExitCode> {
     let cfg = super::load_config(sources);
     let shared = mcpw::team_state::SharedState::for_config(&cfg, &sources.env)?;
     let cache = MetadataCache::new(sources.env.cache_dir().join("metadata.json"))
@@ -540,14 +540,14 @@ pub fn cache(cmd: CacheCommand, sources: &ConfigSources) -> Result<ExitCode> {
 }
 
 #[derive(Args)]
-pub struct StatsArgs {
+pub(crate) struct StatsArgs {
     /// Print JSON.
     #[arg(long)]
     json: bool,
 }
 
 /// `mcpw stats`: calls per tool, as recorded with `settings.captureStats`.
-pub fn stats(args: StatsArgs, sources: &ConfigSources) -> Result<ExitCode> {
+pub(crate) fn stats(args: StatsArgs, sources: &ConfigSources) -> Result<ExitCode> {
     let cfg = super::load_config(sources);
     let setting = cfg.settings.capture_stats.as_ref();
     let shared = mcpw::team_state::SharedState::for_config(&cfg, &sources.env)?;

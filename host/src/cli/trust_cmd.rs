@@ -8,7 +8,7 @@ use mcpw::pins::{self, ServerPins};
 use std::process::ExitCode;
 
 #[derive(clap::Args)]
-pub struct TrustArgs {
+pub(crate) struct TrustArgs {
     /// Servers to approve (with --revoke: whose approval to take back). None:
     /// list what waits and what is approved.
     names: Vec<String>,
@@ -23,7 +23,7 @@ pub struct TrustArgs {
     json: bool,
 }
 
-pub fn run(args: TrustArgs, sources: &ConfigSources) -> Result<ExitCode> {
+pub(crate) fn run(args: TrustArgs, sources: &ConfigSources) -> Result<ExitCode> {
     let cfg = config::load(sources);
     let trust = &cfg.trust;
     let pins = Pending::of(&cfg, sources)?;

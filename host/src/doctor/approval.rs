@@ -17,7 +17,7 @@ type Files = BTreeMap<PathBuf, Result<Value, String>>;
 
 /// What Claude Code does with a project's server.
 #[derive(Debug, PartialEq, Eq)]
-pub enum Approval {
+pub(crate) enum Approval {
     /// Loaded.
     Approved,
     /// Waits for the user's approval.
@@ -28,7 +28,7 @@ pub enum Approval {
 
 /// The approvals of one project's `.mcp.json` servers.
 #[derive(Default)]
-pub struct Approvals {
+pub(crate) struct Approvals {
     disabled: Vec<(String, PathBuf)>,
     enabled: BTreeSet<String>,
     all: bool,
@@ -36,7 +36,7 @@ pub struct Approvals {
 
 impl Approvals {
     /// Read from the settings files (and the older place in `~/.claude.json`).
-    pub fn read(files: &Files, home: &Path, project: &Path) -> Approvals {
+    pub(crate) fn read(files: &Files, home: &Path, project: &Path) -> Approvals {
         let places = lists::places(home, project);
         let trusted = trusted(files, &places[3]);
         let mut out = Approvals::default();
@@ -69,7 +69,7 @@ impl Approvals {
     }
 
     /// What Claude Code does with the project's server `name`.
-    pub fn of(&self, name: &str) -> Approval {
+    pub(crate) fn of(&self, name: &str) -> Approval {
         let name = normalized(name);
         if let Some((_, file)) = self.disabled.iter().find(|(n, _)| *n == name) {
             return Approval::Rejected(file.clone());
@@ -83,7 +83,7 @@ impl Approvals {
 
 /// Whether the lists and the switch in `holder` have the types Claude
 /// Code's settings check requires (else it ignores the whole file).
-pub fn well_typed(holder: &Value) -> bool {
+fn well_typed(holder: &Value) -> bool {
     let list = |key: &str| match holder.get(key) {
         None => true,
         Some(Value::Array(entries)) => entries.iter().all(Value::is_string),

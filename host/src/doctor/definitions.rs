@@ -23,7 +23,7 @@ const VSCODE_VARIABLES: [&str; 4] = [
 ];
 
 /// One definition, where it is.
-pub struct Definition<'a> {
+pub(crate) struct Definition<'a> {
     /// Where.
     pub place: &'a Place,
     /// The server's name, as written.
@@ -48,7 +48,12 @@ impl Definition<'_> {
 }
 
 /// Every check of one definition the client reads.
-pub fn check(def: &Definition<'_>, env: &Environment, project: &Path, out: &mut Vec<Finding>) {
+pub(crate) fn check(
+    def: &Definition<'_>,
+    env: &Environment,
+    project: &Path,
+    out: &mut Vec<Finding>,
+) {
     let trimmed = def
         .name
         .trim_matches(|c: char| c.is_whitespace() || INVISIBLE.contains(&c));

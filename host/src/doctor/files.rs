@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 type Files = BTreeMap<PathBuf, Result<Value, String>>;
 
 /// Every finding of the seven clients' files, for the project at `project`.
-pub fn check(env: &Environment, project: &Path) -> Vec<Finding> {
+pub(crate) fn check(env: &Environment, project: &Path) -> Vec<Finding> {
     let places = clients::places(env, project);
     let files = clients::read_files(&places);
     let mut out = unreadable(&places, &files);

@@ -11,7 +11,7 @@ const LISTS: [&str; 2] = ["enabledMcpjsonServers", "disabledMcpjsonServers"];
 
 /// Where the lists may be: each file, and the keys to the object holding them.
 /// In this order: the user's, the project's, the local and the older place.
-pub fn places(home: &Path, project: &Path) -> Vec<(PathBuf, Vec<String>)> {
+pub(crate) fn places(home: &Path, project: &Path) -> Vec<(PathBuf, Vec<String>)> {
     let project_key = crate::config::imports::claude_project_key(project);
     vec![
         (home.join(".claude/settings.json"), Vec::new()),
@@ -26,7 +26,7 @@ pub fn places(home: &Path, project: &Path) -> Vec<(PathBuf, Vec<String>)> {
 
 /// Checks every list against the servers of the project's `.mcp.json`
 /// (`servers`; `None` when there is no readable `.mcp.json`).
-pub fn check(
+pub(crate) fn check(
     files: &BTreeMap<PathBuf, Result<Value, String>>,
     places: &[(PathBuf, Vec<String>)],
     servers: Option<&[String]>,
@@ -46,7 +46,7 @@ pub fn check(
 }
 
 /// A name as Claude Code compares it.
-pub fn normalized(name: &str) -> String {
+pub(crate) fn normalized(name: &str) -> String {
     // Claude Code replaces each UTF-16 unit: a character outside the basic
     // plane (an emoji) becomes two.
     let keep = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '-';

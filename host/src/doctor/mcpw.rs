@@ -6,7 +6,7 @@ use super::finding::{Finding, Section, Severity};
 use crate::config::{Config, Severity as ConfigSeverity, SourceKind};
 
 /// The findings of the loaded config.
-pub fn check(cfg: &Config) -> Vec<Finding> {
+pub(crate) fn check(cfg: &Config) -> Vec<Finding> {
     let mut out = Vec::new();
     diagnostics(cfg, &mut out);
     servers(cfg, &mut out);

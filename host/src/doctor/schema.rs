@@ -5,7 +5,7 @@ use crate::catalog::Tool;
 use serde_json::Value;
 
 /// What is wrong with `tool`'s definition, a line per problem.
-pub fn lint(tool: &Tool) -> Vec<String> {
+pub(crate) fn lint(tool: &Tool) -> Vec<String> {
     let mut problems = Vec::new();
     if tool.description.trim().is_empty() {
         problems.push("has no description: the agent cannot tell when to use it".to_string());

@@ -10,6 +10,12 @@ pub(crate) fn blanked(text: &str) -> String {
     blank(text, true)
 }
 
+/// `text` with only its comments blanked: strings stay, since a name in one
+/// can be a use (`#[serde(default = "name")]`, `format!("{NAME}")`).
+pub(crate) fn uncommented(text: &str) -> String {
+    blank(text, false)
+}
+
 fn blank(text: &str, literals: bool) -> String {
     let chars: Vec<char> = text.chars().collect();
     let mut out = String::with_capacity(text.len());

@@ -82,7 +82,7 @@ pub use crate::config::shared_url::redact;
 
 impl SharedState {
     /// Checks that `url` names a Redis server mcpw can use.
-    pub fn check_url(url: &str) -> Result<redis::Client, SharedStateError> {
+    fn check_url(url: &str) -> Result<redis::Client, SharedStateError> {
         let bad = || SharedStateError::BadUrl(redact(url));
         if !crate::config::shared_url::is_usable(url) {
             return Err(bad());

@@ -204,7 +204,7 @@ pub fn enabled() -> bool {
 }
 
 /// May spans carry arguments and results?
-pub fn content_enabled() -> bool {
+fn content_enabled() -> bool {
     tracing().is_some_and(|t| t.content)
 }
 

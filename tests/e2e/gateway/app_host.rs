@@ -9,7 +9,7 @@
 
 use super::serve::{client_plan, text};
 use crate::common::ConfigDirs;
-use crate::servers::{debian, servers};
+use crate::servers::{MCPW, debian, servers};
 use serde_json::{Value, json};
 
 /// Prints the HTTP status of the view's data (`/api/views/<id>`) for the
@@ -128,7 +128,7 @@ fn a_guard_that_replaces_a_result_withholds_its_view() {
     let clock = json!({"command": "node", "args": [servers().basic_app(), "--stdio"]});
     let settings = json!({"guards": [super::guards::hostile()]});
     dirs.user(&json!({"mcpServers": {"clock": clock}, "settings": settings}).to_string());
-    let serving = crate::servers::Serving::start(&dirs.home(), &["--exposure", "proxy"]);
+    let serving = crate::servers::Serving::start(MCPW, &dirs.home(), &["--exposure", "proxy"]);
     let call = |message: &str| {
         json!({"op": "callTool", "name": "mcp",
                "arguments": {"tool": "clock__get-time", "args": {"message": message}}})

@@ -6,7 +6,7 @@
 
 use super::serve::{client_plan, text};
 use crate::common::ConfigDirs;
-use crate::servers::servers;
+use crate::servers::{MCPW, servers};
 use serde_json::{Value, json};
 use std::path::PathBuf;
 
@@ -235,7 +235,7 @@ fn a_call_past_a_rate_limit_is_refused_at_once_with_a_retry_after() {
 #[test]
 fn the_user_approves_over_streamable_http() {
     let s = setup(json!({"approve": "writes"}), json!({}));
-    let serving = crate::servers::Serving::start(&s.dirs.home(), &["--exposure", "direct"]);
+    let serving = crate::servers::Serving::start(MCPW, &s.dirs.home(), &["--exposure", "direct"]);
     let plan = json!({
         "connect": {"url": serving.url()},
         "elicit": [answer("deny"), answer("once")],

@@ -5,7 +5,7 @@
 
 use super::serve::client_plan;
 use crate::common::ConfigDirs;
-use crate::servers::{Serving, servers};
+use crate::servers::{MCPW, Serving, servers};
 use serde_json::{Value, json};
 
 const VIEW: &str = "ui://get-time/mcp-app.html";
@@ -32,7 +32,7 @@ fn tool<'a>(listed: &'a Value, name: &str) -> &'a Value {
 fn a_host_gets_the_view_its_metadata_and_the_tool_through_mcpw() {
     let dirs = ConfigDirs::new();
     dirs.user(&json!({"mcpServers": {"clock": clock()}}).to_string());
-    let serving = Serving::start(&dirs.home(), &["--exposure", "direct"]);
+    let serving = Serving::start(MCPW, &dirs.home(), &["--exposure", "direct"]);
     let steps = json!([
         {"op": "listTools"},
         {"op": "readResource", "uri": VIEW},
@@ -82,7 +82,7 @@ fn a_host_gets_the_view_its_metadata_and_the_tool_through_mcpw() {
 fn a_client_without_the_extension_gets_no_view_metadata() {
     let dirs = ConfigDirs::new();
     dirs.user(&json!({"mcpServers": {"clock": clock()}}).to_string());
-    let serving = Serving::start(&dirs.home(), &["--exposure", "direct"]);
+    let serving = Serving::start(MCPW, &dirs.home(), &["--exposure", "direct"]);
     let host = json!({"connect": {"url": serving.url()}, "capabilities": host_capabilities(),
                       "steps": [{"op": "listTools"}]});
     let plain = json!({"connect": {"url": serving.url()}, "steps": [{"op": "listTools"}]});
@@ -104,7 +104,7 @@ fn a_client_without_the_extension_gets_no_view_metadata() {
 fn tool_search_and_proxy_exposure_keep_the_view_for_a_host() {
     let dirs = ConfigDirs::new();
     dirs.user(&json!({"mcpServers": {"clock": clock()}}).to_string());
-    let searching = Serving::start(&dirs.home(), &["--exposure", "tool-search"]);
+    let searching = Serving::start(MCPW, &dirs.home(), &["--exposure", "tool-search"]);
     let steps = json!([
         {"op": "callTool", "name": "ToolSearch", "arguments": {"query": "select:clock__get-time"}},
         {"op": "listTools"},
@@ -115,7 +115,7 @@ fn tool_search_and_proxy_exposure_keep_the_view_for_a_host() {
     let listed = tool(&loaded[1], "clock__get-time");
     assert_eq!(listed["_meta"]["ui"]["resourceUri"], VIEW, "{listed:#}");
     drop(searching);
-    let proxy = Serving::start(&dirs.home(), &["--exposure", "proxy"]);
+    let proxy = Serving::start(MCPW, &dirs.home(), &["--exposure", "proxy"]);
     let call = json!({"op": "callTool", "name": "mcp", "arguments": {"tool": "clock__get-time"}});
     let host = client_plan(json!({"connect": {"url": proxy.url()},
         "capabilities": host_capabilities(), "steps": [call]}))
@@ -139,7 +139,7 @@ fn tool_search_and_proxy_exposure_keep_the_view_for_a_host() {
 fn an_apps_call_by_its_servers_own_name_reaches_that_server() {
     let dirs = ConfigDirs::new();
     dirs.user(&json!({"mcpServers": {"clock": clock()}}).to_string());
-    let serving = Serving::start(&dirs.home(), &["--exposure", "direct"]);
+    let serving = Serving::start(MCPW, &dirs.home(), &["--exposure", "direct"]);
     let call = json!({"op": "callTool", "name": "get-time", "arguments": {}});
     let host = client_plan(json!({"connect": {"url": serving.url()},
         "capabilities": host_capabilities(), "steps": [call]}))
@@ -170,7 +170,7 @@ fn a_views_calls_meet_approval_the_guards_and_the_rate_limit() {
     let settings = json!({"approve": "all", "guards": [super::guards::redactor()],
                           "audit": {"path": trail.display().to_string()}});
     dirs.user(&json!({"mcpServers": {"clock": clock}, "settings": settings}).to_string());
-    let serving = Serving::start(&dirs.home(), &["--exposure", "direct"]);
+    let serving = Serving::start(MCPW, &dirs.home(), &["--exposure", "direct"]);
     let call =
         |arguments: Value| json!({"op": "callTool", "name": "get-time", "arguments": arguments});
     let answer = |decision: &str| json!({"action": "accept", "content": {"decision": decision}});
@@ -245,7 +245,7 @@ fn an_app_only_tool_is_the_apps_alone() {
     dirs.user(
         &json!({"mcpServers": {"board": board()}, "settings": {"codeMode": true}}).to_string(),
     );
-    let direct = Serving::start(&dirs.home(), &["--exposure", "direct"]);
+    let direct = Serving::start(MCPW, &dirs.home(), &["--exposure", "direct"]);
     let move_piece = json!({"from": "e2", "to": "e4"});
     let steps = json!([
         {"op": "listTools"},
@@ -289,7 +289,7 @@ fn an_app_only_tool_is_the_apps_alone() {
     assert_eq!(agent[0]["isError"], true, "{:#}", agent[0]);
     drop(direct);
     // ToolSearch and the proxy's search and describe find nothing of it.
-    let searching = Serving::start(&dirs.home(), &["--exposure", "tool-search"]);
+    let searching = Serving::start(MCPW, &dirs.home(), &["--exposure", "tool-search"]);
     let found = client_plan(json!({"connect": {"url": searching.url()}, "steps": [
         {"op": "callTool", "name": "ToolSearch", "arguments": {"query": "move a piece on the board"}},
         {"op": "callTool", "name": "ToolSearch", "arguments": {"query": "select:board__move-piece"}},
@@ -304,7 +304,7 @@ fn an_app_only_tool_is_the_apps_alone() {
         );
     }
     drop(searching);
-    let proxy = Serving::start(&dirs.home(), &["--exposure", "proxy"]);
+    let proxy = Serving::start(MCPW, &dirs.home(), &["--exposure", "proxy"]);
     let described = client_plan(json!({"connect": {"url": proxy.url()}, "steps": [
         {"op": "callTool", "name": "mcp", "arguments": {"search": "move a piece"}},
         {"op": "callTool", "name": "mcp", "arguments": {"describe": "board__move-piece"}},
@@ -326,7 +326,7 @@ fn an_app_only_tool_is_the_apps_alone() {
 fn views_at_the_same_uri_keep_their_scheme_and_their_server() {
     let dirs = ConfigDirs::new();
     dirs.user(&json!({"mcpServers": {"clock": clock(), "clock2": clock()}}).to_string());
-    let serving = Serving::start(&dirs.home(), &["--exposure", "direct"]);
+    let serving = Serving::start(MCPW, &dirs.home(), &["--exposure", "direct"]);
     let mapped = |server: &str| format!("ui://mcpw/{server}/get-time/mcp-app.html");
     let steps = json!([
         {"op": "listTools"},
@@ -367,7 +367,7 @@ fn views_at_the_same_uri_keep_their_scheme_and_their_server() {
 fn a_preview_keeps_the_results_view() {
     let dirs = ConfigDirs::new();
     dirs.user(&json!({"mcpServers": {"board": board()}}).to_string());
-    let serving = Serving::start(&dirs.home(), &["--exposure", "direct"]);
+    let serving = Serving::start(MCPW, &dirs.home(), &["--exposure", "direct"]);
     let call = json!({"op": "callTool", "name": "board__show-board", "arguments": {}});
     let host = client_plan(json!({"connect": {"url": serving.url()},
         "capabilities": host_capabilities(), "steps": [call]}))
@@ -386,7 +386,7 @@ fn a_preview_keeps_the_results_view() {
 fn a_projection_keeps_the_results_meta() {
     let dirs = ConfigDirs::new();
     dirs.user(&json!({"mcpServers": {"board": board()}}).to_string());
-    let serving = Serving::start(&dirs.home(), &["--exposure", "proxy"]);
+    let serving = Serving::start(MCPW, &dirs.home(), &["--exposure", "proxy"]);
     let call = json!({"op": "callTool", "name": "mcp", "arguments":
         {"tool": "board__show-board", "select": ".pieces"}});
     let got = client_plan(json!({"connect": {"url": serving.url()}, "steps": [call]})).unwrap();
@@ -405,7 +405,7 @@ fn a_host_joining_later_is_offered_to_servers_connected_before_it() {
     let m = json!({"command": "node", "args": [servers().misbehave(), "ok"], "lifecycle": "eager",
                    "env": {"METHODS_FILE": methods.display().to_string()}});
     dirs.user(&json!({"mcpServers": {"m": m}}).to_string());
-    let serving = Serving::start(&dirs.home(), &["--exposure", "direct"]);
+    let serving = Serving::start(MCPW, &dirs.home(), &["--exposure", "direct"]);
     let initializes = || {
         let said = std::fs::read_to_string(&methods).unwrap_or_default();
         said.lines().filter(|l| *l == "initialize").count()
@@ -434,7 +434,7 @@ fn a_host_joining_later_is_offered_to_servers_connected_before_it() {
 fn in_code_exposure_a_host_gets_results_not_views() {
     let dirs = ConfigDirs::new();
     dirs.user(&json!({"mcpServers": {"clock": clock()}}).to_string());
-    let serving = Serving::start(&dirs.home(), &["--exposure", "code"]);
+    let serving = Serving::start(MCPW, &dirs.home(), &["--exposure", "code"]);
     let script = "const r = await tools.clock__get_time({}); \
                   return {time: typeof r.time === 'string' || JSON.stringify(r).includes('T'), ui: JSON.stringify(r).includes('ui://')};";
     let steps = json!([

@@ -4,7 +4,7 @@
 
 use super::serve::{client, client_plan, names, text};
 use crate::common::ConfigDirs;
-use crate::servers::servers;
+use crate::servers::{MCPW, servers};
 use serde_json::{Value, json};
 use std::path::PathBuf;
 
@@ -375,7 +375,7 @@ async fn scripts_reach_only_their_tokens_servers_and_sessions_never_mix() {
             {"name": "admin", "token": ADMIN}
         ]});
     });
-    let serving = crate::servers::Serving::start(&s.dirs.home(), &["--exposure", "code"]);
+    let serving = crate::servers::Serving::start(MCPW, &s.dirs.home(), &["--exposure", "code"]);
     let url = serving.url();
 
     // A server outside the token's scope answers as unknown, in calls and in search.

@@ -4,7 +4,7 @@
 //! the client, its auth scenarios included (mcpw logs in).
 
 use crate::common::ConfigDirs;
-use crate::servers::{Background, Serving, servers};
+use crate::servers::{Background, MCPW, Serving, servers};
 use serde_json::json;
 use std::process::Command;
 
@@ -68,7 +68,7 @@ fn through_mcpw_against(upstream: &str, baseline: &str) {
                 "settings": {"toolPrefix": "none"}})
         .to_string(),
     );
-    let serving = Serving::start(&dirs.home(), &["--exposure", "direct"]);
+    let serving = Serving::start(MCPW, &dirs.home(), &["--exposure", "direct"]);
     let (ok, output) = server_suite(&serving.url(), Some(baseline));
     assert_eq!(summary(&output).len(), 30, "{output}");
     assert!(ok, "through mcpw, against {baseline}:\n{output}");
@@ -249,7 +249,7 @@ async fn a_servers_question_reaches_a_call_made_before_initialized_on_its_own_st
     let dirs = ConfigDirs::new();
     let up = json!({"url": upstream.url("/mcp"), "startupTimeoutMs": 5000});
     dirs.user(&json!({"mcpServers": {"up": up}, "settings": {"toolPrefix": "none"}}).to_string());
-    let serving = Serving::start(&dirs.home(), &["--exposure", "direct"]);
+    let serving = Serving::start(MCPW, &dirs.home(), &["--exposure", "direct"]);
     let http = reqwest::Client::new();
     let post = |body: serde_json::Value, session: Option<&str>| {
         let mut p = http

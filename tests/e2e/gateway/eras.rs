@@ -16,7 +16,7 @@
 //! resource until it is updated.
 
 use crate::common::{ConfigDirs, workspace};
-use crate::servers::{Background, Serving, servers};
+use crate::servers::{Background, MCPW, Serving, servers};
 use mcpw_test_support::isolated_mcpw;
 use serde_json::{Value, json};
 
@@ -188,7 +188,7 @@ fn the_python_sdk_client_of_either_era_over_stdio() {
 #[test]
 fn the_python_sdk_client_of_either_era_over_streamable_http() {
     let up = setup();
-    let serving = Serving::start(&up.dirs.home(), &["--exposure", "direct"]);
+    let serving = Serving::start(MCPW, &up.dirs.home(), &["--exposure", "direct"]);
     for (mode, revision) in MODES {
         check(
             &python_client(&up.dirs, mode, &serving.url()),
@@ -210,7 +210,7 @@ fn a_script_waits_for_its_calls_questions_and_approvals_in_either_era() {
         "ref": {"url": up.reference.url("/mcp")},
     }});
     up.dirs.user(&config.to_string());
-    let serving = Serving::start(&up.dirs.home(), &["--exposure", "code"]);
+    let serving = Serving::start(MCPW, &up.dirs.home(), &["--exposure", "code"]);
     let script = "const a = await tools.cu__test_simple_text({}); \
                   const b = await tools.cu__test_sampling({prompt: 'in a script'}); \
                   const c = await tools.ref__test_input_required_result_elicitation({}); \

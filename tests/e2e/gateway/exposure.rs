@@ -3,10 +3,10 @@
 //! exposure on a small and a big catalog, and the hints clients read in a
 //! tool's `_meta`.
 
-use crate::bench_catalog;
 use crate::common::{ConfigDirs, fixture};
 use crate::gateway::serve::{client, names, text};
-use crate::servers::{Serving, mcpw_in, servers};
+use crate::servers::{MCPW, Serving, mcpw_in, servers};
+use mcpw_test_support::catalog as bench_catalog;
 use serde_json::{Value, json};
 
 /// Tokens of a listing as the repo counts them: bytes of its JSON / 4.
@@ -211,7 +211,7 @@ fn an_auto_session_keeps_its_exposure_as_the_catalog_grows() {
     dirs.user(
         &json!({"mcpServers": {"clock": time}, "settings": {"exposure": "auto"}}).to_string(),
     );
-    let serving = Serving::start(&dirs.home(), &[]);
+    let serving = Serving::start(MCPW, &dirs.home(), &[]);
     let connect = json!({"url": serving.url()});
     // A session that started direct stays direct when 1,287 tools join.
     let r = client(

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 /// The example guard (`guest-example/guard`), built once per run.
-pub fn redactor() -> &'static Path {
+pub(crate) fn redactor() -> &'static Path {
     static PATH: OnceLock<PathBuf> = OnceLock::new();
     PATH.get_or_init(|| build_guest("mcpw-guest-guard"))
 }

@@ -4,7 +4,7 @@
 //! follows the redirects (`tests/conformance/browser.sh`).
 
 use crate::common::ConfigDirs;
-use crate::servers::{Background, Serving, mcpw_in, servers};
+use crate::servers::{Background, MCPW, Serving, mcpw_in, servers};
 use rmcp::ServiceExt;
 use rmcp::model::CallToolRequestParams;
 use rmcp::transport::StreamableHttpClientTransport;
@@ -173,7 +173,7 @@ fn processes_refreshing_the_same_token_at_once_take_turns() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_running_gateway_uses_a_login_made_elsewhere() {
     let s = setup(3600);
-    let serving = Serving::start(&s.dirs.home(), &["--exposure", "direct"]);
+    let serving = Serving::start(MCPW, &s.dirs.home(), &["--exposure", "direct"]);
     let client = ().serve(StreamableHttpClientTransport::from_uri(serving.url())).await.unwrap();
     let whoami = || client.call_tool(CallToolRequestParams::new("o__whoami"));
     let refused = whoami().await.unwrap();

@@ -2,7 +2,7 @@
 //! `/readyz`, `/metrics`, and draining on SIGTERM.
 
 use crate::common::ConfigDirs;
-use crate::servers::{Serving, servers};
+use crate::servers::{MCPW, Serving, servers};
 use mcpw_test_support::{free_port, wait_until};
 use rmcp::ServiceExt;
 use rmcp::model::CallToolRequestParams;
@@ -59,6 +59,7 @@ async fn probes_and_metrics() {
     let port = free_port();
     let addr = format!("127.0.0.1:{port}");
     let serving = Serving::start(
+        MCPW,
         &dirs.home(),
         &["--http", &addr, "--token", "t0k", "--exposure", "direct"],
     );
@@ -160,6 +161,7 @@ async fn draining_with_a_call_in_flight(
 ) {
     let methods = config(dirs);
     let serving = Serving::start(
+        MCPW,
         &dirs.home(),
         &[
             "--token",
@@ -258,7 +260,7 @@ async fn accepted_connections_send_small_writes_at_once() {
     use std::io::{Read, Write};
     let dirs = ConfigDirs::new();
     config(&dirs);
-    let serving = Serving::start(&dirs.home(), &["--exposure", "direct"]);
+    let serving = Serving::start(MCPW, &dirs.home(), &["--exposure", "direct"]);
     let port = port_of(&serving);
     // A kept-alive connection, answered once: the server has accepted it.
     let mut client = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();

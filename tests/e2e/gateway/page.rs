@@ -6,7 +6,7 @@
 
 use super::serve::client;
 use crate::common::ConfigDirs;
-use crate::servers::{Serving, debian, servers};
+use crate::servers::{MCPW, Serving, debian, servers};
 use serde_json::{Value, json};
 
 const ADMIN: &str = "page-admin-token-0123456789";
@@ -30,7 +30,7 @@ fn serve() -> (ConfigDirs, Serving) {
         })
         .to_string(),
     );
-    let serving = Serving::start(&dirs.home(), &["--exposure", "direct"]);
+    let serving = Serving::start(MCPW, &dirs.home(), &["--exposure", "direct"]);
     (dirs, serving)
 }
 

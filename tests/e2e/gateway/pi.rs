@@ -3,11 +3,11 @@
 //! scenarios are `integrations/pi/test/run.mjs`; this runs them against the
 //! mcpw under test.
 
-use crate::servers::{PiLine, pi, servers};
+use crate::servers::{PiLine, servers};
 use std::process::Command;
 
 fn run_scenarios(line: &PiLine) {
-    let pi = pi();
+    let pi = servers().pi();
     let out = mcpw_test_support::bounded(&line.node)
         .arg(pi.tests.join("run.mjs"))
         .env("PI_DIR", &line.dir)
@@ -37,19 +37,19 @@ fn run_scenarios(line: &PiLine) {
 
 #[test]
 fn the_package_in_pi_0_73_on_node_20() {
-    run_scenarios(&pi().lines[0]);
+    run_scenarios(&servers().pi().lines[0]);
 }
 
 #[test]
 fn the_package_in_pi_1_5_on_node_22() {
-    run_scenarios(&pi().lines[1]);
+    run_scenarios(&servers().pi().lines[1]);
 }
 
 /// The package type-checks (`tsc --noEmit`, strict) against pi 0.73's types,
 /// the line whose package name it imports.
 #[test]
 fn the_package_type_checks() {
-    let pi = pi();
+    let pi = servers().pi();
     let pi073 = &pi.lines[0].dir;
     let types = pi073.join("node_modules/@mariozechner/pi-coding-agent/dist/index.d.ts");
     let config = serde_json::json!({

@@ -5,7 +5,7 @@
 //! that asked, at their level, the server named) and completions.
 
 use crate::common::ConfigDirs;
-use crate::servers::{Background, Serving, mcpw_in, servers};
+use crate::servers::{Background, MCPW, Serving, mcpw_in, servers};
 use rmcp::model::{
     CallToolRequestParams, ReadResourceRequestParams, ResourceContents,
     ResourceUpdatedNotificationParam, SubscribeRequestParams,
@@ -60,7 +60,7 @@ fn gateway_with(exposure: &str) -> Gateway {
         &json!({"mcpServers": {"a": {"url": a.url("/mcp")}, "b": {"url": b.url("/mcp")}}})
             .to_string(),
     );
-    let serving = Serving::start(&dirs.home(), &["--exposure", exposure]);
+    let serving = Serving::start(MCPW, &dirs.home(), &["--exposure", exposure]);
     Gateway {
         _servers: (a, b),
         _dirs: dirs,
@@ -470,7 +470,7 @@ async fn a_server_cancelling_its_request_cancels_it_at_the_client() {
         &json!({"mcpServers": {"m": {"command": "node", "args": [servers().misbehave(), "ok"]}}})
             .to_string(),
     );
-    let serving = Serving::start(&dirs.home(), &["--exposure", "direct"]);
+    let serving = Serving::start(MCPW, &dirs.home(), &["--exposure", "direct"]);
     let (tx, mut seen) = mpsc::unbounded_channel();
     let client = Silent(tx)
         .serve(StreamableHttpClientTransport::from_uri(serving.url()))
@@ -571,7 +571,7 @@ async fn a_stdio_servers_request_asks_no_session_while_two_have_calls_in_flight(
         &json!({"mcpServers": {"e": {"command": "node", "args": [servers().everything(), "stdio"]}}})
             .to_string(),
     );
-    let serving = Serving::start(&dirs.home(), &["--exposure", "proxy"]);
+    let serving = Serving::start(MCPW, &dirs.home(), &["--exposure", "proxy"]);
     let url = serving.url();
     let transport = || StreamableHttpClientTransport::from_uri(url.clone());
     let ((a, _), (b, mut b_progress)) = (Asked::new("A"), Asked::new("B"));

@@ -8,7 +8,7 @@
 
 use super::serve::{client_plan, text};
 use crate::common::ConfigDirs;
-use crate::servers::servers;
+use crate::servers::{MCPW, servers};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 use std::path::PathBuf;
@@ -399,7 +399,7 @@ async fn another_session_or_client_token_reads_nothing_a_session_kept() {
             {"name": "admin", "token": ADMIN}
         ]});
     });
-    let serving = crate::servers::Serving::start(&s.dirs.home(), &["--exposure", "direct"]);
+    let serving = crate::servers::Serving::start(MCPW, &s.dirs.home(), &["--exposure", "direct"]);
     let url = serving.url();
     use super::code::http_client;
     let (a, b, c) = tokio::join!(

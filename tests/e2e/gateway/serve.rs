@@ -3,7 +3,7 @@
 //! exposure, with server-everything and a second real server behind it.
 
 use crate::common::ConfigDirs;
-use crate::servers::{Serving, mcpw_in, servers};
+use crate::servers::{MCPW, Serving, mcpw_in, servers};
 use mcpw_test_support::{free_port, wait_until};
 use serde_json::{Value, json};
 use std::process::Command;
@@ -271,7 +271,7 @@ fn proxy_over_stdio() {
 #[test]
 fn proxy_over_http() {
     let s = setup(json!({}));
-    let serving = Serving::start(&s.dirs.home(), &["--exposure", "proxy"]);
+    let serving = Serving::start(MCPW, &s.dirs.home(), &["--exposure", "proxy"]);
     check_proxy(json!({"url": serving.url()}));
 }
 
@@ -352,7 +352,7 @@ fn direct_over_stdio() {
 #[test]
 fn direct_over_http() {
     let s = setup(json!({}));
-    let serving = Serving::start(&s.dirs.home(), &["--exposure", "direct"]);
+    let serving = Serving::start(MCPW, &s.dirs.home(), &["--exposure", "direct"]);
     check_direct(json!({"url": serving.url()}), &s);
 }
 
@@ -451,7 +451,7 @@ fn tool_search_over_http_with_a_small_budget() {
         c["mcpServers"]["everything"]["directTools"] = json!(["echo"])
     });
     warm_cache(&s);
-    let serving = Serving::start(&s.dirs.home(), &[]);
+    let serving = Serving::start(MCPW, &s.dirs.home(), &[]);
     let r = client(json!({"url": serving.url()}), json!([{"op": "listTools"}])).unwrap();
     let description = r[0][0]["description"].as_str().unwrap();
     assert!(
@@ -484,7 +484,11 @@ fn http_beyond_loopback_needs_a_token() {
     assert!(!out.status.success(), "an empty token is no token");
     assert!(String::from_utf8_lossy(&out.stderr).contains("--token is empty"));
 
-    let serving = Serving::start(&s.dirs.home(), &["--http", &addr, "--token", "s3cret"]);
+    let serving = Serving::start(
+        MCPW,
+        &s.dirs.home(),
+        &["--http", &addr, "--token", "s3cret"],
+    );
     let url = serving.url();
     let status = |connect: Value| client(connect, json!([mcp(json!({}))]));
     let refused = |e: String| e.contains("401") || e.contains("a valid bearer token is required");
@@ -503,7 +507,7 @@ fn http_beyond_loopback_needs_a_token() {
 #[test]
 fn http_rejects_foreign_origins() {
     let s = setup(json!({}));
-    let serving = Serving::start(&s.dirs.home(), &[]);
+    let serving = Serving::start(MCPW, &s.dirs.home(), &[]);
     let body = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}"#;
     let post = |origin: &str| {
         let out = Command::new("curl")
@@ -562,7 +566,7 @@ fn mcp_inspector_cli_over_stdio_and_http() {
     let mcpw = env!("CARGO_BIN_EXE_mcpw");
     for exposure in ["proxy", "tool-search", "direct", "code"] {
         // The same checks over stdio and over Streamable HTTP.
-        let serving = Serving::start(&s.dirs.home(), &["--exposure", exposure]);
+        let serving = Serving::start(MCPW, &s.dirs.home(), &["--exposure", exposure]);
         let url = serving.url();
         let stdio_target = [mcpw, "serve", "--exposure", exposure];
         let http_target = [url.as_str(), "--transport", "http"];
@@ -649,7 +653,7 @@ fn call_statistics_are_captured_and_shown() {
     assert!(echo["bytes"].as_u64().unwrap() > 0 && echo["meanMs"].as_f64().unwrap() > 0.0);
 
     // Ended by a signal, it flushes too.
-    let serving = Serving::start(&s.dirs.home(), &["--exposure", "direct"]);
+    let serving = Serving::start(MCPW, &s.dirs.home(), &["--exposure", "direct"]);
     client(
         json!({"url": serving.url()}),
         json!([{"op": "callTool", "name": "everything__get-sum", "arguments": {"a": 1, "b": 2}}]),
@@ -700,7 +704,7 @@ fn stats(s: &Setup, tool: &str) -> Option<Value> {
 #[tokio::test(flavor = "multi_thread")]
 async fn mcpw_behind_mcpw_speaks_the_stateless_revision() {
     let s = setup(json!({}));
-    let serving = Serving::start(&s.dirs.home(), &["--exposure", "direct"]);
+    let serving = Serving::start(MCPW, &s.dirs.home(), &["--exposure", "direct"]);
     let outer = ConfigDirs::new();
     let host = crate::common::host(
         &outer,
@@ -760,7 +764,7 @@ fn a_call_does_not_wait_for_other_servers_to_start() {
 fn serve_follows_config_edits() {
     let s = setup(json!({}));
     warm_cache(&s);
-    let serving = Serving::start(&s.dirs.home(), &["--exposure", "direct"]);
+    let serving = Serving::start(MCPW, &s.dirs.home(), &["--exposure", "direct"]);
     let list =
         || names(&client(json!({"url": serving.url()}), json!([{"op": "listTools"}])).unwrap()[0]);
     assert!(!list().iter().any(|t| t.starts_with("extra__")));
@@ -810,7 +814,7 @@ fn fifty_sessions_at_once_never_get_each_others_answers() {
     use rmcp::transport::StreamableHttpClientTransport;
 
     let setup = setup(json!({}));
-    let serving = Serving::start(&setup.dirs.home(), &["--exposure", "proxy"]);
+    let serving = Serving::start(MCPW, &setup.dirs.home(), &["--exposure", "proxy"]);
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -949,7 +953,7 @@ async fn http_sessions_are_capped_and_closing_one_makes_room() {
     use rmcp::transport::StreamableHttpClientTransport;
 
     let s = setup(json!({}));
-    let serving = Serving::start(&s.dirs.home(), &["--max-sessions", "3"]);
+    let serving = Serving::start(MCPW, &s.dirs.home(), &["--max-sessions", "3"]);
     let url = serving.url();
     let connect = || ().serve(StreamableHttpClientTransport::from_uri(url.clone()));
     let mut open = Vec::new();
@@ -1021,7 +1025,7 @@ async fn http_sessions_are_capped_and_closing_one_makes_room() {
 #[tokio::test(flavor = "multi_thread")]
 async fn http_invalid_params_are_invalid_params() {
     let s = setup(json!({}));
-    let serving = Serving::start(&s.dirs.home(), &[]);
+    let serving = Serving::start(MCPW, &s.dirs.home(), &[]);
     let url = serving.url();
     let session = raw_session(&url).await;
     let call = |id: u64, params: Value| {
@@ -1074,6 +1078,7 @@ async fn http_invalid_params_are_invalid_params() {
 async fn http_an_idle_session_is_closed_and_its_slot_freed() {
     let s = setup(json!({}));
     let serving = Serving::start(
+        MCPW,
         &s.dirs.home(),
         &["--max-sessions", "1", "--session-idle", "1"],
     );
@@ -1111,7 +1116,7 @@ async fn http_an_idle_session_is_closed_and_its_slot_freed() {
 #[tokio::test(flavor = "multi_thread")]
 async fn http_an_active_session_outlives_the_idle_timeout_beside_an_idle_one() {
     let s = setup(json!({}));
-    let serving = Serving::start(&s.dirs.home(), &["--session-idle", "1"]);
+    let serving = Serving::start(MCPW, &s.dirs.home(), &["--session-idle", "1"]);
     let url = serving.url();
     let (active, idle) = (raw_session(&url).await, raw_session(&url).await);
     let list = r#"{"jsonrpc":"2.0","id":9,"method":"tools/list","params":{}}"#;
@@ -1144,7 +1149,7 @@ async fn http_an_active_session_outlives_the_idle_timeout_beside_an_idle_one() {
 #[tokio::test(flavor = "multi_thread")]
 async fn http_a_body_over_the_cap_is_refused_and_the_session_lives() {
     let s = setup(json!({}));
-    let serving = Serving::start(&s.dirs.home(), &[]);
+    let serving = Serving::start(MCPW, &s.dirs.home(), &[]);
     let url = serving.url();
     let session = raw_session(&url).await;
     let call = |id: u64, padding: usize| {
@@ -1179,7 +1184,7 @@ async fn http_a_body_over_the_cap_is_refused_and_the_session_lives() {
 #[tokio::test(flavor = "multi_thread")]
 async fn http_malformed_bodies_get_json_rpc_errors() {
     let s = setup(json!({}));
-    let serving = Serving::start(&s.dirs.home(), &[]);
+    let serving = Serving::start(MCPW, &s.dirs.home(), &[]);
     let url = serving.url();
     let session = raw_session(&url).await;
     for in_session in [None, Some(session.as_str())] {
@@ -1236,7 +1241,7 @@ async fn http_malformed_bodies_get_json_rpc_errors() {
 #[tokio::test(flavor = "multi_thread")]
 async fn http_routes_refuse_foreign_host_and_origin_headers() {
     let s = setup(json!({}));
-    let serving = Serving::start(&s.dirs.home(), &[]);
+    let serving = Serving::start(MCPW, &s.dirs.home(), &[]);
     let port = serving
         .url()
         .split(':')

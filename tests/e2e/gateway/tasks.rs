@@ -6,7 +6,7 @@
 //! gives up on is cancelled at the server.
 
 use crate::common::ConfigDirs;
-use crate::servers::{Serving, rmcp_tool, rmcp_upstream};
+use crate::servers::{MCPW, Serving, rmcp_tool, rmcp_upstream};
 use mcpw_test_support::eventually;
 use rmcp::handler::server::ServerHandler;
 use rmcp::model::{
@@ -171,7 +171,7 @@ async fn setup_with(call_timeout_ms: u64, more: Value) -> Setup {
         .unwrap()
         .extend(more.as_object().unwrap().clone());
     dirs.user(&config.to_string());
-    let serving = Serving::start(&dirs.home(), &["--exposure", "direct"]);
+    let serving = Serving::start(MCPW, &dirs.home(), &["--exposure", "direct"]);
     Setup {
         _dirs: dirs,
         serving,
@@ -471,7 +471,7 @@ async fn a_task_tools_result_comes_on_every_way_in() {
         ),
     ];
     for (exposure, tool, arguments) in ways {
-        let serving = Serving::start(&dirs.home(), &["--exposure", exposure]);
+        let serving = Serving::start(MCPW, &dirs.home(), &["--exposure", exposure]);
         let (session, handler) = client(&serving.url(), true).await;
         let answer = session.call_tool_once(call(tool, arguments)).await.unwrap();
         let CallToolResponse::Complete(result) = answer else {

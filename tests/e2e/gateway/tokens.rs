@@ -6,7 +6,7 @@
 //! without a valid token get 401, and one client cannot use another's session.
 
 use crate::common::ConfigDirs;
-use crate::servers::{Serving, servers};
+use crate::servers::{MCPW, Serving, servers};
 use rmcp::ServiceExt;
 use rmcp::model::{CallToolRequestParams, CallToolResult, ClientConfig, Implementation};
 use rmcp::service::{RoleClient, RunningService};
@@ -38,7 +38,7 @@ fn serve(exposure: &str) -> (ConfigDirs, Serving) {
         ]}
     });
     dirs.user(&config.to_string());
-    let serving = Serving::start(&dirs.home(), &["--exposure", exposure]);
+    let serving = Serving::start(MCPW, &dirs.home(), &["--exposure", exposure]);
     (dirs, serving)
 }
 
@@ -482,7 +482,7 @@ async fn log_messages_reach_only_the_clients_that_see_their_server() {
         })
         .to_string(),
     );
-    let serving = Serving::start(&dirs.home(), &["--exposure", "direct"]);
+    let serving = Serving::start(MCPW, &dirs.home(), &["--exposure", "direct"]);
     let (ci, mut ci_heard) = listening(&serving.url(), CI).await;
     let (admin, mut admin_heard) = listening(&serving.url(), ADMIN).await;
     let flood = |server: &str| {

@@ -6,7 +6,7 @@
 
 use super::serve::client;
 use crate::common::ConfigDirs;
-use crate::servers::{Background, Serving, servers};
+use crate::servers::{Background, MCPW, Serving, servers};
 use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
 use opentelemetry_proto::tonic::common::v1::any_value::Value as AnyValue;
 use prost::Message;
@@ -199,6 +199,7 @@ fn a_call_is_one_trace_from_the_client_through_the_gateway_to_the_server() {
     );
     let (receiver, endpoint) = Receiver::start();
     let serving = Serving::start_with(
+        MCPW,
         &dirs.home(),
         &["--exposure", "direct"],
         &[
@@ -329,6 +330,7 @@ fn a_scripts_searches_guests_and_inner_calls_are_in_its_trace_with_content_when_
     );
     let (receiver, endpoint) = Receiver::start();
     let serving = Serving::start_with(
+        MCPW,
         &dirs.home(),
         &["--exposure", "code"],
         &[

@@ -11,7 +11,7 @@ use mcpw::plugin::{
 use std::collections::HashSet;
 use std::sync::{Arc, OnceLock};
 
-pub fn policy() -> &'static Policy {
+pub(crate) fn policy() -> &'static Policy {
     static POLICY: OnceLock<Policy> = OnceLock::new();
     POLICY.get_or_init(|| {
         Policy::load(
@@ -25,7 +25,7 @@ pub fn policy() -> &'static Policy {
     })
 }
 
-pub fn bench_catalog() -> Vec<Tool> {
+pub(crate) fn bench_catalog() -> Vec<Tool> {
     load_catalog(&fixture("catalog.json")).unwrap()
 }
 

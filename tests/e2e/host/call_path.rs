@@ -5,7 +5,7 @@
 //! draws from the rate limits (a guest from a bucket of its own).
 
 use crate::common::{ConfigDirs, adversarial_path, host_with_config};
-use crate::servers::{mcpw_in, servers};
+use crate::servers::{MCPW, mcpw_in, servers};
 use mcpw::host::HostError;
 use mcpw::plugin::SearchOptions;
 use serde_json::{Value, json};
@@ -218,7 +218,7 @@ async fn a_guest_ranking_a_clients_search_reaches_only_the_servers_that_client_s
             {"name": "admin", "token": "admin-token-0123456789"}
         ]});
     });
-    let serving = Serving::start(&s.dirs.home(), &["--exposure", "proxy"]);
+    let serving = Serving::start(MCPW, &s.dirs.home(), &["--exposure", "proxy"]);
     let search_as = async |token: &str| {
         let config =
             StreamableHttpClientTransportConfig::with_uri(serving.url()).auth_header(token);

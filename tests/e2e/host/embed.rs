@@ -4,7 +4,7 @@
 
 use super::cli::{json as succeeded_json, mcpw};
 use crate::common::{ConfigDirs, build_guest, fixture, host_with_config};
-use crate::servers::servers;
+use crate::servers::{MCPW, servers};
 use mcpw::embed::{Embeddings, Model, ModelSource};
 use mcpw::plugin::{EmbedError, Urgency};
 use serde_json::{Value, json};
@@ -433,7 +433,7 @@ fn a_model_id_is_fetched_from_its_hub_into_the_cache_on_first_use() {
 #[test]
 fn the_proxy_status_says_how_search_ranks() {
     let dirs = dirs_with_model(None);
-    let serving = crate::servers::Serving::start(&dirs.home(), &["--exposure", "proxy"]);
+    let serving = crate::servers::Serving::start(MCPW, &dirs.home(), &["--exposure", "proxy"]);
     let status = json!({"op": "callTool", "name": "mcp", "arguments": {}});
     let search =
         json!({"op": "callTool", "name": "mcp", "arguments": {"search": "repeat after me"}});

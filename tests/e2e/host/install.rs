@@ -5,7 +5,7 @@
 //! PyPI packages.
 
 use crate::common::{ConfigDirs, fixture};
-use crate::servers::{Serving, mcpw_in, servers};
+use crate::servers::{MCPW, Serving, mcpw_in, servers};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 use std::process::{Output, Stdio};
@@ -261,6 +261,7 @@ fn add_installs_a_registry_server_for_a_running_serve_and_remove_restores_the_fi
     let file = home.join(".config/mcpw/mcp.json");
     let before = std::fs::read(&file).unwrap();
     let serving = Serving::start_with(
+        MCPW,
         &home,
         &["--exposure", "direct"],
         &[("npm_config_cache", npm_cache().to_str().unwrap())],

@@ -6,7 +6,7 @@
 //! paused clock, in the host crate's lifecycle tests.
 
 use crate::common::{ConfigDirs, adversarial_path, host, host_with_config};
-use crate::servers::{all_gone, pids, servers};
+use crate::servers::{MCPW, all_gone, pids, servers};
 use mcpw::plugin::SearchOptions;
 use mcpw::servers::ServerError;
 use serde_json::{Value, json};
@@ -259,7 +259,7 @@ fn a_cache_lock_held_elsewhere_delays_no_call_and_the_write_comes_later() {
     assert!(!cache_dir.join("metadata.json").exists());
 
     // A gateway keeps what it could not write, and writes it once the lock is free.
-    let serving = crate::servers::Serving::start(&d.home(), &["--exposure", "direct"]);
+    let serving = crate::servers::Serving::start(MCPW, &d.home(), &["--exposure", "direct"]);
     let rt = tokio::runtime::Runtime::new().unwrap();
     rt.block_on(async {
         use rmcp::ServiceExt;

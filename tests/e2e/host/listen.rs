@@ -5,7 +5,7 @@
 //! tool list change at the server reach the client's stream.
 
 use crate::common::ConfigDirs;
-use crate::servers::{Serving, rmcp_tool, rmcp_upstream};
+use crate::servers::{MCPW, Serving, rmcp_tool, rmcp_upstream};
 use rmcp::ErrorData as McpError;
 use rmcp::handler::server::ServerHandler;
 use rmcp::model::{
@@ -115,7 +115,7 @@ async fn updates_and_list_changes_reach_a_listening_client_from_a_listened_serve
     let url = rmcp_upstream(Changing::default()).await;
     let dirs = ConfigDirs::new();
     dirs.user(&json!({"mcpServers": {"up": {"url": url}}}).to_string());
-    let serving = Serving::start(&dirs.home(), &["--exposure", "direct"]);
+    let serving = Serving::start(MCPW, &dirs.home(), &["--exposure", "direct"]);
 
     let stateless = ClientLifecycleMode::Auto {
         preferred_versions: vec![rmcp::model::ProtocolVersion::V_2026_07_28],

@@ -1,10 +1,10 @@
 //! Pinned tool definitions in a team: the replicas pin a server once for all
 //! of them, and an approval given at one machine reaches every replica.
 
-use super::infra::{Redis, replica};
 use super::wire::Wire;
 use crate::common::ConfigDirs;
-use crate::servers::{mcpw_in, servers};
+use crate::servers::{MCPW, mcpw_in, servers};
+use mcpw_test_support::team::{Redis, replica};
 use mcpw_test_support::{eventually, wait_until};
 use serde_json::json;
 use std::time::Duration;
@@ -31,7 +31,12 @@ async fn a_team_pins_a_server_once_and_one_approval_serves_every_replica() {
     config(&home_b, json!({"EXTRA_TOOL": "exfiltrate"}));
     let url = |p: u16| format!("http://127.0.0.1:{p}/mcp");
 
-    let (_a, a_port) = replica(&home_a.home(), &redis.url(), &["--exposure", "direct"]);
+    let (_a, a_port) = replica(
+        MCPW,
+        &home_a.home(),
+        &redis.url(),
+        &["--exposure", "direct"],
+    );
     let at_a = Wire::initialize(&url(a_port)).await;
     assert!(
         at_a.tool_names(&url(a_port))
@@ -44,7 +49,12 @@ async fn a_team_pins_a_server_once_and_one_approval_serves_every_replica() {
     });
     assert!(!pinned().contains("exfiltrate"), "{}", pinned());
 
-    let (_b, b_port) = replica(&home_b.home(), &redis.url(), &["--exposure", "direct"]);
+    let (_b, b_port) = replica(
+        MCPW,
+        &home_b.home(),
+        &redis.url(),
+        &["--exposure", "direct"],
+    );
     let waiting = || redis.cli(&["HGET", "mcpw:pins:pending", "user#m"]);
     wait_until(
         "B to find the new tool waiting",

@@ -4,7 +4,7 @@
 use serde_json::{Value, json};
 
 /// One session, as a session id and the protocol version it agreed on.
-pub struct Wire {
+pub(crate) struct Wire {
     http: reqwest::Client,
     /// The bearer token sent, if any.
     token: Option<String>,
@@ -14,7 +14,7 @@ pub struct Wire {
 
 /// The JSON-RPC message of a response: plain JSON, or the last `data:` of an
 /// event stream that carries a response.
-pub fn message(body: &str) -> Value {
+pub(crate) fn message(body: &str) -> Value {
     if let Ok(v) = serde_json::from_str::<Value>(body) {
         return v;
     }
@@ -30,12 +30,12 @@ const VERSION: &str = "2025-11-25";
 
 impl Wire {
     /// `initialize` (and `notifications/initialized`) at `url`.
-    pub async fn initialize(url: &str) -> Wire {
+    pub(crate) async fn initialize(url: &str) -> Wire {
         Self::initialize_as(url, None).await
     }
 
     /// As [`Wire::initialize`], sending `token` with every request.
-    pub async fn initialize_as(url: &str, token: Option<&str>) -> Wire {
+    pub(crate) async fn initialize_as(url: &str, token: Option<&str>) -> Wire {
         let http = reqwest::Client::new();
         let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
             "protocolVersion": VERSION, "capabilities": {},
@@ -91,7 +91,12 @@ impl Wire {
 
     /// A request at `url` in this session: its result, or the error (an HTTP
     /// status that is not 200, or a JSON-RPC error) as text.
-    pub async fn request(&self, url: &str, method: &str, params: Value) -> Result<Value, String> {
+    pub(crate) async fn request(
+        &self,
+        url: &str,
+        method: &str,
+        params: Value,
+    ) -> Result<Value, String> {
         let id = self.next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let body = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
         let (status, text) = self.send(url, &body).await;
@@ -106,18 +111,18 @@ impl Wire {
     }
 
     /// `tools/call` of `name`: the result (`isError` included).
-    pub async fn call(&self, url: &str, name: &str, args: Value) -> Result<Value, String> {
+    pub(crate) async fn call(&self, url: &str, name: &str, args: Value) -> Result<Value, String> {
         self.request(url, "tools/call", json!({"name": name, "arguments": args}))
             .await
     }
 
     /// The names `tools/list` gives at `url`.
-    pub async fn tool_names(&self, url: &str) -> Vec<String> {
+    pub(crate) async fn tool_names(&self, url: &str) -> Vec<String> {
         self.tool_names_result(url).await.unwrap()
     }
 
     /// The names `tools/list` gives at `url`, or why it failed.
-    pub async fn tool_names_result(&self, url: &str) -> Result<Vec<String>, String> {
+    pub(crate) async fn tool_names_result(&self, url: &str) -> Result<Vec<String>, String> {
         let list = self.request(url, "tools/list", json!({})).await?;
         Ok(list["tools"]
             .as_array()
@@ -128,7 +133,7 @@ impl Wire {
     }
 
     /// The same client with another session id.
-    pub fn with_session(&self, session: &str) -> Wire {
+    pub(crate) fn with_session(&self, session: &str) -> Wire {
         Wire {
             http: self.http.clone(),
             token: self.token.clone(),
@@ -138,7 +143,7 @@ impl Wire {
     }
 
     /// Another client (`token`) naming this session.
-    pub fn as_client(&self, token: &str) -> Wire {
+    pub(crate) fn as_client(&self, token: &str) -> Wire {
         Wire {
             token: Some(token.to_string()),
             ..self.with_session(&self.session)
@@ -146,7 +151,7 @@ impl Wire {
     }
 
     /// Ends the session (DELETE) at `url`.
-    pub async fn delete(&self, url: &str) {
+    pub(crate) async fn delete(&self, url: &str) {
         let mut delete = self.http.delete(url);
         if let Some(t) = &self.token {
             delete = delete.bearer_auth(t);

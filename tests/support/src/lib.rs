@@ -1,18 +1,36 @@
-//! What the end-to-end tests (`tests/e2e`) and the benchmarks (`host/benches`)
-//! share: a free port, waiting for a state nothing announces, and an `mcpw`
-//! command that sees none of the developer's own setup.
+//! What the end-to-end tests (`tests/e2e`) and the benchmarks share: a free
+//! port, waiting for a state nothing announces, an `mcpw` command that sees
+//! none of the developer's own setup; the test servers ([`servers`]), `mcpw
+//! serve` in the background ([`serving`]), a team gateway's Redis and
+//! haproxy ([`team`]), the benchmarks' statistics ([`stats`]), and with the
+//! `catalog` feature the search benchmark's catalog as a warm cache.
 
+#[cfg(feature = "catalog")]
+pub mod catalog;
 #[cfg(unix)]
 pub mod fs;
+pub mod servers;
+pub mod serving;
+pub mod stats;
+pub mod team;
 
 use std::ffi::OsStr;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
 /// How often the waiting helpers look again: short, so a test waits little
 /// past the moment the state holds.
 const POLL_EVERY: Duration = Duration::from_millis(20);
+
+/// The repository's root.
+pub fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .ancestors()
+        .nth(2)
+        .expect("the crate lives in tests/support")
+        .to_path_buf()
+}
 
 /// A free loopback port, for a server the test starts on it. The port is
 /// bound, then released: another process may take it first, so a caller that

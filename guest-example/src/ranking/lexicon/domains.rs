@@ -3,7 +3,7 @@
 //! food, games, maths, news and research.
 
 /// Groups of interchangeable words and phrases.
-pub const GROUPS: &[&[&str]] = &[
+pub(crate) const GROUPS: &[&[&str]] = &[
     // Finance and markets.
     &["dividend", "payout", "yield"],
     &[

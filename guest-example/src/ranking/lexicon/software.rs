@@ -2,7 +2,7 @@
 //! words of documents, browsers, code hosting, packages, clusters and devices.
 
 /// Groups of interchangeable words and phrases.
-pub const GROUPS: &[&[&str]] = &[
+pub(crate) const GROUPS: &[&[&str]] = &[
     // Actions.
     &[
         "create",

@@ -26,7 +26,7 @@ struct Forms {
 
 impl Schema {
     /// A schema known as JSON text, parsed when first looked into.
-    pub fn from_text(text: impl Into<Arc<str>>) -> Schema {
+    fn from_text(text: impl Into<Arc<str>>) -> Schema {
         Schema(Arc::new(Forms {
             text: OnceLock::from(text.into()),
             object: OnceLock::new(),

@@ -60,7 +60,7 @@ impl Exposure {
 
 /// Default `settings.toolSearchBudget`: tokens the ToolSearch description may
 /// take, outline of the deferred tools included.
-pub const DEFAULT_TOOL_SEARCH_BUDGET: usize = 400;
+const DEFAULT_TOOL_SEARCH_BUDGET: usize = 400;
 
 /// Default `settings.autoExposureBudget`: tokens the tool definitions may take
 /// for `auto` exposure to list them all: about a dozen tools.
@@ -70,7 +70,7 @@ pub const DEFAULT_AUTO_EXPOSURE_BUDGET: usize = 2000;
 /// session, an HTTP session) that may wait for their answers at once; a
 /// client that sends more is not read (stdio) or told to retry (HTTP 429),
 /// so that its unread answers cannot fill mcpw's memory.
-pub const DEFAULT_MAX_REQUESTS_IN_FLIGHT: usize = 64;
+const DEFAULT_MAX_REQUESTS_IN_FLIGHT: usize = 64;
 
 /// `settings.captureStats`: `true`, or `{"path", "flushDelayMs"}`.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
@@ -301,9 +301,9 @@ impl ServerConfig {
 /// Default `startupTimeoutMs`.
 pub const DEFAULT_STARTUP_TIMEOUT_MS: u64 = 30_000;
 /// Default `settings.callTimeoutMs`: how long one call may take.
-pub const DEFAULT_CALL_TIMEOUT_MS: u64 = 120_000;
+const DEFAULT_CALL_TIMEOUT_MS: u64 = 120_000;
 /// Default `settings.idleTimeout`, in minutes.
-pub const DEFAULT_IDLE_TIMEOUT_MIN: f64 = 10.0;
+const DEFAULT_IDLE_TIMEOUT_MIN: f64 = 10.0;
 
 /// Where a definition came from.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]

@@ -8,7 +8,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 /// Default `settings.resultBudget`: tokens a result may take before it is cut.
-pub const DEFAULT_RESULT_BUDGET: usize = 10_000;
+const DEFAULT_RESULT_BUDGET: usize = 10_000;
 
 /// How a structured result is written for the agent.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -85,7 +85,7 @@ impl<T: Copy> ByTool<T> {
 
     /// The value for the tool named `tool` (its name on the server, or
     /// its exposed name), if one applies.
-    pub fn for_tool(&self, names: &[&str]) -> Option<T> {
+    fn for_tool(&self, names: &[&str]) -> Option<T> {
         match self {
             ByTool::All(t) => Some(*t),
             ByTool::Tools(globs) => globs

@@ -580,27 +580,6 @@ pub fn rights(provenance: Provenance) -> &'static Rights {
         .expect("every provenance has a row")
 }
 
-/// The table as the book prints it (docs/src/guards.md).
-pub fn provenance_table() -> String {
-    let mark = |b: bool| if b { "yes" } else { "no" };
-    let mut out = String::from(
-        "| where it comes from | runs `!cmd` | expands `${VAR}` | any `${vault:…}` | may loosen `approve` | pinned always | waits for approval |\n|---|---|---|---|---|---|---|\n",
-    );
-    for r in PROVENANCE {
-        out.push_str(&format!(
-            "| {} | {} | {} | {} | {} | {} | {} |\n",
-            r.what,
-            mark(r.commands),
-            mark(r.variables),
-            if r.any_vault { "yes" } else { "its own only" },
-            mark(r.loosens),
-            mark(r.pinned),
-            mark(r.waits),
-        ));
-    }
-    out
-}
-
 /// The state folder a config's settings are read for.
 pub fn context(env: &crate::paths::Environment) -> Context {
     Context {
@@ -612,6 +591,27 @@ pub fn context(env: &crate::paths::Environment) -> Context {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// The table as the book prints it (docs/src/guards.md).
+    fn provenance_table() -> String {
+        let mark = |b: bool| if b { "yes" } else { "no" };
+        let mut out = String::from(
+            "| where it comes from | runs `!cmd` | expands `${VAR}` | any `${vault:…}` | may loosen `approve` | pinned always | waits for approval |\n|---|---|---|---|---|---|---|\n",
+        );
+        for r in PROVENANCE {
+            out.push_str(&format!(
+                "| {} | {} | {} | {} | {} | {} | {} |\n",
+                r.what,
+                mark(r.commands),
+                mark(r.variables),
+                if r.any_vault { "yes" } else { "its own only" },
+                mark(r.loosens),
+                mark(r.pinned),
+                mark(r.waits),
+            ));
+        }
+        out
+    }
 
     #[test]
     fn a_project_proposes_only_what_cannot_run_load_grant_or_send() {

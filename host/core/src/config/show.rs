@@ -9,7 +9,7 @@ pub const MASK: &str = "****";
 
 /// Masks a secret value unless it only refers to one (`${TOKEN}`, `Bearer ${TOKEN}`)
 /// or is a command that fetches one (`!op read ...`).
-pub fn mask_secret(value: &str) -> String {
+fn mask_secret(value: &str) -> String {
     // A command (`!pass show x`) or a reference is not the secret itself; a
     // literal (`!!...`) is.
     let command = value.starts_with('!') && !value.starts_with("!!");
@@ -52,7 +52,7 @@ pub fn mask_url(url: &str) -> String {
 
 /// A server's definition as written, with secrets masked (as the field
 /// table says, [`super::fields`]).
-pub fn masked_definition(server: &Server) -> Value {
+fn masked_definition(server: &Server) -> Value {
     masked_raw(&server.raw)
 }
 
@@ -102,7 +102,7 @@ fn mask_value(v: &mut Value) {
 }
 
 /// `serve` as written, with token values masked.
-pub fn masked_serve(raw: &Value) -> Value {
+fn masked_serve(raw: &Value) -> Value {
     let mut raw = raw.clone();
     if let Some(Value::Array(tokens)) = raw.get_mut("tokens") {
         for token in tokens.iter_mut().filter_map(Value::as_object_mut) {

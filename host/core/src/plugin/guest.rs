@@ -85,7 +85,7 @@ impl GuestModule {
     /// A store for an instance of this guest under `limits`: its memory cap,
     /// and a deadline on the guest's own running time (and, for a script run,
     /// on the run's wall time and cancellation).
-    pub(crate) fn new_store(&self, limits: &Limits) -> Store<GuestState> {
+    fn new_store(&self, limits: &Limits) -> Store<GuestState> {
         self.store_with(limits, Clocks::Host)
     }
 

@@ -8,12 +8,12 @@
 //! own. A version that changes something is a new minor version (0.2.0), with
 //! a module here that maps its guests onto `latest`.
 
-pub mod since_v0_1_1;
+pub(crate) mod since_v0_1_1;
 
-pub use since_v0_1_1 as latest;
+pub(crate) use since_v0_1_1 as latest;
 
 /// The interface name of `interface` in the latest version, e.g.
 /// `mcpw:plugin/naming@0.1.1`.
-pub fn interface_name(interface: &str) -> String {
+pub(crate) fn interface_name(interface: &str) -> String {
     format!("mcpw:plugin/{interface}@{}", latest::VERSION)
 }

@@ -29,14 +29,14 @@ use std::time::{Duration, Instant};
 pub(super) use routes::{api, files};
 
 /// The `_meta` key of a result's view, for a client to show its user.
-pub const VIEW_META_KEY: &str = "mcpw/view";
+const VIEW_META_KEY: &str = "mcpw/view";
 /// How many views stay open; the oldest closes first.
 const KEPT: usize = 64;
 /// How long a view stays open.
 const OPEN_FOR: Duration = Duration::from_secs(3600);
 
 /// The views opened for calls, and where the page that shows them is.
-pub struct Views {
+pub(crate) struct Views {
     /// The page's address, `http://host:port`.
     base: String,
     /// A token to give in the view's address (a page of `serve` on stdio,
@@ -66,7 +66,7 @@ pub(super) struct View {
 
 impl Views {
     /// Views shown by the page at `base`, whose address carries `token`.
-    pub fn new(base: String, token: Option<String>) -> Views {
+    pub(crate) fn new(base: String, token: Option<String>) -> Views {
         Views {
             base,
             token,

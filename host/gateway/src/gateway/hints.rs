@@ -6,13 +6,13 @@
 use serde_json::{Map, Value};
 
 /// The `_meta` key of a tool the client should never defer.
-pub const ALWAYS_LOAD: &str = "anthropic/alwaysLoad";
+const ALWAYS_LOAD: &str = "anthropic/alwaysLoad";
 /// The `_meta` key of the words a client's tool search matches a tool by.
-pub const SEARCH_HINT: &str = "anthropic/searchHint";
+const SEARCH_HINT: &str = "anthropic/searchHint";
 
 /// What a listed tool is hinted with.
 #[derive(Clone, Copy, Debug, Default)]
-pub struct Hints<'a> {
+pub(crate) struct Hints<'a> {
     /// Loaded from the start, never deferred by the client.
     pub always_load: bool,
     /// The server's `searchKeywords`.
@@ -21,7 +21,7 @@ pub struct Hints<'a> {
 
 impl Hints<'_> {
     /// A tool the client should never defer.
-    pub fn always() -> Hints<'static> {
+    pub(crate) fn always() -> Hints<'static> {
         Hints {
             always_load: true,
             keywords: &[],
@@ -30,7 +30,7 @@ impl Hints<'_> {
 
     /// `meta` (an object, or none) with these hints added; what it held
     /// stays. None when there is nothing to say.
-    pub fn add_to(self, meta: Option<Value>) -> Option<Value> {
+    pub(crate) fn add_to(self, meta: Option<Value>) -> Option<Value> {
         let mut object = match meta {
             Some(Value::Object(m)) => m,
             _ => Map::new(),

@@ -13,7 +13,7 @@ mod ops;
 mod per_session;
 mod sessions;
 
-pub use clients::{CLI_TOKEN, ClientToken, client_tokens};
+pub use clients::{ClientToken, client_tokens};
 pub use ops::{DEFAULT_DRAIN, Ops};
 pub use sessions::DEFAULT_MAX_SESSIONS;
 

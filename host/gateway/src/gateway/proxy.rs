@@ -19,12 +19,12 @@ use rmcp::model::CallToolResult;
 use rmcp::service::{RequestContext, RoleServer};
 use serde_json::{Map, Value, json};
 
-pub const TOOL_NAME: &str = "mcp";
+pub(crate) const TOOL_NAME: &str = "mcp";
 /// Search results shown unless `limit` says otherwise.
 const DEFAULT_SEARCH_LIMIT: u32 = 10;
 
 /// The `mcp` tool's definition: about 320 tokens, however many tools exist.
-pub fn tool_definition(host: &Host, client: &ClientScope) -> Value {
+pub(crate) fn tool_definition(host: &Host, client: &ClientScope) -> Value {
     let servers = host
         .config()
         .servers
@@ -173,7 +173,7 @@ impl Reply {
     }
 }
 
-pub async fn call(
+pub(crate) async fn call(
     gw: &Session,
     params: Map<String, Value>,
     ctx: &RequestContext<RoleServer>,

@@ -6,7 +6,7 @@
 
 mod read;
 
-pub use read::{TOOL_NAME, tool_definition};
+pub(crate) use read::{TOOL_NAME, tool_definition};
 
 use super::Session;
 use crate::catalog::Entry;
@@ -27,10 +27,10 @@ pub(crate) enum Reading {
 
 /// The `_meta` key that tells a client the most characters a tool's result
 /// takes, so that it does not cut a result mcpw cut already.
-pub const MAX_RESULT_CHARS: &str = "anthropic/maxResultSizeChars";
+const MAX_RESULT_CHARS: &str = "anthropic/maxResultSizeChars";
 
 /// Whether `read_result` is offered: some results may be cut.
-pub fn offered(config: &crate::config::Config) -> bool {
+pub(crate) fn offered(config: &crate::config::Config) -> bool {
     config.settings.results.budget != 0
         || config
             .servers
@@ -40,13 +40,17 @@ pub fn offered(config: &crate::config::Config) -> bool {
 
 /// The `_meta` a tool of `server` named `names` carries, when mcpw guards
 /// its results.
-pub fn tool_meta(config: &crate::config::Config, server: &str, names: &[&str]) -> Option<Value> {
+pub(crate) fn tool_meta(
+    config: &crate::config::Config,
+    server: &str,
+    names: &[&str],
+) -> Option<Value> {
     meta(budget_for(config, server, names))
 }
 
 /// The `_meta` of a tool whose results have `budget` tokens; none for no
 /// budget.
-pub fn meta(budget: usize) -> Option<Value> {
+pub(crate) fn meta(budget: usize) -> Option<Value> {
     (budget != 0).then(|| json!({MAX_RESULT_CHARS: budget * CHARS_PER_TOKEN}))
 }
 
@@ -80,7 +84,7 @@ impl Shaping {
 }
 
 /// A result as the agent gets it.
-pub struct Shaped {
+pub(crate) struct Shaped {
     /// The `tools/call` result, as JSON.
     pub result: Value,
     /// Where the whole is kept, when the result was cut.
@@ -103,14 +107,14 @@ impl Shaped {
 
 impl Session {
     /// Tokens a result of `entry` may take; `0` for no budget.
-    pub(super) fn budget_of(&self, entry: &Entry) -> usize {
+    fn budget_of(&self, entry: &Entry) -> usize {
         let names = [entry.tool.name.as_str(), entry.name.as_str()];
         budget_for(&self.shared.host.config(), &entry.tool.server, &names)
     }
 
     /// How `entry`'s structured results are written, and whether only when
     /// shorter; none: as the server wrote them.
-    pub(super) fn format_of(&self, entry: &Entry) -> Option<(Format, bool)> {
+    fn format_of(&self, entry: &Entry) -> Option<(Format, bool)> {
         let names = [entry.tool.name.as_str(), entry.name.as_str()];
         format_for(&self.shared.host.config(), &entry.tool.server, &names)
     }

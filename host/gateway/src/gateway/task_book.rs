@@ -18,7 +18,7 @@ const SHARED_TTL_S: u64 = 24 * 3600;
 
 /// One task handed to a client.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Given {
+pub(crate) struct Given {
     /// The client (token name) it was given to.
     pub client: String,
     /// Its server.
@@ -31,14 +31,14 @@ pub struct Given {
 
 /// Every task handed out, by the id its client knows.
 #[derive(Default)]
-pub struct TaskBook {
+pub(crate) struct TaskBook {
     here: Mutex<(HashMap<String, Given>, VecDeque<String>)>,
     shared: Option<Arc<SharedState>>,
 }
 
 impl TaskBook {
     /// A book kept here, and in `shared` when replicas share state.
-    pub fn new(shared: Option<Arc<SharedState>>) -> TaskBook {
+    pub(crate) fn new(shared: Option<Arc<SharedState>>) -> TaskBook {
         TaskBook {
             here: Mutex::default(),
             shared,
@@ -46,7 +46,7 @@ impl TaskBook {
     }
 
     /// Records that task `id` was given to `given.client`.
-    pub async fn give(&self, id: &str, given: Given) {
+    pub(crate) async fn give(&self, id: &str, given: Given) {
         if let Some(state) = &self.shared {
             let json = serde_json::to_string(&given).expect("a task's record serializes");
             let mut set = redis::cmd("SET");
@@ -68,7 +68,7 @@ impl TaskBook {
     }
 
     /// Task `id`, when it was given to `client`.
-    pub async fn of(&self, id: &str, client: &str) -> Option<Given> {
+    pub(crate) async fn of(&self, id: &str, client: &str) -> Option<Given> {
         let here = {
             let book = self.here.lock().unwrap_or_else(|p| p.into_inner());
             book.0.get(id).cloned()
@@ -89,7 +89,7 @@ impl TaskBook {
 
     /// Forgets task `id` once it ended; whether it was known here or there
     /// (so its end is recorded once).
-    pub async fn ended(&self, id: &str) -> bool {
+    pub(crate) async fn ended(&self, id: &str) -> bool {
         let here = {
             let mut book = self.here.lock().unwrap_or_else(|p| p.into_inner());
             book.0.remove(id).is_some()

@@ -64,12 +64,12 @@ fn task_error(id: &str, e: ServerError) -> McpError {
 }
 
 /// The id a client sees for `server`'s task `id`.
-pub fn client_id(server: &str, id: &str) -> String {
+pub(crate) fn client_id(server: &str, id: &str) -> String {
     format!("{server}/{id}")
 }
 
 /// A server's task as the client sees it.
-pub fn for_client(server: &str, mut task: CreateTaskResult) -> CreateTaskResult {
+pub(crate) fn for_client(server: &str, mut task: CreateTaskResult) -> CreateTaskResult {
     task.task.task_id = client_id(server, &task.task.task_id);
     task
 }

@@ -19,7 +19,7 @@ use std::sync::OnceLock;
 mod outline;
 pub(super) use outline::Said;
 
-pub const TOOL_NAME: &str = "ToolSearch";
+pub(crate) const TOOL_NAME: &str = "ToolSearch";
 /// Results loaded by a keyword query.
 const DEFAULT_RESULTS: u32 = 5;
 
@@ -28,7 +28,7 @@ const DEFAULT_RESULTS: u32 = 5;
 /// an outline of them within `budget` tokens in all. What is said of each
 /// server is made from all of `visible` and kept in `said`: it is the same
 /// for every session of the client until the catalog changes.
-pub fn definition(
+pub(crate) fn definition(
     config: &Config,
     visible: &[&Entry],
     shown: &BTreeSet<&str>,
@@ -98,7 +98,7 @@ fn groups<'a>(config: &'a Config, tools: &[&'a Entry]) -> Vec<outline::Group<'a>
     groups
 }
 
-pub async fn call(
+pub(crate) async fn call(
     gw: &Session,
     params: Map<String, Value>,
     ctx: &RequestContext<RoleServer>,

@@ -53,7 +53,7 @@ pub enum ModelError {
 
 /// The length of the model's vectors and the most word pieces it reads, from
 /// its `config.json` and `sentence_bert_config.json`, without loading it.
-pub fn shape(dir: &Path) -> Result<(usize, usize), ModelError> {
+pub(crate) fn shape(dir: &Path) -> Result<(usize, usize), ModelError> {
     #[derive(Deserialize)]
     struct Config {
         hidden_size: usize,

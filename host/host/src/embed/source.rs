@@ -8,7 +8,7 @@ use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
 
 /// The files a model folder must hold.
-pub const REQUIRED: [&str; 3] = ["config.json", "tokenizer.json", "model.safetensors"];
+const REQUIRED: [&str; 3] = ["config.json", "tokenizer.json", "model.safetensors"];
 /// Files read when present (pooling, normalisation, the length cut).
 const OPTIONAL: [&str; 3] = [
     "modules.json",

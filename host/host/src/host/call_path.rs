@@ -135,7 +135,7 @@ impl CallPath {
     }
 
     /// The guards' verdict on `call`, before it runs (the call path's step).
-    pub(crate) async fn guard_call(&self, call: GuardedCall) -> Before {
+    async fn guard_call(&self, call: GuardedCall) -> Before {
         let guards = self.guards.clone();
         let asked = call.clone();
         let span = guard_span("guard call", &call);
@@ -158,7 +158,7 @@ impl CallPath {
     }
 
     /// The guards' verdict on `outcome` (a `CallToolResult`, JSON text) of `call`.
-    pub(crate) async fn guard_result(&self, call: GuardedCall, outcome: String) -> After {
+    async fn guard_result(&self, call: GuardedCall, outcome: String) -> After {
         let guards = self.guards.clone();
         let span = guard_span("guard result", &call);
         let verdict = tokio::task::spawn_blocking(span.carry(move || match &*guards {

@@ -205,7 +205,7 @@ impl ResourceMap {
 
     /// [`ResourceMap::route`] among the servers `sees` admits, as if no
     /// other server existed.
-    pub fn route_within(&self, uri: &str, sees: &dyn Fn(&str) -> bool) -> Option<Route> {
+    fn route_within(&self, uri: &str, sees: &dyn Fn(&str) -> bool) -> Option<Route> {
         if let Some(route) = self.route_mapped_within(uri, sees) {
             return Some(route);
         }
@@ -245,7 +245,7 @@ impl ResourceMap {
 /// Whether `uri` is an expansion of the RFC 6570 `template`: literal parts
 /// match exactly; a simple `{var}` takes one or more characters but no `/`,
 /// `?` or `#`; `{+var}`, `{#var}` take any; `{?…}` and `{&…}` take the rest.
-pub fn template_matches(template: &str, uri: &str) -> bool {
+fn template_matches(template: &str, uri: &str) -> bool {
     enum Part<'a> {
         Lit(&'a str),
         Var(Option<char>),
@@ -290,7 +290,7 @@ pub fn template_matches(template: &str, uri: &str) -> bool {
 
 impl Host {
     /// Where a client's resource URI goes.
-    pub async fn route_resource(&self, uri: &str) -> Result<Route, HostError> {
+    async fn route_resource(&self, uri: &str) -> Result<Route, HostError> {
         self.route_resource_within(uri, &|_| true).await
     }
 

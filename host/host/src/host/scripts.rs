@@ -162,7 +162,7 @@ pub fn script_arguments(arguments: &str) -> Result<Map<String, Value>, ServiceEr
 /// A call's result as a script gets it: the server's blocks, or for an
 /// error the agent's text of it (the tool's message or the JSON-RPC error,
 /// with the expected parameters).
-pub fn for_script_result(
+fn for_script_result(
     entry: &crate::catalog::Entry,
     raw: crate::host::RawResult,
     shelf: &Shelf,

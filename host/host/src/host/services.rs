@@ -40,7 +40,7 @@ fn sees(server: &str) -> bool {
     ACTING_FOR.with(|a| a.borrow().as_ref().is_none_or(|s| s.contains(server)))
 }
 
-pub struct LiveServices {
+pub(crate) struct LiveServices {
     /// Set once the manager exists (the guests load while it reads the cache).
     manager: OnceLock<Weak<Manager>>,
     /// The call path guests' calls take, set once the host exists.
@@ -51,7 +51,10 @@ pub struct LiveServices {
 }
 
 impl LiveServices {
-    pub fn new(catalog: Arc<Publisher>, embeddings: Option<Arc<crate::embed::Embeddings>>) -> Self {
+    pub(crate) fn new(
+        catalog: Arc<Publisher>,
+        embeddings: Option<Arc<crate::embed::Embeddings>>,
+    ) -> Self {
         LiveServices {
             manager: OnceLock::new(),
             calls: OnceLock::new(),
@@ -61,7 +64,7 @@ impl LiveServices {
         }
     }
 
-    pub fn attach(&self, manager: &Arc<Manager>) {
+    pub(crate) fn attach(&self, manager: &Arc<Manager>) {
         let _ = self.manager.set(Arc::downgrade(manager));
     }
 

@@ -58,7 +58,7 @@ pub struct Receipt {
 }
 
 /// Where receipts are kept.
-pub fn receipts_dir(state_dir: &Path) -> PathBuf {
+fn receipts_dir(state_dir: &Path) -> PathBuf {
     state_dir.join("mcpw").join("added")
 }
 
@@ -204,12 +204,12 @@ pub fn remove(name: &str, state_dir: &Path) -> Result<Receipt, EditError> {
 mod scan {
     /// The next significant character at or after `from`: its byte offset
     /// and itself.
-    pub fn next_token(text: &str, from: usize) -> Option<(usize, char)> {
+    pub(crate) fn next_token(text: &str, from: usize) -> Option<(usize, char)> {
         let i = from + text.get(from..)?.find(|c: char| !c.is_whitespace())?;
         Some((i, text[i..].chars().next()?))
     }
 
-    pub fn first_brace(text: &str, from: usize) -> Option<usize> {
+    pub(crate) fn first_brace(text: &str, from: usize) -> Option<usize> {
         next_token(text, from)
             .filter(|(_, c)| *c == '{')
             .map(|(i, _)| i)
@@ -265,7 +265,7 @@ mod scan {
 
     /// The offset of the `{` of member `key`'s object value in the object
     /// opened at `open`, if it has one.
-    pub fn member_object(text: &str, open: usize, key: &str) -> Option<usize> {
+    pub(crate) fn member_object(text: &str, open: usize, key: &str) -> Option<usize> {
         let mut i = open + 1;
         loop {
             let (k, c) = next_token(text, i)?;

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// Where `package==version` is installed.
-pub fn venv_dir(cache_dir: &Path, package: &str, version: &str) -> PathBuf {
+fn venv_dir(cache_dir: &Path, package: &str, version: &str) -> PathBuf {
     cache_dir
         .join("packages")
         .join("pypi")

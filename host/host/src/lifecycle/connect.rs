@@ -8,7 +8,7 @@ impl Manager {
     /// Connects `name` if it is not connected; `force` reconnects now,
     /// bypassing the backoff (an explicit connect). The connection stays in
     /// the host: calls reach it along the pipeline, never around it.
-    pub async fn connect(&self, name: &str, force: bool) -> Result<(), LifecycleError> {
+    pub(crate) async fn connect(&self, name: &str, force: bool) -> Result<(), LifecycleError> {
         self.connection(name, force).await.map(|_| ())
     }
 
@@ -78,7 +78,7 @@ impl Manager {
     /// offered less than mcpw's clients now take (a client of the stateless
     /// revision declared sampling, say), unless a call is in flight there:
     /// a server registers what it offers when a connection opens.
-    pub async fn renew_offers(&self) {
+    pub(crate) async fn renew_offers(&self) {
         let slots = self.slots();
         let renew = slots.iter().map(|slot| async move {
             // A connection being opened said what it takes already.
@@ -224,7 +224,10 @@ impl Manager {
     /// `WWW-Authenticate` challenge (`Some("")` when it refuses without one),
     /// or `None` when it lets mcpw in with none. The server's connection and
     /// state are left as they are.
-    pub async fn auth_challenge(&self, name: &str) -> Result<Option<String>, LifecycleError> {
+    pub(crate) async fn auth_challenge(
+        &self,
+        name: &str,
+    ) -> Result<Option<String>, LifecycleError> {
         let slot = self.slot(name)?;
         // Not this server's events: a probe lists nothing for the catalog.
         let ctx = self.context(name, crate::upstream::events::channel().0, false, None);
@@ -243,7 +246,7 @@ impl Manager {
         }
     }
 
-    pub(super) fn backoff_error(&self, slot: &Slot) -> Option<LifecycleError> {
+    fn backoff_error(&self, slot: &Slot) -> Option<LifecycleError> {
         let can_log_in = slot.server.config.oauth_applies();
         let wait = slot
             .state()

@@ -7,7 +7,7 @@ use crate::upstream::{ConnectContext, ConnectError, Connection, Listing};
 use futures::future::BoxFuture;
 
 /// Opens connections for the lifecycle.
-pub trait Connector: Send + Sync {
+pub(crate) trait Connector: Send + Sync {
     /// Connects to the server `config` describes, initializes and lists what
     /// it offers, within its `startupTimeoutMs`.
     fn open<'a>(
@@ -19,7 +19,7 @@ pub trait Connector: Send + Sync {
 
 /// Spawns stdio servers and dials HTTP ones: what mcpw does outside tests.
 #[derive(Clone, Copy, Debug, Default)]
-pub struct Transports;
+pub(crate) struct Transports;
 
 impl Connector for Transports {
     fn open<'a>(

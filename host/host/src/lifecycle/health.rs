@@ -6,7 +6,7 @@ use super::*;
 impl Manager {
     /// Closes idle servers and reconnects keep-alive ones (pinging those that
     /// look connected, so a hung server is replaced too); call periodically.
-    pub async fn maintain(&self) {
+    pub(crate) async fn maintain(&self) {
         let slots = self.slots();
         let keep_alive = slots.iter().filter(|s| {
             s.server.config.enabled && s.server.config.lifecycle == Lifecycle::KeepAlive
@@ -75,7 +75,7 @@ impl Manager {
     }
 
     /// Runs [`Manager::maintain`] every `health_interval` until the manager is dropped.
-    pub fn spawn_maintenance(self: &Arc<Self>) -> tokio::task::JoinHandle<()> {
+    pub(crate) fn spawn_maintenance(self: &Arc<Self>) -> tokio::task::JoinHandle<()> {
         let weak = Arc::downgrade(self);
         let every = self.options.health_interval;
         tokio::spawn(async move {
@@ -114,7 +114,7 @@ impl Manager {
 
     /// `Manager::freshen` for every connected server: a session is about
     /// to read the lists.
-    pub fn freshen_unheard(&self) {
+    pub(crate) fn freshen_unheard(&self) {
         for slot in self.slots().iter() {
             if let Some(conn) = slot.live() {
                 self.freshen(slot, &conn);
@@ -124,7 +124,7 @@ impl Manager {
 
     /// Waits until every connected server's first try at a change stream
     /// has an outcome (it is bounded by the stream's own time limit).
-    pub async fn listen_settled(&self) {
+    pub(crate) async fn listen_settled(&self) {
         let live: Vec<_> = self.slots().iter().filter_map(|s| s.live()).collect();
         futures::future::join_all(live.iter().map(|c| c.listen_settled())).await;
     }

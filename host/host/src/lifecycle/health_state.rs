@@ -38,7 +38,7 @@ pub(super) struct Health {
 
 impl Health {
     /// A new slot, remembering `failure` (one recorded by any mcpw process).
-    pub fn new(now: Instant, failure: Option<Failure>) -> Health {
+    pub(crate) fn new(now: Instant, failure: Option<Failure>) -> Health {
         Health {
             failure,
             last_used: now,
@@ -47,18 +47,18 @@ impl Health {
     }
 
     /// A connection opened: the last failure is forgotten.
-    pub fn connected(&mut self, now: Instant) {
+    pub(crate) fn connected(&mut self, now: Instant) {
         self.failure = None;
         self.last_used = now;
     }
 
     /// An attempt failed.
-    pub fn failed(&mut self, failure: Failure) {
+    pub(crate) fn failed(&mut self, failure: Failure) {
         self.failure = Some(failure);
     }
 
     /// Another process's failure: kept when it is newer than what we know.
-    pub fn heard(&mut self, failure: Failure) {
+    pub(crate) fn heard(&mut self, failure: Failure) {
         if self
             .failure
             .as_ref()
@@ -69,17 +69,17 @@ impl Health {
     }
 
     /// A call began or ended.
-    pub fn used(&mut self, now: Instant) {
+    pub(crate) fn used(&mut self, now: Instant) {
         self.last_used = now;
     }
 
     /// The lists were fetched (or a fetch asked for).
-    pub fn listed(&mut self, now: Instant) {
+    pub(crate) fn listed(&mut self, now: Instant) {
         self.listed_at = now;
     }
 
     /// The last failure, if it holds.
-    pub fn failure(&self) -> Option<&Failure> {
+    pub(crate) fn failure(&self) -> Option<&Failure> {
         self.failure.as_ref()
     }
 
@@ -87,7 +87,12 @@ impl Health {
     /// server that asked for credentials it can log in to never waits: a login
     /// in another process may have happened since, and asking again costs one
     /// refused request.
-    pub fn backoff(&self, now: Instant, backoff: Duration, can_log_in: bool) -> Option<Backoff> {
+    pub(crate) fn backoff(
+        &self,
+        now: Instant,
+        backoff: Duration,
+        can_log_in: bool,
+    ) -> Option<Backoff> {
         let failure = self.failure.as_ref()?;
         if failure.needs_auth && can_log_in {
             return None;
@@ -101,24 +106,29 @@ impl Health {
     }
 
     /// Quiet for at least `idle` with no call in flight: close it.
-    pub fn idle(&self, now: Instant, idle: Duration, in_flight: usize) -> bool {
+    pub(crate) fn idle(&self, now: Instant, idle: Duration, in_flight: usize) -> bool {
         in_flight == 0 && now.saturating_duration_since(self.last_used) >= idle
     }
 
     /// Quiet for `ping_timeout` or more with no call in flight: ask whether
     /// it still answers. A server busy with a call, or heard from lately, is
     /// not questioned: a single-threaded server may not answer mid-call.
-    pub fn due_for_ping(&self, now: Instant, ping_timeout: Duration, in_flight: usize) -> bool {
+    pub(crate) fn due_for_ping(
+        &self,
+        now: Instant,
+        ping_timeout: Duration,
+        in_flight: usize,
+    ) -> bool {
         in_flight == 0 && now.saturating_duration_since(self.last_used) >= ping_timeout
     }
 
     /// Its lists are older than `fresh`.
-    pub fn lists_stale(&self, now: Instant, fresh: Duration) -> bool {
+    pub(crate) fn lists_stale(&self, now: Instant, fresh: Duration) -> bool {
         now.saturating_duration_since(self.listed_at) >= fresh
     }
 
     /// Seconds since it was last used.
-    pub fn quiet(&self, now: Instant) -> Duration {
+    pub(crate) fn quiet(&self, now: Instant) -> Duration {
         now.saturating_duration_since(self.last_used)
     }
 }

@@ -48,7 +48,7 @@ fn text(v: Value) -> Option<String> {
 /// Catalog tools from listed MCP tools (as the JSON text a server sent) and
 /// resources; start-up turns every cached tool into one, without building a
 /// tree of its schema.
-pub fn catalog_tools(
+pub(crate) fn catalog_tools(
     server: &str,
     config: &ServerConfig,
     tools: &[Box<RawValue>],
@@ -59,7 +59,7 @@ pub fn catalog_tools(
 
 /// [`catalog_tools`], and how many listed tools could not be read (a name
 /// that is not text, a schema that is not an object): skipped.
-pub fn catalog_tools_counted(
+pub(crate) fn catalog_tools_counted(
     server: &str,
     config: &ServerConfig,
     tools: &[Box<RawValue>],

@@ -75,7 +75,7 @@ impl Manager {
     /// change keeps its slot and connection; a changed or removed one is retired
     /// (its connection closed, late results dropped); new ones start from the
     /// cache. Returns the names of the servers added, changed or removed.
-    pub async fn reload(&self, config: &Config) -> Vec<String> {
+    pub(crate) async fn reload(&self, config: &Config) -> Vec<String> {
         // One reload at a time: each builds on the slots the previous one left.
         let _one_at_a_time = self.reload_lock.lock().await;
         let cache = self.cache.clone();

@@ -306,7 +306,7 @@ pub fn thousands(n: usize) -> String {
 }
 
 /// `1536` as `1.5 KB`.
-pub fn size_words(bytes: usize) -> String {
+fn size_words(bytes: usize) -> String {
     match bytes {
         b if b >= 1 << 20 => format!("{:.1} MB", b as f64 / (1 << 20) as f64),
         b if b >= 1 << 10 => format!("{:.1} KB", b as f64 / (1 << 10) as f64),

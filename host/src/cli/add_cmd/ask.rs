@@ -7,18 +7,18 @@ use mcpw::install::Input;
 use std::io::{BufRead, IsTerminal, Write};
 
 /// Whether a person answers (standard input is a terminal).
-pub fn interactive() -> bool {
+pub(crate) fn interactive() -> bool {
     std::io::stdin().is_terminal()
 }
 
 /// Asks whether to go on; only at a terminal.
-pub fn confirm(question: &str) -> Result<bool> {
+pub(crate) fn confirm(question: &str) -> Result<bool> {
     let answer = line(&format!("{question} [y/N] "), false)?;
     Ok(matches!(answer.trim(), "y" | "Y" | "yes"))
 }
 
 /// The value of `input`: given with `--set`, else asked for.
-pub fn value(input: &Input, given: &[(String, String)]) -> Result<String> {
+pub(crate) fn value(input: &Input, given: &[(String, String)]) -> Result<String> {
     if let Some((_, v)) = given.iter().find(|(f, _)| *f == input.field) {
         return Ok(v.clone());
     }

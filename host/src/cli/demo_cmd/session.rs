@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 use std::sync::{Arc, Mutex};
 
 /// A question the agent's client was asked, and what the demo answered.
-pub struct Asked {
+pub(crate) struct Asked {
     /// The question, as a user would read it.
     pub message: String,
     /// The choices offered, as their labels.
@@ -75,7 +75,7 @@ impl ClientHandler for Agent {
 }
 
 /// A tool's result as the agent read it.
-pub struct Reply {
+pub(crate) struct Reply {
     /// Its text blocks, joined.
     pub text: String,
     /// Its `structuredContent`, if any.
@@ -87,7 +87,7 @@ pub struct Reply {
 }
 
 /// One agent's session with the gateway.
-pub struct Session {
+pub(crate) struct Session {
     client: RunningService<RoleClient, Agent>,
     server: RunningService<RoleServer, gateway::Session>,
     asked: Arc<Mutex<Vec<Asked>>>,
@@ -96,7 +96,7 @@ pub struct Session {
 impl Session {
     /// Opens a session of `host`'s gateway, every tool listed (direct
     /// exposure), for an in-process client.
-    pub async fn open(host: Arc<Host>) -> Result<Session> {
+    pub(crate) async fn open(host: Arc<Host>) -> Result<Session> {
         let (ours, theirs) = tokio::io::duplex(1 << 20);
         let session = gateway::Session::new(Gateway::new(host, Exposure::Direct));
         let server = tokio::spawn(session.serve(theirs));
@@ -112,7 +112,7 @@ impl Session {
     }
 
     /// Calls `tool` as the agent would; a failure to call is an error reply.
-    pub async fn call(&self, tool: &str, args: Value) -> Reply {
+    pub(crate) async fn call(&self, tool: &str, args: Value) -> Reply {
         let mut params = CallToolRequestParams::new(tool.to_string());
         if let Value::Object(args) = args {
             params = params.with_arguments(args);
@@ -129,12 +129,12 @@ impl Session {
     }
 
     /// The questions asked since the last time, oldest first.
-    pub fn questions(&self) -> Vec<Asked> {
+    pub(crate) fn questions(&self) -> Vec<Asked> {
         std::mem::take(&mut *self.asked.lock().unwrap_or_else(|p| p.into_inner()))
     }
 
     /// Ends the session, both sides.
-    pub async fn close(self) {
+    pub(crate) async fn close(self) {
         let _ = self.client.cancel().await;
         let _ = self.server.cancel().await;
     }

@@ -17,10 +17,10 @@ await tools.memory__create_entities({entities: [
 return {read: doc.length, tools: names.length, first: names.slice(0, 3)};"#;
 
 /// The big result's budget, in tokens (the demo's `resultBudget`).
-pub const BUDGET: usize = 300;
+pub(crate) const BUDGET: usize = 300;
 
 /// The tool whose result is over its budget.
-pub const BIG: &str = "everything__get_features_md";
+pub(crate) const BIG: &str = "everything__get_features_md";
 
 /// Where the read-back starts, well past the preview's head.
 const READ_AT: usize = 4000;
@@ -43,7 +43,7 @@ fn answer(reply: &Reply) -> &str {
 }
 
 /// The script through the session's `code` tool: its value and its calls.
-pub async fn code_mode(session: &Session) -> Result<()> {
+pub(crate) async fn code_mode(session: &Session) -> Result<()> {
     step("code mode: a script calls two tools; the agent reads only what it returns")?;
     quote(SCRIPT, 10)?;
     let reply = session.call("code", json!({"code": SCRIPT})).await;
@@ -71,7 +71,7 @@ pub async fn code_mode(session: &Session) -> Result<()> {
 
 /// A result over its budget arrives as a preview; the agent reads on by
 /// the id the preview names.
-pub async fn big_result(session: &Session) -> Result<()> {
+pub(crate) async fn big_result(session: &Session) -> Result<()> {
     step(&format!(
         "a big result: {BIG} over its budget of {BUDGET} tokens, as a preview"
     ))?;
@@ -94,7 +94,7 @@ pub async fn big_result(session: &Session) -> Result<()> {
 
 /// Guards: the example guard guest refuses a call that would send a
 /// credential out; a rate limit of one call an hour refuses the second call.
-pub async fn guard(session: &Session) -> Result<()> {
+pub(crate) async fn guard(session: &Session) -> Result<()> {
     step(
         "guards refuse calls: settings.guards [the example guard guest], and mcpServers.everything.rateLimit {\"get-sum\": \"1/h\"}",
     )?;
@@ -111,7 +111,7 @@ pub async fn guard(session: &Session) -> Result<()> {
 
 /// A call the config says the user approves: the client is asked, and the
 /// demo answers for the user.
-pub async fn approval(session: &Session) -> Result<()> {
+pub(crate) async fn approval(session: &Session) -> Result<()> {
     step("approval: mcpServers.memory.approve {\"delete_*\": \"all\"} asks the user")?;
     let args = json!({"entityNames": ["server-everything"]});
     outln!("  memory__delete_entities {args}");

@@ -14,7 +14,7 @@ pub fn available(env: &Environment) -> bool {
 /// appended as an argument) or the platform's opener. Returns whether a
 /// program was started; it is not waited for, and its output goes nowhere
 /// (stdout belongs to the MCP protocol under `serve`).
-pub fn open(url: &str, env: &Environment) -> bool {
+pub(crate) fn open(url: &str, env: &Environment) -> bool {
     let mut command = match env.get("BROWSER").filter(|b| !b.trim().is_empty()) {
         Some(browser) => {
             // `$BROWSER` may list several, separated by `:`; the first is tried.

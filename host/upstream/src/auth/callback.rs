@@ -7,26 +7,26 @@ use axum::response::Html;
 use tokio::sync::mpsc;
 
 /// A bound listener, waiting to be used.
-pub struct Callback {
+pub(crate) struct Callback {
     listener: tokio::net::TcpListener,
     port: u16,
 }
 
 impl Callback {
     /// Listens on 127.0.0.1: on `port`, or one the OS picks.
-    pub async fn bind(port: Option<u16>) -> std::io::Result<Callback> {
+    pub(crate) async fn bind(port: Option<u16>) -> std::io::Result<Callback> {
         let listener = tokio::net::TcpListener::bind(("127.0.0.1", port.unwrap_or(0))).await?;
         let port = listener.local_addr()?.port();
         Ok(Callback { listener, port })
     }
 
     /// The redirect URI to register and send.
-    pub fn redirect_uri(&self) -> String {
+    pub(crate) fn redirect_uri(&self) -> String {
         format!("http://127.0.0.1:{}/callback", self.port)
     }
 
     /// Serves until the first redirect arrives; returns its full URL.
-    pub async fn wait(self, server: &str) -> std::io::Result<String> {
+    pub(crate) async fn wait(self, server: &str) -> std::io::Result<String> {
         let (tx, mut rx) = mpsc::channel::<String>(1);
         let base = format!("http://127.0.0.1:{}", self.port);
         let state = (tx, base, server.to_string());

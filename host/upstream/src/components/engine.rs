@@ -27,7 +27,7 @@ pub enum Prepared {
 
 /// How often the epoch advances while an instance lives: how often a busy
 /// component yields its thread to other tasks.
-pub const TICK: Duration = Duration::from_millis(10);
+pub(crate) const TICK: Duration = Duration::from_millis(10);
 
 /// The engine, its linker, the components ready to instantiate, and the
 /// epoch ticker.

@@ -17,7 +17,7 @@ use wasmtime_wasi::p2::{DynPollable, SocketError};
 use wasmtime_wasi::sockets::WasiSocketsCtxView;
 
 /// The lookups of one instance: WASI's, behind the names it is granted.
-pub struct Lookups<'a> {
+pub(crate) struct Lookups<'a> {
     /// WASI's sockets, which resolve what is granted.
     pub sockets: WasiSocketsCtxView<'a>,
     /// What the component is granted.
@@ -32,7 +32,7 @@ impl HasData for Granted {
 
 /// Links `wasi:sockets/ip-name-lookup` over WASI's own (the linker must
 /// allow shadowing), with `view` giving an instance's [`Lookups`].
-pub fn add_to_linker<T: Send + 'static>(
+pub(crate) fn add_to_linker<T: Send + 'static>(
     linker: &mut Linker<T>,
     view: fn(&mut T) -> Lookups<'_>,
 ) -> wasmtime::Result<()> {

@@ -103,7 +103,7 @@ impl HttpServer {
 }
 
 /// A component's outgoing requests (`wasi:http`): to the hosts granted only.
-pub struct Outgoing {
+pub(crate) struct Outgoing {
     pub(super) allowed: Arc<Allowed>,
 }
 

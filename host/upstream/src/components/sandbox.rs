@@ -22,7 +22,7 @@ use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxBuilder};
 const WRITE_BUDGET: usize = 64 * 1024;
 
 /// The component's ends of its standard streams.
-pub struct Streams {
+pub(crate) struct Streams {
     pub stdin: tokio::io::DuplexStream,
     pub stdout: tokio::io::DuplexStream,
     pub stderr: tokio::io::DuplexStream,
@@ -31,7 +31,7 @@ pub struct Streams {
 /// The WASI context a command's instance gets: its standard streams are
 /// mcpw's pipes; `env` is `permissions.env` with its secrets resolved, `name`
 /// its `argv[0]`, `allowed` the addresses its hosts resolved to.
-pub fn command_context(
+pub(crate) fn command_context(
     permissions: &Permissions,
     env: &[(String, String)],
     name: &str,
@@ -48,7 +48,7 @@ pub fn command_context(
 
 /// The WASI context of a proxy's instance (one request): no standard input
 /// or output, its standard error kept in `stderr`.
-pub fn http_context(
+pub(crate) fn http_context(
     permissions: &Permissions,
     env: &[(String, String)],
     name: &str,
@@ -111,7 +111,7 @@ static REFUSED: std::sync::Mutex<std::collections::VecDeque<String>> =
 /// Logs and keeps a refusal. What a component chose (a name, a path) is cut
 /// to 300 characters, and a refusal among the last hundred is not logged
 /// again: a component cannot flood the log.
-pub fn refused(what: String) {
+pub(crate) fn refused(what: String) {
     let what = crate::present::truncate_at_word(&what, 300);
     let mut kept = REFUSED.lock().unwrap_or_else(|p| p.into_inner());
     if let Some(at) = kept.iter().position(|k| *k == what) {
@@ -132,7 +132,7 @@ pub fn refusals() -> Vec<String> {
 }
 
 /// The instance's memory limit, and the peak of what it used.
-pub fn limits(permissions: &Permissions) -> Limiter {
+pub(crate) fn limits(permissions: &Permissions) -> Limiter {
     let limits = StoreLimitsBuilder::new()
         .memory_size(permissions.memory_mib as usize * 1024 * 1024)
         .instances(64)
@@ -151,7 +151,7 @@ pub fn memory_peak() -> usize {
 }
 
 /// An instance's limits ([`StoreLimits`]), noting what its memories hold.
-pub struct Limiter {
+pub(crate) struct Limiter {
     limits: StoreLimits,
     /// The bytes of the instance's linear memories together.
     held: usize,
@@ -197,21 +197,21 @@ impl ResourceLimiter for Limiter {
 /// The hosts granted, by name, and the addresses they resolve to, each
 /// with the port it allows (`None`: any).
 #[derive(Debug, Default)]
-pub struct Allowed {
+pub(crate) struct Allowed {
     addrs: BTreeSet<(IpAddr, Option<u16>)>,
     names: BTreeSet<(String, Option<u16>)>,
 }
 
 impl Allowed {
     /// Whether a connection to `addr` is granted.
-    pub fn admits(&self, addr: SocketAddr) -> bool {
+    pub(crate) fn admits(&self, addr: SocketAddr) -> bool {
         self.addrs.contains(&(addr.ip(), None))
             || self.addrs.contains(&(addr.ip(), Some(addr.port())))
     }
 
     /// Whether the component may look `name` up: a host it is granted (on
     /// some port), or an address it may reach.
-    pub fn admits_name(&self, name: &str) -> bool {
+    pub(crate) fn admits_name(&self, name: &str) -> bool {
         let name = name.trim_end_matches('.').to_ascii_lowercase();
         let bare = name.trim_start_matches('[').trim_end_matches(']');
         if let Ok(ip) = bare.parse::<IpAddr>() {
@@ -221,7 +221,7 @@ impl Allowed {
     }
 
     /// Whether a request to `host` (a name or an address) on `port` is granted.
-    pub fn admits_host(&self, host: &str, port: u16) -> bool {
+    pub(crate) fn admits_host(&self, host: &str, port: u16) -> bool {
         if let Ok(ip) = host.parse::<IpAddr>() {
             return self.admits(SocketAddr::new(ip, port));
         }
@@ -231,7 +231,7 @@ impl Allowed {
 }
 
 /// Resolves each entry (`host` or `host:port`) once, when the component starts.
-pub async fn resolve(entries: &[String]) -> Allowed {
+pub(crate) async fn resolve(entries: &[String]) -> Allowed {
     let mut allowed = Allowed::default();
     for entry in entries {
         let (host, port) = split(entry);

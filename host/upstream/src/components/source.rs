@@ -16,7 +16,11 @@ const FETCH_WITHIN: Duration = Duration::from_secs(120);
 /// The component's bytes from `source` (a path or an `https://` URL),
 /// checked against `sha256` when one is named (required for a URL).
 /// Fetched bytes are kept in `cache_dir`.
-pub async fn load(source: &str, sha256: Option<&str>, cache_dir: &Path) -> Result<Vec<u8>, String> {
+pub(crate) async fn load(
+    source: &str,
+    sha256: Option<&str>,
+    cache_dir: &Path,
+) -> Result<Vec<u8>, String> {
     if let Some(reference) = source.strip_prefix("oci://") {
         return from_registry(reference, cache_dir).await;
     }

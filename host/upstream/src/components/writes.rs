@@ -48,7 +48,7 @@ type SymlinkAt = (Resource<Descriptor>, String, String);
 
 /// Links the watched functions over WASI's own (the linker must allow
 /// shadowing).
-pub fn add_to_linker<T: WasiView + 'static>(linker: &mut Linker<T>) -> wasmtime::Result<()> {
+pub(crate) fn add_to_linker<T: WasiView + 'static>(linker: &mut Linker<T>) -> wasmtime::Result<()> {
     let mut types = linker.instance(TYPES)?;
     opens(&mut types)?;
     types.func_wrap_async(

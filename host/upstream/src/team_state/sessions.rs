@@ -26,7 +26,7 @@ pub const SESSION_TTL: Duration = Duration::from_secs(24 * 3600);
 /// How long after Redis comes back every replica has surely written back
 /// the sessions it began while Redis was away (each notices within
 /// [`super::MONITOR_EVERY`]).
-pub const CATCH_UP: Duration = Duration::from_secs(15);
+const CATCH_UP: Duration = Duration::from_secs(15);
 
 fn base(id: &str) -> String {
     key(&["session", id])

@@ -93,7 +93,7 @@ struct ComponentClient(Arc<HttpServer>);
 /// Why a component did not answer a request.
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]
-pub struct ComponentError(String);
+struct ComponentError(String);
 
 type Error = StreamableHttpError<ComponentError>;
 

@@ -57,7 +57,7 @@ pub struct EventReceiver {
 /// Log messages sent and not yet passed on by the host, and a signal when
 /// none is left.
 #[derive(Default)]
-pub struct LogsWaiting {
+struct LogsWaiting {
     count: AtomicUsize,
     none: tokio::sync::Notify,
 }

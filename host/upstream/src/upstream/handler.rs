@@ -20,12 +20,13 @@ use rmcp::{ClientHandler, ErrorData as McpError, RoleClient};
 use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex};
 
-pub use super::progress::{ProgressRoutes, ProgressUpdate};
+pub(crate) use super::progress::ProgressRoutes;
+pub use super::progress::ProgressUpdate;
 
 /// Where what a server sends about mcpw's calls in flight goes: their
 /// progress, and the requests it makes while serving them.
 #[derive(Clone)]
-pub struct Routes {
+pub(crate) struct Routes {
     /// The server.
     pub server: String,
     /// Where each transport hands the progress it reads ([`super::progress`]).
@@ -41,7 +42,7 @@ pub struct Routes {
 }
 
 impl Routes {
-    pub fn new(ctx: &ConnectContext) -> Self {
+    pub(crate) fn new(ctx: &ConnectContext) -> Self {
         Routes {
             server: ctx.server.clone(),
             progress: Default::default(),
@@ -53,14 +54,14 @@ impl Routes {
     }
 }
 
-pub fn token_key(token: &NumberOrString) -> String {
+pub(crate) fn token_key(token: &NumberOrString) -> String {
     match token {
         NumberOrString::Number(n) => n.to_string(),
         NumberOrString::String(s) => s.to_string(),
     }
 }
 
-pub struct UpstreamHandler {
+pub(crate) struct UpstreamHandler {
     server: String,
     events: EventSender,
     /// Log messages of this connection dropped for a full backlog.
@@ -75,7 +76,7 @@ pub struct UpstreamHandler {
 }
 
 impl UpstreamHandler {
-    pub fn new(ctx: &ConnectContext, routes: Routes) -> Self {
+    pub(crate) fn new(ctx: &ConnectContext, routes: Routes) -> Self {
         let logs_dropped = Arc::new(AtomicU64::new(0));
         // Log messages go out as the transport reads them: one a server
         // sends just before its answer reaches the request it belongs to

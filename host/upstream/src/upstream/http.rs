@@ -19,16 +19,16 @@ use rmcp::transport::streamable_http_client::{
 use std::collections::HashMap;
 
 /// Resolved request headers.
-pub type Headers = Vec<(String, String)>;
+pub(crate) type Headers = Vec<(String, String)>;
 
 /// An HTTP status from a transport that is not rmcp's (legacy SSE).
 #[derive(Debug, thiserror::Error)]
 #[error("HTTP {0}")]
-pub struct StatusError(pub u16);
+pub(crate) struct StatusError(pub u16);
 
 /// The headers to send: `headers` from the config plus `Authorization: Bearer`
 /// from `bearerToken` / `bearerTokenEnv` (unless an Authorization header is set).
-pub async fn request_headers(
+pub(crate) async fn request_headers(
     config: &ServerConfig,
     ctx: &ConnectContext,
 ) -> Result<Headers, ConnectError> {
@@ -71,7 +71,7 @@ pub async fn request_headers(
 
 /// The headers as a map; a name or value that HTTP cannot carry is an error
 /// naming the header (never its value).
-pub fn header_map(headers: &Headers) -> Result<HeaderMap, ConnectError> {
+pub(crate) fn header_map(headers: &Headers) -> Result<HeaderMap, ConnectError> {
     let mut map = HeaderMap::new();
     for (k, v) in headers {
         let name = HeaderName::from_bytes(k.as_bytes())
@@ -96,7 +96,7 @@ fn http_client(routes: &super::handler::Routes) -> HttpClient {
     HttpClient::new(routes.progress.clone())
 }
 
-pub async fn connect(
+pub(crate) async fn connect(
     url: &str,
     oauth: &crate::config::OAuthConfig,
     headers: &Headers,

@@ -107,7 +107,7 @@ fn npm_cache(env: &Environment) -> PathBuf {
 }
 
 /// Looks for the package in npm's `_npx` cache.
-pub fn find_in_npm_cache(req: &NpxRequest, env: &Environment) -> Option<Resolution> {
+fn find_in_npm_cache(req: &NpxRequest, env: &Environment) -> Option<Resolution> {
     let root = npm_cache(env).join("_npx");
     for dir in std::fs::read_dir(root).ok()?.flatten() {
         let dir = dir.path();

@@ -36,11 +36,11 @@ pub struct ProgressUpdate {
 
 /// What each transport hands over as it reads a message, before rmcp (which
 /// hands every notification to a task of its own) sees what follows.
-pub type ProgressRoutes = Arc<Wire>;
+pub(crate) type ProgressRoutes = Arc<Wire>;
 
 /// Where a connection's transport hands what it reads in order.
 #[derive(Default)]
-pub struct Wire {
+pub(crate) struct Wire {
     /// Progress of in-flight calls, by the token mcpw gave each call.
     pub calls: Mutex<HashMap<String, mpsc::UnboundedSender<ProgressUpdate>>>,
     /// Progress read before its call's route was in place (see
@@ -60,7 +60,7 @@ const PROGRESS_AT_MOST: usize = 64 << 10;
 /// Progress notifications held for calls being sent, at most; the oldest go
 /// first. A call's route comes right after its request is queued, so only a
 /// server sending progress for calls that asked none could fill this.
-pub const HELD_AT_MOST: usize = 256;
+const HELD_AT_MOST: usize = 256;
 
 /// Progress read before its call's route, while calls with progress are
 /// being sent.
@@ -74,7 +74,7 @@ struct Held {
 
 /// Hands `message` to its call when it is a `notifications/progress` for a
 /// call in flight.
-pub fn route(routes: &ProgressRoutes, message: &str) {
+pub(crate) fn route(routes: &ProgressRoutes, message: &str) {
     routes.read.store(true, Ordering::Relaxed);
     if let Some(sink) = routes.logs.get()
         && let Some(log) = log_message(message)
@@ -110,12 +110,12 @@ impl Held {
 
 /// A call with progress about to be sent: progress read for it before its
 /// route is held for it until [`Sending::route`] or drop.
-pub struct Sending {
+pub(crate) struct Sending {
     wire: ProgressRoutes,
 }
 
 /// Counts a call with progress as being sent on `wire`.
-pub fn sending(wire: &ProgressRoutes) -> Sending {
+pub(crate) fn sending(wire: &ProgressRoutes) -> Sending {
     super::origin::lock(&wire.held).sending += 1;
     Sending { wire: wire.clone() }
 }
@@ -123,7 +123,7 @@ pub fn sending(wire: &ProgressRoutes) -> Sending {
 impl Sending {
     /// Routes the progress of token `key` to `tx` from now on, after what was
     /// read for it before, in the order read.
-    pub fn route(self, key: String, tx: mpsc::UnboundedSender<ProgressUpdate>) -> Route {
+    pub(crate) fn route(self, key: String, tx: mpsc::UnboundedSender<ProgressUpdate>) -> Route {
         let wire = self.wire.clone();
         {
             let mut calls = super::origin::lock(&wire.calls);
@@ -153,7 +153,7 @@ impl Drop for Sending {
 }
 
 /// A call's progress route, removed when dropped.
-pub struct Route {
+pub(crate) struct Route {
     wire: ProgressRoutes,
     key: String,
 }

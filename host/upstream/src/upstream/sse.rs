@@ -18,7 +18,7 @@ use tokio::sync::mpsc;
 /// The largest single event accepted, so a broken server cannot exhaust memory.
 const MAX_EVENT_BYTES: usize = super::stdio::MAX_MESSAGE_BYTES;
 
-pub struct SseTransport {
+pub(crate) struct SseTransport {
     rx: mpsc::Receiver<RxJsonRpcMessage<RoleClient>>,
     client: reqwest::Client,
     endpoint: reqwest::Url,
@@ -34,7 +34,7 @@ fn http_error(what: &str, e: reqwest::Error) -> ConnectError {
 impl SseTransport {
     /// Connects; the progress read is handed to its call through `progress`
     /// (see [`super::progress`]).
-    pub async fn connect(
+    pub(crate) async fn connect(
         url: &str,
         headers: &Headers,
         progress: super::handler::ProgressRoutes,

@@ -5,7 +5,7 @@
 
 mod watch;
 
-pub use watch::Seen;
+pub(crate) use watch::Seen;
 
 use super::{ConnectContext, ConnectError, npx};
 use crate::config::{ServerConfig, Transport};
@@ -26,7 +26,7 @@ const STDERR_KEEP_BYTES: usize = 8 * 1024;
 /// The last lines a server wrote to stderr, and what was wrong with its
 /// stdout if anything.
 #[derive(Default)]
-pub struct StderrTail {
+pub(crate) struct StderrTail {
     lines: Mutex<(VecDeque<String>, usize)>,
     stdout: Mutex<Option<String>>,
 }
@@ -41,7 +41,8 @@ const WITHHELD: &[&str] = &[
 ];
 
 /// The transport to a stdio server: rmcp's line codec over its watched pipes.
-pub type StdioTransport = AsyncRwTransport<RoleClient, watch::Watched<ChildStdout>, ChildStdin>;
+pub(crate) type StdioTransport =
+    AsyncRwTransport<RoleClient, watch::Watched<ChildStdout>, ChildStdin>;
 
 impl StderrTail {
     /// Records what was wrong with stdout; the first note stays unless `replace`.
@@ -53,7 +54,7 @@ impl StderrTail {
     }
 
     /// What was wrong with the server's stdout, if anything.
-    pub fn stdout_note(&self) -> Option<String> {
+    pub(crate) fn stdout_note(&self) -> Option<String> {
         self.stdout
             .lock()
             .unwrap_or_else(|p| p.into_inner())
@@ -83,7 +84,7 @@ impl StderrTail {
     }
 
     /// The kept lines.
-    pub fn text(&self) -> String {
+    pub(crate) fn text(&self) -> String {
         let guard = self.lines.lock().unwrap_or_else(|p| p.into_inner());
         guard.0.iter().cloned().collect::<Vec<_>>().join("\n")
     }
@@ -93,7 +94,7 @@ impl StderrTail {
 /// package, installed first when npm's cache lacks it. The install has its
 /// own limit ([`npx::INSTALL_LIMIT`]): only the server's own start counts
 /// against `startupTimeoutMs`.
-pub async fn program(
+pub(crate) async fn program(
     config: &ServerConfig,
     ctx: &ConnectContext,
 ) -> Result<(String, Vec<String>), ConnectError> {
@@ -116,7 +117,7 @@ pub async fn program(
 }
 
 /// Starts `program` (from [`program`]) as the server's process.
-pub async fn spawn(
+pub(crate) async fn spawn(
     config: &ServerConfig,
     ctx: &ConnectContext,
     (program, args): (String, Vec<String>),
@@ -191,7 +192,7 @@ pub(super) fn follow_stderr(
 
 /// The most one message from a server may take: a result of 64 MiB, with
 /// its JSON escapes, comes through (and is then cut to the agent's budget).
-pub const MAX_MESSAGE_BYTES: usize = 128 << 20;
+pub(crate) const MAX_MESSAGE_BYTES: usize = 128 << 20;
 
 /// Newline-delimited JSON-RPC over a read and a write half, with progress
 /// routed as it is read, `seen` told each message, and the notes of a line

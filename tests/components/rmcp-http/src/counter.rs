@@ -16,13 +16,13 @@ wit_bindgen::generate!({
 use self::wasi::keyvalue::{atomics, store};
 
 #[derive(Deserialize, schemars::JsonSchema)]
-pub struct NameArg {
+struct NameArg {
     /// The counter's name.
     pub name: String,
 }
 
 #[derive(Deserialize, schemars::JsonSchema)]
-pub struct NoteArg {
+struct NoteArg {
     /// Under which key.
     pub key: String,
     /// What to keep; omitted, the kept text is read back.

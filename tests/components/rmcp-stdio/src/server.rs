@@ -22,13 +22,13 @@ pub struct Message {
 }
 
 #[derive(Deserialize, schemars::JsonSchema)]
-pub struct PathArg {
+struct PathArg {
     /// A file path.
     pub path: String,
 }
 
 #[derive(Deserialize, schemars::JsonSchema)]
-pub struct WriteArg {
+struct WriteArg {
     /// A file path.
     pub path: String,
     /// What to write.
@@ -36,37 +36,37 @@ pub struct WriteArg {
 }
 
 #[derive(Deserialize, schemars::JsonSchema)]
-pub struct KeyArg {
+struct KeyArg {
     /// An environment variable's name.
     pub key: String,
 }
 
 #[derive(Deserialize, schemars::JsonSchema)]
-pub struct SizeArg {
+struct SizeArg {
     /// MiB to allocate and touch.
     pub mib: u32,
 }
 
 #[derive(Deserialize, schemars::JsonSchema)]
-pub struct MillisArg {
+struct MillisArg {
     /// Milliseconds to compute for.
     pub ms: u64,
 }
 
 #[derive(Deserialize, schemars::JsonSchema)]
-pub struct FloodArg {
+struct FloodArg {
     /// MiB to write to standard output with no newline.
     pub mib: u32,
 }
 
 #[derive(Deserialize, schemars::JsonSchema)]
-pub struct AddressArg {
+struct AddressArg {
     /// `host:port` to connect to.
     pub address: String,
 }
 
 #[derive(Deserialize, schemars::JsonSchema)]
-pub struct TopicArg {
+struct TopicArg {
     /// What to write about.
     pub topic: String,
 }

@@ -16,7 +16,7 @@ pub(super) const FIELDS: &[&str] = &[
 ];
 
 /// Algorithms an assertion can be signed with.
-pub const SIGNING_ALGORITHMS: &[&str] = &["RS256", "RS384", "RS512", "ES256", "ES384"];
+const SIGNING_ALGORITHMS: &[&str] = &["RS256", "RS384", "RS512", "ES256", "ES384"];
 
 /// Reads `oauth`, reporting each bad field as `oauth.<field>`.
 pub(super) fn oauth(r: &mut Reader<'_>) -> OAuthConfig {

@@ -3,7 +3,7 @@
 //! against it unchanged (wasmtime matches `@0.1.0` names to `@0.1.1` ones).
 
 /// The version this module binds.
-pub const VERSION: &str = "0.1.1";
+pub(crate) const VERSION: &str = "0.1.1";
 
 wasmtime::component::bindgen!({
     path: "../../wit/since_v0.1.1",

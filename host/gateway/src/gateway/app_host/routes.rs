@@ -124,7 +124,7 @@ async fn html(shared: Arc<Gateway>, id: String) -> Response {
 
 /// The policy a view's frame gets: what it declares, framed only by this
 /// page, and sandboxed even when opened on its own.
-pub(in crate::gateway) fn view_policy(ui: Option<&Value>) -> String {
+fn view_policy(ui: Option<&Value>) -> String {
     format!(
         "{}; frame-ancestors 'self'; sandbox allow-scripts allow-forms",
         crate::apps::csp(ui)

@@ -18,7 +18,7 @@ use sha2::{Digest, Sha256};
 use std::sync::Arc;
 
 /// The client name of `--token` / `MCPW_TOKEN` (no config name can be it).
-pub const CLI_TOKEN: &str = "(--token)";
+const CLI_TOKEN: &str = "(--token)";
 
 /// The header that names a Streamable HTTP session.
 const SESSION_HEADER: &str = "mcp-session-id";
@@ -115,7 +115,7 @@ impl Clients {
 
     /// The client whose token `presented` is. Every token is compared, and
     /// the match is picked without a branch on it.
-    pub(super) fn identify(&self, presented: &[u8]) -> Option<&ClientScope> {
+    fn identify(&self, presented: &[u8]) -> Option<&ClientScope> {
         let presented = digest(presented);
         let mut found = usize::MAX;
         for (i, (d, _)) in self.tokens.iter().enumerate() {

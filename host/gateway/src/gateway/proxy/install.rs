@@ -20,19 +20,19 @@ use std::time::Duration;
 
 /// The tool of the other exposures that does what `mcp({find})` and
 /// `mcp({add})` do.
-pub const TOOL_NAME: &str = "mcp_servers";
+pub(crate) const TOOL_NAME: &str = "mcp_servers";
 
 /// Whether [`TOOL_NAME`] is listed beside a session's tools (exposures
 /// other than proxy, where `mcp` takes the keys at almost no cost): only
 /// when the user set `settings.allowInstall` to allow something, as a
 /// listed tool costs its tokens in every session.
-pub fn listed(config: &crate::config::Config) -> bool {
+pub(crate) fn listed(config: &crate::config::Config) -> bool {
     let setting = &config.settings.allow_install;
     setting.is_some() && setting != &Some(AllowInstall::Deny)
 }
 
 /// [`TOOL_NAME`]'s definition.
-pub fn tool_definition() -> Value {
+pub(crate) fn tool_definition() -> Value {
     json!({
         "name": TOOL_NAME,
         "description": "Find MCP servers in the MCP Registry ({find: \"what it should do\"}), or add one ({add: \"<registry name>\"}; the user approves it).",
@@ -42,7 +42,7 @@ pub fn tool_definition() -> Value {
 }
 
 /// A call of [`TOOL_NAME`].
-pub async fn call(
+pub(crate) async fn call(
     gw: &Session,
     args: &serde_json::Map<String, Value>,
     ctx: &RequestContext<RoleServer>,

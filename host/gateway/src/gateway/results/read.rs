@@ -13,13 +13,13 @@ use rmcp::model::CallToolResult;
 use serde_json::{Map, Value, json};
 
 /// The tool that reads kept results, in every exposure but the proxy.
-pub const TOOL_NAME: &str = "read_result";
+pub(crate) const TOOL_NAME: &str = "read_result";
 
 /// The room a range's note may take, out of the budget.
 const NOTE_ROOM: usize = 400;
 
 /// `read_result`'s definition.
-pub fn tool_definition() -> Value {
+pub(crate) fn tool_definition() -> Value {
     json!({
         "name": TOOL_NAME,
         "description": "Reads a result that was too big to show whole (its preview names its id): a range of its text, or its JSON projected with a jq expression (select) or written as toon or csv (format).",

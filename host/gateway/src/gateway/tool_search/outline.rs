@@ -24,7 +24,7 @@ pub(super) struct Group<'a> {
 }
 
 /// What is said of each server in the servers form, by name, best first.
-pub type Said = HashMap<String, Vec<String>>;
+pub(crate) type Said = HashMap<String, Vec<String>>;
 
 /// Which form an outline took.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

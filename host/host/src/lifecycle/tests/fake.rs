@@ -18,7 +18,7 @@ use std::time::Duration;
 
 /// What every connection to the fake server shares, and what it counts.
 #[derive(Default)]
-pub struct Fake {
+pub(crate) struct Fake {
     /// Tools added by `add_tool`.
     added: Mutex<Vec<String>>,
     /// `tools/list` requests answered.
@@ -47,21 +47,21 @@ pub struct Fake {
 
 impl Fake {
     /// A fake whose connection attempts wait for [`Fake::open_gate`].
-    pub fn gated() -> Fake {
+    pub(crate) fn gated() -> Fake {
         Fake {
             gate: Some(tokio::sync::watch::channel(false).0),
             ..Fake::default()
         }
     }
 
-    pub fn open_gate(&self) {
+    pub(crate) fn open_gate(&self) {
         if let Some(gate) = &self.gate {
             gate.send_replace(true);
         }
     }
 
     /// Stops (`true`) or resumes the reading of every server connected so far.
-    pub fn freeze(&self, frozen: bool) {
+    pub(crate) fn freeze(&self, frozen: bool) {
         self.frozen
             .lock()
             .unwrap()
@@ -70,7 +70,7 @@ impl Fake {
     }
 
     /// Ends every server so far, as a crash would: their connections close.
-    pub fn kill(&self) {
+    pub(crate) fn kill(&self) {
         self.servers
             .lock()
             .unwrap()
@@ -78,11 +78,11 @@ impl Fake {
             .for_each(|t| t.abort());
     }
 
-    pub fn opening(&self) -> usize {
+    pub(crate) fn opening(&self) -> usize {
         self.opening.load(Ordering::SeqCst)
     }
 
-    pub fn count(counter: &AtomicUsize) -> usize {
+    pub(crate) fn count(counter: &AtomicUsize) -> usize {
         counter.load(Ordering::SeqCst)
     }
 }
@@ -156,7 +156,7 @@ impl ServerHandler for Handler {
 }
 
 /// Connects every server name to a fake server of `fake`'s.
-pub struct FakeConnector(pub Arc<Fake>);
+pub(crate) struct FakeConnector(pub Arc<Fake>);
 
 impl FakeConnector {
     async fn attempt(

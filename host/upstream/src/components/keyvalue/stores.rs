@@ -8,15 +8,15 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
 
 /// The longest bucket identifier or key, in bytes.
-pub const NAME_BYTES: usize = 1024;
+const NAME_BYTES: usize = 1024;
 /// The largest value, in bytes.
-pub const VALUE_BYTES: usize = 1024 * 1024;
+const VALUE_BYTES: usize = 1024 * 1024;
 /// The most one server keeps in memory (keys and values), in bytes: a
 /// component cannot grow mcpw without bound. (In Redis, Redis's own memory
 /// policy applies.)
-pub const SERVER_BYTES: usize = 64 * 1024 * 1024;
+pub(crate) const SERVER_BYTES: usize = 64 * 1024 * 1024;
 /// Keys per page of `list-keys`.
-pub const PAGE: usize = 1000;
+pub(crate) const PAGE: usize = 1000;
 
 /// Why an operation failed, said to the component.
 #[derive(Debug, thiserror::Error, PartialEq)]

@@ -28,9 +28,9 @@ const HEAD: usize = 512;
 
 /// Told each message on its way to the codec (an error answer in place of
 /// one over the limit), its newline included.
-pub type Seen = Arc<dyn Fn(&[u8]) + Send + Sync>;
+pub(crate) type Seen = Arc<dyn Fn(&[u8]) + Send + Sync>;
 
-pub struct Watched<R> {
+pub(crate) struct Watched<R> {
     inner: R,
     notes: Arc<StderrTail>,
     limit: usize,
@@ -49,7 +49,12 @@ pub struct Watched<R> {
 
 impl<R> Watched<R> {
     /// Watches `inner`; a line of `limit` bytes or more is answered for.
-    pub fn new(inner: R, notes: Arc<StderrTail>, limit: usize, progress: ProgressRoutes) -> Self {
+    pub(crate) fn new(
+        inner: R,
+        notes: Arc<StderrTail>,
+        limit: usize,
+        progress: ProgressRoutes,
+    ) -> Self {
         Watched {
             inner,
             notes,
@@ -64,7 +69,7 @@ impl<R> Watched<R> {
     }
 
     /// Tells `seen` of each message passed on.
-    pub fn telling(mut self, seen: Option<Seen>) -> Self {
+    pub(crate) fn telling(mut self, seen: Option<Seen>) -> Self {
         self.seen = seen;
         self
     }

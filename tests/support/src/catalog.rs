@@ -1,9 +1,9 @@
 //! The search benchmark's catalog (101 real servers, 1,287 tools) as a HOME
 //! whose servers are never started: each is configured with a command that
 //! does not exist, and its tools are known from a warm metadata cache. The
-//! end-to-end tests and the gateway bench both serve it.
+//! end-to-end tests and the gateway bench both serve it (feature `catalog`).
 
-use mcpw::cache::{self, MetadataCache};
+use mcpw_host::cache::{self, MetadataCache};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -15,7 +15,7 @@ pub const TOOLS: usize = 1287;
 /// and the metadata cache that knows all their tools. Returns the number of
 /// servers.
 pub fn write(home: &Path, catalog: &Path, settings: Value) -> usize {
-    let tools = mcpw::catalog::load_catalog(catalog).expect("the catalog fixture loads");
+    let tools = mcpw_core::catalog::load_catalog(catalog).expect("the catalog fixture loads");
     assert_eq!(tools.len(), TOOLS, "the catalog fixture changed");
     let mut by_server: BTreeMap<&str, Vec<Box<serde_json::value::RawValue>>> = BTreeMap::new();
     for t in &tools {
@@ -55,7 +55,7 @@ pub fn write(home: &Path, catalog: &Path, settings: Value) -> usize {
                 resources: vec![],
                 resource_templates: vec![],
                 prompts: vec![],
-                cached_at: mcpw::clock::now_ms(),
+                cached_at: mcpw_upstream::clock::now_ms(),
                 protocol_version: None,
             };
             (name.to_string(), Some(entry))

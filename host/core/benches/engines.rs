@@ -1,5 +1,5 @@
 //! What each way of running guests costs a guest call
-//! (`cargo bench -p mcpw --bench engines`): the default guest's naming
+//! (`cargo bench -p mcpw-core --bench engines`): the default guest's naming
 //! export called as the plugin engine calls guests today (synchronously,
 //! from a blocking thread), and as it would be called if guests moved onto
 //! the component servers' way (`call_async` in a tokio task, on an engine
@@ -9,10 +9,7 @@
 //!
 //! `BENCH_CALLS` sets the number of calls of each way (default 20000).
 
-#[path = "support/stats.rs"]
-#[allow(dead_code)] // the other benches use the rest of it
-mod stats;
-
+use mcpw_test_support::stats::percentile;
 use std::time::{Duration, Instant};
 use wasmtime::component::{Component, Func, Linker, ResourceTable, Val};
 use wasmtime::{Config, Engine, OptLevel, Store, UpdateDeadline};
@@ -111,7 +108,7 @@ fn names(
 
 fn sync_calls(calls: usize) -> Vec<Duration> {
     let engine = engine();
-    let component = Component::new(&engine, mcpw::plugin::DEFAULT_GUEST).expect("the guest");
+    let component = Component::new(&engine, mcpw_core::plugin::DEFAULT_GUEST).expect("the guest");
     let mut linker = Linker::new(&engine);
     wasmtime_wasi::p2::add_to_linker_sync(&mut linker).expect("WASI");
     stub_host(&mut linker, &component);
@@ -133,7 +130,7 @@ fn sync_calls(calls: usize) -> Vec<Duration> {
 
 fn async_calls(calls: usize) -> Vec<Duration> {
     let engine = engine();
-    let component = Component::new(&engine, mcpw::plugin::DEFAULT_GUEST).expect("the guest");
+    let component = Component::new(&engine, mcpw_core::plugin::DEFAULT_GUEST).expect("the guest");
     let mut linker = Linker::new(&engine);
     wasmtime_wasi::p2::add_to_linker_async(&mut linker).expect("WASI");
     stub_host(&mut linker, &component);
@@ -167,10 +164,10 @@ fn async_calls(calls: usize) -> Vec<Duration> {
 fn report(name: &str, mut times: Vec<Duration>) -> f64 {
     times.sort();
     let us = |d: Duration| d.as_secs_f64() * 1e6;
-    let p50 = us(stats::percentile(&times, 0.5));
+    let p50 = us(percentile(&times, 0.5));
     println!(
         "{name:<34} p50 {p50:>7.2} µs   p99 {:>7.2} µs",
-        us(stats::percentile(&times, 0.99))
+        us(percentile(&times, 0.99))
     );
     p50
 }

@@ -1,4 +1,4 @@
-//! Statistics and process readings the benches share.
+//! Statistics and process readings for the benchmarks.
 
 use std::time::Duration;
 
@@ -8,11 +8,12 @@ pub fn percentile(sorted: &[Duration], p: f64) -> Duration {
     sorted[((sorted.len() as f64 - 1.0) * p).round() as usize]
 }
 
+/// `d` in milliseconds.
 pub fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1000.0
 }
 
-/// A value from /proc/<pid>/status in kB (`VmRSS`, `VmHWM`), 0 if unreadable.
+/// A value from `/proc/<pid>/status` in kB (`VmRSS`, `VmHWM`), 0 if unreadable.
 pub fn proc_kb(pid: u32, field: &str) -> u64 {
     std::fs::read_to_string(format!("/proc/{pid}/status"))
         .unwrap_or_default()

@@ -1,4 +1,4 @@
-//! What tracing adds to a call (`cargo bench -p mcpw --bench traces`): the
+//! What tracing adds to a call (`cargo bench -p mcpw-upstream --bench traces`): the
 //! spans mcpw makes for one `tools/call` through the gateway (the session
 //! request's span under the client's `traceparent`, the upstream call's span
 //! with its attributes, the `traceparent` passed on), with tracing off, then
@@ -6,7 +6,7 @@
 //!
 //! `BENCH_CALLS` sets the number of calls (default 100000).
 
-use mcpw::telemetry::{self, Attribute, Span};
+use mcpw_upstream::telemetry::{self, Attribute, Span};
 use opentelemetry::trace::SpanKind;
 use std::net::TcpListener;
 use std::sync::Arc;

@@ -1,4 +1,4 @@
-//! What search by meaning costs in the model (`cargo bench -p mcpw --bench
+//! What search by meaning costs in the model (`cargo bench -p mcpw-host --bench
 //! embed`), with all-MiniLM-L6-v2 as a registry package ships it:
 //!
 //! 1. loading the model;
@@ -12,26 +12,19 @@
 //! The search itself (the guest's fusion at 1.3k and 10k tools) is measured by
 //! `mcpw plugin bench --model M [--scale 8]`.
 
-#[path = "support/common.rs"]
-mod common;
-#[path = "../../tests/e2e/servers.rs"]
-#[allow(dead_code)] // the tests use the rest of it
-mod servers;
-#[path = "support/stats.rs"]
-mod stats;
-
-use stats::{ms, percentile, proc_kb};
+use mcpw_test_support::servers::servers;
+use mcpw_test_support::stats::{ms, percentile, proc_kb};
 use std::time::{Duration, Instant};
 
 /// Rounds over the 150 dev queries.
 const ROUNDS: usize = 5;
 
 fn main() {
-    let workspace = common::workspace();
-    let dir = servers::servers().minilm();
+    let workspace = mcpw_test_support::workspace();
+    let dir = servers(env!("CARGO_TARGET_TMPDIR")).minilm();
 
     let started = Instant::now();
-    let model = mcpw::embed::Model::load(&dir).expect("the model loads");
+    let model = mcpw_host::embed::Model::load(&dir).expect("the model loads");
     println!("load: {:.0?}", started.elapsed());
 
     let queries: Vec<serde_json::Value> = serde_json::from_str(
@@ -67,7 +60,7 @@ fn main() {
         ms(percentile(&cpu, 0.99)),
     );
 
-    let tools = mcpw::catalog::load_catalog(&workspace.join("tests/fixtures/catalog.json"))
+    let tools = mcpw_core::catalog::load_catalog(&workspace.join("tests/fixtures/catalog.json"))
         .expect("the catalog");
     let texts: Vec<String> = tools
         .iter()

@@ -1,8 +1,11 @@
-//! Redis and haproxy for the team-gateway tests: real servers from Debian's
-//! packages (installed on first use when missing, as CI needs), each on a
-//! free loopback port, stopped on drop.
+//! A team gateway's parts, for its tests and benchmark: Redis and haproxy,
+//! real servers from Debian's packages (installed on first use when
+//! missing, as CI needs), each on a free loopback port, stopped on drop;
+//! and replicas of `mcpw serve` sharing state through Redis.
 
-use crate::servers::{Serving, free_port, wait_until};
+use crate::serving::Serving;
+use crate::{free_port, wait_until};
+use std::ffi::OsStr;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -16,7 +19,7 @@ fn installed() {
         crate::servers::debian(
             &["redis-server", "haproxy"],
             &["redis-server", "haproxy"],
-            "the team-gateway tests",
+            "the team gateway's tests and benchmark",
         )
     });
 }
@@ -162,8 +165,9 @@ impl Drop for Haproxy {
 
 /// `mcpw serve --http` sharing state through `redis`, with its own home
 /// (config, local cache), on a port of its own; once it says it is ready.
-pub fn replica(home: &Path, redis: &str, args: &[&str]) -> (Serving, u16) {
-    let (serving, port) = replica_started(home, redis, args);
+/// `bin` is the `mcpw` binary (see [`Serving::start`]).
+pub fn replica(bin: impl AsRef<OsStr>, home: &Path, redis: &str, args: &[&str]) -> (Serving, u16) {
+    let (serving, port) = replica_started(bin, home, redis, args);
     wait_until("the replica to be ready", Duration::from_secs(30), || {
         readiness(port).starts_with("HTTP/1.0 200")
     });
@@ -171,12 +175,17 @@ pub fn replica(home: &Path, redis: &str, args: &[&str]) -> (Serving, u16) {
 }
 
 /// As [`replica`], without waiting until it is ready.
-pub fn replica_started(home: &Path, redis: &str, args: &[&str]) -> (Serving, u16) {
+pub fn replica_started(
+    bin: impl AsRef<OsStr>,
+    home: &Path,
+    redis: &str,
+    args: &[&str],
+) -> (Serving, u16) {
     let port = free_port();
     let addr = format!("127.0.0.1:{port}");
     let mut all = vec!["--shared-state", redis, "--http", &addr];
     all.extend_from_slice(args);
-    (Serving::start(home, &all), port)
+    (Serving::start(bin, home, &all), port)
 }
 
 /// The raw answer to `GET /readyz`.
