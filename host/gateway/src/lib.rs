@@ -5,9 +5,9 @@
 //! replicas sharing sessions, the live page and the host of MCP Apps' views.
 //!
 //! It builds on `mcpw-host`, and reaches the servers only through it: their
-//! state and events through [`servers`](mcpw_host::servers), the requests
+//! state and events through [`mcpw_host::servers`], the requests
 //! they make of a session's client through
-//! [`downstream`](mcpw_host::downstream), whose trait the sessions here
+//! [`mcpw_host::downstream`], whose trait the sessions here
 //! implement. It may not name the connections or the lifecycle:
 //!
 //! ```no_run

@@ -4,7 +4,8 @@
 //! - [`host`] is the front door, with the one call path every call takes
 //!   ([`host::pipeline`]): scope, rate limits, guards, approval, the call,
 //!   the guards on its result, the audit line.
-//! - [`lifecycle`] decides when servers connect and stop; [`cache`]
+//! - [`servers`] are the servers it runs (its lifecycle, private, decides
+//!   when they connect and stop); [`cache`]
 //!   remembers what they offer; [`pins`] holds their tools to what the user
 //!   approved.
 //! - [`embed`] is search by meaning (the `embed` feature runs the models);
