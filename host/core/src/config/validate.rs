@@ -352,7 +352,9 @@ fn definition<'a>(
 /// How mcpw reaches the server: `type`, `command` and `url` (a server is
 /// either stdio or HTTP), then the fields of that transport.
 fn transport(r: &mut Reader<'_>) -> Option<Transport> {
-    if r.obj.contains_key("component") {
+    // `"component": null` is no component, as a null field is absent
+    // elsewhere: the server then needs `command` or `url`.
+    if r.obj.get("component").is_some_and(|c| !c.is_null()) {
         return component(r);
     }
     let ty = r.raw_string("type");
@@ -877,6 +879,25 @@ mod properties {
 
     fn environment() -> Environment {
         Environment::from_pairs([("A", "value"), ("EMPTY", ""), ("BANG", "!rm -rf /")])
+    }
+
+    /// A null `component` is no component: the server is not usable, and
+    /// says why, from any source.
+    #[test]
+    fn a_null_component_is_an_error_that_names_the_server() {
+        let file = Path::new("/nonexistent/mcp.json");
+        let value = serde_json::json!({"component": null});
+        for from in [Provenance::User, Provenance::UserClient] {
+            let mut diags = Vec::new();
+            let result = server("a", &value, file, &environment(), from, &mut diags);
+            assert!(result.is_none());
+            let errors: Vec<_> = diags
+                .iter()
+                .filter(|d| d.severity == Severity::Error)
+                .collect();
+            assert!(!errors.is_empty(), "{from:?}: {diags:?}");
+            assert!(errors.iter().all(|d| d.server.as_deref() == Some("a")));
+        }
     }
 
     proptest! {
