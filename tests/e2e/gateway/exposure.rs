@@ -74,6 +74,42 @@ fn tool_search_starts_within_500_tokens_on_the_bench_catalog() {
     assert_eq!(listed[0]["_meta"]["anthropic/alwaysLoad"], true);
 }
 
+/// Compiled guests in the compile cache of `dirs`.
+fn compiled_guests(dirs: &ConfigDirs) -> usize {
+    let cache = dirs.home().join(".cache/mcpw/guests");
+    std::fs::read_dir(cache).map_or(0, |entries| {
+        entries
+            .filter_map(Result::ok)
+            .filter(|e| e.path().extension().is_some_and(|x| x == "cwasm"))
+            .count()
+    })
+}
+
+#[test]
+fn an_idle_proxy_loads_no_guest_until_it_searches() {
+    let dirs = bench_catalog_home(json!({}));
+    let r = client(
+        stdio(&dirs, &["--exposure", "proxy"]),
+        json!([{"op": "listTools"}]),
+    )
+    .unwrap();
+    assert_eq!(names(&r[0]), ["mcp"]);
+    // Nothing was named: the default guest was neither compiled nor loaded.
+    assert_eq!(compiled_guests(&dirs), 0);
+    let r = client(
+        stdio(&dirs, &["--exposure", "proxy"]),
+        json!([{"op": "callTool", "name": "mcp", "arguments": {"search": "create an issue"}}]),
+    )
+    .unwrap();
+    let matches = r[0]["structuredContent"]["matches"].as_array().unwrap();
+    assert!(!matches.is_empty(), "{}", r[0]);
+    assert_eq!(
+        compiled_guests(&dirs),
+        1,
+        "the search loaded the default guest"
+    );
+}
+
 #[test]
 fn auto_is_direct_for_a_small_catalog_and_tool_search_for_a_big_one() {
     // Small: the two tools of mcp-server-time fit the default budget.

@@ -286,3 +286,38 @@ fn empty_queries_and_unknown_profiles_are_error_values() {
         })
     ));
 }
+
+#[test]
+fn the_default_guest_is_loaded_at_its_first_call_once_for_every_role() {
+    let dir = tempfile::tempdir().unwrap();
+    let compiled = dir.path().join("guests");
+    let config = PolicyConfig {
+        cache: mcpw::plugin::CompileCache::new(Some(compiled.clone())),
+        ..Default::default()
+    };
+    let policy = Policy::load(&config, Arc::new(services())).unwrap();
+    let count = || {
+        std::fs::read_dir(&compiled).map_or(0, |d| {
+            d.filter_map(Result::ok)
+                .filter(|e| e.path().extension().is_some_and(|x| x == "cwasm"))
+                .count()
+        })
+    };
+    assert_eq!(count(), 0, "loading the policy compiles nothing");
+    let entries = policy
+        .entries(&crate::common::tools(), &NamingOptions::default())
+        .unwrap();
+    assert_eq!(entries.len(), 5);
+    assert_eq!(count(), 1, "the first call compiled the guest");
+    policy.direct(&entries, &DirectOptions::default()).unwrap();
+    let index = policy
+        .index(entries.into(), IndexOptions::default())
+        .unwrap();
+    assert!(
+        !index
+            .search("issue", &SearchOptions::default())
+            .unwrap()
+            .is_empty()
+    );
+    assert_eq!(count(), 1, "the other roles share the guest");
+}

@@ -21,7 +21,7 @@ use crate::config::Grants;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
 /// Consecutive failures after which a user guest is no longer called.
 pub const MAX_STRIKES: u32 = 3;
@@ -78,16 +78,53 @@ impl<T> UserGuest<T> {
     }
 }
 
+/// A value made on first use; a failure is returned and the next use tries
+/// again.
+struct Lazily<T> {
+    made: OnceLock<T>,
+    making: Mutex<()>,
+    make: Box<dyn Fn() -> Result<T, PluginError> + Send + Sync>,
+}
+
+impl<T> Lazily<T> {
+    fn new(make: impl Fn() -> Result<T, PluginError> + Send + Sync + 'static) -> Lazily<T> {
+        Lazily {
+            made: OnceLock::new(),
+            making: Mutex::new(()),
+            make: Box::new(make),
+        }
+    }
+
+    fn get(&self) -> Result<&T, PluginError> {
+        if let Some(made) = self.made.get() {
+            return Ok(made);
+        }
+        // One maker at a time: two callers must not both load the guest.
+        let _one = self.making.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(made) = self.made.get() {
+            return Ok(made);
+        }
+        let made = (self.make)()?;
+        Ok(self.made.get_or_init(|| made))
+    }
+
+    /// The value, if it was made.
+    fn made(&self) -> Option<&T> {
+        self.made.get()
+    }
+}
+
 struct Slot<T> {
     role: Role,
-    default: T,
+    /// The default guest's handle, made on the role's first call.
+    default: Lazily<T>,
     user: Option<UserGuest<T>>,
 }
 
 impl<T> Slot<T> {
     fn new(
         role: Role,
-        default: T,
+        default: Lazily<T>,
         user: Option<(Arc<GuestModule>, String)>,
         new: impl Fn(Arc<GuestModule>) -> Result<T, PluginError>,
     ) -> Result<Slot<T>, PluginError> {
@@ -125,7 +162,7 @@ impl<T> Slot<T> {
                 Err(e) => user.strike(self.role, &e),
             }
         }
-        f(&self.default)
+        f(self.default.get()?)
     }
 }
 
@@ -179,7 +216,7 @@ impl Policy {
         services: Arc<dyn HostServices>,
         lenient: bool,
     ) -> Result<(Policy, Vec<BrokenGuest>), PluginError> {
-        let default = default_guest(config, &services)?;
+        let default = default_guest(config, &services);
         let mut broken = Vec::new();
         let mut user = |role: Role, made: &dyn Fn(Arc<GuestModule>) -> Result<(), PluginError>| {
             load_user_guest(config, &services, role, made, lenient, &mut broken)
@@ -193,7 +230,7 @@ impl Policy {
 
     /// Puts each role's default guest and user guest (if any) into its slot.
     fn assemble(
-        default: Arc<GuestModule>,
+        default: Arc<Lazily<Arc<GuestModule>>>,
         naming: Option<UserModule>,
         direct: Option<UserModule>,
         ranking: Option<UserModule>,
@@ -201,19 +238,19 @@ impl Policy {
         Ok(Policy {
             naming: Slot::new(
                 Role::Naming,
-                Namer::new(default.clone())?,
+                of_default(&default, Namer::new),
                 naming,
                 Namer::new,
             )?,
             direct: Slot::new(
                 Role::DirectTools,
-                DirectPolicy::new(default.clone())?,
+                of_default(&default, DirectPolicy::new),
                 direct,
                 DirectPolicy::new,
             )?,
             ranking: Arc::new(Slot::new(
                 Role::Ranking,
-                Ranker::new(default)?,
+                of_default(&default, Ranker::new),
                 ranking,
                 Ranker::new,
             )?),
@@ -235,8 +272,12 @@ impl Policy {
     /// Frees the naming and direct-tools instances: they run once per catalog
     /// version, and their memory grows with the catalog they were given.
     pub fn release_idle(&self) {
-        self.naming.default.release();
-        self.direct.default.release();
+        if let Some(default) = self.naming.default.made() {
+            default.release();
+        }
+        if let Some(default) = self.direct.default.made() {
+            default.release();
+        }
         if let Some(u) = &self.naming.user {
             u.guest.release();
         }
@@ -322,7 +363,11 @@ impl Policy {
         }
         let default = match user {
             Some(_) => None,
-            None => Some(slot.default.index(entries.clone(), options.clone())?),
+            None => Some(
+                slot.default
+                    .get()?
+                    .index(entries.clone(), options.clone())?,
+            ),
         };
         Ok(SearchIndex {
             slot,
@@ -332,6 +377,15 @@ impl Policy {
             default: default.map(OnceLock::from).unwrap_or_default(),
         })
     }
+}
+
+/// A role's handle on the default guest, made when the role is first called.
+fn of_default<T: 'static>(
+    default: &Arc<Lazily<Arc<GuestModule>>>,
+    new: fn(Arc<GuestModule>) -> Result<T, PluginError>,
+) -> Lazily<T> {
+    let default = default.clone();
+    Lazily::new(move || new(default.get()?.clone()))
 }
 
 /// A loaded user guest and the name it is reported by (its path).
@@ -354,21 +408,22 @@ impl PolicyConfig {
 }
 
 /// The embedded default guest, granted only `embed` (its ranking fuses
-/// meaning with words when a model is configured).
+/// meaning with words when a model is configured). It is loaded on its first
+/// call: a gateway that names nothing yet (an idle proxy) starts without the
+/// plugin engine and the guest's compiled code.
 fn default_guest(
     config: &PolicyConfig,
     services: &Arc<dyn HostServices>,
-) -> Result<Arc<GuestModule>, PluginError> {
-    GuestModule::load(
-        "default",
-        DEFAULT_GUEST,
-        LoadOptions {
-            grants: Grants::default_for(Role::Ranking),
-            // The fallback must work whatever limits user guests are given.
-            limits: config.limits.at_least(Limits::default()),
-            ..config.load_options(services, Role::Naming)
-        },
-    )
+) -> Arc<Lazily<Arc<GuestModule>>> {
+    let options = LoadOptions {
+        grants: Grants::default_for(Role::Ranking),
+        // The fallback must work whatever limits user guests are given.
+        limits: config.limits.at_least(Limits::default()),
+        ..config.load_options(services, Role::Naming)
+    };
+    Arc::new(Lazily::new(move || {
+        GuestModule::load("default", DEFAULT_GUEST, options.clone())
+    }))
 }
 
 /// The user guest configured for `role`, if any, made into its role's guest
@@ -493,6 +548,7 @@ impl SearchIndex {
                 let built = self
                     .slot
                     .default
+                    .get()?
                     .index(self.entries.clone(), self.options.clone())?;
                 // Two searches may race to build it; one copy is kept.
                 self.default.get_or_init(|| built)
