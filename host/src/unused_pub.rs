@@ -6,23 +6,25 @@
 //! `pub` fn returns must be as visible as the fn). Otherwise nothing uses
 //! it (remove it) or only its file does (make it private). rustc's dead-code
 //! lint cannot see this for what a library exports: a `pub` item of a
-//! public module may be for another crate.
+//! public module may be for another crate. Items of tests are left to it:
+//! nothing outside a test crate can reach them.
 //!
 //! A use is the name as a word anywhere but in comments and in these: its
 //! declaration, a `pub use` (a re-export is a name, not a use), and the
 //! self type of an `impl` header (implementing for a type does not use it;
 //! a trait implemented is used). An intra-doc link is a use too, and shows
 //! what it links to like a signature does: public docs may not link to a
-//! private item. Strings count (`#[serde(default =
-//! "name")]`, `format!("{NAME}")`), and so do tests, benches, examples and
-//! fuzz targets. Trait methods and their impls carry no `pub`, so a method
-//! a trait requires is never flagged. Names are matched, not resolved: of
-//! two items with one name, neither is flagged while either is used
-//! elsewhere, so the check can miss an item but never flags a used one.
+//! private item. Strings count (`#[serde(default = "name")]`,
+//! `format!("{NAME}")`), and so do tests, benches, examples and fuzz
+//! targets. Trait methods and their impls carry no `pub`, so a method a
+//! trait requires is never flagged. Names are matched, not resolved: of two
+//! items with one name, neither is flagged while either is used elsewhere,
+//! so the check misses some items rather than flag a used one.
 //!
-//! Left out: the `mcpw-guest` crate, the API guests are written with,
-//! whatever the repository uses of it; and [`KNOWN`], each with its reason,
-//! a list that may only shrink (a listed item that is used or gone fails).
+//! Left out: the `mcpw-guest` crate, the API guests are written with
+//! (`Entry::search_text` among it), whatever the repository uses of it; and
+//! [`KNOWN`], each with its reason, a list that may only shrink (a listed
+//! item that is used or gone fails).
 
 mod items;
 
@@ -237,7 +239,8 @@ mod inline { pub fn called_from_its_file() {} pub fn only_inside() {} fn f() { o
 fn g() { inline::called_from_its_file() }
 pub struct Linked;
 pub struct Remote;
-/// Like [`Linked`], unlike [the other](crate::Remote).
+pub struct Bare;
+/// Like [`Linked`], unlike [the other](crate::Remote), as [Bare] [is not].
 pub struct Associated;
 pub struct Aliased;
 pub struct InATraitFn;

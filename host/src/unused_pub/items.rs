@@ -230,17 +230,20 @@ pub(super) fn doc_links(text: &str) -> Vec<Token<'_>> {
     found
 }
 
-/// The spans of a doc line that name a link's target: inside ``[`…`]``, and
-/// inside the `(…)` after a `]`.
+/// The spans of a doc line that name a link's target: inside ``[`…`]``,
+/// inside the `(…)` after a `]`, and inside a `[…]` that holds a path.
 fn link_spans(line: &str) -> Vec<(usize, usize)> {
     let mut spans = Vec::new();
-    for (open, close) in [("[`", "`]"), ("](", ")")] {
+    for (open, close) in [("[`", "`]"), ("](", ")"), ("[", "]")] {
         let mut from = 0;
         while let Some(start) = line[from..].find(open).map(|i| from + i + open.len()) {
             let Some(end) = line[start..].find(close).map(|i| start + i) else {
                 break;
             };
-            spans.push((start, end));
+            let path = |c: char| is_word(c) || c == ':';
+            if open != "[" || (is_name(&line[start..end]) && line[start..end].chars().all(path)) {
+                spans.push((start, end));
+            }
             from = end;
         }
     }

@@ -2,8 +2,9 @@
 //! first use into `target/test-servers` from the pinned
 //! `tests/servers/package.json` (npm) and `requirements.txt` (PyPI); plus
 //! `misbehave.mjs`, a server of ours that misbehaves on demand, `notes.mjs`,
-//! one of ours whose resource is a file the test writes, and the programs
-//! Debian packages (redis-server, haproxy, chromium).
+//! one of ours whose resource is a file the test writes; and programs from
+//! Debian's packages (redis-server, haproxy, chromium), installed when
+//! missing.
 
 mod pi;
 

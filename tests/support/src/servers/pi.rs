@@ -16,16 +16,18 @@ pub struct Pi {
     pub tests: PathBuf,
 }
 
+/// One line of pi: its name, its install, the node it runs on.
 pub struct PiLine {
     pub name: &'static str,
     pub dir: PathBuf,
     pub node: PathBuf,
 }
 
-/// Installs both pi lines (`integrations/pi/test/pi073`, `pi15`) and the
-/// package's own dependencies into `target/test-servers/pi`, once per lockfile;
-/// the package's sources are copied every run, so edits apply at once.
 impl Servers {
+    /// Installs both pi lines (`integrations/pi/test/pi073`, `pi15`) and the
+    /// package's own dependencies into `target/test-servers/pi`, once per
+    /// lockfile; the package's sources are copied every run, so edits apply
+    /// at once.
     pub fn pi(&self) -> &'static Pi {
         static PI: OnceLock<Pi> = OnceLock::new();
         PI.get_or_init(|| {
