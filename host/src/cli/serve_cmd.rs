@@ -395,8 +395,7 @@ async fn serve_stdio(
     let max = shared.host().config().settings.max_requests_in_flight;
     let (read, write) = stdio();
     let transport = Gated::new(AsyncRwTransport::new_server(read, write), max);
-    let service = Session::new(shared)
-        .with_result_files(result_files)
+    let service = Session::with_result_files(shared, result_files)
         .serve(transport)
         .await
         .context("MCP initialize on stdio")?;

@@ -37,28 +37,11 @@ const KNOWN: &[(&str, &str, &str)] = &[
     ("mcpw-core", "config::show", SHARED),
     ("mcpw-core", "config::trust", SHARED),
     ("mcpw-core", "config::validate::oauth", SHARED),
-    ("mcpw-gateway", "gateway::app_host", GATEWAY),
-    ("mcpw-gateway", "gateway::approval", GATEWAY),
-    ("mcpw-gateway", "gateway::calls", GATEWAY),
-    ("mcpw-gateway", "gateway::code", GATEWAY),
-    ("mcpw-gateway", "gateway::exposures", GATEWAY),
-    ("mcpw-gateway", "gateway::held", GATEWAY),
     ("mcpw-gateway", "gateway::http::body", SHARED),
     ("mcpw-gateway", "gateway::http::clients", SHARED),
-    ("mcpw-gateway", "gateway::listen", GATEWAY),
-    ("mcpw-gateway", "gateway::listing", GATEWAY),
-    ("mcpw-gateway", "gateway::page", GATEWAY),
-    ("mcpw-gateway", "gateway::proxy", GATEWAY),
     ("mcpw-gateway", "gateway::proxy::install", SHARED),
     ("mcpw-gateway", "gateway::proxy::search", SHARED),
     ("mcpw-gateway", "gateway::proxy::tool", SHARED),
-    ("mcpw-gateway", "gateway::replicas", GATEWAY),
-    ("mcpw-gateway", "gateway::resources", GATEWAY),
-    ("mcpw-gateway", "gateway::results", GATEWAY),
-    ("mcpw-gateway", "gateway::scope", GATEWAY),
-    ("mcpw-gateway", "gateway::session_events", GATEWAY),
-    ("mcpw-gateway", "gateway::tasks", GATEWAY),
-    ("mcpw-gateway", "gateway::tool_search", GATEWAY),
     ("mcpw-gateway", "gateway::tool_search::outline", SHARED),
     ("mcpw-host", "host::call_path", SHARED),
     ("mcpw-host", "host::calls", SHARED),
@@ -105,8 +88,6 @@ const KNOWN: &[(&str, &str, &str)] = &[
 
 /// Why most knots stay: the parent holds what its children share.
 const SHARED: &str = "the parent holds what its children share; to move into a sibling";
-/// Why the gateway's stay: its children share its state through `use super::*`.
-const GATEWAY: &str = "gateway's children reach `Gateway` and `Session`, which gateway.rs defines and builds from them: undone by moving both into children of their own";
 
 /// The nodes `from` reaches in `graph`.
 fn reach(graph: &Graph, from: &str) -> BTreeSet<String> {

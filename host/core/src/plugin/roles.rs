@@ -14,7 +14,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use wasmtime::component::ResourceAny;
 
-/// Options of the naming role.
+/// Options of the naming role, in the config's terms (its `PrefixMode`,
+/// with the settings' parsing); made into the contract's at the call.
 #[derive(Clone, Debug, Default)]
 pub struct NamingOptions {
     /// Prefix mode.
@@ -23,7 +24,9 @@ pub struct NamingOptions {
     pub reserved: Vec<String>,
 }
 
-/// What became of one tool.
+/// What became of one tool, checked against the tools named (a duplicate's
+/// index in range and earlier); the guest's own answer is the contract's
+/// `NameOutcome`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum NameOutcome {
     /// Exposed under this name.

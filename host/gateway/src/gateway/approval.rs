@@ -45,7 +45,7 @@ impl Session {
             reach: client.reach(),
             session: Some(CallerSession {
                 id: self.session_id(),
-                allowed: self.allowed.clone(),
+                allowed: self.state.allowed.clone(),
             }),
             via,
             approver,
@@ -54,7 +54,11 @@ impl Session {
 
     /// This session's id among the host's sessions (0 before `initialize`).
     fn session_id(&self) -> u64 {
-        let session = self.registered.lock().unwrap_or_else(|p| p.into_inner());
+        let session = self
+            .state
+            .registered
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
         session.as_ref().map_or(0, |g| g.session().id)
     }
 }

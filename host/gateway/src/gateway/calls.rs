@@ -2,7 +2,8 @@
 //! server's progress and requests routed back to the session, cancellation,
 //! and the server's result (or task) as the session gets it.
 
-use super::{Session, result, tasks};
+use super::wire::result;
+use super::{Session, tasks};
 use crate::downstream::Origin;
 use crate::host::pipeline::{Ran, Via};
 use crate::host::{CallOptions, HostError, RawResult};
@@ -118,12 +119,12 @@ impl Session {
                 return result(&[Content::text(format!("Error: {e}"))], None, true).map(Into::into);
             }
         };
-        let told = serde_json::to_value(told).map_err(super::internal)?;
+        let told = serde_json::to_value(told).map_err(super::wire::internal)?;
         let shaped = self.shape(entry, told, &Default::default()).await;
         if shaped.first {
             let _ = context.peer.notify_tool_list_changed().await;
         }
-        let mut told = super::from_json::<rmcp::model::CallToolResult>(shaped.result)?;
+        let mut told = super::wire::from_json::<rmcp::model::CallToolResult>(shaped.result)?;
         if let Some((args, raw)) = view_given {
             self.open_view(entry, args, &raw, context, &mut told);
         }
@@ -142,7 +143,7 @@ impl Session {
         name: &str,
         context: &RequestContext<RoleServer>,
     ) -> Option<crate::host::EntryRef> {
-        if !super::takes_apps(context) {
+        if !super::wire::takes_apps(context) {
             return None;
         }
         self.shared.app_tool(client, None, name).await
@@ -171,7 +172,11 @@ impl Session {
     /// What this session's calls need of a server's connection (see
     /// [`CallOptions::need`]).
     pub(super) fn call_options_need(&self) -> crate::servers::Need<'static> {
-        let session = self.registered.lock().unwrap_or_else(|p| p.into_inner());
+        let session = self
+            .state
+            .registered
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
         let client = session.as_ref().map(|g| &g.session().client);
         crate::downstream::need_of(client, None)
     }
@@ -203,7 +208,11 @@ impl Session {
         context: &RequestContext<RoleServer>,
     ) -> Option<crate::downstream::Session> {
         if super::held::is_stateless(context) {
-            let session = self.registered.lock().unwrap_or_else(|p| p.into_inner());
+            let session = self
+                .state
+                .registered
+                .lock()
+                .unwrap_or_else(|p| p.into_inner());
             return session.as_ref().map(|g| g.session().clone());
         }
         self.open_session(&context.peer)
@@ -214,7 +223,11 @@ impl Session {
         &self,
         peer: &rmcp::Peer<RoleServer>,
     ) -> Option<crate::downstream::Session> {
-        let mut session = self.registered.lock().unwrap_or_else(|p| p.into_inner());
+        let mut session = self
+            .state
+            .registered
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
         if session.is_none() && peer.peer_info().is_some() {
             let sessions = self.shared.host.servers().sessions();
             *session =

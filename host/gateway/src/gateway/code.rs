@@ -5,7 +5,8 @@
 
 mod toolbox;
 
-use super::{ClientScope, Session, result};
+use super::wire::result;
+use super::{ClientScope, Session};
 use crate::host::HostError;
 use crate::plugin::script::{ScriptControl, ScriptFailure, ScriptLimits, ScriptReport};
 use crate::present::Content;
@@ -129,18 +130,18 @@ pub async fn run(
         return Ok(cut_value(gw, report, budget).await);
     }
     let links = match &report.value {
-        Ok(value) => kept_links(value, &gw.shelf),
+        Ok(value) => kept_links(value, &gw.state.shelf),
         Err(_) => Vec::new(),
     };
     let told = tell(report)?;
     if links.is_empty() {
         return Ok(told);
     }
-    let mut told = serde_json::to_value(told).map_err(super::internal)?;
+    let mut told = serde_json::to_value(told).map_err(super::wire::internal)?;
     if let Some(Value::Array(content)) = told.get_mut("content") {
         content.extend(links);
     }
-    super::from_json(told)
+    super::wire::from_json(told)
 }
 
 /// The report with its value projected (`select`) and written (`format`)

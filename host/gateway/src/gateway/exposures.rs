@@ -24,3 +24,18 @@ pub(super) fn of(exposure: Exposure) -> &'static dyn Exposed {
         Exposure::Auto => &auto::Auto,
     }
 }
+
+impl super::Gateway {
+    /// The exposure this gateway serves.
+    pub(super) fn exposed(&self) -> &'static dyn Exposed {
+        of(self.exposure)
+    }
+
+    /// Builds the search index now, not at the first search.
+    pub(super) async fn prepare_search(&self) {
+        match self.host.prepare_search().await {
+            Ok(()) | Err(crate::host::HostError::ShuttingDown) => {}
+            Err(e) => tracing::warn!("cannot build the search index: {e}"),
+        }
+    }
+}

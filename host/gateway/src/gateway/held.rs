@@ -13,14 +13,12 @@
 
 mod team;
 
-use super::Session;
 use crate::downstream::{Client, Downstream};
 use futures::future::BoxFuture;
 use rmcp::ErrorData as McpError;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, ClientResult, InputRequest, InputRequests,
-    InputRequiredResult, InputResponses, RequestStateCodec, SealOptions, ServerRequest,
-    ServerResult,
+    ClientResult, InputRequest, InputRequests, InputRequiredResult, InputResponses,
+    RequestStateCodec, SealOptions, ServerRequest, ServerResult,
 };
 use rmcp::service::{RequestContext, RoleServer};
 use serde_json::Value;
@@ -251,102 +249,50 @@ impl HeldClient {
     }
 }
 
-impl Session {
-    /// Notes what a client of the stateless revision declared with its
-    /// request: servers are offered it, and those of the handshake era that
-    /// were connected offering less are connected again first (once per new
-    /// capability), so that what they offer only to such clients is listed.
-    pub(super) async fn note_stateless_client(&self, context: &RequestContext<RoleServer>) {
-        if !is_stateless(context) {
-            return;
-        }
-        let Some(capabilities) = context.client_capabilities() else {
-            return;
-        };
-        let servers = self.shared.host.servers();
-        if servers.sessions().note_stateless(&capabilities) {
-            servers.renew_offers().await;
-        }
-    }
-
-    /// The client to put questions to within the request `context`: the
-    /// session's peer, or the held call of a stateless client.
-    pub(super) fn asked_client(context: &RequestContext<RoleServer>) -> Client {
-        match context.extensions.get::<HeldClient>() {
-            Some(held) => held.client(),
-            None => super::peer_client::of(&context.peer),
-        }
-    }
-
-    /// A tool call of a client of the stateless revision: run as
-    /// [`Session::call_now`] runs it, with what it is asked handed back as
-    /// `inputRequired` and its retry's answers resuming it.
-    pub(super) async fn held_call(
-        &self,
-        mut request: CallToolRequestParams,
-        context: RequestContext<RoleServer>,
-    ) -> Result<CallToolResponse, McpError> {
-        let retry = (request.request_state.take(), request.input_responses.take());
-        let name = request.name.to_string();
-        let start = |gateway: Session, context| async move {
-            gateway
-                .call_now(request, context)
-                .await
-                .map(ServerResult::from)
-        };
-        let held = self.held(&name, Kind::Tool, retry, context, start).await?;
-        Ok(match held {
-            ServerResult::InputRequiredResult(r) => CallToolResponse::InputRequired(r),
-            ServerResult::CreateTaskResult(r) => CallToolResponse::Task(r),
-            ServerResult::CallToolResult(r) => CallToolResponse::Complete(r),
-            other => return Err(unexpected(&other)),
-        })
-    }
-
-    /// A request (named `name`, of `kind`) of a client of the stateless
-    /// revision, held while what it is asked goes back as `inputRequired`:
-    /// started by `start`, or resumed by a retry's `(state, answers)`.
-    pub(super) async fn held<F, Fut>(
-        &self,
-        name: &str,
-        kind: Kind,
+impl HeldCalls {
+    /// A request of a client of the stateless revision, held while what it
+    /// is asked goes back as `inputRequired`: started by `start` in a task of
+    /// its own (`id`: its number among the sessions servers may ask), or
+    /// resumed by a retry's `(state, answers)`. `bound`: the client and the
+    /// request the sealed state is bound to.
+    pub(super) async fn hold<F, Fut>(
+        self: &Arc<Self>,
+        (client, name, kind): (&str, &str, Kind),
         (state, answers): (Option<String>, Option<InputResponses>),
         mut context: RequestContext<RoleServer>,
+        id: impl FnOnce() -> u64,
         start: F,
     ) -> Result<ServerResult, McpError>
     where
-        F: FnOnce(Session, RequestContext<RoleServer>) -> Fut,
+        F: FnOnce(RequestContext<RoleServer>) -> Fut,
         Fut: Future<Output = Result<ServerResult, McpError>> + Send + 'static,
     {
-        let calls = &self.shared.held;
-        let client = self.client(&context.extensions);
-        let bound = bound_to(client.name(), &format!("{}:{name}", kind.method()));
+        let bound = bound_to(client, &format!("{}:{name}", kind.method()));
         let ct = context.ct.clone();
         if let Some(state) = state {
-            let (replica, id) = calls.open(&state, &bound)?;
+            let (replica, id) = self.open(&state, &bound)?;
             let answers = answers.unwrap_or_default();
-            if replica != calls.replica {
-                return calls.resume_at(replica, id, answers, &bound, kind).await;
+            if replica != self.replica {
+                return self.resume_at(replica, id, answers, &bound, kind).await;
             }
-            return calls.resume(id, answers, &bound, ct.cancelled()).await;
+            return self.resume(id, answers, &bound, ct.cancelled()).await;
         }
         let capabilities = context
             .client_capabilities()
             .and_then(|c| serde_json::to_value(c).ok())
             .unwrap_or_default();
         let held = Arc::new(Held::new(capabilities));
-        let id = self.shared.host.servers().sessions().new_id();
         let held_client = HeldClient {
-            id,
+            id: id(),
             held: held.clone(),
         };
         context.extensions.insert(held_client);
         // The request outlives this one, which ends with the question: it
         // is cancelled with the retry that waits for it.
         context.ct = Default::default();
-        let run = tokio::spawn(start(self.clone(), context));
+        let run = tokio::spawn(start(context));
         *locked(&held.run) = Some(run);
-        calls.run_on(held, &bound, ct.cancelled()).await
+        self.run_on(held, &bound, ct.cancelled()).await
     }
 }
 

@@ -191,7 +191,7 @@ pub async fn serve_page(
     if !addr.ip().is_loopback() {
         return Err(ServeError::TokenRequired(addr));
     }
-    let token = super::app_host::random_id();
+    let token = super::views::random_id();
     let clients = clients::Clients::new(vec![ClientToken {
         scope: ClientScope::every("page"),
         secret: token.clone(),

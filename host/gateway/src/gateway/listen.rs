@@ -5,7 +5,7 @@
 //! resources it names for as long as the stream is open.
 
 use super::Session;
-use super::resources::Watching;
+use super::watching::Watching;
 use crate::host::Host;
 use crate::servers::ServerEvent;
 use rmcp::ErrorData as McpError;
@@ -80,7 +80,7 @@ impl Session {
                 Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => continue,
                 Err(_) => return Ok(()),
             };
-            for n in changes(&shared.host, shared.exposed, &watching, &event).await {
+            for n in changes(&shared.host, shared.exposed(), &watching, &event).await {
                 match sink.send(n).await {
                     // Not asked for on this stream.
                     Ok(()) | Err(SubscriptionSendError::NotificationNotAccepted(_)) => {}

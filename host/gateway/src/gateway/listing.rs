@@ -3,74 +3,18 @@
 //! decides for a session.
 
 use super::hints::Hints;
+use super::lists::{Listing, Lists};
 use super::scope::ClientScope;
-use super::{Exposure, Gateway, Session, from_json, internal, mcp_tool, proxy, tool_search};
+use super::wire::{from_json, internal};
+use super::{Exposure, Gateway, Session, proxy, tool_search};
 use crate::catalog::Entry;
 use crate::host::Snapshot;
 use crate::results::CHARS_PER_TOKEN;
 use rmcp::ErrorData as McpError;
 use rmcp::model::Tool;
-use std::collections::{BTreeSet, HashMap};
-use std::sync::{Arc, Mutex, OnceLock};
-
-/// Tool lists of one snapshot, as MCP tools.
-pub(super) struct Listing {
-    pub(super) version: u64,
-    /// The lists of clients that see every server.
-    every: Lists,
-    /// The lists of each client limited to some servers, by token name.
-    limited: Mutex<HashMap<Arc<str>, Arc<Lists>>>,
-}
-
-/// The tool lists one client sees.
-#[derive(Default)]
-struct Lists {
-    /// Every entry (direct exposure).
-    all: OnceLock<Arc<[Tool]>>,
-    /// Tool-search exposure before a session loads anything: `ToolSearch`
-    /// and the direct tools.
-    base: OnceLock<Arc<[Tool]>>,
-    /// What `auto` exposure decides for this catalog.
-    auto: OnceLock<Exposure>,
-    /// What ToolSearch's description says of each server, when it names them.
-    said: OnceLock<tool_search::Said>,
-}
-
-/// The lists of a client: borrowed for the unlimited (as fast as before
-/// scopes), shared for a limited one.
-enum ListsRef<'a> {
-    Every(&'a Lists),
-    Limited(Arc<Lists>),
-}
-
-impl std::ops::Deref for ListsRef<'_> {
-    type Target = Lists;
-    fn deref(&self) -> &Lists {
-        match self {
-            ListsRef::Every(l) => l,
-            ListsRef::Limited(l) => l,
-        }
-    }
-}
-
-impl Listing {
-    pub(super) fn new(version: u64) -> Listing {
-        Listing {
-            version,
-            every: Lists::default(),
-            limited: Mutex::new(HashMap::new()),
-        }
-    }
-
-    fn lists(&self, client: &ClientScope) -> ListsRef<'_> {
-        if !client.is_limited() {
-            return ListsRef::Every(&self.every);
-        }
-        let mut limited = self.limited.lock().unwrap_or_else(|p| p.into_inner());
-        let lists = limited.entry(client.name().into()).or_default().clone();
-        ListsRef::Limited(lists)
-    }
-}
+use serde_json::Value;
+use std::collections::BTreeSet;
+use std::sync::Arc;
 
 impl Gateway {
     /// The tool lists of `snapshot`, made on first need.
@@ -161,6 +105,7 @@ impl Session {
     /// from the tools `client` sees on `snapshot`. The session keeps it.
     fn decide(&self, snapshot: &Snapshot, lists: &Lists, client: &ClientScope) -> Exposure {
         *self
+            .state
             .decided
             .get_or_init(|| self.shared.auto_exposure(snapshot, lists, client))
     }
@@ -170,7 +115,7 @@ impl Session {
         &self,
         client: &ClientScope,
     ) -> Result<&'static dyn super::exposures::Exposed, McpError> {
-        if let Some(decided) = self.decided.get() {
+        if let Some(decided) = self.state.decided.get() {
             return Ok(super::exposures::of(*decided));
         }
         let (snapshot, listing) = self.catalog().await?;
@@ -180,7 +125,7 @@ impl Session {
 
     /// Whether `auto` decided this session searches (tool-search).
     pub(super) fn searches(&self) -> bool {
-        self.decided.get() == Some(&Exposure::ToolSearch)
+        self.state.decided.get() == Some(&Exposure::ToolSearch)
     }
 
     /// What this session's `tools/list` answers.
@@ -190,7 +135,7 @@ impl Session {
 
     /// What `tools/list` answers `client` on this session.
     pub(super) async fn tool_list_for(&self, client: &ClientScope) -> Result<Vec<Tool>, McpError> {
-        self.shared.exposed.list(self, client).await
+        self.shared.exposed().list(self, client).await
     }
 
     /// The proxy's one tool, as `client` sees it.
@@ -215,7 +160,11 @@ impl Session {
             let definition = super::code::tool_definition(self, client).await;
             tools.push(from_json(guarded(definition, host))?);
         }
-        if self.results_kept.load(std::sync::atomic::Ordering::Acquire) {
+        if self
+            .state
+            .results_kept
+            .load(std::sync::atomic::Ordering::Acquire)
+        {
             tools.push(from_json(guarded(super::results::tool_definition(), host))?);
         }
         if super::proxy::install::listed(&host.config()) {
@@ -240,7 +189,7 @@ impl Session {
     ) -> Result<Arc<[Tool]>, McpError> {
         let (snapshot, listing) = self.catalog().await?;
         let lists = listing.lists(client);
-        self.link.refresh_tools().await;
+        self.state.link.refresh_tools().await;
         self.tool_search_list(&snapshot, &lists, client)
     }
 
@@ -252,7 +201,7 @@ impl Session {
         if self.decide(&snapshot, &lists, client) == Exposure::Direct {
             return Ok(self.shared.auto_list(&snapshot, &lists, client));
         }
-        self.link.refresh_tools().await;
+        self.state.link.refresh_tools().await;
         self.tool_search_list(&snapshot, &lists, client)
     }
 
@@ -265,6 +214,7 @@ impl Session {
         client: &ClientScope,
     ) -> Result<Arc<[Tool]>, McpError> {
         let activated = self
+            .state
             .activated
             .lock()
             .unwrap_or_else(|p| p.into_inner())
@@ -275,7 +225,7 @@ impl Session {
         {
             return Ok(base.clone());
         }
-        if let Some((v, n, list)) = &*self.listed.lock().unwrap_or_else(|p| p.into_inner())
+        if let Some((v, n, list)) = &*self.state.listed.lock().unwrap_or_else(|p| p.into_inner())
             && *v == version
             && *n == activated.len()
             && !activated.is_empty()
@@ -310,7 +260,7 @@ impl Session {
         if activated.is_empty() {
             return Ok(lists.base.get_or_init(|| list).clone());
         }
-        *self.listed.lock().unwrap_or_else(|p| p.into_inner()) =
+        *self.state.listed.lock().unwrap_or_else(|p| p.into_inner()) =
             Some((version, activated.len(), list.clone()));
         Ok(list)
     }
@@ -324,5 +274,55 @@ fn guarded(mut tool: serde_json::Value, host: &crate::host::Host) -> serde_json:
     if let Some(meta) = Hints::always().add_to(budget) {
         tool["_meta"] = meta;
     }
+    tool
+}
+
+/// The MCP tool definition of a catalog entry, built directly (a catalog has
+/// thousands): its schema always says `"type": "object"`. `always_load`: the
+/// exposure means it to be in the agent's context from the start.
+fn mcp_tool(
+    entry: &crate::catalog::Entry,
+    snapshot: &crate::host::Snapshot,
+    config: &crate::config::Config,
+    always_load: bool,
+) -> Tool {
+    let t = &entry.tool;
+    let schema = t.input_schema.object().clone();
+    let mut tool = Tool::new(entry.name.clone(), t.description.clone(), schema);
+    // A tool whose name had to change keeps its own in sight: as its title
+    // when it has none.
+    tool.title = t
+        .title
+        .clone()
+        .or_else(|| entry.renamed_from().map(str::to_string));
+    tool.annotations = t
+        .annotations
+        .as_ref()
+        .and_then(|a| serde_json::from_value(a.clone()).ok());
+    // Results pass through as the server sent them, so its promise about
+    // their structured content holds through mcpw too.
+    tool.output_schema = t.output_schema.as_ref().map(|s| s.object().clone());
+    let names = [t.name.as_str(), entry.name.as_str()];
+    let hints = Hints {
+        always_load,
+        keywords: config
+            .server(&t.server)
+            .map_or(&[], |s| s.config.search_keywords.as_slice()),
+    };
+    let mut meta = super::results::tool_meta(config, &t.server, &names);
+    // The server's own `_meta` (an app's view among it), under mcpw's.
+    if let Some(Value::Object(own)) = &t.meta {
+        let mut joined = own.clone();
+        // The view as the client reads it (mapped when another server has
+        // one at the same URI).
+        let resources = snapshot.resources();
+        crate::apps::expose_meta(&mut joined, |uri| resources.exposed(&t.server, uri));
+        if let Some(Value::Object(ours)) = meta {
+            joined.extend(ours);
+        }
+        meta = Some(Value::Object(joined));
+    }
+    let meta = hints.add_to(meta);
+    tool.meta = meta.and_then(|m| from_json(m).ok());
     tool
 }

@@ -13,8 +13,7 @@ use axum::http::{HeaderValue, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use serde_json::{Value, json};
-use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 const INDEX: &str = include_str!("page/index.html");
 const SCRIPT: &str = include_str!("page/page.js");
@@ -184,7 +183,7 @@ fn guests(shared: &Gateway) -> Vec<Value> {
         );
         out.push(guest("guard", name));
     }
-    if shared.exposed.runs_scripts() || config.settings.code_mode {
+    if shared.exposed().runs_scripts() || config.settings.code_mode {
         out.push(guest("script", "JavaScript (built in)".into()));
     }
     out
@@ -258,45 +257,4 @@ async fn search(shared: Arc<Gateway>, request: Request) -> Response {
         })
         .collect();
     answer(json!({"query": query.q, "note": host.search_note(), "hits": hits}))
-}
-
-/// Open sessions per client (token name), for the page.
-#[derive(Default)]
-pub(super) struct SessionCounts(Arc<Mutex<BTreeMap<String, usize>>>);
-
-/// One open session, counted until dropped.
-pub(super) struct Counted {
-    counts: Arc<Mutex<BTreeMap<String, usize>>>,
-    client: String,
-}
-
-impl SessionCounts {
-    /// Counts a session of `client` while the result lives.
-    pub(super) fn open(&self, client: &str) -> Counted {
-        *lock(&self.0).entry(client.to_string()).or_default() += 1;
-        Counted {
-            counts: self.0.clone(),
-            client: client.to_string(),
-        }
-    }
-
-    fn counts(&self) -> BTreeMap<String, usize> {
-        lock(&self.0).clone()
-    }
-}
-
-impl Drop for Counted {
-    fn drop(&mut self) {
-        let mut counts = lock(&self.counts);
-        if let Some(n) = counts.get_mut(&self.client) {
-            *n -= 1;
-            if *n == 0 {
-                counts.remove(&self.client);
-            }
-        }
-    }
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
 }

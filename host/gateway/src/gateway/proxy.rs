@@ -8,7 +8,8 @@ pub(super) mod install;
 mod search;
 mod tool;
 
-use super::{ClientScope, Session, result};
+use super::wire::result;
+use super::{ClientScope, Session};
 use crate::catalog::{ConnectionState, Entry};
 use crate::config::results::Format;
 use crate::host::{Host, HostError};

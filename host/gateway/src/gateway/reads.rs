@@ -3,7 +3,13 @@
 //! request; see [`super::held`]), with the log messages the request asks for
 //! (see [`super::request_logs`]).
 
-use super::*;
+use super::era::Complete;
+use super::wire::{from_json, internal};
+use super::{Session, traced};
+use crate::host::HostError;
+use rmcp::ErrorData as McpError;
+use rmcp::model::{GetPromptRequestParams, GetPromptResult};
+use rmcp::service::{RequestContext, RoleServer};
 
 impl Session {
     /// A prompt, got for this session's client.

@@ -5,8 +5,9 @@
 //! session up (rmcp replays its `initialize`) loads what was chosen so far.
 //! Without shared state, every method here does nothing.
 
+use super::bootstrap::Bootstrap;
 use super::scope::ClientScope;
-use super::{Gateway, resources};
+use super::watching;
 use crate::host::Host;
 use crate::log_level::LogLevel;
 use crate::team_state::sessions::{Announcement, Change, SessionRecord, SharedSessions};
@@ -120,9 +121,8 @@ impl Replicas {
 /// One session's tie to the others.
 pub(super) struct Link {
     replicas: Option<Arc<Replicas>>,
-    /// What the sessions of this replica share: resources are watched once
-    /// its servers are listed.
-    gateway: Weak<Gateway>,
+    /// Listing the replica's servers: resources are watched once they are.
+    bootstrap: Weak<Bootstrap>,
     id: OnceLock<String>,
     peer: OnceLock<Peer<RoleServer>>,
     /// What the session chose before it came here has been loaded.
@@ -132,7 +132,7 @@ pub(super) struct Link {
     client: OnceLock<ClientScope>,
     activated: Arc<Mutex<BTreeSet<String>>>,
     log_level: Arc<Mutex<Option<LogLevel>>>,
-    watching: Arc<resources::Watching>,
+    watching: Arc<watching::Watching>,
 }
 
 fn locked<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -141,14 +141,15 @@ fn locked<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 
 impl Link {
     pub(super) fn new(
-        gateway: &Arc<Gateway>,
+        replicas: Option<Arc<Replicas>>,
+        bootstrap: Weak<Bootstrap>,
         activated: Arc<Mutex<BTreeSet<String>>>,
         log_level: Arc<Mutex<Option<LogLevel>>>,
-        watching: Arc<resources::Watching>,
+        watching: Arc<watching::Watching>,
     ) -> Arc<Link> {
         Arc::new(Link {
-            replicas: gateway.replicas.clone(),
-            gateway: Arc::downgrade(gateway),
+            replicas,
+            bootstrap,
             id: OnceLock::new(),
             peer: OnceLock::new(),
             loaded: tokio::sync::OnceCell::new(),
@@ -250,9 +251,9 @@ impl Link {
             }
         }
         if !record.watching.is_empty()
-            && let Some(gateway) = self.gateway.upgrade()
+            && let Some(bootstrap) = self.bootstrap.upgrade()
         {
-            gateway.ready().await;
+            bootstrap.ready().await;
         }
         for uri in &record.watching {
             if !self.watching.watches(uri)

@@ -58,7 +58,11 @@ impl Session {
     }
 
     fn has_session(&self) -> bool {
-        let session = self.registered.lock().unwrap_or_else(|p| p.into_inner());
+        let session = self
+            .state
+            .registered
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
         session.is_some()
     }
 }

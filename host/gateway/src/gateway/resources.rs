@@ -2,14 +2,12 @@
 //! per session (the host asks a server to watch a URI once for all sessions);
 //! a client sees the resources of its servers only.
 
-use super::{ClientScope, Session, from_json, internal};
-use crate::host::resources::Route;
-use crate::host::{Host, HostError};
+use super::watching::host_error;
+use super::wire::{from_json, internal};
+use super::{ClientScope, Session};
 use rmcp::ErrorData as McpError;
 use rmcp::model::{ListResourceTemplatesResult, ListResourcesResult, ReadResourceResult};
 use serde_json::{Value, json};
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
 
 /// Items per `resources/list` (and templates) page.
 const PAGE: usize = 200;
@@ -34,96 +32,6 @@ fn with_cursor(mut v: Value, next: Option<String>) -> Value {
         v["nextCursor"] = json!(next);
     }
     v
-}
-
-fn host_error(e: HostError) -> McpError {
-    match e {
-        HostError::ResourceNotFound(uri) => McpError::resource_not_found(
-            format!("resource \"{uri}\" not found"),
-            Some(json!({"uri": uri})),
-        ),
-        e => internal(e),
-    }
-}
-
-/// The resources a session watches, by the URI the client used. When the
-/// session ends, the host stops watching them for it.
-pub(super) struct Watching {
-    host: Arc<Host>,
-    routes: Mutex<HashMap<String, Route>>,
-}
-
-impl Watching {
-    pub(super) fn new(host: Arc<Host>) -> Arc<Watching> {
-        Arc::new(Watching {
-            host,
-            routes: Mutex::new(HashMap::new()),
-        })
-    }
-
-    fn routes(&self) -> std::sync::MutexGuard<'_, HashMap<String, Route>> {
-        self.routes.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    /// Whether the session watches `uri` (as the client knows it).
-    pub(super) fn watches(&self, uri: &str) -> bool {
-        self.routes().contains_key(uri)
-    }
-
-    /// The URIs the session watches.
-    pub(super) fn uris(&self) -> Vec<String> {
-        self.routes().keys().cloned().collect()
-    }
-
-    /// Watches `uri` (as `client` knows it) for the session (`subscribe`),
-    /// or no more.
-    pub(super) async fn set(
-        &self,
-        client: &ClientScope,
-        uri: &str,
-        subscribe: bool,
-    ) -> Result<(), McpError> {
-        let route = self
-            .host
-            .route_resource_within(uri, &|s| client.allows(s))
-            .await
-            .map_err(host_error)?;
-        let known = self.routes().contains_key(uri);
-        if known == subscribe {
-            return Ok(()); // already so for this session
-        }
-        self.host
-            .watch_resource(&route, subscribe)
-            .await
-            .map_err(host_error)?;
-        let mut routes = self.routes();
-        if subscribe {
-            routes.insert(uri.to_string(), route);
-        } else {
-            routes.remove(uri);
-        }
-        Ok(())
-    }
-}
-
-impl Drop for Watching {
-    fn drop(&mut self) {
-        let routes: Vec<Route> = self.routes().drain().map(|(_, r)| r).collect();
-        let Ok(rt) = tokio::runtime::Handle::try_current() else {
-            return;
-        };
-        if routes.is_empty() {
-            return;
-        }
-        let host = self.host.clone();
-        rt.spawn(async move {
-            for r in routes {
-                if let Err(e) = host.watch_resource(&r, false).await {
-                    tracing::debug!("unsubscribing {} on {}: {e}", r.uri, r.server);
-                }
-            }
-        });
-    }
 }
 
 impl Session {
@@ -195,7 +103,7 @@ impl Session {
     /// What this session kept (binary content its scripts got, whole
     /// results it read a preview of): read by this session only.
     async fn kept_read(&self, uri: &str) -> Result<ReadResourceResult, McpError> {
-        let kept = match self.shelf.get(uri) {
+        let kept = match self.state.shelf.get(uri) {
             Some(kept) => Some(kept),
             None => self.kept_whole(uri).await.map(crate::kept::Kept::Whole),
         };
@@ -224,8 +132,8 @@ impl Session {
         subscribe: bool,
     ) -> Result<(), McpError> {
         self.shared.ready().await;
-        self.watching.set(client, uri, subscribe).await?;
-        self.link.share_watching(uri, subscribe).await;
+        self.state.watching.set(client, uri, subscribe).await?;
+        self.state.link.share_watching(uri, subscribe).await;
         Ok(())
     }
 }

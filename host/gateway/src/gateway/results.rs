@@ -185,20 +185,21 @@ impl Session {
         let size = whole.text.chars().count();
         let text = whole.text.clone();
         let record = self
+            .state
             .link
             .is_shared()
             .then(|| serde_json::to_string(&whole).ok())
             .flatten();
-        let kept = self.shelf.keep_whole(whole);
+        let kept = self.state.shelf.keep_whole(whole);
         if let (Some(uri), Some(record)) = (&kept, record) {
             let id = uri.trim_start_matches(crate::kept::URI_PREFIX);
-            let ttl = self.shelf.limits().ttl;
-            self.link.share_result(id, &record, ttl).await;
+            let ttl = self.state.shelf.limits().ttl;
+            self.state.link.share_result(id, &record, ttl).await;
         }
         let how = match &kept {
             Some(uri) => {
                 let id = uri.trim_start_matches(crate::kept::URI_PREFIX);
-                let file = match &self.files {
+                let file = match &self.state.files {
                     // Up to 128 MiB written and synced: off the async threads.
                     Some(files) => {
                         let (files, id, text) = (files.clone(), id.to_string(), text.clone());
@@ -241,6 +242,7 @@ impl Session {
         }
         let first = kept.is_some()
             && !self
+                .state
                 .results_kept
                 .swap(true, std::sync::atomic::Ordering::AcqRel);
         Shaped {
@@ -253,21 +255,25 @@ impl Session {
     /// The whole result kept as `id` (or its URI) by this session, here or,
     /// in a team, at another replica.
     pub(crate) async fn kept_whole(&self, id: &str) -> Option<std::sync::Arc<crate::kept::Whole>> {
-        if let Some(whole) = self.shelf.whole(id) {
+        if let Some(whole) = self.state.shelf.whole(id) {
             return Some(whole);
         }
         let id = id.strip_prefix(crate::kept::URI_PREFIX).unwrap_or(id);
-        self.link.shared_result(id).await.map(std::sync::Arc::new)
+        self.state
+            .link
+            .shared_result(id)
+            .await
+            .map(std::sync::Arc::new)
     }
 
     /// How the agent reads the rest of a kept result, in this exposure.
     fn how_to_read(&self, uri: &str, json: bool, file: Option<&std::path::Path>) -> String {
         let id = uri.trim_start_matches(crate::kept::URI_PREFIX);
-        let ttl = match self.shelf.limits().ttl.as_secs() {
+        let ttl = match self.state.shelf.limits().ttl.as_secs() {
             s if s < 120 => format!("{s} seconds"),
             s => format!("{} minutes", s / 60),
         };
-        let (range, select) = match self.shared.exposed.reads_results() {
+        let (range, select) = match self.shared.exposed().reads_results() {
             Reading::Proxy => (
                 format!("mcp({{result: \"{id}\", offset: 0, limit: 20000}})"),
                 format!("mcp({{result: \"{id}\", select: \"<jq>\"}})"),

@@ -2,7 +2,7 @@
 //! that concern it, and log messages of the servers its client sees, at the
 //! level it set.
 
-use super::{ClientScope, Gateway, listen, resources};
+use super::{ClientScope, Gateway, listen, watching};
 use crate::log_level::LogLevel;
 use crate::servers::ServerEvent;
 use rmcp::service::RoleServer;
@@ -14,13 +14,13 @@ use std::sync::{Arc, Mutex, Weak};
 pub(super) fn spawn(
     shared: &Gateway,
     peer: rmcp::Peer<RoleServer>,
-    watching: Weak<resources::Watching>,
+    watching: Weak<watching::Watching>,
     log_level: Arc<Mutex<Option<LogLevel>>>,
     client: ClientScope,
 ) {
     let mut events = shared.host.servers().subscribe();
     let host = shared.host.clone();
-    let exposed = shared.exposed;
+    let exposed = shared.exposed();
     // A quiet host sends no events: the session's end is checked every
     // few seconds, so that the task and what it holds go with the session.
     let mut check = tokio::time::interval(std::time::Duration::from_secs(5));

@@ -8,7 +8,8 @@
 //! the client does not see is an unknown task.
 
 use super::task_book::Given;
-use super::{ClientScope, Session, internal};
+use super::wire::internal;
+use super::{ClientScope, Session};
 use crate::host::pipeline::Ran;
 use crate::servers::ConnectError;
 use crate::servers::ServerError;

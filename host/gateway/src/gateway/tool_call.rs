@@ -2,7 +2,12 @@
 //! its span and the log messages it asks for; and the calls of the
 //! gateway's own tools that several exposures share.
 
-use super::*;
+use super::era::Complete;
+use super::{Session, code, results, traced};
+use rmcp::ErrorData as McpError;
+use rmcp::model::{CallToolRequestParams, CallToolResult};
+use rmcp::service::{RequestContext, RoleServer};
+use serde_json::Value;
 
 impl Session {
     /// A tool call, answered when it ends (see [`Session::held_call`] for
@@ -16,9 +21,12 @@ impl Session {
         let logged = context.clone();
         let only = self.logs_of(&context, &request.name).await;
         let call = traced::run(span, async move {
-            self.link.seen(&context.extensions, &context.peer).await;
+            self.state
+                .link
+                .seen(&context.extensions, &context.peer)
+                .await;
             let args = request.arguments.take();
-            let exposed = self.shared.exposed;
+            let exposed = self.shared.exposed();
             exposed.call(self, &request.name, args, &context).await
         });
         self.with_request_logs(&logged, only, call).await

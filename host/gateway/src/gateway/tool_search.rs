@@ -1,8 +1,9 @@
 //! `ToolSearch`: the direct tools are listed up front; everything else is found
 //! by search and loaded on demand, announced with `notifications/tools/list_changed`.
 
+use super::Session;
 use super::hints::Hints;
-use super::{Session, result};
+use super::wire::result;
 use crate::catalog::Entry;
 use crate::config::Config;
 use crate::host::{EntryRef, Snapshot};
@@ -188,7 +189,7 @@ async fn activate(
     ctx: &RequestContext<RoleServer>,
 ) {
     let newly: Vec<String> = {
-        let mut active = gw.activated.lock().unwrap_or_else(|p| p.into_inner());
+        let mut active = gw.state.activated.lock().unwrap_or_else(|p| p.into_inner());
         names
             .iter()
             .filter(|n| !snapshot.is_direct_name(n) && active.insert((*n).clone()))
@@ -198,7 +199,7 @@ async fn activate(
     if !newly.is_empty() {
         // Recorded before the answer: the client's next request may reach
         // another replica.
-        gw.link.share_tools(&newly).await;
+        gw.state.link.share_tools(&newly).await;
         let _ = ctx.peer.notify_tool_list_changed().await;
     }
 }

@@ -1,6 +1,6 @@
 //! The view's page, its files and its data over HTTP.
 
-use super::View;
+use crate::gateway::views::View;
 use crate::gateway::{ClientScope, Gateway, page};
 use crate::host::pipeline::{Caller, Ran, Unattended, Via};
 use crate::host::{CallOptions, RawResult};

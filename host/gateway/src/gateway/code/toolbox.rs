@@ -90,7 +90,7 @@ impl Toolbox for SessionToolbox {
                     read_kept(&gw, &arguments).await
                 }
                 Ok(entry) => {
-                    let (host, shelf) = (&gw.shared.host, &gw.shelf);
+                    let (host, shelf) = (&gw.shared.host, &gw.state.shelf);
                     script_call(host, &caller, &entry, &arguments, options, shelf).await
                 }
                 Err(e) => Err(service_error(e)),

@@ -123,5 +123,8 @@ pub(super) async fn own_or_server(
 /// The answer to a call of a tool an exposure does not have.
 pub(super) fn unknown(message: String) -> Result<CallToolResponse, McpError> {
     let text = [crate::present::Content::text(message)];
-    Ok(crate::gateway::era::Complete::complete(crate::gateway::result(&text, None, true)?).into())
+    Ok(
+        crate::gateway::era::Complete::complete(crate::gateway::wire::result(&text, None, true)?)
+            .into(),
+    )
 }

@@ -60,7 +60,7 @@ pub(crate) async fn call(
         ),
     };
     let content = [crate::present::Content::text(reply.text)];
-    crate::gateway::result(&content, Some(reply.details), reply.is_error)
+    crate::gateway::wire::result(&content, Some(reply.details), reply.is_error)
 }
 
 /// How long the trial connection of an agent's install may take.

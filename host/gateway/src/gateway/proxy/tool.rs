@@ -4,7 +4,8 @@
 use super::{Reply, known};
 use crate::catalog::ToolKind;
 use crate::gateway::results::Shaping;
-use crate::gateway::{ClientScope, Session, calls, result};
+use crate::gateway::wire::result;
+use crate::gateway::{ClientScope, Session, calls};
 use crate::host::pipeline::{Caller, Ran, Via};
 use crate::host::{CallOutcome, EntryRef, Host, HostError, RawResult};
 use crate::present::{self, Content};
@@ -94,7 +95,7 @@ fn meta_for_client(
     ctx: &RequestContext<RoleServer>,
 ) -> Option<rmcp::model::MetaObject> {
     let meta = meta.and_then(|m| crate::apps::without_ui(&m.0).map(rmcp::model::MetaObject));
-    let Some(view) = view.filter(|_| crate::gateway::takes_apps(ctx)) else {
+    let Some(view) = view.filter(|_| crate::gateway::wire::takes_apps(ctx)) else {
         return meta;
     };
     let resources = entry.snapshot().resources();

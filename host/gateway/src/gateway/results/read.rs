@@ -4,8 +4,9 @@
 
 use super::{Shaping, parse_json, project_input, written};
 use crate::config::results::Format;
+use crate::gateway::Session;
 use crate::gateway::results::Reading;
-use crate::gateway::{Session, result};
+use crate::gateway::wire::result;
 use crate::present::Content;
 use crate::results::{self, CHARS_PER_TOKEN};
 use rmcp::ErrorData as McpError;
@@ -133,7 +134,7 @@ impl Session {
             return "That is the end.".to_string();
         }
         let end = range.end;
-        let proxy = self.shared.exposed.reads_results() == Reading::Proxy;
+        let proxy = self.shared.exposed().reads_results() == Reading::Proxy;
         let call = match proxy {
             true => format!("mcp({{result: \"{id}\", offset: {end}}})"),
             false => format!("{TOOL_NAME}({{id: \"{id}\", offset: {end}}})"),

@@ -8,7 +8,6 @@ mod words;
 
 use crate::catalog::Entry;
 use crate::present;
-use std::collections::HashMap;
 
 /// Words shown at most for a server in the servers form.
 const SERVER_WORDS: usize = 4;
@@ -23,8 +22,7 @@ pub(super) struct Group<'a> {
     pub tools: Vec<&'a Entry>,
 }
 
-/// What is said of each server in the servers form, by name, best first.
-pub(crate) type Said = HashMap<String, Vec<String>>;
+pub(crate) use crate::gateway::lists::Said;
 
 /// Which form an outline took.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
