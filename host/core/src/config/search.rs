@@ -1,7 +1,9 @@
 //! `settings.search`: search by meaning. `model` names the embedding model:
 //! a folder holding `config.json`, `tokenizer.json` and `model.safetensors`
 //! (absolute, `~/…`, or `./…` / `../…` from the config file), or a model id
-//! (`owner/name`) fetched from its hub into mcpw's cache on first use.
+//! (`owner/name`, or `owner/name@<commit>` for one commit of it) fetched
+//! from its hub into mcpw's cache on first use, at a commit and with each
+//! file's sha256 recorded there, so that a later fetch gets the same bytes.
 
 use serde_json::{Map, Value};
 use std::path::{Path, PathBuf};
@@ -12,8 +14,14 @@ use std::path::{Path, PathBuf};
 pub enum ModelSetting {
     /// A folder on this machine (`~` not yet expanded).
     Folder(PathBuf),
-    /// A model id on the hub, `owner/name`.
-    Hub(String),
+    /// A model id on the hub, `owner/name`, at `commit` when one is given
+    /// (else the commit its `main` names at the first fetch).
+    Hub {
+        /// `owner/name`.
+        id: String,
+        /// A full commit id (40 hex digits).
+        commit: Option<String>,
+    },
 }
 
 /// `settings.search`.
@@ -21,6 +29,11 @@ pub enum ModelSetting {
 pub struct SearchSettings {
     /// `model`: none for ranking by words alone.
     pub model: Option<ModelSetting>,
+}
+
+/// Is `s` a full commit id: 40 hex digits?
+pub fn is_commit(s: &str) -> bool {
+    s.len() == 40 && s.chars().all(|c| c.is_ascii_hexdigit())
 }
 
 /// Is `s` a hub id: `owner/name`, each of letters, digits, `.`, `_`, `-`?
@@ -47,11 +60,26 @@ pub fn model(s: &str) -> Result<ModelSetting, String> {
         || s.starts_with("../")
     {
         Ok(ModelSetting::Folder(path.to_path_buf()))
+    } else if let Some((id, commit)) = s.split_once('@')
+        && is_model_id(id)
+    {
+        if !is_commit(commit) {
+            return Err(format!(
+                "expected a full commit id (40 hex digits) after {id}@, found {commit:?}"
+            ));
+        }
+        Ok(ModelSetting::Hub {
+            id: id.to_string(),
+            commit: Some(commit.to_ascii_lowercase()),
+        })
     } else if is_model_id(s) {
-        Ok(ModelSetting::Hub(s.to_string()))
+        Ok(ModelSetting::Hub {
+            id: s.to_string(),
+            commit: None,
+        })
     } else {
         Err(format!(
-            "expected a model folder (absolute, ~/…, ./… or ../…) or a model id owner/name, found {s:?}"
+            "expected a model folder (absolute, ~/…, ./… or ../…) or a model id owner/name[@commit], found {s:?}"
         ))
     }
 }
@@ -133,7 +161,21 @@ mod tests {
         let raw = json!({"search": {"model": "a/b"}});
         assert_eq!(
             SearchSettings::read(&raw["search"]).model,
-            Some(ModelSetting::Hub("a/b".into()))
+            Some(ModelSetting::Hub {
+                id: "a/b".into(),
+                commit: None
+            })
         );
+        let commit = "C9745ED1D9F207416BE6D2E6F8DE32D1F16199BF";
+        assert_eq!(
+            model(&format!("a/b@{commit}")),
+            Ok(ModelSetting::Hub {
+                id: "a/b".into(),
+                commit: Some(commit.to_ascii_lowercase())
+            })
+        );
+        let (field, message) = checked(json!("a/b@main")).unwrap_err();
+        assert_eq!(field, "search.model");
+        assert!(message.contains("40 hex digits"), "{message}");
     }
 }

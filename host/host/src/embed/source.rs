@@ -1,10 +1,15 @@
 //! Where a model's files are: a folder named in the config, or a model id
-//! fetched from its hub into mcpw's cache on first use. Also the model's
+//! fetched from its hub into mcpw's cache on first use, at a pinned commit
+//! with each file's digest checked (see [`pin`]). Also the model's
 //! identity, which keys its cached vectors.
+
+mod pin;
 
 use super::EmbedError;
 use crate::config::search::ModelSetting;
+use pin::Pin;
 use sha2::{Digest, Sha256};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 /// The files a model folder must hold.
@@ -17,6 +22,16 @@ const OPTIONAL: [&str; 3] = [
 ];
 /// The hub asked when `HF_ENDPOINT` names none.
 const DEFAULT_HUB: &str = "https://huggingface.co";
+/// How long connecting to the hub may take: offline, search falls back to
+/// words soon instead of waiting on a connection that never comes.
+const CONNECT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// A hub model: its id and the commit asked for, if any.
+#[derive(Clone, Debug)]
+struct HubModel {
+    id: String,
+    commit: Option<String>,
+}
 
 /// A configured model, before or after its files are at hand.
 #[derive(Clone, Debug)]
@@ -25,12 +40,14 @@ pub struct ModelSource {
     pub name: String,
     /// The folder its files are (or will be) in.
     pub folder: PathBuf,
-    /// The hub id to fetch it from when the folder is missing.
-    hub_id: Option<String>,
+    /// The hub model to fetch when the folder is missing.
+    hub: Option<HubModel>,
 }
 
 impl ModelSource {
-    /// The source `setting` names; `home` expands `~`, `cache` holds fetched models.
+    /// The source `setting` names; `home` expands `~`, `cache` holds fetched
+    /// models: one folder per model id, or per id and commit when the
+    /// setting (or mcpw's own pin of the model) names a commit.
     pub fn new(setting: &ModelSetting, home: &Path, cache: &Path) -> ModelSource {
         match setting {
             ModelSetting::Folder(p) => {
@@ -45,29 +62,44 @@ impl ModelSource {
                 ModelSource {
                     name,
                     folder,
-                    hub_id: None,
+                    hub: None,
                 }
             }
-            ModelSetting::Hub(id) => ModelSource {
-                name: id.clone(),
-                folder: cache.join("models").join(id.replace('/', "--")),
-                hub_id: Some(id.clone()),
-            },
+            ModelSetting::Hub { id, commit } => {
+                let commit = commit
+                    .clone()
+                    .or_else(|| pin::known(id, None).map(|p| p.commit));
+                let mut folder = id.replace('/', "--");
+                if let Some(c) = &commit {
+                    folder = format!("{folder}@{c}");
+                }
+                ModelSource {
+                    name: id.clone(),
+                    folder: cache.join("models").join(folder),
+                    hub: Some(HubModel {
+                        id: id.clone(),
+                        commit,
+                    }),
+                }
+            }
         }
     }
 
-    /// Are the model's files at hand (no fetch needed)?
+    /// Are the model's files at hand (no fetch needed)? A hub model's also
+    /// need the pin they were fetched under.
     pub fn present(&self) -> bool {
         REQUIRED.iter().all(|f| self.folder.join(f).is_file())
+            && (self.hub.is_none() || self.folder.join(pin::FILE).is_file())
     }
 
     /// Makes the files present: nothing for a folder (it must hold them),
-    /// a fetch from the hub for a model id. Blocking.
+    /// a fetch from the hub for a model id, at its pinned commit, every file
+    /// checked against its pinned digest. Blocking.
     pub fn fetch(&self, runtime: &tokio::runtime::Handle) -> Result<(), EmbedError> {
         if self.present() {
             return Ok(());
         }
-        let Some(id) = &self.hub_id else {
+        let Some(model) = &self.hub else {
             let missing: Vec<&str> = REQUIRED
                 .into_iter()
                 .filter(|f| !self.folder.join(f).is_file())
@@ -80,55 +112,65 @@ impl ModelSource {
         };
         let hub = std::env::var("HF_ENDPOINT").unwrap_or_else(|_| DEFAULT_HUB.to_string());
         let hub = hub.trim_end_matches('/');
-        tracing::info!("fetching the embedding model {id} from {hub}");
-        // Fetched into a folder of its own, then moved into place whole: a
-        // fetch cut short leaves no folder that looks complete.
+        // What the files must be: as recorded at the first fetch, else as
+        // mcpw pins the model itself, else the first fetch records it.
+        let expected =
+            pin::recorded(&self.folder)?.or_else(|| pin::known(&model.id, model.commit.as_deref()));
+        let client = reqwest::Client::builder()
+            .connect_timeout(CONNECT_TIMEOUT)
+            .build()
+            .map_err(|e| EmbedError::Model(format!("cannot fetch {}: {e}", model.id)))?;
+        let commit = match (&expected, &model.commit) {
+            (Some(p), _) => p.commit.clone(),
+            (None, Some(c)) => c.clone(),
+            (None, None) => runtime.block_on(main_commit(&client, hub, &model.id))?,
+        };
+        tracing::info!(
+            "fetching the embedding model {}@{commit} from {hub}",
+            model.id
+        );
+        let partial = self.partial_folder()?;
+        let files = runtime.block_on(download(&client, hub, model, &commit, partial.path()))?;
+        if let Some(expected) = &expected {
+            for (file, got) in &files {
+                expected.check(&model.id, file, got)?;
+            }
+            let missing = expected.missing(&files);
+            if !missing.is_empty() {
+                return Err(EmbedError::Model(format!(
+                    "{}@{commit}: the hub has no {}, which its pin lists: refused",
+                    model.id,
+                    missing.join(", ")
+                )));
+            }
+        }
+        let record = serde_json::to_string_pretty(&Pin { commit, files }).expect("a pin");
+        let record_path = partial.path().join(pin::FILE);
+        std::fs::write(&record_path, record).map_err(|e| {
+            EmbedError::Model(format!("cannot write {}: {e}", record_path.display()))
+        })?;
+        self.put_in_place(partial)
+    }
+
+    /// A fresh folder beside the model's, for a fetch that is moved into
+    /// place whole: one cut short leaves no folder that looks complete.
+    fn partial_folder(&self) -> Result<tempfile::TempDir, EmbedError> {
         let parent = self.folder.parent().unwrap_or(Path::new("."));
         std::fs::create_dir_all(parent)
             .map_err(|e| EmbedError::Model(format!("cannot create {}: {e}", parent.display())))?;
-        let partial = tempfile::Builder::new()
+        tempfile::Builder::new()
             .prefix(".fetching-")
             .tempdir_in(parent)
-            .map_err(|e| EmbedError::Model(format!("cannot write in {}: {e}", parent.display())))?;
-        runtime.block_on(async {
-            let client = reqwest::Client::new();
-            for (file, required) in REQUIRED
-                .iter()
-                .map(|f| (f, true))
-                .chain(OPTIONAL.iter().map(|f| (f, false)))
-            {
-                let url = format!("{hub}/{id}/resolve/main/{file}");
-                let answer = client
-                    .get(&url)
-                    .send()
-                    .await
-                    .map_err(|e| EmbedError::Model(format!("cannot fetch {url}: {e}")))?;
-                if !answer.status().is_success() {
-                    if required {
-                        return Err(EmbedError::Model(format!(
-                            "cannot fetch {url}: {}",
-                            answer.status()
-                        )));
-                    }
-                    continue;
-                }
-                let bytes = answer
-                    .bytes()
-                    .await
-                    .map_err(|e| EmbedError::Model(format!("cannot fetch {url}: {e}")))?;
-                let path = partial.path().join(file);
-                if let Some(dir) = path.parent() {
-                    std::fs::create_dir_all(dir).map_err(|e| {
-                        EmbedError::Model(format!("cannot create {}: {e}", dir.display()))
-                    })?;
-                }
-                std::fs::write(&path, &bytes).map_err(|e| {
-                    EmbedError::Model(format!("cannot write {}: {e}", path.display()))
-                })?;
-            }
-            Ok(())
-        })?;
+            .map_err(|e| EmbedError::Model(format!("cannot write in {}: {e}", parent.display())))
+    }
+
+    /// Moves a complete fetch into the model's folder, in place of what
+    /// was there (files left of an earlier fetch, kept only for its pin).
+    fn put_in_place(&self, partial: tempfile::TempDir) -> Result<(), EmbedError> {
         let partial = partial.keep();
+        if self.folder.exists() && !self.present() {
+            let _ = std::fs::remove_dir_all(&self.folder);
+        }
         if let Err(e) = std::fs::rename(&partial, &self.folder) {
             let _ = std::fs::remove_dir_all(&partial);
             // Another process may have put it there first.
@@ -180,4 +222,61 @@ fn safetensors_header(path: &Path) -> Result<Vec<u8>, EmbedError> {
     file.read_exact(&mut header)
         .map_err(|e| bad(e.to_string()))?;
     Ok(header)
+}
+
+/// The commit the hub's `main` of `id` names now.
+async fn main_commit(client: &reqwest::Client, hub: &str, id: &str) -> Result<String, EmbedError> {
+    let url = format!("{hub}/api/models/{id}/revision/main");
+    let fail = |why: String| EmbedError::Model(format!("cannot fetch {url}: {why}"));
+    let answer = client
+        .get(&url)
+        .send()
+        .await
+        .map_err(|e| fail(e.to_string()))?;
+    if !answer.status().is_success() {
+        return Err(fail(answer.status().to_string()));
+    }
+    let body: serde_json::Value = answer.json().await.map_err(|e| fail(e.to_string()))?;
+    match body["sha"].as_str() {
+        Some(sha) if crate::config::search::is_commit(sha) => Ok(sha.to_ascii_lowercase()),
+        _ => Err(fail(format!("no commit id in {body}"))),
+    }
+}
+
+/// Fetches `model`'s files at `commit` into `into`: every required one,
+/// and each optional one the hub has. Returns each file's sha256.
+async fn download(
+    client: &reqwest::Client,
+    hub: &str,
+    model: &HubModel,
+    commit: &str,
+    into: &Path,
+) -> Result<BTreeMap<String, String>, EmbedError> {
+    let mut digests = BTreeMap::new();
+    let files = REQUIRED.iter().map(|f| (f, true));
+    for (file, required) in files.chain(OPTIONAL.iter().map(|f| (f, false))) {
+        let url = format!("{hub}/{}/resolve/{commit}/{file}", model.id);
+        let fail = |why: String| EmbedError::Model(format!("cannot fetch {url}: {why}"));
+        let answer = client
+            .get(&url)
+            .send()
+            .await
+            .map_err(|e| fail(e.to_string()))?;
+        if !answer.status().is_success() {
+            if required {
+                return Err(fail(answer.status().to_string()));
+            }
+            continue;
+        }
+        let bytes = answer.bytes().await.map_err(|e| fail(e.to_string()))?;
+        let path = into.join(file);
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir)
+                .map_err(|e| EmbedError::Model(format!("cannot create {}: {e}", dir.display())))?;
+        }
+        std::fs::write(&path, &bytes)
+            .map_err(|e| EmbedError::Model(format!("cannot write {}: {e}", path.display())))?;
+        digests.insert(file.to_string(), pin::digest(&bytes));
+    }
+    Ok(digests)
 }
