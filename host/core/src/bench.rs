@@ -5,6 +5,14 @@
 //! R@1 = a relevant tool is ranked first; R@5 = |relevant ∩ top 5| / min(5, |relevant|);
 //! MRR@10 = 1 / rank of the first relevant tool in the top 10; nDCG@10 with binary gains.
 //! Each is averaged over the queries.
+//!
+//! Per task, whose needs each list every tool that serves it: a need is met in
+//! the top k when any of its tools is there; R@k = needs met in the top k /
+//! min(k, needs), at most 1 (one tool may serve two needs); nDCG@10 with
+//! binary gains, a hit counting only when it meets a need no hit above it
+//! met, against the ideal of one new need met at each of the first
+//! min(10, needs) ranks. Averaged over the tasks, and R@5 apart for the tasks
+//! of one need and of several.
 
 use serde::{Deserialize, Serialize};
 use std::collections::HashSet;
@@ -40,10 +48,127 @@ pub fn load_queries(path: &Path) -> Result<Vec<Query>, QueriesError> {
         .map_err(|e| fail(format!("line {} column {}: {e}", e.line(), e.column())))
 }
 
+/// One labelled task: what an agent was given whole, and what it needs.
+#[derive(Clone, Debug, Deserialize)]
+pub struct Task {
+    /// The task as the agent was given it.
+    pub query: String,
+    /// Each need: the ids (`server/tool`) of every tool that serves it.
+    pub needs: Vec<Vec<String>>,
+}
+
+/// A labelled set: queries of one need, or tasks of several.
+#[derive(Clone, Debug)]
+pub enum Labelled {
+    /// `[{"query", "relevant"}]`.
+    Queries(Vec<Query>),
+    /// `[{"query", "needs": [[...], ...]}]`.
+    Tasks(Vec<Task>),
+}
+
+impl Labelled {
+    /// How many queries or tasks.
+    pub fn len(&self) -> usize {
+        match self {
+            Labelled::Queries(q) => q.len(),
+            Labelled::Tasks(t) => t.len(),
+        }
+    }
+
+    /// Whether there is none.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// "queries" or "tasks".
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Labelled::Queries(_) => "queries",
+            Labelled::Tasks(_) => "tasks",
+        }
+    }
+
+    /// What is searched for, in order.
+    fn texts(&self) -> Vec<&str> {
+        match self {
+            Labelled::Queries(q) => q.iter().map(|q| q.query.as_str()).collect(),
+            Labelled::Tasks(t) => t.iter().map(|t| t.query.as_str()).collect(),
+        }
+    }
+}
+
+/// Reads a labelled file: tasks when its first item has `needs`, else
+/// queries (`relevant`). The whole file is then read as that one kind, so
+/// an item of the other kind is an error naming its line.
+pub fn load_labelled(path: &Path) -> Result<Labelled, QueriesError> {
+    let fail = |message: String| QueriesError {
+        path: path.to_path_buf(),
+        message,
+    };
+    let text = std::fs::read_to_string(path).map_err(|e| fail(e.to_string()))?;
+    let at = |e: serde_json::Error| fail(format!("line {} column {}: {e}", e.line(), e.column()));
+    let items: Vec<serde_json::Value> = serde_json::from_str(&text).map_err(at)?;
+    if items.first().is_some_and(|i| i.get("needs").is_some()) {
+        serde_json::from_str(&text).map(Labelled::Tasks).map_err(at)
+    } else {
+        serde_json::from_str(&text)
+            .map(Labelled::Queries)
+            .map_err(at)
+    }
+}
+
+/// Checks a labelled set against the catalog it will run on, as its kind
+/// asks (queries or tasks).
+pub fn check_labelled(
+    labelled: &Labelled,
+    entries: &[crate::catalog::Entry],
+) -> Result<Vec<String>, String> {
+    match labelled {
+        Labelled::Queries(q) => check_queries(q, entries),
+        Labelled::Tasks(t) => check_tasks(t, entries),
+    }
+}
+
+/// Checks labelled tasks as queries are checked: an empty
+/// task, one without needs or a need without tools is an error; ids naming
+/// no tool of the catalog are warnings.
+fn check_tasks(tasks: &[Task], entries: &[crate::catalog::Entry]) -> Result<Vec<String>, String> {
+    let ids: HashSet<String> = entries.iter().map(|e| e.tool.id()).collect();
+    let mut warnings = Vec::new();
+    for (i, t) in tasks.iter().enumerate() {
+        if t.query.trim().is_empty() {
+            return Err(format!("task {} is empty", i + 1));
+        }
+        if t.needs.is_empty() || t.needs.iter().any(Vec::is_empty) {
+            return Err(format!(
+                "task {} ({:?}) has no needs, or a need without tools",
+                i + 1,
+                t.query
+            ));
+        }
+        let unknown: Vec<&str> = t
+            .needs
+            .iter()
+            .flatten()
+            .filter(|r| !ids.contains(*r))
+            .map(String::as_str)
+            .collect();
+        if !unknown.is_empty() {
+            warnings.push(format!(
+                "task {} ({:?}): not in the catalog: {}",
+                i + 1,
+                t.query,
+                unknown.join(", ")
+            ));
+        }
+    }
+    Ok(warnings)
+}
+
 /// Checks labelled queries against the catalog they will run on: an empty
 /// query or one with nothing relevant is an error (it would skew the means);
 /// labels naming no tool of the catalog are returned as warnings.
-pub fn check_queries(
+fn check_queries(
     queries: &[Query],
     entries: &[crate::catalog::Entry],
 ) -> Result<Vec<String>, String> {
@@ -145,6 +270,44 @@ pub fn mean(per_query: &[Quality]) -> Quality {
     }
 }
 
+/// Metrics of one ranked list against a task's needs (see the module's
+/// documentation); MRR@10 is left at 0, it is not defined for tasks.
+fn score_task(ranked: &[String], needs: &[Vec<String>]) -> Quality {
+    if needs.is_empty() {
+        return Quality::default();
+    }
+    let mut met = vec![false; needs.len()];
+    // Needs met by the first i + 1 hits, and the DCG of the hits that met a new one.
+    let mut met_by = Vec::with_capacity(10);
+    let mut dcg = 0.0;
+    for (i, id) in ranked.iter().take(10).enumerate() {
+        let mut new = false;
+        for (m, need) in met.iter_mut().zip(needs) {
+            if !*m && need.contains(id) {
+                *m = true;
+                new = true;
+            }
+        }
+        if new {
+            dcg += 1.0 / (i as f64 + 2.0).log2();
+        }
+        met_by.push(met.iter().filter(|m| **m).count());
+    }
+    let recall = |k: usize| {
+        let met = met_by.iter().take(k).next_back().copied().unwrap_or(0);
+        (met as f64 / k.min(needs.len()) as f64).min(1.0)
+    };
+    let idcg: f64 = (0..needs.len().min(10))
+        .map(|i| 1.0 / (i as f64 + 2.0).log2())
+        .sum();
+    Quality {
+        r_at_1: recall(1),
+        r_at_5: recall(5),
+        mrr_at_10: 0.0,
+        ndcg_at_10: dcg / idcg,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -176,33 +339,242 @@ mod tests {
         assert_eq!(score(&[], &ids(&["a"])), Quality::default());
         assert_eq!(mean(&[]), Quality::default());
     }
+
+    fn needs(v: &[&[&str]]) -> Vec<Vec<String>> {
+        v.iter().map(|n| ids(n)).collect()
+    }
+
+    fn close(got: f64, want: f64) {
+        assert!((got - want).abs() < 1e-12, "got {got}, want {want}");
+    }
+
+    #[test]
+    fn task_metrics_count_needs_met() {
+        // A met at rank 2, B at rank 4, C at rank 7; a2 at rank 3 meets nothing new.
+        let n = needs(&[&["a1", "a2"], &["b1"], &["c1"]]);
+        let q = score_task(&ids(&["x", "a1", "a2", "b1", "y", "z", "c1"]), &n);
+        close(q.r_at_1, 0.0);
+        close(q.r_at_5, 2.0 / 3.0);
+        let dcg = 1.0 / 3f64.log2() + 1.0 / 5f64.log2() + 1.0 / 8f64.log2();
+        let idcg = 1.0 + 1.0 / 3f64.log2() + 1.0 / 4f64.log2();
+        close(q.ndcg_at_10, dcg / idcg);
+    }
+
+    #[test]
+    fn a_second_tool_of_a_met_need_counts_for_nothing() {
+        // a2 serves A, already met by a1: B, at rank 6, is the only other need.
+        let n = needs(&[&["a1", "a2"], &["b1"]]);
+        let q = score_task(&ids(&["a1", "a2", "x", "y", "z", "b1"]), &n);
+        close(q.r_at_1, 1.0);
+        close(q.r_at_5, 0.5);
+        let idcg = 1.0 + 1.0 / 3f64.log2();
+        close(q.ndcg_at_10, (1.0 + 1.0 / 7f64.log2()) / idcg);
+        // Both needs met in the top 3: a2 between them adds no gain.
+        let q = score_task(&ids(&["a1", "a2", "b1"]), &n);
+        close(q.r_at_5, 1.0);
+        close(q.ndcg_at_10, (1.0 + 1.0 / 4f64.log2()) / idcg);
+    }
+
+    #[test]
+    fn task_recall_is_normalised_by_min_k_needs_and_at_most_one() {
+        // One need: R@5 over 1, not 5.
+        let q = score_task(&ids(&["x", "a"]), &needs(&[&["a"]]));
+        close(q.r_at_1, 0.0);
+        close(q.r_at_5, 1.0);
+        close(q.ndcg_at_10, 1.0 / 3f64.log2());
+        // Six needs, five met in the top 5: R@5 over 5, not 6.
+        let six = needs(&[&["a"], &["b"], &["c"], &["d"], &["e"], &["f"]]);
+        let q = score_task(&ids(&["a", "b", "c", "d", "e"]), &six);
+        close(q.r_at_5, 1.0);
+        // One tool serving two needs meets both at once, but R@1 stays at 1
+        // and its one hit is one gain.
+        let q = score_task(&ids(&["t"]), &needs(&[&["t"], &["t", "u"]]));
+        close(q.r_at_1, 1.0);
+        close(q.r_at_5, 1.0);
+        close(q.ndcg_at_10, 1.0 / (1.0 + 1.0 / 3f64.log2()));
+        assert_eq!(score_task(&[], &needs(&[&["a"]])), Quality::default());
+    }
+
+    fn task(query: &str, n: &[&[&str]]) -> Task {
+        Task {
+            query: query.into(),
+            needs: needs(n),
+        }
+    }
+
+    #[test]
+    fn tasks_report_r_at_5_by_how_many_needs_and_no_mrr() {
+        let tasks = Labelled::Tasks(vec![
+            task("one", &[&["a"]]),
+            task("two", &[&["b"], &["c"]]),
+            task("two more", &[&["d"], &["e"]]),
+        ]);
+        let ranked = [ids(&["a"]), ids(&["b", "x"]), ids(&["d", "e"])];
+        let r = quality(&tasks, &ranked);
+        close(r.r_at_5, (1.0 + 0.5 + 1.0) / 3.0);
+        close(r.r_at_1, 1.0);
+        assert_eq!(r.mrr_at_10, None);
+        let by = r.r_at_5_by_needs.unwrap();
+        assert_eq!(by.one_need.tasks, 1);
+        close(by.one_need.r_at_5.unwrap(), 1.0);
+        assert_eq!(by.two_or_more_needs.tasks, 2);
+        close(by.two_or_more_needs.r_at_5.unwrap(), 0.75);
+        let json = serde_json::to_value(&r).unwrap();
+        assert!(json.get("mrr_at_10").is_none(), "{json}");
+        assert_eq!(json["r_at_5_by_needs"]["two_or_more_needs"]["tasks"], 2);
+        // Queries keep their MRR and have no split.
+        let queries = Labelled::Queries(vec![Query {
+            query: "q".into(),
+            relevant: ids(&["a"]),
+        }]);
+        let r = quality(&queries, &[ids(&["x", "a"])]);
+        assert_eq!(r.mrr_at_10, Some(0.5));
+        assert_eq!(r.r_at_5_by_needs, None);
+        let json = serde_json::to_value(&r).unwrap();
+        assert!(json.get("r_at_5_by_needs").is_none(), "{json}");
+    }
+
+    #[test]
+    fn misses_name_the_needs_left_out_of_the_top_5_worst_first() {
+        let tasks = Labelled::Tasks(vec![
+            task("met", &[&["a"]]),
+            task("half", &[&["a"], &["b", "c"]]),
+            task("none", &[&["d"]]),
+        ]);
+        let ranked = [ids(&["a"]), ids(&["a", "x"]), ids(&["x"])];
+        let m = misses(&tasks, &ranked);
+        let queries: Vec<&str> = m.iter().map(|m| m.query.as_str()).collect();
+        assert_eq!(queries, ["none", "half"]);
+        assert_eq!(m[1].missed, needs(&[&["b", "c"]]));
+        assert_eq!(m[1].top_5, ids(&["a", "x"]));
+        // A query misses the relevant ids its top 5 leaves out.
+        let queries = Labelled::Queries(vec![Query {
+            query: "q".into(),
+            relevant: ids(&["a", "b"]),
+        }]);
+        let m = misses(&queries, &[ids(&["a", "x", "y", "z", "w", "b"])]);
+        assert_eq!(m[0].missed, needs(&[&["b"]]));
+    }
+
+    #[test]
+    fn a_labelled_file_is_read_as_the_kind_its_first_item_is() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = |name: &str, text: &str| {
+            let path = dir.path().join(name);
+            std::fs::write(&path, text).unwrap();
+            path
+        };
+        let tasks = file(
+            "t.json",
+            r#"[{"query": "q", "needs": [["a/b"], ["c/d", "e/f"]]}]"#,
+        );
+        match load_labelled(&tasks).unwrap() {
+            Labelled::Tasks(t) => assert_eq!(t[0].needs.len(), 2),
+            other => panic!("{other:?}"),
+        }
+        let queries = file("q.json", r#"[{"query": "q", "relevant": ["a/b"]}]"#);
+        assert!(matches!(
+            load_labelled(&queries).unwrap(),
+            Labelled::Queries(_)
+        ));
+        let mixed = file(
+            "m.json",
+            "[{\"query\": \"q\", \"needs\": [[\"a/b\"]]},\n{\"query\": \"r\", \"relevant\": [\"a/b\"]}]",
+        );
+        let err = load_labelled(&mixed).unwrap_err().to_string();
+        assert!(err.contains("line 2") && err.contains("needs"), "{err}");
+    }
+
+    #[test]
+    fn the_task_sets_name_only_tools_of_the_bench_catalog() {
+        let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures");
+        let catalog = crate::catalog::load_catalog(&fixtures.join("catalog.json")).unwrap();
+        let ids: HashSet<String> = catalog.iter().map(|t| t.id()).collect();
+        let mut seen = HashSet::new();
+        for file in ["tasks_dev.json", "tasks_holdout.json"] {
+            let Labelled::Tasks(tasks) = load_labelled(&fixtures.join(file)).unwrap() else {
+                panic!("{file} holds queries, not tasks");
+            };
+            assert!(tasks.len() >= 40, "{file}: {} tasks", tasks.len());
+            for t in &tasks {
+                assert!((1..=5).contains(&t.needs.len()), "{file}: {:?}", t.query);
+                assert!(seen.insert(t.query.clone()), "{file}: {:?} twice", t.query);
+                for id in t.needs.iter().flatten() {
+                    assert!(ids.contains(id), "{file}: {id} ({:?}) is no tool", t.query);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_task_without_needs_is_refused_and_unknown_tools_are_named() {
+        let entries = [crate::catalog::Entry {
+            name: "s__a".into(),
+            tool: std::sync::Arc::new(crate::catalog::Tool::new("s", "a", "")),
+        }];
+        let empty_need = Labelled::Tasks(vec![task("q", &[&["s/a"], &[]])]);
+        assert!(check_labelled(&empty_need, &entries).is_err());
+        let no_needs = Labelled::Tasks(vec![task("q", &[])]);
+        assert!(check_labelled(&no_needs, &entries).is_err());
+        let unknown = Labelled::Tasks(vec![task("q", &[&["s/a"], &["s/zz"]])]);
+        let warnings = check_labelled(&unknown, &entries).unwrap();
+        assert!(
+            warnings.len() == 1 && warnings[0].contains("s/zz"),
+            "{warnings:?}"
+        );
+    }
 }
 
-/// Quality and speed of one ranking guest over a catalog and labelled queries.
-#[derive(Clone, Copy, Debug, Serialize)]
+/// Quality and speed of one ranking guest over a catalog and a labelled set.
+#[derive(Clone, Debug, Serialize)]
 pub struct BenchReport {
     /// R@1.
     pub r_at_1: f64,
     /// R@5.
     pub r_at_5: f64,
-    /// MRR@10.
-    pub mrr_at_10: f64,
+    /// MRR@10, for queries of one need.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mrr_at_10: Option<f64>,
     /// nDCG@10.
     pub ndcg_at_10: f64,
+    /// R@5 of the tasks of one need and of several, for tasks.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub r_at_5_by_needs: Option<ByNeeds>,
     /// Time to build the index, milliseconds.
     pub index_ms: f64,
     /// Median query time, microseconds (host call included).
     pub query_p50_us: f64,
     /// 99th-percentile query time, microseconds.
     pub query_p99_us: f64,
+    /// The top 10 ids of each query or task, in the set's order.
+    #[serde(skip)]
+    pub ranked: Vec<Vec<String>>,
 }
 
-/// Builds `ranker`'s index over `entries` and runs every query (top 10) three
-/// times: quality from the first round, latency from all.
+/// R@5 of tasks by how many needs they have.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct ByNeeds {
+    /// Tasks of one need.
+    pub one_need: NeedsGroup,
+    /// Tasks of two needs or more.
+    pub two_or_more_needs: NeedsGroup,
+}
+
+/// Some tasks' count and mean R@5 (none when there is no such task).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct NeedsGroup {
+    /// How many tasks.
+    pub tasks: usize,
+    /// Their mean R@5.
+    pub r_at_5: Option<f64>,
+}
+
+/// Builds `ranker`'s index over `entries` and runs every query or task (top
+/// 10) three times: quality from the first round, latency from all.
 pub fn run(
     ranker: &std::sync::Arc<crate::plugin::Ranker>,
     entries: std::sync::Arc<[crate::catalog::Entry]>,
-    queries: &[Query],
+    labelled: &Labelled,
     options: crate::plugin::IndexOptions,
 ) -> Result<BenchReport, crate::plugin::PluginError> {
     use crate::plugin::SearchOptions;
@@ -214,16 +586,16 @@ pub fn run(
         limit: 10,
         ..Default::default()
     };
-    let mut per_query = Vec::with_capacity(queries.len());
-    let mut times = Vec::with_capacity(queries.len() * 3);
+    let texts = labelled.texts();
+    let mut ranked = Vec::with_capacity(texts.len());
+    let mut times = Vec::with_capacity(texts.len() * 3);
     for round in 0..3 {
-        for q in queries {
+        for text in &texts {
             let t = Instant::now();
-            let hits = index.search(&q.query, &opts)?;
+            let hits = index.search(text, &opts)?;
             times.push(t.elapsed().as_secs_f64() * 1e6);
             if round == 0 {
-                let ids: Vec<String> = hits.iter().map(|h| entries[h.index].tool.id()).collect();
-                per_query.push(score(&ids, &q.relevant));
+                ranked.push(hits.iter().map(|h| entries[h.index].tool.id()).collect());
             }
         }
     }
@@ -234,16 +606,136 @@ pub fn run(
             .copied()
             .unwrap_or(0.0)
     };
-    let m = mean(&per_query);
-    Ok(BenchReport {
-        r_at_1: m.r_at_1,
-        r_at_5: m.r_at_5,
-        mrr_at_10: m.mrr_at_10,
-        ndcg_at_10: m.ndcg_at_10,
-        index_ms,
-        query_p50_us: at(0.5),
-        query_p99_us: at(0.99),
-    })
+    let mut report = quality(labelled, &ranked);
+    report.index_ms = index_ms;
+    report.query_p50_us = at(0.5);
+    report.query_p99_us = at(0.99);
+    report.ranked = ranked;
+    Ok(report)
+}
+
+/// The quality part of a report: each query or task scored against its
+/// ranked ids, averaged.
+fn quality(labelled: &Labelled, ranked: &[Vec<String>]) -> BenchReport {
+    let report = |r_at_1, r_at_5, mrr_at_10, ndcg_at_10, r_at_5_by_needs| BenchReport {
+        r_at_1,
+        r_at_5,
+        mrr_at_10,
+        ndcg_at_10,
+        r_at_5_by_needs,
+        index_ms: 0.0,
+        query_p50_us: 0.0,
+        query_p99_us: 0.0,
+        ranked: Vec::new(),
+    };
+    match labelled {
+        Labelled::Queries(queries) => {
+            let per: Vec<Quality> = queries
+                .iter()
+                .zip(ranked)
+                .map(|(q, ids)| score(ids, &q.relevant))
+                .collect();
+            let m = mean(&per);
+            report(m.r_at_1, m.r_at_5, Some(m.mrr_at_10), m.ndcg_at_10, None)
+        }
+        Labelled::Tasks(tasks) => {
+            let per: Vec<(usize, Quality)> = tasks
+                .iter()
+                .zip(ranked)
+                .map(|(t, ids)| (t.needs.len(), score_task(ids, &t.needs)))
+                .collect();
+            let all: Vec<Quality> = per.iter().map(|(_, q)| *q).collect();
+            let m = mean(&all);
+            let group = |one: bool| {
+                let r5: Vec<f64> = per
+                    .iter()
+                    .filter(|(n, _)| (*n == 1) == one)
+                    .map(|(_, q)| q.r_at_5)
+                    .collect();
+                NeedsGroup {
+                    tasks: r5.len(),
+                    r_at_5: (!r5.is_empty()).then(|| r5.iter().sum::<f64>() / r5.len() as f64),
+                }
+            };
+            let by_needs = ByNeeds {
+                one_need: group(true),
+                two_or_more_needs: group(false),
+            };
+            report(m.r_at_1, m.r_at_5, None, m.ndcg_at_10, Some(by_needs))
+        }
+    }
+}
+
+/// What a query or task missed in its top 5.
+#[derive(Clone, Debug, Serialize)]
+pub struct Miss {
+    /// The query or task.
+    pub query: String,
+    /// Its R@5.
+    pub r_at_5: f64,
+    /// Its nDCG@10.
+    pub ndcg_at_10: f64,
+    /// For a task, each need none of whose tools is in the top 5; for a
+    /// query, its relevant ids not there.
+    pub missed: Vec<Vec<String>>,
+    /// The top 5 ids.
+    pub top_5: Vec<String>,
+}
+
+/// Every query or task whose R@5 is under 1, worst first (by R@5, then
+/// nDCG@10; ties in the set's order): where a ranking falls short.
+pub fn misses(labelled: &Labelled, ranked: &[Vec<String>]) -> Vec<Miss> {
+    let top5 = |ids: &[String]| ids.iter().take(5).cloned().collect::<Vec<_>>();
+    let mut out: Vec<Miss> = match labelled {
+        Labelled::Queries(queries) => queries
+            .iter()
+            .zip(ranked)
+            .map(|(q, ids)| {
+                let top_5 = top5(ids);
+                let s = score(ids, &q.relevant);
+                Miss {
+                    query: q.query.clone(),
+                    r_at_5: s.r_at_5,
+                    ndcg_at_10: s.ndcg_at_10,
+                    missed: vec![
+                        q.relevant
+                            .iter()
+                            .filter(|r| !top_5.contains(r))
+                            .cloned()
+                            .collect(),
+                    ],
+                    top_5,
+                }
+            })
+            .collect(),
+        Labelled::Tasks(tasks) => tasks
+            .iter()
+            .zip(ranked)
+            .map(|(t, ids)| {
+                let top_5 = top5(ids);
+                let s = score_task(ids, &t.needs);
+                Miss {
+                    query: t.query.clone(),
+                    r_at_5: s.r_at_5,
+                    ndcg_at_10: s.ndcg_at_10,
+                    missed: t
+                        .needs
+                        .iter()
+                        .filter(|need| !need.iter().any(|id| top_5.contains(id)))
+                        .cloned()
+                        .collect(),
+                    top_5,
+                }
+            })
+            .collect(),
+    };
+    out.retain(|m| m.r_at_5 < 1.0);
+    out.sort_by(|a, b| {
+        a.r_at_5
+            .total_cmp(&b.r_at_5)
+            .then(a.ndcg_at_10.total_cmp(&b.ndcg_at_10))
+    });
+    out
 }
 
 /// The catalog `copies` times over, servers renamed `<server>-copyN` after the

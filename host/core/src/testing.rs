@@ -161,18 +161,19 @@ impl GuestUnderTest {
             .collect())
     }
 
-    /// `mcpw plugin bench` over a catalog file and a queries file.
+    /// `mcpw plugin bench` over a catalog file and a labelled file
+    /// (queries or tasks).
     pub fn bench(
         &self,
         catalog: &Path,
         queries: &Path,
     ) -> Result<BenchReport, Box<dyn std::error::Error>> {
         let entries = default_entries(&crate::catalog::load_catalog(catalog)?)?;
-        let queries = bench::load_queries(queries)?;
+        let labelled = bench::load_labelled(queries)?;
         Ok(bench::run(
             &Ranker::new(self.module.clone())?,
             entries,
-            &queries,
+            &labelled,
             IndexOptions::default(),
         )?)
     }

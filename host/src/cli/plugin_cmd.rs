@@ -48,7 +48,8 @@ pub(crate) enum PluginCommand {
         /// A catalog file (`{"servers":[{"name","tools":[...]}]}`).
         #[arg(long, value_name = "FILE")]
         catalog: PathBuf,
-        /// Labelled queries (`[{"query","relevant":["server/tool"]}]`).
+        /// Labelled queries (`[{"query","relevant":["server/tool"]}]`) or
+        /// tasks (`[{"query","needs":[["server/tool"],...]}]`).
         #[arg(long, value_name = "FILE")]
         queries: PathBuf,
         /// A scoring profile the guest offers.
@@ -61,6 +62,10 @@ pub(crate) enum PluginCommand {
         /// `settings.search.model`). With one, each signal is reported too.
         #[arg(long, value_name = "FOLDER|ID")]
         model: Option<String>,
+        /// Also list each query or task whose R@5 is under 1, worst first,
+        /// with what its top 5 missed.
+        #[arg(long)]
+        misses: bool,
         /// Print one JSON object.
         #[arg(long)]
         json: bool,
@@ -101,6 +106,7 @@ pub(crate) fn run(cmd: PluginCommand, sources: &ConfigSources) -> Result<ExitCod
             profile,
             scale,
             model,
+            misses,
             json,
         } => bench(
             file,
@@ -108,7 +114,7 @@ pub(crate) fn run(cmd: PluginCommand, sources: &ConfigSources) -> Result<ExitCod
             queries,
             profile,
             (scale, model.as_deref()),
-            json,
+            Output { misses, json },
             sources,
         ),
     }
@@ -166,6 +172,13 @@ fn test(
     })
 }
 
+/// What a benchmark prints: with the misses or not, as JSON or text.
+#[derive(Clone, Copy)]
+struct Output {
+    misses: bool,
+    json: bool,
+}
+
 #[allow(clippy::too_many_arguments)]
 fn bench(
     file: Option<PathBuf>,
@@ -173,14 +186,14 @@ fn bench(
     queries: PathBuf,
     profile: Option<String>,
     (scale, model): (usize, Option<&str>),
-    json: bool,
+    output: Output,
     sources: &ConfigSources,
 ) -> Result<ExitCode> {
     let cfg = super::load_config(sources);
     let embeddings = super::embedding::open(&cfg, sources, model)?;
     let tools = mcpw::bench::scale(&mcpw::catalog::load_catalog(&catalog)?, scale);
     let queries_path = queries;
-    let queries = mcpw::bench::load_queries(&queries_path)?;
+    let queries = mcpw::bench::load_labelled(&queries_path)?;
     // Names come from the default naming guest, so every ranking guest sees the same entries.
     let policy = mcpw::plugin::Policy::load(
         &mcpw::plugin::PolicyConfig {
@@ -193,7 +206,7 @@ fn bench(
         .entries(&tools, &mcpw::plugin::NamingOptions::default())?
         .into();
     let (name, ranker) = bench_ranker(file.as_deref(), sources, &cfg, embeddings.as_ref())?;
-    for warning in mcpw::bench::check_queries(&queries, &entries)
+    for warning in mcpw::bench::check_labelled(&queries, &entries)
         .map_err(|e| anyhow::anyhow!("{}: {e}", queries_path.display()))?
     {
         tracing::warn!("{}: {warning}", queries_path.display());
@@ -232,13 +245,17 @@ fn bench(
     };
     let model = embeddings.as_ref().map(|e| e.model()).transpose()?;
     let model = model.as_ref().map(|m| m.id.as_str());
+    let misses = output
+        .misses
+        .then(|| mcpw::bench::misses(&queries, &report.ranked));
     let shown = Bench {
         name: &name,
         tools: entries.len(),
         queries: queries.len(),
+        kind: queries.kind(),
         model,
     };
-    print_bench(&shown, &report, &signals, json)?;
+    print_bench(&shown, &report, &signals, misses.as_deref(), output.json)?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -266,20 +283,23 @@ fn bench_ranker(
     Ok((name, mcpw::plugin::Ranker::new(module)?))
 }
 
-/// What a benchmark ran: the guest, the catalog's size, the queries and
-/// the model.
+/// What a benchmark ran: the guest, the catalog's size, the queries or
+/// tasks and the model.
 struct Bench<'a> {
     name: &'a str,
     tools: usize,
     queries: usize,
+    kind: &'a str,
     model: Option<&'a str>,
 }
 
-/// A benchmark's report, and each signal's alone, as JSON or text.
+/// A benchmark's report, each signal's alone and the misses when asked
+/// for, as JSON or text.
 fn print_bench(
     bench: &Bench<'_>,
     report: &mcpw::bench::BenchReport,
     signals: &[(&str, mcpw::bench::BenchReport)],
+    misses: Option<&[mcpw::bench::Miss]>,
     json: bool,
 ) -> Result<()> {
     if json {
@@ -295,13 +315,17 @@ fn print_bench(
                     .collect::<Result<_>>()?,
             );
         }
+        if let Some(misses) = misses {
+            out["misses"] = serde_json::to_value(misses)?;
+        }
         return super::print_json(&out);
     }
     outln!(
-        "guest {}: {} tools, {} queries",
+        "guest {}: {} tools, {} {}",
         bench.name,
         bench.tools,
-        bench.queries
+        bench.queries,
+        bench.kind
     );
     if let Some(model) = bench.model {
         outln!("  model {model}");
@@ -310,17 +334,42 @@ fn print_bench(
     for (p, r) in signals {
         print_report(&format!("{p} alone: "), r)?;
     }
+    for m in misses.unwrap_or_default() {
+        outln!("R@5 {:.2}  {}", m.r_at_5, m.query);
+        for need in &m.missed {
+            outln!("    missed: {}", need.join(" | "));
+        }
+        outln!("    top 5:  {}", m.top_5.join(", "));
+    }
     Ok(())
 }
 
 fn print_report(label: &str, report: &mcpw::bench::BenchReport) -> Result<()> {
-    outln!(
-        "  {label}R@1 {:.3}   R@5 {:.3}   MRR@10 {:.3}   nDCG@10 {:.3}",
-        report.r_at_1,
-        report.r_at_5,
-        report.mrr_at_10,
-        report.ndcg_at_10
-    );
+    match report.mrr_at_10 {
+        Some(mrr) => outln!(
+            "  {label}R@1 {:.3}   R@5 {:.3}   MRR@10 {mrr:.3}   nDCG@10 {:.3}",
+            report.r_at_1,
+            report.r_at_5,
+            report.ndcg_at_10
+        ),
+        None => outln!(
+            "  {label}R@1 {:.3}   R@5 {:.3}   nDCG@10 {:.3}",
+            report.r_at_1,
+            report.r_at_5,
+            report.ndcg_at_10
+        ),
+    }
+    if let Some(by) = report.r_at_5_by_needs {
+        let group = |g: mcpw::bench::NeedsGroup| match g.r_at_5 {
+            Some(r) => format!("{r:.3} ({} tasks)", g.tasks),
+            None => "- (no task)".to_string(),
+        };
+        outln!(
+            "  {label}R@5 by needs: 1 need {}   2+ needs {}",
+            group(by.one_need),
+            group(by.two_or_more_needs)
+        );
+    }
     outln!(
         "  {label}index {:.1} ms   query p50 {:.0} µs   p99 {:.0} µs",
         report.index_ms,
