@@ -7,6 +7,7 @@ mod fasthash;
 mod hybrid;
 mod lexicon;
 pub mod meaning;
+mod needs;
 mod pattern;
 mod schema_text;
 mod seed;
@@ -205,6 +206,9 @@ impl Index {
             Scorer::Seed(index) => index.score(query, &in_scope),
         };
         let (Some(vectors), Some(q)) = (&self.vectors, query_vector) else {
+            if let Some(hits) = self.by_needs(query, &scored, &in_scope, limit) {
+                return Ok(plain(hits));
+            }
             top(&mut scored, limit);
             return Ok(plain(scored));
         };
@@ -231,6 +235,60 @@ impl Index {
             .collect())
     }
 }
+
+impl Index {
+    /// A query that states several needs: the whole query's candidates,
+    /// with the best of each need ranked first.
+    fn by_needs(
+        &self,
+        query: &str,
+        whole: &[Hit],
+        in_scope: &dyn Fn(usize) -> bool,
+        limit: usize,
+    ) -> Option<Vec<Hit>> {
+        let clauses = needs::split(query);
+        if clauses.len() < 2 {
+            return None;
+        }
+        let mut ranked = whole.to_vec();
+        top(&mut ranked, POOL);
+        let mut firsts: Vec<(usize, Hit)> = Vec::new();
+        for clause in &clauses {
+            let mut own = match &self.scorer {
+                Scorer::Hybrid(index) => index.score(clause, in_scope),
+                Scorer::Seed(index) => index.score(clause, in_scope),
+            };
+            top(&mut own, 1);
+            if let Some(best) = own.first() {
+                firsts.push((firsts.len(), *best));
+            }
+        }
+        let mut out: Vec<Hit> = Vec::new();
+        for (_, best) in &firsts {
+            if !out.iter().any(|h| h.index == best.index) {
+                out.push(*best);
+            }
+        }
+        for h in ranked {
+            if out.len() >= limit {
+                break;
+            }
+            if !out.iter().any(|o| o.index == h.index) {
+                out.push(h);
+            }
+        }
+        // Scores that keep this order, above the rest.
+        let n = out.len() as f32;
+        for (i, h) in out.iter_mut().enumerate() {
+            h.score = n - i as f32;
+        }
+        out.truncate(limit);
+        Some(out)
+    }
+}
+
+/// The whole query's hits a need's best may be ranked among.
+const POOL: usize = 25;
 
 /// Keeps the best `limit` hits, best first; equal scores keep catalog order.
 fn top(hits: &mut Vec<Hit>, limit: usize) {
