@@ -237,8 +237,8 @@ impl Index {
 }
 
 impl Index {
-    /// A query that states several needs: the whole query's candidates,
-    /// with the best of each need ranked first.
+    /// A query that states several needs: the whole query's best hit, then
+    /// the best of each need (searched alone), then the whole query's order.
     fn by_needs(
         &self,
         query: &str,
@@ -258,12 +258,13 @@ impl Index {
                 Scorer::Hybrid(index) => index.score(clause, in_scope),
                 Scorer::Seed(index) => index.score(clause, in_scope),
             };
-            top(&mut own, 1);
+            top(&mut own, 3);
+            own.truncate(1);
             if let Some(best) = own.first() {
                 firsts.push((firsts.len(), *best));
             }
         }
-        let mut out: Vec<Hit> = Vec::new();
+        let mut out: Vec<Hit> = ranked.first().copied().into_iter().collect();
         for (_, best) in &firsts {
             if !out.iter().any(|h| h.index == best.index) {
                 out.push(*best);

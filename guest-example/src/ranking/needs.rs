@@ -165,7 +165,7 @@ const FILLER: &[&str] = &[
 
 /// The clauses of `query` that each ask for something, in the order the
 /// query states them; one (the query itself) when it states one need.
-pub fn split(query: &str) -> Vec<String> {
+pub(super) fn split(query: &str) -> Vec<String> {
     let mut clauses = Vec::new();
     for sentence in sentences(query) {
         clauses.extend(clauses_of(&sentence));

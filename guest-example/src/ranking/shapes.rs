@@ -43,6 +43,12 @@ pub(crate) fn implied(query: &str, known: &dyn Fn(&str) -> bool) -> Vec<&'static
     }
     if any(is_email) {
         out.push(&["email"]);
+        // An address is where something goes: sending is asked for.
+        out.push(&["send"]);
+    }
+    if destination_file(query) {
+        // "… to report.md": a file is written.
+        out.push(&["write"]);
     }
     if any(is_channel) {
         out.push(&["channel"]);
@@ -51,6 +57,17 @@ pub(crate) fn implied(query: &str, known: &dyn Fn(&str) -> bool) -> Vec<&'static
         out.push(&["user"]);
     }
     out
+}
+
+/// Does the query name a file as where something goes ("save it to
+/// report.md", "as signups.csv", "into ./notes/")?
+fn destination_file(query: &str) -> bool {
+    let words: Vec<&str> = query.split_whitespace().collect();
+    words.windows(2).any(|w| {
+        let target = w[1].trim_matches(|c: char| matches!(c, ',' | '.' | ';' | '`' | '\'' | '"' | ')' | '('));
+        matches!(w[0].to_lowercase().as_str(), "to" | "into" | "as")
+            && (is_file_name(target) || is_path(target))
+    })
 }
 
 fn is_url(w: &str) -> bool {
