@@ -238,7 +238,8 @@ impl Index {
 
 impl Index {
     /// A query that states several needs: the whole query's best hit, then
-    /// the best of each need (searched alone), then the whole query's order.
+    /// the best of each need (searched alone), in rounds, then the whole
+    /// query's order.
     fn by_needs(
         &self,
         query: &str,
@@ -252,22 +253,23 @@ impl Index {
         }
         let mut ranked = whole.to_vec();
         top(&mut ranked, POOL);
-        let mut firsts: Vec<(usize, Hit)> = Vec::new();
-        for clause in &clauses {
-            let mut own = match &self.scorer {
-                Scorer::Hybrid(index) => index.score(clause, in_scope),
-                Scorer::Seed(index) => index.score(clause, in_scope),
-            };
-            top(&mut own, 3);
-            own.truncate(1);
-            if let Some(best) = own.first() {
-                firsts.push((firsts.len(), *best));
-            }
-        }
+        let bests: Vec<Vec<Hit>> = clauses
+            .iter()
+            .map(|clause| {
+                let mut own = match &self.scorer {
+                    Scorer::Hybrid(index) => index.score(clause, in_scope),
+                    Scorer::Seed(index) => index.score(clause, in_scope),
+                };
+                top(&mut own, PER_NEED);
+                own
+            })
+            .collect();
         let mut out: Vec<Hit> = ranked.first().copied().into_iter().collect();
-        for (_, best) in &firsts {
-            if !out.iter().any(|h| h.index == best.index) {
-                out.push(*best);
+        for round in 0..PER_NEED {
+            for best in bests.iter().filter_map(|b| b.get(round)) {
+                if !out.iter().any(|h| h.index == best.index) {
+                    out.push(*best);
+                }
             }
         }
         for h in ranked {
@@ -290,6 +292,9 @@ impl Index {
 
 /// The whole query's hits a need's best may be ranked among.
 const POOL: usize = 25;
+/// How many of each need's own best hits go before the whole query's order
+/// (in rounds: every need's first, then every need's second).
+const PER_NEED: usize = 2;
 
 /// Keeps the best `limit` hits, best first; equal scores keep catalog order.
 fn top(hits: &mut Vec<Hit>, limit: usize) {

@@ -49,6 +49,7 @@ pub(crate) fn implied(query: &str, known: &dyn Fn(&str) -> bool) -> Vec<&'static
     if destination_file(query) {
         // "… to report.md": a file is written.
         out.push(&["write"]);
+        out.push(&["path"]);
     }
     if any(is_channel) {
         out.push(&["channel"]);
@@ -64,7 +65,8 @@ pub(crate) fn implied(query: &str, known: &dyn Fn(&str) -> bool) -> Vec<&'static
 fn destination_file(query: &str) -> bool {
     let words: Vec<&str> = query.split_whitespace().collect();
     words.windows(2).any(|w| {
-        let target = w[1].trim_matches(|c: char| matches!(c, ',' | '.' | ';' | '`' | '\'' | '"' | ')' | '('));
+        let target = w[1]
+            .trim_matches(|c: char| matches!(c, ',' | '.' | ';' | '`' | '\'' | '"' | ')' | '('));
         matches!(w[0].to_lowercase().as_str(), "to" | "into" | "as")
             && (is_file_name(target) || is_path(target))
     })
