@@ -382,6 +382,69 @@ mod tests {
         assert!(idx.search("issue", &opts).unwrap().is_empty());
     }
 
+    /// The bench catalog (`tests/fixtures/catalog.json`, 1,287 real tools),
+    /// as the host would hand it to the index.
+    fn bench_catalog() -> Vec<Entry> {
+        let text = include_str!("../../tests/fixtures/catalog.json");
+        let catalog: serde_json::Value = serde_json::from_str(text).unwrap();
+        let mut entries = Vec::new();
+        for s in catalog["servers"].as_array().unwrap() {
+            let server = s["name"].as_str().unwrap();
+            for t in s["tools"].as_array().unwrap() {
+                let name = t["name"].as_str().unwrap();
+                let description = t["description"].as_str().unwrap_or("");
+                let mut tool = Tool::new(server, name, description);
+                tool.input_schema = t["inputSchema"].to_string();
+                entries.push(Entry {
+                    name: format!("{}__{name}", server.replace('-', "_")),
+                    tool,
+                });
+            }
+        }
+        entries
+    }
+
+    fn top5(index: &Index, query: &str) -> Vec<String> {
+        let options = SearchOptions {
+            limit: 5,
+            ..Default::default()
+        };
+        let hits = index.search(query, &options).unwrap();
+        hits.iter()
+            .map(|h| {
+                let tool = &index.entries[h.index as usize].tool;
+                format!("{}/{}", tool.server, tool.name)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn each_need_of_a_task_reaches_the_top_5_before_one_needs_siblings_fill_it() {
+        let index = Index::build(bench_catalog(), IndexOptions::default()).unwrap();
+        // The whole task's words rank the first need's siblings and a notes
+        // tool above any tool that writes a file.
+        let task = "Get today's top 10 Hacker News stories and save their titles and links to ./digest/hn.md.";
+        let top = top5(&index, task);
+        assert!(top.iter().any(|t| t.starts_with("hackernews/")), "{top:?}");
+        assert!(top.iter().any(|t| t.ends_with("/write_file")), "{top:?}");
+        let task = "List the running Docker containers, grab the logs of the nginx one \
+                    and save them to ./logs/nginx.log.";
+        let top = top5(&index, task);
+        assert!(
+            top.contains(&"docker-mcp/list-containers".to_string()),
+            "{top:?}"
+        );
+        assert!(top.iter().any(|t| t.ends_with("/write_file")), "{top:?}");
+        // One need: ranked by the whole query, as before.
+        let one = "take a screenshot of the page";
+        let whole = index.explain(one, &SearchOptions::default(), None).unwrap();
+        let first = &index.entries[whole[0].hit.index as usize].tool;
+        assert_eq!(
+            top5(&index, one)[0],
+            format!("{}/{}", first.server, first.name)
+        );
+    }
+
     #[test]
     fn server_filter_limits_the_scope() {
         let opts = SearchOptions {
