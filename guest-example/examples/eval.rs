@@ -112,6 +112,41 @@ fn add_metrics(sums: &mut Sums, ranked: &[&str], rel: &[&str]) {
     sums.ndcg += dcg / idcg;
 }
 
+/// The strings of a JSON array.
+fn strs(v: &Value) -> Vec<&str> {
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r.as_str().unwrap())
+        .collect()
+}
+
+/// Adds one task's metrics, over its top 10 `ranked` ids, to `sums`: a need
+/// is met by any of its tools; R@k = needs met in the top k / min(k, needs);
+/// nDCG@10 gains for a hit that meets a need not met above it.
+fn add_task_metrics(sums: &mut Sums, ranked: &[&str], needs: &[Vec<&str>]) {
+    let met_by = |k: usize| {
+        needs
+            .iter()
+            .filter(|n| ranked.iter().take(k).any(|d| n.contains(d)))
+            .count() as f64
+    };
+    sums.r1 += met_by(1) / needs.len().min(1) as f64;
+    sums.r5 += met_by(5) / needs.len().min(5) as f64;
+    let mut met = vec![false; needs.len()];
+    let mut dcg = 0.0;
+    for (i, d) in ranked.iter().take(10).enumerate() {
+        if let Some(n) = (0..needs.len()).find(|&n| !met[n] && needs[n].contains(d)) {
+            met[n] = true;
+            dcg += 1.0 / (i as f64 + 2.0).log2();
+        }
+    }
+    let idcg: f64 = (0..needs.len().min(10))
+        .map(|i| 1.0 / (i as f64 + 2.0).log2())
+        .sum();
+    sums.ndcg += dcg / idcg;
+}
+
 /// Prints what the query missed: with `recall`, the relevant tools not in the
 /// top 5; with `misses`, a query whose first hit is not relevant.
 fn print_misses(args: &Args, text: &str, ranked: &[&str], rel: &[&str]) {
@@ -309,12 +344,13 @@ fn main() {
     let mut times = Vec::new();
     for q in qs {
         let text = q["query"].as_str().unwrap();
-        let rel: Vec<&str> = q["relevant"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|r| r.as_str().unwrap())
-            .collect();
+        let needs: Option<Vec<Vec<&str>>> = q
+            .get("needs")
+            .map(|n| n.as_array().unwrap().iter().map(strs).collect());
+        let rel: Vec<&str> = match &needs {
+            Some(needs) => needs.concat(),
+            None => strs(&q["relevant"]),
+        };
         let hits = timed_search(&index, text, args.dump_to.is_some(), &mut times);
         if args.dump_to.is_some() {
             let top: Vec<Value> = hits
@@ -328,7 +364,10 @@ fn main() {
             .iter()
             .map(|h| ids[h.index as usize].as_str())
             .collect();
-        add_metrics(&mut sums, &ranked, &rel);
+        match &needs {
+            Some(needs) => add_task_metrics(&mut sums, &ranked, needs),
+            None => add_metrics(&mut sums, &ranked, &rel),
+        }
         print_misses(&args, text, &ranked, &rel);
     }
     if let Some(path) = &args.dump_to {

@@ -7,6 +7,7 @@ mod fasthash;
 mod hybrid;
 mod lexicon;
 pub mod meaning;
+mod needs;
 mod pattern;
 mod schema_text;
 mod seed;
@@ -205,6 +206,9 @@ impl Index {
             Scorer::Seed(index) => index.score(query, &in_scope),
         };
         let (Some(vectors), Some(q)) = (&self.vectors, query_vector) else {
+            if let Some(hits) = self.by_needs(query, &scored, &in_scope, limit) {
+                return Ok(plain(hits));
+            }
             top(&mut scored, limit);
             return Ok(plain(scored));
         };
@@ -231,6 +235,66 @@ impl Index {
             .collect())
     }
 }
+
+impl Index {
+    /// A query that states several needs: the whole query's best hit, then
+    /// the best of each need (searched alone), in rounds, then the whole
+    /// query's order.
+    fn by_needs(
+        &self,
+        query: &str,
+        whole: &[Hit],
+        in_scope: &dyn Fn(usize) -> bool,
+        limit: usize,
+    ) -> Option<Vec<Hit>> {
+        let clauses = needs::split(query);
+        if clauses.len() < 2 {
+            return None;
+        }
+        let mut ranked = whole.to_vec();
+        top(&mut ranked, POOL);
+        let bests: Vec<Vec<Hit>> = clauses
+            .iter()
+            .map(|clause| {
+                let mut own = match &self.scorer {
+                    Scorer::Hybrid(index) => index.score(clause, in_scope),
+                    Scorer::Seed(index) => index.score(clause, in_scope),
+                };
+                top(&mut own, PER_NEED);
+                own
+            })
+            .collect();
+        let mut out: Vec<Hit> = ranked.first().copied().into_iter().collect();
+        for round in 0..PER_NEED {
+            for best in bests.iter().filter_map(|b| b.get(round)) {
+                if !out.iter().any(|h| h.index == best.index) {
+                    out.push(*best);
+                }
+            }
+        }
+        for h in ranked {
+            if out.len() >= limit {
+                break;
+            }
+            if !out.iter().any(|o| o.index == h.index) {
+                out.push(h);
+            }
+        }
+        // Scores that keep this order, above the rest.
+        let n = out.len() as f32;
+        for (i, h) in out.iter_mut().enumerate() {
+            h.score = n - i as f32;
+        }
+        out.truncate(limit);
+        Some(out)
+    }
+}
+
+/// The whole query's hits a need's best may be ranked among.
+const POOL: usize = 25;
+/// How many of each need's own best hits go before the whole query's order
+/// (in rounds: every need's first, then every need's second).
+const PER_NEED: usize = 2;
 
 /// Keeps the best `limit` hits, best first; equal scores keep catalog order.
 fn top(hits: &mut Vec<Hit>, limit: usize) {
@@ -316,6 +380,69 @@ mod tests {
             ..Default::default()
         };
         assert!(idx.search("issue", &opts).unwrap().is_empty());
+    }
+
+    /// The bench catalog (`tests/fixtures/catalog.json`, 1,287 real tools),
+    /// as the host would hand it to the index.
+    fn bench_catalog() -> Vec<Entry> {
+        let text = include_str!("../../tests/fixtures/catalog.json");
+        let catalog: serde_json::Value = serde_json::from_str(text).unwrap();
+        let mut entries = Vec::new();
+        for s in catalog["servers"].as_array().unwrap() {
+            let server = s["name"].as_str().unwrap();
+            for t in s["tools"].as_array().unwrap() {
+                let name = t["name"].as_str().unwrap();
+                let description = t["description"].as_str().unwrap_or("");
+                let mut tool = Tool::new(server, name, description);
+                tool.input_schema = t["inputSchema"].to_string();
+                entries.push(Entry {
+                    name: format!("{}__{name}", server.replace('-', "_")),
+                    tool,
+                });
+            }
+        }
+        entries
+    }
+
+    fn top5(index: &Index, query: &str) -> Vec<String> {
+        let options = SearchOptions {
+            limit: 5,
+            ..Default::default()
+        };
+        let hits = index.search(query, &options).unwrap();
+        hits.iter()
+            .map(|h| {
+                let tool = &index.entries[h.index as usize].tool;
+                format!("{}/{}", tool.server, tool.name)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn each_need_of_a_task_reaches_the_top_5_before_one_needs_siblings_fill_it() {
+        let index = Index::build(bench_catalog(), IndexOptions::default()).unwrap();
+        // The whole task's words rank the first need's siblings and a notes
+        // tool above any tool that writes a file.
+        let task = "Get today's top 10 Hacker News stories and save their titles and links to ./digest/hn.md.";
+        let top = top5(&index, task);
+        assert!(top.iter().any(|t| t.starts_with("hackernews/")), "{top:?}");
+        assert!(top.iter().any(|t| t.ends_with("/write_file")), "{top:?}");
+        let task = "List the running Docker containers, grab the logs of the nginx one \
+                    and save them to ./logs/nginx.log.";
+        let top = top5(&index, task);
+        assert!(
+            top.contains(&"docker-mcp/list-containers".to_string()),
+            "{top:?}"
+        );
+        assert!(top.iter().any(|t| t.ends_with("/write_file")), "{top:?}");
+        // One need: ranked by the whole query, as before.
+        let one = "take a screenshot of the page";
+        let whole = index.explain(one, &SearchOptions::default(), None).unwrap();
+        let first = &index.entries[whole[0].hit.index as usize].tool;
+        assert_eq!(
+            top5(&index, one)[0],
+            format!("{}/{}", first.server, first.name)
+        );
     }
 
     #[test]

@@ -1,6 +1,8 @@
 //! What the literals in a query imply. "read notes.txt" is about a file even
 //! though it never says "file"; "close #34" is about an issue; "acme/web" is a
-//! repository; "1.1.1.1" an IP address; "#general" a chat channel. Each shape adds the word it implies as
+//! repository; "1.1.1.1" an IP address; "#general" a chat channel; an address
+//! is where something is sent, and a file named as where something goes
+//! ("save it to report.md") is written. Each shape adds the word it implies as
 //! an extra, lighter concept of the query.
 
 /// File name extensions: a query naming `notes.txt` is about a file.
@@ -43,6 +45,13 @@ pub(crate) fn implied(query: &str, known: &dyn Fn(&str) -> bool) -> Vec<&'static
     }
     if any(is_email) {
         out.push(&["email"]);
+        // An address is where something goes: sending is asked for.
+        out.push(&["send"]);
+    }
+    if destination_file(query) {
+        // "… to report.md": a file is written.
+        out.push(&["write"]);
+        out.push(&["path"]);
     }
     if any(is_channel) {
         out.push(&["channel"]);
@@ -51,6 +60,18 @@ pub(crate) fn implied(query: &str, known: &dyn Fn(&str) -> bool) -> Vec<&'static
         out.push(&["user"]);
     }
     out
+}
+
+/// Does the query name a file as where something goes ("save it to
+/// report.md", "as signups.csv", "into ./notes/")?
+fn destination_file(query: &str) -> bool {
+    let words: Vec<&str> = query.split_whitespace().collect();
+    words.windows(2).any(|w| {
+        let target = w[1]
+            .trim_matches(|c: char| matches!(c, ',' | '.' | ';' | '`' | '\'' | '"' | ')' | '('));
+        matches!(w[0].to_lowercase().as_str(), "to" | "into" | "as")
+            && (is_file_name(target) || is_path(target))
+    })
 }
 
 fn is_url(w: &str) -> bool {
@@ -174,7 +195,10 @@ mod tests {
         assert_eq!(shapes("hosts in 10.0.0.0/8"), ["ip"]);
         assert_eq!(shapes("grep TODO in /home/me/project/src"), ["directory"]);
         assert_eq!(shapes("what is in ~/Downloads"), ["directory"]);
-        assert_eq!(shapes("mail bob@example.com"), ["email"]);
+        assert_eq!(shapes("mail bob@example.com"), ["email", "send"]);
+        assert_eq!(shapes("save it to ./notes/a.md"), ["file", "write", "path"]);
+        assert_eq!(shapes("store the list as trials.md"), ["file", "write", "path"]);
+        assert_eq!(shapes("summarize notes.md for me"), ["file"]);
         assert_eq!(shapes("tell #team-releases we shipped"), ["channel"]);
         assert_eq!(shapes("ping @alice about it"), ["user"]);
         // Look-alikes that are none of these.
