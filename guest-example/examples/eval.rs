@@ -1,7 +1,8 @@
 //! Native evaluation of the ranking profiles on a catalog and labelled queries,
 //! for working on the ranking without a wasm round trip:
 //! `cargo run -p mcpw-guest-default --release --example eval -- CATALOG QUERIES [PROFILE] [--misses]`
-//! Metrics as `mcpw plugin bench` (top 10). `--dump FILE` writes each query's
+//! Metrics as `mcpw plugin bench` (top 10); QUERIES may be tasks of several
+//! needs (`{"query", "needs": [[…], …]}`), scored by needs met. `--dump FILE` writes each query's
 //! top 100 with scores as JSON, for offline score-fusion experiments.
 //!
 //! Search by meaning: `--vectors FILE` (a JSON object, text → vector) gives

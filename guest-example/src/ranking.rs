@@ -224,7 +224,12 @@ impl Index {
             }
         }
         let mut hits = fused.hits;
-        top(&mut hits, limit);
+        // Each need's best by its words, among the whole query's fused order
+        // (a need's own meaning would take a vector per need).
+        match self.by_needs(query, &hits, &in_scope, limit) {
+            Some(by_needs) => hits = by_needs,
+            None => top(&mut hits, limit),
+        }
         Ok(hits
             .into_iter()
             .map(|hit| Explained {
@@ -435,6 +440,22 @@ mod tests {
             "{top:?}"
         );
         assert!(top.iter().any(|t| t.ends_with("/write_file")), "{top:?}");
+        // With meaning too (here every cosine alike, so the words decide).
+        let mut fused = Index::build(bench_catalog(), IndexOptions::default()).unwrap();
+        assert!(fused.set_vectors(vec![vec![1.0, 0.0]; fused.len()]));
+        let task = "Get today's top 10 Hacker News stories and save their titles and links to ./digest/hn.md.";
+        let options = SearchOptions {
+            limit: 5,
+            ..Default::default()
+        };
+        let hits = fused
+            .search_with(task, &options, Some(&[1.0, 0.0]))
+            .unwrap();
+        let tools: Vec<&str> = hits
+            .iter()
+            .map(|h| fused.entries[h.index as usize].tool.name.as_str())
+            .collect();
+        assert!(tools.contains(&"write_file"), "{tools:?}");
         // One need: ranked by the whole query, as before.
         let one = "take a screenshot of the page";
         let whole = index.explain(one, &SearchOptions::default(), None).unwrap();

@@ -197,7 +197,10 @@ mod tests {
         assert_eq!(shapes("what is in ~/Downloads"), ["directory"]);
         assert_eq!(shapes("mail bob@example.com"), ["email", "send"]);
         assert_eq!(shapes("save it to ./notes/a.md"), ["file", "write", "path"]);
-        assert_eq!(shapes("store the list as trials.md"), ["file", "write", "path"]);
+        assert_eq!(
+            shapes("store the list as trials.md"),
+            ["file", "write", "path"]
+        );
         assert_eq!(shapes("summarize notes.md for me"), ["file"]);
         assert_eq!(shapes("tell #team-releases we shipped"), ["channel"]);
         assert_eq!(shapes("ping @alice about it"), ["user"]);
