@@ -224,18 +224,30 @@ fn safetensors_header(path: &Path) -> Result<Vec<u8>, EmbedError> {
     Ok(header)
 }
 
+/// The hub's answer at `url`, or the status it gave instead; an error when
+/// it cannot be reached.
+async fn get(
+    client: &reqwest::Client,
+    url: &str,
+) -> Result<Result<reqwest::Response, reqwest::StatusCode>, EmbedError> {
+    let answer = client
+        .get(url)
+        .send()
+        .await
+        .map_err(|e| EmbedError::Model(format!("cannot fetch {url}: {e}")))?;
+    match answer.status() {
+        status if status.is_success() => Ok(Ok(answer)),
+        status => Ok(Err(status)),
+    }
+}
+
 /// The commit the hub's `main` of `id` names now.
 async fn main_commit(client: &reqwest::Client, hub: &str, id: &str) -> Result<String, EmbedError> {
     let url = format!("{hub}/api/models/{id}/revision/main");
     let fail = |why: String| EmbedError::Model(format!("cannot fetch {url}: {why}"));
-    let answer = client
-        .get(&url)
-        .send()
-        .await
-        .map_err(|e| fail(e.to_string()))?;
-    if !answer.status().is_success() {
-        return Err(fail(answer.status().to_string()));
-    }
+    let answer = get(client, &url)
+        .await?
+        .map_err(|status| fail(status.to_string()))?;
     let body: serde_json::Value = answer.json().await.map_err(|e| fail(e.to_string()))?;
     match body["sha"].as_str() {
         Some(sha) if crate::config::search::is_commit(sha) => Ok(sha.to_ascii_lowercase()),
@@ -257,17 +269,11 @@ async fn download(
     for (file, required) in files.chain(OPTIONAL.iter().map(|f| (f, false))) {
         let url = format!("{hub}/{}/resolve/{commit}/{file}", model.id);
         let fail = |why: String| EmbedError::Model(format!("cannot fetch {url}: {why}"));
-        let answer = client
-            .get(&url)
-            .send()
-            .await
-            .map_err(|e| fail(e.to_string()))?;
-        if !answer.status().is_success() {
-            if required {
-                return Err(fail(answer.status().to_string()));
-            }
-            continue;
-        }
+        let answer = match get(client, &url).await? {
+            Ok(answer) => answer,
+            Err(status) if required => return Err(fail(status.to_string())),
+            Err(_) => continue,
+        };
         let bytes = answer.bytes().await.map_err(|e| fail(e.to_string()))?;
         let path = into.join(file);
         if let Some(dir) = path.parent() {
