@@ -207,7 +207,7 @@ impl Index {
         };
         let (Some(vectors), Some(q)) = (&self.vectors, query_vector) else {
             if let Some(hits) = self.by_needs(query, &scored, &in_scope, limit) {
-                return Ok(plain(hits));
+                return Ok(with_word_scores(hits, &scored));
             }
             top(&mut scored, limit);
             return Ok(plain(scored));
@@ -257,7 +257,7 @@ impl Index {
             return None;
         }
         let mut ranked = whole.to_vec();
-        top(&mut ranked, POOL);
+        top(&mut ranked, limit);
         let bests: Vec<Vec<Hit>> = clauses
             .iter()
             .map(|clause| {
@@ -295,11 +295,27 @@ impl Index {
     }
 }
 
-/// The whole query's hits a need's best may be ranked among.
-const POOL: usize = 25;
 /// How many of each need's own best hits go before the whole query's order
 /// (in rounds: every need's first, then every need's second).
 const PER_NEED: usize = 2;
+
+/// Hits in the needs' order, each with its own word score from `scored`
+/// (their scores only keep that order).
+fn with_word_scores(hits: Vec<Hit>, scored: &[Hit]) -> Vec<Explained> {
+    let words = |i: u32| {
+        scored
+            .iter()
+            .find(|h| h.index == i)
+            .map_or(0.0, |h| h.score)
+    };
+    hits.into_iter()
+        .map(|hit| Explained {
+            hit,
+            words: words(hit.index),
+            meaning: None,
+        })
+        .collect()
+}
 
 /// Keeps the best `limit` hits, best first; equal scores keep catalog order.
 fn top(hits: &mut Vec<Hit>, limit: usize) {

@@ -226,11 +226,9 @@ fn clauses_of(sentence: &str) -> Vec<String> {
     let words: Vec<&str> = sentence.split_whitespace().collect();
     let mut out = Vec::new();
     let mut current: Vec<&str> = Vec::new();
-    let mut i = 0;
-    while i < words.len() {
-        let word = words[i];
+    for (i, &word) in words.iter().enumerate() {
         let bare = bare(word);
-        let after = |k: usize| words.get(i + k).map(|w| bare_owned(w));
+        let after = |k: usize| words.get(i + k).map(|w| self::bare(w));
         let cut_here = !current.is_empty()
             && match bare.as_str() {
                 "then" => true,
@@ -258,7 +256,6 @@ fn clauses_of(sentence: &str) -> Vec<String> {
         if !(cut_here && matches!(bare.as_str(), "and" | "&" | "then")) {
             current.push(word);
         }
-        i += 1;
     }
     out.push(current.join(" "));
     out.into_iter()
@@ -303,10 +300,6 @@ fn trim_clause(text: &str) -> &str {
 
 /// A word without the punctuation around it, lowercase.
 fn bare(word: &str) -> String {
-    bare_owned(word)
-}
-
-fn bare_owned(word: &str) -> String {
     word.trim_matches(|c: char| !c.is_alphanumeric() && c != '\'' && c != '&')
         .to_lowercase()
 }
