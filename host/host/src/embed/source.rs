@@ -132,17 +132,7 @@ impl ModelSource {
         let partial = self.partial_folder()?;
         let files = runtime.block_on(download(&client, hub, model, &commit, partial.path()))?;
         if let Some(expected) = &expected {
-            for (file, got) in &files {
-                expected.check(&model.id, file, got)?;
-            }
-            let missing = expected.missing(&files);
-            if !missing.is_empty() {
-                return Err(EmbedError::Model(format!(
-                    "{}@{commit}: the hub has no {}, which its pin lists: refused",
-                    model.id,
-                    missing.join(", ")
-                )));
-            }
+            expected.verify(&model.id, &files)?;
         }
         let record = serde_json::to_string_pretty(&Pin { commit, files }).expect("a pin");
         let record_path = partial.path().join(pin::FILE);

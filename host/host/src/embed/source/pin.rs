@@ -97,24 +97,31 @@ pub(super) fn digest(bytes: &[u8]) -> String {
 }
 
 impl Pin {
-    /// Checks `file`'s bytes against the digest this pin holds for it.
-    pub(super) fn check(&self, id: &str, file: &str, got: &str) -> Result<(), EmbedError> {
-        match self.files.get(file) {
-            Some(want) if want != got => Err(EmbedError::Model(format!(
-                "{id}@{}: {file} has sha256 {got}, not the {want} pinned for it: refused",
-                self.commit
-            ))),
-            _ => Ok(()),
+    /// Checks what a fetch brought (file → sha256) against this pin: every
+    /// file it holds a digest for must be there, with that digest.
+    pub(super) fn verify(
+        &self,
+        id: &str,
+        fetched: &BTreeMap<String, String>,
+    ) -> Result<(), EmbedError> {
+        for (file, want) in &self.files {
+            match fetched.get(file) {
+                Some(got) if got != want => {
+                    return Err(EmbedError::Model(format!(
+                        "{id}@{}: {file} has sha256 {got}, not the {want} pinned for it: refused",
+                        self.commit
+                    )));
+                }
+                Some(_) => {}
+                None => {
+                    return Err(EmbedError::Model(format!(
+                        "{id}@{}: the hub has no {file}, which its pin lists: refused",
+                        self.commit
+                    )));
+                }
+            }
         }
-    }
-
-    /// The files this pin holds a digest for that `fetched` lacks.
-    pub(super) fn missing<'a>(&'a self, fetched: &BTreeMap<String, String>) -> Vec<&'a str> {
-        self.files
-            .keys()
-            .filter(|f| !fetched.contains_key(*f))
-            .map(String::as_str)
-            .collect()
+        Ok(())
     }
 }
 
@@ -138,20 +145,27 @@ mod tests {
             commit: "a".repeat(40),
             files: [("config.json".to_string(), digest(b"{}"))].into(),
         };
-        assert!(pin.check("o/m", "config.json", &digest(b"{}")).is_ok());
-        let e = pin
-            .check("o/m", "config.json", &digest(b"{ }"))
-            .unwrap_err()
-            .to_string();
+        let fetched = |bytes: &[u8]| -> BTreeMap<String, String> {
+            [
+                ("config.json".to_string(), digest(bytes)),
+                // A file the pin says nothing of is not checked.
+                ("vocab.txt".to_string(), "x".to_string()),
+            ]
+            .into()
+        };
+        assert!(pin.verify("o/m", &fetched(b"{}")).is_ok());
+        let e = pin.verify("o/m", &fetched(b"{ }")).unwrap_err().to_string();
         assert!(
             e.contains("config.json") && e.contains(&digest(b"{}")),
             "{e}"
         );
         assert!(e.contains("refused"), "{e}");
-        // A file the pin says nothing of is not checked here, but counted
-        // missing when the pin lists one the fetch did not bring.
-        assert!(pin.check("o/m", "vocab.txt", "x").is_ok());
-        assert_eq!(pin.missing(&BTreeMap::new()), vec!["config.json"]);
+        // A file the pin lists that the fetch did not bring is refused too.
+        let e = pin.verify("o/m", &BTreeMap::new()).unwrap_err().to_string();
+        assert!(
+            e.contains("has no config.json") && e.contains("refused"),
+            "{e}"
+        );
     }
 
     #[test]
