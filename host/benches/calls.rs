@@ -71,7 +71,9 @@ async fn through_mcpw(everything: &str, n: usize, home: &std::path::Path) -> Vec
             .to_string(),
     )
     .unwrap();
-    let env = Environment::from_process().with("HOME", home.display().to_string());
+    let env = Environment::from_process()
+        .with("HOME", home.display().to_string())
+        .with("HF_ENDPOINT", mcpw_test_support::OFFLINE_HUB.to_string());
     let cfg = config::load(&ConfigSources {
         user_value: None,
         user_file: Some(file),
@@ -113,6 +115,7 @@ fn warm_start(home: &std::path::Path) -> Vec<Duration> {
     .unwrap();
     let env = Environment::from_process()
         .with("HOME", home.display().to_string())
+        .with("HF_ENDPOINT", mcpw_test_support::OFFLINE_HUB.to_string())
         .with(
             "XDG_CONFIG_HOME",
             dir.parent().unwrap().display().to_string(),
@@ -148,6 +151,7 @@ fn warm_start(home: &std::path::Path) -> Vec<Duration> {
         let out = std::process::Command::new(env!("CARGO_BIN_EXE_mcpw"))
             .args(["tools", "--json"])
             .env("HOME", home)
+            .env("HF_ENDPOINT", mcpw_test_support::OFFLINE_HUB)
             .env_remove("XDG_CONFIG_HOME")
             .env_remove("XDG_CACHE_HOME")
             .env_remove("MCPW_CONFIG")
@@ -201,7 +205,7 @@ fn through_serve(everything: &str, n: usize, home: &std::path::Path) {
             .to_string(),
     )
     .unwrap();
-    let env = json!({"HOME": dir.display().to_string(), "XDG_CONFIG_HOME": "", "XDG_CACHE_HOME": "", "MCPW_CONFIG": ""});
+    let env = json!({"HF_ENDPOINT": mcpw_test_support::OFFLINE_HUB, "HOME": dir.display().to_string(), "XDG_CONFIG_HOME": "", "XDG_CACHE_HOME": "", "MCPW_CONFIG": ""});
     let serve = |exposure: &str| json!({"command": env!("CARGO_BIN_EXE_mcpw"), "args": ["serve", "--exposure", exposure], "env": env});
     let direct = json!({"command": "node", "args": [everything, "stdio"]});
     let echo = json!({"message": "ping"});

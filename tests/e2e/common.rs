@@ -124,10 +124,10 @@ impl ConfigDirs {
         let root = tempfile::tempdir().unwrap();
         std::fs::create_dir_all(root.path().join("home")).unwrap();
         std::fs::create_dir_all(root.path().join("project")).unwrap();
-        let env = mcpw::paths::Environment::from_pairs([(
-            "HOME",
-            root.path().join("home").display().to_string(),
-        )]);
+        let env = mcpw::paths::Environment::from_pairs([
+            ("HOME", root.path().join("home").display().to_string()),
+            ("HF_ENDPOINT", mcpw_test_support::OFFLINE_HUB.to_string()),
+        ]);
         ConfigDirs { root, env }
     }
 

@@ -223,7 +223,8 @@ fn config_errors(value: &Value, file: &str) -> Vec<String> {
     }
     let home = dirs.home().display().to_string();
     let set = vars.into_iter().map(|v| (v, "set".to_string()));
-    dirs.env = mcpw::paths::Environment::from_pairs(set.chain([("HOME".into(), home)]));
+    let hub = ("HF_ENDPOINT".into(), mcpw_test_support::OFFLINE_HUB.into());
+    dirs.env = mcpw::paths::Environment::from_pairs(set.chain([("HOME".into(), home), hub]));
     let config = dirs.load();
     config
         .diagnostics

@@ -166,7 +166,10 @@ fn start(root: &Path, data: &Path) -> (tokio::runtime::Runtime, mcpw::host::Host
     }});
     std::fs::create_dir_all(home.join(".config/mcpw")).unwrap();
     std::fs::write(home.join(".config/mcpw/mcp.json"), config.to_string()).unwrap();
-    let env = mcpw::paths::Environment::from_pairs([("HOME", home.display().to_string())]);
+    let env = mcpw::paths::Environment::from_pairs([
+        ("HOME", home.display().to_string()),
+        ("HF_ENDPOINT", mcpw_test_support::OFFLINE_HUB.to_string()),
+    ]);
     let sources = mcpw::config::ConfigSources {
         user_value: None,
         user_file: None,

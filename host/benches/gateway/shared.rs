@@ -351,7 +351,7 @@ pub(crate) fn home_with(home: &Path, servers: Value) -> PathBuf {
 /// Environment of an mcpw process under `home`, as client.mjs `connect.env` (it
 /// merges it into its own): empty XDG variables fall back to HOME.
 pub(crate) fn mcpw_env_json(home: &Path) -> Value {
-    json!({"HOME": home.display().to_string(), "XDG_CONFIG_HOME": "", "XDG_CACHE_HOME": "",
+    json!({"HF_ENDPOINT": mcpw_test_support::OFFLINE_HUB, "HOME": home.display().to_string(), "XDG_CONFIG_HOME": "", "XDG_CACHE_HOME": "",
            "XDG_STATE_HOME": "", "MCPW_CONFIG": "", "MCPW_TOKEN": ""})
 }
 
@@ -372,6 +372,7 @@ pub(crate) fn serve(home: &Path, exposure: &str) -> tokio::process::Command {
 pub(crate) fn environment(home: &Path) -> Environment {
     Environment::from_process()
         .with("HOME", home.display().to_string())
+        .with("HF_ENDPOINT", mcpw_test_support::OFFLINE_HUB.to_string())
         .with(
             "XDG_CONFIG_HOME",
             home.join(".config").display().to_string(),

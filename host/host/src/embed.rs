@@ -31,6 +31,12 @@ const BATCH: usize = 32;
 pub struct Status {
     /// The model's identity, once its files were read.
     pub model: Option<String>,
+    /// The model as configured (its id or folder name).
+    pub name: String,
+    /// The model is mcpw's default, not one the user named.
+    pub default: bool,
+    /// Nothing is fetched, loaded or computed before the first search.
+    pub waiting_for_search: bool,
     /// Texts of the last background request with a vector.
     pub done: u32,
     /// Texts of the last background request.
@@ -48,9 +54,19 @@ pub struct Status {
 impl Status {
     /// How search ranks, in one line (`mcpw status`, the proxy's status).
     pub fn describe(&self) -> String {
-        let model = self.model.as_deref().unwrap_or("the embedding model");
+        let model = self.model.as_deref().unwrap_or(&self.name);
+        let model = match self.default {
+            true => format!("{model}, the default model"),
+            false => model.to_string(),
+        };
         match &self.error {
             Some(e) => format!("Search: by words only: {model} cannot be used ({e})"),
+            None if self.waiting_for_search => format!(
+                "Search: by words, then by words and meaning once {model} is ready (fetched and loaded in the background from the first search on)"
+            ),
+            None if self.busy && self.done == self.total => {
+                format!("Search: by words while {model} loads")
+            }
             None if self.busy => format!(
                 "Search: by words while tool vectors are computed: {} of {} ready ({model})",
                 self.done, self.total
@@ -78,6 +94,10 @@ struct Queue {
     texts: VecDeque<(Key, String)>,
     queued: std::collections::HashSet<Key>,
     worker: bool,
+    /// The first search came: background requests are served from now on.
+    armed: bool,
+    /// The last background request before it, served then.
+    deferred: Option<Vec<String>>,
 }
 
 /// One configured model and its vectors.
@@ -102,6 +122,12 @@ impl Embeddings {
         dir: PathBuf,
         shared: Option<Arc<crate::team_state::SharedState>>,
     ) -> Arc<Embeddings> {
+        let status = Status {
+            name: source.name.clone(),
+            default: source.default,
+            waiting_for_search: true,
+            ..Status::default()
+        };
         Arc::new(Embeddings {
             source,
             dir,
@@ -111,8 +137,55 @@ impl Embeddings {
             model: OnceLock::new(),
             vectors: Mutex::new(None),
             queue: Mutex::new(Queue::default()),
-            status: tokio::sync::watch::Sender::new(Status::default()),
+            status: tokio::sync::watch::Sender::new(status),
         })
+    }
+
+    /// Serves background requests from now on: the first search came, so
+    /// the model is fetched and loaded, and the vectors asked for so far are
+    /// computed, all on a thread of their own. Until then nothing was read:
+    /// a gateway that is never searched never holds the model.
+    pub fn arm(self: &Arc<Self>) {
+        let deferred = {
+            let mut queue = self.queue.lock().expect("queue");
+            if std::mem::replace(&mut queue.armed, true) {
+                return;
+            }
+            queue.deferred.take()
+        };
+        self.status.send_modify(|s| {
+            s.waiting_for_search = false;
+            s.busy = true;
+        });
+        let me = self.clone();
+        let spawned = std::thread::Builder::new()
+            .name("mcpw-embed-arm".into())
+            .spawn(move || {
+                if let Some(texts) = deferred
+                    && let Err(EmbedError::Model(e)) = me.background(&texts)
+                {
+                    me.status.send_modify(|s| s.error = Some(e));
+                }
+                // Runs the model's load when no texts needed a vector.
+                me.start_worker();
+            });
+        if let Err(e) = spawned {
+            self.status.send_modify(|s| {
+                s.busy = false;
+                s.error = Some(format!("cannot start embedding: {e}"));
+            });
+        }
+    }
+
+    /// Are the model's files here (no fetch needed)?
+    pub fn at_hand(&self) -> bool {
+        self.source.present()
+    }
+
+    /// Fetches and loads the model now, waiting for it (commands a person
+    /// runs once, which rank by meaning or say why not).
+    pub fn load(&self) -> Result<(), EmbedError> {
+        self.loaded().map(|_| ())
     }
 
     /// Where background embedding stands; changes as it goes.
@@ -203,6 +276,9 @@ impl Embeddings {
         if let Some(error) = &self.status.borrow().error {
             return Err(EmbedError::Model(error.clone()));
         }
+        if let Some(pending) = self.defer(texts) {
+            return Err(pending);
+        }
         let keys: Vec<Key> = texts.iter().map(|t| vectors::key(t)).collect();
         let missing: Vec<usize> = match self.described() {
             Ok(d) => {
@@ -242,29 +318,58 @@ impl Embeddings {
             Err(None) => (0..texts.len()).collect(),
         };
         let (done, total) = ((texts.len() - missing.len()) as u32, texts.len() as u32);
-        let start = {
+        {
             let mut queue = self.queue.lock().expect("queue");
             for &i in &missing {
                 if queue.queued.insert(keys[i]) {
                     queue.texts.push_back((keys[i], texts[i].clone()));
                 }
             }
-            !std::mem::replace(&mut queue.worker, true)
-        };
+        }
         self.status.send_modify(|s| {
             s.done = done;
             s.total = total;
-            s.busy = true;
             s.pendings += 1;
         });
-        if start {
-            let me = self.clone();
-            std::thread::Builder::new()
-                .name("mcpw-embed".into())
-                .spawn(move || me.work())
-                .map_err(|e| EmbedError::Model(format!("cannot start embedding: {e}")))?;
-        }
+        self.start_worker();
         Err(EmbedError::Pending { done, total })
+    }
+
+    /// Before the first search, keeps `texts` for it and answers "pending"
+    /// (see [`Embeddings::arm`]); after it, `None`.
+    fn defer(&self, texts: &[String]) -> Option<EmbedError> {
+        let mut queue = self.queue.lock().expect("queue");
+        if queue.armed {
+            return None;
+        }
+        queue.deferred = Some(texts.to_vec());
+        let total = texts.len() as u32;
+        self.status.send_modify(|s| {
+            s.done = 0;
+            s.total = total;
+            s.pendings += 1;
+        });
+        Some(EmbedError::Pending { done: 0, total })
+    }
+
+    /// Starts the background run unless one is under way: it embeds the
+    /// queue and makes sure the model is loaded.
+    fn start_worker(self: &Arc<Self>) {
+        if std::mem::replace(&mut self.queue.lock().expect("queue").worker, true) {
+            return;
+        }
+        self.status.send_modify(|s| s.busy = true);
+        let me = self.clone();
+        let spawned = std::thread::Builder::new()
+            .name("mcpw-embed".into())
+            .spawn(move || me.work());
+        if let Err(e) = spawned {
+            self.queue.lock().expect("queue").worker = false;
+            self.status.send_modify(|s| {
+                s.busy = false;
+                s.error = Some(format!("cannot start embedding: {e}"));
+            });
+        }
     }
 
     /// The model's vectors in `slot`, made on first need.
@@ -279,75 +384,84 @@ impl Embeddings {
         })
     }
 
-    /// Loads the model on a thread of its own, if nothing has yet.
+    /// Loads the model in the background run, if nothing has yet.
     fn warm(self: &Arc<Self>) {
         if self.model.get().is_none() {
-            let me = self.clone();
-            let _ = std::thread::Builder::new()
-                .name("mcpw-embed-load".into())
-                .spawn(move || {
-                    let _ = me.loaded();
-                });
+            self.start_worker();
         }
     }
 
-    /// The background run: embeds the queue to its end, then saves.
+    /// The background run: embeds the queue to its end (texts queued
+    /// meanwhile too), makes sure the model is loaded, for queries need it
+    /// even when every text's vector was cached, then saves.
     fn work(self: Arc<Self>) {
-        let failed = loop {
-            let batch: Vec<(Key, String)> = {
-                let mut queue = self.queue.lock().expect("queue");
-                if queue.texts.is_empty() {
-                    queue.worker = false;
-                    queue.queued.clear();
-                    break None;
-                }
-                // Shortest first: a batch is padded to its longest text, and
-                // in catalog order one long description pads 31 short ones.
-                queue
-                    .texts
-                    .make_contiguous()
-                    .sort_by_key(|(_, text)| text.len());
-                let n = queue.texts.len().min(BATCH);
-                queue.texts.drain(..n).collect()
-            };
-            let made = self.loaded().and_then(|model| {
-                let texts: Vec<&str> = batch.iter().map(|(_, t)| t.as_str()).collect();
-                model
-                    .embed(&texts)
-                    .map_err(|e| EmbedError::Model(e.to_string()))
-            });
-            let made = match made {
-                Ok(made) => made,
-                Err(e) => {
-                    let mut queue = self.queue.lock().expect("queue");
-                    queue.texts.clear();
-                    queue.queued.clear();
-                    queue.worker = false;
-                    break Some(e.to_string());
-                }
-            };
-            if let Ok(d) = self.described() {
-                let mut slot = self.vectors.lock().expect("vectors");
-                let vectors = self.vectors_in(&mut slot, &d);
-                for ((k, _), v) in batch.iter().zip(made) {
-                    vectors.insert(*k, Arc::from(v));
-                }
+        let mut failed = None;
+        loop {
+            while failed.is_none() {
+                let Some(batch) = self.next_batch() else {
+                    break;
+                };
+                failed = self.embed_batch(&batch).err();
             }
-            let n = batch.len() as u32;
-            self.status
-                .send_modify(|s| s.done = (s.done + n).min(s.total));
-        };
-        if let Some(vectors) = self.vectors.lock().expect("vectors").as_mut() {
-            vectors.save();
+            let failed = failed
+                .take()
+                .or_else(|| self.loaded().err().map(|e| e.to_string()));
+            if let Some(vectors) = self.vectors.lock().expect("vectors").as_mut() {
+                vectors.save();
+            }
+            let mut queue = self.queue.lock().expect("queue");
+            if failed.is_none() && !queue.texts.is_empty() {
+                continue;
+            }
+            queue.texts.clear();
+            queue.queued.clear();
+            queue.worker = false;
+            if let Some(e) = &failed {
+                tracing::warn!("search ranks by words only: {e}");
+            }
+            // Under the queue's lock: a run started after this one's end
+            // marks itself busy only after this.
+            self.status.send_modify(|s| {
+                s.busy = false;
+                s.generation += 1;
+                s.error = failed;
+            });
+            return;
         }
-        if let Some(e) = &failed {
-            tracing::warn!("search ranks by words only: {e}");
+    }
+
+    /// The next texts to embed together, shortest first: a batch is padded
+    /// to its longest text, and in catalog order one long description pads
+    /// 31 short ones.
+    fn next_batch(&self) -> Option<Vec<(Key, String)>> {
+        let mut queue = self.queue.lock().expect("queue");
+        if queue.texts.is_empty() {
+            return None;
         }
-        self.status.send_modify(|s| {
-            s.busy = false;
-            s.generation += 1;
-            s.error = failed;
-        });
+        queue
+            .texts
+            .make_contiguous()
+            .sort_by_key(|(_, text)| text.len());
+        let n = queue.texts.len().min(BATCH);
+        Some(queue.texts.drain(..n).collect())
+    }
+
+    /// Embeds one batch and keeps its vectors.
+    fn embed_batch(&self, batch: &[(Key, String)]) -> Result<(), String> {
+        let model = self.loaded().map_err(|e| e.to_string())?;
+        let texts: Vec<&str> = batch.iter().map(|(_, t)| t.as_str()).collect();
+        let made = model.embed(&texts).map_err(|e| e.to_string())?;
+        if let Ok(d) = self.described() {
+            let mut slot = self.vectors.lock().expect("vectors");
+            let vectors = self.vectors_in(&mut slot, &d);
+            for ((k, _), v) in batch.iter().zip(made) {
+                vectors.insert(*k, Arc::from(v));
+            }
+        }
+        let n = batch.len() as u32;
+        self.status
+            .send_modify(|s| s.done = (s.done + n).min(s.total));
+        Ok(())
     }
 
     /// Waits until no background run is under way.

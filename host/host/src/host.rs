@@ -311,10 +311,11 @@ impl Host {
         )
         .with_shared(shared.clone());
         let catalog = Publisher::new();
-        let embeddings = config.settings.search.model.as_ref().map(|model| {
-            let source = crate::embed::ModelSource::new(model, &env.home(), &env.cache_dir());
-            crate::embed::Embeddings::new(source, env.cache_dir().join("vectors"), shared.clone())
-        });
+        let embeddings =
+            crate::embed::ModelSource::of(&config.settings.search.model, &env).map(|source| {
+                let vectors = env.cache_dir().join("vectors");
+                crate::embed::Embeddings::new(source, vectors, shared.clone())
+            });
         let services = Arc::new(services::LiveServices::new(
             catalog.clone(),
             embeddings.clone(),
@@ -606,11 +607,31 @@ impl Host {
         Some(self.embeddings.as_ref()?.status().borrow().clone())
     }
 
+    /// Whether search by meaning is on and its model's files are here:
+    /// getting ready for it then takes a load, not a download.
+    pub fn embedding_model_at_hand(&self) -> bool {
+        self.embeddings.as_ref().is_some_and(|e| e.at_hand())
+    }
+
+    /// How search ranks, in one line: by words and meaning, or by words
+    /// and why.
+    pub fn search_description(&self) -> String {
+        match self.embedding_status() {
+            Some(status) => status.describe(),
+            None => "Search: by words only (settings.search.model is \"none\")".to_string(),
+        }
+    }
+
     /// What to tell beside search results that rank by words only because
     /// the tool vectors are still being computed (or the model failed).
     pub fn search_note(&self) -> Option<String> {
         let status = self.embedding_status()?;
         if let Some(e) = status.error {
+            // The default model offline: `status` and `doctor` say so, and
+            // every search saying it again would cost tokens for nothing.
+            if status.default {
+                return None;
+            }
             return Some(format!(
                 "Ranked by words only: the embedding model cannot be used ({e})."
             ));
@@ -630,6 +651,7 @@ impl Host {
     pub async fn search_by_meaning_ready(&self) -> Result<(), HostError> {
         self.prepare_search().await?;
         if let Some(e) = &self.embeddings {
+            e.arm();
             e.idle().await;
         }
         self.prepare_search().await
@@ -691,6 +713,11 @@ impl Host {
         servers: crate::upstream::origin::Reach,
     ) -> Result<Vec<(EntryRef, f32)>, HostError> {
         let (snapshot, index) = self.current_index().await?;
+        // The first search fetches and loads the model, in the background:
+        // this one and those before it is ready rank by words.
+        if let Some(e) = &self.embeddings {
+            e.arm();
+        }
         let span = crate::telemetry::Span::child("search", || {
             use crate::telemetry::{Attribute, content};
             let mut a = vec![Attribute::new("mcpw.search.limit", options.limit as i64)];

@@ -104,7 +104,12 @@ fn rank<'a>(
     (cfg, sources): (&Config, &ConfigSources),
 ) -> Result<Vec<(&'a Listed, f32)>> {
     let tools = install::find::as_tools(listed);
-    let embeddings = super::embedding::open(cfg, sources, args.model.as_deref())?;
+    let embeddings = super::embedding::open(
+        cfg,
+        sources,
+        args.model.as_deref(),
+        super::embedding::Unnamed::AsServe,
+    )?;
     let services = super::catalog_cmd::services(&tools);
     let services = match &embeddings {
         Some(e) => e.services(services)?,

@@ -166,7 +166,12 @@ pub(crate) fn search(args: SearchArgs, sources: &ConfigSources) -> Result<ExitCo
         .iter()
         .map(|p| (Role::Ranking, p.clone()))
         .collect();
-    let embeddings = super::embedding::open(&cfg, sources, args.model.as_deref())?;
+    let embeddings = super::embedding::open(
+        &cfg,
+        sources,
+        args.model.as_deref(),
+        super::embedding::Unnamed::AsServe,
+    )?;
     let services = match &embeddings {
         Some(e) => e.services(services(&tools))?,
         None => services(&tools),

@@ -42,6 +42,8 @@ pub(crate) async fn demo(sources: &ConfigSources) -> Result<ExitCode> {
     let agent = session::Session::open(host.clone()).await?;
     let toured = agent_tour(&agent).await;
     agent.close().await;
+    step("how search ranks now")?;
+    outln!("  {}", host.search_description());
     host.shutdown().await;
     toured?;
     show_pointers()?;
@@ -128,9 +130,14 @@ async fn show_status(host: &Host) -> Result<()> {
     Ok(())
 }
 
-/// One search, answered by the default ranking guest.
+/// One search, answered by the default ranking guest: by words and meaning
+/// when the embedding model is here, else by words while it is fetched.
 async fn show_search(host: &Host) -> Result<()> {
     step("search \"sum of two numbers\" (default ranking guest, under wasmtime)")?;
+    let by_meaning = host.embedding_model_at_hand();
+    if by_meaning {
+        host.search_by_meaning_ready().await?;
+    }
     let hits = host
         .search(
             "sum of two numbers",
@@ -142,6 +149,14 @@ async fn show_search(host: &Host) -> Result<()> {
         .await?;
     for (entry, score) in &hits {
         outln!("  {score:>5}  {}", entry.name);
+    }
+    match (by_meaning, host.embedding_status()) {
+        (true, _) => outln!("  {}", host.search_description()),
+        (false, Some(status)) => outln!(
+            "  (ranked by words: the embedding model {} is not here yet; this first search fetches it in the background, and later searches rank by meaning too)",
+            status.name
+        ),
+        (false, None) => outln!("  {}", host.search_description()),
     }
     Ok(())
 }

@@ -1,10 +1,11 @@
 //! The embedding model of commands over a catalog file (`mcpw search`,
-//! `mcpw plugin bench`): `--model`, else `settings.search.model`. Such a
+//! `mcpw plugin bench`): `--model`, else `settings.search.model`, else (for
+//! the commands that search as `serve` does) the default model. Such a
 //! command waits for the catalog's vectors (a person asked one question and
 //! wants the answer by meaning), where `mcpw serve` ranks by words meanwhile.
 
 use anyhow::{Context, Result};
-use mcpw::config::search::ModelSetting;
+use mcpw::config::search::{ModelChoice, ModelSetting};
 use mcpw::config::{Config, ConfigSources};
 use mcpw::embed::{Embeddings, ModelSource};
 use mcpw::plugin::{EmbedModel, StaticServices};
@@ -16,33 +17,59 @@ pub(crate) struct CliEmbeddings {
     embeddings: Arc<Embeddings>,
 }
 
-/// The model `flag` names (a folder, else an id), else the configured one.
+/// Which model a command searches with when `--model` names none.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Unnamed {
+    /// The one `serve` would use: the configured one, else the default.
+    AsServe,
+    /// Only one the user's file names (a benchmark reports what it was
+    /// asked to measure).
+    Configured,
+}
+
+/// The model `flag` names (a folder, else an id), else the configured one,
+/// else (`AsServe`) the default. The default one offline is words alone,
+/// said on stderr; a model the user named that cannot be used is an error.
 pub(crate) fn open(
     cfg: &Config,
     sources: &ConfigSources,
     flag: Option<&str>,
+    unnamed: Unnamed,
 ) -> Result<Option<CliEmbeddings>> {
-    let setting = match flag {
-        Some(f) if std::path::Path::new(f).is_dir() => Some(ModelSetting::Folder(
-            std::path::absolute(f).with_context(|| format!("--model {f}"))?,
-        )),
-        Some(f) => {
-            Some(mcpw::config::search::model(f).map_err(|e| anyhow::anyhow!("--model: {e}"))?)
+    let env = &sources.env;
+    let source = match flag {
+        Some(f) if std::path::Path::new(f).is_dir() => {
+            let folder = std::path::absolute(f).with_context(|| format!("--model {f}"))?;
+            ModelSource::new(&ModelSetting::Folder(folder), env)
         }
-        None => cfg.settings.search.model.clone(),
-    };
-    let Some(setting) = setting else {
-        return Ok(None);
+        Some(f) => {
+            let setting =
+                mcpw::config::search::model(f).map_err(|e| anyhow::anyhow!("--model: {e}"))?;
+            ModelSource::new(&setting, env)
+        }
+        None => match (&cfg.settings.search.model, unnamed) {
+            (ModelChoice::Default, Unnamed::Configured) => return Ok(None),
+            (choice, _) => match ModelSource::of(choice, env) {
+                Some(source) => source,
+                None => return Ok(None),
+            },
+        },
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(1)
         .enable_all()
         .build()
         .context("start the async runtime")?;
-    let env = &sources.env;
-    let source = ModelSource::new(&setting, &env.home(), &env.cache_dir());
+    let default = source.default;
     let embeddings =
         runtime.block_on(async { Embeddings::new(source, env.cache_dir().join("vectors"), None) });
+    embeddings.arm();
+    if default && let Err(e) = embeddings.load() {
+        eprintln!(
+            "mcpw: searching by words only: the default embedding model cannot be used ({e})"
+        );
+        return Ok(None);
+    }
     Ok(Some(CliEmbeddings {
         runtime,
         embeddings,
@@ -65,10 +92,10 @@ impl CliEmbeddings {
         if let Some(m) = self.embeddings.model() {
             return Ok(m);
         }
-        // A model id not fetched yet: embedding one text fetches and loads it.
+        // A model id not fetched yet: fetched and loaded here.
         let _entered = self.runtime.enter();
         self.embeddings
-            .embed(&["fetch".to_string()], mcpw::plugin::Urgency::Now)
+            .load()
             .map_err(|e| anyhow::anyhow!("the embedding model cannot be used: {e}"))?;
         self.embeddings
             .model()

@@ -190,7 +190,8 @@ fn bench(
     sources: &ConfigSources,
 ) -> Result<ExitCode> {
     let cfg = super::load_config(sources);
-    let embeddings = super::embedding::open(&cfg, sources, model)?;
+    let embeddings =
+        super::embedding::open(&cfg, sources, model, super::embedding::Unnamed::Configured)?;
     let tools = mcpw::bench::scale(&mcpw::catalog::load_catalog(&catalog)?, scale);
     let queries_path = queries;
     let queries = mcpw::bench::load_labelled(&queries_path)?;

@@ -190,9 +190,7 @@ fn print_status(host: &mcpw::host::Host, servers: &[mcpw::catalog::ServerStatus]
             outln!("  {}{found}", source.path.display());
         }
     }
-    if let Some(s) = &host.embedding_status() {
-        outln!("\n{}", s.describe());
-    }
+    outln!("\n{}", host.search_description());
     if let Some(notice) = host.config().trust.notice() {
         outln!("\n⚠ {notice}");
     }

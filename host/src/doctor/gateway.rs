@@ -14,7 +14,7 @@ fn finding(severity: Severity, check: &'static str, message: String, remedy: &st
 pub async fn check(cfg: &Config, env: &Environment, deadline: Duration) -> Vec<Finding> {
     let mut out = Vec::new();
     out.extend(shared_state(cfg, env, deadline).await);
-    out.extend(model(cfg, env));
+    out.extend(model(cfg, env, deadline).await);
     out.extend(trace_exporter(env, deadline).await);
     out
 }
@@ -61,31 +61,58 @@ async fn shared_state(cfg: &Config, env: &Environment, deadline: Duration) -> Op
     })
 }
 
-/// The embedding model's files are at hand.
-fn model(cfg: &Config, env: &Environment) -> Option<Finding> {
-    let setting = cfg.settings.search.model.as_ref()?;
-    let source = crate::embed::ModelSource::new(setting, &env.home(), &env.cache_dir());
-    Some(match (source.present(), setting) {
+/// How search ranks: the embedding model's files at hand, to fetch at the
+/// first search, or search by meaning turned off.
+async fn model(cfg: &Config, env: &Environment, deadline: Duration) -> Option<Finding> {
+    let Some(source) = crate::embed::ModelSource::of(&cfg.settings.search.model, env) else {
+        return Some(finding(
+            Severity::Info,
+            "embedding-model",
+            "search ranks by words only: settings.search.model is \"none\"".into(),
+            "",
+        ));
+    };
+    let which = match source.default {
+        true => "the default model",
+        false => "model",
+    };
+    Some(match (source.present(), source.fetched_from()) {
         (true, _) => finding(
             Severity::Info,
             "embedding-model",
             format!(
-                "model {} is at hand in {}",
+                "{which} {} is at hand in {}",
                 source.name,
                 source.folder.display()
             ),
             "",
         ),
-        (false, crate::config::search::ModelSetting::Hub { .. }) => finding(
-            Severity::Warning,
-            "embedding-model",
-            format!(
-                "model {} is not downloaded yet: search ranks by words until it is",
-                source.name
+        (false, Some(hub)) => match connects(hub, deadline).await {
+            // Words alone are what the user had before: degraded only when
+            // they named a model themselves.
+            Err(why) => finding(
+                match source.default {
+                    true => Severity::Info,
+                    false => Severity::Warning,
+                },
+                "embedding-model",
+                format!(
+                    "{which} {} is not downloaded, and its hub {hub} {why}: search ranks by words only",
+                    source.name
+                ),
+                "let mcpw reach the hub (HF_ENDPOINT names a mirror), or set settings.search.model to a folder holding the model, or to \"none\" for words alone",
             ),
-            "run `mcpw status` once with network access: it fetches the model",
-        ),
-        (false, _) => finding(
+            Ok(()) => finding(
+                Severity::Info,
+                "embedding-model",
+                format!(
+                    "{which} {} is not downloaded yet: search ranks by words until the first search fetches it from {hub}",
+                    source.name
+                ),
+                "",
+            ),
+        },
+        (false, None) => finding(
             Severity::Blocking,
             "embedding-model",
             format!(
@@ -108,39 +135,36 @@ async fn trace_exporter(env: &Environment, deadline: Duration) -> Option<Finding
                 .then(|| "http://localhost:4318".to_string())
         })?;
     let remedy = "start the collector, or fix OTEL_EXPORTER_OTLP_ENDPOINT";
-    let address = url::Url::parse(&endpoint)
-        .ok()
-        .and_then(|u| Some(format!("{}:{}", u.host_str()?, u.port_or_known_default()?)));
-    let Some(address) = address else {
-        return Some(finding(
-            Severity::Blocking,
-            "trace-exporter",
-            format!("the endpoint {endpoint} is not a URL"),
-            remedy,
-        ));
-    };
-    let connect = tokio::net::TcpStream::connect(address.clone());
-    Some(match tokio::time::timeout(deadline, connect).await {
-        Ok(Ok(_)) => finding(
+    Some(match connects(&endpoint, deadline).await {
+        Ok(()) => finding(
             Severity::Info,
             "trace-exporter",
             format!("{endpoint} accepts connections"),
             "",
         ),
-        Ok(Err(e)) => finding(
+        Err(why) => finding(
             Severity::Blocking,
             "trace-exporter",
-            format!("{endpoint} ({address}) refuses: {e}"),
-            remedy,
-        ),
-        Err(_) => finding(
-            Severity::Blocking,
-            "trace-exporter",
-            format!(
-                "{endpoint} does not answer within {} ms",
-                deadline.as_millis()
-            ),
+            format!("{endpoint} {why}"),
             remedy,
         ),
     })
+}
+
+/// Whether the host and port of `url` accept a TCP connection within
+/// `deadline`; if not, why, as the end of a sentence naming `url`.
+async fn connects(url: &str, deadline: Duration) -> Result<(), String> {
+    let address = url::Url::parse(url)
+        .ok()
+        .and_then(|u| Some(format!("{}:{}", u.host_str()?, u.port_or_known_default()?)))
+        .ok_or_else(|| "is not a URL".to_string())?;
+    let connect = tokio::net::TcpStream::connect(address.clone());
+    match tokio::time::timeout(deadline, connect).await {
+        Ok(Ok(_)) => Ok(()),
+        Ok(Err(e)) => Err(format!("({address}) refuses: {e}")),
+        Err(_) => Err(format!(
+            "does not answer within {} ms",
+            deadline.as_millis()
+        )),
+    }
 }

@@ -88,6 +88,8 @@ export function sandbox(cfg, name, { everything = false, clock = false } = {}) {
     PI_CODING_AGENT_DIR: dirs.agent,
     TMPDIR: dirs.tmp,
     PI_OFFLINE: "1",
+    // Search by meaning is on by default: its model is never fetched from the public hub here.
+    HF_ENDPOINT: process.env.HF_ENDPOINT ?? "http://127.0.0.1:9",
     MCPW_BIN: cfg.mcpw,
     MCPW_PI_TEST_RUN: marker,
   };

@@ -135,6 +135,7 @@ fn client_scenario(script: &str, scenario: &str) -> (bool, String) {
                 .join(script),
         )
         .env("MCPW_BIN", env!("CARGO_BIN_EXE_mcpw"))
+        .env("HF_ENDPOINT", mcpw_test_support::OFFLINE_HUB)
         .output()
         .expect("run the conformance suite");
     let text = String::from_utf8_lossy(&out.stderr).to_string();

@@ -13,6 +13,7 @@ fn run_scenarios(line: &PiLine) {
         .env("PI_DIR", &line.dir)
         .env("EXTENSION", &pi.package)
         .env("MCPW_BIN", env!("CARGO_BIN_EXE_mcpw"))
+        .env("HF_ENDPOINT", mcpw_test_support::OFFLINE_HUB)
         .env("MISBEHAVE", servers().misbehave())
         .env("EVERYTHING", servers().everything())
         .output()

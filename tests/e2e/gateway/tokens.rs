@@ -411,6 +411,7 @@ fn a_broken_client_token_keeps_http_serving_from_starting() {
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_mcpw"))
         .args(["serve", "--http", "127.0.0.1:0"])
         .env("HOME", dirs.home())
+        .env("HF_ENDPOINT", mcpw_test_support::OFFLINE_HUB)
         .env_remove("XDG_CONFIG_HOME")
         .env_remove("MCPW_CONFIG")
         .env_remove("MCPW_TEST_UNSET_TOKEN")

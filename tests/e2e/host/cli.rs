@@ -11,6 +11,7 @@ pub(crate) fn mcpw(home: &Path, args: &[&str]) -> Output {
         .current_dir(home)
         .env_clear()
         .env("HOME", home)
+        .env("HF_ENDPOINT", mcpw_test_support::OFFLINE_HUB)
         .env("PATH", std::env::var("PATH").unwrap_or_default())
         .stdin(Stdio::null())
         .output()
@@ -404,6 +405,17 @@ fn the_demo_runs_against_real_servers() {
     ] {
         assert!(text.contains(expected), "missing {expected:?} in:\n{text}");
     }
+    // No model here and its hub unreachable: words, and the demo says why.
+    let search = demo_section(&text, "search");
+    assert!(
+        search.contains("(ranked by words: the embedding model sentence-transformers/all-MiniLM-L6-v2 is not here yet"),
+        "{search}"
+    );
+    let now = demo_section(&text, "how search ranks now");
+    assert!(
+        now.contains("Search: by words only: sentence-transformers/all-MiniLM-L6-v2, the default model cannot be used"),
+        "{now}"
+    );
     demo_agent_sections(&text);
 }
 
@@ -629,6 +641,7 @@ fn a_pi_users_config_and_the_tools_serve_would_list() {
             .current_dir(home.path())
             .env_clear()
             .env("HOME", home.path())
+            .env("HF_ENDPOINT", mcpw_test_support::OFFLINE_HUB)
             .env("PATH", std::env::var("PATH").unwrap_or_default())
             .env("PI_CODING_AGENT_DIR", home.path().join("agent"))
             .stdin(Stdio::null())

@@ -53,12 +53,18 @@ fn vectors_match_the_reference_model() {
     assert!(near > dot(&ours[0], &ours[5]) + 0.2, "{near}");
 }
 
+/// An environment whose home is `dir`.
+fn home_at(dir: &std::path::Path) -> mcpw::paths::Environment {
+    mcpw::paths::Environment::from_pairs([("HOME", dir.display().to_string())])
+}
+
 /// The model folder's embeddings, with vectors kept in `dir`.
 fn embeddings(dir: &std::path::Path) -> Arc<Embeddings> {
     shared_embeddings(dir, None)
 }
 
-/// The model folder's embeddings, with vectors kept in `dir` and `shared`.
+/// The model folder's embeddings, with vectors kept in `dir` and `shared`,
+/// serving background requests at once (as after a first search).
 pub(crate) fn shared_embeddings(
     dir: &std::path::Path,
     shared: Option<Arc<mcpw::team_state::SharedState>>,
@@ -66,10 +72,11 @@ pub(crate) fn shared_embeddings(
     let folder = servers().minilm();
     let source = ModelSource::new(
         &mcpw::config::search::ModelSetting::Folder(folder),
-        dir,
-        dir,
+        &home_at(dir),
     );
-    Embeddings::new(source, dir.join("vectors"), shared)
+    let e = Embeddings::new(source, dir.join("vectors"), shared);
+    e.arm();
+    e
 }
 
 /// Asks for `texts` in the background: `Ok` at once when cached, else the
@@ -107,11 +114,13 @@ async fn tool_vectors_are_cached_across_restarts_and_only_changed_texts_are_embe
     .map(String::from)
     .to_vec();
     let first = embeddings(dir.path());
+    first.idle().await;
+    let loaded = first.status().borrow().generation;
     let (pending, vectors) = background(&first, &texts).await;
     assert_eq!(pending, Some((0, 4)), "nothing was cached");
     assert_eq!(vectors.len(), 4);
     let generation = first.status().borrow().generation;
-    assert_eq!(generation, 1, "one background run");
+    assert_eq!(generation, loaded + 1, "one background run");
     // A new process (a restart) reads them from the file: no run.
     let second = embeddings(dir.path());
     let (pending, again) = background(&second, &texts).await;
@@ -141,17 +150,21 @@ async fn a_model_folder_without_weights_is_a_clear_error_and_search_stays_by_wor
     std::fs::create_dir_all(&empty).unwrap();
     let source = ModelSource::new(
         &mcpw::config::search::ModelSetting::Folder(empty.clone()),
-        dir.path(),
-        dir.path(),
+        &home_at(dir.path()),
     );
     let e = Embeddings::new(source, dir.path().join("vectors"), None);
+    // The first search loads the model: that fails, and says why.
+    e.arm();
+    e.idle().await;
+    let error = e.status().borrow().error.clone().expect("the load failed");
     let ask = e.clone();
     let got = tokio::task::spawn_blocking(move || ask.embed(&["x".into()], Urgency::Background))
         .await
         .unwrap();
-    assert!(matches!(got, Err(EmbedError::Pending { .. })), "{got:?}");
-    e.idle().await;
-    let error = e.status().borrow().error.clone().expect("the run failed");
+    assert!(
+        matches!(&got, Err(EmbedError::Model(e)) if *e == error),
+        "{got:?}"
+    );
     assert!(
         error.contains("has no config.json, tokenizer.json, model.safetensors"),
         "{error}"
@@ -241,12 +254,21 @@ async fn search_ranks_by_words_until_the_tool_vectors_are_ready_and_says_so() {
         );
     }
     host.shutdown().await;
-    // After a restart, the vectors are read from the cache: no words-only phase.
+    // After a restart, nothing is read before the first search; then the
+    // vectors come from the cache: the only "pending" is the one answered
+    // before that search, none for computing them again.
     let again = host_with_config(&dirs, |_| {}).await;
     connect(&again).await;
+    again.prepare_search().await.unwrap();
+    let before = again.embedding_status().unwrap();
+    assert!(
+        before.waiting_for_search && !before.busy,
+        "nothing loads before a search: {before:?}"
+    );
+    again.search_by_meaning_ready().await.unwrap();
     assert_eq!(names(&again, BY_MEANING[0].0).await[0], BY_MEANING[0].1);
     assert_eq!(again.search_note(), None);
-    assert_eq!(again.embedding_status().unwrap().pendings, 0);
+    assert_eq!(again.embedding_status().unwrap().pendings, 1);
     again.shutdown().await;
 }
 
@@ -591,5 +613,160 @@ fn the_proxy_status_says_how_search_ranks() {
     assert!(
         last.starts_with("Search: by words and meaning (") && last.ends_with("22 tool vectors)"),
         "{last}"
+    );
+}
+
+/// The lines of `mcp`'s status answer that start with "Search: ".
+fn search_line(r: &Value) -> String {
+    let text = r["content"][0]["text"].as_str().unwrap().to_string();
+    text.lines()
+        .find(|l| l.starts_with("Search: "))
+        .unwrap_or_else(|| panic!("a search line in {text}"))
+        .to_string()
+}
+
+/// A config with server-everything and mcp-server-time, and no model named.
+fn dirs_without_model(settings: Value) -> ConfigDirs {
+    let s = servers();
+    let dirs = ConfigDirs::new();
+    dirs.user(
+        &json!({
+            "mcpServers": {
+                "everything": {"command": "node", "args": [s.everything(), "stdio"]},
+                "time": {"command": s.python_bin("mcp-server-time")},
+            },
+            "settings": settings,
+        })
+        .to_string(),
+    );
+    dirs
+}
+
+/// A fresh install names no model: its gateway fetches nothing at start,
+/// fetches mcpw's pinned default at the first search (from the hub
+/// `HF_ENDPOINT` names, here a stand-in serving the PyPI copy), ranks by
+/// words until it is ready, then by meaning.
+#[test]
+fn a_fresh_install_fetches_the_default_model_at_the_first_search_then_searches_by_meaning() {
+    let id = "sentence-transformers/all-MiniLM-L6-v2";
+    let commit = "c9745ed1d9f207416be6d2e6f8de32d1f16199bf";
+    let hub = Hub::serve(id, commit, &servers().minilm());
+    let dirs = dirs_without_model(json!({}));
+    let serving = crate::servers::Serving::start_with(
+        MCPW,
+        &dirs.home(),
+        &["--exposure", "proxy"],
+        &[("HF_ENDPOINT", &hub.url)],
+    );
+    let connect = json!({"url": serving.url()});
+    let status = json!({"op": "callTool", "name": "mcp", "arguments": {}});
+    let r = crate::gateway::serve::client(connect.clone(), json!([status])).unwrap();
+    let line = search_line(&r[0]);
+    assert!(
+        line.starts_with("Search: by words, then by words and meaning once")
+            && line.contains("the default model"),
+        "{line}"
+    );
+    let models = dirs.home().join(".cache/mcpw/models");
+    assert!(
+        !models.exists(),
+        "a session without a search fetches nothing"
+    );
+    let (q, want) = BY_MEANING[0];
+    let search = json!({"op": "callTool", "name": "mcp", "arguments": {"search": q}});
+    let r = crate::gateway::serve::client(
+        connect,
+        json!([search,
+               {"op": "callToolUntil", "name": "mcp", "arguments": {}, "contains": "tool vectors)"},
+               search]),
+    )
+    .unwrap();
+    let top = |r: &Value| r["structuredContent"]["matches"][0]["tool"].clone();
+    assert_ne!(
+        top(&r[0]),
+        json!(want),
+        "the first search ranks by words: {}",
+        r[0]
+    );
+    let ready = search_line(&r[1]);
+    assert!(
+        ready.starts_with("Search: by words and meaning (sentence-transformers/all-MiniLM-L6-v2@"),
+        "{ready}"
+    );
+    assert_eq!(top(&r[2]), json!(want), "{q:?} by meaning: {}", r[2]);
+    assert!(
+        models
+            .join(format!("sentence-transformers--all-MiniLM-L6-v2@{commit}"))
+            .join("pin.json")
+            .is_file(),
+        "the model is kept in the cache with its pin"
+    );
+}
+
+/// Offline, or with `search.model: "none"`, search ranks by words, and the
+/// status and `doctor` say why.
+#[test]
+fn offline_or_turned_off_search_ranks_by_words_and_status_and_doctor_say_why() {
+    let (q, _) = BY_MEANING[0];
+    let search = json!({"op": "callTool", "name": "mcp", "arguments": {"search": q}});
+    let until = |text: &str| json!({"op": "callToolUntil", "name": "mcp", "arguments": {}, "contains": text});
+
+    // The hub refuses (`HF_ENDPOINT` is a closed port in every test).
+    let dirs = dirs_without_model(json!({}));
+    let serving = crate::servers::Serving::start(MCPW, &dirs.home(), &["--exposure", "proxy"]);
+    let r = crate::gateway::serve::client(
+        json!({"url": serving.url()}),
+        json!([search, until("cannot be used"), search]),
+    )
+    .unwrap();
+    let later = r[2]["content"][0]["text"].as_str().unwrap();
+    assert!(
+        !later.contains("Ranked by words"),
+        "the status says it once; no note on each search: {later}"
+    );
+    let line = search_line(&r[1]);
+    assert!(
+        line.starts_with("Search: by words only: sentence-transformers/all-MiniLM-L6-v2, the default model cannot be used")
+            && line.contains("127.0.0.1:9"),
+        "{line}"
+    );
+    drop(serving);
+    let doctor = |home: &std::path::Path| {
+        let out = mcpw(home, &["doctor", "--json"]);
+        let report: Value = serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|_| panic!("{}", String::from_utf8_lossy(&out.stderr)));
+        let findings = report["findings"].as_array().cloned().unwrap_or_default();
+        findings
+            .into_iter()
+            .find(|f| f["check"] == "embedding-model")
+            .unwrap_or_else(|| panic!("an embedding-model finding in {report}"))
+    };
+    let found = doctor(&dirs.home());
+    let message = found["message"].as_str().unwrap();
+    assert!(
+        message.contains("not downloaded")
+            && message.contains("127.0.0.1:9")
+            && message.contains("words only"),
+        "{found}"
+    );
+
+    // Turned off: words alone, said as such, and nothing is fetched.
+    let dirs = dirs_without_model(json!({"search": {"model": "none"}}));
+    let serving = crate::servers::Serving::start(MCPW, &dirs.home(), &["--exposure", "proxy"]);
+    let r = crate::gateway::serve::client(
+        json!({"url": serving.url()}),
+        json!([search, {"op": "callTool", "name": "mcp", "arguments": {}}]),
+    )
+    .unwrap();
+    assert_eq!(
+        search_line(&r[1]),
+        "Search: by words only (settings.search.model is \"none\")"
+    );
+    assert!(r[1]["structuredContent"]["search"].is_null(), "{}", r[1]);
+    assert!(!dirs.home().join(".cache/mcpw/models").exists());
+    let found = doctor(&dirs.home());
+    assert!(
+        found["message"].as_str().unwrap().contains("\"none\""),
+        "{found}"
     );
 }

@@ -459,6 +459,7 @@ sys.exit(os.waitstatus_to_exitcode(status))
             "--yes",
         ])
         .env("HOME", &home)
+        .env("HF_ENDPOINT", mcpw_test_support::OFFLINE_HUB)
         .env("npm_config_cache", npm_cache())
         .env_remove("MCPW_CONFIG")
         .env_remove("XDG_CONFIG_HOME")

@@ -198,6 +198,7 @@ fn cache_entries_that_cannot_be_read_are_dropped_and_their_servers_listed_again(
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_mcpw"))
         .args(["tools", "--json"])
         .env("HOME", d.home())
+        .env("HF_ENDPOINT", mcpw_test_support::OFFLINE_HUB)
         .env_remove("XDG_CONFIG_HOME")
         .env_remove("XDG_CACHE_HOME")
         .env_remove("MCPW_CONFIG")
@@ -243,6 +244,7 @@ fn a_cache_lock_held_elsewhere_delays_no_call_and_the_write_comes_later() {
         let mut c = std::process::Command::new("timeout");
         c.args(["30", env!("CARGO_BIN_EXE_mcpw")])
             .env("HOME", d.home())
+            .env("HF_ENDPOINT", mcpw_test_support::OFFLINE_HUB)
             .env_remove("XDG_CONFIG_HOME")
             .env_remove("XDG_CACHE_HOME")
             .env_remove("MCPW_CONFIG");
@@ -333,6 +335,7 @@ fn a_signal_stops_serve_through_its_own_shutdown() {
     let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_mcpw"))
         .args(["serve", "--http", &format!("127.0.0.1:{port}")])
         .env("HOME", d.home())
+        .env("HF_ENDPOINT", mcpw_test_support::OFFLINE_HUB)
         .env_remove("XDG_CONFIG_HOME")
         .env_remove("XDG_CACHE_HOME")
         .env_remove("MCPW_CONFIG")

@@ -73,13 +73,19 @@ const LEAKING: [&str; 6] = [
     "BROWSER",
 ];
 
+/// A model hub address that refuses at once: search by meaning is on by
+/// default, and no test may reach the public hub for its model.
+pub const OFFLINE_HUB: &str = "http://127.0.0.1:9";
+
 /// The `mcpw` binary at `bin` (`env!("CARGO_BIN_EXE_mcpw")`, which only the
 /// test or bench crate can name) with `HOME` at `home` and none of the
 /// variables that would point it elsewhere: its config, caches and state are
-/// the test's alone. The rest of the environment (`PATH`, `MCPW_LOG`) passes on.
+/// the test's alone, and its model hub is [`OFFLINE_HUB`]. The rest of the
+/// environment (`PATH`, `MCPW_LOG`) passes on.
 pub fn isolated_mcpw(bin: impl AsRef<OsStr>, home: impl AsRef<Path>) -> Command {
     let mut cmd = Command::new(bin);
     cmd.env("HOME", home.as_ref());
+    cmd.env("HF_ENDPOINT", OFFLINE_HUB);
     for name in LEAKING {
         cmd.env_remove(name);
     }

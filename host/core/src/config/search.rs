@@ -4,6 +4,8 @@
 //! (`owner/name`, or `owner/name@<commit>` for one commit of it) fetched
 //! from its hub into mcpw's cache on first use, at a commit and with each
 //! file's sha256 recorded there, so that a later fetch gets the same bytes.
+//! Without the setting, search uses [`DEFAULT_MODEL`] at mcpw's own pin of
+//! it; `"none"` ranks by words alone.
 
 use serde_json::{Map, Value};
 use std::path::{Path, PathBuf};
@@ -24,11 +26,45 @@ pub enum ModelSetting {
     },
 }
 
+/// The model searched with when the user's file names none: small (90 MB),
+/// quick on a CPU, and good at matching a task to a tool's description.
+pub const DEFAULT_MODEL: &str = "sentence-transformers/all-MiniLM-L6-v2";
+
+/// The `model` value that turns search by meaning off.
+const NO_MODEL: &str = "none";
+
+/// What `settings.search.model` asks for.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum ModelChoice {
+    /// Nothing set: [`DEFAULT_MODEL`].
+    #[default]
+    Default,
+    /// `"none"`: words alone.
+    Off,
+    /// A model the user named.
+    Set(ModelSetting),
+}
+
+impl ModelChoice {
+    /// The model to search with, if any.
+    pub fn setting(&self) -> Option<ModelSetting> {
+        match self {
+            ModelChoice::Default => Some(ModelSetting::Hub {
+                id: DEFAULT_MODEL.to_string(),
+                commit: None,
+            }),
+            ModelChoice::Off => None,
+            ModelChoice::Set(s) => Some(s.clone()),
+        }
+    }
+}
+
 /// `settings.search`.
 #[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct SearchSettings {
-    /// `model`: none for ranking by words alone.
-    pub model: Option<ModelSetting>,
+    /// `model`.
+    pub model: ModelChoice,
 }
 
 /// Is `s` a full commit id: 40 hex digits?
@@ -79,7 +115,7 @@ pub fn model(s: &str) -> Result<ModelSetting, String> {
         })
     } else {
         Err(format!(
-            "expected a model folder (absolute, ~/…, ./… or ../…) or a model id owner/name[@commit], found {s:?}"
+            "expected a model folder (absolute, ~/…, ./… or ../…), a model id owner/name[@commit], or \"none\", found {s:?}"
         ))
     }
 }
@@ -101,6 +137,10 @@ pub fn check(value: &Value, file: &Path) -> Result<Value, (String, String)> {
                 let Some(s) = v.as_str() else {
                     return Err((field(), format!("expected a string, found {v}")));
                 };
+                if s == NO_MODEL {
+                    out.insert(key.clone(), v.clone());
+                    continue;
+                }
                 let kept = match model(s).map_err(|m| (field(), m))? {
                     ModelSetting::Folder(p) if p.is_relative() && !s.starts_with('~') => {
                         let dir = file.parent().unwrap_or(Path::new("."));
@@ -124,10 +164,11 @@ pub fn check(value: &Value, file: &Path) -> Result<Value, (String, String)> {
 impl SearchSettings {
     /// Reads checked settings.
     pub fn read(search: &Value) -> SearchSettings {
-        let model = search
-            .get("model")
-            .and_then(Value::as_str)
-            .and_then(|s| model(s).ok());
+        let model = match search.get("model").and_then(Value::as_str) {
+            None => ModelChoice::Default,
+            Some(NO_MODEL) => ModelChoice::Off,
+            Some(s) => model(s).map_or(ModelChoice::Default, ModelChoice::Set),
+        };
         SearchSettings { model }
     }
 }
@@ -161,8 +202,22 @@ mod tests {
         let raw = json!({"search": {"model": "a/b"}});
         assert_eq!(
             SearchSettings::read(&raw["search"]).model,
-            Some(ModelSetting::Hub {
+            ModelChoice::Set(ModelSetting::Hub {
                 id: "a/b".into(),
+                commit: None
+            })
+        );
+        assert_eq!(checked(json!("none")).unwrap()["model"], "none");
+        assert_eq!(
+            SearchSettings::read(&json!({"model": "none"})).model,
+            ModelChoice::Off
+        );
+        let default = SearchSettings::read(&json!({})).model;
+        assert_eq!(default, ModelChoice::Default);
+        assert_eq!(
+            default.setting(),
+            Some(ModelSetting::Hub {
+                id: DEFAULT_MODEL.into(),
                 commit: None
             })
         );

@@ -320,9 +320,7 @@ fn status(host: &Host, client: &ClientScope) -> Reply {
     );
     out.push_str(&next_steps(host, client, servers.is_empty()));
     let search = host.embedding_status();
-    if let Some(s) = &search {
-        out.push_str(&format!("\n\n{}", s.describe()));
-    }
+    out.push_str(&format!("\n\n{}", host.search_description()));
     let waiting = waiting_for_approval(host, client, &mut out);
     Reply::ok(
         out.trim().to_string(),

@@ -6,7 +6,8 @@
 mod pin;
 
 use super::EmbedError;
-use crate::config::search::ModelSetting;
+use crate::config::search::{ModelChoice, ModelSetting};
+use crate::paths::Environment;
 use pin::Pin;
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
@@ -26,11 +27,13 @@ const DEFAULT_HUB: &str = "https://huggingface.co";
 /// words soon instead of waiting on a connection that never comes.
 const CONNECT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
 
-/// A hub model: its id and the commit asked for, if any.
+/// A hub model: its id, the commit asked for, if any, and the hub.
 #[derive(Clone, Debug)]
 struct HubModel {
     id: String,
     commit: Option<String>,
+    /// The hub's address: `HF_ENDPOINT`, else [`DEFAULT_HUB`].
+    endpoint: String,
 }
 
 /// A configured model, before or after its files are at hand.
@@ -42,17 +45,27 @@ pub struct ModelSource {
     pub folder: PathBuf,
     /// The hub model to fetch when the folder is missing.
     hub: Option<HubModel>,
+    /// The model is mcpw's default, not one the user named.
+    pub default: bool,
 }
 
 impl ModelSource {
-    /// The source `setting` names; `home` expands `~`, `cache` holds fetched
-    /// models: one folder per model id, or per id and commit when the
-    /// setting (or mcpw's own pin of the model) names a commit.
-    pub fn new(setting: &ModelSetting, home: &Path, cache: &Path) -> ModelSource {
+    /// The model `choice` asks for, if any (see [`ModelSource::new`]).
+    pub fn of(choice: &ModelChoice, env: &Environment) -> Option<ModelSource> {
+        let mut source = ModelSource::new(&choice.setting()?, env);
+        source.default = matches!(choice, ModelChoice::Default);
+        Some(source)
+    }
+
+    /// The source `setting` names: `~` is the home of `env`, fetched models
+    /// go to its cache (one folder per model id, or per id and commit when
+    /// the setting or mcpw's own pin of the model names a commit), from the
+    /// hub `HF_ENDPOINT` names, else the public one.
+    pub fn new(setting: &ModelSetting, env: &Environment) -> ModelSource {
         match setting {
             ModelSetting::Folder(p) => {
                 let folder = match p.strip_prefix("~") {
-                    Ok(rest) => home.join(rest),
+                    Ok(rest) => env.home().join(rest),
                     Err(_) => p.clone(),
                 };
                 let name = folder
@@ -63,6 +76,7 @@ impl ModelSource {
                     name,
                     folder,
                     hub: None,
+                    default: false,
                 }
             }
             ModelSetting::Hub { id, commit } => {
@@ -73,16 +87,27 @@ impl ModelSource {
                 if let Some(c) = &commit {
                     folder = format!("{folder}@{c}");
                 }
+                let endpoint = env
+                    .get("HF_ENDPOINT")
+                    .filter(|e| !e.trim().is_empty())
+                    .unwrap_or(DEFAULT_HUB);
                 ModelSource {
                     name: id.clone(),
-                    folder: cache.join("models").join(folder),
+                    folder: env.cache_dir().join("models").join(folder),
                     hub: Some(HubModel {
                         id: id.clone(),
                         commit,
+                        endpoint: endpoint.trim_end_matches('/').to_string(),
                     }),
+                    default: false,
                 }
             }
         }
+    }
+
+    /// The hub a missing model is fetched from (none for a folder).
+    pub fn fetched_from(&self) -> Option<&str> {
+        self.hub.as_ref().map(|h| h.endpoint.as_str())
     }
 
     /// Are the model's files at hand (no fetch needed)? A hub model's also
@@ -110,8 +135,7 @@ impl ModelSource {
                 missing.join(", ")
             )));
         };
-        let hub = std::env::var("HF_ENDPOINT").unwrap_or_else(|_| DEFAULT_HUB.to_string());
-        let hub = hub.trim_end_matches('/');
+        let hub = model.endpoint.as_str();
         // What the files must be: as recorded at the first fetch, else as
         // mcpw pins the model itself, else the first fetch records it.
         let expected =

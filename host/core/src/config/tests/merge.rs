@@ -254,7 +254,11 @@ fn a_project_file_cannot_set_what_runs_loads_grants_or_fetches() {
         !s.plugins.grants.contains_key(&Role::Naming),
         "no grant from a project"
     );
-    assert!(s.search.model.is_none(), "no model fetched for a project");
+    assert_eq!(
+        s.search.model,
+        crate::config::search::ModelChoice::Default,
+        "no model of a project's fetched"
+    );
     assert_eq!(s.raw.get("sharedStateKey"), None);
     assert_eq!(
         s.raw["exposure"], "direct",
