@@ -188,6 +188,10 @@ fn a_hostile_projects_settings_run_load_and_fetch_nothing() {
     let r = repo();
     let main = r.main();
     let ran = r.marker("ran");
+    // The user turned search by meaning off: a fetch could only be the project's.
+    let user = r.home().join(".config/mcpw/mcp.json");
+    std::fs::create_dir_all(user.parent().unwrap()).unwrap();
+    std::fs::write(&user, r#"{"settings": {"search": {"model": "none"}}}"#).unwrap();
     // A listener that would see a model fetch.
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     listener.set_nonblocking(true).unwrap();

@@ -26,6 +26,9 @@ const DEFAULT_HUB: &str = "https://huggingface.co";
 /// How long connecting to the hub may take: offline, search falls back to
 /// words soon instead of waiting on a connection that never comes.
 const CONNECT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+/// How long the hub may go silent mid-answer: one that stops sending fails
+/// the fetch (search stays by words and says why) instead of holding it.
+const READ_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
 
 /// A hub model: its id, the commit asked for, if any, and the hub.
 #[derive(Clone, Debug)]
@@ -142,6 +145,7 @@ impl ModelSource {
             pin::recorded(&self.folder)?.or_else(|| pin::known(&model.id, model.commit.as_deref()));
         let client = reqwest::Client::builder()
             .connect_timeout(CONNECT_TIMEOUT)
+            .read_timeout(READ_TIMEOUT)
             .build()
             .map_err(|e| EmbedError::Model(format!("cannot fetch {}: {e}", model.id)))?;
         let commit = match (&expected, &model.commit) {
