@@ -36,6 +36,9 @@ const W_SYNONYM: f32 = 0.6;
 const W_PHRASE_SYNONYM: f32 = 0.8;
 const W_IMPLIED: f32 = 0.7;
 const W_NUMBER: f32 = 0.3;
+/// A word met only inside a literal value (a file name, a path, a URL, an
+/// address): it names a thing, rarely what a tool is for.
+const W_LITERAL: f32 = 0.3;
 /// Extra weight for tools of a server the query names.
 const SERVER_BOOST: f32 = 1.35;
 /// How much of a tool's score depends on how much of its name the query explains.
@@ -279,6 +282,24 @@ fn average_lengths(docs: &[Doc], n: f32) -> [f32; FIELDS] {
     avg
 }
 
+/// For each of the query's words (`raw`, stop words left out), whether it
+/// is met only inside the query's literals (see [`shapes::literals`]).
+fn literal_only(query: &str, raw: &[String]) -> Vec<bool> {
+    let literals = shapes::literals(query);
+    if literals.is_empty() {
+        return vec![false; raw.len()];
+    }
+    let inside: Vec<String> = literals.iter().flat_map(|l| words(l)).collect();
+    let mut rest = query.to_string();
+    for l in &literals {
+        rest = rest.replacen(l, " ", 1);
+    }
+    let outside = words(&rest);
+    raw.iter()
+        .map(|w| inside.contains(w) && !outside.contains(w))
+        .collect()
+}
+
 /// Each term's list of (tool, field-weighted frequency): a term's
 /// occurrences in a tool summed over fields, each weighted by its field and
 /// normalised for the field's length.
@@ -410,7 +431,8 @@ impl HybridIndex {
         let meanings = lexicon::meanings(&own);
         let mut covered = vec![false; own.len()];
         let mut concepts = phrase_concepts(&own, &meanings, &mut covered);
-        concepts.extend(self.word_concepts(&raw, &own, &meanings, &covered, typo_alts));
+        let literal = literal_only(query, &raw);
+        concepts.extend(self.word_concepts(&raw, &own, &meanings, &covered, typo_alts, &literal));
         concepts.extend(self.implied_concepts(query, &own));
         concepts
     }
@@ -476,6 +498,7 @@ impl HybridIndex {
         meanings: &[Meaning],
         covered: &[bool],
         mut typo_alts: Vec<Concept>,
+        literal: &[bool],
     ) -> Vec<Concept> {
         let mut concepts: Vec<Concept> = Vec::new();
         for i in 0..own.len() {
@@ -500,6 +523,10 @@ impl HybridIndex {
                 if self.known(&joined) {
                     alts.push((vec![joined], W_CONCAT));
                 }
+            }
+            // A literal's word, and what it may also mean, counts little.
+            if literal[i] {
+                alts.iter_mut().for_each(|(_, w)| *w *= W_LITERAL);
             }
             concepts.push(alts);
         }
@@ -649,6 +676,8 @@ mod tests {
             ("filesystem", "list_allowed_directories", "List the directories this server may access", "{}"),
             ("weather", "get_forecast", "Get the weather forecast for a city", "{}"),
             ("rail", "search_trains", "Search train tickets between two stations", "{}"),
+            ("basic-memory", "write_note", "Create or update a markdown note.", r#"{"properties":{"title":{"type":"string"},"content":{"type":"string"}}}"#),
+            ("filesystem", "write_file", "Create a new file or overwrite an existing file with new content.", r#"{"properties":{"path":{"type":"string"},"content":{"type":"string"}}}"#),
         ]
         .iter()
         .map(|(s, n, d, schema)| {
@@ -672,6 +701,20 @@ mod tests {
             )
             .unwrap();
         cat[hits[0].index as usize].name.clone()
+    }
+
+    #[test]
+    fn a_literals_words_name_a_thing_not_the_tool() {
+        // "notes" and "md" are in the file's name: what is asked is writing it.
+        assert_eq!(
+            top("write the versions to ./notes/frameworks.md"),
+            "filesystem__write_file"
+        );
+        // Said outside the literal, the same word counts in full.
+        assert_eq!(
+            top("write a note on the versions to ./notes/frameworks.md"),
+            "basic_memory__write_note"
+        );
     }
 
     #[test]

@@ -62,6 +62,17 @@ pub(crate) fn implied(query: &str, known: &dyn Fn(&str) -> bool) -> Vec<&'static
     out
 }
 
+/// The query's literal values: file names, paths, URLs and addresses. Their
+/// words name things ("./notes/frameworks.md"), not what to do with them.
+pub(crate) fn literals(query: &str) -> Vec<&str> {
+    query
+        .split_whitespace()
+        .map(|w| w.trim_matches(|c: char| matches!(c, ',' | ';' | '`' | '\'' | '"' | ')' | '(')))
+        .map(|w| w.trim_end_matches(['.', ':', '?', '!']))
+        .filter(|w| is_url(w) || is_file_name(w) || is_path(w) || is_email(w))
+        .collect()
+}
+
 /// Does the query name a file as where something goes ("save it to
 /// report.md", "as signups.csv", "into ./notes/")?
 fn destination_file(query: &str) -> bool {
@@ -212,5 +223,18 @@ mod tests {
         assert!(shapes("Mr. Smith @ home").is_empty());
         assert!(shapes("C# and F# code, @ 5pm, # of rows").is_empty());
         assert!(shapes("COVID-19 figures for 999.1.1.1").is_empty());
+    }
+
+    #[test]
+    fn literals_are_file_names_paths_urls_and_addresses() {
+        assert_eq!(
+            literals("write the versions to ./notes/frameworks.md, please."),
+            ["./notes/frameworks.md"]
+        );
+        assert_eq!(
+            literals("open https://shop.example.com and mail bob@example.com."),
+            ["https://shop.example.com", "bob@example.com"]
+        );
+        assert!(literals("save the notes of version 1.2.3").is_empty());
     }
 }
