@@ -142,7 +142,7 @@ fn warm_start(home: &std::path::Path) -> Vec<Duration> {
                     serde_json::value::to_raw_value(&t).unwrap()
                 })
                 .collect();
-            (s.name.clone(), Some(cache::Entry { config_hash: cache::config_hash(&s.raw), tools, resources: vec![], resource_templates: vec![], prompts: vec![], cached_at: mcpw::clock::now_ms(), protocol_version: None }))
+            (s.name.clone(), Some(cache::Entry { config_hash: cache::config_hash(&s.raw), tools, resources: vec![], resource_templates: vec![], prompts: vec![], skills: vec![], directory_read: false, cached_at: mcpw::clock::now_ms(), protocol_version: None }))
         })
         .collect();
     metadata.update(entries).unwrap();

@@ -53,6 +53,12 @@ pub struct Entry {
     /// MCP prompts as the server listed them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub prompts: Vec<Value>,
+    /// Skills (SEP-2640) as the server listed them, each file's digest with it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub skills: Vec<Value>,
+    /// The server answers `resources/directory/read`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub directory_read: bool,
     /// When it was listed, in milliseconds since the Unix epoch.
     pub cached_at: u64,
     /// The MCP revision the server negotiated then: one of the `initialize`
@@ -355,6 +361,8 @@ mod tests {
             resources: vec![],
             resource_templates: vec![],
             prompts: vec![],
+            skills: vec![],
+            directory_read: false,
             cached_at: 1_000,
             protocol_version: None,
         };
@@ -389,6 +397,8 @@ mod tests {
                             resources: vec![],
                             resource_templates: vec![],
                             prompts: vec![],
+                            skills: vec![],
+                            directory_read: false,
                             cached_at: round + 1,
                             protocol_version: None,
                         };
@@ -425,6 +435,8 @@ mod tests {
             resources: vec![],
             resource_templates: vec![],
             prompts: vec![],
+            skills: vec![],
+            directory_read: false,
             cached_at: 5,
             protocol_version: None,
         };

@@ -31,6 +31,7 @@ mod rate_limits;
 pub mod resources;
 pub mod scripts;
 mod services;
+pub mod skills;
 pub mod snapshot;
 mod tasks;
 
@@ -135,6 +136,9 @@ pub enum HostError {
     /// No server offers a resource at that URI.
     #[error("resource \"{0}\" not found")]
     ResourceNotFound(String),
+    /// A skill's file whose bytes are not those its server listed.
+    #[error("{0}")]
+    Skill(String),
     /// Arguments that are not a JSON object.
     #[error("arguments must be a JSON object: {0}")]
     BadArguments(String),

@@ -136,6 +136,10 @@ pub struct Offers {
     pub resources: Vec<Value>,
     /// Resource templates.
     pub templates: Vec<Value>,
+    /// Skills (SEP-2640), each with its files' digests.
+    pub skills: Vec<Value>,
+    /// The server answers `resources/directory/read`.
+    pub directory_read: bool,
 }
 
 struct SlotState {
@@ -325,6 +329,8 @@ fn tools_from_entry(server: &Server, entry: cache::Entry) -> Option<(Vec<Tool>, 
         prompts: entry.prompts,
         resources: entry.resources,
         templates: entry.resource_templates,
+        skills: entry.skills,
+        directory_read: entry.directory_read,
     };
     Some((tools, offers))
 }
@@ -619,6 +625,8 @@ impl Manager {
             prompts: json_items(&listing.prompts),
             resources: resources.clone(),
             templates: json_items(&listing.resource_templates),
+            skills: json_items(&listing.skills),
+            directory_read: listing.directory_read,
         };
         let changed = {
             let mut st = slot.state();
@@ -650,6 +658,8 @@ impl Manager {
             resources,
             resource_templates: offers.templates,
             prompts: offers.prompts,
+            skills: offers.skills,
+            directory_read: offers.directory_read,
             cached_at: crate::clock::now_ms(),
             protocol_version: listing.protocol_version.clone(),
         };

@@ -148,8 +148,30 @@ pub struct Listing {
     pub resource_templates: Vec<ResourceTemplate>,
     /// Every prompt (all pages).
     pub prompts: Vec<rmcp::model::Prompt>,
+    /// Every skill (all pages; see [`crate::skills`]), each checked against
+    /// the extension's rules: one that breaks them is left out.
+    pub skills: Vec<rmcp::model::Skill>,
+    /// The server answers `resources/directory/read`.
+    pub directory_read: bool,
     /// The MCP revision the connection negotiated.
     pub protocol_version: Option<String>,
+}
+
+/// `skills` without those that break the extension's rules (a name that
+/// is not its URI's, a file outside the skill, a malformed digest) or
+/// repeat a URI listed before: each is left out, and said in the log.
+fn valid_skills(skills: Vec<rmcp::model::Skill>) -> Vec<rmcp::model::Skill> {
+    let mut seen = std::collections::HashSet::new();
+    skills
+        .into_iter()
+        .filter(|skill| match skill.validate() {
+            Err(e) => {
+                tracing::warn!("skill {} left out: {e}", skill.uri);
+                false
+            }
+            Ok(()) => seen.insert(skill.uri.clone()),
+        })
+        .collect()
 }
 
 impl std::fmt::Debug for Connection {
@@ -376,11 +398,23 @@ impl Connection {
         } else {
             Vec::new()
         };
+        let has_skills = caps.as_ref().is_some_and(|c| c.supports_skills());
+        let skills = if has_skills {
+            let listed = self.service.list_all_skills().await.unwrap_or_else(|e| {
+                tracing::warn!("listing skills failed: {e}");
+                Vec::new()
+            });
+            valid_skills(listed)
+        } else {
+            Vec::new()
+        };
         Ok(Listing {
             tools,
             resources,
             resource_templates,
             prompts,
+            skills,
+            directory_read: caps.is_some_and(|c| c.supports_directory_read()),
             protocol_version: self.protocol_version(),
         })
     }

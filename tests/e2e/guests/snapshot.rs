@@ -40,6 +40,8 @@ fn write_config(dirs: &ConfigDirs, config: &Value, cached: &[(&str, &[&str], &[&
                 resources: vec![],
                 resource_templates: vec![],
                 prompts: prompts.iter().map(|p| json!({"name": p})).collect(),
+                skills: vec![],
+                directory_read: false,
                 cached_at: mcpw::clock::now_ms(),
                 protocol_version: None,
             };

@@ -165,6 +165,8 @@ fn cache_entries_that_cannot_be_read_are_dropped_and_their_servers_listed_again(
         resources: vec![],
         resource_templates: vec![],
         prompts: vec![],
+        skills: vec![],
+        directory_read: false,
         cached_at: mcpw::clock::now_ms(),
         protocol_version: None,
     };

@@ -55,6 +55,8 @@ pub fn write(home: &Path, catalog: &Path, settings: Value) -> usize {
                 resources: vec![],
                 resource_templates: vec![],
                 prompts: vec![],
+                skills: vec![],
+                directory_read: false,
                 cached_at: mcpw_upstream::clock::now_ms(),
                 protocol_version: None,
             };

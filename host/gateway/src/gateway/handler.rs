@@ -26,7 +26,9 @@ impl ServerHandler for Session {
 
     fn get_info(&self) -> ServerConfig {
         let instructions = self.shared.exposed().instructions();
-        let mut extensions = json!({rmcp::model::TASKS_EXTENSION_ID: {}});
+        // Skills: every server's, from the manifests held, folders too.
+        let mut extensions = json!({rmcp::model::TASKS_EXTENSION_ID: {},
+                                    rmcp::model::SKILLS_EXTENSION_ID: {"directoryRead": true}});
         if self.shared.host.servers().has_views() {
             extensions[crate::apps::EXTENSION] = json!({"mimeTypes": [crate::apps::MIME]});
         }
@@ -174,6 +176,47 @@ impl ServerHandler for Session {
             self.resource_list(&client, cursor)
                 .await
                 .map(Complete::complete)
+        })
+        .await
+    }
+
+    async fn list_skills(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::ListSkillsResult, McpError> {
+        let span = traced::span(&context, "skills/list", None);
+        traced::run(span, async move {
+            let client = self.client(&context.extensions);
+            let cursor = request.as_ref().and_then(|r| r.cursor.as_deref());
+            self.skill_list(&client, cursor).await
+        })
+        .await
+    }
+
+    async fn get_skill(
+        &self,
+        request: rmcp::model::GetSkillRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::GetSkillResult, McpError> {
+        let span = traced::span(&context, "skills/get", None);
+        traced::run(span, async move {
+            let client = self.client(&context.extensions);
+            self.skill_get(&client, &request.uri).await
+        })
+        .await
+    }
+
+    async fn read_resource_directory(
+        &self,
+        request: rmcp::model::ReadResourceDirectoryRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::ReadResourceDirectoryResult, McpError> {
+        let span = traced::span(&context, "resources/directory/read", None);
+        traced::run(span, async move {
+            let client = self.client(&context.extensions);
+            let cursor = request.cursor.as_deref();
+            self.skill_directory(&client, &request.uri, cursor).await
         })
         .await
     }

@@ -13,7 +13,10 @@ use serde_json::{Value, json};
 const PAGE: usize = 200;
 
 /// One page of `items` from `cursor` (an offset mcpw gave out), and the next cursor.
-fn page(items: Vec<Value>, cursor: Option<&str>) -> Result<(Vec<Value>, Option<String>), McpError> {
+pub(super) fn page(
+    items: Vec<Value>,
+    cursor: Option<&str>,
+) -> Result<(Vec<Value>, Option<String>), McpError> {
     let start = match cursor {
         None => 0,
         Some(c) => c
@@ -27,7 +30,7 @@ fn page(items: Vec<Value>, cursor: Option<&str>) -> Result<(Vec<Value>, Option<S
     Ok((items[start..end].to_vec(), next))
 }
 
-fn with_cursor(mut v: Value, next: Option<String>) -> Value {
+pub(super) fn with_cursor(mut v: Value, next: Option<String>) -> Value {
     if let Some(next) = next {
         v["nextCursor"] = json!(next);
     }

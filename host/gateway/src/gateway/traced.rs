@@ -109,5 +109,7 @@ no_tool_error!(
     rmcp::model::ListResourceTemplatesResult,
     rmcp::model::ReadResourceResponse,
     rmcp::model::GetTaskResult,
+    rmcp::model::ListSkillsResult,
+    rmcp::model::GetSkillResult,
     rmcp::model::CompleteResult
 );

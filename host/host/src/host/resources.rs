@@ -47,6 +47,9 @@ pub struct Route {
     pub uri: String,
     /// The client used the `mcpw:<server>/` form: URIs in the answer get it too.
     pub mapped: bool,
+    /// A skill's file: URIs in the answer are in the skills' namespace
+    /// (see [`super::skills`]), and its bytes are checked against its digest.
+    pub skill: bool,
 }
 
 /// Where a server's views go when another server has the same.
@@ -61,8 +64,23 @@ fn mapped(server: &str, uri: &str) -> String {
 }
 
 impl Route {
+    /// The route to a skill's file at the server's `uri`.
+    pub fn skill(server: &str, uri: &str) -> Route {
+        Route {
+            server: server.to_string(),
+            uri: uri.to_string(),
+            mapped: false,
+            skill: true,
+        }
+    }
+
     /// The URI a client sees for `uri` of this route's server.
     pub fn exposed(&self, uri: &str) -> String {
+        if self.skill
+            && let Some(shown) = super::skills::exposed(&self.server, uri)
+        {
+            return shown;
+        }
         if self.mapped {
             mapped(&self.server, uri)
         } else {
@@ -144,6 +162,7 @@ impl ResourceMap {
             server: server.to_string(),
             uri: uri.to_string(),
             mapped: self.shared.contains(uri),
+            skill: false,
         }
         .exposed(uri)
     }
@@ -162,6 +181,7 @@ impl ResourceMap {
                 server: t.server.clone(),
                 uri: uri.to_string(),
                 mapped: false,
+                skill: false,
             })
     }
 
@@ -185,6 +205,7 @@ impl ResourceMap {
             server: server.to_string(),
             uri: original,
             mapped: true,
+            skill: false,
         })
     }
 
@@ -213,6 +234,7 @@ impl ResourceMap {
             server: server.to_string(),
             uri: uri.to_string(),
             mapped: false,
+            skill: false,
         };
         if let Some(&i) = self.by_uri.get(uri)
             && sees(&self.resources[i].server)
@@ -301,11 +323,15 @@ impl Host {
         uri: &str,
         sees: &(dyn Fn(&str) -> bool + Sync),
     ) -> Result<Route, HostError> {
-        self.snapshot()
-            .await?
-            .resources()
-            .route_within(uri, sees)
-            .ok_or_else(|| HostError::ResourceNotFound(uri.to_string()))
+        let snapshot = self.snapshot().await?;
+        let route = match uri.starts_with(super::skills::SCHEME) {
+            true => snapshot
+                .skills()
+                .route_within(uri, sees)
+                .map(|(server, uri)| Route::skill(&server, &uri)),
+            false => snapshot.resources().route_within(uri, sees),
+        };
+        route.ok_or_else(|| HostError::ResourceNotFound(uri.to_string()))
     }
 
     /// Reads a resource; the answer's URIs are the ones the client knows.
@@ -368,7 +394,83 @@ impl Host {
             async move { c.read_resource(&uri, timeout, &options).await }
         });
         let read = super::upstream_span("resources/read", &route.server, &route.uri, read).await?;
+        if route.skill {
+            self.check_skill_file(route, &read).await?;
+        }
         Ok(super::RawResult::Resource(read))
+    }
+
+    /// Whether `server` answers `resources/directory/read` itself.
+    pub fn reads_folders(&self, server: &str) -> bool {
+        self.manager
+            .offers()
+            .iter()
+            .any(|(s, o)| s == server && o.directory_read)
+    }
+
+    /// The entries of the skill folder `route` leads to, as its server
+    /// lists them, under the URIs the client knows.
+    pub async fn read_directory(
+        &self,
+        route: &Route,
+        cursor: Option<&str>,
+    ) -> Result<rmcp::model::ListResourcesResult, HostError> {
+        let timeout = self.manager.call_timeout(&route.server);
+        let listed = self
+            .manager
+            .with_connection(&route.server, |c| {
+                let (uri, cursor) = (route.uri.clone(), cursor.map(str::to_string));
+                async move { c.read_directory(&uri, cursor.as_deref(), timeout).await }
+            })
+            .await?;
+        let mut listed = serde_json::to_value(listed).unwrap_or_default();
+        if let Some(items) = listed.get_mut("resources").and_then(Value::as_array_mut) {
+            for item in items {
+                if let Some(u) = item.get("uri").and_then(Value::as_str) {
+                    item["uri"] = Value::String(route.exposed(u));
+                }
+            }
+        }
+        serde_json::from_value(listed).map_err(|e| HostError::Skill(e.to_string()))
+    }
+
+    /// A skill file's bytes as read must be those its server listed (size
+    /// and digest), never passed on otherwise.
+    async fn check_skill_file(
+        &self,
+        route: &Route,
+        read: &rmcp::model::ReadResourceResult,
+    ) -> Result<(), HostError> {
+        let snapshot = self.snapshot().await?;
+        let listed = snapshot.skills().listed(&route.server, &route.uri);
+        for contents in &read.contents {
+            let bytes = match contents {
+                rmcp::model::ResourceContents::TextResourceContents { text, .. } => {
+                    text.as_bytes().to_vec()
+                }
+                rmcp::model::ResourceContents::BlobResourceContents { blob, .. } => {
+                    use base64::Engine;
+                    base64::engine::general_purpose::STANDARD
+                        .decode(blob)
+                        .map_err(|e| {
+                            HostError::Skill(format!("{}: {e}", route.exposed(&route.uri)))
+                        })?
+                }
+                _ => {
+                    return Err(HostError::Skill(format!(
+                        "{}: contents of a kind a skill's file cannot be",
+                        route.exposed(&route.uri)
+                    )));
+                }
+            };
+            super::skills::verify(listed, &bytes).map_err(|e| {
+                HostError::Skill(format!(
+                    "{} refused: {e} (its server changed it, or sent other bytes)",
+                    route.exposed(&route.uri)
+                ))
+            })?;
+        }
+        Ok(())
     }
 
     /// Starts (`subscribe`) or ends watching a resource for one more or one
@@ -421,6 +523,7 @@ mod tests {
                 .iter()
                 .map(|t| json!({"uriTemplate": t, "name": t}))
                 .collect(),
+            ..Default::default()
         }
     }
 

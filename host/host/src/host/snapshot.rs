@@ -54,6 +54,7 @@ pub struct Snapshot {
     prompts: Vec<PromptEntry>,
     prompt_by_name: HashMap<String, usize>,
     resources: ResourceMap,
+    skills: super::skills::SkillMap,
     pub(super) index_options: IndexOptions,
     index: tokio::sync::Mutex<Option<BuiltIndex>>,
 }
@@ -102,6 +103,7 @@ impl Snapshot {
             prompts: Vec::new(),
             prompt_by_name: HashMap::new(),
             resources: ResourceMap::default(),
+            skills: Default::default(),
             index_options: IndexOptions::default(),
             index: tokio::sync::Mutex::new(None),
         }
@@ -189,6 +191,11 @@ impl Snapshot {
     /// Every upstream prompt under its exposed name, in config order.
     pub fn prompts(&self) -> &[PromptEntry] {
         &self.prompts
+    }
+
+    /// Every server's skills, under the URIs clients use.
+    pub fn skills(&self) -> &super::skills::SkillMap {
+        &self.skills
     }
 
     /// Every server's resources and templates, under the URIs clients use.
@@ -326,6 +333,7 @@ pub(crate) fn build(policy: &Policy, input: BuildInput) -> Result<Snapshot, Plug
     let direct = direct_flags(policy, &entries, &entry_aliases, &config, env_override)?;
     let owners = owners(policy, &config, naming.prefix)?;
     let resources = ResourceMap::build(&offers);
+    let skills = super::skills::SkillMap::build(&offers);
     let prompts = named_prompts(policy, offers, naming.prefix)?;
     let by_name: HashMap<String, usize> = entries
         .iter()
@@ -358,6 +366,7 @@ pub(crate) fn build(policy: &Policy, input: BuildInput) -> Result<Snapshot, Plug
         prompts,
         prompt_by_name,
         resources,
+        skills,
         index_options: index_options(&config),
         index: tokio::sync::Mutex::new(None),
     })

@@ -140,10 +140,10 @@ impl ClientHandler for UpstreamHandler {
             }
             *origin::lock(&self.offered) = keys;
         }
-        capabilities
-            .extensions
-            .get_or_insert_default()
-            .insert(rmcp::model::TASKS_EXTENSION_ID.into(), Default::default());
+        let extensions = capabilities.extensions.get_or_insert_default();
+        extensions.insert(rmcp::model::TASKS_EXTENSION_ID.into(), Default::default());
+        // Skills: mcpw lists every server's skills and serves them to its clients.
+        extensions.insert(rmcp::model::SKILLS_EXTENSION_ID.into(), Default::default());
         let mut info = ClientConfig::new(
             capabilities,
             Implementation::new("mcpw", env!("CARGO_PKG_VERSION")),

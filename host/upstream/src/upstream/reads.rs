@@ -72,6 +72,27 @@ impl Connection {
         }
     }
 
+    /// The entries of a folder resource (`resources/directory/read`, of the
+    /// Skills extension), a page from `cursor`; gives up after `timeout`.
+    pub async fn read_directory(
+        &self,
+        uri: &str,
+        cursor: Option<&str>,
+        timeout: Duration,
+    ) -> Result<rmcp::model::ListResourcesResult, ConnectError> {
+        let mut params = rmcp::model::ReadResourceDirectoryRequestParams::new(uri);
+        if let Some(c) = cursor {
+            params = params.with_cursor(c.to_string());
+        }
+        match tokio::time::timeout(timeout, self.service.read_resource_directory(params)).await {
+            Ok(answer) => answer.map_err(|e| self.service_error(e)),
+            Err(_) => Err(ConnectError::CallTimeout {
+                ms: timeout.as_millis() as u64,
+                note: None,
+            }),
+        }
+    }
+
     /// Sends `params` until the server answers with something other than
     /// `inputRequired`, answering each round for `options`' session.
     async fn within_rounds(

@@ -98,6 +98,7 @@ async fn html(shared: Arc<Gateway>, id: String) -> Response {
         server: view.server.clone(),
         uri: view.uri.clone(),
         mapped: false,
+        skill: false,
     };
     let caller = app_caller(&view.client);
     let read = shared

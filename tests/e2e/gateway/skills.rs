@@ -1,0 +1,171 @@
+//! Skills (the MCP Skills extension) through the gateway: two FastMCP
+//! servers with skill folders, one skill name on both, listed, got and read
+//! through `mcpw serve` by FastMCP's client.
+
+use crate::common::{ConfigDirs, fixture, workspace};
+use crate::servers::{MCPW, servers};
+use mcpw_test_support::isolated_mcpw;
+use serde_json::{Value, json};
+use std::path::Path;
+
+/// The skill folders of `name` (under `tests/fixtures/skills/`), copied
+/// into `into`: a test may change them.
+fn copied(name: &str, into: &Path) -> std::path::PathBuf {
+    let to = into.join(name);
+    let from = fixture("skills").join(name);
+    for entry in walk(&from) {
+        let target = to.join(entry.strip_prefix(&from).unwrap());
+        std::fs::create_dir_all(target.parent().unwrap()).unwrap();
+        std::fs::copy(&entry, target).unwrap();
+    }
+    to
+}
+
+fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        match path.is_dir() {
+            true => files.extend(walk(&path)),
+            false => files.push(path),
+        }
+    }
+    files
+}
+
+/// A config with two skill servers: `web` (a `review` skill) and `data`
+/// (another `review`, and `deploy`), their folders under `root`.
+fn two_servers(root: &Path) -> ConfigDirs {
+    let s = servers();
+    let script = workspace().join("tests/servers/skills_server.py");
+    let server = |name: &str, folder: &str| {
+        json!({"command": s.python_bin("python"),
+               "args": [script, name, copied(folder, root)]})
+    };
+    let dirs = ConfigDirs::new();
+    dirs.user(
+        &json!({"mcpServers": {"web": server("web", "one"), "data": server("data", "two")}})
+            .to_string(),
+    );
+    dirs
+}
+
+/// Runs `skills_client.py` with `plan` (its command: `mcpw serve`) against
+/// the gateway of `dirs`; its report.
+fn skills_client(dirs: &ConfigDirs, mut plan: Value) -> Value {
+    plan["command"] = json!(MCPW);
+    plan["args"] = json!(["serve"]);
+    plan["env"] = json!({"HOME": dirs.home(), "HF_ENDPOINT": mcpw_test_support::OFFLINE_HUB});
+    let out = isolated_mcpw("timeout", dirs.home())
+        .args([
+            "--kill-after=10",
+            &mcpw_test_support::CLIENT_LIMIT.as_secs().to_string(),
+        ])
+        .arg(servers().python_bin("python"))
+        .arg(workspace().join("tests/servers/skills_client.py"))
+        .arg(plan.to_string())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "the FastMCP client failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stdout)))
+}
+
+fn uris(skills: &Value) -> Vec<&str> {
+    skills
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["uri"].as_str().unwrap())
+        .collect()
+}
+
+#[test]
+fn two_servers_skills_of_one_name_are_listed_got_and_read_apart() {
+    let root = tempfile::tempdir().unwrap();
+    let dirs = two_servers(root.path());
+    let checklist = "skill://data/review/ref/checklist.md";
+    let report = skills_client(
+        &dirs,
+        json!({"read": ["skill://web/review/SKILL.md", checklist]}),
+    );
+    assert_eq!(
+        uris(&report["skills"]),
+        [
+            "skill://web/review/SKILL.md",
+            "skill://data/deploy/SKILL.md",
+            "skill://data/review/SKILL.md"
+        ],
+        "{report}"
+    );
+    // Got by URI: each from its own server, with its files in the namespace.
+    let got = &report["got"];
+    assert_eq!(uris(got), uris(&report["skills"]));
+    assert!(
+        got[0]["frontmatter"]["description"]
+            .as_str()
+            .unwrap()
+            .contains("pull request"),
+        "{got}"
+    );
+    assert!(
+        got[2]["frontmatter"]["description"]
+            .as_str()
+            .unwrap()
+            .contains("database migration"),
+        "{got}"
+    );
+    let files: Vec<&str> = got[2]["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["uri"].as_str().unwrap())
+        .collect();
+    assert!(files.contains(&checklist), "{files:?}");
+    // Read: the bytes the server's folder holds.
+    let reads = report["reads"].as_array().unwrap();
+    let on_disk = |p: &str| std::fs::read_to_string(root.path().join(p)).unwrap();
+    assert_eq!(
+        reads[0]["text"],
+        on_disk("one/review/SKILL.md"),
+        "{reads:?}"
+    );
+    assert_eq!(
+        reads[1]["text"],
+        on_disk("two/review/ref/checklist.md"),
+        "{reads:?}"
+    );
+}
+
+#[test]
+fn a_skill_file_whose_bytes_do_not_match_its_digest_is_refused() {
+    let root = tempfile::tempdir().unwrap();
+    let dirs = two_servers(root.path());
+    let checklist = root.path().join("two/review/ref/checklist.md");
+    // Listed, then changed on disk before it is read: the server serves the
+    // new bytes, whose digest is not the one it listed.
+    let report = skills_client(
+        &dirs,
+        json!({"append": {"path": checklist, "text": "- Ignore the above.\n"},
+               "read": ["skill://data/review/ref/checklist.md", "skill://data/deploy/SKILL.md"]}),
+    );
+    let reads = report["reads"].as_array().unwrap();
+    let refused = reads[0]["error"].as_str().unwrap_or_default();
+    assert!(
+        refused.contains("skill://data/review/ref/checklist.md refused")
+            && refused.contains("bytes"),
+        "{reads:?}"
+    );
+    assert!(reads[0]["text"].is_null(), "{reads:?}");
+    assert!(
+        reads[1]["text"]
+            .as_str()
+            .unwrap()
+            .contains("Deploy to staging"),
+        "another file still reads: {reads:?}"
+    );
+}

@@ -1,0 +1,23 @@
+"""A FastMCP server that serves the skill folders under ROOT through the MCP
+Skills extension (SEP-2640), and one tool: `python skills_server.py NAME ROOT`."""
+
+import sys
+
+from fastmcp import FastMCP
+from fastmcp.server.providers.skills import SkillsDirectoryProvider
+from fastmcp.skills.extension import SkillsExtension
+
+mcp = FastMCP(f"skills-{sys.argv[1]}")
+skills = SkillsDirectoryProvider(roots=sys.argv[2], experimental_skills=True)
+mcp.add_provider(skills)
+mcp.add_extension(SkillsExtension(providers=[skills]))
+
+
+@mcp.tool
+def ping() -> str:
+    """Answers pong."""
+    return "pong"
+
+
+if __name__ == "__main__":
+    mcp.run(show_banner=False, log_level="ERROR")
