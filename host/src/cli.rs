@@ -21,16 +21,19 @@ mod demo_cmd;
 mod doctor_cmd;
 mod elicit;
 mod embedding;
+mod one_shot;
 mod plugin_cmd;
 mod serve_cmd;
 mod servers_cmd;
 mod shell_cmd;
+mod skills_cmd;
 mod trust_cmd;
 
 use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
-use mcpw::config::{self, Config, ConfigSources};
+use mcpw::config::{Config, ConfigSources};
 use mcpw::plugin::{CompileCache, Policy, StaticServices};
+use one_shot::{load_config, print_json, start};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -95,6 +98,9 @@ enum Command {
     Auth(auth_cmd::AuthCommand),
     /// A project's servers wait for your approval: list them, approve them, take approvals back.
     Trust(trust_cmd::TrustArgs),
+    /// The servers' skills: list them, or export them as local skill folders.
+    #[command(subcommand)]
+    Skills(skills_cmd::SkillsCommand),
     /// Search the MCP Registry for servers, by words and by meaning.
     Find(add_cmd::FindArgs),
     /// Add a server from the MCP Registry, a package or a URL, after one trial connection.
@@ -153,6 +159,7 @@ pub(crate) fn main() -> ExitCode {
         Command::Call(args) => with_runtime(servers_cmd::call(args, &sources)),
         Command::Connect(args) => with_runtime(servers_cmd::connect(args, &sources)),
         Command::Auth(cmd) => with_runtime(auth_cmd::run(cmd, &sources)),
+        Command::Skills(cmd) => with_runtime(skills_cmd::run(cmd, &sources)),
         Command::Find(args) => add_cmd::find(args, &sources),
         Command::Add(args) => add_cmd::add(args, &sources),
         Command::Remove(args) => with_runtime(add_cmd::remove(args, &sources)),
@@ -245,31 +252,6 @@ fn init_logging(verbose: u8) {
         .init();
 }
 
-/// A host for one command: the config loaded, no periodic maintenance.
-async fn start(sources: &ConfigSources) -> Result<mcpw::host::Host> {
-    let cfg = load_config(sources);
-    let mut options = mcpw::host::HostOptions::for_env(&sources.env);
-    options.maintenance = false;
-    // Each run is one client's next call: the limits count across runs.
-    options.rate_limit_file = Some(sources.env.state_dir().join("rate-limits.json"));
-    mcpw::host::Host::start(cfg, sources.env.clone(), options)
-        .await
-        .context("cannot start")
-}
-
-/// Loads the config; problems are logged, not fatal (the commands that check
-/// config report them themselves).
-fn load_config(sources: &ConfigSources) -> Config {
-    let cfg = config::load(sources);
-    for d in &cfg.diagnostics {
-        match d.severity {
-            config::Severity::Error => tracing::error!("{}", d.detail()),
-            config::Severity::Warning => tracing::warn!("{}", d.detail()),
-        }
-    }
-    cfg
-}
-
 fn compile_cache(sources: &ConfigSources) -> CompileCache {
     CompileCache::new(Some(sources.env.cache_dir().join("guests")))
 }
@@ -286,13 +268,4 @@ fn load_policy(
         pc.guests.insert(*role, path.clone());
     }
     Policy::load(&pc, Arc::new(services)).context("cannot load the policy guests")
-}
-
-/// Prints JSON to stdout.
-fn print_json(value: &impl serde::Serialize) -> Result<()> {
-    outln!(
-        "{}",
-        serde_json::to_string_pretty(value).context("serialize output")?
-    );
-    Ok(())
 }

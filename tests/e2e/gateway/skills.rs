@@ -36,17 +36,22 @@ fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
 /// A config with two skill servers: `web` (a `review` skill) and `data`
 /// (another `review`, and `deploy`), their folders under `root`.
 fn two_servers(root: &Path) -> ConfigDirs {
+    two_servers_with(root, json!({}), |_| {})
+}
+
+/// [`two_servers`] with `settings`, its folders changed by `change` before
+/// the servers start.
+fn two_servers_with(root: &Path, settings: Value, change: impl FnOnce(&Path)) -> ConfigDirs {
     let s = servers();
     let script = workspace().join("tests/servers/skills_server.py");
     let server = |name: &str, folder: &str| {
         json!({"command": s.python_bin("python"),
                "args": [script, name, copied(folder, root)]})
     };
+    let (web, data) = (server("web", "one"), server("data", "two"));
+    change(root);
     let dirs = ConfigDirs::new();
-    dirs.user(
-        &json!({"mcpServers": {"web": server("web", "one"), "data": server("data", "two")}})
-            .to_string(),
-    );
+    dirs.user(&json!({"mcpServers": {"web": web, "data": data}, "settings": settings}).to_string());
     dirs
 }
 
@@ -167,5 +172,130 @@ fn a_skill_file_whose_bytes_do_not_match_its_digest_is_refused() {
             .unwrap()
             .contains("Deploy to staging"),
         "another file still reads: {reads:?}"
+    );
+}
+
+#[test]
+fn a_guard_may_refuse_a_skill_file_but_never_change_it() {
+    let root = tempfile::tempdir().unwrap();
+    let guards = json!({"guards": [super::guards::redactor()]});
+    // A file that holds what looks like a key: the example guard redacts it.
+    let dirs = two_servers_with(root.path(), guards, |root| {
+        let notes = root.join("one/review/setup.md");
+        std::fs::write(
+            notes,
+            "Use the key AKIAIOSFODNN7EXAMPLE for the test bucket.\n",
+        )
+        .unwrap();
+    });
+    let report = skills_client(
+        &dirs,
+        json!({"read": ["skill://web/review/setup.md", "skill://web/review/SKILL.md"]}),
+    );
+    let reads = report["reads"].as_array().unwrap();
+    let refused = reads[0]["error"].as_str().unwrap_or_default();
+    assert!(
+        refused.contains("skill://web/review/setup.md refused")
+            && refused.contains("a guard changed it"),
+        "{reads:?}"
+    );
+    assert!(
+        !report.to_string().contains("[REDACTED"),
+        "nothing redacted passes: {report}"
+    );
+    assert!(
+        reads[1]["text"]
+            .as_str()
+            .unwrap()
+            .contains("Review (web team)"),
+        "a file the guard leaves alone reads: {reads:?}"
+    );
+}
+
+/// Every file under `dir`, by its path below it, with its bytes.
+fn tree(dir: &Path) -> std::collections::BTreeMap<String, Vec<u8>> {
+    walk(dir)
+        .into_iter()
+        .map(|f| {
+            let rel = f.strip_prefix(dir).unwrap().display().to_string();
+            (rel, std::fs::read(&f).unwrap())
+        })
+        .collect()
+}
+
+#[test]
+fn skills_export_writes_folders_that_match_the_servers() {
+    let root = tempfile::tempdir().unwrap();
+    let dirs = two_servers(root.path());
+    let mcpw = |args: &[&str]| {
+        let out = crate::servers::mcpw_in(&dirs.home())
+            .args(args)
+            .output()
+            .unwrap();
+        let told = String::from_utf8_lossy(&out.stdout).to_string();
+        assert!(
+            out.status.success(),
+            "{args:?}: {told}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        told
+    };
+    let listed = mcpw(&["skills", "list"]);
+    for name in ["web/review", "data/review", "data/deploy"] {
+        assert!(listed.contains(name), "{listed}");
+    }
+    let out = root.path().join("exported");
+    let out_s = out.display().to_string();
+    let told = mcpw(&[
+        "skills",
+        "export",
+        &out_s,
+        "web/review",
+        "data/review",
+        "data/deploy",
+    ]);
+    assert!(told.contains("now local skills"), "{told}");
+    assert_eq!(
+        tree(&out.join("web/review")),
+        tree(&root.path().join("one/review"))
+    );
+    assert_eq!(
+        tree(&out.join("data/review")),
+        tree(&root.path().join("two/review"))
+    );
+    // `allowed-tools` is dropped from the frontmatter; the rest is the server's.
+    let deploy = std::fs::read_to_string(out.join("data/deploy/SKILL.md")).unwrap();
+    let theirs = std::fs::read_to_string(root.path().join("two/deploy/SKILL.md")).unwrap();
+    assert!(
+        theirs.contains("allowed-tools:") && !deploy.contains("allowed-tools"),
+        "{deploy}"
+    );
+    assert!(
+        !deploy.contains("Bash(kubectl:*)") && deploy.contains("Deploy to staging"),
+        "{deploy}"
+    );
+    // Kept when asked, and a second export replaces the first.
+    mcpw(&[
+        "skills",
+        "export",
+        &out_s,
+        "data/deploy",
+        "--keep-allowed-tools",
+    ]);
+    assert_eq!(
+        tree(&out.join("data/deploy")),
+        tree(&root.path().join("two/deploy"))
+    );
+    // A name no server has is a clear error.
+    let out = crate::servers::mcpw_in(&dirs.home())
+        .args(["skills", "export", &out_s, "web/nope"])
+        .output()
+        .unwrap();
+    let told = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success()
+            && told.contains("no skill \"web/nope\"")
+            && told.contains("data/deploy"),
+        "{told}"
     );
 }

@@ -367,6 +367,16 @@ impl Host {
             read,
         ))
         .await?;
+        // A guard may let a skill's file through or refuse it, never change
+        // it: the client holds its digest.
+        if let (true, super::RawResult::Resource(r)) = (route.skill, &read) {
+            self.check_skill_file(
+                route,
+                r,
+                "a guard changed it; a skill's file passes whole or not at all",
+            )
+            .await?;
+        }
         let mut read = match read {
             super::RawResult::Resource(read) => serde_json::to_value(read).unwrap_or(Value::Null),
             // A read is a read, whatever the guards did.
@@ -395,7 +405,8 @@ impl Host {
         });
         let read = super::upstream_span("resources/read", &route.server, &route.uri, read).await?;
         if route.skill {
-            self.check_skill_file(route, &read).await?;
+            self.check_skill_file(route, &read, "its server changed it, or sent other bytes")
+                .await?;
         }
         Ok(super::RawResult::Resource(read))
     }
@@ -440,6 +451,7 @@ impl Host {
         &self,
         route: &Route,
         read: &rmcp::model::ReadResourceResult,
+        why: &str,
     ) -> Result<(), HostError> {
         let snapshot = self.snapshot().await?;
         let listed = snapshot.skills().listed(&route.server, &route.uri);
@@ -465,7 +477,7 @@ impl Host {
             };
             super::skills::verify(listed, &bytes).map_err(|e| {
                 HostError::Skill(format!(
-                    "{} refused: {e} (its server changed it, or sent other bytes)",
+                    "{} refused: {e} ({why})",
                     route.exposed(&route.uri)
                 ))
             })?;

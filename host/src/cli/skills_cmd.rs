@@ -1,0 +1,277 @@
+//! `mcpw skills`: the skills of the configured servers (the MCP Skills
+//! extension), and `export`, which copies skills into folders of local
+//! skills for clients that read only folders (Claude Code, Codex), each file
+//! checked against the digest its server listed.
+
+use anyhow::{Context, Result, bail};
+use clap::{Args, Subcommand};
+use mcpw::config::ConfigSources;
+use mcpw::host::Host;
+use mcpw::host::skills::OfferedSkill;
+use rmcp::model::SkillResources;
+use serde_json::json;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Subcommand)]
+pub(crate) enum SkillsCommand {
+    /// Every skill of the configured servers (connects them when none is cached).
+    List(ListArgs),
+    /// Copy skills into DIR/<server>/<skill path>/, each file checked against its digest.
+    Export(ExportArgs),
+}
+
+#[derive(Args)]
+pub(crate) struct ListArgs {
+    /// Print JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Args)]
+pub(crate) struct ExportArgs {
+    /// The folder to write the skills into.
+    dir: PathBuf,
+    /// The skills: `<server>/<name>`, or a `skill://` URI as `mcpw skills list` shows it.
+    skills: Vec<String>,
+    /// Every skill of every server.
+    #[arg(long, conflicts_with = "skills")]
+    all: bool,
+    /// Keep `allowed-tools` in each SKILL.md (dropped by default: what a
+    /// local skill may run is the client's to grant, not the server's).
+    #[arg(long)]
+    keep_allowed_tools: bool,
+}
+
+pub(crate) async fn run(cmd: SkillsCommand, sources: &ConfigSources) -> Result<ExitCode> {
+    let host = super::one_shot::start(sources).await?;
+    let result = match cmd {
+        SkillsCommand::List(args) => list(&host, args).await,
+        SkillsCommand::Export(args) => export(&host, args).await,
+    };
+    host.shutdown().await;
+    result
+}
+
+/// Every skill known, after connecting every server when none is cached.
+async fn skills(host: &Host) -> Result<Vec<OfferedSkill>> {
+    let known = |s: &mcpw::host::snapshot::Snapshot| -> Vec<OfferedSkill> {
+        s.skills().list(&|_| true).cloned().collect()
+    };
+    let found = known(&*host.snapshot().await?);
+    if !found.is_empty() {
+        return Ok(found);
+    }
+    host.servers()
+        .connect_many(host.servers().names(), |_, _| {})
+        .await;
+    Ok(known(&*host.snapshot().await?))
+}
+
+async fn list(host: &Host, args: ListArgs) -> Result<ExitCode> {
+    let all = skills(host).await?;
+    if args.json {
+        let listed: Vec<_> = all
+            .iter()
+            .map(|s| {
+                json!({"server": s.server, "name": s.skill.name(), "uri": s.skill.uri,
+                            "description": s.skill.frontmatter.description})
+            })
+            .collect();
+        super::one_shot::print_json(&json!({"skills": listed}))?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    if all.is_empty() {
+        outln!("No server offers skills.");
+    }
+    for s in &all {
+        let line = format!("{}/{}", s.server, s.skill.name());
+        outln!(
+            "{}",
+            mcpw::present::bullet(&line, &s.skill.frontmatter.description, 50)
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+async fn export(host: &Host, args: ExportArgs) -> Result<ExitCode> {
+    if args.skills.is_empty() && !args.all {
+        bail!("name the skills to export (<server>/<name>), or pass --all");
+    }
+    let all = skills(host).await?;
+    let chosen: Vec<&OfferedSkill> = match args.all {
+        true => all.iter().collect(),
+        false => args
+            .skills
+            .iter()
+            .map(|name| find(&all, name))
+            .collect::<Result<_>>()?,
+    };
+    for skill in chosen {
+        let (into, files) = export_one(host, skill, &args).await?;
+        outln!(
+            "{}/{} → {} ({files} file{})",
+            skill.server,
+            skill.skill.name(),
+            into.display(),
+            if files == 1 { "" } else { "s" }
+        );
+    }
+    outln!(
+        "These copies are now local skills: mcpw no longer checks them against their servers (export again to update them)."
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The skill `name` names: `<server>/<name>` or its `skill://` URI.
+fn find<'a>(all: &'a [OfferedSkill], name: &str) -> Result<&'a OfferedSkill> {
+    all.iter()
+        .find(|s| s.skill.uri == name || format!("{}/{}", s.server, s.skill.name()) == name)
+        .with_context(|| {
+            let known: Vec<String> = all
+                .iter()
+                .map(|s| format!("{}/{}", s.server, s.skill.name()))
+                .collect();
+            format!("no skill {name:?} (skills: {})", known.join(", "))
+        })
+}
+
+/// Writes `skill` under `args.dir`: every file read through mcpw (so each
+/// is checked against its digest) into a folder of its own, moved into
+/// place whole. Returns the folder and how many files it holds.
+async fn export_one(
+    host: &Host,
+    skill: &OfferedSkill,
+    args: &ExportArgs,
+) -> Result<(PathBuf, usize)> {
+    let SkillResources::Files(files) = &skill.skill.resources else {
+        bail!(
+            "{}/{} lists its files as \"dynamic\": it has no fixed files to export",
+            skill.server,
+            skill.skill.name()
+        );
+    };
+    let path = local_path(&skill.uri)?;
+    let into = args.dir.join(&skill.server).join(&path);
+    let parent = into.parent().unwrap_or(&args.dir);
+    std::fs::create_dir_all(parent).with_context(|| format!("create {}", parent.display()))?;
+    let partial = tempfile::Builder::new()
+        .prefix(".mcpw-export-")
+        .tempdir_in(parent)
+        .with_context(|| format!("write in {}", parent.display()))?;
+    let root = skill.skill.uri.trim_end_matches(rmcp::model::SKILL_MD);
+    for file in files {
+        let rel = file
+            .uri
+            .strip_prefix(root)
+            .context("a file outside its skill")?;
+        let mut bytes = read_file(host, &file.uri).await?;
+        if file.uri == skill.skill.uri && !args.keep_allowed_tools {
+            bytes = without_allowed_tools(&String::from_utf8_lossy(&bytes)).into_bytes();
+        }
+        let target = partial.path().join(safe(rel)?);
+        if let Some(dir) = target.parent() {
+            std::fs::create_dir_all(dir)?;
+        }
+        std::fs::write(&target, bytes).with_context(|| format!("write {}", target.display()))?;
+    }
+    if into.exists() {
+        std::fs::remove_dir_all(&into).with_context(|| format!("replace {}", into.display()))?;
+    }
+    std::fs::rename(partial.keep(), &into).with_context(|| format!("write {}", into.display()))?;
+    Ok((into, files.len()))
+}
+
+/// The bytes of a skill's file, read through the host (digest checked).
+async fn read_file(host: &Host, uri: &str) -> Result<Vec<u8>> {
+    let read = host
+        .read_resource(uri)
+        .await
+        .with_context(|| format!("read {uri}"))?;
+    let contents = read["contents"]
+        .get(0)
+        .with_context(|| format!("{uri}: no contents"))?;
+    if let Some(text) = contents["text"].as_str() {
+        return Ok(text.as_bytes().to_vec());
+    }
+    use base64::Engine;
+    let blob = contents["blob"]
+        .as_str()
+        .with_context(|| format!("{uri}: no contents"))?;
+    Ok(base64::engine::general_purpose::STANDARD.decode(blob)?)
+}
+
+/// A skill's folder under its server's: the path of its `SKILL.md` URI.
+fn local_path(skill_md: &str) -> Result<PathBuf> {
+    let path = skill_md
+        .strip_prefix(mcpw::host::skills::SCHEME)
+        .and_then(|p| p.strip_suffix(rmcp::model::SKILL_MD))
+        .context("not a skill's URI")?;
+    safe(path.trim_end_matches('/'))
+}
+
+/// `rel` as a relative path with no `..`, `.` or empty part.
+fn safe(rel: &str) -> Result<PathBuf> {
+    let parts: Vec<&str> = rel.split('/').collect();
+    if parts
+        .iter()
+        .any(|p| p.is_empty() || *p == "." || *p == ".." || p.contains('\\'))
+    {
+        bail!("{rel:?} is not a path a skill's file may have");
+    }
+    Ok(parts.iter().collect::<PathBuf>())
+}
+
+/// A SKILL.md without the `allowed-tools` field of its frontmatter (and
+/// the lines of its value).
+fn without_allowed_tools(text: &str) -> String {
+    let Some(rest) = text.strip_prefix("---\n") else {
+        return text.to_string();
+    };
+    let Some(end) = rest.find("\n---") else {
+        return text.to_string();
+    };
+    let (front, body) = rest.split_at(end + 1);
+    let mut kept = String::from("---\n");
+    let mut dropping = false;
+    for line in front.lines() {
+        let continued = line.starts_with([' ', '\t']);
+        if line.starts_with("allowed-tools:") {
+            dropping = true;
+        } else if !(dropping && continued) {
+            dropping = false;
+            kept.push_str(line);
+            kept.push('\n');
+        }
+    }
+    kept + body
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn allowed_tools_are_dropped_with_their_lines() {
+        let md = "---\nname: a\nallowed-tools:\n  - Bash\n  - Read\ndescription: b\n---\n# A\nallowed-tools: stays in the body\n";
+        assert_eq!(
+            without_allowed_tools(md),
+            "---\nname: a\ndescription: b\n---\n# A\nallowed-tools: stays in the body\n"
+        );
+        let inline = "---\nname: a\nallowed-tools: Bash(git:*)\n---\nx";
+        assert_eq!(without_allowed_tools(inline), "---\nname: a\n---\nx");
+        assert_eq!(without_allowed_tools("no frontmatter"), "no frontmatter");
+    }
+
+    #[test]
+    fn a_files_path_stays_inside_its_folder() {
+        assert_eq!(safe("ref/a.md").unwrap(), PathBuf::from("ref/a.md"));
+        for bad in ["../x", "a/../../x", "/etc/passwd", "a//b", "./a", "a\\b"] {
+            assert!(safe(bad).is_err(), "{bad}");
+        }
+        assert_eq!(
+            local_path("skill://a/review/SKILL.md").unwrap(),
+            PathBuf::from("a/review")
+        );
+    }
+}
