@@ -244,6 +244,13 @@ fn skills_export_writes_folders_that_match_the_servers() {
     for name in ["web/review", "data/review", "data/deploy"] {
         assert!(listed.contains(name), "{listed}");
     }
+    // Kept in the metadata cache: listed again without starting the servers
+    // (their folders gone, they would list nothing now).
+    let moved = root.path().join("moved");
+    std::fs::rename(root.path().join("one"), &moved).unwrap();
+    let again = mcpw(&["skills", "list", "--json"]);
+    assert!(again.contains("skill://web/review/SKILL.md"), "{again}");
+    std::fs::rename(&moved, root.path().join("one")).unwrap();
     let out = root.path().join("exported");
     let out_s = out.display().to_string();
     let told = mcpw(&[
@@ -297,5 +304,48 @@ fn skills_export_writes_folders_that_match_the_servers() {
             && told.contains("no skill \"web/nope\"")
             && told.contains("data/deploy"),
         "{told}"
+    );
+}
+
+/// A client without the extension reads skills through the `mcp` tool.
+#[test]
+fn the_proxy_tool_reads_a_skill_and_its_files() {
+    let root = tempfile::tempdir().unwrap();
+    let dirs = two_servers(root.path());
+    let env = json!({"HF_ENDPOINT": mcpw_test_support::OFFLINE_HUB, "HOME": dirs.home(),
+                     "XDG_CONFIG_HOME": "", "XDG_CACHE_HOME": "", "XDG_STATE_HOME": "", "MCPW_CONFIG": ""});
+    let connect = json!({"command": MCPW, "args": ["serve", "--exposure", "proxy"], "env": env});
+    let mcp = |args: Value| json!({"op": "callTool", "name": "mcp", "arguments": args});
+    let r = super::serve::client(
+        connect,
+        json!([
+            mcp(json!({"skill": "data/review"})),
+            mcp(json!({"skill": "data/review", "file": "ref/checklist.md"})),
+            mcp(json!({"skill": "skill://data/deploy/SKILL.md"})),
+            mcp(json!({"skill": "nope/x"}))
+        ]),
+    )
+    .unwrap();
+    let text = |r: &Value| r["content"][0]["text"].as_str().unwrap().to_string();
+    let review = text(&r[0]);
+    assert!(
+        review.starts_with("Skill data/review (from server \"data\"): Review a database migration")
+            && review.contains("Files: SKILL.md, ref/checklist.md")
+            && review.contains("# Review (data team)"),
+        "{review}"
+    );
+    assert_eq!(r[0]["structuredContent"]["allowedToolsIgnored"], false);
+    assert_eq!(
+        text(&r[1]),
+        std::fs::read_to_string(root.path().join("two/review/ref/checklist.md")).unwrap()
+    );
+    let deploy = text(&r[2]);
+    assert!(deploy.contains("allowed-tools: ignored"), "{deploy}");
+    assert_eq!(r[3]["isError"], true, "{}", r[3]);
+    assert!(
+        text(&r[3]).contains("web/review, data/deploy, data/review")
+            || text(&r[3]).contains("data/deploy"),
+        "{}",
+        r[3]
     );
 }

@@ -5,8 +5,12 @@
 //! client sees: another server is "not found", like one that does not exist.
 
 pub(super) mod install;
+mod reply;
 mod search;
+mod skill;
 mod tool;
+
+use reply::Reply;
 
 use super::wire::result;
 use super::{ClientScope, Session};
@@ -40,7 +44,7 @@ fn tool_definition_for(servers: usize) -> Value {
         "name": TOOL_NAME,
         "description": format!(
             "Gateway to {servers} MCP servers. First given wins: code (JavaScript: await tools.<name>(args), mcp.search(q); returns its value) > tool (call, with args) > \
-             result (offset, limit) > add (user approves) > find (MCP Registry) > connect > describe > search (words OR'd) > server (list its tools) > nothing (status). format: json/toon/csv. \
+             result (offset, limit) > add (user approves) > find (MCP Registry) > connect > describe > skill (+file) > search (words OR'd) > server (list its tools) > nothing (status). format: json/toon/csv. \
              E.g. mcp({{search: \"create issue\"}}), mcp({{tool: \"github__create_issue\", args: {{...}}}})"
         ),
         "inputSchema": &*input_schema(),
@@ -55,7 +59,7 @@ fn tool_definition_for(servers: usize) -> Value {
 #[schemars(crate = "rmcp::schemars")]
 #[serde(rename_all = "camelCase")]
 struct Args {
-    /// JavaScript calling tools: await tools.<name>(args)
+    // JavaScript calling tools (the description says how).
     #[serde(default, deserialize_with = "lenient")]
     code: Option<String>,
     // Lower limits for a script (timeoutMs, cpuMs, memoryMb, maxCalls,
@@ -74,6 +78,11 @@ struct Args {
     /// Tool to describe
     #[serde(default, deserialize_with = "lenient")]
     describe: Option<String>,
+    // A skill to read: <server>/<name> or its URI; `file` one of its files.
+    #[serde(default, deserialize_with = "lenient")]
+    skill: Option<String>,
+    #[serde(default, deserialize_with = "lenient")]
+    file: Option<String>,
     #[serde(default, deserialize_with = "lenient")]
     search: Option<String>,
     #[serde(default, deserialize_with = "lenient")]
@@ -87,7 +96,7 @@ struct Args {
     /// Hits, or characters of a result
     #[serde(default, deserialize_with = "lenient")]
     limit: Option<u64>,
-    /// Kept result to read
+    // A kept result to read (the description says with what).
     #[serde(default, deserialize_with = "lenient")]
     result: Option<String>,
     #[serde(default, deserialize_with = "lenient")]
@@ -147,33 +156,6 @@ fn input_schema() -> std::sync::Arc<Map<String, Value>> {
     SCHEMA.clone()
 }
 
-struct Reply {
-    text: String,
-    details: Value,
-    is_error: bool,
-    content: Vec<Content>,
-}
-
-impl Reply {
-    fn ok(text: String, details: Value) -> Reply {
-        Reply {
-            text,
-            details,
-            is_error: false,
-            content: Vec::new(),
-        }
-    }
-
-    fn error(text: String, details: Value) -> Reply {
-        Reply {
-            text,
-            details,
-            is_error: true,
-            content: Vec::new(),
-        }
-    }
-}
-
 pub(crate) async fn call(
     gw: &Session,
     params: Map<String, Value>,
@@ -191,7 +173,9 @@ pub(crate) async fn call(
     // Search, describe and list need every server's tools; status, connect
     // and calls do not (a call finds its server by name, connecting only it).
     let given = |k: &str| keys.iter().any(|key| key == k);
-    if ["describe", "search", "server"].iter().any(|k| given(k))
+    if ["describe", "skill", "search", "server"]
+        .iter()
+        .any(|k| given(k))
         && !["tool", "connect"].iter().any(|k| given(k))
     {
         gw.shared.ready().await;
@@ -227,6 +211,8 @@ pub(crate) async fn call(
         connect(host, client, s).await
     } else if let Some(t) = &args.describe {
         describe(gw, client, t).await
+    } else if let Some(s) = &args.skill {
+        skill::skill(gw, client, s, args.file.as_deref(), ctx).await
     } else if let Some(q) = &args.search {
         let query = search::Query {
             text: q,
@@ -547,6 +533,8 @@ mod tests {
                 "args",
                 "connect",
                 "describe",
+                "skill",
+                "file",
                 "search",
                 "regex",
                 "includeSchemas",
