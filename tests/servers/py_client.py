@@ -26,6 +26,9 @@ PLAN says what to do, in this order:
                                  for a message of its server (a tool's or
                                  prompt's name before `__`; logger
                                  `<server>...`).
+  "skills": true                 raw `skills/list` and `skills/get` (the Skills
+                                 extension; the SDK has no methods for it) of
+                                 every skill, and a read of each one's SKILL.md.
   "bench":  {"tool": TOOL, "args": ARGS, "n": N}
                                  one call, then N sequential ones, timed
                                  (their p50 and p99 in ms), before the rest.
@@ -46,7 +49,10 @@ import time
 import warnings
 
 import anyio
+from typing import Any
+
 from mcp import Client, StdioServerParameters, types
+from pydantic import TypeAdapter
 
 ROOT = "file:///py-client-root"
 
@@ -185,6 +191,25 @@ async def watch(client, plan, version):
     return {"updated": uri}
 
 
+class GetSkill(types.RequestParams):
+    """`skills/get`'s parameters: the URI of a skill's SKILL.md."""
+
+    uri: str
+
+
+async def skills(client):
+    """Every skill listed, got by its URI and its SKILL.md read, raw."""
+    as_json = TypeAdapter(dict[str, Any])
+    listed = await client.session.send_request(types.Request(method="skills/list", params={}), as_json)
+    out = []
+    for skill in listed["skills"]:
+        request = types.Request(method="skills/get", params=GetSkill(uri=skill["uri"]))
+        got = await client.session.send_request(request, as_json)
+        read = await client.read_resource(skill["uri"])
+        out.append({"listed": skill, "got": got, "text": read.contents[0].text})
+    return {"resultType": listed.get("resultType"), "skills": out}
+
+
 async def main(mode, server, plan):
     report = {}
     answers = Answers()
@@ -256,6 +281,8 @@ async def main(mode, server, plan):
             report["watch"].append(done["result"])
         if "logs" in plan:
             await step(report, "logged", lambda: logged(client, logs, plan["logs"], version))
+        if plan.get("skills"):
+            await step(report, "skills", lambda: skills(client))
     report["asked"] = answers.asked
     print(json.dumps(report))
 

@@ -349,3 +349,50 @@ fn the_proxy_tool_reads_a_skill_and_its_files() {
         r[3]
     );
 }
+
+/// The official Python SDK (2.3.0, 2026-07-28) has no skills methods: its
+/// raw requests list and get them through the gateway, and read a file.
+#[test]
+fn the_python_sdk_lists_gets_and_reads_skills_by_raw_requests() {
+    let root = tempfile::tempdir().unwrap();
+    let dirs = two_servers(root.path());
+    let out = isolated_mcpw("timeout", dirs.home())
+        .args([
+            "--kill-after=10",
+            &mcpw_test_support::CLIENT_LIMIT.as_secs().to_string(),
+        ])
+        .arg(servers().python_bin("python"))
+        .arg(workspace().join("tests/servers/py_client.py"))
+        .args([
+            "auto",
+            &json!([MCPW, "serve"]).to_string(),
+            &json!({"skills": true}).to_string(),
+        ])
+        .output()
+        .unwrap();
+    let report: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+    assert_eq!(report["protocolVersion"], "2026-07-28", "{report}");
+    let skills = &report["skills"];
+    assert_eq!(skills["resultType"], "complete", "{report}");
+    let all = skills["skills"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{report}"));
+    let listed: Vec<&str> = all
+        .iter()
+        .map(|s| s["listed"]["uri"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        listed,
+        [
+            "skill://web/review/SKILL.md",
+            "skill://data/deploy/SKILL.md",
+            "skill://data/review/SKILL.md"
+        ]
+    );
+    for s in all {
+        assert_eq!(s["got"]["skill"], s["listed"], "{s}");
+    }
+    let on_disk = std::fs::read_to_string(root.path().join("two/review/SKILL.md")).unwrap();
+    assert_eq!(all[2]["text"], on_disk);
+}

@@ -16,8 +16,8 @@
 
 use rmcp::model::{
     CallToolResponse, CallToolResult, CompleteResult, GetPromptResponse, GetPromptResult,
-    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
-    ReadResourceResponse, ReadResourceResult, ResultType,
+    GetSkillResult, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
+    ListSkillsResult, ListToolsResult, ReadResourceResponse, ReadResourceResult, ResultType,
 };
 
 /// The newest revision mcpw offers its clients: the newest it serves
@@ -56,6 +56,8 @@ stamped!(
     ListPromptsResult,
     ListResourcesResult,
     ListResourceTemplatesResult,
+    ListSkillsResult,
+    GetSkillResult,
 );
 
 macro_rules! responses {

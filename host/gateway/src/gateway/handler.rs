@@ -189,7 +189,9 @@ impl ServerHandler for Session {
         traced::run(span, async move {
             let client = self.client(&context.extensions);
             let cursor = request.as_ref().and_then(|r| r.cursor.as_deref());
-            self.skill_list(&client, cursor).await
+            self.skill_list(&client, cursor)
+                .await
+                .map(Complete::complete)
         })
         .await
     }
@@ -202,7 +204,9 @@ impl ServerHandler for Session {
         let span = traced::span(&context, "skills/get", None);
         traced::run(span, async move {
             let client = self.client(&context.extensions);
-            self.skill_get(&client, &request.uri).await
+            self.skill_get(&client, &request.uri)
+                .await
+                .map(Complete::complete)
         })
         .await
     }
@@ -216,7 +220,9 @@ impl ServerHandler for Session {
         traced::run(span, async move {
             let client = self.client(&context.extensions);
             let cursor = request.cursor.as_deref();
-            self.skill_directory(&client, &request.uri, cursor).await
+            self.skill_directory(&client, &request.uri, cursor)
+                .await
+                .map(Complete::complete)
         })
         .await
     }
