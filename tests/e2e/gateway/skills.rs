@@ -396,3 +396,35 @@ fn the_python_sdk_lists_gets_and_reads_skills_by_raw_requests() {
     let on_disk = std::fs::read_to_string(root.path().join("two/review/SKILL.md")).unwrap();
     assert_eq!(all[2]["text"], on_disk);
 }
+
+/// A team's replicas share the servers' listings through Redis: skills a
+/// process listed are listed at another home without starting the server.
+#[test]
+fn skills_in_shared_state_list_at_another_home_without_starting_the_servers() {
+    let root = tempfile::tempdir().unwrap();
+    let redis = mcpw_test_support::team::Redis::start(&root.path().join("redis"));
+    let (a, b) = (two_servers(root.path()), two_servers(root.path()));
+    let list = |dirs: &ConfigDirs| {
+        let out = crate::servers::mcpw_in(&dirs.home())
+            .args(["--shared-state", &redis.url(), "skills", "list", "--json"])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).to_string()
+    };
+    assert!(list(&a).contains("skill://data/review/SKILL.md"));
+    // The folders gone, a server started now would list no skills.
+    std::fs::rename(root.path().join("two"), root.path().join("gone")).unwrap();
+    let listed = list(&b);
+    for uri in [
+        "skill://web/review/SKILL.md",
+        "skill://data/review/SKILL.md",
+        "skill://data/deploy/SKILL.md",
+    ] {
+        assert!(listed.contains(uri), "{uri} in {listed}");
+    }
+}
