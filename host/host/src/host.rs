@@ -547,11 +547,16 @@ impl Host {
             // Read before the tools: a change after this point bumps it again.
             let version = manager.catalog_version();
             let (tools, config) = (manager.tool_lists(), config.load_full());
+            let offers = manager.offers();
+            let skills: Vec<(String, Vec<serde_json::Value>)> = offers
+                .iter()
+                .map(|(s, o)| (s.clone(), o.skills.clone()))
+                .collect();
             BuildInput {
                 version,
-                withheld: pins.check(&config, &tools),
+                withheld: pins.check(&config, &tools, &skills),
                 tools,
-                offers: manager.offers(),
+                offers,
                 config,
                 env_override,
                 naming,

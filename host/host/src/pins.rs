@@ -12,6 +12,7 @@
 //! the replicas of a team gateway pin each server once for all of them, and
 //! an approval given at one reaches all.
 
+mod skill;
 pub mod team_state;
 
 use crate::catalog::{Tool, ToolKind};
@@ -175,6 +176,7 @@ pub fn item_key(tool: &Tool) -> String {
 /// An [`item_key`] as a person reads it: a tool's name, or `resource URI`.
 pub fn shown_key(key: &str) -> String {
     match key.split_once(':') {
+        Some(("skill", uri)) => format!("skill {}", crate::visible::escaped(uri)),
         Some(("tool", name)) => crate::visible::escaped(name),
         Some(("resource", uri)) => format!("resource {}", crate::visible::escaped(uri)),
         _ => crate::visible::escaped(key),
@@ -315,14 +317,19 @@ impl Pins {
     /// whose definition differs from the pinned one, or that are new. A
     /// server listed for the first time since it was pinned has its tools
     /// pinned as they are. Blocking (reads and may write the file).
-    pub fn check(&self, config: &Config, lists: &[Arc<[Arc<Tool>]>]) -> BTreeSet<(String, String)> {
+    pub fn check(
+        &self,
+        config: &Config,
+        lists: &[Arc<[Arc<Tool>]>],
+        skills: &[(String, Vec<Value>)],
+    ) -> BTreeSet<(String, String)> {
         let file = PinFile::read(&self.path);
         // A Redis known to be down is not waited for at every catalog build.
         let reachable = |s: &&Arc<SharedState>| {
             !matches!(s.health().reach(), crate::team_state::Reach::Down(_))
         };
         if let Some(shared) = self.shared.as_ref().filter(reachable) {
-            match self.check_shared(shared, config, lists, &file) {
+            match self.check_shared(shared, config, (lists, skills), &file) {
                 Ok(withheld) => return withheld,
                 Err(e) => tracing::warn!(
                     "tools checked against the pins of {} alone: {e}",
@@ -330,7 +337,7 @@ impl Pins {
                 ),
             }
         }
-        let now = current(config, lists, &file);
+        let now = current(config, (lists, skills), &file);
         if now.is_empty() {
             return BTreeSet::new();
         }
@@ -354,7 +361,7 @@ impl Pins {
         &self,
         shared: &SharedState,
         config: &Config,
-        lists: &[Arc<[Arc<Tool>]>],
+        lists: Offered<'_>,
         file: &PinFile,
     ) -> Result<BTreeSet<(String, String)>, crate::team_state::SharedStateError> {
         let mut team = PinFile {
@@ -453,8 +460,12 @@ struct Listed {
 
 type Current = Vec<Listed>;
 
-fn current(config: &Config, lists: &[Arc<[Arc<Tool>]>], file: &PinFile) -> Current {
-    let mut out = Vec::new();
+/// What servers list that pins cover: each server's tools, and each
+/// server's skills (as MCP JSON).
+type Offered<'a> = (&'a [Arc<[Arc<Tool>]>], &'a [(String, Vec<Value>)]);
+
+fn current(config: &Config, (lists, skills): Offered<'_>, file: &PinFile) -> Current {
+    let mut out: Current = Vec::new();
     for list in lists {
         let Some(server) = list.first().map(|t| t.server.clone()) else {
             continue;
@@ -462,6 +473,27 @@ fn current(config: &Config, lists: &[Arc<[Arc<Tool>]>], file: &PinFile) -> Curre
         if let Some(key) = key_in(config, &server, file) {
             out.extend(Listed::of(key, list));
         }
+    }
+    for (server, listed) in skills.iter().filter(|(_, l)| !l.is_empty()) {
+        let Some(key) = key_in(config, server, file) else {
+            continue;
+        };
+        let at = match out.iter().position(|l| l.key == key) {
+            Some(at) => at,
+            None => {
+                out.push(Listed {
+                    key,
+                    server: server.clone(),
+                    tools: BTreeMap::new(),
+                    resources: BTreeMap::new(),
+                });
+                out.len() - 1
+            }
+        };
+        let pinned = listed.iter().filter_map(skill::definition);
+        out[at]
+            .tools
+            .extend(pinned.map(|(key, d)| (key, sealed(d))));
     }
     out
 }
@@ -559,6 +591,9 @@ fn compare(file: &mut PinFile, now: &Current) -> BTreeSet<(String, String)> {
 
 /// What changed in `now` from `was` (none: a new tool), a line per part.
 pub fn diff(was: Option<&Pinned>, now: &Pinned) -> Vec<String> {
+    if skill::is_skill(&now.definition) {
+        return skill::diff(was.map(|w| &w.definition), &now.definition);
+    }
     let Some(was) = was else {
         let description = now.definition["description"].as_str().unwrap_or_default();
         return vec![format!(

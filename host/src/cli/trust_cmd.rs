@@ -192,7 +192,8 @@ fn agent_names(
     let mut keys = Vec::new();
     let mut tools = Vec::new();
     for (server, _, p) in servers {
-        for (key, pinned) in &p.pending {
+        // A skill has no agent-facing name: it is shown by its URI.
+        for (key, pinned) in p.pending.iter().filter(|(k, _)| !k.starts_with("skill:")) {
             let name = pinned.definition["name"].as_str().unwrap_or_default();
             let mut tool = mcpw::catalog::Tool::new(server, name, "");
             if let Some(uri) = key.strip_prefix("resource:") {

@@ -428,3 +428,66 @@ fn skills_in_shared_state_list_at_another_home_without_starting_the_servers() {
         assert!(listed.contains(uri), "{uri} in {listed}");
     }
 }
+
+/// Pins cover skills: a skill changed since its server's tools were pinned
+/// waits for `mcpw trust`, which shows each changed field and file; until
+/// then no client sees it.
+#[test]
+fn a_changed_skill_waits_for_approval_and_trust_shows_what_changed() {
+    let root = tempfile::tempdir().unwrap();
+    let dirs = two_servers_with(root.path(), json!({"pinTools": true}), |_| {});
+    let run = |args: &[&str]| {
+        let out = crate::servers::mcpw_in(&dirs.home())
+            .args(args)
+            .output()
+            .unwrap();
+        let told = String::from_utf8_lossy(&out.stdout).to_string();
+        assert!(
+            out.status.success(),
+            "{args:?}: {told}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        told
+    };
+    assert!(run(&["skills", "list", "--json"]).contains("skill://data/review/SKILL.md"));
+    // The server's folder changes: a file, and the description.
+    let review = root.path().join("two/review");
+    std::fs::write(review.join("ref/checklist.md"), "- Ship it.\n").unwrap();
+    let md = std::fs::read_to_string(review.join("SKILL.md")).unwrap();
+    std::fs::write(
+        review.join("SKILL.md"),
+        md.replace("locking and rollback safety", "anything at all"),
+    )
+    .unwrap();
+    run(&["connect", "data"]);
+    let listed = run(&["skills", "list", "--json"]);
+    assert!(
+        !listed.contains("skill://data/review/SKILL.md"),
+        "withheld: {listed}"
+    );
+    assert!(
+        listed.contains("skill://data/deploy/SKILL.md"),
+        "the rest stays: {listed}"
+    );
+    let shown = run(&["trust"]);
+    assert!(
+        shown.contains("data/skill skill://review/SKILL.md:"),
+        "{shown}"
+    );
+    assert!(
+        shown.contains(
+            "frontmatter description: + \"Review a database migration for anything at all.\""
+        ),
+        "{shown}"
+    );
+    assert!(
+        shown.contains("file skill://review/ref/checklist.md changed:"),
+        "{shown}"
+    );
+    assert!(
+        shown.contains("file skill://review/SKILL.md changed:"),
+        "{shown}"
+    );
+    run(&["trust", "data"]);
+    assert!(run(&["skills", "list", "--json"]).contains("skill://data/review/SKILL.md"));
+}

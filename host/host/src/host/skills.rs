@@ -109,14 +109,22 @@ fn renamed(server: &str, skill: &Skill) -> Option<Skill> {
 
 impl SkillMap {
     /// The map of the skills `offers` lists, in config order (a listing
-    /// that is not a skill is left out).
-    pub fn build(offers: &[(String, Offers)]) -> SkillMap {
+    /// that is not a skill is left out, and so is a skill `withheld` names
+    /// as (server, `skill:<its URI>`): changed since its pin, it waits for
+    /// the user's approval).
+    pub fn build(
+        offers: &[(String, Offers)],
+        withheld: &std::collections::BTreeSet<(String, String)>,
+    ) -> SkillMap {
         let mut map = SkillMap::default();
         for (server, o) in offers {
             for item in &o.skills {
                 let Ok(skill) = serde_json::from_value::<Skill>(item.clone()) else {
                     continue;
                 };
+                if withheld.contains(&(server.clone(), format!("skill:{}", skill.uri))) {
+                    continue;
+                }
                 map.add(server, skill);
             }
         }
@@ -261,19 +269,22 @@ mod tests {
             json!([{"uri": format!("skill://{root}/SKILL.md"), "digest": digest, "size": 3},
                    {"uri": format!("skill://{root}/ref/style.md"), "digest": digest, "size": 4}])
         };
-        let map = SkillMap::build(&[
-            offers(
-                "a",
-                json!([skill("skill://rev/SKILL.md", "rev", files("rev"))]),
-            ),
-            offers(
-                "b one",
-                json!([
-                    skill("skill://rev/SKILL.md", "rev", files("rev")),
-                    skill("skill://live/SKILL.md", "live", json!("dynamic"))
-                ]),
-            ),
-        ]);
+        let map = SkillMap::build(
+            &[
+                offers(
+                    "a",
+                    json!([skill("skill://rev/SKILL.md", "rev", files("rev"))]),
+                ),
+                offers(
+                    "b one",
+                    json!([
+                        skill("skill://rev/SKILL.md", "rev", files("rev")),
+                        skill("skill://live/SKILL.md", "live", json!("dynamic"))
+                    ]),
+                ),
+            ],
+            &Default::default(),
+        );
         let all = |_: &str| true;
         let uris: Vec<&str> = map.list(&all).map(|s| s.skill.uri.as_str()).collect();
         assert_eq!(

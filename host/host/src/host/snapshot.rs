@@ -333,7 +333,7 @@ pub(crate) fn build(policy: &Policy, input: BuildInput) -> Result<Snapshot, Plug
     let direct = direct_flags(policy, &entries, &entry_aliases, &config, env_override)?;
     let owners = owners(policy, &config, naming.prefix)?;
     let resources = ResourceMap::build(&offers);
-    let skills = super::skills::SkillMap::build(&offers);
+    let skills = super::skills::SkillMap::build(&offers, &withheld);
     let prompts = named_prompts(policy, offers, naming.prefix)?;
     let by_name: HashMap<String, usize> = entries
         .iter()
