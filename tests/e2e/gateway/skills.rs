@@ -80,6 +80,21 @@ fn skills_client(dirs: &ConfigDirs, mut plan: Value) -> Value {
         .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stdout)))
 }
 
+/// `mcpw ARGS` in the home of `dirs`, which must succeed; its stdout.
+fn succeeded(dirs: &ConfigDirs, args: &[&str]) -> String {
+    let out = crate::servers::mcpw_in(&dirs.home())
+        .args(args)
+        .output()
+        .unwrap();
+    let told = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(
+        out.status.success(),
+        "{args:?}: {told}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    told
+}
+
 fn uris(skills: &Value) -> Vec<&str> {
     skills
         .as_array()
@@ -227,19 +242,7 @@ fn tree(dir: &Path) -> std::collections::BTreeMap<String, Vec<u8>> {
 fn skills_export_writes_folders_that_match_the_servers() {
     let root = tempfile::tempdir().unwrap();
     let dirs = two_servers(root.path());
-    let mcpw = |args: &[&str]| {
-        let out = crate::servers::mcpw_in(&dirs.home())
-            .args(args)
-            .output()
-            .unwrap();
-        let told = String::from_utf8_lossy(&out.stdout).to_string();
-        assert!(
-            out.status.success(),
-            "{args:?}: {told}{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        told
-    };
+    let mcpw = |args: &[&str]| succeeded(&dirs, args);
     let listed = mcpw(&["skills", "list"]);
     for name in ["web/review", "data/review", "data/deploy"] {
         assert!(listed.contains(name), "{listed}");
@@ -436,19 +439,7 @@ fn skills_in_shared_state_list_at_another_home_without_starting_the_servers() {
 fn a_changed_skill_waits_for_approval_and_trust_shows_what_changed() {
     let root = tempfile::tempdir().unwrap();
     let dirs = two_servers_with(root.path(), json!({"pinTools": true}), |_| {});
-    let run = |args: &[&str]| {
-        let out = crate::servers::mcpw_in(&dirs.home())
-            .args(args)
-            .output()
-            .unwrap();
-        let told = String::from_utf8_lossy(&out.stdout).to_string();
-        assert!(
-            out.status.success(),
-            "{args:?}: {told}{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        told
-    };
+    let run = |args: &[&str]| succeeded(&dirs, args);
     assert!(run(&["skills", "list", "--json"]).contains("skill://data/review/SKILL.md"));
     // The server's folder changes: a file, and the description.
     let review = root.path().join("two/review");
