@@ -135,6 +135,10 @@ pub struct Record {
     /// The resource read (the server's own URI).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub resource: Option<String>,
+    /// The skill's file read (the server's own URI): a kind of read of its
+    /// own, whose bytes pass whole or not at all.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub skill: Option<String>,
     /// The prompt got (the server's own name).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub prompt: Option<String>,

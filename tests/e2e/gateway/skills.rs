@@ -107,7 +107,8 @@ fn uris(skills: &Value) -> Vec<&str> {
 #[test]
 fn two_servers_skills_of_one_name_are_listed_got_and_read_apart() {
     let root = tempfile::tempdir().unwrap();
-    let dirs = two_servers(root.path());
+    let trail = root.path().join("audit.jsonl");
+    let dirs = two_servers_with(root.path(), json!({"audit": {"path": trail}}), |_| {});
     let checklist = "skill://data/review/ref/checklist.md";
     let report = skills_client(
         &dirs,
@@ -159,6 +160,15 @@ fn two_servers_skills_of_one_name_are_listed_got_and_read_apart() {
         on_disk("two/review/ref/checklist.md"),
         "{reads:?}"
     );
+    // Audited as a read of a skill's file, a kind of its own.
+    let lines = std::fs::read_to_string(&trail).unwrap();
+    let line: Value = lines
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .find(|l| l["skill"] == "skill://review/ref/checklist.md")
+        .unwrap_or_else(|| panic!("a skill's line in {lines}"));
+    assert_eq!(line["server"], "data", "{line}");
+    assert!(line.get("resource").is_none(), "{line}");
 }
 
 #[test]

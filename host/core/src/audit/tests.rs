@@ -9,6 +9,7 @@ fn record(n: usize) -> Record {
         server: "s".into(),
         tool: format!("t{n}"),
         resource: None,
+        skill: None,
         prompt: None,
         via: "call",
         decision: Decision::Allowed,

@@ -181,6 +181,8 @@ pub enum Read<'a> {
         uri: &'a str,
         /// The URI the caller read it by.
         asked: &'a str,
+        /// It is a skill's file (its audit line says so).
+        skill: bool,
     },
     /// A prompt.
     Prompt {

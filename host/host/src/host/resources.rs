@@ -357,6 +357,7 @@ impl Host {
         let what = Read::Resource {
             uri: &route.uri,
             asked: &asked,
+            skill: route.skill,
         };
         let read = |_| self.read_routed(route, options);
         let read = Box::pin(super::pipeline::read(

@@ -291,7 +291,11 @@ impl HostServices for LiveServices {
             .map(RawResult::Resource)
             .map_err(crate::host::HostError::from)
         };
-        let what = crate::host::pipeline::Read::Resource { uri, asked: uri };
+        let what = crate::host::pipeline::Read::Resource {
+            uri,
+            asked: uri,
+            skill: false,
+        };
         let result = self
             .runtime
             .block_on(crate::host::pipeline::read(

@@ -174,6 +174,7 @@ pub fn record(
         server: server.to_string(),
         tool: String::new(),
         resource: None,
+        skill: None,
         prompt: None,
         via,
         decision,

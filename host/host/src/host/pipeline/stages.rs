@@ -63,6 +63,8 @@ pub(crate) struct Observed {
     pub name: String,
     /// The resource read (the server's own URI), for a read of one.
     pub resource: Option<String>,
+    /// The skill's file read (the server's own URI), for a read of one.
+    pub skill: Option<String>,
     /// The prompt got (the server's own name), for a read of one.
     pub prompt: Option<String>,
     /// The arguments the guards let through (a guard's rewrite), or, with
@@ -146,12 +148,16 @@ impl Observed {
 
     /// A read of `server`, before it is decided.
     pub(crate) fn read(caller: &Caller, server: &str, what: super::Read<'_>) -> Self {
-        let (resource, prompt) = match what {
-            super::Read::Resource { uri, .. } => (Some(uri.to_string()), None),
-            super::Read::Prompt { name, .. } => (None, Some(name.to_string())),
+        let (resource, skill, prompt) = match what {
+            super::Read::Resource {
+                uri, skill: true, ..
+            } => (None, Some(uri.to_string()), None),
+            super::Read::Resource { uri, .. } => (Some(uri.to_string()), None, None),
+            super::Read::Prompt { name, .. } => (None, None, Some(name.to_string())),
         };
         Observed {
             resource,
+            skill,
             prompt,
             ..Observed::of(caller, server)
         }
@@ -168,6 +174,7 @@ impl Observed {
             tool: String::new(),
             name: String::new(),
             resource: None,
+            skill: None,
             prompt: None,
             arguments: None,
             decision: Decision::Allowed,
@@ -211,6 +218,7 @@ impl Observed {
             server: self.server.clone(),
             tool: self.tool.clone(),
             resource: self.resource.clone(),
+            skill: self.skill.clone(),
             prompt: self.prompt.clone(),
             via: self.via.name(),
             decision: self.decision,

@@ -71,6 +71,7 @@ async fn a_read_passes_the_guards_after_as_a_tool_result() {
     let what = Read::Resource {
         uri: "notes://a",
         asked: "mcpw:s/notes://a",
+        skill: false,
     };
     let got = read(&stages, &who, "s", what, |_| async {
         Ok(reading("key SECRET"))
@@ -304,6 +305,7 @@ async fn a_guards_question_about_a_read_is_asked_or_refuses_it() {
     let what = Read::Resource {
         uri: "notes://a",
         asked: "notes://a",
+        skill: false,
     };
     let asking = || {
         Fake::new().guarded(
