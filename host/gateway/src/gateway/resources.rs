@@ -38,6 +38,14 @@ pub(super) fn with_cursor(mut v: Value, next: Option<String>) -> Value {
 }
 
 impl Session {
+    /// The current snapshot, once every server was listed at least once.
+    pub(super) async fn ready_snapshot(
+        &self,
+    ) -> Result<std::sync::Arc<crate::host::snapshot::Snapshot>, McpError> {
+        self.shared.ready().await;
+        self.shared.host.snapshot().await.map_err(internal)
+    }
+
     pub(super) async fn resource_list(
         &self,
         client: &ClientScope,
@@ -62,8 +70,7 @@ impl Session {
         templates: bool,
         cursor: Option<&str>,
     ) -> Result<Value, McpError> {
-        self.shared.ready().await;
-        let snapshot = self.shared.host.snapshot().await.map_err(internal)?;
+        let snapshot = self.ready_snapshot().await?;
         let map = snapshot.resources();
         let (offered, key) = match templates {
             false => (map.resources(), "resources"),

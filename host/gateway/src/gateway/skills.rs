@@ -8,7 +8,7 @@
 
 use super::resources::{page, with_cursor};
 use super::watching::host_error;
-use super::wire::{from_json, internal};
+use super::wire::from_json;
 use super::{ClientScope, Session};
 use rmcp::ErrorData as McpError;
 use rmcp::model::{GetSkillResult, ListResourcesResult, ListSkillsResult};
@@ -21,8 +21,7 @@ impl Session {
         client: &ClientScope,
         cursor: Option<&str>,
     ) -> Result<ListSkillsResult, McpError> {
-        self.shared.ready().await;
-        let snapshot = self.shared.host.snapshot().await.map_err(internal)?;
+        let snapshot = self.ready_snapshot().await?;
         let sees = |s: &str| client.allows(s);
         let skills = snapshot
             .skills()
@@ -39,8 +38,7 @@ impl Session {
         client: &ClientScope,
         uri: &str,
     ) -> Result<GetSkillResult, McpError> {
-        self.shared.ready().await;
-        let snapshot = self.shared.host.snapshot().await.map_err(internal)?;
+        let snapshot = self.ready_snapshot().await?;
         let skill = snapshot
             .skills()
             .skill(uri, &|s| client.allows(s))
@@ -59,17 +57,18 @@ impl Session {
         uri: &str,
         cursor: Option<&str>,
     ) -> Result<ListResourcesResult, McpError> {
-        self.shared.ready().await;
-        let snapshot = self.shared.host.snapshot().await.map_err(internal)?;
+        let snapshot = self.ready_snapshot().await?;
         let sees = |s: &str| client.allows(s);
         if let Some(entries) = snapshot.skills().directory(uri, &sees) {
             let (items, next) = page(entries, cursor)?;
             return from_json(with_cursor(json!({ "resources": items }), next));
         }
-        let host = &self.shared.host;
-        match host.route_resource_within(uri, &sees).await {
-            Ok(route) if route.skill && host.reads_folders(&route.server) => host
-                .read_directory(&route, cursor)
+        let skills = snapshot.skills();
+        match skills.route_within(uri, &sees) {
+            Some((server, own)) if skills.reads_folders(&server) => self
+                .shared
+                .host
+                .read_directory(&crate::host::resources::Route::skill(&server, &own), cursor)
                 .await
                 .map_err(host_error),
             _ => Err(McpError::invalid_params(

@@ -412,14 +412,6 @@ impl Host {
         Ok(super::RawResult::Resource(read))
     }
 
-    /// Whether `server` answers `resources/directory/read` itself.
-    pub fn reads_folders(&self, server: &str) -> bool {
-        self.manager
-            .offers()
-            .iter()
-            .any(|(s, o)| s == server && o.directory_read)
-    }
-
     /// The entries of the skill folder `route` leads to, as its server
     /// lists them, under the URIs the client knows.
     pub async fn read_directory(

@@ -49,6 +49,8 @@ pub struct SkillMap {
     skills: Vec<OfferedSkill>,
     by_uri: HashMap<String, usize>,
     files: HashMap<String, File>,
+    /// The servers that answer `resources/directory/read` themselves.
+    folders: std::collections::HashSet<String>,
 }
 
 /// `server`'s `uri` in mcpw's namespace (`None` for a URI that is not a
@@ -118,6 +120,9 @@ impl SkillMap {
     ) -> SkillMap {
         let mut map = SkillMap::default();
         for (server, o) in offers {
+            if o.directory_read {
+                map.folders.insert(server.clone());
+            }
             for item in &o.skills {
                 let Ok(skill) = serde_json::from_value::<Skill>(item.clone()) else {
                     continue;
@@ -172,6 +177,11 @@ impl SkillMap {
     pub fn skill(&self, uri: &str, sees: &dyn Fn(&str) -> bool) -> Option<&OfferedSkill> {
         let s = &self.skills[*self.by_uri.get(uri)?];
         sees(&s.server).then_some(s)
+    }
+
+    /// Whether `server` answers `resources/directory/read` itself.
+    pub fn reads_folders(&self, server: &str) -> bool {
+        self.folders.contains(server)
     }
 
     /// The digest and size listed for the file at the server's `uri` of
@@ -331,6 +341,10 @@ mod tests {
         let names: Vec<&str> = dir.iter().map(|e| e["name"].as_str().unwrap()).collect();
         assert_eq!(names, ["SKILL.md", "ref"]);
         assert!(map.directory("skill://a/none", &all).is_none());
+        assert!(!map.reads_folders("a"));
+        let mut reading = offers("c", json!([]));
+        reading.1.directory_read = true;
+        assert!(SkillMap::build(&[reading], &Default::default()).reads_folders("c"));
     }
 
     #[test]
