@@ -119,6 +119,24 @@ pub(crate) struct ConfigDirs {
     pub env: mcpw::paths::Environment,
 }
 
+/// The environment an MCP client starts `mcpw` with, its home at `home`:
+/// none of the variables that would point it at the developer's config,
+/// caches or state, and a model hub that refuses at once (search by
+/// meaning is on by default; no test reaches the public hub).
+pub(crate) fn client_env(home: &Path) -> serde_json::Value {
+    serde_json::json!({"HF_ENDPOINT": mcpw_test_support::OFFLINE_HUB, "HOME": home.display().to_string(),
+                       "XDG_CONFIG_HOME": "", "XDG_CACHE_HOME": "", "XDG_STATE_HOME": "", "MCPW_CONFIG": ""})
+}
+
+/// [`client_env`] with the variables of `extra` (an object) too.
+pub(crate) fn client_env_with(home: &Path, extra: serde_json::Value) -> serde_json::Value {
+    let mut env = client_env(home);
+    for (k, v) in extra.as_object().into_iter().flatten() {
+        env[k] = v.clone();
+    }
+    env
+}
+
 impl ConfigDirs {
     pub(crate) fn new() -> Self {
         let root = tempfile::tempdir().unwrap();

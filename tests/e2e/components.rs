@@ -47,9 +47,7 @@ fn call(name: &str, arguments: Value) -> Value {
 
 /// `mcpw serve` on stdio for `dirs`, as a client connects to it.
 fn serve(dirs: &ConfigDirs) -> Value {
-    let env = json!({"HF_ENDPOINT": mcpw_test_support::OFFLINE_HUB, "HOME": dirs.home().display().to_string(), "XDG_CONFIG_HOME": "",
-                     "XDG_CACHE_HOME": "", "XDG_STATE_HOME": "", "MCPW_CONFIG": "",
-                     "PROBE_SECRET": "not granted"});
+    let env = crate::common::client_env_with(&dirs.home(), json!({"PROBE_SECRET": "not granted"}));
     json!({"command": env!("CARGO_BIN_EXE_mcpw"), "args": ["serve", "--exposure", "direct"], "env": env})
 }
 

@@ -102,6 +102,26 @@ pub(crate) fn mcpw_in(home: &Path) -> Command {
     isolated_mcpw(MCPW, home)
 }
 
+/// A script of `tests/servers/` run by the test servers' Python with `args`,
+/// in `home` as `mcpw` would be (see [`mcpw_in`]) and under `timeout`, as
+/// every test client runs: a hang fails its test alone.
+pub(crate) fn python_script(home: &Path, script: &str, args: &[&str]) -> std::process::Output {
+    isolated_mcpw("timeout", home)
+        .args([
+            "--kill-after=10",
+            &mcpw_test_support::CLIENT_LIMIT.as_secs().to_string(),
+        ])
+        .arg(servers().python_bin("python"))
+        .arg(
+            crate::common::workspace()
+                .join("tests/servers")
+                .join(script),
+        )
+        .args(args)
+        .output()
+        .unwrap()
+}
+
 /// What a command printed, its standard output then its standard error.
 pub(crate) fn said(out: &std::process::Output) -> String {
     format!(

@@ -43,8 +43,7 @@ fn a_terminal_agents_call_opens_a_view_that_renders_and_calls_back_through_mcpw(
         run(&["-e", DATA_STATUS, "$view:0", "token"]),
         run(&["-e", DATA_STATUS, "$view:0", "none"]),
     ]);
-    let env = json!({"HF_ENDPOINT": mcpw_test_support::OFFLINE_HUB, "HOME": dirs.home().display().to_string(), "XDG_CONFIG_HOME": "",
-                     "XDG_CACHE_HOME": "", "XDG_STATE_HOME": "", "MCPW_CONFIG": ""});
+    let env = crate::common::client_env(&dirs.home());
     let connect = json!({"command": env!("CARGO_BIN_EXE_mcpw"),
                          "args": ["serve", "--exposure", "proxy", "--page"], "env": env});
     let got = client_plan(json!({"connect": connect, "steps": steps})).unwrap();

@@ -43,7 +43,7 @@ fn setup() -> Setup {
 }
 
 fn connect(setup: &Setup, exposure: &str) -> Value {
-    let env = json!({"HF_ENDPOINT": mcpw_test_support::OFFLINE_HUB, "HOME": setup.dirs.home().display().to_string(), "XDG_CONFIG_HOME": "", "XDG_CACHE_HOME": "", "XDG_STATE_HOME": "", "MCPW_CONFIG": ""});
+    let env = crate::common::client_env(&setup.dirs.home());
     json!({"command": env!("CARGO_BIN_EXE_mcpw"), "args": ["serve", "--exposure", exposure], "env": env})
 }
 

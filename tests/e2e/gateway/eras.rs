@@ -17,7 +17,6 @@
 
 use crate::common::{ConfigDirs, workspace};
 use crate::servers::{Background, MCPW, Serving, servers};
-use mcpw_test_support::isolated_mcpw;
 use serde_json::{Value, json};
 
 struct Upstreams {
@@ -106,20 +105,15 @@ fn python_client(dirs: &ConfigDirs, mode: &str, target: &str) -> Value {
 }
 
 /// [`python_client`] with another plan.
-fn python_client_with(dirs: &ConfigDirs, mode: &str, target: &str, plan: &Value) -> Value {
-    let script = workspace().join("tests/servers/py_client.py");
+pub(crate) fn python_client_with(
+    dirs: &ConfigDirs,
+    mode: &str,
+    target: &str,
+    plan: &Value,
+) -> Value {
     // With mcpw's own environment: over stdio the SDK starts mcpw with it.
-    // Under `timeout`, as every test client: a hang fails this test alone.
-    let out = isolated_mcpw("timeout", dirs.home())
-        .args([
-            "--kill-after=10",
-            &mcpw_test_support::CLIENT_LIMIT.as_secs().to_string(),
-        ])
-        .arg(servers().python_bin("python"))
-        .arg(script)
-        .args([mode, target, &plan.to_string()])
-        .output()
-        .unwrap();
+    let plan = plan.to_string();
+    let out = crate::servers::python_script(&dirs.home(), "py_client.py", &[mode, target, &plan]);
     assert!(
         out.status.success(),
         "the Python SDK client failed ({mode}, {target}):\n{}",

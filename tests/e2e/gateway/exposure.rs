@@ -16,8 +16,7 @@ fn tokens(tools: &Value) -> usize {
 
 /// `mcpw serve ARGS` over stdio with its config and caches in `dirs`.
 fn stdio(dirs: &ConfigDirs, args: &[&str]) -> Value {
-    let env = json!({"HF_ENDPOINT": mcpw_test_support::OFFLINE_HUB, "HOME": dirs.home().display().to_string(), "XDG_CONFIG_HOME": "",
-                     "XDG_CACHE_HOME": "", "XDG_STATE_HOME": "", "MCPW_CONFIG": ""});
+    let env = crate::common::client_env(&dirs.home());
     let mut all = vec!["serve"];
     all.extend(args);
     json!({"command": env!("CARGO_BIN_EXE_mcpw"), "args": all, "env": env})

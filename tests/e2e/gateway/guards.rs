@@ -57,7 +57,7 @@ fn setup(settings: Value) -> Setup {
 }
 
 fn connect(s: &Setup, exposure: &str) -> Value {
-    let env = json!({"HF_ENDPOINT": mcpw_test_support::OFFLINE_HUB, "HOME": s.dirs.home().display().to_string(), "XDG_CONFIG_HOME": "", "XDG_CACHE_HOME": "", "XDG_STATE_HOME": "", "MCPW_CONFIG": ""});
+    let env = crate::common::client_env(&s.dirs.home());
     json!({"command": env!("CARGO_BIN_EXE_mcpw"), "args": ["serve", "--exposure", exposure], "env": env})
 }
 
@@ -299,7 +299,7 @@ fn reads_draw_from_the_rate_limits_and_are_audited() {
         "settings": {"audit": {"path": path.display().to_string()}}
     });
     dirs.user(&config.to_string());
-    let env = json!({"HF_ENDPOINT": mcpw_test_support::OFFLINE_HUB, "HOME": dirs.home().display().to_string(), "XDG_CONFIG_HOME": "", "XDG_CACHE_HOME": "", "XDG_STATE_HOME": "", "MCPW_CONFIG": ""});
+    let env = crate::common::client_env(&dirs.home());
     let connect = json!({"command": env!("CARGO_BIN_EXE_mcpw"), "args": ["serve", "--exposure", "direct"], "env": env});
     let doc = "demo://resource/static/document/architecture.md";
     let r = client_plan(json!({"connect": connect, "steps": [

@@ -16,9 +16,10 @@ fn mcp(arguments: Value) -> Value {
 
 /// `mcpw serve` on stdio for `home`, as a client connects to it.
 fn serve(home: &Path) -> Value {
-    let env = json!({"HF_ENDPOINT": mcpw_test_support::OFFLINE_HUB, "HOME": home.display().to_string(), "XDG_CONFIG_HOME": "",
-                     "XDG_CACHE_HOME": "", "XDG_STATE_HOME": "", "MCPW_CONFIG": "",
-                     "npm_config_cache": npm_cache().display().to_string()});
+    let env = crate::common::client_env_with(
+        home,
+        json!({"npm_config_cache": npm_cache().display().to_string()}),
+    );
     json!({"command": env!("CARGO_BIN_EXE_mcpw"), "args": ["serve"], "env": env})
 }
 

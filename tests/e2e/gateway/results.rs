@@ -52,7 +52,7 @@ fn setup(settings: Value) -> Setup {
 }
 
 fn connect(s: &Setup, exposure: &str) -> Value {
-    let env = json!({"HF_ENDPOINT": mcpw_test_support::OFFLINE_HUB, "HOME": s.dirs.home().display().to_string(), "XDG_CONFIG_HOME": "", "XDG_CACHE_HOME": "", "XDG_STATE_HOME": "", "MCPW_CONFIG": ""});
+    let env = crate::common::client_env(&s.dirs.home());
     json!({"command": env!("CARGO_BIN_EXE_mcpw"), "args": ["serve", "--exposure", exposure], "env": env})
 }
 

@@ -39,7 +39,7 @@ fn edit_config(setup: &Setup, edit: impl FnOnce(&mut Value)) {
 }
 
 fn env(setup: &Setup) -> Value {
-    json!({"HF_ENDPOINT": mcpw_test_support::OFFLINE_HUB, "HOME": setup.dirs.home().display().to_string(), "XDG_CONFIG_HOME": "", "XDG_CACHE_HOME": "", "XDG_STATE_HOME": "", "MCPW_CONFIG": ""})
+    crate::common::client_env(&setup.dirs.home())
 }
 
 fn stdio(setup: &Setup, exposure: &str) -> Value {

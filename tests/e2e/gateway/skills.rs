@@ -4,7 +4,6 @@
 
 use crate::common::{ConfigDirs, fixture, workspace};
 use crate::servers::{MCPW, servers};
-use mcpw_test_support::isolated_mcpw;
 use serde_json::{Value, json};
 use std::path::Path;
 
@@ -12,25 +11,8 @@ use std::path::Path;
 /// into `into`: a test may change them.
 fn copied(name: &str, into: &Path) -> std::path::PathBuf {
     let to = into.join(name);
-    let from = fixture("skills").join(name);
-    for entry in walk(&from) {
-        let target = to.join(entry.strip_prefix(&from).unwrap());
-        std::fs::create_dir_all(target.parent().unwrap()).unwrap();
-        std::fs::copy(&entry, target).unwrap();
-    }
+    mcpw_test_support::fs::copy_tree(&fixture("skills").join(name), &to);
     to
-}
-
-fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
-    let mut files = Vec::new();
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        match path.is_dir() {
-            true => files.extend(walk(&path)),
-            false => files.push(path),
-        }
-    }
-    files
 }
 
 /// A config with two skill servers: `web` (a `review` skill) and `data`
@@ -60,17 +42,9 @@ fn two_servers_with(root: &Path, settings: Value, change: impl FnOnce(&Path)) ->
 fn skills_client(dirs: &ConfigDirs, mut plan: Value) -> Value {
     plan["command"] = json!(MCPW);
     plan["args"] = json!(["serve"]);
-    plan["env"] = json!({"HOME": dirs.home(), "HF_ENDPOINT": mcpw_test_support::OFFLINE_HUB});
-    let out = isolated_mcpw("timeout", dirs.home())
-        .args([
-            "--kill-after=10",
-            &mcpw_test_support::CLIENT_LIMIT.as_secs().to_string(),
-        ])
-        .arg(servers().python_bin("python"))
-        .arg(workspace().join("tests/servers/skills_client.py"))
-        .arg(plan.to_string())
-        .output()
-        .unwrap();
+    plan["env"] = crate::common::client_env(&dirs.home());
+    let plan = plan.to_string();
+    let out = crate::servers::python_script(&dirs.home(), "skills_client.py", &[&plan]);
     assert!(
         out.status.success(),
         "the FastMCP client failed:\n{}",
@@ -239,7 +213,7 @@ fn a_guard_may_refuse_a_skill_file_but_never_change_it() {
 
 /// Every file under `dir`, by its path below it, with its bytes.
 fn tree(dir: &Path) -> std::collections::BTreeMap<String, Vec<u8>> {
-    walk(dir)
+    mcpw_test_support::fs::files(dir)
         .into_iter()
         .map(|f| {
             let rel = f.strip_prefix(dir).unwrap().display().to_string();
@@ -325,8 +299,7 @@ fn skills_export_writes_folders_that_match_the_servers() {
 fn the_proxy_tool_reads_a_skill_and_its_files() {
     let root = tempfile::tempdir().unwrap();
     let dirs = two_servers(root.path());
-    let env = json!({"HF_ENDPOINT": mcpw_test_support::OFFLINE_HUB, "HOME": dirs.home(),
-                     "XDG_CONFIG_HOME": "", "XDG_CACHE_HOME": "", "XDG_STATE_HOME": "", "MCPW_CONFIG": ""});
+    let env = crate::common::client_env(&dirs.home());
     let connect = json!({"command": MCPW, "args": ["serve", "--exposure", "proxy"], "env": env});
     let mcp = |args: Value| json!({"op": "callTool", "name": "mcp", "arguments": args});
     let r = super::serve::client(
@@ -369,22 +342,8 @@ fn the_proxy_tool_reads_a_skill_and_its_files() {
 fn the_python_sdk_lists_gets_and_reads_skills_by_raw_requests() {
     let root = tempfile::tempdir().unwrap();
     let dirs = two_servers(root.path());
-    let out = isolated_mcpw("timeout", dirs.home())
-        .args([
-            "--kill-after=10",
-            &mcpw_test_support::CLIENT_LIMIT.as_secs().to_string(),
-        ])
-        .arg(servers().python_bin("python"))
-        .arg(workspace().join("tests/servers/py_client.py"))
-        .args([
-            "auto",
-            &json!([MCPW, "serve"]).to_string(),
-            &json!({"skills": true}).to_string(),
-        ])
-        .output()
-        .unwrap();
-    let report: Value = serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+    let server = json!([MCPW, "serve"]).to_string();
+    let report = super::eras::python_client_with(&dirs, "auto", &server, &json!({"skills": true}));
     assert_eq!(report["protocolVersion"], "2026-07-28", "{report}");
     let skills = &report["skills"];
     assert_eq!(skills["resultType"], "complete", "{report}");
@@ -417,18 +376,9 @@ fn skills_in_shared_state_list_at_another_home_without_starting_the_servers() {
     let root = tempfile::tempdir().unwrap();
     let redis = mcpw_test_support::team::Redis::start(&root.path().join("redis"));
     let (a, b) = (two_servers(root.path()), two_servers(root.path()));
-    let list = |dirs: &ConfigDirs| {
-        let out = crate::servers::mcpw_in(&dirs.home())
-            .args(["--shared-state", &redis.url(), "skills", "list", "--json"])
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8_lossy(&out.stdout).to_string()
-    };
+    let url = redis.url();
+    let list =
+        |dirs: &ConfigDirs| succeeded(dirs, &["--shared-state", &url, "skills", "list", "--json"]);
     assert!(list(&a).contains("skill://data/review/SKILL.md"));
     // The folders gone, a server started now would list no skills.
     std::fs::rename(root.path().join("two"), root.path().join("gone")).unwrap();

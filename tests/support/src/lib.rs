@@ -7,7 +7,6 @@
 
 #[cfg(feature = "catalog")]
 pub mod catalog;
-#[cfg(unix)]
 pub mod fs;
 pub mod servers;
 pub mod serving;

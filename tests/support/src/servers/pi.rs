@@ -56,9 +56,9 @@ impl Servers {
                 s.spawn(|| npm_ci(&src.join("test/pi073"), &l073));
                 s.spawn(|| npm_ci(&src.join("test/pi15"), &l15));
             });
-            copy_tree(&src.join("index.ts"), &package.join("index.ts"));
-            copy_tree(&src.join("src"), &package.join("src"));
-            copy_tree(&src.join("tsconfig.json"), &package.join("tsconfig.json"));
+            crate::fs::copy_tree(&src.join("index.ts"), &package.join("index.ts"));
+            crate::fs::copy_tree(&src.join("src"), &package.join("src"));
+            crate::fs::copy_tree(&src.join("tsconfig.json"), &package.join("tsconfig.json"));
             Pi {
                 lines: vec![
                     PiLine {
@@ -76,18 +76,5 @@ impl Servers {
                 tests: src.join("test"),
             }
         })
-    }
-}
-
-/// Copies a file, or a directory's files recursively.
-fn copy_tree(from: &Path, to: &Path) {
-    if from.is_dir() {
-        std::fs::create_dir_all(to).unwrap();
-        for entry in std::fs::read_dir(from).unwrap() {
-            let entry = entry.unwrap();
-            copy_tree(&entry.path(), &to.join(entry.file_name()));
-        }
-    } else {
-        std::fs::copy(from, to).unwrap();
     }
 }
