@@ -15,6 +15,7 @@ fn tool(t: wit::Tool) -> Tool {
         kind: match t.kind {
             wit::ToolKind::Tool => Kind::Tool,
             wit::ToolKind::Resource => Kind::Resource,
+            wit::ToolKind::Skill => Kind::Skill,
         },
         resource_uri: t.resource_uri,
     }
@@ -129,6 +130,18 @@ impl wit::Ranking for Index {
         query: String,
         options: wit::SearchOptions,
     ) -> Result<Vec<wit::Hit>, wit::PluginError> {
+        Ok(self
+            .find(query, options)?
+            .into_iter()
+            .map(|f| f.hit)
+            .collect())
+    }
+
+    fn find(
+        &self,
+        query: String,
+        options: wit::SearchOptions,
+    ) -> Result<Vec<wit::Found>, wit::PluginError> {
         let vector = self
             .0
             .wants_query_vector(&query, &options)
@@ -137,13 +150,17 @@ impl wit::Ranking for Index {
             .and_then(|mut v| v.pop());
         let hits = self
             .0
-            .search_with(&query, &options, vector.as_deref())
+            .explain(&query, &options, vector.as_deref())
             .map_err(error)?;
+        let needs = ranking::Index::needs(&query);
         Ok(hits
             .into_iter()
-            .map(|h| wit::Hit {
-                index: h.index,
-                score: h.score,
+            .map(|e| wit::Found {
+                hit: wit::Hit {
+                    index: e.hit.index,
+                    score: e.hit.score,
+                },
+                need: e.need.and_then(|i| needs.get(i).cloned()),
             })
             .collect())
     }

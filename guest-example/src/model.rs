@@ -6,6 +6,8 @@ pub enum Kind {
     #[default]
     Tool,
     Resource,
+    /// A server's skill: ranked by its name and description, never named.
+    Skill,
 }
 
 /// One catalog entry before naming (WIT `tool`).

@@ -89,6 +89,8 @@ fn tool_part(tool: &Tool) -> String {
             }
         }
         Kind::Resource => format!("get_{}", resource_slug(&tool.name)),
+        // The host never names skills; a name that cannot pass for a tool's.
+        Kind::Skill => format!("skill_{}", resource_slug(&tool.name)),
     }
 }
 

@@ -66,6 +66,9 @@ pub struct Explained {
     pub words: f32,
     /// The cosine to the query, when the index has vectors.
     pub meaning: Option<f32>,
+    /// Which of the query's needs ([`Index::needs`]) it was found for, when
+    /// the query states several.
+    pub need: Option<usize>,
 }
 
 impl Index {
@@ -175,6 +178,7 @@ impl Index {
                     hit,
                     words: hit.score,
                     meaning: None,
+                    need: None,
                 })
                 .collect()
         };
@@ -226,32 +230,48 @@ impl Index {
         let mut hits = fused.hits;
         // Each need's best by its words, among the whole query's fused order
         // (a need's own meaning would take a vector per need).
-        match self.by_needs(query, &hits, &in_scope, limit) {
-            Some(by_needs) => hits = by_needs,
-            None => top(&mut hits, limit),
-        }
+        let hits: Vec<(Hit, Option<usize>)> = match self.by_needs(query, &hits, &in_scope, limit) {
+            Some(by_needs) => by_needs,
+            None => {
+                top(&mut hits, limit);
+                hits.into_iter().map(|h| (h, None)).collect()
+            }
+        };
         Ok(hits
             .into_iter()
-            .map(|hit| Explained {
+            .map(|(hit, need)| Explained {
                 hit,
                 words: fused.words[hit.index as usize],
                 meaning: Some(fused.meaning[hit.index as usize]),
+                need,
             })
             .collect())
     }
 }
 
 impl Index {
+    /// The needs a query states, in its order, when it states several
+    /// (what [`Explained::need`] counts); none for one need.
+    pub fn needs(query: &str) -> Vec<String> {
+        let clauses = needs::split(query);
+        if clauses.len() < 2 {
+            Vec::new()
+        } else {
+            clauses
+        }
+    }
+
     /// A query that states several needs: the whole query's best hit, then
     /// the best of each need (searched alone), in rounds, then the whole
-    /// query's order.
+    /// query's order. Each hit comes with the need it is among the best of
+    /// (the first such), if any.
     fn by_needs(
         &self,
         query: &str,
         whole: &[Hit],
         in_scope: &dyn Fn(usize) -> bool,
         limit: usize,
-    ) -> Option<Vec<Hit>> {
+    ) -> Option<Vec<(Hit, Option<usize>)>> {
         let clauses = needs::split(query);
         if clauses.len() < 2 {
             return None;
@@ -269,6 +289,11 @@ impl Index {
                 own
             })
             .collect();
+        let need_of = |h: &Hit| {
+            bests
+                .iter()
+                .position(|b| b.iter().any(|o| o.index == h.index))
+        };
         let mut out: Vec<Hit> = ranked.first().copied().into_iter().collect();
         for round in 0..PER_NEED {
             for best in bests.iter().filter_map(|b| b.get(round)) {
@@ -291,7 +316,7 @@ impl Index {
             h.score = n - i as f32;
         }
         out.truncate(limit);
-        Some(out)
+        Some(out.into_iter().map(|h| (h, need_of(&h))).collect())
     }
 }
 
@@ -301,7 +326,7 @@ const PER_NEED: usize = 2;
 
 /// Hits in the needs' order, each with its own word score from `scored`
 /// (their scores only keep that order).
-fn with_word_scores(hits: Vec<Hit>, scored: &[Hit]) -> Vec<Explained> {
+fn with_word_scores(hits: Vec<(Hit, Option<usize>)>, scored: &[Hit]) -> Vec<Explained> {
     let words = |i: u32| {
         scored
             .iter()
@@ -309,10 +334,11 @@ fn with_word_scores(hits: Vec<Hit>, scored: &[Hit]) -> Vec<Explained> {
             .map_or(0.0, |h| h.score)
     };
     hits.into_iter()
-        .map(|hit| Explained {
+        .map(|(hit, need)| Explained {
             hit,
             words: words(hit.index),
             meaning: None,
+            need,
         })
         .collect()
 }
@@ -480,6 +506,38 @@ mod tests {
             top5(&index, one)[0],
             format!("{}/{}", first.server, first.name)
         );
+    }
+
+    /// Each hit of a task says which need it answers: the file writer the
+    /// need to save, the stories' tool the need to get them; a single need
+    /// gives none.
+    #[test]
+    fn a_tasks_hits_carry_the_need_they_answer() {
+        let index = Index::build(bench_catalog(), IndexOptions::default()).unwrap();
+        let task = "Get today's top 10 Hacker News stories and save their titles and links to ./digest/hn.md.";
+        let needs = Index::needs(task);
+        assert_eq!(needs.len(), 2, "{needs:?}");
+        let options = SearchOptions {
+            limit: 5,
+            ..Default::default()
+        };
+        let hits = index.explain(task, &options, None).unwrap();
+        let need_of = |name: &str| {
+            let hit = hits
+                .iter()
+                .find(|e| index.entries[e.hit.index as usize].tool.name == name);
+            hit.and_then(|e| e.need).map(|i| needs[i].as_str())
+        };
+        assert!(need_of("write_file").unwrap().contains("save"), "{hits:?}");
+        let stories = hits
+            .iter()
+            .find(|e| index.entries[e.hit.index as usize].tool.server == "hackernews");
+        assert!(needs[stories.and_then(|e| e.need).unwrap()].contains("Hacker News"));
+        let one = index
+            .explain("take a screenshot of the page", &options, None)
+            .unwrap();
+        assert!(one.iter().all(|e| e.need.is_none()));
+        assert!(Index::needs("take a screenshot of the page").is_empty());
     }
 
     #[test]

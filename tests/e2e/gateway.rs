@@ -19,6 +19,7 @@ mod pi;
 mod protocol;
 mod results;
 pub(crate) mod serve;
+mod skill_search;
 mod skills;
 mod tasks;
 mod tokens;

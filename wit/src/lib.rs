@@ -4,10 +4,10 @@
 //! type of yours and export it with the role's macro ([`naming!`],
 //! [`direct_tools!`], [`ranking!`], or [`policy!`] for all three); build the
 //! crate as a `cdylib` for `wasm32-wasip2`. The macros bind the contract this
-//! crate ships (`mcpw:plugin@0.1.0`, in `since_v0.1.0/`), turn a panic into a
+//! crate ships (`mcpw:plugin@0.2.0`, in `since_v0.2.0/`), turn a panic into a
 //! log record before the trap, and expand to nothing on other targets, so the
 //! same crate runs its unit tests natively. The script role (code mode) is in
-//! [`script`](mod@script) and the guard role in [`guard`](mod@guard), both of contract 0.1.1,
+//! [`script`](mod@script) (contract 0.2.0) and the guard role in [`guard`](mod@guard) (0.1.1),
 //! exported with [`script!`] and [`guard!`].
 //!
 //! ```text
@@ -36,7 +36,7 @@ pub mod host {
     pub use crate::worlds::host::mcpw::plugin::{calls, catalog, lifecycle, log};
 }
 
-/// Text embeddings by the host's model (`mcpw:plugin/embed@0.1.1`), granted
+/// Text embeddings by the host's model (`mcpw:plugin/embed@0.2.0`), granted
 /// to the ranking role by default. Outside mcpw (native unit tests) there is
 /// no model.
 pub mod embed {
@@ -88,6 +88,15 @@ pub trait Ranking: Sized + 'static {
     fn build(entries: Vec<Entry>, options: IndexOptions) -> Result<Self, PluginError>;
     /// The best entries for `query`, best first, at most `options.limit`.
     fn search(&self, query: String, options: SearchOptions) -> Result<Vec<Hit>, PluginError>;
+    /// [`Ranking::search`], each hit with the need of the query it answers
+    /// (contract 0.2.0): what the host is given. By default, no needs.
+    fn find(&self, query: String, options: SearchOptions) -> Result<Vec<Found>, PluginError> {
+        Ok(self
+            .search(query, options)?
+            .into_iter()
+            .map(Found::from)
+            .collect())
+    }
 }
 
 /// Writes a record into mcpw's log, attributed to this guest (stderr when
@@ -151,7 +160,7 @@ macro_rules! ranking {
     };
 }
 
-/// Exports `$t` ([`script::Script`]) as a `scripter` guest (contract 0.1.1).
+/// Exports `$t` ([`script::Script`]) as a `scripter` guest (contract 0.2.0).
 #[macro_export]
 macro_rules! script {
     ($t:ty) => {

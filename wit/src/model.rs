@@ -94,6 +94,22 @@ pub struct Hit {
     pub score: f32,
 }
 
+/// A hit with the need it answers: what [`crate::Ranking::find`] gives.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Found {
+    /// The hit.
+    pub hit: Hit,
+    /// The part of the query the hit answers, in the query's words, when
+    /// the query states several needs; none for a single need.
+    pub need: Option<String>,
+}
+
+impl From<Hit> for Found {
+    fn from(hit: Hit) -> Found {
+        Found { hit, need: None }
+    }
+}
+
 impl Hit {
     /// The hits with a positive score, best first (ties by index), at most
     /// `limit`: what a ranking answers.

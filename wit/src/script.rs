@@ -1,15 +1,18 @@
-//! The script role (code mode), of contract 0.1.1: a guest that runs the
+//! The script role (code mode), of contract 0.2.0: a guest that runs the
 //! scripts an agent writes, reaching the session's tools through
 //! [`toolbox`]. Implement [`Script`] and export it with [`script!`](crate::script!).
 //!
-//! Its types are the 0.1.1 ones, apart from the policy roles' 0.1.0 types:
-//! a script guest needs mcpw 0.1.1 or later, a policy guest any.
+//! Its types are its world's own (the `scripter` world of 0.2.0), apart from
+//! the policy roles' types: a script guest built with this crate needs mcpw
+//! 0.2.0 or later.
 
 pub use crate::worlds::scripter::exports::mcpw::plugin::script::{
     Outcome, ScriptError, SelectError,
 };
-pub use crate::worlds::scripter::mcpw::plugin::toolbox::{self, CallOutcome, Finished, ToolInfo};
-pub use crate::worlds::scripter::mcpw::plugin::types::PluginError;
+pub use crate::worlds::scripter::mcpw::plugin::toolbox::{
+    self, CallOutcome, Finished, SkillFile, ToolInfo,
+};
+pub use crate::worlds::scripter::mcpw::plugin::types::{PluginError, ToolKind};
 
 /// The script role. The host runs each script in a fresh instance, and
 /// enforces the limits itself.
@@ -48,7 +51,7 @@ pub fn log(level: crate::worlds::scripter::mcpw::plugin::log::Level, message: &s
     eprintln!("{level:?}: {message}");
 }
 
-/// [`crate::panic_hook`] for script guests: through the 0.1.1 `log`, so that
+/// [`crate::panic_hook`] for script guests: through the 0.2.0 `log`, so that
 /// a script guest imports one version of the contract.
 #[doc(hidden)]
 pub fn panic_hook() {

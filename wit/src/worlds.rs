@@ -6,30 +6,22 @@
 //! `Tool`, `Entry` and `PluginError`.
 
 use crate::{
-    DirectOptions, DirectTools, Hit, IndexOptions, NameOutcome, Naming, NamingOptions, QueryMode,
-    Ranking, SearchOptions, ServerDirect, panic_hook,
+    DirectOptions, DirectTools, Found, Hit, IndexOptions, NameOutcome, Naming, NamingOptions,
+    QueryMode, Ranking, SearchOptions, ServerDirect, panic_hook,
 };
 use std::marker::PhantomData;
 
 /// The imports every guest may use.
 pub mod host {
     wit_bindgen::generate!({
-        path: "since_v0.1.0",
+        path: "since_v0.2.0",
         world: "host",
     });
 }
 
-/// The `embed` import of contract 0.1.1, on its own: a policy guest binding
-/// 0.1.0 uses it beside its roles (the host links each import by its own
-/// version), so it still loads in any mcpw since 0.1.0 that it does not ask
-/// to embed.
+/// The `embed` import, which the `host` world includes.
 pub mod embedding {
-    wit_bindgen::generate!({
-        inline: "package mcpw:guest-embed; world uses-embed { import mcpw:plugin/embed@0.1.1; }",
-        path: "since_v0.1.1",
-        world: "mcpw:guest-embed/uses-embed",
-        generate_all,
-    });
+    pub use super::host::*;
 }
 
 /// Generates one world's bindings whose export macro a guest crate calls.
@@ -38,16 +30,17 @@ macro_rules! world {
         #[allow(missing_docs)]
         pub mod $module {
             wit_bindgen::generate!({
-                path: "since_v0.1.0",
+                path: "since_v0.2.0",
                 world: $world,
                 pub_export_macro: true,
                 default_bindings_module: $path,
                 with: {
-                    "mcpw:plugin/types@0.1.0": crate::worlds::host::mcpw::plugin::types,
-                    "mcpw:plugin/log@0.1.0": crate::worlds::host::mcpw::plugin::log,
-                    "mcpw:plugin/catalog@0.1.0": crate::worlds::host::mcpw::plugin::catalog,
-                    "mcpw:plugin/lifecycle@0.1.0": crate::worlds::host::mcpw::plugin::lifecycle,
-                    "mcpw:plugin/calls@0.1.0": crate::worlds::host::mcpw::plugin::calls,
+                    "mcpw:plugin/types@0.2.0": crate::worlds::host::mcpw::plugin::types,
+                    "mcpw:plugin/log@0.2.0": crate::worlds::host::mcpw::plugin::log,
+                    "mcpw:plugin/catalog@0.2.0": crate::worlds::host::mcpw::plugin::catalog,
+                    "mcpw:plugin/lifecycle@0.2.0": crate::worlds::host::mcpw::plugin::lifecycle,
+                    "mcpw:plugin/calls@0.2.0": crate::worlds::host::mcpw::plugin::calls,
+                    "mcpw:plugin/embed@0.2.0": crate::worlds::host::mcpw::plugin::embed,
                 },
             });
         }
@@ -174,9 +167,14 @@ macro_rules! ranking_glue {
                 };
                 Ok(self
                     .0
-                    .search(query, options)?
+                    .find(query, options)?
                     .into_iter()
-                    .map(|Hit { index, score }| Wit { index, score })
+                    .map(
+                        |Found {
+                             hit: Hit { index, score },
+                             need,
+                         }| Wit { index, score, need },
+                    )
                     .collect())
             }
         }
@@ -187,20 +185,19 @@ naming_glue!(namer);
 direct_glue!(direct_policy);
 ranking_glue!(ranker);
 
-/// The `scripter` world of contract 0.1.1, with its own imports: it is the
-/// only world of that version this crate binds, and the policy worlds stay
-/// on 0.1.0, so their guests load in any mcpw since 0.1.0.
+/// The `scripter` world of contract 0.2.0, with its own imports.
 #[allow(missing_docs)]
 pub mod scripter {
     wit_bindgen::generate!({
-        path: "since_v0.1.1",
+        path: "since_v0.2.0",
         world: "scripter",
         pub_export_macro: true,
         default_bindings_module: "mcpw_guest::worlds::scripter",
     });
 }
 
-/// The `guarder` world of contract 0.1.1.
+/// The `guarder` world of contract 0.1.1: 0.2.0 changed nothing a guard
+/// uses, so a guard stays on 0.1.1 and loads in any mcpw since 0.1.1.
 #[allow(missing_docs)]
 pub mod guarder {
     wit_bindgen::generate!({

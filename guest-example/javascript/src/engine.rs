@@ -31,6 +31,12 @@ pub trait Host {
     fn search(&mut self, query: &str, limit: u32) -> Result<String, String>;
     /// One tool's declaration, or why not.
     fn describe(&mut self, name: &str) -> Result<String, String>;
+    /// One file of a skill as JSON text (`{uri, mimeType, text, bytes}`), or
+    /// why not.
+    fn read_skill(&mut self, skill: &str, file: Option<&str>) -> Result<String, String> {
+        let _ = file;
+        Err(format!("no skill {skill:?} here"))
+    }
 }
 
 /// Why a script failed, by its own fault.
@@ -336,10 +342,11 @@ fn register_natives(context: &mut Context) {
         &str,
         usize,
         boa_engine::native_function::NativeFunctionPointer,
-    ); 4] = [
+    ); 5] = [
         ("__call", 2, native_call),
         ("__search", 2, native_search),
         ("__describeTool", 1, native_describe),
+        ("__readSkill", 2, native_read_skill),
         ("__log", 1, native_log),
     ];
     for (name, length, f) in natives {
@@ -380,6 +387,19 @@ fn native_describe(_: &JsValue, args: &[JsValue], context: &mut Context) -> JsRe
     let tool =
         with_run(|r| r.host.describe(&name)).map_err(|e| JsNativeError::error().with_message(e))?;
     Ok(JsString::from(tool.as_str()).into())
+}
+
+/// `__readSkill(skill, file)`: the file as JSON text (`file` undefined or
+/// null: its `SKILL.md`).
+fn native_read_skill(_: &JsValue, args: &[JsValue], context: &mut Context) -> JsResult<JsValue> {
+    let skill = arg(args, 0, context)?;
+    let file = match args.get(1) {
+        Some(v) if !v.is_null_or_undefined() => Some(arg(args, 1, context)?),
+        _ => None,
+    };
+    let read = with_run(|r| r.host.read_skill(&skill, file.as_deref()))
+        .map_err(|e| JsNativeError::error().with_message(e))?;
+    Ok(JsString::from(read.as_str()).into())
 }
 
 /// `__log(line)`: keeps one log line.

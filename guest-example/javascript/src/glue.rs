@@ -99,7 +99,13 @@ impl Host for Toolbox {
         let hits = toolbox::search(query, limit).map_err(error_text)?;
         let hits: Vec<Value> = hits
             .iter()
-            .map(|t| json!({ "name": t.name, "server": t.server, "declaration": declare_one(t) }))
+            .map(|t| match t.kind {
+                // A skill is read with `mcp.readSkill`, never called.
+                script::ToolKind::Skill => {
+                    json!({ "name": t.name, "server": t.server, "skill": true, "description": t.description })
+                }
+                _ => json!({ "name": t.name, "server": t.server, "declaration": declare_one(t) }),
+            })
             .collect();
         Ok(Value::Array(hits).to_string())
     }
@@ -108,5 +114,13 @@ impl Host for Toolbox {
         toolbox::describe(name)
             .map(|t| declare_one(&t))
             .map_err(error_text)
+    }
+
+    fn read_skill(&mut self, skill: &str, file: Option<&str>) -> Result<String, String> {
+        let f = toolbox::read_skill(skill, file).map_err(error_text)?;
+        Ok(
+            json!({ "uri": f.uri, "mimeType": f.mime_type, "text": f.text, "bytes": f.bytes })
+                .to_string(),
+        )
     }
 }

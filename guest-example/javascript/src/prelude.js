@@ -47,6 +47,8 @@
       return JSON.parse(__search(String(query), limit));
     },
     describe: (name) => __describeTool(String(name)),
+    readSkill: async (name, file) =>
+      JSON.parse(__readSkill(String(name), file === undefined || file === null ? null : String(file))),
   });
 
   // `tools.<name>(args)` for any tool name; `then` is left out so that the

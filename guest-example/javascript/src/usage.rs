@@ -11,6 +11,7 @@ In scope:
 - `await mcp.call(name, args)`: the same, with the name in a string.
 - `await mcp.search(query, {limit})`: finds tools by what they do; each hit is `{name, server, declaration}`, the declaration a TypeScript signature of the call.
 - `mcp.describe(name)`: one tool's TypeScript signature.
+- Search finds skills too (`{name, server, skill: true, description}`): instructions to follow, not calls. `await mcp.readSkill(name, file)` reads one's `SKILL.md` (or `file` in its folder) as `{uri, text}`.
 - `console.log(...)`: kept and shown after the value.
 Images, audio and other binary content come back as blocks `{type, mimeType, bytes, uri}`, never as bytes: return the `uri` and it is linked in the result, where the client reads it.
 Calls that do not depend on each other run at the same time with `await Promise.all([...])`.

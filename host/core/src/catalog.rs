@@ -18,6 +18,10 @@ pub enum ToolKind {
     Tool,
     /// An MCP resource exposed as a tool.
     Resource,
+    /// A skill a server offers (the MCP Skills extension): searched beside
+    /// the tools, read rather than called. Never in the tool lists: only in
+    /// the search index (see [`Tool::skill`]).
+    Skill,
 }
 
 /// One catalog entry as the host knows it (the WIT `tool` record).
@@ -73,6 +77,21 @@ impl Tool {
             resource_uri: None,
             output_schema: None,
             meta: None,
+        }
+    }
+
+    /// A skill as a search entry: `name` is its name, `uri` the URI of its
+    /// `SKILL.md` as clients read it.
+    pub fn skill(
+        server: impl Into<String>,
+        name: impl Into<String>,
+        description: impl Into<String>,
+        uri: impl Into<String>,
+    ) -> Self {
+        Tool {
+            kind: ToolKind::Skill,
+            resource_uri: Some(uri.into()),
+            ..Tool::new(server, name, description)
         }
     }
 

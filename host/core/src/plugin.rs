@@ -36,9 +36,19 @@ use std::path::PathBuf;
 pub const DEFAULT_GUEST: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/default-guest.wasm"));
 
 impl Role {
-    /// The WIT export that fills the role, e.g. `mcpw:plugin/naming@0.1.0`.
+    /// The WIT export that fills the role in the latest contract, e.g.
+    /// `mcpw:plugin/naming@0.2.0`.
     pub fn export_name(self) -> String {
         wit::interface_name(&self.to_string())
+    }
+
+    /// The WIT exports that fill the role in every version the host speaks,
+    /// latest first (a 0.1.0 export is found by its 0.1.1 name).
+    pub fn export_names(self) -> [String; 2] {
+        [
+            self.export_name(),
+            wit::older_interface_name(&self.to_string()),
+        ]
     }
 }
 
@@ -85,7 +95,7 @@ pub enum PluginError {
         message: String,
     },
     /// The guest does not export the role it was given.
-    #[error("guest {guest} does not implement the {role} role: it must export `{}`, and it exports {}", .role.export_name(), list(.exports))]
+    #[error("guest {guest} does not implement the {role} role: it must export `{}` (or, of contract 0.1, `{}`), and it exports {}", .role.export_name(), .role.export_names()[1], list(.exports))]
     MissingRole {
         /// The guest.
         guest: String,

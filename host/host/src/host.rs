@@ -251,6 +251,26 @@ fn rebuild_when_embedded(
     })
 }
 
+/// One search hit: the entry (a tool, or past the tools a skill), its
+/// score, and the need of the query it answers when the query states
+/// several (from a ranking guest of contract 0.2.0).
+#[derive(Clone)]
+pub struct SearchHit {
+    /// The tool or skill found.
+    pub entry: EntryRef,
+    /// The ranking guest's score.
+    pub score: f32,
+    /// The part of the query it answers.
+    pub need: Option<String>,
+}
+
+impl SearchHit {
+    /// Whether it is a skill rather than a tool.
+    pub fn is_skill(&self) -> bool {
+        self.entry.tool.kind == crate::catalog::ToolKind::Skill
+    }
+}
+
 /// A resolved catalog entry: a handle into the snapshot it was found in, so
 /// that resolving a name copies nothing.
 #[derive(Clone)]
@@ -264,8 +284,9 @@ pub struct EntryRef {
 impl std::ops::Deref for EntryRef {
     type Target = Entry;
     fn deref(&self) -> &Entry {
+        // A search hit past the tools is a skill (see `Snapshot::searchable`).
         match self.app_only {
-            false => &self.snapshot.entries()[self.index],
+            false => &self.snapshot.searchable()[self.index],
             true => &self.snapshot.app_only()[self.index],
         }
     }
@@ -606,7 +627,7 @@ impl Host {
             .search_refs(query, options)
             .await?
             .into_iter()
-            .map(|(e, score)| ((*e).clone(), score))
+            .map(|h| ((*h.entry).clone(), h.score))
             .collect())
     }
 
@@ -708,7 +729,7 @@ impl Host {
         &self,
         query: &str,
         options: SearchOptions,
-    ) -> Result<Vec<(EntryRef, f32)>, HostError> {
+    ) -> Result<Vec<SearchHit>, HostError> {
         self.search_refs_for(query, options, None).await
     }
 
@@ -720,7 +741,7 @@ impl Host {
         query: &str,
         options: SearchOptions,
         servers: crate::upstream::origin::Reach,
-    ) -> Result<Vec<(EntryRef, f32)>, HostError> {
+    ) -> Result<Vec<SearchHit>, HostError> {
         let (snapshot, index) = self.current_index().await?;
         // The first search fetches and loads the model, in the background:
         // this one and those before it is ready rank by words.
@@ -748,13 +769,14 @@ impl Host {
         });
         Ok(hits
             .into_iter()
-            .map(|h| {
-                let entry = EntryRef {
+            .map(|h| SearchHit {
+                entry: EntryRef {
                     snapshot: snapshot.clone(),
                     index: h.index,
                     app_only: false,
-                };
-                (entry, h.score)
+                },
+                score: h.score,
+                need: h.need,
             })
             .collect())
     }
@@ -814,7 +836,11 @@ impl Host {
             )
             .await
         {
-            Ok(hits) => hits.into_iter().map(|(e, _)| e.name.clone()).collect(),
+            Ok(hits) => hits
+                .into_iter()
+                .filter(|h| !h.is_skill())
+                .map(|h| h.entry.name.clone())
+                .collect(),
             Err(_) => Vec::new(),
         };
         Err(HostError::ToolNotFound {

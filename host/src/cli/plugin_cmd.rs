@@ -465,13 +465,11 @@ fn print_check(
         // The guest's own name of the export (`@0.1.0` for a guest of that
         // version), else the one the host looks for.
         let host_name = role.export_name();
-        let family = host_name
-            .rsplit_once('.')
-            .map_or(host_name.as_str(), |(f, _)| f);
+        let family = format!("mcpw:plugin/{role}@");
         let name = report
             .exports
             .iter()
-            .find(|e| e.starts_with(family))
+            .find(|e| e.starts_with(&family))
             .unwrap_or(&host_name);
         outln!("  {mark}  {role:<13} ({name})");
     }

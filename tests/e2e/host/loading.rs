@@ -59,6 +59,7 @@ fn a_component_without_the_role_is_rejected() {
     let msg = err.to_string();
     assert!(
         msg.contains("does not implement the ranking role")
+            && msg.contains("mcpw:plugin/ranking@0.2.0")
             && msg.contains("mcpw:plugin/ranking@0.1.1"),
         "{msg}"
     );

@@ -4,6 +4,7 @@
 use super::state::GuestState;
 use super::ticker::{Ticker, Ticking};
 use super::wit::latest::All as HostWorld;
+use super::wit::since_v0_1_1::All as OlderWorld;
 use std::sync::OnceLock;
 use std::time::Duration;
 use wasmtime::component::{HasSelf, Linker};
@@ -73,12 +74,15 @@ impl PluginEngine {
 
 /// WASI preview 2 (the Rust standard library of a wasm32-wasip2 guest needs its
 /// interfaces to link; the context behind them grants nothing) plus the
-/// `mcpw:plugin` host interfaces.
+/// `mcpw:plugin` host interfaces of every version the host speaks (0.1.x and
+/// the latest: each guest links against the one it imports).
 fn build_linker(engine: &Engine) -> Linker<GuestState> {
     let mut linker = Linker::new(engine);
     wasmtime_wasi::p2::add_to_linker_sync(&mut linker).expect("link WASI");
     HostWorld::add_to_linker::<GuestState, HasSelf<GuestState>>(&mut linker, |state| state)
         .expect("link the mcpw host interfaces");
+    OlderWorld::add_to_linker::<GuestState, HasSelf<GuestState>>(&mut linker, |state| state)
+        .expect("link the mcpw 0.1 host interfaces");
     linker
 }
 

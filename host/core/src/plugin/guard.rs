@@ -11,6 +11,7 @@
 
 use super::guest::{GuestInstance, GuestModule};
 use super::state::GuestState;
+use super::wit::exports::{GuardExports, GuardIndices};
 use super::wit::latest::exports::mcpw::plugin::guard as wit_guard;
 use super::{PluginError, Role};
 use std::sync::{Arc, Mutex};
@@ -63,14 +64,14 @@ pub enum After {
 /// One guard guest.
 pub struct Guard {
     instance: Mutex<GuestInstance>,
-    indices: wit_guard::GuestIndices,
+    indices: GuardIndices,
 }
 
 impl Guard {
     /// Fails unless the guest exports the guard role.
     pub fn new(module: Arc<GuestModule>) -> Result<Guard, PluginError> {
         module.require(Role::Guard)?;
-        let indices = wit_guard::GuestIndices::new(&module.pre).map_err(|e| PluginError::Load {
+        let indices = GuardIndices::new(&module.pre).map_err(|e| PluginError::Load {
             guest: module.name().to_string(),
             message: format!("{e:#}"),
         })?;
@@ -118,7 +119,7 @@ impl Guard {
     fn ask<R>(
         &self,
         f: impl FnOnce(
-            &wit_guard::Guest,
+            &GuardExports,
             &mut Store<GuestState>,
         ) -> wasmtime::Result<Result<R, wit_guard::GuardError>>,
     ) -> Result<(R, String), PluginError> {

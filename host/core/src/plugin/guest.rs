@@ -144,23 +144,19 @@ impl GuestModule {
 
     /// The roles this guest exports.
     pub fn roles(&self) -> Vec<Role> {
-        Role::ALL
-            .into_iter()
-            .filter(|r| {
-                self.component
-                    .get_export_index(None, r.export_name())
-                    .is_some()
-            })
-            .collect()
+        Role::ALL.into_iter().filter(|&r| self.fills(r)).collect()
+    }
+
+    /// Whether the guest exports `role`, in any version the host speaks.
+    fn fills(&self, role: Role) -> bool {
+        role.export_names()
+            .iter()
+            .any(|name| self.component.get_export_index(None, name).is_some())
     }
 
     /// Fails with a clear message unless the guest exports `role`.
     pub fn require(&self, role: Role) -> Result<(), PluginError> {
-        if self
-            .component
-            .get_export_index(None, role.export_name())
-            .is_some()
-        {
+        if self.fills(role) {
             return Ok(());
         }
         let exports: Vec<String> = self
@@ -181,7 +177,7 @@ fn link_message(e: &wasmtime::Error) -> String {
     let text = format!("{e:#}");
     if text.contains("matching implementation was not found in the linker") {
         format!(
-            "it imports something mcpw does not provide ({text}); guests may import `mcpw:plugin` 0.1 and WASI 0.2"
+            "it imports something mcpw does not provide ({text}); guests may import `mcpw:plugin` 0.1 or 0.2 and WASI 0.2"
         )
     } else {
         format!("cannot link: {text}")

@@ -3,6 +3,7 @@
 
 use super::guest::{GuestInstance, GuestModule};
 use super::state::wit_tool;
+use super::wit::exports::{DirectIndices, NamingIndices, RankingIndices};
 use super::wit::latest::exports::mcpw::plugin::{
     direct_tools as wit_direct, naming as wit_naming, ranking as wit_ranking,
 };
@@ -46,12 +47,15 @@ pub use mcpw_guest::{IndexOptions, QueryMode, SearchOptions};
 
 /// One search hit, checked against the entries it indexes (in range, once
 /// each); the guest's own answer is the contract's `Hit`.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Hit {
     /// Index into the entries the index was built from.
     pub index: usize,
     /// The guest's score.
     pub score: f32,
+    /// The part of the query it answers, when the guest read the query as
+    /// several needs (none from a 0.1.x guest).
+    pub need: Option<String>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -99,18 +103,17 @@ pub fn is_valid_tool_name(name: &str) -> bool {
 /// The naming role of one guest.
 pub struct Namer {
     instance: Mutex<GuestInstance>,
-    indices: wit_naming::GuestIndices,
+    indices: NamingIndices,
 }
 
 impl Namer {
     /// Fails unless the guest exports the naming role.
     pub fn new(module: Arc<GuestModule>) -> Result<Namer, PluginError> {
         module.require(Role::Naming)?;
-        let indices =
-            wit_naming::GuestIndices::new(&module.pre).map_err(|e| PluginError::Load {
-                guest: module.name().to_string(),
-                message: format!("{e:#}"),
-            })?;
+        let indices = NamingIndices::new(&module.pre).map_err(|e| PluginError::Load {
+            guest: module.name().to_string(),
+            message: format!("{e:#}"),
+        })?;
         Ok(Namer {
             instance: Mutex::new(GuestInstance::new(module)),
             indices,
@@ -210,18 +213,17 @@ fn check_names(
 /// The direct-tools role of one guest.
 pub struct DirectPolicy {
     instance: Mutex<GuestInstance>,
-    indices: wit_direct::GuestIndices,
+    indices: DirectIndices,
 }
 
 impl DirectPolicy {
     /// Fails unless the guest exports the direct-tools role.
     pub fn new(module: Arc<GuestModule>) -> Result<DirectPolicy, PluginError> {
         module.require(Role::DirectTools)?;
-        let indices =
-            wit_direct::GuestIndices::new(&module.pre).map_err(|e| PluginError::Load {
-                guest: module.name().to_string(),
-                message: format!("{e:#}"),
-            })?;
+        let indices = DirectIndices::new(&module.pre).map_err(|e| PluginError::Load {
+            guest: module.name().to_string(),
+            message: format!("{e:#}"),
+        })?;
         Ok(DirectPolicy {
             instance: Mutex::new(GuestInstance::new(module)),
             indices,
@@ -338,7 +340,7 @@ pub struct Ranker {
     /// Indexes dropped while the instance holding them was busy: (index id, pool slot).
     stale: Mutex<Vec<(u64, usize)>>,
     next_id: AtomicU64,
-    indices: wit_ranking::GuestIndices,
+    indices: RankingIndices,
 }
 
 /// A search index built by a ranking guest over one catalog.
@@ -346,6 +348,9 @@ pub struct RankIndex {
     ranker: Arc<Ranker>,
     id: u64,
     entries: Arc<[Entry]>,
+    /// For a 0.1.x guest, which is given no skills: the position in
+    /// `entries` of each entry it was given.
+    older_view: Option<Vec<usize>>,
     options: IndexOptions,
     /// Bit i set: instance i has (or had) this index built.
     built_on: AtomicU64,
@@ -355,11 +360,10 @@ impl Ranker {
     /// Fails unless the guest exports the ranking role.
     pub fn new(module: Arc<GuestModule>) -> Result<Arc<Ranker>, PluginError> {
         module.require(Role::Ranking)?;
-        let indices =
-            wit_ranking::GuestIndices::new(&module.pre).map_err(|e| PluginError::Load {
-                guest: module.name().to_string(),
-                message: format!("{e:#}"),
-            })?;
+        let indices = RankingIndices::new(&module.pre).map_err(|e| PluginError::Load {
+            guest: module.name().to_string(),
+            message: format!("{e:#}"),
+        })?;
         let pool = (0..pool_size())
             .map(|_| {
                 Mutex::new(RankerState {
@@ -376,16 +380,28 @@ impl Ranker {
         }))
     }
 
+    /// Whether the guest is given skills (it speaks contract 0.2.0 or later).
+    pub fn sees_skills(&self) -> bool {
+        !self.indices.older()
+    }
+
     /// Builds an index over `entries` now (so that build errors surface here).
     pub fn index(
         self: &Arc<Self>,
         entries: Arc<[Entry]>,
         options: IndexOptions,
     ) -> Result<RankIndex, PluginError> {
+        let older_view = self.indices.older().then(|| {
+            let skill = |e: &Entry| e.tool.kind == crate::catalog::ToolKind::Skill;
+            (0..entries.len())
+                .filter(|&i| !skill(&entries[i]))
+                .collect()
+        });
         let index = RankIndex {
             ranker: self.clone(),
             id: self.next_id.fetch_add(1, Ordering::Relaxed),
             entries,
+            older_view,
             options,
             built_on: AtomicU64::new(0),
         };
@@ -430,7 +446,6 @@ impl Ranker {
         let answer = state.instance.run("build", |store, inst| {
             self.indices
                 .load(&mut *store, inst)?
-                .index()
                 .call_build(store, &input, &opts)
         })?;
         let resource = answer.map_err(|e| guest_error(&guest, e))?;
@@ -488,11 +503,14 @@ impl RankIndex {
             ranker
                 .indices
                 .load(&mut *store, inst)?
-                .index()
                 .call_search(store, resource, query, &opts)
         })?;
         let hits = answer.map_err(|e| guest_error(&guest, e))?;
-        check_hits(&guest, &self.entries, options, hits)
+        let seen = Seen {
+            entries: &self.entries,
+            view: self.older_view.as_deref(),
+        };
+        check_hits(&guest, seen, query, options, hits)
     }
 }
 
@@ -513,31 +531,68 @@ impl Drop for RankIndex {
     }
 }
 
+/// The entries a guest's index was built from: `entries`, or for a 0.1.x
+/// guest the positions in it of those it was given.
+#[derive(Clone, Copy)]
+struct Seen<'a> {
+    entries: &'a [Entry],
+    view: Option<&'a [usize]>,
+}
+
+impl Seen<'_> {
+    fn count(&self) -> usize {
+        self.view.map_or(self.entries.len(), <[usize]>::len)
+    }
+
+    /// The position in `entries` of the guest's entry `i`.
+    fn position(&self, i: u32) -> Option<usize> {
+        let i = i as usize;
+        match self.view {
+            Some(view) => view.get(i).copied(),
+            None => (i < self.entries.len()).then_some(i),
+        }
+    }
+}
+
 fn check_hits(
     guest: &str,
-    entries: &[Entry],
+    seen_by_guest: Seen<'_>,
+    query: &str,
     options: &SearchOptions,
     hits: Vec<wit_ranking::Hit>,
 ) -> Result<Vec<Hit>, PluginError> {
-    let (count, limit) = (entries.len(), options.limit);
+    let (count, limit) = (seen_by_guest.count(), options.limit);
     let bad = |m: String| contract(guest, Role::Ranking, m);
     if hits.len() > limit as usize {
         return Err(bad(format!("{} hits for a limit of {limit}", hits.len())));
     }
     let mut seen = HashSet::with_capacity(hits.len());
     let mut previous = f32::INFINITY;
-    for h in &hits {
-        if h.index as usize >= count {
+    let mut checked = Vec::with_capacity(hits.len());
+    for h in hits {
+        let Some(at) = seen_by_guest.position(h.index) else {
             return Err(bad(format!(
                 "hit index {} is out of range ({count} entries)",
                 h.index
             )));
-        }
+        };
         if !seen.insert(h.index) {
             return Err(bad(format!("hit index {} is given twice", h.index)));
         }
+        // A need is a part of the query: never longer than twice the query
+        // (its words, cased or spaced otherwise).
+        let need = h.need.filter(|n| !n.trim().is_empty());
+        if need
+            .as_ref()
+            .is_some_and(|n| n.chars().count() > 2 * query.chars().count())
+        {
+            return Err(bad(format!(
+                "hit {}: its need is longer than the query",
+                h.index
+            )));
+        }
         // A search of one server answers with that server's tools only.
-        let server = &entries[h.index as usize].tool.server;
+        let server = &seen_by_guest.entries[at].tool.server;
         if options.server.as_ref().is_some_and(|only| only != server) {
             return Err(bad(format!(
                 "hit {} is of server \"{server}\", in a search of server \"{}\" only",
@@ -554,14 +609,13 @@ fn check_hits(
             ));
         }
         previous = h.score;
-    }
-    Ok(hits
-        .into_iter()
-        .map(|h| Hit {
-            index: h.index as usize,
+        checked.push(Hit {
+            index: at,
             score: h.score,
-        })
-        .collect())
+            need,
+        });
+    }
+    Ok(checked)
 }
 
 #[cfg(test)]

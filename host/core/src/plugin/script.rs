@@ -10,7 +10,7 @@ mod select;
 mod tests;
 
 use super::state::toolbox::wit_tool_info;
-pub use super::state::toolbox::{CallRecord, Done, ScriptControl, ToolInfo, Toolbox};
+pub use super::state::toolbox::{CallRecord, Done, ScriptControl, SkillFile, ToolInfo, Toolbox};
 pub(crate) use super::state::toolbox::{Run, Stop};
 pub use crate::config::{SCRIPT_LIMIT_KEYS, ScriptLimits};
 pub use select::SelectFailure;
@@ -19,6 +19,7 @@ use super::engine::PluginEngine;
 use super::guest::GuestModule;
 use super::limits::LimitHit;
 use super::state::{Clocks, GuestState};
+use super::wit::exports::{ScriptExports, ScriptIndices};
 use super::wit::latest::exports::mcpw::plugin::script as wit_script;
 use super::wit::latest::mcpw::plugin::toolbox as wit_toolbox;
 use super::{PluginError, Role};
@@ -69,13 +70,13 @@ const POOL: usize = 2;
 struct Warm {
     store: Store<GuestState>,
     instance: Instance,
-    indices: wit_script::GuestIndices,
+    indices: ScriptIndices,
 }
 
 /// A script guest and its pool of warmed instances.
 pub struct Scripter {
     module: Arc<GuestModule>,
-    indices: wit_script::GuestIndices,
+    indices: ScriptIndices,
     limits: ScriptLimits,
     pool: Mutex<Vec<Warm>>,
     /// Whether a thread is filling the pool now.
@@ -87,11 +88,10 @@ impl Scripter {
     /// instances get `limits.memory_bytes`.
     pub fn new(module: Arc<GuestModule>, limits: ScriptLimits) -> Result<Arc<Self>, PluginError> {
         module.require(Role::Script)?;
-        let indices =
-            wit_script::GuestIndices::new(&module.pre).map_err(|e| PluginError::Load {
-                guest: module.name().to_string(),
-                message: format!("{e:#}"),
-            })?;
+        let indices = ScriptIndices::new(&module.pre).map_err(|e| PluginError::Load {
+            guest: module.name().to_string(),
+            message: format!("{e:#}"),
+        })?;
         Ok(Arc::new(Scripter {
             module,
             indices,
@@ -203,7 +203,7 @@ impl Scripter {
     /// Runs a short call on a pooled instance, which goes back to the pool.
     fn with_instance<R>(
         &self,
-        f: impl FnOnce(&mut Store<GuestState>, &wit_script::Guest) -> wasmtime::Result<R>,
+        f: impl FnOnce(&mut Store<GuestState>, &ScriptExports) -> wasmtime::Result<R>,
     ) -> Result<R, PluginError> {
         let mut warm = match self.lock_pool().pop() {
             Some(w) => w,

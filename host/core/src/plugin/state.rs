@@ -177,6 +177,7 @@ pub(crate) fn wit_tool(t: &Tool) -> types::Tool {
         kind: match t.kind {
             ToolKind::Tool => types::ToolKind::Tool,
             ToolKind::Resource => types::ToolKind::Resource,
+            ToolKind::Skill => types::ToolKind::Skill,
         },
         resource_uri: t.resource_uri.clone(),
     }

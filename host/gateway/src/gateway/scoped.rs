@@ -3,7 +3,7 @@
 
 use super::scope::ClientScope;
 use super::{Gateway, Session};
-use crate::host::{EntryRef, HostError};
+use crate::host::{EntryRef, HostError, SearchHit};
 use crate::plugin::SearchOptions;
 use rmcp::model::Extensions;
 use serde_json::Value;
@@ -103,7 +103,11 @@ impl Gateway {
             ..Default::default()
         };
         let suggestions = match self.search_for(client, name, options).await {
-            Ok(hits) => hits.into_iter().map(|(e, _)| e.name.clone()).collect(),
+            Ok(hits) => hits
+                .into_iter()
+                .filter(|h| !h.is_skill())
+                .map(|h| h.entry.name.clone())
+                .collect(),
             Err(_) => Vec::new(),
         };
         Err(HostError::ToolNotFound {
@@ -122,7 +126,7 @@ impl Gateway {
         client: &ClientScope,
         query: &str,
         mut options: SearchOptions,
-    ) -> Result<Vec<(EntryRef, f32)>, HostError> {
+    ) -> Result<Vec<SearchHit>, HostError> {
         let Some(servers) = client.servers() else {
             return self.host.search_refs(query, options).await;
         };
@@ -134,9 +138,9 @@ impl Gateway {
             return self.host.search_refs_for(query, options, reach).await;
         }
         let snapshot = self.host.snapshot().await?;
-        let total = snapshot.entries().len();
+        let total = snapshot.searchable().len();
         let mut listed: BTreeSet<&str> = BTreeSet::new();
-        for e in snapshot.entries().iter() {
+        for e in snapshot.searchable().iter() {
             if servers.contains(&e.tool.server) {
                 listed.insert(&e.tool.server);
             }
@@ -157,7 +161,7 @@ impl Gateway {
             };
             self.host.search_refs_for(query, options, reach.clone())
         };
-        let mine = |(e, _): &(EntryRef, f32)| client.allows(&e.tool.server);
+        let mine = |h: &SearchHit| client.allows(&h.entry.tool.server);
         widened(options.limit, total, search, mine).await
     }
 }

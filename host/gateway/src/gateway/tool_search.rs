@@ -6,7 +6,7 @@ use super::hints::Hints;
 use super::wire::result;
 use crate::catalog::Entry;
 use crate::config::Config;
-use crate::host::{EntryRef, Snapshot};
+use crate::host::{SearchHit, Snapshot};
 use crate::plugin::SearchOptions;
 use crate::present::{self, Content};
 use crate::results::CHARS_PER_TOKEN;
@@ -141,21 +141,72 @@ pub(crate) async fn call(
             false,
         );
     }
-    let names: Vec<String> = hits.iter().map(|(e, _)| e.name.clone()).collect();
+    // A skill is not a tool: it is never loaded, but said with its URI.
+    let (skills, tools): (Vec<SearchHit>, Vec<SearchHit>) =
+        hits.into_iter().partition(SearchHit::is_skill);
+    let names: Vec<String> = tools.iter().map(|h| h.entry.name.clone()).collect();
     let snapshot = match host.snapshot().await {
         Ok(s) => s,
         Err(e) => return result(&[Content::text(format!("Error: {e}"))], None, true),
     };
     activate(gw, &snapshot, &names, ctx).await;
-    let mut text = loaded_text(&hits, &names, select);
+    let mut text = String::new();
+    if !names.is_empty() || skills.is_empty() {
+        text = loaded_text(&tools, &names, select, &skills);
+    }
+    text.push_str(&skills_text(gw, &client, &skills, select, ctx).await);
     if let Some(note) = host.search_note() {
         text = format!("{}\n\n{note}", text.trim_end());
     }
+    let found: Vec<&str> = skills.iter().map(|h| h.entry.name.as_str()).collect();
     result(
         &[Content::text(text.trim_end())],
-        Some(json!({"query": query, "loaded": names})),
+        Some(json!({"query": query, "loaded": names, "skills": found})),
         false,
     )
+}
+
+/// The skills found: each with its `SKILL.md` URI (a resource to read), and
+/// when selected by name (`select:<server>/<skill>`), its `SKILL.md` itself,
+/// read through the gateway (checked against its digest).
+async fn skills_text(
+    gw: &Session,
+    client: &super::ClientScope,
+    skills: &[SearchHit],
+    select: Option<&str>,
+    ctx: &RequestContext<RoleServer>,
+) -> String {
+    if skills.is_empty() {
+        return String::new();
+    }
+    let mut text = String::from(
+        "Skills (instructions to read, not tools): read one with select:<server>/<name>\n",
+    );
+    for h in skills {
+        let uri = h.entry.tool.resource_uri.as_deref().unwrap_or_default();
+        let d = present::truncate_at_word(&h.entry.tool.description, 80);
+        text.push_str(&format!("- {} - {d} ({uri})\n", h.entry.name));
+    }
+    let Some(_) = select else { return text };
+    for h in skills {
+        let uri = h.entry.tool.resource_uri.clone().unwrap_or_default();
+        let body = match gw.resource_read(client, &uri, ctx).await {
+            Ok(read) => read
+                .contents
+                .iter()
+                .filter_map(|c| match c {
+                    rmcp::model::ResourceContents::TextResourceContents { text, .. } => {
+                        Some(text.as_str())
+                    }
+                    _ => None,
+                })
+                .collect::<Vec<_>>()
+                .join("\n"),
+            Err(e) => format!("(cannot be read: {})", e.message),
+        };
+        text.push_str(&format!("\n{} ({uri}):\n{body}\n", h.entry.name));
+    }
+    text
 }
 
 /// The names after `select:` (the prefix in any case), when the query is an
@@ -204,15 +255,22 @@ async fn activate(
     }
 }
 
-/// The answer: the tools loaded, and the selected names that matched none.
-fn loaded_text(hits: &[(EntryRef, f32)], names: &[String], select: Option<&str>) -> String {
+/// The answer: the tools loaded, and the selected names that matched none
+/// (neither a tool nor one of `skills`).
+fn loaded_text(
+    hits: &[SearchHit],
+    names: &[String],
+    select: Option<&str>,
+    skills: &[SearchHit],
+) -> String {
     let mut text = format!(
         "Loaded {} tool{}; call {} directly:\n",
         names.len(),
         if names.len() == 1 { "" } else { "s" },
         if names.len() == 1 { "it" } else { "them" }
     );
-    for (e, _) in hits {
+    for h in hits {
+        let e = &h.entry;
         text.push_str(&format!(
             "- {} - {}\n",
             e.shown_name(),
@@ -224,6 +282,7 @@ fn loaded_text(hits: &[(EntryRef, f32)], names: &[String], select: Option<&str>)
             .split(',')
             .map(str::trim)
             .filter(|n| !n.is_empty() && !names.iter().any(|m| m == n))
+            .filter(|n| !skills.iter().any(|h| h.entry.name == *n))
             .collect();
         if !missing.is_empty() {
             text.push_str(&format!("Not found: {}\n", missing.join(", ")));

@@ -10,10 +10,12 @@ use std::sync::Arc;
 
 /// A hit and its parts.
 pub struct ExplainedHit {
-    /// The tool.
+    /// The tool (or skill).
     pub entry: EntryRef,
     /// Its score in the ranking searched with.
     pub score: f32,
+    /// The need of the query it answers, when the query states several.
+    pub need: Option<String>,
     /// Its score by words alone (none: the guest has no such profile).
     pub words: Option<f32>,
     /// Its score by meaning alone (none: no model, vectors not ready, or no
@@ -53,13 +55,14 @@ impl Host {
         };
         Ok(hits
             .into_iter()
-            .map(|(entry, score)| {
-                let i = entry.index;
+            .map(|hit| {
+                let i = hit.entry.index;
                 ExplainedHit {
                     words: of(&words, i),
                     meaning: of(&meaning, i),
-                    entry,
-                    score,
+                    entry: hit.entry,
+                    score: hit.score,
+                    need: hit.need,
                 }
             })
             .collect())
@@ -77,7 +80,7 @@ impl Host {
         let mut signals = self.signals.lock().await;
         if signals.of != Some((snapshot.version(), meaning_ready)) {
             let build = |profile: &str| {
-                let (policy, entries) = (self.policy.clone(), snapshot.entries().clone());
+                let (policy, entries) = (self.policy.clone(), snapshot.searchable().clone());
                 let options = IndexOptions {
                     profile: Some(profile.to_string()),
                     ..snapshot.index_options.clone()

@@ -8,7 +8,7 @@ use super::{Host, HostError};
 use crate::host::pipeline::{Caller, Ran, Unattended, Via};
 use crate::kept::{Blob, Shelf};
 use crate::plugin::script::{
-    Done, ScriptControl, ScriptLimits, ScriptReport, Scripter, ToolInfo, Toolbox,
+    Done, ScriptControl, ScriptLimits, ScriptReport, Scripter, SkillFile, ToolInfo, Toolbox,
 };
 use crate::plugin::{
     CallOutcome, Grants, GuestModule, LoadOptions, PluginError, Role, SearchOptions, ServiceError,
@@ -241,7 +241,51 @@ pub fn tool_info(e: &crate::catalog::Entry) -> ToolInfo {
         input_schema: e.tool.input_schema.text().to_string(),
         output_schema: e.tool.output_schema.as_ref().map(|s| s.text().to_string()),
         annotations: e.tool.annotations.as_ref().map(|a| a.to_string()),
+        kind: e.tool.kind,
     }
+}
+
+/// One file of the skill `name` (`<server>/<skill>` or its URI) among the
+/// servers `sees` admits, for a script: read from the skill's own server as
+/// `caller`'s read, through the pipeline (scope, guards, audit) and checked
+/// against its digest. A binary file comes without its bytes.
+pub async fn read_skill(
+    host: &Host,
+    caller: &Caller,
+    name: &str,
+    file: Option<&str>,
+    sees: &(dyn Fn(&str) -> bool + Sync),
+    options: crate::upstream::CallOptions,
+) -> Result<SkillFile, ServiceError> {
+    let snapshot = host.snapshot().await.map_err(service_error)?;
+    let skill = snapshot.skills().find(name, sees).ok_or_else(|| {
+        ServiceError::NotFound(format!("no skill {name:?}: mcp.search finds skills"))
+    })?;
+    let uri = skill.file_uri(file);
+    let route = host
+        .route_resource_within(&uri, sees)
+        .await
+        .map_err(service_error)?;
+    let read = host
+        .read_routed_as(caller, &route, options)
+        .await
+        .map_err(service_error)?;
+    let first = read.get("contents").and_then(|c| c.get(0));
+    let text = first.and_then(|c| c.get("text")).and_then(Value::as_str);
+    let blob = first.and_then(|c| c.get("blob")).and_then(Value::as_str);
+    Ok(SkillFile {
+        uri,
+        mime_type: first
+            .and_then(|c| c.get("mimeType"))
+            .and_then(Value::as_str)
+            .map(String::from),
+        text: text.map(String::from),
+        // Base64 holds 3 bytes in every 4 characters.
+        bytes: text.map_or(
+            blob.map_or(0, |b| b.trim_end_matches('=').len() * 3 / 4),
+            str::len,
+        ) as u64,
+    })
 }
 
 /// Every tool of the host as a script's toolbox: what the Rust API runs
@@ -286,7 +330,7 @@ impl Toolbox for HostToolbox {
             .calls
             .block_on(self.host.search_refs(query, options))
             .map_err(service_error)?;
-        Ok(hits.iter().map(|(e, _)| tool_info(e)).collect())
+        Ok(hits.iter().map(|h| tool_info(&h.entry)).collect())
     }
 
     fn describe(&self, name: &str) -> Result<ToolInfo, ServiceError> {
@@ -294,6 +338,18 @@ impl Toolbox for HostToolbox {
             .block_on(self.host.resolve(name))
             .map(|e| tool_info(&e))
             .map_err(service_error)
+    }
+
+    fn read_skill(&self, skill: &str, file: Option<&str>) -> Result<SkillFile, ServiceError> {
+        let every = |_: &str| true;
+        self.calls.block_on(read_skill(
+            &self.host,
+            &self.caller,
+            skill,
+            file,
+            &every,
+            Default::default(),
+        ))
     }
 
     fn stop(&self) {

@@ -26,6 +26,25 @@ pub struct OfferedSkill {
 }
 
 impl OfferedSkill {
+    /// How an agent names it: `<server>/<skill>`.
+    pub fn agent_name(&self) -> String {
+        format!("{}/{}", self.server, self.skill.name())
+    }
+
+    /// The URI (mcpw's namespace) of its file at `file`, a path inside the
+    /// skill's folder; its `SKILL.md` when none.
+    pub fn file_uri(&self, file: Option<&str>) -> String {
+        match file {
+            Some(f) => format!("{}{}", self.root(), f.trim_start_matches('/')),
+            None => self.skill.uri.clone(),
+        }
+    }
+
+    /// The URI of its folder, ending in `/`.
+    pub fn root(&self) -> &str {
+        self.skill.uri.trim_end_matches(rmcp::model::SKILL_MD)
+    }
+
     /// Its files are not listed ahead (`"dynamic"`): none has a digest.
     fn dynamic(&self) -> bool {
         self.skill.resources == SkillResources::Dynamic
@@ -170,6 +189,31 @@ impl SkillMap {
         sees: &'a dyn Fn(&str) -> bool,
     ) -> impl Iterator<Item = &'a OfferedSkill> {
         self.skills.iter().filter(move |s| sees(&s.server))
+    }
+
+    /// The skill an agent names `<server>/<skill>` or by the URI of its
+    /// `SKILL.md` (mcpw's namespace), among the servers `sees` admits.
+    pub fn find(&self, name: &str, sees: &dyn Fn(&str) -> bool) -> Option<&OfferedSkill> {
+        self.skills
+            .iter()
+            .find(|s| sees(&s.server) && (s.skill.uri == name || s.agent_name() == name))
+    }
+
+    /// Every skill as a search entry (kind `skill`, named `<server>/<skill>`),
+    /// in config order: searched beside the tools.
+    pub fn entries(&self) -> Vec<crate::catalog::Entry> {
+        self.skills
+            .iter()
+            .map(|s| crate::catalog::Entry {
+                name: s.agent_name(),
+                tool: std::sync::Arc::new(crate::catalog::Tool::skill(
+                    &s.server,
+                    s.skill.name(),
+                    s.skill.frontmatter.description.clone(),
+                    &s.skill.uri,
+                )),
+            })
+            .collect()
     }
 
     /// The skill whose `SKILL.md` is at `uri` (mcpw's namespace), among the

@@ -41,6 +41,9 @@ pub struct PromptEntry {
 pub struct Snapshot {
     version: u64,
     entries: Arc<[Entry]>,
+    /// What search ranks: `entries`, then every skill (kind `skill`), so a
+    /// search hit below `entries.len()` is the tool at that index.
+    searchable: Arc<[Entry]>,
     /// Tools only an MCP App may call (`_meta.ui.visibility` without
     /// `"model"`): named, never listed, searched or described for the agent.
     app_only: Arc<[Entry]>,
@@ -94,6 +97,7 @@ impl Snapshot {
         Snapshot {
             version: 0,
             entries: Arc::from(Vec::new()),
+            searchable: Arc::from(Vec::new()),
             app_only: Arc::from(Vec::new()),
             by_name: HashMap::new(),
             by_loose: HashMap::new(),
@@ -117,6 +121,12 @@ impl Snapshot {
     /// Every exposed tool with its agent-facing name, in config order.
     pub fn entries(&self) -> &Arc<[Entry]> {
         &self.entries
+    }
+
+    /// What search ranks: every exposed tool (as in [`Snapshot::entries`],
+    /// at the same indices), then every skill, as an entry of kind `skill`.
+    pub fn searchable(&self) -> &Arc<[Entry]> {
+        &self.searchable
     }
 
     /// The tools only an app may call (see [`crate::apps::for_model`]).
@@ -221,7 +231,7 @@ impl Snapshot {
         if let Some(built) = slot.as_ref().filter(|b| !b.stale(embeddings.map(|e| &**e))) {
             return Ok(built.index.clone());
         }
-        let (policy, entries) = (policy.clone(), self.entries.clone());
+        let (policy, entries) = (policy.clone(), self.searchable.clone());
         let options = self.index_options.clone();
         builds.fetch_add(1, Ordering::Relaxed);
         let before = embeddings.map(|e| e.status().borrow().clone());
@@ -354,9 +364,11 @@ pub(crate) fn build(policy: &Policy, input: BuildInput) -> Result<Snapshot, Plug
         .enumerate()
         .map(|(i, p)| (p.name.clone(), i))
         .collect();
+    let searchable: Vec<Entry> = entries.iter().cloned().chain(skills.entries()).collect();
     Ok(Snapshot {
         version,
         entries: entries.into(),
+        searchable: searchable.into(),
         app_only: app_only.into(),
         by_name,
         by_loose,

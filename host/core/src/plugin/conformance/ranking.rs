@@ -2,7 +2,7 @@
 //! tools, then indexes of catalogs that are empty, hostile or large.
 
 use super::{Suite, answer_or_error_value, entries, err, hostile_catalog, synthetic_catalog};
-use crate::catalog::Entry;
+use crate::catalog::{Entry, Tool, ToolKind};
 use crate::plugin::roles::{IndexOptions, QueryMode, RankIndex, Ranker, SearchOptions};
 use crate::plugin::{GuestError, GuestModule, PluginError, Role};
 use std::sync::Arc;
@@ -31,6 +31,55 @@ pub(super) fn checks(suite: &mut Suite, module: &Arc<GuestModule>) {
     narrowed_queries(suite, &index, &catalog);
     odd_queries(suite, &index);
     other_catalogs(suite, &ranker);
+    if ranker.sees_skills() {
+        skills(suite, &ranker);
+    }
+}
+
+/// Since contract 0.2.0 the catalog holds skills after the tools: a skill is
+/// found by its name and description, like a tool (a 0.1.x guest is given
+/// none, and is not asked).
+fn skills(suite: &mut Suite, ranker: &Arc<Ranker>) {
+    suite.run(
+        ROLE,
+        "skills beside tools: a skill is found by its description",
+        || {
+            let uri = "skill://docs/release-notes/SKILL.md";
+            let skill = Tool::skill(
+                "docs",
+                "release-notes",
+                "Write release notes from merged pull requests",
+                uri,
+            );
+            let mut catalog: Vec<Entry> = entries(&synthetic_catalog(200)).to_vec();
+            catalog.push(Entry {
+                name: "docs/release-notes".into(),
+                tool: skill.into(),
+            });
+            let catalog: Arc<[Entry]> = catalog.into();
+            let index = ranker
+                .index(catalog.clone(), IndexOptions::default())
+                .map_err(err)?;
+            let hits = index
+                .search(
+                    "write release notes",
+                    &SearchOptions {
+                        limit: 5,
+                        ..Default::default()
+                    },
+                )
+                .map_err(err)?;
+            match hits
+                .iter()
+                .any(|h| catalog[h.index].tool.kind == ToolKind::Skill)
+            {
+                true => Ok(()),
+                false => {
+                    Err("the skill is not among the first 5 hits of its own description".into())
+                }
+            }
+        },
+    );
 }
 
 /// Keyword queries: the hits must respect the limit and come back the same

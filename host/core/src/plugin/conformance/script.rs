@@ -31,6 +31,7 @@ fn echo_info() -> ToolInfo {
                 .into(),
         output_schema: None,
         annotations: None,
+        kind: crate::catalog::ToolKind::Tool,
     }
 }
 

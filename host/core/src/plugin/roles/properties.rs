@@ -2,7 +2,7 @@
 //! check accepts exactly those that keep the contract (computed here
 //! independently) and passes them through unchanged.
 
-use super::{NameOutcome, SearchOptions, check_hits, check_names, wit_naming, wit_ranking};
+use super::{NameOutcome, SearchOptions, Seen, check_hits, check_names, wit_naming, wit_ranking};
 use crate::catalog::{Entry, Tool};
 use crate::plugin::{PluginError, Role};
 use proptest::prelude::*;
@@ -64,7 +64,11 @@ fn any_hits() -> impl Strategy<Value = Vec<wit_ranking::Hit>> {
     )
     .prop_map(|hits| {
         hits.into_iter()
-            .map(|(index, score)| wit_ranking::Hit { index, score })
+            .map(|(index, score)| wit_ranking::Hit {
+                index,
+                score,
+                need: None,
+            })
             .collect()
     })
 }
@@ -80,7 +84,11 @@ fn sorted_hits() -> impl Strategy<Value = Vec<wit_ranking::Hit>> {
             indices
                 .into_iter()
                 .zip(scores)
-                .map(|(index, score)| wit_ranking::Hit { index, score })
+                .map(|(index, score)| wit_ranking::Hit {
+                    index,
+                    score,
+                    need: None,
+                })
                 .collect()
         })
 }
@@ -194,7 +202,8 @@ proptest! {
         hits in prop_oneof![any_hits(), sorted_hits()],
     ) {
         let expected = hits_keep_the_contract(&entries, &options, &hits);
-        match check_hits("g", &entries, &options, hits.clone()) {
+        let seen = Seen { entries: &entries, view: None };
+        match check_hits("g", seen, "a query", &options, hits.clone()) {
             Ok(out) => {
                 prop_assert!(expected, "accepted {:?} for {:?}", hits, options);
                 prop_assert_eq!(out.len(), hits.len());
@@ -232,4 +241,74 @@ proptest! {
             }
         }
     }
+}
+
+fn hit(index: u32, score: f32, need: Option<&str>) -> wit_ranking::Hit {
+    wit_ranking::Hit {
+        index,
+        score,
+        need: need.map(String::from),
+    }
+}
+
+/// A 0.1.x guest is given no skills: its hits index into what it was
+/// given, and come back as positions among every entry.
+#[test]
+fn an_older_guests_hits_are_mapped_past_the_skills_it_was_not_given() {
+    let entry = |name: &str, tool: Tool| Entry {
+        name: name.into(),
+        tool: Arc::new(tool),
+    };
+    let entries = vec![
+        entry("s__a", Tool::new("s", "a", "")),
+        entry(
+            "s/pdf",
+            Tool::skill("s", "pdf", "PDFs", "skill://s/pdf/SKILL.md"),
+        ),
+        entry("s__b", Tool::new("s", "b", "")),
+    ];
+    let seen = Seen {
+        entries: &entries,
+        view: Some(&[0, 2]),
+    };
+    let options = SearchOptions::default();
+    let out = check_hits(
+        "g",
+        seen,
+        "q",
+        &options,
+        vec![hit(1, 2.0, None), hit(0, 1.0, None)],
+    )
+    .unwrap();
+    assert_eq!(out.iter().map(|h| h.index).collect::<Vec<_>>(), [2, 0]);
+    let beyond = check_hits("g", seen, "q", &options, vec![hit(2, 1.0, None)]);
+    assert!(is_contract_error(&beyond.unwrap_err(), Role::Ranking));
+}
+
+/// A hit's need is kept when it is a part of the query, dropped when
+/// blank, and refused when it cannot be one (far longer than the query).
+#[test]
+fn a_hits_need_is_kept_dropped_when_blank_and_refused_when_longer_than_the_query() {
+    let entries: Vec<Entry> = ["a", "b"]
+        .map(|t| Entry {
+            name: format!("s__{t}"),
+            tool: Arc::new(Tool::new("s", t, "")),
+        })
+        .into();
+    let seen = Seen {
+        entries: &entries,
+        view: None,
+    };
+    let options = SearchOptions::default();
+    let query = "find the issue and save it to notes.md";
+    let hits = vec![
+        hit(0, 2.0, Some("save it to notes.md")),
+        hit(1, 1.0, Some("  ")),
+    ];
+    let out = check_hits("g", seen, query, &options, hits).unwrap();
+    assert_eq!(out[0].need.as_deref(), Some("save it to notes.md"));
+    assert_eq!(out[1].need, None);
+    let long = "x".repeat(2 * query.len() + 1);
+    let refused = check_hits("g", seen, query, &options, vec![hit(0, 1.0, Some(&long))]);
+    assert!(is_contract_error(&refused.unwrap_err(), Role::Ranking));
 }

@@ -33,6 +33,21 @@ pub struct ToolInfo {
     pub output_schema: Option<String>,
     /// Annotations, JSON text, when given.
     pub annotations: Option<String>,
+    /// Tool, resource tool, or (among search hits only) skill.
+    pub kind: crate::catalog::ToolKind,
+}
+
+/// One file of a skill, as a script reads it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SkillFile {
+    /// Its URI as clients read it.
+    pub uri: String,
+    /// Its MIME type, when given.
+    pub mime_type: Option<String>,
+    /// Its text; none for a binary file.
+    pub text: Option<String>,
+    /// Its size in bytes.
+    pub bytes: u64,
 }
 
 /// Called once with a started call's outcome, from any thread.
@@ -47,6 +62,12 @@ pub trait Toolbox: Send + Sync {
     fn search(&self, query: &str, limit: u32) -> Result<Vec<ToolInfo>, ServiceError>;
     /// One tool by its agent-facing name.
     fn describe(&self, name: &str) -> Result<ToolInfo, ServiceError>;
+    /// One file of a skill the session sees (`file`: `SKILL.md` when none),
+    /// from the skill's own server, checked against its digest.
+    fn read_skill(&self, skill: &str, file: Option<&str>) -> Result<SkillFile, ServiceError> {
+        let _ = file;
+        Err(ServiceError::NotFound(format!("no skill {skill:?} here")))
+    }
     /// Stops the calls still in flight: the script has ended.
     fn stop(&self);
     /// The servers the session sees (`None`: every one): what the script
@@ -238,6 +259,22 @@ impl wit::Host for GuestState {
             .map(|t| wit_tool_info(&t))
             .map_err(service_error)
     }
+
+    fn read_skill(
+        &mut self,
+        skill: String,
+        file: Option<String>,
+    ) -> Result<wit::SkillFile, types::PluginError> {
+        let toolbox = self.run_mut()?.toolbox.clone();
+        self.waited(|_| toolbox.read_skill(&skill, file.as_deref()))
+            .map(|f| wit::SkillFile {
+                uri: f.uri,
+                mime_type: f.mime_type,
+                text: f.text,
+                bytes: f.bytes,
+            })
+            .map_err(service_error)
+    }
 }
 
 impl GuestState {
@@ -286,6 +323,11 @@ pub(crate) fn wit_tool_info(t: &ToolInfo) -> wit::ToolInfo {
         input_schema: t.input_schema.clone(),
         output_schema: t.output_schema.clone(),
         annotations: t.annotations.clone(),
+        kind: match t.kind {
+            crate::catalog::ToolKind::Tool => types::ToolKind::Tool,
+            crate::catalog::ToolKind::Resource => types::ToolKind::Resource,
+            crate::catalog::ToolKind::Skill => types::ToolKind::Skill,
+        },
     }
 }
 

@@ -4,8 +4,10 @@
 use crate::gateway::{ClientScope, Session};
 use crate::host::CallOptions;
 use crate::host::pipeline::{Caller, Via};
-use crate::host::scripts::{ScriptCalls, script_arguments, script_call, service_error, tool_info};
-use crate::plugin::script::{Done, ToolInfo, Toolbox};
+use crate::host::scripts::{
+    ScriptCalls, read_skill, script_arguments, script_call, service_error, tool_info,
+};
+use crate::plugin::script::{Done, SkillFile, ToolInfo, Toolbox};
 use crate::plugin::{CallOutcome, SearchOptions, ServiceError};
 use rmcp::model::{ProgressNotificationParam, ProgressToken};
 use rmcp::service::{Peer, RequestContext, RoleServer};
@@ -116,7 +118,17 @@ impl Toolbox for SessionToolbox {
                 shared.search_for(&self.client, query, options).await
             })
             .map_err(|e| ServiceError::Failed(e.to_string()))?;
-        Ok(hits.iter().map(|(e, _)| tool_info(e)).collect())
+        Ok(hits.iter().map(|h| tool_info(&h.entry)).collect())
+    }
+
+    fn read_skill(&self, skill: &str, file: Option<&str>) -> Result<SkillFile, ServiceError> {
+        let shared = &self.gw.shared;
+        let sees = |s: &str| self.client.allows(s);
+        self.calls.block_on(async {
+            shared.ready().await;
+            let options = self.options.clone();
+            read_skill(&shared.host, &self.caller, skill, file, &sees, options).await
+        })
     }
 
     fn describe(&self, name: &str) -> Result<ToolInfo, ServiceError> {

@@ -4,7 +4,7 @@
 use super::{Reply, known};
 use crate::catalog::{Entry, ToolKind};
 use crate::gateway::{ClientScope, Session};
-use crate::host::{EntryRef, Host, HostError};
+use crate::host::{Host, HostError, SearchHit};
 use crate::plugin::{GuestError, PluginError, QueryMode, SearchOptions};
 use crate::present;
 use serde_json::{Value, json};
@@ -66,7 +66,7 @@ async fn find(
     client: &ClientScope,
     query: &str,
     options: SearchOptions,
-) -> Result<Vec<(EntryRef, f32)>, Reply> {
+) -> Result<Vec<SearchHit>, Reply> {
     match gw.shared.search_for(client, query, options).await {
         Ok(h) => Ok(h),
         Err(HostError::Policy(PluginError::Guest {
@@ -105,34 +105,102 @@ fn no_matches(host: &Host, client: &ClientScope, query: &str, server: Option<&st
 }
 
 /// The hits, each with its parameters when `schemas`, else one line each.
-fn found(query: &str, hits: &[(EntryRef, f32)], schemas: bool) -> Reply {
-    let n = hits.len();
-    let mut text = format!(
-        "Found {n} tool{} matching \"{query}\":\n\n",
-        if n == 1 { "" } else { "s" }
-    );
-    for (e, _) in hits {
-        if schemas {
-            text.push_str(&with_parameters(e));
-        } else {
-            text.push_str(&present::bullet(&e.shown_name(), &e.tool.description, 50));
-            text.push('\n');
+/// Skills are among them, marked as such (read, not called). When the query
+/// states several needs, the hits are shown under the need they answer.
+fn found(query: &str, hits: &[SearchHit], schemas: bool) -> Reply {
+    let mut text = format!("Found {} matching \"{query}\":\n\n", counted(hits));
+    let shown = |h: &SearchHit| match (h.is_skill(), schemas) {
+        (true, _) => skill_line(h, schemas),
+        (false, true) => with_parameters(&h.entry),
+        (false, false) => {
+            let e = &h.entry;
+            format!(
+                "{}\n",
+                present::bullet(&e.shown_name(), &e.tool.description, 50)
+            )
+        }
+    };
+    for (need, group) in by_need(hits) {
+        if let Some(need) = need {
+            text.push_str(&format!("For \"{need}\":\n"));
+        }
+        for h in group {
+            text.push_str(&shown(h));
         }
     }
-    let matches: Vec<Value> = hits
-        .iter()
-        .map(|(e, _)| {
-            let mut hit = json!({"server": e.tool.server, "tool": e.name});
-            if let Some(original) = e.renamed_from() {
-                hit["originalName"] = json!(original);
-            }
-            hit
-        })
-        .collect();
+    if !schemas && hits.iter().any(SearchHit::is_skill) {
+        text.push_str("\nA skill is read, not called: mcp({skill: \"<server>/<name>\"}).\n");
+    }
+    let matches: Vec<Value> = hits.iter().map(matched).collect();
     Reply::ok(
         text.trim_end().to_string(),
-        json!({"mode": "search", "matches": matches, "count": n, "query": query}),
+        json!({"mode": "search", "matches": matches, "count": hits.len(), "query": query}),
     )
+}
+
+/// "3 tools", "1 tool and 1 skill".
+fn counted(hits: &[SearchHit]) -> String {
+    let plural = |n: usize, what: &str| format!("{n} {what}{}", if n == 1 { "" } else { "s" });
+    let skills = hits.iter().filter(|h| h.is_skill()).count();
+    match (hits.len() - skills, skills) {
+        (tools, 0) => plural(tools, "tool"),
+        (0, skills) => plural(skills, "skill"),
+        (tools, skills) => format!("{} and {}", plural(tools, "tool"), plural(skills, "skill")),
+    }
+}
+
+/// The hits grouped by the need they answer, needs in the order of their
+/// first hit, hits that answer none last; one group when no hit has a need.
+fn by_need(hits: &[SearchHit]) -> Vec<(Option<&str>, Vec<&SearchHit>)> {
+    let mut groups: Vec<(Option<&str>, Vec<&SearchHit>)> = Vec::new();
+    for h in hits {
+        let need = h.need.as_deref();
+        match groups.iter_mut().find(|(n, _)| *n == need) {
+            Some((_, group)) => group.push(h),
+            None => groups.push((need, vec![h])),
+        }
+    }
+    if groups.iter().all(|(n, _)| n.is_none()) {
+        return groups;
+    }
+    groups.sort_by_key(|(n, _)| n.is_none());
+    if let Some((need @ None, _)) = groups.last_mut() {
+        *need = Some("the task as a whole");
+    }
+    groups
+}
+
+/// A skill found: one line, or (beside tools with their parameters) a block
+/// that says how to read it.
+fn skill_line(h: &SearchHit, schemas: bool) -> String {
+    let e = &h.entry;
+    match schemas {
+        true => format!(
+            "{} (skill)\n  {}\n  Read it: mcp({{skill: \"{}\"}})\n\n",
+            e.name,
+            e.tool.description.trim(),
+            e.name
+        ),
+        false => format!(
+            "{} (skill)\n",
+            present::bullet(&e.name, &e.tool.description, 80)
+        ),
+    }
+}
+
+fn matched(h: &SearchHit) -> Value {
+    let e = &h.entry;
+    let mut hit = match h.is_skill() {
+        true => json!({"server": e.tool.server, "skill": e.name, "uri": e.tool.resource_uri}),
+        false => json!({"server": e.tool.server, "tool": e.name}),
+    };
+    if let Some(original) = e.renamed_from().filter(|_| !h.is_skill()) {
+        hit["originalName"] = json!(original);
+    }
+    if let Some(need) = &h.need {
+        hit["need"] = json!(need);
+    }
+    hit
 }
 
 /// A hit with its description and parameters, so that the agent can call it

@@ -26,30 +26,20 @@ pub(super) async fn skill(
         Err(e) => return failed(name, &e.to_string()),
     };
     let sees = |s: &str| client.allows(s);
-    let found: Vec<&OfferedSkill> = snapshot.skills().list(&sees).collect();
-    let Some(s) = found
-        .iter()
-        .find(|s| s.skill.uri == name || format!("{}/{}", s.server, s.skill.name()) == name)
-    else {
-        let known: Vec<String> = found
-            .iter()
+    let Some(s) = snapshot.skills().find(name, &sees) else {
+        let known: Vec<String> = snapshot
+            .skills()
+            .list(&sees)
             .take(20)
-            .map(|s| format!("{}/{}", s.server, s.skill.name()))
+            .map(OfferedSkill::agent_name)
             .collect();
         return Reply::error(
             format!("Skill \"{name}\" not found. Skills: {}", known.join(", ")),
             json!({"mode": "skill", "error": "skill_not_found", "skill": name}),
         );
     };
-    let root = s
-        .skill
-        .uri
-        .trim_end_matches(rmcp::model::SKILL_MD)
-        .to_string();
-    let uri = match file {
-        Some(f) => format!("{root}{}", f.trim_start_matches('/')),
-        None => s.skill.uri.clone(),
-    };
+    let root = s.root().to_string();
+    let uri = s.file_uri(file);
     let text = match gw.resource_read(client, &uri, ctx).await {
         Ok(read) => text_of(&read.contents),
         Err(e) => return failed(name, &e.message),
