@@ -71,7 +71,7 @@ async fn list(host: &Host, args: ListArgs) -> Result<ExitCode> {
             .iter()
             .map(|s| {
                 json!({"server": s.server, "name": s.skill.name(), "uri": s.skill.uri,
-                       "description": s.skill.frontmatter.description})
+                       "description": s.skill.frontmatter.description, "dynamic": s.dynamic()})
             })
             .collect();
         super::one_shot::print_json(&json!({"skills": listed}))?;
@@ -81,7 +81,10 @@ async fn list(host: &Host, args: ListArgs) -> Result<ExitCode> {
         outln!("No server offers skills.");
     }
     for s in &all {
-        let line = format!("{}/{}", s.server, s.skill.name());
+        let mut line = format!("{}/{}", s.server, s.skill.name());
+        if s.dynamic() {
+            line.push_str(" (dynamic: its files are not checked)");
+        }
         outln!(
             "{}",
             mcpw::present::bullet(&line, &s.skill.frontmatter.description, 50)

@@ -442,3 +442,79 @@ fn a_changed_skill_waits_for_approval_and_trust_shows_what_changed() {
     run(&["trust", "data"]);
     assert!(run(&["skills", "list", "--json"]).contains("skill://data/review/SKILL.md"));
 }
+
+/// A skill whose server lists its files as `"dynamic"` (a server of ours:
+/// FastMCP lists every file with its digest): listed with a warning, its
+/// files read from its server as they are at each read (nothing to check
+/// them against), never withheld for a change of them under pins, and left
+/// out of an export of every skill.
+#[test]
+fn a_dynamic_skill_is_listed_with_a_warning_and_read_from_its_server() {
+    let root = tempfile::tempdir().unwrap();
+    let live = root.path().join("live");
+    std::fs::create_dir_all(&live).unwrap();
+    let md = "---\nname: live\ndescription: Answers from files its server writes as it goes.\n---\n# Live\n\nRead note.md.\n";
+    std::fs::write(live.join("SKILL.md"), md).unwrap();
+    std::fs::write(live.join("note.md"), "- first\n").unwrap();
+    let s = servers();
+    let script = workspace().join("tests/servers/dynamic_skill_server.py");
+    let web = json!({"command": s.python_bin("python"),
+                     "args": [workspace().join("tests/servers/skills_server.py"), "web",
+                              copied("one", root.path())]});
+    let dynamic = json!({"command": s.python_bin("python"), "args": [script, &live]});
+    let dirs = ConfigDirs::new();
+    dirs.user(
+        &json!({"mcpServers": {"web": web, "live": dynamic}, "settings": {"pinTools": true}})
+            .to_string(),
+    );
+    let listed = succeeded(&dirs, &["skills", "list"]);
+    assert!(
+        listed.contains("live/live (dynamic: its files are not checked)"),
+        "{listed}"
+    );
+    let note = "skill://live/live/note.md";
+    let report = skills_client(
+        &dirs,
+        json!({"append": {"path": live.join("note.md"), "text": "- written after the listing\n"},
+               "read": [note, "skill://live/live/SKILL.md"]}),
+    );
+    let skills = report["skills"].as_array().unwrap();
+    let entry = skills
+        .iter()
+        .find(|s| s["uri"] == "skill://live/live/SKILL.md")
+        .unwrap_or_else(|| panic!("{report}"));
+    assert_eq!(entry["resources"], "dynamic", "{entry}");
+    assert!(
+        entry["_meta"]["mcpw/unchecked"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("unchecked"),
+        "{entry}"
+    );
+    let reads = report["reads"].as_array().unwrap();
+    assert_eq!(
+        reads[0]["text"], "- first\n- written after the listing\n",
+        "{reads:?}"
+    );
+    assert_eq!(reads[1]["text"], md, "{reads:?}");
+    // Its files change: nothing of them is pinned, so it is not withheld.
+    std::fs::write(live.join("SKILL.md"), format!("{md}\nAnd more.\n")).unwrap();
+    succeeded(&dirs, &["connect", "live"]);
+    let listed = succeeded(&dirs, &["skills", "list", "--json"]);
+    assert!(listed.contains("skill://live/live/SKILL.md"), "{listed}");
+    assert!(!succeeded(&dirs, &["trust"]).contains("live"));
+    // Every skill exported: the dynamic one is left out, said, the others written.
+    let out = root.path().join("exported");
+    let exported = crate::servers::mcpw_in(&dirs.home())
+        .args(["skills", "export", &out.display().to_string(), "--all"])
+        .output()
+        .unwrap();
+    let told = String::from_utf8_lossy(&exported.stderr);
+    assert!(exported.status.success(), "{told}");
+    assert!(
+        told.contains("live/live: not exported, its files are \"dynamic\""),
+        "{told}"
+    );
+    assert!(out.join("web/review/SKILL.md").exists());
+    assert!(!out.join("live").exists());
+}
