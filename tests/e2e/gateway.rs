@@ -19,7 +19,7 @@ mod pi;
 mod protocol;
 mod results;
 pub(crate) mod serve;
-mod skills;
+pub(crate) mod skills;
 mod tasks;
 mod tokens;
 mod traces;

@@ -39,12 +39,18 @@ fn two_servers_with(root: &Path, settings: Value, change: impl FnOnce(&Path)) ->
 
 /// Runs `skills_client.py` with `plan` (its command: `mcpw serve`) against
 /// the gateway of `dirs`; its report.
-fn skills_client(dirs: &ConfigDirs, mut plan: Value) -> Value {
+fn skills_client(dirs: &ConfigDirs, plan: Value) -> Value {
+    skills_client_in(&dirs.home(), plan)
+}
+
+/// [`skills_client`] with mcpw's home at `home` (and `plan["cwd"]`, if
+/// given, the gateway's directory).
+pub(crate) fn skills_client_in(home: &Path, mut plan: Value) -> Value {
     plan["command"] = json!(MCPW);
     plan["args"] = json!(["serve"]);
-    plan["env"] = crate::common::client_env(&dirs.home());
+    plan["env"] = crate::common::client_env(home);
     let plan = plan.to_string();
-    let out = crate::servers::python_script(&dirs.home(), "skills_client.py", &[&plan]);
+    let out = crate::servers::python_script(home, "skills_client.py", &[&plan]);
     assert!(
         out.status.success(),
         "the FastMCP client failed:\n{}",
