@@ -524,3 +524,49 @@ fn a_dynamic_skill_is_listed_with_a_warning_and_read_from_its_server() {
     assert!(out.join("web/review/SKILL.md").exists());
     assert!(!out.join("live").exists());
 }
+
+/// A skill's file is passed whole or refused, never cut: one far over the
+/// result budget reads whole through `resources/read` and through the
+/// `mcp` tool, where a tool's result of that size would be cut.
+#[test]
+fn a_skill_file_over_the_result_budget_is_passed_whole() {
+    let root = tempfile::tempdir().unwrap();
+    let long: String = (0..400)
+        .map(|i| format!("{i:03}. Check this line of the checklist.\n"))
+        .collect();
+    let settings = json!({"resultBudget": 200});
+    let dirs = two_servers_with(root.path(), settings, |root| {
+        let review = root.join("one/review");
+        std::fs::create_dir_all(review.join("ref")).unwrap();
+        std::fs::write(review.join("ref/long.md"), &long).unwrap();
+        let md = std::fs::read_to_string(review.join("SKILL.md")).unwrap();
+        std::fs::write(review.join("SKILL.md"), format!("{md}\n{long}")).unwrap();
+    });
+    assert!(long.len() > 200 * 4 * 10, "ten times the budget");
+    let skill_md = std::fs::read_to_string(root.path().join("one/review/SKILL.md")).unwrap();
+    let report = skills_client(
+        &dirs,
+        json!({"read": ["skill://web/review/ref/long.md", "skill://web/review/SKILL.md"]}),
+    );
+    let reads = report["reads"].as_array().unwrap();
+    assert_eq!(reads[0]["text"], long.as_str(), "{}", reads[0]);
+    assert_eq!(reads[1]["text"], skill_md.as_str(), "{}", reads[1]);
+    let env = crate::common::client_env(&dirs.home());
+    let connect = json!({"command": MCPW, "args": ["serve", "--exposure", "proxy"], "env": env});
+    let mcp = |args: Value| json!({"op": "callTool", "name": "mcp", "arguments": args});
+    let r = super::serve::client(
+        connect,
+        json!([
+            mcp(json!({"skill": "web/review", "file": "ref/long.md"})),
+            mcp(json!({"skill": "web/review"})),
+            mcp(json!({"tool": "web__repeat", "args": {"text": &long, "times": 1}}))
+        ]),
+    )
+    .unwrap();
+    let text = |r: &Value| r["content"][0]["text"].as_str().unwrap().to_string();
+    // The same text as a tool's result is cut.
+    assert!(text(&r[2]).contains(" cut …]"), "{}", text(&r[2]));
+    assert_ne!(r[0]["isError"], true, "{}", r[0]);
+    assert_eq!(text(&r[0]), long);
+    assert!(text(&r[1]).ends_with(&skill_md), "{}", text(&r[1]));
+}
