@@ -1,9 +1,11 @@
-"""A server of one dynamic skill (the MCP Skills extension, SEP-2640): `live`,
-whose files are not listed ahead (`"resources": "dynamic"`) and are read from
-the folder ROOT at each read, so a test may change them between reads:
-`python dynamic_skill_server.py ROOT`. FastMCP's own skills provider lists
-every file with its digest, so the extension's two methods are served here."""
+"""A server of two skills (the MCP Skills extension, SEP-2640) that FastMCP's
+own skills provider would not serve, so the extension's two methods are
+served here: `live`, whose files are not listed ahead (`"resources":
+"dynamic"`) and are read from the folder ROOT at each read, so a test may
+change them between reads; and `stale`, whose manifest lists a digest its
+`SKILL.md` does not have. `python dynamic_skill_server.py ROOT`."""
 
+import hashlib
 import sys
 from pathlib import Path
 
@@ -16,6 +18,7 @@ from fastmcp.skills.models import (
     ListSkillsResult,
     Skill,
     SkillFrontmatter,
+    SkillResource,
 )
 from mcp.shared.exceptions import MCPError
 from mcp_types import INVALID_PARAMS
@@ -29,6 +32,21 @@ LIVE = Skill(
     ),
     resources="dynamic",
 )
+STALE_URI = "skill://stale/SKILL.md"
+STALE_MD = "---\nname: stale\ndescription: Listed with the digest of other bytes.\n---\n# Stale\n"
+LISTED = b"the bytes the manifest was made from"
+STALE = Skill(
+    uri=STALE_URI,
+    frontmatter=SkillFrontmatter(name="stale", description="Listed with the digest of other bytes."),
+    resources=[
+        SkillResource(
+            uri=STALE_URI,
+            digest=f"sha256:{hashlib.sha256(LISTED).hexdigest()}",
+            size=len(LISTED),
+        )
+    ],
+)
+SKILLS = {URI: LIVE, STALE_URI: STALE}
 
 
 class DynamicSkill(ServerExtension):
@@ -41,12 +59,12 @@ class DynamicSkill(ServerExtension):
         )
 
     async def _list(self, _context, _params):
-        return ListSkillsResult(skills=[LIVE])
+        return ListSkillsResult(skills=list(SKILLS.values()))
 
     async def _get(self, _context, params):
-        if params.uri != URI:
+        if params.uri not in SKILLS:
             raise MCPError(code=INVALID_PARAMS, message=f"Unknown skill URI: {params.uri}")
-        return GetSkillResult(skill=LIVE)
+        return GetSkillResult(skill=SKILLS[params.uri])
 
 
 mcp = FastMCP("live")
@@ -57,6 +75,12 @@ mcp.add_extension(DynamicSkill())
 def read(path: str) -> str:
     """A file of the skill, as it is now."""
     return (ROOT / path).read_text(encoding="utf-8")
+
+
+@mcp.resource(STALE_URI, mime_type="text/markdown")
+def stale() -> str:
+    """The stale skill's SKILL.md, which is not what its manifest lists."""
+    return STALE_MD
 
 
 if __name__ == "__main__":

@@ -153,8 +153,8 @@ fn find<'a>(all: &'a [OfferedSkill], name: &str) -> Result<&'a OfferedSkill> {
 }
 
 /// Writes `skill` under `args.dir`: every file read through mcpw (so each
-/// is checked against its digest) into a folder of its own, moved into
-/// place whole. Returns the folder and how many files it holds.
+/// is checked against its digest), then written into a folder of its own,
+/// moved into place whole. Returns the folder and how many files it holds.
 async fn export_one(
     host: &Host,
     skill: &OfferedSkill,
@@ -167,15 +167,10 @@ async fn export_one(
             skill.skill.name()
         );
     };
-    let path = local_path(&skill.uri)?;
-    let into = args.dir.join(&skill.server).join(&path);
-    let parent = into.parent().unwrap_or(&args.dir);
-    std::fs::create_dir_all(parent).with_context(|| format!("create {}", parent.display()))?;
-    let partial = tempfile::Builder::new()
-        .prefix(".mcpw-export-")
-        .tempdir_in(parent)
-        .with_context(|| format!("write in {}", parent.display()))?;
+    // Every file read and checked before anything is written: a skill that
+    // fails leaves no folder behind.
     let root = skill.skill.uri.trim_end_matches(rmcp::model::SKILL_MD);
+    let mut read = Vec::with_capacity(files.len());
     for file in files {
         let rel = file
             .uri
@@ -185,7 +180,18 @@ async fn export_one(
         if file.uri == skill.skill.uri && !args.keep_allowed_tools {
             bytes = without_allowed_tools(&String::from_utf8_lossy(&bytes)).into_bytes();
         }
-        let target = partial.path().join(safe(rel)?);
+        read.push((safe(rel)?, bytes));
+    }
+    let path = local_path(&skill.uri)?;
+    let into = args.dir.join(&skill.server).join(&path);
+    let parent = into.parent().unwrap_or(&args.dir);
+    std::fs::create_dir_all(parent).with_context(|| format!("create {}", parent.display()))?;
+    let partial = tempfile::Builder::new()
+        .prefix(".mcpw-export-")
+        .tempdir_in(parent)
+        .with_context(|| format!("write in {}", parent.display()))?;
+    for (rel, bytes) in read {
+        let target = partial.path().join(rel);
         if let Some(dir) = target.parent() {
             std::fs::create_dir_all(dir)?;
         }

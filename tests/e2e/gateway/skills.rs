@@ -453,7 +453,7 @@ fn a_changed_skill_waits_for_approval_and_trust_shows_what_changed() {
 /// FastMCP lists every file with its digest): listed with a warning, its
 /// files read from its server as they are at each read (nothing to check
 /// them against), never withheld for a change of them under pins, and left
-/// out of an export of every skill.
+/// out of an export of every skill, which goes on past a skill that fails.
 #[test]
 fn a_dynamic_skill_is_listed_with_a_warning_and_read_from_its_server() {
     let root = tempfile::tempdir().unwrap();
@@ -509,19 +509,29 @@ fn a_dynamic_skill_is_listed_with_a_warning_and_read_from_its_server() {
     let listed = succeeded(&dirs, &["skills", "list", "--json"]);
     assert!(listed.contains("skill://live/live/SKILL.md"), "{listed}");
     assert!(!succeeded(&dirs, &["trust"]).contains("live"));
-    // Every skill exported: the dynamic one is left out, said, the others written.
+    // Every skill exported: the dynamic one is passed over and so is one
+    // whose file does not match its digest, each said; the others are
+    // written, and the command fails.
     let out = root.path().join("exported");
     let exported = crate::servers::mcpw_in(&dirs.home())
         .args(["skills", "export", &out.display().to_string(), "--all"])
         .output()
         .unwrap();
     let told = String::from_utf8_lossy(&exported.stderr);
-    assert!(exported.status.success(), "{told}");
+    assert!(!exported.status.success(), "{told}");
     assert!(
         told.contains("live/live: not exported, its files are \"dynamic\""),
         "{told}"
     );
-    assert!(out.join("web/review/SKILL.md").exists());
+    assert!(
+        told.contains("live/stale: not exported: read skill://live/stale/SKILL.md")
+            && told.contains("1 skill(s) not exported"),
+        "{told}"
+    );
+    assert_eq!(
+        tree(&out.join("web/review")),
+        tree(&root.path().join("one/review"))
+    );
     assert!(!out.join("live").exists());
 }
 
