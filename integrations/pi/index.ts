@@ -5,6 +5,7 @@ import { PromptCommands, registerMcpCommand, show } from "./src/commands.ts";
 import { Gateway, errorText } from "./src/connection.ts";
 import { askUser } from "./src/elicit.ts";
 import { findMcpw, leavePiConfigToPi, piHasOwnMcp, runMcpw } from "./src/mcpw.ts";
+import { exportSkills, removeExport } from "./src/skills.ts";
 import { callTimeoutMs, EXPOSURE_FLAG, exposureFromArgv, logFile, resolveExposure, type Exposure } from "./src/settings.ts";
 import { ToolSet, type Caller } from "./src/tools.ts";
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
@@ -75,6 +76,8 @@ interface SessionState {
   startupListing?: Promise<void>;
   /** Settles once the session's first prompt listing is done (prompt commands are registered). */
   promptListing?: Promise<void>;
+  /** The folder the servers' skills were exported into, for pi to load. */
+  skillsExport?: string;
 }
 
 export default async function mcpwExtension(pi: ExtensionAPI) {
@@ -214,6 +217,17 @@ export default async function mcpwExtension(pi: ExtensionAPI) {
     }
   });
 
+  // The servers' skills, exported into folders of their own (one per server) that pi loads with
+  // its own. A failed export is said once; pi starts without those skills.
+  pi.on("resources_discover", async (event, ctx) => {
+    if (!state.bin) return undefined;
+    const exported = await exportSkills(state.bin, event.cwd);
+    removeExport(state.skillsExport);
+    state.skillsExport = exported.root;
+    if (exported.problem) show(ctx, `mcpw: the servers' skills were not all loaded: ${exported.problem}`, "warning");
+    return { skillPaths: exported.paths };
+  });
+
   // The first prompt waits for a cold-cache listing, so that the model sees every tool in it.
   pi.on("before_agent_start", async () => {
     const pending = state.startupListing;
@@ -243,6 +257,8 @@ export default async function mcpwExtension(pi: ExtensionAPI) {
       // The UI may be gone already.
     }
     state.ui = undefined;
+    removeExport(state.skillsExport);
+    state.skillsExport = undefined;
     await ending?.dispose();
   });
 

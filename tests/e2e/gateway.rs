@@ -20,7 +20,7 @@ mod protocol;
 mod results;
 pub(crate) mod serve;
 mod skill_search;
-mod skills;
+pub(crate) mod skills;
 mod tasks;
 mod tokens;
 mod traces;

@@ -2,6 +2,7 @@
 //! real haproxy balancing round-robin with no stickiness.
 
 mod pins;
+mod skills;
 mod wire;
 
 use crate::common::ConfigDirs;

@@ -1,6 +1,6 @@
 """FastMCP's client with the Skills extension, against `mcpw serve` on stdio:
 `python skills_client.py PLAN_JSON`, the plan being
-`{"command", "args", "env", "read": [uri…], "append": {"path", "text"}}`.
+`{"command", "args", "env", "cwd", "read": [uri…], "append": {"path", "text"}}`.
 It lists the skills, gets each by its URI, then (after appending `text` to
 the file at `path`, if asked) reads each URI of `read`, and prints one JSON
 report: `{"skills": […], "got": […], "reads": [{"uri", "text"} or {"uri", "error"}]}`.
@@ -17,7 +17,9 @@ from fastmcp.skills.client import SkillsClientExtension
 
 async def main() -> None:
     plan = json.loads(sys.argv[1])
-    transport = StdioTransport(command=plan["command"], args=plan["args"], env=plan["env"])
+    transport = StdioTransport(
+        command=plan["command"], args=plan["args"], env=plan["env"], cwd=plan.get("cwd")
+    )
     report = {"skills": [], "got": [], "reads": []}
     async with Client(transport, extensions=[SkillsClientExtension()]) as client:
         for skill in await client.list_skills():

@@ -1,5 +1,5 @@
 """A FastMCP server that serves the skill folders under ROOT through the MCP
-Skills extension (SEP-2640), and one tool: `python skills_server.py NAME ROOT`."""
+Skills extension (SEP-2640), and two tools: `python skills_server.py NAME ROOT`."""
 
 import sys
 
@@ -17,6 +17,12 @@ mcp.add_extension(SkillsExtension(providers=[skills]))
 def ping() -> str:
     """Answers pong."""
     return "pong"
+
+
+@mcp.tool
+def repeat(text: str, times: int) -> str:
+    """Answers text, times over."""
+    return text * times
 
 
 if __name__ == "__main__":

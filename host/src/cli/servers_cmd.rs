@@ -321,7 +321,7 @@ fn waiting_notice(host: &Host) {
 }
 
 /// Enabled servers (all, or `only`) whose tools are not known.
-fn uncached(host: &Host, only: Option<&str>) -> Vec<String> {
+pub(crate) fn uncached(host: &Host, only: Option<&str>) -> Vec<String> {
     host.status()
         .into_iter()
         .filter(|s| only.is_none_or(|x| s.name == x))

@@ -53,19 +53,15 @@ pub(crate) async fn run(cmd: SkillsCommand, sources: &ConfigSources) -> Result<E
     result
 }
 
-/// Every skill known, after connecting every server when none is cached.
+/// Every skill known, after connecting the servers whose listing is not
+/// cached: a warm cache starts no server just to list.
 async fn skills(host: &Host) -> Result<Vec<OfferedSkill>> {
-    let known = |s: &mcpw::host::snapshot::Snapshot| -> Vec<OfferedSkill> {
-        s.skills().list(&|_| true).cloned().collect()
-    };
-    let found = known(&*host.snapshot().await?);
-    if !found.is_empty() {
-        return Ok(found);
+    let uncached = super::servers_cmd::uncached(host, None);
+    if !uncached.is_empty() {
+        host.servers().connect_many(uncached, |_, _| {}).await;
     }
-    host.servers()
-        .connect_many(host.servers().names(), |_, _| {})
-        .await;
-    Ok(known(&*host.snapshot().await?))
+    let snapshot = host.snapshot().await?;
+    Ok(snapshot.skills().list(&|_| true).cloned().collect())
 }
 
 async fn list(host: &Host, args: ListArgs) -> Result<ExitCode> {
@@ -75,7 +71,7 @@ async fn list(host: &Host, args: ListArgs) -> Result<ExitCode> {
             .iter()
             .map(|s| {
                 json!({"server": s.server, "name": s.skill.name(), "uri": s.skill.uri,
-                            "description": s.skill.frontmatter.description})
+                       "description": s.skill.frontmatter.description, "dynamic": s.dynamic()})
             })
             .collect();
         super::one_shot::print_json(&json!({"skills": listed}))?;
@@ -85,7 +81,10 @@ async fn list(host: &Host, args: ListArgs) -> Result<ExitCode> {
         outln!("No server offers skills.");
     }
     for s in &all {
-        let line = format!("{}/{}", s.server, s.skill.name());
+        let mut line = format!("{}/{}", s.server, s.skill.name());
+        if s.dynamic() {
+            line.push_str(" (dynamic: its files are not checked)");
+        }
         outln!(
             "{}",
             mcpw::present::bullet(&line, &s.skill.frontmatter.description, 50)
@@ -107,19 +106,36 @@ async fn export(host: &Host, args: ExportArgs) -> Result<ExitCode> {
             .map(|name| find(&all, name))
             .collect::<Result<_>>()?,
     };
+    let mut failed = 0;
     for skill in chosen {
-        let (into, files) = export_one(host, skill, &args).await?;
-        outln!(
-            "{}/{} → {} ({files} file{})",
-            skill.server,
-            skill.skill.name(),
-            into.display(),
-            if files == 1 { "" } else { "s" }
-        );
+        let shown = format!("{}/{}", skill.server, skill.skill.name());
+        // Every skill, asked for as one lot: a dynamic one has nothing to
+        // export, and a skill that fails keeps none of the others back.
+        if args.all && skill.skill.resources == SkillResources::Dynamic {
+            eprintln!(
+                "{shown}: not exported, its files are \"dynamic\" (listed by its server as they are read)"
+            );
+            continue;
+        }
+        match export_one(host, skill, &args).await {
+            Ok((into, files)) => outln!(
+                "{shown} → {} ({files} file{})",
+                into.display(),
+                if files == 1 { "" } else { "s" }
+            ),
+            Err(e) if args.all => {
+                eprintln!("{shown}: not exported: {e:#}");
+                failed += 1;
+            }
+            Err(e) => return Err(e),
+        }
     }
     outln!(
         "These copies are now local skills: mcpw no longer checks them against their servers (export again to update them)."
     );
+    if failed > 0 {
+        bail!("{failed} skill(s) not exported");
+    }
     Ok(ExitCode::SUCCESS)
 }
 
@@ -137,8 +153,8 @@ fn find<'a>(all: &'a [OfferedSkill], name: &str) -> Result<&'a OfferedSkill> {
 }
 
 /// Writes `skill` under `args.dir`: every file read through mcpw (so each
-/// is checked against its digest) into a folder of its own, moved into
-/// place whole. Returns the folder and how many files it holds.
+/// is checked against its digest), then written into a folder of its own,
+/// moved into place whole. Returns the folder and how many files it holds.
 async fn export_one(
     host: &Host,
     skill: &OfferedSkill,
@@ -151,15 +167,10 @@ async fn export_one(
             skill.skill.name()
         );
     };
-    let path = local_path(&skill.uri)?;
-    let into = args.dir.join(&skill.server).join(&path);
-    let parent = into.parent().unwrap_or(&args.dir);
-    std::fs::create_dir_all(parent).with_context(|| format!("create {}", parent.display()))?;
-    let partial = tempfile::Builder::new()
-        .prefix(".mcpw-export-")
-        .tempdir_in(parent)
-        .with_context(|| format!("write in {}", parent.display()))?;
+    // Every file read and checked before anything is written: a skill that
+    // fails leaves no folder behind.
     let root = skill.skill.uri.trim_end_matches(rmcp::model::SKILL_MD);
+    let mut read = Vec::with_capacity(files.len());
     for file in files {
         let rel = file
             .uri
@@ -169,7 +180,18 @@ async fn export_one(
         if file.uri == skill.skill.uri && !args.keep_allowed_tools {
             bytes = without_allowed_tools(&String::from_utf8_lossy(&bytes)).into_bytes();
         }
-        let target = partial.path().join(safe(rel)?);
+        read.push((safe(rel)?, bytes));
+    }
+    let path = local_path(&skill.uri)?;
+    let into = args.dir.join(&skill.server).join(&path);
+    let parent = into.parent().unwrap_or(&args.dir);
+    std::fs::create_dir_all(parent).with_context(|| format!("create {}", parent.display()))?;
+    let partial = tempfile::Builder::new()
+        .prefix(".mcpw-export-")
+        .tempdir_in(parent)
+        .with_context(|| format!("write in {}", parent.display()))?;
+    for (rel, bytes) in read {
+        let target = partial.path().join(rel);
         if let Some(dir) = target.parent() {
             std::fs::create_dir_all(dir)?;
         }

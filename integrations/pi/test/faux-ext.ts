@@ -26,6 +26,14 @@ const answerUser: Step = (context: any) => {
   return fauxAssistantMessage(`model got: ${text}`);
 };
 
+/** Reads the SKILL.md of the skill `name` at the location pi's system prompt lists for it. */
+const readSkill = (name: string): Step => (context: any) => {
+  const listed = new RegExp(`<name>${name}</name>\\s*<description>[^<]*</description>\\s*<location>([^<]+)</location>`);
+  const path = listed.exec(JSON.stringify(context).replace(/\\n/g, "\n"))?.[1];
+  if (!path) return fauxAssistantMessage(`no skill ${name} in the system prompt`);
+  return fauxAssistantMessage([fauxToolCall("read", { path }, { id: `call_${++callId}` })], { stopReason: "toolUse" });
+};
+
 const scenarios: Record<string, Step[]> = {
   proxy: [
     call("mcp", { search: "echo" }),
@@ -70,6 +78,7 @@ const scenarios: Record<string, Step[]> = {
   ],
   progress: [call("e__trigger-long-running-operation", { duration: 0.6, steps: 3 }), answer],
   view: [call("mcp", { tool: "c__get-time" }), answer],
+  skills: [readSkill("deploy"), answer],
   content: [call("s__audio", {}), answer, call("s__big", { bytes: 120_000 }), answer, call("s__crash", {}), answer],
 };
 

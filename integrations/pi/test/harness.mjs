@@ -33,8 +33,12 @@ export function config() {
   // An MCP App server (a clock with a view), beside server-everything as mcpw's tests install it.
   const clock = resolve(process.env.APP_SERVER ??
     join(dirname(misbehave), "node_modules/@modelcontextprotocol/server-basic-vanillajs/dist/index.js"));
+  // A FastMCP server of skill folders: $PYTHON runs $SKILLS_SERVER over the folders in $SKILLS_ROOT.
+  const skills = ["PYTHON", "SKILLS_SERVER", "SKILLS_ROOT"].every((name) => process.env[name])
+    ? { python: resolve(process.env.PYTHON), script: resolve(process.env.SKILLS_SERVER), root: resolve(process.env.SKILLS_ROOT) }
+    : undefined;
   return { piDir, node, mcpw, misbehave, everything: existsSync(everything) ? everything : undefined,
-    clock: existsSync(clock) ? clock : undefined, ...line };
+    clock: existsSync(clock) ? clock : undefined, skills, ...line };
 }
 
 /** The pi CLI under PI_DIR (a directory with node_modules/, or the package itself). */
@@ -67,7 +71,7 @@ export const commandOf = (cfg) => (cfg.line === "1.x" ? "/mcpw" : "/mcp");
  * (pi-mcp-adapter's format); beside pi 1.x's own MCP, mcpw serves its own config
  * (`$HOME/.config/mcpw/mcp.json`). `box.config` is that file.
  */
-export function sandbox(cfg, name, { everything = false, clock = false } = {}) {
+export function sandbox(cfg, name, { everything = false, clock = false, skills = false } = {}) {
   const root = mkdtempSync(join(tmpdir(), `mcpw-pi-${name}-`));
   const dirs = { home: join(root, "home"), agent: join(root, "agent"), project: join(root, "project"), tmp: join(root, "tmp") };
   for (const dir of Object.values(dirs)) mkdirSync(dir, { recursive: true });
@@ -77,6 +81,7 @@ export function sandbox(cfg, name, { everything = false, clock = false } = {}) {
   };
   if (everything) mcpServers.e = { command: cfg.node, args: [cfg.everything, "stdio"] };
   if (clock) mcpServers.c = { command: cfg.node, args: [cfg.clock, "--stdio"] };
+  if (skills) mcpServers.k = { command: cfg.skills.python, args: [cfg.skills.script, "k", cfg.skills.root] };
   const configFile = cfg.line === "1.x" ? join(dirs.home, ".config/mcpw/mcp.json") : join(dirs.agent, "mcp.json");
   mkdirSync(dirname(configFile), { recursive: true });
   writeFileSync(configFile, JSON.stringify({ mcpServers }, null, 2));

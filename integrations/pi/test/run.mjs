@@ -4,7 +4,7 @@
 // One line per scenario; exits 1 if any failed.
 import assert from "node:assert/strict";
 import { spawn, spawnSync } from "node:child_process";
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createConnection, createServer } from "node:net";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -439,6 +439,52 @@ const scenarios = {
     assert.equal(note.message, resultText(first));
     await pi.close();
     return `tool error and notification: "${resultText(first)}"`;
+  },
+
+  /** skills: a server's MCP skills are pi skills: listed in pi's system prompt, read from a folder of the server's. */
+  async skills() {
+    if (!cfg.skills) return "SKIP: no skills server (set PYTHON, SKILLS_SERVER and SKILLS_ROOT)";
+    const box = newBox("skills", { skills: true });
+    warmCache(box);
+    const pi = start(box, { scenario: "skills" });
+    const { events, end } = await pi.prompt("deploy the service");
+    const [read] = toolEnds(events);
+    assert.equal(read?.toolName, "read", finalText(end));
+    assert.equal(read.isError, false, resultText(read));
+    const path = events.find((e) => e.type === "tool_execution_start" && e.toolName === "read")?.args?.path ?? "";
+    // A folder of the server's own, outside pi's skill folders: <export>/k/deploy/SKILL.md.
+    assert.match(path, /\/mcpw-pi-skills-[^/]+\/k\/deploy\/SKILL\.md$/, path);
+    assert.ok(!path.startsWith(box.agent) && !path.startsWith(box.project), path);
+    // The server's file, checked through mcpw, without `allowed-tools`.
+    const theirs = readFileSync(join(cfg.skills.root, "deploy/SKILL.md"), "utf8");
+    assert.match(theirs, /^allowed-tools: /m);
+    assert.equal(readFileSync(path, "utf8"), theirs.replace(/^allowed-tools: .*\n/m, ""));
+    assert.match(resultText(read), /# Deploy to staging/);
+    assert.doesNotMatch(resultText(read), /allowed-tools/);
+    await pi.close();
+    assert.ok(!existsSync(path), "the export goes with the session");
+    return `pi listed k's deploy skill at ${path.replace(box.root, "<box>")}; the model read it`;
+  },
+
+  /** A failed export of the skills (here an mcpw without `skills export`) is said once; pi goes on. */
+  async "skills-failed"() {
+    const box = newBox("skills-failed");
+    warmCache(box);
+    const older = join(box.root, "mcpw-without-skills");
+    writeFileSync(older, `#!/bin/sh
+case " $* " in *" skills export "*) echo "error: unrecognized subcommand 'skills'" >&2; exit 2;; esac
+exec "${cfg.mcpw}" "$@"
+`, { mode: 0o755 });
+    const pi = start(box, { scenario: "cold", env: { MCPW_BIN: older, MCPW_PI_EXPOSURE: "direct" } });
+    const { events } = await pi.prompt("echo at once");
+    const [echo] = toolEnds(events);
+    assert.equal(resultText(echo), "Echo: cold start", "pi went on");
+    const said = pi.events.filter((e) => e.method === "notify" && /skills/.test(e.message ?? ""));
+    assert.equal(said.length, 1, JSON.stringify(said));
+    assert.equal(said[0].notifyType, "warning");
+    assert.match(said[0].message, /^mcpw: the servers' skills were not all loaded: error: unrecognized subcommand 'skills'$/);
+    await pi.close();
+    return `said once: "${said[0].message}"; then "${resultText(echo)}"`;
   },
 
   /** content: audio becomes a note, big text is cut by mcpw with the whole kept in a file, tool errors are flagged. */

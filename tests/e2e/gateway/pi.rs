@@ -16,6 +16,12 @@ fn run_scenarios(line: &PiLine) {
         .env("HF_ENDPOINT", mcpw_test_support::OFFLINE_HUB)
         .env("MISBEHAVE", servers().misbehave())
         .env("EVERYTHING", servers().everything())
+        .env("PYTHON", servers().python_bin("python"))
+        .env(
+            "SKILLS_SERVER",
+            crate::common::workspace().join("tests/servers/skills_server.py"),
+        )
+        .env("SKILLS_ROOT", crate::common::fixture("skills").join("two"))
         .output()
         .unwrap_or_else(|e| panic!("cannot run the pi {} scenarios: {e}", line.name));
     let stdout = String::from_utf8_lossy(&out.stdout);

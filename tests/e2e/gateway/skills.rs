@@ -39,12 +39,18 @@ fn two_servers_with(root: &Path, settings: Value, change: impl FnOnce(&Path)) ->
 
 /// Runs `skills_client.py` with `plan` (its command: `mcpw serve`) against
 /// the gateway of `dirs`; its report.
-fn skills_client(dirs: &ConfigDirs, mut plan: Value) -> Value {
+fn skills_client(dirs: &ConfigDirs, plan: Value) -> Value {
+    skills_client_in(&dirs.home(), plan)
+}
+
+/// [`skills_client`] with mcpw's home at `home` (and `plan["cwd"]`, if
+/// given, the gateway's directory).
+pub(crate) fn skills_client_in(home: &Path, mut plan: Value) -> Value {
     plan["command"] = json!(MCPW);
     plan["args"] = json!(["serve"]);
-    plan["env"] = crate::common::client_env(&dirs.home());
+    plan["env"] = crate::common::client_env(home);
     let plan = plan.to_string();
-    let out = crate::servers::python_script(&dirs.home(), "skills_client.py", &[&plan]);
+    let out = crate::servers::python_script(home, "skills_client.py", &[&plan]);
     assert!(
         out.status.success(),
         "the FastMCP client failed:\n{}",
@@ -441,4 +447,136 @@ fn a_changed_skill_waits_for_approval_and_trust_shows_what_changed() {
     );
     run(&["trust", "data"]);
     assert!(run(&["skills", "list", "--json"]).contains("skill://data/review/SKILL.md"));
+}
+
+/// A skill whose server lists its files as `"dynamic"` (a server of ours:
+/// FastMCP lists every file with its digest): listed with a warning, its
+/// files read from its server as they are at each read (nothing to check
+/// them against), never withheld for a change of them under pins, and left
+/// out of an export of every skill, which goes on past a skill that fails.
+#[test]
+fn a_dynamic_skill_is_listed_with_a_warning_and_read_from_its_server() {
+    let root = tempfile::tempdir().unwrap();
+    let live = root.path().join("live");
+    std::fs::create_dir_all(&live).unwrap();
+    let md = "---\nname: live\ndescription: Answers from files its server writes as it goes.\n---\n# Live\n\nRead note.md.\n";
+    std::fs::write(live.join("SKILL.md"), md).unwrap();
+    std::fs::write(live.join("note.md"), "- first\n").unwrap();
+    let s = servers();
+    let script = workspace().join("tests/servers/dynamic_skill_server.py");
+    let web = json!({"command": s.python_bin("python"),
+                     "args": [workspace().join("tests/servers/skills_server.py"), "web",
+                              copied("one", root.path())]});
+    let dynamic = json!({"command": s.python_bin("python"), "args": [script, &live]});
+    let dirs = ConfigDirs::new();
+    dirs.user(
+        &json!({"mcpServers": {"web": web, "live": dynamic}, "settings": {"pinTools": true}})
+            .to_string(),
+    );
+    let listed = succeeded(&dirs, &["skills", "list"]);
+    assert!(
+        listed.contains("live/live (dynamic: its files are not checked)"),
+        "{listed}"
+    );
+    let note = "skill://live/live/note.md";
+    let report = skills_client(
+        &dirs,
+        json!({"append": {"path": live.join("note.md"), "text": "- written after the listing\n"},
+               "read": [note, "skill://live/live/SKILL.md"]}),
+    );
+    let skills = report["skills"].as_array().unwrap();
+    let entry = skills
+        .iter()
+        .find(|s| s["uri"] == "skill://live/live/SKILL.md")
+        .unwrap_or_else(|| panic!("{report}"));
+    assert_eq!(entry["resources"], "dynamic", "{entry}");
+    assert!(
+        entry["_meta"]["mcpw/unchecked"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("unchecked"),
+        "{entry}"
+    );
+    let reads = report["reads"].as_array().unwrap();
+    assert_eq!(
+        reads[0]["text"], "- first\n- written after the listing\n",
+        "{reads:?}"
+    );
+    assert_eq!(reads[1]["text"], md, "{reads:?}");
+    // Its files change: nothing of them is pinned, so it is not withheld.
+    std::fs::write(live.join("SKILL.md"), format!("{md}\nAnd more.\n")).unwrap();
+    succeeded(&dirs, &["connect", "live"]);
+    let listed = succeeded(&dirs, &["skills", "list", "--json"]);
+    assert!(listed.contains("skill://live/live/SKILL.md"), "{listed}");
+    assert!(!succeeded(&dirs, &["trust"]).contains("live"));
+    // Every skill exported: the dynamic one is passed over and so is one
+    // whose file does not match its digest, each said; the others are
+    // written, and the command fails.
+    let out = root.path().join("exported");
+    let exported = crate::servers::mcpw_in(&dirs.home())
+        .args(["skills", "export", &out.display().to_string(), "--all"])
+        .output()
+        .unwrap();
+    let told = String::from_utf8_lossy(&exported.stderr);
+    assert!(!exported.status.success(), "{told}");
+    assert!(
+        told.contains("live/live: not exported, its files are \"dynamic\""),
+        "{told}"
+    );
+    assert!(
+        told.contains("live/stale: not exported: read skill://live/stale/SKILL.md")
+            && told.contains("1 skill(s) not exported"),
+        "{told}"
+    );
+    assert_eq!(
+        tree(&out.join("web/review")),
+        tree(&root.path().join("one/review"))
+    );
+    assert!(!out.join("live").exists());
+}
+
+/// A skill's file is passed whole or refused, never cut: one far over the
+/// result budget reads whole through `resources/read` and through the
+/// `mcp` tool, where a tool's result of that size would be cut.
+#[test]
+fn a_skill_file_over_the_result_budget_is_passed_whole() {
+    let root = tempfile::tempdir().unwrap();
+    let long: String = (0..400)
+        .map(|i| format!("{i:03}. Check this line of the checklist.\n"))
+        .collect();
+    let settings = json!({"resultBudget": 200});
+    let dirs = two_servers_with(root.path(), settings, |root| {
+        let review = root.join("one/review");
+        std::fs::create_dir_all(review.join("ref")).unwrap();
+        std::fs::write(review.join("ref/long.md"), &long).unwrap();
+        let md = std::fs::read_to_string(review.join("SKILL.md")).unwrap();
+        std::fs::write(review.join("SKILL.md"), format!("{md}\n{long}")).unwrap();
+    });
+    assert!(long.len() > 200 * 4 * 10, "ten times the budget");
+    let skill_md = std::fs::read_to_string(root.path().join("one/review/SKILL.md")).unwrap();
+    let report = skills_client(
+        &dirs,
+        json!({"read": ["skill://web/review/ref/long.md", "skill://web/review/SKILL.md"]}),
+    );
+    let reads = report["reads"].as_array().unwrap();
+    assert_eq!(reads[0]["text"], long.as_str(), "{}", reads[0]);
+    assert_eq!(reads[1]["text"], skill_md.as_str(), "{}", reads[1]);
+    let env = crate::common::client_env(&dirs.home());
+    let connect = json!({"command": MCPW, "args": ["serve", "--exposure", "proxy"], "env": env});
+    let mcp = |args: Value| json!({"op": "callTool", "name": "mcp", "arguments": args});
+    let r = super::serve::client(
+        connect,
+        json!([
+            mcp(json!({"skill": "web/review", "file": "ref/long.md"})),
+            mcp(json!({"skill": "web/review"})),
+            mcp(json!({"tool": "web__repeat", "args": {"text": &long, "times": 1}}))
+        ]),
+    )
+    .unwrap();
+    let text = |r: &Value| r["content"][0]["text"].as_str().unwrap().to_string();
+    // The same text as a tool's result is cut.
+    assert!(text(&r[2]).contains(" cut …]"), "{}", text(&r[2]));
+    assert_ne!(r[0]["isError"], true, "{}", r[0]);
+    assert_eq!(text(&r[0]), long);
+    assert!(text(&r[1]).ends_with(&skill_md), "{}", text(&r[1]));
 }

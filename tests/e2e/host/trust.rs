@@ -491,3 +491,45 @@ fn a_projects_guest_waits_for_approval_then_names_the_tools() {
     std::fs::write(main.join(".mcpw/namer.wasm"), swapped).unwrap();
     assert_eq!(waiting(&r, &main), [("guest:naming".to_string(), true)]);
 }
+
+/// A project server that offers skills: while it waits for approval none of
+/// its skills is listed (`mcpw skills list`, or `skills/list` through the
+/// gateway) and nothing of it runs; once approved they are.
+#[test]
+fn a_waiting_project_servers_skills_are_listed_only_once_approved() {
+    let r = repo();
+    let main = r.main();
+    let run = format!(
+        "touch {}; exec {} {} p {}",
+        r.marker("skills").display(),
+        servers().python_bin("python"),
+        crate::common::workspace()
+            .join("tests/servers/skills_server.py")
+            .display(),
+        crate::common::fixture("skills").join("one").display()
+    );
+    let project = json!({"mcpServers": {"p": {"command": "sh", "args": ["-c", run]}}});
+    std::fs::write(main.join(".mcp.json"), project.to_string()).unwrap();
+    let listed = |dir: &Path| {
+        let o = r.mcpw(dir, &["skills", "list", "--json"]);
+        assert!(o.status.success(), "{}", out(&o));
+        String::from_utf8_lossy(&o.stdout).to_string()
+    };
+    let through_gateway = || {
+        let plan = json!({"cwd": main.display().to_string(), "read": []});
+        crate::gateway::skills::skills_client_in(&r.home(), plan)["skills"].to_string()
+    };
+    let skill = "skill://p/review/SKILL.md";
+    let before = listed(&main);
+    assert!(!before.contains(skill), "{before}");
+    let before = through_gateway();
+    assert!(!before.contains(skill), "{before}");
+    assert!(!r.marker("skills").exists(), "nothing of it ran");
+
+    let approved = r.mcpw(&main, &["trust", "p"]);
+    assert!(approved.status.success(), "{}", out(&approved));
+    let after = listed(&main);
+    assert!(after.contains(skill), "{after}");
+    let after = through_gateway();
+    assert!(after.contains(skill), "{after}");
+}

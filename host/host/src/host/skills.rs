@@ -46,7 +46,7 @@ impl OfferedSkill {
     }
 
     /// Its files are not listed ahead (`"dynamic"`): none has a digest.
-    fn dynamic(&self) -> bool {
+    pub fn dynamic(&self) -> bool {
         self.skill.resources == SkillResources::Dynamic
     }
 }
@@ -120,13 +120,28 @@ fn decoded(s: &str) -> Option<String> {
 fn renamed(server: &str, skill: &Skill) -> Option<Skill> {
     let mut out = skill.clone();
     out.uri = exposed(server, &skill.uri)?;
-    if let SkillResources::Files(files) = &mut out.resources {
-        for f in files {
-            f.uri = exposed(server, &f.uri)?;
+    match &mut out.resources {
+        SkillResources::Files(files) => {
+            for f in files {
+                f.uri = exposed(server, &f.uri)?;
+            }
+        }
+        // Said where a client sees the skill: nothing of it can be checked.
+        _ => {
+            let mut meta = out.meta.take().unwrap_or_default();
+            meta.0
+                .insert(UNCHECKED.into(), Value::String(DYNAMIC_WARNING.into()));
+            out.meta = Some(meta);
         }
     }
     Some(out)
 }
+
+/// The `_meta` key of the warning a dynamic skill is listed with.
+const UNCHECKED: &str = "mcpw/unchecked";
+
+/// What mcpw warns of a dynamic skill.
+const DYNAMIC_WARNING: &str = "its server lists its files as \"dynamic\": they have no digests, and mcpw passes them on unchecked";
 
 impl SkillMap {
     /// The map of the skills `offers` lists, in config order (a listing
@@ -373,6 +388,12 @@ mod tests {
                 .is_some()
         );
         assert!(map.listed("b one", "skill://live/any.md").is_none());
+        // Listed with a warning: nothing of it can be checked.
+        let live = map.skill("skill://b%20one/live/SKILL.md", &all).unwrap();
+        let meta = live.skill.meta.as_ref().unwrap();
+        assert_eq!(meta.0[UNCHECKED], DYNAMIC_WARNING);
+        let rev = map.skill("skill://a/rev/SKILL.md", &all).unwrap();
+        assert!(rev.skill.meta.is_none());
         // A server the client does not see has no skills for it.
         let only_a = |s: &str| s == "a";
         assert!(
