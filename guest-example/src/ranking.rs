@@ -172,16 +172,6 @@ impl Index {
         options: &SearchOptions,
         query_vector: Option<&[f32]>,
     ) -> Result<Vec<Explained>, PolicyError> {
-        let plain = |hits: Vec<Hit>| {
-            hits.into_iter()
-                .map(|hit| Explained {
-                    hit,
-                    words: hit.score,
-                    meaning: None,
-                    need: None,
-                })
-                .collect()
-        };
         let in_scope = |i: usize| {
             options
                 .server
@@ -323,6 +313,18 @@ impl Index {
 /// How many of each need's own best hits go before the whole query's order
 /// (in rounds: every need's first, then every need's second).
 const PER_NEED: usize = 2;
+
+/// Hits as they are: their score is their word score.
+fn plain(hits: Vec<Hit>) -> Vec<Explained> {
+    hits.into_iter()
+        .map(|hit| Explained {
+            hit,
+            words: hit.score,
+            meaning: None,
+            need: None,
+        })
+        .collect()
+}
 
 /// Hits in the needs' order, each with its own word score from `scored`
 /// (their scores only keep that order).

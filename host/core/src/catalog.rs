@@ -24,6 +24,10 @@ pub enum ToolKind {
     Skill,
 }
 
+/// The scheme of skill URIs (the MCP Skills extension): a server's skill
+/// files are its skills', never resource tools of their own.
+pub const SKILL_SCHEME: &str = "skill://";
+
 /// One catalog entry as the host knows it (the WIT `tool` record).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]

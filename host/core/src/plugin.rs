@@ -5,6 +5,7 @@
 pub mod compile_cache;
 pub mod conformance;
 pub mod engine;
+mod exports;
 pub mod guard;
 pub mod guest;
 pub mod inspect;

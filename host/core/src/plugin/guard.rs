@@ -9,9 +9,9 @@
 //! that breaks the contract) fails closed: the call is refused, and the
 //! result withheld unless `guardFailure: "open"` lets it through unguarded.
 
+use super::exports::{GuardExports, GuardIndices};
 use super::guest::{GuestInstance, GuestModule};
 use super::state::GuestState;
-use super::wit::exports::{GuardExports, GuardIndices};
 use super::wit::latest::exports::mcpw::plugin::guard as wit_guard;
 use super::{PluginError, Role};
 use std::sync::{Arc, Mutex};

@@ -1,9 +1,9 @@
 //! One typed handle per role, over a guest instance. Every answer a guest gives
 //! is checked against the WIT contract before the host uses it.
 
+use super::exports::{DirectIndices, NamingIndices, RankingIndices};
 use super::guest::{GuestInstance, GuestModule};
 use super::state::wit_tool;
-use super::wit::exports::{DirectIndices, NamingIndices, RankingIndices};
 use super::wit::latest::exports::mcpw::plugin::{
     direct_tools as wit_direct, naming as wit_naming, ranking as wit_ranking,
 };

@@ -16,10 +16,10 @@ pub use crate::config::{SCRIPT_LIMIT_KEYS, ScriptLimits};
 pub use select::SelectFailure;
 
 use super::engine::PluginEngine;
+use super::exports::{ScriptExports, ScriptIndices};
 use super::guest::GuestModule;
 use super::limits::LimitHit;
 use super::state::{Clocks, GuestState};
-use super::wit::exports::{ScriptExports, ScriptIndices};
 use super::wit::latest::exports::mcpw::plugin::script as wit_script;
 use super::wit::latest::mcpw::plugin::toolbox as wit_toolbox;
 use super::{PluginError, Role};

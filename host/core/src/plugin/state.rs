@@ -1,6 +1,7 @@
 //! The data of a guest store, and the host side of the guest imports: each call
 //! checks the guest's grants first, and a denied call is an error value.
 
+mod older;
 pub(crate) mod toolbox;
 
 use super::limits::{Limits, StoreLimiter};

@@ -7,9 +7,8 @@
 //! exports by their `@0.1.1` names, so older guests need no module of their
 //! own. A version that changes something is a new minor version (0.2.0):
 //! the module of the version before it maps its guests onto `latest`
-//! (`since_v0_1_1`), and [`exports`] calls a role in either.
+//! (`since_v0_1_1`), and `plugin/exports.rs` calls a role in either.
 
-pub(crate) mod exports;
 pub(crate) mod since_v0_1_1;
 pub(crate) mod since_v0_2_0;
 

@@ -12,7 +12,7 @@ use serde_json::Value;
 use std::collections::HashMap;
 
 /// The scheme of skill URIs.
-pub const SCHEME: &str = "skill://";
+pub use crate::catalog::SKILL_SCHEME as SCHEME;
 
 /// One server's skill, as clients see it.
 #[derive(Clone, Debug)]

@@ -110,7 +110,7 @@ pub(crate) fn catalog_tools_counted(
             // An MCP App's view is for a host to render, not for the model;
             // a skill's files are found and read as the skill's (search,
             // `mcp({skill})`), not as tools of their own.
-            if uri.starts_with(crate::apps::SCHEME) || uri.starts_with(crate::host::skills::SCHEME)
+            if uri.starts_with(crate::apps::SCHEME) || uri.starts_with(crate::catalog::SKILL_SCHEME)
             {
                 continue;
             }

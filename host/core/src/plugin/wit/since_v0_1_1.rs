@@ -2,13 +2,13 @@
 //! role (`script`, `toolbox`). It only adds to 0.1.0, so a 0.1.0 guest links
 //! against it unchanged (wasmtime matches `@0.1.0` names to `@0.1.1` ones).
 //!
-//! The host is written against [`super::latest`]; a guest of 0.1.x is mapped
-//! onto it here: its imports answer what the latest ones answer, in 0.1.x
-//! terms (skills left out, no kind on a toolbox tool), and its exports are
-//! called with the latest values, converted.
+//! The host is written against the latest version; a guest of 0.1.x is
+//! mapped onto it: [`convert`] turns values of one version into the other's,
+//! its imports answer what the latest ones answer in 0.1.x terms
+//! (`plugin/state/older.rs`: skills left out, no kind on a toolbox tool), and
+//! its exports are called with the latest values (`plugin/exports.rs`).
 
 pub(crate) mod convert;
-mod imports;
 
 /// The version this module binds.
 pub(crate) const VERSION: &str = "0.1.1";

@@ -2,7 +2,7 @@
 //! cannot express (a skill) has no 0.1.x form: `None`.
 
 use super as old;
-use super::super::latest as new;
+use super::super::since_v0_2_0 as new;
 use new::exports::mcpw::plugin as new_x;
 use new::mcpw::plugin as new_i;
 use old::exports::mcpw::plugin as old_x;

@@ -2,38 +2,42 @@
 //! called with the latest values: a 0.1.x guest's are converted on the way
 //! in and out, so the roles are written once, against [`super::latest`].
 
-use super::latest::exports::mcpw::plugin as new;
-use super::latest::mcpw::plugin::types as new_types;
-use super::since_v0_1_1::exports::mcpw::plugin as old;
-use super::since_v0_1_1::{convert, mcpw::plugin::types as old_types};
-use crate::plugin::state::GuestState;
+use super::state::GuestState;
+use super::wit::latest::exports::mcpw::plugin as new;
+use super::wit::latest::mcpw::plugin::types as new_types;
+use super::wit::since_v0_1_1::exports::mcpw::plugin as old;
+use super::wit::since_v0_1_1::{convert, mcpw::plugin::types as old_types};
 use wasmtime::Store;
 use wasmtime::component::{Instance, InstancePre, ResourceAny};
 
 type Answer<T, E = new_types::PluginError> = wasmtime::Result<Result<T, E>>;
 
-/// One role's export indices, in the guest's version.
-pub(crate) enum Versioned<L, O> {
-    /// The latest contract.
-    Latest(L),
-    /// 0.1.x, mapped onto the latest.
-    Older(O),
-}
-
 macro_rules! indices {
     ($name:ident, $exports:ident, $role:ident) => {
         /// The indices of this role's export, in the guest's version.
-        pub(crate) type $name = Versioned<new::$role::GuestIndices, old::$role::GuestIndices>;
+        #[derive(Clone)]
+        pub(crate) enum $name {
+            /// The latest contract.
+            Latest(new::$role::GuestIndices),
+            /// 0.1.x, mapped onto the latest.
+            Older(old::$role::GuestIndices),
+        }
+
         /// This role's export of one instance, in the guest's version.
-        pub(crate) type $exports = Versioned<new::$role::Guest, old::$role::Guest>;
+        pub(crate) enum $exports {
+            /// The latest contract.
+            Latest(new::$role::Guest),
+            /// 0.1.x, mapped onto the latest.
+            Older(old::$role::Guest),
+        }
 
         impl $name {
             /// Finds the export in the latest version, else in 0.1.x.
             pub(crate) fn new(pre: &InstancePre<GuestState>) -> wasmtime::Result<$name> {
                 match new::$role::GuestIndices::new(pre) {
-                    Ok(latest) => Ok(Versioned::Latest(latest)),
+                    Ok(latest) => Ok($name::Latest(latest)),
                     Err(e) => old::$role::GuestIndices::new(pre)
-                        .map(Versioned::Older)
+                        .map($name::Older)
                         .map_err(|_| e),
                 }
             }
@@ -45,18 +49,9 @@ macro_rules! indices {
                 instance: &Instance,
             ) -> wasmtime::Result<$exports> {
                 Ok(match self {
-                    Versioned::Latest(i) => Versioned::Latest(i.load(store, instance)?),
-                    Versioned::Older(i) => Versioned::Older(i.load(store, instance)?),
+                    $name::Latest(i) => $exports::Latest(i.load(store, instance)?),
+                    $name::Older(i) => $exports::Older(i.load(store, instance)?),
                 })
-            }
-        }
-
-        impl Clone for $name {
-            fn clone(&self) -> Self {
-                match self {
-                    Versioned::Latest(i) => Versioned::Latest(i.clone()),
-                    Versioned::Older(i) => Versioned::Older(i.clone()),
-                }
             }
         }
     };
@@ -71,7 +66,7 @@ indices!(GuardIndices, GuardExports, guard);
 impl RankingIndices {
     /// Whether the guest speaks 0.1.x (and is given no skills).
     pub(crate) fn older(&self) -> bool {
-        matches!(self, Versioned::Older(_))
+        matches!(self, RankingIndices::Older(_))
     }
 }
 
@@ -87,8 +82,8 @@ impl NamingExports {
         options: &new::naming::NamingOptions,
     ) -> Answer<Vec<new::naming::NameOutcome>> {
         match self {
-            Versioned::Latest(g) => g.call_names(store, tools, options),
-            Versioned::Older(g) => {
+            Self::Latest(g) => g.call_names(store, tools, options),
+            Self::Older(g) => {
                 // The host names tools and resources only: each has a 0.1.x form.
                 let tools: Vec<_> = tools.iter().cloned().filter_map(convert::tool).collect();
                 let answer = g.call_names(store, &tools, &convert::naming_options(options))?;
@@ -106,8 +101,8 @@ impl DirectExports {
         options: &new::direct_tools::DirectOptions,
     ) -> Answer<Vec<u32>> {
         match self {
-            Versioned::Latest(g) => g.call_select(store, entries, options),
-            Versioned::Older(g) => {
+            Self::Latest(g) => g.call_select(store, entries, options),
+            Self::Older(g) => {
                 let entries: Vec<_> = entries.iter().filter_map(convert::entry).collect();
                 let answer = g.call_select(store, &entries, &convert::direct_options(options))?;
                 Ok(error(answer))
@@ -126,8 +121,8 @@ impl RankingExports {
         options: &new::ranking::IndexOptions,
     ) -> Answer<ResourceAny> {
         match self {
-            Versioned::Latest(g) => g.index().call_build(store, entries, options),
-            Versioned::Older(g) => {
+            Self::Latest(g) => g.index().call_build(store, entries, options),
+            Self::Older(g) => {
                 let entries: Vec<_> = entries.iter().filter_map(convert::entry).collect();
                 let options = convert::index_options(options);
                 Ok(error(g.index().call_build(store, &entries, &options)?))
@@ -143,8 +138,8 @@ impl RankingExports {
         options: &new::ranking::SearchOptions,
     ) -> Answer<Vec<new::ranking::Hit>> {
         match self {
-            Versioned::Latest(g) => g.index().call_search(store, index, query, options),
-            Versioned::Older(g) => {
+            Self::Latest(g) => g.index().call_search(store, index, query, options),
+            Self::Older(g) => {
                 let options = convert::search_options(options);
                 let answer = g.index().call_search(store, index, query, &options)?;
                 Ok(error(answer).map(|hits| {
@@ -168,22 +163,22 @@ impl ScriptExports {
         code: &str,
     ) -> wasmtime::Result<new::script::Outcome> {
         match self {
-            Versioned::Latest(g) => g.call_run(store, code),
-            Versioned::Older(g) => g.call_run(store, code).map(convert::outcome),
+            Self::Latest(g) => g.call_run(store, code),
+            Self::Older(g) => g.call_run(store, code).map(convert::outcome),
         }
     }
 
     pub(crate) fn call_warm(&self, store: &mut Store<GuestState>) -> wasmtime::Result<()> {
         match self {
-            Versioned::Latest(g) => g.call_warm(store),
-            Versioned::Older(g) => g.call_warm(store),
+            Self::Latest(g) => g.call_warm(store),
+            Self::Older(g) => g.call_warm(store),
         }
     }
 
     pub(crate) fn call_usage(&self, store: &mut Store<GuestState>) -> wasmtime::Result<String> {
         match self {
-            Versioned::Latest(g) => g.call_usage(store),
-            Versioned::Older(g) => g.call_usage(store),
+            Self::Latest(g) => g.call_usage(store),
+            Self::Older(g) => g.call_usage(store),
         }
     }
 
@@ -192,11 +187,11 @@ impl ScriptExports {
     pub(crate) fn call_declare(
         &self,
         store: &mut Store<GuestState>,
-        tools: &[super::latest::mcpw::plugin::toolbox::ToolInfo],
+        tools: &[super::wit::latest::mcpw::plugin::toolbox::ToolInfo],
     ) -> wasmtime::Result<Vec<String>> {
         match self {
-            Versioned::Latest(g) => g.call_declare(store, tools),
-            Versioned::Older(g) => {
+            Self::Latest(g) => g.call_declare(store, tools),
+            Self::Older(g) => {
                 let tools: Vec<_> = tools
                     .iter()
                     .cloned()
@@ -214,8 +209,8 @@ impl ScriptExports {
         input: &str,
     ) -> Answer<String, new::script::SelectError> {
         match self {
-            Versioned::Latest(g) => g.call_select(store, expression, input),
-            Versioned::Older(g) => Ok(g.call_select(store, expression, input)?.map_err(Into::into)),
+            Self::Latest(g) => g.call_select(store, expression, input),
+            Self::Older(g) => Ok(g.call_select(store, expression, input)?.map_err(Into::into)),
         }
     }
 }
@@ -227,8 +222,8 @@ impl GuardExports {
         call: &new::guard::Call,
     ) -> Answer<new::guard::Verdict, new::guard::GuardError> {
         match self {
-            Versioned::Latest(g) => g.call_before(store, call),
-            Versioned::Older(g) => {
+            Self::Latest(g) => g.call_before(store, call),
+            Self::Older(g) => {
                 let answer = g.call_before(store, &convert::guard_call(call))?;
                 Ok(answer.map(Into::into).map_err(Into::into))
             }
@@ -242,8 +237,8 @@ impl GuardExports {
         outcome: &str,
     ) -> Answer<new::guard::ResultVerdict, new::guard::GuardError> {
         match self {
-            Versioned::Latest(g) => g.call_after(store, call, outcome),
-            Versioned::Older(g) => {
+            Self::Latest(g) => g.call_after(store, call, outcome),
+            Self::Older(g) => {
                 let answer = g.call_after(store, &convert::guard_call(call), outcome)?;
                 Ok(answer.map(Into::into).map_err(Into::into))
             }

@@ -1,10 +1,12 @@
 //! The imports of a 0.1.x guest: each answers what the latest one answers
 //! (the same checks, grants and limits), in 0.1.x terms.
 
-use super::super::latest::mcpw::plugin as new;
-use super::convert;
-use super::mcpw::plugin::{calls, catalog, embed, lifecycle, log, toolbox, types};
-use crate::plugin::state::GuestState;
+use super::GuestState;
+use crate::plugin::wit::latest::mcpw::plugin as new;
+use crate::plugin::wit::since_v0_1_1::convert;
+use crate::plugin::wit::since_v0_1_1::mcpw::plugin::{
+    calls, catalog, embed, lifecycle, log, toolbox, types,
+};
 
 type Answer<T> = Result<T, types::PluginError>;
 
