@@ -294,6 +294,7 @@ async fn admission(
     if let Some(addr) = http_addr
         && !addr.ip().is_loopback()
         && tokens.is_empty()
+        && cfg.serve.oauth.is_none()
     {
         bail!("{}", http::ServeError::TokenRequired(addr));
     }
@@ -351,6 +352,7 @@ async fn serve_http(
         session_idle: args
             .session_idle
             .map_or(http::DEFAULT_SESSION_IDLE, std::time::Duration::from_secs),
+        oauth: shared.host().config().serve.oauth.clone(),
     };
     let shutdown = async {
         mcpw::processes::stop_requested().await;

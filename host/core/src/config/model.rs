@@ -504,11 +504,53 @@ impl Default for Settings {
 pub struct Serve {
     /// `tokens`, the valid entries in file order.
     pub tokens: Vec<ServeToken>,
+    /// `oauth`: access tokens from identity providers, when set.
+    pub oauth: Option<ServeOAuth>,
     /// Some entry of `tokens` was invalid and left out: serving HTTP then
     /// refuses to start rather than admit clients differently than written.
     pub broken: bool,
     /// `serve` as written (for `config show`, secrets masked there).
     pub raw: Option<serde_json::Value>,
+}
+
+/// `serve.oauth`: `mcpw serve --http` as an OAuth 2.1 protected resource.
+/// It admits access tokens (JWTs) that a configured provider signed for its
+/// resource URI, and maps each to a principal from the token's claims.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ServeOAuth {
+    /// `resource`: the gateway's public URL of its MCP endpoint (behind a
+    /// load balancer, the URL clients use): the audience a token must name
+    /// (RFC 8707), and what the protected resource metadata says.
+    pub resource: String,
+    /// `issuers`: the providers whose tokens are admitted.
+    pub issuers: Vec<OAuthIssuer>,
+    /// `scopes`: scopes every token must carry.
+    pub scopes: Vec<String>,
+    /// `groups`: what each group's members see; a principal sees what its
+    /// groups see together. Empty: every principal sees every server.
+    pub groups: Vec<GroupPolicy>,
+}
+
+/// One identity provider (`serve.oauth.issuers[i]`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OAuthIssuer {
+    /// `issuer`: its issuer identifier, as its tokens' `iss` says.
+    pub issuer: String,
+    /// `jwksUri`: where its signing keys are; else from its OpenID
+    /// configuration.
+    pub jwks_uri: Option<String>,
+    /// `groupsClaim`: the claim that lists a principal's groups or roles
+    /// (`groups` unless told).
+    pub groups_claim: String,
+}
+
+/// What one group's members see (`serve.oauth.groups.<name>`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GroupPolicy {
+    /// The group's name, as the groups claim lists it.
+    pub name: String,
+    /// `servers`: the servers its members see; `None` for every server.
+    pub servers: Option<Vec<String>>,
 }
 
 /// One client's bearer token (`serve.tokens[i]`).

@@ -13,6 +13,7 @@ use std::path::Path;
 
 mod oauth;
 mod serve;
+mod serve_oauth;
 mod settings;
 
 pub use serve::serve;

@@ -6,11 +6,13 @@
 //! session's requests in flight (`per_session`); bodies that are not one
 //! JSON-RPC message get JSON-RPC errors (`body`).
 
+mod bearer;
 mod body;
 mod clients;
 mod hosts;
 mod ops;
 mod per_session;
+mod resource;
 mod sessions;
 
 pub use clients::{ClientToken, client_tokens};
@@ -59,6 +61,9 @@ pub struct HttpOptions {
     /// How long a session may stay idle before it is closed and its memory
     /// released.
     pub session_idle: std::time::Duration,
+    /// `serve.oauth`: access tokens from identity providers are admitted
+    /// too, and the protected resource metadata is served.
+    pub oauth: Option<crate::config::ServeOAuth>,
 }
 
 /// Why serving could not start.
@@ -110,13 +115,8 @@ pub async fn serve(
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), ServeError> {
     let loopback = options.addr.ip().is_loopback();
-    if !loopback && options.tokens.is_empty() {
-        return Err(ServeError::TokenRequired(options.addr));
-    }
-    let clients = match options.tokens.is_empty() {
-        true => None,
-        false => Some(Arc::new(clients::Clients::new(options.tokens)?)),
-    };
+    let oauth = options.oauth.clone().map(Arc::new);
+    let clients = admitted(loopback, &options)?;
     let mut config = transport_config(loopback);
     let max_in_flight = shared.host().config().settings.max_requests_in_flight;
     // With shared state: the sessions every replica can take up, whose owner
@@ -152,7 +152,7 @@ pub async fn serve(
     let router = mcp_routes(service, guard, sessions, shared_sessions, metrics_host);
     let router = super::page::api(router, page_state.clone());
     let router = super::app_host::api(router, page_state.clone());
-    let router = behind_tokens(router, clients);
+    let router = resource::routes(behind_tokens(router, clients), oauth);
     // The probes (and the page's own files) say nothing of the servers:
     // any name may ask for them.
     let router = match loopback {
@@ -192,10 +192,11 @@ pub async fn serve_page(
         return Err(ServeError::TokenRequired(addr));
     }
     let token = super::views::random_id();
-    let clients = clients::Clients::new(vec![ClientToken {
+    let page = ClientToken {
         scope: ClientScope::every("page"),
         secret: token.clone(),
-    }])?;
+    };
+    let clients = clients::Clients::new(vec![page], None)?;
     let router = super::page::api(axum::Router::new(), shared.clone());
     let router = super::app_host::api(router, shared.clone());
     let router = behind_tokens(router, Some(Arc::new(clients)));
@@ -260,6 +261,23 @@ fn share_sessions(
             });
         }
     });
+}
+
+/// Who is admitted: everyone on loopback without tokens or `serve.oauth`;
+/// else the tokens' clients and the issuers' principals.
+fn admitted(
+    loopback: bool,
+    options: &HttpOptions,
+) -> Result<Option<Arc<clients::Clients>>, ServeError> {
+    let (tokens, oauth) = (&options.tokens, &options.oauth);
+    match (tokens.is_empty() && oauth.is_none(), loopback) {
+        (true, true) => Ok(None),
+        (true, false) => Err(ServeError::TokenRequired(options.addr)),
+        (false, _) => {
+            let clients = clients::Clients::new(tokens.clone(), oauth.clone())?;
+            Ok(Some(Arc::new(clients)))
+        }
+    }
 }
 
 /// `/mcp` and `/metrics`, the routes a token guards.

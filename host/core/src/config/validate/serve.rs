@@ -1,5 +1,5 @@
 //! `serve`: the bearer tokens of `mcpw serve --http`, each naming its client
-//! and the servers that client sees. A problem names the file, the entry
+//! and the servers that client sees (and `oauth`, in `serve_oauth`). A problem names the file, the entry
 //! (`serve.tokens[1].tokenEnv`) and the token's name; never its value.
 
 use super::{kind, secret_text, valid_server_name};
@@ -181,6 +181,31 @@ impl<'a> Entry<'a> {
     }
 }
 
+/// `serve.oauth`, and a warning for each field `serve` does not have.
+fn besides_tokens(
+    obj: &Map<String, Value>,
+    file: &Path,
+    diags: &mut Vec<Diagnostic>,
+    out: &mut Serve,
+) {
+    if let Some(oauth) = obj.get("oauth").filter(|v| !v.is_null()) {
+        out.oauth = super::serve_oauth::oauth(oauth, file, diags);
+        out.broken |= out.oauth.is_none();
+    }
+    for key in obj
+        .keys()
+        .filter(|k| !["tokens", "oauth"].contains(&k.as_str()))
+    {
+        let unknown = "unknown field, ignored".into();
+        diags.push(Diagnostic::field(
+            Severity::Warning,
+            file,
+            format!("serve.{key}"),
+            unknown,
+        ));
+    }
+}
+
 /// Checks the user file's `serve`. Invalid entries are reported and left
 /// out, and mark the result [`Serve::broken`].
 pub fn serve(value: &Value, file: &Path, env: &Environment, diags: &mut Vec<Diagnostic>) -> Serve {
@@ -205,14 +230,7 @@ pub fn serve(value: &Value, file: &Path, env: &Environment, diags: &mut Vec<Diag
         out.broken = true;
         return out;
     };
-    for key in obj.keys().filter(|k| *k != "tokens") {
-        diags.push(Diagnostic::field(
-            Severity::Warning,
-            file,
-            format!("serve.{key}"),
-            "unknown field, ignored".into(),
-        ));
-    }
+    besides_tokens(obj, file, diags, &mut out);
     let items = match obj.get("tokens") {
         None | Some(Value::Null) => return out,
         Some(Value::Array(items)) => items,

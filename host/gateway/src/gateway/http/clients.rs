@@ -4,13 +4,14 @@
 //! matched; and the session it may use, only one its own token opened.
 
 use super::ServeError;
+use super::bearer::Refusal;
 use super::sessions::CappedSessions;
 use crate::config::{Serve, TokenSource};
 use crate::gateway::ClientScope;
 use crate::paths::Environment;
 use crate::team_state::sessions::SharedSessions;
 use axum::extract::Request;
-use axum::http::{HeaderValue, StatusCode, header};
+use axum::http::{StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
@@ -83,9 +84,11 @@ pub async fn client_tokens(
     Ok(out)
 }
 
-/// Every token, as a digest: compared at a fixed length, whatever was sent.
+/// Every token, as a digest: compared at a fixed length, whatever was sent;
+/// and the access tokens of `serve.oauth`, checked by their issuers' keys.
 pub(super) struct Clients {
     tokens: Vec<([u8; 32], ClientScope)>,
+    verifier: Option<super::bearer::Verifier>,
 }
 
 fn digest(bytes: &[u8]) -> [u8; 32] {
@@ -97,8 +100,12 @@ fn constant_time_eq(a: &[u8; 32], b: &[u8; 32]) -> bool {
 }
 
 impl Clients {
-    /// The clients of `tokens`; two with the same value could not be told apart.
-    pub(super) fn new(tokens: Vec<ClientToken>) -> Result<Clients, ServeError> {
+    /// The clients of `tokens` (two with the same value could not be told
+    /// apart), and those `oauth`'s issuers sign for.
+    pub(super) fn new(
+        tokens: Vec<ClientToken>,
+        oauth: Option<crate::config::ServeOAuth>,
+    ) -> Result<Clients, ServeError> {
         let mut out: Vec<([u8; 32], ClientScope)> = Vec::with_capacity(tokens.len());
         for t in tokens {
             let d = digest(t.secret.as_bytes());
@@ -110,7 +117,10 @@ impl Clients {
             }
             out.push((d, t.scope));
         }
-        Ok(Clients { tokens: out })
+        Ok(Clients {
+            tokens: out,
+            verifier: oauth.map(super::bearer::Verifier::new),
+        })
     }
 
     /// The client whose token `presented` is. Every token is compared, and
@@ -144,12 +154,21 @@ pub(super) async fn require_token(
         request.extensions_mut().insert(client);
         return next.run(request).await;
     }
-    let mut response =
-        (StatusCode::UNAUTHORIZED, "a valid bearer token is required").into_response();
-    response
-        .headers_mut()
-        .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
-    response
+    let verifier = clients.verifier.as_ref();
+    let jwt = presented.and_then(|p| std::str::from_utf8(p).ok());
+    let refused = match (jwt, verifier) {
+        (Some(token), Some(verifier)) => match verifier.verify(token).await {
+            Ok(client) => {
+                request.extensions_mut().insert(client);
+                return next.run(request).await;
+            }
+            Err(Refusal::Invalid(why)) => Some(("invalid_token", why)),
+            Err(Refusal::Insufficient(why)) => Some(("insufficient_scope", why)),
+        },
+        _ => None,
+    };
+    let refused = refused.as_ref().map(|(e, why)| (*e, why.as_str()));
+    super::resource::challenge(verifier.map(|v| v.oauth()), refused)
 }
 
 /// The middleware that keeps each session to the client that opened it: a
@@ -224,14 +243,17 @@ mod tests {
 
     #[test]
     fn each_token_identifies_its_client_and_no_other() {
-        let clients = Clients::new(vec![
-            ClientToken {
-                scope: ClientScope::every(CLI_TOKEN),
-                secret: "cli-secret".into(),
-            },
-            token("ci", "ci-secret"),
-            token("alice", "alice-secret"),
-        ])
+        let clients = Clients::new(
+            vec![
+                ClientToken {
+                    scope: ClientScope::every(CLI_TOKEN),
+                    secret: "cli-secret".into(),
+                },
+                token("ci", "ci-secret"),
+                token("alice", "alice-secret"),
+            ],
+            None,
+        )
         .unwrap();
         let who = |p: &str| clients.identify(p.as_bytes()).map(|s| s.name().to_string());
         assert_eq!(who("cli-secret").as_deref(), Some(CLI_TOKEN));
@@ -245,7 +267,7 @@ mod tests {
 
     #[test]
     fn two_clients_cannot_share_a_token() {
-        let err = Clients::new(vec![token("a", "s3cr3t"), token("b", "s3cr3t")])
+        let err = Clients::new(vec![token("a", "s3cr3t"), token("b", "s3cr3t")], None)
             .err()
             .unwrap()
             .to_string();

@@ -1,0 +1,288 @@
+//! `serve.oauth`: the gateway as an OAuth 2.1 protected resource. A problem
+//! names the file and the field (`serve.oauth.issuers[0].issuer`); any error
+//! marks `serve` broken, so that serving refuses to start rather than admit
+//! clients otherwise than written.
+
+use super::kind;
+use crate::config::model::{GroupPolicy, OAuthIssuer, ServeOAuth};
+use crate::config::{Diagnostic, Severity};
+use serde_json::{Map, Value};
+use std::path::Path;
+
+const FIELDS: &[&str] = &["resource", "issuers", "scopes", "groups"];
+const ISSUER_FIELDS: &[&str] = &["issuer", "jwksUri", "groupsClaim"];
+
+/// Reads `serve.oauth`, collecting problems; `None` when it has errors.
+pub(super) fn oauth(value: &Value, file: &Path, diags: &mut Vec<Diagnostic>) -> Option<ServeOAuth> {
+    let mut r = Reader {
+        file,
+        diags,
+        failed: false,
+    };
+    let Some(obj) = value.as_object() else {
+        r.error(
+            "serve.oauth",
+            format!("expected an object, found {}", kind(value)),
+        );
+        return None;
+    };
+    r.unknown(obj, FIELDS, "serve.oauth");
+    let resource = r.url(obj.get("resource"), "serve.oauth.resource", true);
+    let issuers = r.issuers(obj.get("issuers"));
+    let scopes = r
+        .strings(obj.get("scopes"), "serve.oauth.scopes")
+        .unwrap_or_default();
+    let groups = r.groups(obj.get("groups"));
+    match (r.failed, resource) {
+        (false, Some(resource)) => Some(ServeOAuth {
+            resource,
+            issuers,
+            scopes,
+            groups,
+        }),
+        _ => None,
+    }
+}
+
+struct Reader<'a> {
+    file: &'a Path,
+    diags: &'a mut Vec<Diagnostic>,
+    failed: bool,
+}
+
+impl Reader<'_> {
+    fn error(&mut self, field: &str, message: String) {
+        self.failed = true;
+        self.diags.push(Diagnostic::field(
+            Severity::Error,
+            self.file,
+            field.into(),
+            message,
+        ));
+    }
+
+    fn unknown(&mut self, obj: &Map<String, Value>, known: &[&str], at: &str) {
+        for key in obj.keys().filter(|k| !known.contains(&k.as_str())) {
+            self.diags.push(Diagnostic::field(
+                Severity::Warning,
+                self.file,
+                format!("{at}.{key}"),
+                "unknown field, ignored".into(),
+            ));
+        }
+    }
+
+    /// An `https` URL (plain `http` only on this machine's loopback).
+    fn url(&mut self, value: Option<&Value>, field: &str, required: bool) -> Option<String> {
+        let text = match value {
+            Some(Value::String(s)) => s.trim(),
+            None | Some(Value::Null) if !required => return None,
+            None | Some(Value::Null) => {
+                self.error(field, "is required: the URL clients reach it at".into());
+                return None;
+            }
+            Some(other) => {
+                self.error(field, format!("expected a URL, found {}", kind(other)));
+                return None;
+            }
+        };
+        let loopback = ["http://127.0.0.1", "http://localhost", "http://[::1]"]
+            .iter()
+            .any(|p| {
+                text.strip_prefix(p)
+                    .is_some_and(|rest| rest.is_empty() || rest.starts_with([':', '/']))
+            });
+        if !text.starts_with("https://") && !loopback {
+            self.error(
+                field,
+                format!("{text:?} is not an https URL (plain http only on loopback)"),
+            );
+            return None;
+        }
+        Some(text.trim_end_matches('/').to_string())
+    }
+
+    fn strings(&mut self, value: Option<&Value>, field: &str) -> Option<Vec<String>> {
+        let items = match value {
+            None | Some(Value::Null) => return None,
+            Some(Value::Array(items)) => items,
+            Some(other) => {
+                self.error(
+                    field,
+                    format!("expected a list of strings, found {}", kind(other)),
+                );
+                return None;
+            }
+        };
+        let mut out = Vec::with_capacity(items.len());
+        for (i, item) in items.iter().enumerate() {
+            match item.as_str().filter(|s| !s.trim().is_empty()) {
+                Some(s) => out.push(s.to_string()),
+                None => self.error(
+                    &format!("{field}[{i}]"),
+                    format!("expected a string, found {item}"),
+                ),
+            }
+        }
+        Some(out)
+    }
+
+    fn issuers(&mut self, value: Option<&Value>) -> Vec<OAuthIssuer> {
+        let field = "serve.oauth.issuers";
+        let items = match value {
+            Some(Value::Array(items)) if !items.is_empty() => items,
+            _ => {
+                self.error(
+                    field,
+                    "needs at least one issuer: `[{\"issuer\": \"https://…\"}]`".into(),
+                );
+                return Vec::new();
+            }
+        };
+        let mut out = Vec::with_capacity(items.len());
+        for (i, item) in items.iter().enumerate() {
+            let at = format!("{field}[{i}]");
+            let Some(obj) = item.as_object() else {
+                self.error(&at, format!("expected an object, found {}", kind(item)));
+                continue;
+            };
+            self.unknown(obj, ISSUER_FIELDS, &at);
+            let issuer = self.url(obj.get("issuer"), &format!("{at}.issuer"), true);
+            let jwks_uri = self.url(obj.get("jwksUri"), &format!("{at}.jwksUri"), false);
+            let groups_claim = match obj.get("groupsClaim") {
+                None | Some(Value::Null) => "groups".to_string(),
+                Some(Value::String(s)) if !s.is_empty() => s.clone(),
+                Some(other) => {
+                    self.error(
+                        &format!("{at}.groupsClaim"),
+                        format!("expected a claim name, found {other}"),
+                    );
+                    continue;
+                }
+            };
+            if let Some(issuer) = issuer {
+                out.push(OAuthIssuer {
+                    issuer,
+                    jwks_uri,
+                    groups_claim,
+                });
+            }
+        }
+        out
+    }
+
+    fn groups(&mut self, value: Option<&Value>) -> Vec<GroupPolicy> {
+        let obj = match value {
+            None | Some(Value::Null) => return Vec::new(),
+            Some(Value::Object(obj)) => obj,
+            Some(other) => {
+                self.error(
+                    "serve.oauth.groups",
+                    format!("expected an object of groups, found {}", kind(other)),
+                );
+                return Vec::new();
+            }
+        };
+        let mut out = Vec::with_capacity(obj.len());
+        for (name, policy) in obj {
+            let at = format!("serve.oauth.groups.{name}");
+            let Some(p) = policy.as_object() else {
+                self.error(&at, format!("expected an object, found {}", kind(policy)));
+                continue;
+            };
+            self.unknown(p, &["servers"], &at);
+            let servers = self.strings(p.get("servers"), &format!("{at}.servers"));
+            out.push(GroupPolicy {
+                name: name.clone(),
+                servers,
+            });
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::config::validate::serve;
+    use crate::config::{Diagnostic, Severity};
+    use crate::paths::Environment;
+    use serde_json::{Value, json};
+    use std::path::Path;
+
+    fn check(oauth: Value) -> (crate::config::Serve, Vec<Diagnostic>) {
+        let mut diags = Vec::new();
+        let file = Path::new("/home/me/mcp.json");
+        let s = serve(
+            &json!({"oauth": oauth}),
+            file,
+            &Environment::from_pairs::<&str, &str>([]),
+            &mut diags,
+        );
+        (s, diags)
+    }
+
+    #[test]
+    fn a_valid_oauth_keeps_its_resource_issuers_scopes_and_groups() {
+        let (serve, diags) = check(json!({
+            "resource": "https://mcp.example.com/mcp/",
+            "issuers": [{"issuer": "https://idp.example.com", "groupsClaim": "roles"},
+                        {"issuer": "http://127.0.0.1:9000", "jwksUri": "http://127.0.0.1:9000/jwks"}],
+            "scopes": ["mcp"],
+            "groups": {"ci": {"servers": ["time"]}, "admins": {}},
+        }));
+        assert!(diags.is_empty(), "{diags:?}");
+        let oauth = serve.oauth.unwrap();
+        assert_eq!(oauth.resource, "https://mcp.example.com/mcp");
+        assert_eq!(oauth.issuers[0].groups_claim, "roles");
+        assert_eq!(oauth.issuers[1].groups_claim, "groups");
+        assert_eq!(
+            oauth.issuers[1].jwks_uri.as_deref(),
+            Some("http://127.0.0.1:9000/jwks")
+        );
+        assert_eq!(oauth.scopes, ["mcp"]);
+        let groups: Vec<_> = oauth
+            .groups
+            .iter()
+            .map(|g| (g.name.as_str(), g.servers.clone()))
+            .collect();
+        assert_eq!(
+            groups,
+            [("ci", Some(vec!["time".to_string()])), ("admins", None)]
+        );
+        assert!(!serve.broken);
+    }
+
+    #[test]
+    fn a_broken_oauth_names_each_field_and_breaks_serve() {
+        let (serve, diags) = check(json!({
+            "resource": "http://mcp.example.com/mcp",
+            "issuers": [{"issuer": 7}],
+            "groups": {"ci": {"servers": "time"}},
+        }));
+        let errors: Vec<(String, String)> = diags
+            .iter()
+            .filter(|d| d.severity == Severity::Error)
+            .map(|d| (d.field.clone().unwrap_or_default(), d.message.clone()))
+            .collect();
+        let fields: Vec<&str> = errors.iter().map(|(f, _)| f.as_str()).collect();
+        assert_eq!(
+            fields,
+            [
+                "serve.oauth.resource",
+                "serve.oauth.issuers[0].issuer",
+                "serve.oauth.groups.ci.servers"
+            ],
+            "{errors:?}"
+        );
+        assert!(errors[0].1.contains("not an https URL"), "{errors:?}");
+        assert!(serve.broken && serve.oauth.is_none());
+        let (serve, diags) = check(json!({"resource": "https://m.example.com/mcp"}));
+        assert!(serve.broken);
+        assert!(
+            diags
+                .iter()
+                .any(|d| d.field.as_deref() == Some("serve.oauth.issuers")),
+            "{diags:?}"
+        );
+    }
+}

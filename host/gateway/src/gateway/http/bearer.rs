@@ -1,0 +1,396 @@
+//! Access tokens from identity providers (`serve.oauth`): a JWT that a
+//! configured issuer signed for this gateway's resource URI (RFC 8707),
+//! checked against the issuer's published keys (fetched, cached, and fetched
+//! again for a key id not seen yet, so that a rotation is followed), its
+//! `exp`, `nbf` and scopes; its claims name the principal and its groups,
+//! and the groups decide what it sees.
+
+use crate::config::{OAuthIssuer, ServeOAuth};
+use crate::gateway::ClientScope;
+use jsonwebtoken::jwk::JwkSet;
+use jsonwebtoken::{Algorithm, DecodingKey, Validation};
+use serde_json::{Map, Value};
+use std::collections::{BTreeSet, HashMap};
+use std::time::{Duration, Instant};
+use tokio::sync::Mutex;
+
+/// Keys are fetched again at least this often, and a key id not seen yet
+/// fetches them at most this often (a flood of made-up ids costs one fetch).
+const REFETCH_AFTER: Duration = Duration::from_secs(10);
+/// Keys held this long are fetched again anyway.
+const KEYS_TTL: Duration = Duration::from_secs(3600);
+/// Clock skew allowed on `exp` and `nbf`.
+const LEEWAY_SECS: u64 = 5;
+
+/// Why a token is refused: the error of RFC 6750 §3.1 and a description.
+#[derive(Debug, PartialEq, Eq)]
+pub(super) enum Refusal {
+    /// 401 `invalid_token`: expired, not yet valid, for another audience,
+    /// from an issuer not configured, badly signed, or unreadable.
+    Invalid(String),
+    /// 403 `insufficient_scope`: a valid token without what it needs.
+    Insufficient(String),
+}
+
+/// One issuer's keys, as last fetched.
+struct Keys {
+    set: JwkSet,
+    fetched: Instant,
+}
+
+/// Checks access tokens against `serve.oauth`.
+pub(super) struct Verifier {
+    oauth: ServeOAuth,
+    http: reqwest::Client,
+    keys: Mutex<HashMap<String, Keys>>,
+}
+
+impl Verifier {
+    pub(super) fn new(oauth: ServeOAuth) -> Verifier {
+        Verifier {
+            oauth,
+            http: reqwest::Client::builder()
+                .timeout(Duration::from_secs(10))
+                .build()
+                .expect("a plain HTTP client builds"),
+            keys: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// The settings it checks against.
+    pub(super) fn oauth(&self) -> &ServeOAuth {
+        &self.oauth
+    }
+
+    /// The client `token` admits: its principal, seeing what its groups see.
+    pub(super) async fn verify(&self, token: &str) -> Result<ClientScope, Refusal> {
+        let invalid = |why: &str| Refusal::Invalid(why.to_string());
+        let header = jsonwebtoken::decode_header(token).map_err(|_| invalid("not a JWT"))?;
+        if !asymmetric(header.alg) {
+            return Err(invalid(
+                "signed with an algorithm this gateway does not accept",
+            ));
+        }
+        let iss = unverified_issuer(token).ok_or_else(|| invalid("no issuer"))?;
+        let issuer = self
+            .oauth
+            .issuers
+            .iter()
+            .find(|i| i.issuer == iss)
+            .ok_or_else(|| invalid("not from an issuer this gateway trusts"))?;
+        let key = self.key(issuer, header.kid.as_deref()).await?;
+        let mut validation = Validation::new(header.alg);
+        validation.set_issuer(&[&issuer.issuer]);
+        validation.set_audience(&[&self.oauth.resource]);
+        validation.set_required_spec_claims(&["exp", "iss", "aud", "sub"]);
+        validation.validate_nbf = true;
+        validation.leeway = LEEWAY_SECS;
+        let claims = jsonwebtoken::decode::<Map<String, Value>>(token, &key, &validation)
+            .map_err(|e| Refusal::Invalid(refused(&e)))?
+            .claims;
+        self.check_scopes(&claims)?;
+        self.scope_of(issuer, &claims)
+    }
+
+    /// Every configured scope is among the token's (`scope`, or `scp`).
+    fn check_scopes(&self, claims: &Map<String, Value>) -> Result<(), Refusal> {
+        let granted: BTreeSet<&str> = words(claims.get("scope").or(claims.get("scp")));
+        let missing: Vec<&str> = self
+            .oauth
+            .scopes
+            .iter()
+            .map(String::as_str)
+            .filter(|s| !granted.contains(s))
+            .collect();
+        match missing.is_empty() {
+            true => Ok(()),
+            false => Err(Refusal::Insufficient(format!(
+                "needs scope {}",
+                missing.join(" ")
+            ))),
+        }
+    }
+
+    /// The principal (`email`, else `sub`) and the servers its groups see.
+    fn scope_of(
+        &self,
+        issuer: &OAuthIssuer,
+        claims: &Map<String, Value>,
+    ) -> Result<ClientScope, Refusal> {
+        let text = |k: &str| {
+            claims
+                .get(k)
+                .and_then(Value::as_str)
+                .filter(|s| !s.is_empty())
+        };
+        let name = text("email").or(text("sub")).unwrap_or_default();
+        if self.oauth.groups.is_empty() {
+            return Ok(ClientScope::every(name));
+        }
+        let groups = words(claims.get(&issuer.groups_claim));
+        let mine: Vec<_> = self
+            .oauth
+            .groups
+            .iter()
+            .filter(|g| groups.contains(g.name.as_str()))
+            .collect();
+        if mine.is_empty() {
+            return Err(Refusal::Insufficient(
+                "in no group this gateway serves".into(),
+            ));
+        }
+        if mine.iter().any(|g| g.servers.is_none()) {
+            return Ok(ClientScope::every(name));
+        }
+        let servers = mine
+            .iter()
+            .flat_map(|g| g.servers.iter().flatten().cloned());
+        Ok(ClientScope::only(name, servers))
+    }
+
+    /// The key `kid` of `issuer`: from the keys held, else from its keys
+    /// fetched again (not more often than [`REFETCH_AFTER`]).
+    async fn key(&self, issuer: &OAuthIssuer, kid: Option<&str>) -> Result<DecodingKey, Refusal> {
+        let mut held = self.keys.lock().await;
+        let find = |set: &JwkSet| match kid {
+            Some(kid) => set.find(kid).cloned(),
+            // No kid: the issuer's only key.
+            None => (set.keys.len() == 1).then(|| set.keys[0].clone()),
+        };
+        let stale = |k: &Keys| k.fetched.elapsed() > KEYS_TTL;
+        let cached = held.get(&issuer.issuer).filter(|k| !stale(k));
+        let found = cached.and_then(|k| find(&k.set));
+        let may_fetch = cached.is_none_or(|k| k.fetched.elapsed() >= REFETCH_AFTER);
+        let jwk = match (found, may_fetch) {
+            (Some(jwk), _) => jwk,
+            (None, false) => {
+                return Err(Refusal::Invalid(
+                    "signed with a key its issuer does not publish".into(),
+                ));
+            }
+            (None, true) => {
+                let set = self.fetch(issuer).await.map_err(Refusal::Invalid)?;
+                let jwk = find(&set);
+                held.insert(
+                    issuer.issuer.clone(),
+                    Keys {
+                        set,
+                        fetched: Instant::now(),
+                    },
+                );
+                jwk.ok_or_else(|| {
+                    Refusal::Invalid("signed with a key its issuer does not publish".into())
+                })?
+            }
+        };
+        DecodingKey::from_jwk(&jwk)
+            .map_err(|_| Refusal::Invalid("its issuer's key cannot be used".into()))
+    }
+
+    /// `issuer`'s published keys (its `jwksUri`, else its OpenID
+    /// configuration's `jwks_uri`).
+    async fn fetch(&self, issuer: &OAuthIssuer) -> Result<JwkSet, String> {
+        let get = |url: String| async move {
+            let response = self
+                .http
+                .get(&url)
+                .send()
+                .await
+                .map_err(|e| format!("{url}: {e}"))?;
+            let response = response
+                .error_for_status()
+                .map_err(|e| format!("{url}: {e}"))?;
+            let body = response.bytes().await.map_err(|e| format!("{url}: {e}"))?;
+            serde_json::from_slice::<Value>(&body).map_err(|e| format!("{url}: {e}"))
+        };
+        let uri = match &issuer.jwks_uri {
+            Some(uri) => uri.clone(),
+            None => {
+                let config = get(format!(
+                    "{}/.well-known/openid-configuration",
+                    issuer.issuer
+                ))
+                .await;
+                let config = config.map_err(|e| format!("the issuer's keys cannot be had: {e}"))?;
+                config["jwks_uri"]
+                    .as_str()
+                    .ok_or("the issuer's configuration names no jwks_uri")?
+                    .to_string()
+            }
+        };
+        let set = get(uri)
+            .await
+            .map_err(|e| format!("the issuer's keys cannot be had: {e}"))?;
+        tracing::debug!(issuer = %issuer.issuer, "fetched the issuer's signing keys");
+        serde_json::from_value(set).map_err(|e| format!("the issuer's keys cannot be read: {e}"))
+    }
+}
+
+fn asymmetric(alg: Algorithm) -> bool {
+    use Algorithm::*;
+    matches!(
+        alg,
+        RS256 | RS384 | RS512 | PS256 | PS384 | PS512 | ES256 | ES384 | EdDSA
+    )
+}
+
+/// The token's `iss`, read before its signature is checked: only to pick
+/// the issuer whose keys then check it.
+fn unverified_issuer(token: &str) -> Option<String> {
+    use base64::Engine;
+    let payload = token.split('.').nth(1)?;
+    let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(payload.trim_end_matches('='))
+        .ok()?;
+    let claims: Map<String, Value> = serde_json::from_slice(&bytes).ok()?;
+    claims.get("iss")?.as_str().map(String::from)
+}
+
+/// A claim's words: a space-separated string, or a list of strings.
+fn words(value: Option<&Value>) -> BTreeSet<&str> {
+    match value {
+        Some(Value::String(s)) => s.split_whitespace().collect(),
+        Some(Value::Array(items)) => items.iter().filter_map(Value::as_str).collect(),
+        _ => BTreeSet::new(),
+    }
+}
+
+/// What a client is told of a token that failed its checks.
+fn refused(e: &jsonwebtoken::errors::Error) -> String {
+    use jsonwebtoken::errors::ErrorKind::*;
+    match e.kind() {
+        ExpiredSignature => "expired",
+        ImmatureSignature => "not valid yet",
+        InvalidAudience => "for another resource than this gateway",
+        InvalidIssuer => "from another issuer",
+        InvalidSignature => "its signature does not verify",
+        MissingRequiredClaim(_) => "lacks a required claim",
+        _ => "cannot be read",
+    }
+    .to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::GroupPolicy;
+    use serde_json::json;
+
+    fn verifier(scopes: &[&str], groups: &[(&str, Option<&[&str]>)]) -> Verifier {
+        let issuer = OAuthIssuer {
+            issuer: "https://idp.example.com".into(),
+            jwks_uri: None,
+            groups_claim: "groups".into(),
+        };
+        Verifier::new(ServeOAuth {
+            resource: "https://mcp.example.com/mcp".into(),
+            issuers: vec![issuer],
+            scopes: scopes.iter().map(|s| s.to_string()).collect(),
+            groups: groups
+                .iter()
+                .map(|(name, servers)| GroupPolicy {
+                    name: name.to_string(),
+                    servers: servers.map(|s| s.iter().map(|x| x.to_string()).collect()),
+                })
+                .collect(),
+        })
+    }
+
+    fn claims(value: Value) -> Map<String, Value> {
+        value.as_object().unwrap().clone()
+    }
+
+    #[test]
+    fn a_principal_sees_what_its_groups_see_together_and_is_named_by_email_else_sub() {
+        let v = verifier(
+            &[],
+            &[
+                ("ci", Some(&["time"])),
+                ("dev", Some(&["git", "time"])),
+                ("ops", None),
+            ],
+        );
+        let issuer = &v.oauth.issuers[0];
+        let scope = |c: Value| v.scope_of(issuer, &claims(c));
+        let alice =
+            scope(json!({"sub": "u1", "email": "alice@example.com", "groups": ["dev", "ci"]}))
+                .unwrap();
+        assert_eq!(alice.name(), "alice@example.com");
+        let seen: Vec<&String> = alice.servers().unwrap().iter().collect();
+        assert_eq!(seen, ["git", "time"]);
+        let robot = scope(json!({"sub": "ci-runner", "groups": "ci"})).unwrap();
+        assert_eq!((robot.name(), robot.allows("git")), ("ci-runner", false));
+        assert!(
+            !scope(json!({"sub": "o", "groups": ["ops", "ci"]}))
+                .unwrap()
+                .is_limited()
+        );
+        assert_eq!(
+            scope(json!({"sub": "x", "groups": ["sales"]})).unwrap_err(),
+            Refusal::Insufficient("in no group this gateway serves".into())
+        );
+        let open = verifier(&[], &[]);
+        assert!(
+            !open
+                .scope_of(&open.oauth.issuers[0], &claims(json!({"sub": "x"})))
+                .unwrap()
+                .is_limited()
+        );
+    }
+
+    #[test]
+    fn every_configured_scope_must_be_granted() {
+        let v = verifier(&["mcp", "tools"], &[]);
+        assert!(
+            v.check_scopes(&claims(json!({"scope": "openid mcp tools"})))
+                .is_ok()
+        );
+        assert!(
+            v.check_scopes(&claims(json!({"scp": ["tools", "mcp"]})))
+                .is_ok()
+        );
+        assert_eq!(
+            v.check_scopes(&claims(json!({"scope": "mcp"})))
+                .unwrap_err(),
+            Refusal::Insufficient("needs scope tools".into())
+        );
+    }
+
+    #[tokio::test]
+    async fn a_token_not_signed_by_a_trusted_issuers_key_is_refused_before_any_fetch() {
+        use base64::Engine;
+        let b64 = |v: Value| base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(v.to_string());
+        let v = verifier(&[], &[]);
+        let token = |alg: &str, iss: &str| {
+            format!(
+                "{}.{}.c2ln",
+                b64(json!({"alg": alg, "typ": "JWT"})),
+                b64(json!({"iss": iss, "sub": "x"}))
+            )
+        };
+        let invalid = |why: &str| Err(Refusal::Invalid(why.into()));
+        let none = v
+            .verify(&token("none", "https://idp.example.com"))
+            .await
+            .map(|_| ());
+        assert!(none.is_err());
+        let hs = v
+            .verify(&token("HS256", "https://idp.example.com"))
+            .await
+            .map(|_| ());
+        assert_eq!(
+            hs,
+            invalid("signed with an algorithm this gateway does not accept")
+        );
+        let other = v
+            .verify(&token("RS256", "https://evil.example.com"))
+            .await
+            .map(|_| ());
+        assert_eq!(other, invalid("not from an issuer this gateway trusts"));
+        assert_eq!(
+            v.verify("not a token").await.map(|_| ()),
+            invalid("not a JWT")
+        );
+        assert!(v.keys.lock().await.is_empty(), "nothing fetched");
+    }
+}
