@@ -14,9 +14,11 @@
 //               that client's client-credentials tokens (e.g. `groups`)
 //   accounts    [{sub, email, groups, ...}]: the users devInteractions signs
 //               in (by `sub` as the login, any password); every key but
-//               `sub` lands in their access tokens
-// When ready it prints one line of JSON on stdout: the discovery document's
-// issuer and endpoints, `rotate_uri` and `kid` (the signing key's id).
+//               `sub` lands in their access tokens. A login with no account
+//               is shown the login page again.
+// When ready it prints one line of JSON on stdout, and nothing more there:
+// the discovery document's issuer and endpoints, `rotate_uri` and `kid`
+// (the signing key's id). Its notices and errors go to stderr.
 // `POST <rotate_uri>` (body optional: {"keep_old": false}) signs from then on
 // with a new key; the JWKS lists it first, and the old keys too unless
 // `keep_old` is false. The answer: {"kid": new, "kids": [the JWKS's]}.
@@ -24,7 +26,10 @@
 // keys: the provider has no API to change its keys while it serves.
 import { generateKeyPairSync, randomUUID } from "node:crypto";
 import { createServer } from "node:http";
-import Provider, { errors } from "oidc-provider";
+import Provider, { errors, interactionPolicy } from "oidc-provider";
+
+// stdout carries the ready line alone: the provider's notices go to stderr.
+console.log = console.info = console.error;
 
 const config = JSON.parse(process.argv[2] ?? "{}");
 const scopes = config.scopes ?? ["mcp"];
@@ -66,6 +71,16 @@ async function findAccount(_ctx, sub) {
   };
 }
 
+// The development login takes any name; one with no account is asked to
+// sign in again (the provider would fail on it further on).
+function policy() {
+  const prompts = interactionPolicy.base();
+  const { Check } = interactionPolicy;
+  const stranger = (ctx) => Boolean(ctx.oidc.session.accountId && !ctx.oidc.account);
+  prompts.get("login").checks.add(new Check("no_account", "no account by that login", stranger));
+  return prompts;
+}
+
 function tokenClaims(_ctx, token) {
   if (token.kind === "ClientCredentials") return clientClaims.get(token.clientId);
   const { sub: _, ...claims } = accounts.get(token.accountId) ?? {};
@@ -81,6 +96,7 @@ function build(issuer) {
     claims: { openid: ["sub"], email: ["email", "email_verified"], groups: ["groups"] },
     scopes: ["openid", "offline_access", "email", "groups"],
     extraTokenClaims: tokenClaims,
+    interactions: { policy: policy() },
     formats: {
       customizers: {
         async jwt(_ctx, _token, { payload }) {
@@ -101,8 +117,8 @@ function build(issuer) {
       },
     },
     ttl: {
-      AccessToken: ({ resourceServer: rs }) => rs?.accessTokenTTL ?? ttl,
-      ClientCredentials: ({ resourceServer: rs }) => rs?.accessTokenTTL ?? ttl,
+      AccessToken: (_ctx, token) => token.resourceServer?.accessTokenTTL ?? ttl,
+      ClientCredentials: (_ctx, token) => token.resourceServer?.accessTokenTTL ?? ttl,
     },
   });
 }
