@@ -2,12 +2,15 @@
 //! port, waiting for a state nothing announces, an `mcpw` command that sees
 //! none of the developer's own setup; the test servers ([`servers`]), `mcpw
 //! serve` in the background ([`serving`]), a team gateway's Redis and
-//! haproxy ([`team`]), the benchmarks' statistics ([`stats`]), and with the
-//! `catalog` feature the search benchmark's catalog as a warm cache.
+//! haproxy ([`team`]), the benchmarks' statistics ([`stats`]); with the
+//! `catalog` feature the search benchmark's catalog as a warm cache, and
+//! with `oidc` a real OpenID provider for the sign-in tests ([`oidc`]).
 
 #[cfg(feature = "catalog")]
 pub mod catalog;
 pub mod fs;
+#[cfg(feature = "oidc")]
+pub mod oidc;
 pub mod servers;
 pub mod serving;
 pub mod stats;

