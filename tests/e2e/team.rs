@@ -3,6 +3,7 @@
 
 mod oidc;
 mod pins;
+mod signin;
 mod skills;
 mod wire;
 

@@ -14,9 +14,10 @@ use std::collections::{BTreeSet, HashMap};
 use std::time::{Duration, Instant};
 use tokio::sync::Mutex;
 
-/// Keys are fetched again at least this often, and a key id not seen yet
-/// fetches them at most this often (a flood of made-up ids costs one fetch).
-const REFETCH_AFTER: Duration = Duration::from_secs(10);
+/// A key id not seen yet fetches an issuer's keys again at most this often:
+/// a rotation is followed within it, and a flood of made-up ids costs one
+/// fetch a second.
+const REFETCH_AFTER: Duration = Duration::from_secs(1);
 /// Keys held this long are fetched again anyway.
 const KEYS_TTL: Duration = Duration::from_secs(3600);
 /// Clock skew allowed on `exp` and `nbf`.

@@ -1,0 +1,254 @@
+//! `mcpw serve --http` as an OAuth protected resource (`serve.oauth`), with
+//! a real OpenID provider (`oidc-provider` 9) on loopback: its metadata and
+//! challenge; a machine principal (client credentials) and a person (the
+//! code flow through the provider's own pages) each seeing their groups'
+//! servers, beside a static token; tokens that are expired, for another
+//! audience, from an issuer not trusted, badly signed or short of a scope
+//! refused with the spec's errors; the signing key rotated while serving.
+
+use crate::common::ConfigDirs;
+use crate::servers::{MCPW, Serving, servers};
+use mcpw_test_support::oidc::OidcProvider;
+use rmcp::ServiceExt;
+use rmcp::model::{ClientConfig, Implementation};
+use rmcp::transport::StreamableHttpClientTransport;
+use serde_json::{Value, json};
+
+/// The gateway's public resource URI (behind a load balancer, not the
+/// address it binds): the audience its tokens must name.
+const RESOURCE: &str = "https://gateway.test/mcp";
+const CI: (&str, &str) = ("ci", "ci-secret");
+const DEV_BOT: (&str, &str) = ("dev-bot", "dev-secret");
+const SALES: (&str, &str) = ("sales-bot", "sales-secret");
+const ADMIN: &str = "admin-static-token-0123456789";
+const REDIRECT: &str = "http://127.0.0.1:8932/callback";
+
+fn provider(resource: &str, ttl: u64) -> OidcProvider {
+    let machine = |(id, secret): (&str, &str), groups: Value| {
+        json!({"client_id": id, "client_secret": secret, "grant_types": ["client_credentials"],
+               "claims": {"groups": groups}})
+    };
+    OidcProvider::start(
+        servers(),
+        json!({
+            "resource": resource,
+            "scopes": ["mcp"],
+            "ttl": ttl,
+            "clients": [
+                machine(CI, json!(["ci"])),
+                machine(DEV_BOT, json!(["dev"])),
+                machine(SALES, json!(["sales"])),
+                {"client_id": "cli", "token_endpoint_auth_method": "none",
+                 "grant_types": ["authorization_code"], "redirect_uris": [REDIRECT]},
+            ],
+            "accounts": [{"sub": "ada", "email": "ada@example.com", "groups": ["eng"]}],
+        }),
+    )
+}
+
+/// mcpw serving time and everything to the principals of `trusted`'s
+/// issuers (group `ci`: time; `dev`: everything; `eng`: every server) and
+/// to a static token that sees every server.
+fn serve(trusted: &[&OidcProvider]) -> (ConfigDirs, Serving) {
+    let s = servers();
+    let dirs = ConfigDirs::new();
+    let issuers: Vec<Value> = trusted
+        .iter()
+        .map(|p| json!({"issuer": p.issuer()}))
+        .collect();
+    dirs.user(
+        &json!({
+            "mcpServers": {
+                "time": {"command": s.python_bin("mcp-server-time")},
+                "everything": {"command": "node", "args": [s.everything(), "stdio"]},
+            },
+            "serve": {
+                "tokens": [{"name": "admin", "token": ADMIN}],
+                "oauth": {
+                    "resource": RESOURCE,
+                    "issuers": issuers,
+                    "scopes": ["mcp"],
+                    "groups": {"ci": {"servers": ["time"]}, "dev": {"servers": ["everything"]}, "eng": {}},
+                },
+            },
+        })
+        .to_string(),
+    );
+    let serving = Serving::start(MCPW, &dirs.home(), &["--exposure", "direct"]);
+    (dirs, serving)
+}
+
+/// The servers whose tools `token`'s session lists, by name.
+async fn servers_seen(serving: &Serving, token: &str) -> Vec<String> {
+    let config =
+        rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig::with_uri(
+            serving.url(),
+        )
+        .auth_header(token);
+    let client = ClientConfig::new(Default::default(), Implementation::new("test", "1"));
+    let session = client
+        .serve(StreamableHttpClientTransport::from_config(config))
+        .await
+        .expect("a session");
+    let tools = session.list_all_tools().await.unwrap();
+    let seen: std::collections::BTreeSet<String> = tools
+        .iter()
+        .filter_map(|t| t.name.split_once("__").map(|(s, _)| s.to_string()))
+        .collect();
+    session.cancel().await.unwrap();
+    seen.into_iter().collect()
+}
+
+/// An `initialize` with `token` (none: no header): its status and
+/// `WWW-Authenticate`.
+async fn refusal(serving: &Serving, token: Option<&str>) -> (u16, String) {
+    let mut request = reqwest::Client::new()
+        .post(serving.url())
+        .header("accept", "application/json, text/event-stream")
+        .json(
+            &json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "test", "version": "1"}}}),
+        );
+    if let Some(token) = token {
+        request = request.bearer_auth(token);
+    }
+    let response = request.send().await.unwrap();
+    let challenge = response
+        .headers()
+        .get("www-authenticate")
+        .map(|v| v.to_str().unwrap().to_string())
+        .unwrap_or_default();
+    (response.status().as_u16(), challenge)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn principals_see_their_groups_servers_and_every_bad_token_is_refused() {
+    let idp = provider(RESOURCE, 3600);
+    let (_dirs, serving) = serve(&[&idp]);
+    // The metadata, at the resource's well-known URI and at the root.
+    for path in [
+        "/.well-known/oauth-protected-resource/mcp",
+        "/.well-known/oauth-protected-resource",
+    ] {
+        let meta: Value = reqwest::get(serving.at(path))
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        assert_eq!(meta["resource"], RESOURCE, "{meta}");
+        assert_eq!(
+            meta["authorization_servers"],
+            json!([idp.issuer()]),
+            "{meta}"
+        );
+    }
+    let (status, challenge) = refusal(&serving, None).await;
+    assert_eq!(status, 401);
+    let metadata =
+        "resource_metadata=\"https://gateway.test/.well-known/oauth-protected-resource/mcp\"";
+    assert!(
+        challenge.starts_with("Bearer ") && challenge.contains(metadata),
+        "{challenge}"
+    );
+
+    let ci = idp.client_credentials(CI.0, CI.1, RESOURCE, "mcp").await;
+    assert_eq!(servers_seen(&serving, &ci).await, ["time"]);
+    let dev = idp
+        .client_credentials(DEV_BOT.0, DEV_BOT.1, RESOURCE, "mcp")
+        .await;
+    assert_eq!(servers_seen(&serving, &dev).await, ["everything"]);
+    let ada = idp
+        .user_token("cli", REDIRECT, "ada", RESOURCE, "openid mcp")
+        .await;
+    assert_eq!(servers_seen(&serving, &ada).await, ["everything", "time"]);
+    assert_eq!(servers_seen(&serving, ADMIN).await, ["everything", "time"]);
+
+    // A group the gateway does not serve, and a token without the scope.
+    let sales = idp
+        .client_credentials(SALES.0, SALES.1, RESOURCE, "mcp")
+        .await;
+    let (status, challenge) = refusal(&serving, Some(&sales)).await;
+    assert_eq!(status, 403);
+    assert!(
+        challenge.contains("error=\"insufficient_scope\""),
+        "{challenge}"
+    );
+    let unscoped = idp.client_credentials(CI.0, CI.1, RESOURCE, "").await;
+    let (status, challenge) = refusal(&serving, Some(&unscoped)).await;
+    assert_eq!(status, 403);
+    assert!(
+        challenge.contains("needs scope mcp") && challenge.contains(metadata),
+        "{challenge}"
+    );
+
+    // Badly signed: the signature of another token.
+    let (head, _) = ci.rsplit_once('.').unwrap();
+    let (_, signature) = dev.rsplit_once('.').unwrap();
+    let forged = format!("{head}.{signature}");
+    let invalid = |why: &str| format!("error=\"invalid_token\", error_description=\"{why}\"");
+    let (status, challenge) = refusal(&serving, Some(&forged)).await;
+    assert_eq!(status, 401);
+    assert!(
+        challenge.contains(&invalid("its signature does not verify")),
+        "{challenge}"
+    );
+
+    // Another audience from a trusted issuer, and this audience from an
+    // issuer not trusted.
+    let elsewhere = provider("https://elsewhere.test/mcp", 3600);
+    let stranger = provider(RESOURCE, 3600);
+    let (_dirs2, both) = serve(&[&idp, &elsewhere]);
+    let other_audience = elsewhere
+        .client_credentials(CI.0, CI.1, "https://elsewhere.test/mcp", "mcp")
+        .await;
+    let (status, challenge) = refusal(&both, Some(&other_audience)).await;
+    assert_eq!(status, 401);
+    assert!(
+        challenge.contains(&invalid("for another resource than this gateway")),
+        "{challenge}"
+    );
+    let untrusted = stranger
+        .client_credentials(CI.0, CI.1, RESOURCE, "mcp")
+        .await;
+    let (status, challenge) = refusal(&serving, Some(&untrusted)).await;
+    assert_eq!(status, 401);
+    assert!(
+        challenge.contains(&invalid("not from an issuer this gateway trusts")),
+        "{challenge}"
+    );
+    drop(both);
+
+    // The key rotated while serving: a token of the new key is admitted (the
+    // keys fetched again for its new key id), one of the dropped key is not.
+    idp.rotate_dropping_old().await;
+    // The gateway fetches an issuer's keys again at most once a second.
+    tokio::time::sleep(std::time::Duration::from_millis(1100)).await;
+    let fresh = idp.client_credentials(CI.0, CI.1, RESOURCE, "mcp").await;
+    assert_eq!(servers_seen(&serving, &fresh).await, ["time"]);
+    let (status, challenge) = refusal(&serving, Some(&ci)).await;
+    assert_eq!(status, 401);
+    assert!(
+        challenge.contains(&invalid("signed with a key its issuer does not publish")),
+        "{challenge}"
+    );
+}
+
+/// A token past its `exp` (a provider whose tokens live one second) is
+/// refused as expired, and nothing runs for it.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_expired_token_is_refused() {
+    let idp = provider(RESOURCE, 1);
+    let (_dirs, serving) = serve(&[&idp]);
+    let token = idp.client_credentials(CI.0, CI.1, RESOURCE, "mcp").await;
+    assert_eq!(servers_seen(&serving, &token).await, ["time"]);
+    // Time is what is tested: past `exp` and the gateway's 5 s of leeway.
+    tokio::time::sleep(std::time::Duration::from_millis(6500)).await;
+    let (status, challenge) = refusal(&serving, Some(&token)).await;
+    assert_eq!(status, 401);
+    assert!(
+        challenge.contains("error=\"invalid_token\", error_description=\"expired\""),
+        "{challenge}"
+    );
+}
