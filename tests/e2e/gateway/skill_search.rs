@@ -252,3 +252,37 @@ fn the_proxy_tool_toolsearch_and_code_mode_show_and_read_skills() {
         "{value}"
     );
 }
+
+/// Through `mcpw serve`, the `mcp` tool's search finds a skill by meaning:
+/// a query that shares no word with it finds nothing by words (the first
+/// search, while the model loads), then the skill once the vectors are ready.
+#[test]
+fn the_proxy_tools_search_finds_a_skill_by_meaning() {
+    let root = tempfile::tempdir().unwrap();
+    let dirs = skills_and_time(
+        root.path(),
+        json!({"search": {"model": servers().minilm()}}),
+    );
+    let env = crate::common::client_env(&dirs.home());
+    let connect = json!({"command": MCPW, "args": ["serve", "--exposure", "proxy"], "env": env});
+    let query = json!({"search": "release the build to pre-production"});
+    let r = super::serve::client(
+        connect,
+        json!([
+            {"op": "callTool", "name": "mcp", "arguments": query},
+            {"op": "callToolUntil", "name": "mcp", "arguments": query,
+             "contains": "data/deploy (skill)", "timeoutMs": 120_000},
+        ]),
+    )
+    .unwrap();
+    assert!(
+        !text(&r[0]).contains("data/deploy"),
+        "by words: {}",
+        text(&r[0])
+    );
+    let by_meaning = text(&r[1]);
+    assert!(
+        by_meaning.contains("Read it: mcp({skill: \"data/deploy\"})"),
+        "{by_meaning}"
+    );
+}
