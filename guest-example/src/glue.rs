@@ -152,7 +152,11 @@ impl wit::Ranking for Index {
             .0
             .explain(&query, &options, vector.as_deref())
             .map_err(error)?;
-        let needs = ranking::Index::needs(&query);
+        // The query is read as needs again only when a hit answers one.
+        let needs = match hits.iter().any(|e| e.need.is_some()) {
+            true => ranking::Index::needs(&query),
+            false => Vec::new(),
+        };
         Ok(hits
             .into_iter()
             .map(|e| wit::Found {

@@ -7,7 +7,7 @@
 pub(super) mod install;
 mod reply;
 mod search;
-mod skill;
+pub(super) mod skill;
 mod tool;
 
 use reply::Reply;

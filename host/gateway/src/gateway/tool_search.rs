@@ -191,17 +191,7 @@ async fn skills_text(
     for h in skills {
         let uri = h.entry.tool.resource_uri.clone().unwrap_or_default();
         let body = match gw.resource_read(client, &uri, ctx).await {
-            Ok(read) => read
-                .contents
-                .iter()
-                .filter_map(|c| match c {
-                    rmcp::model::ResourceContents::TextResourceContents { text, .. } => {
-                        Some(text.as_str())
-                    }
-                    _ => None,
-                })
-                .collect::<Vec<_>>()
-                .join("\n"),
+            Ok(read) => super::proxy::skill::text_of(&read.contents),
             Err(e) => format!("(cannot be read: {})", e.message),
         };
         text.push_str(&format!("\n{} ({uri}):\n{body}\n", h.entry.name));

@@ -364,11 +364,16 @@ pub(crate) fn build(policy: &Policy, input: BuildInput) -> Result<Snapshot, Plug
         .enumerate()
         .map(|(i, p)| (p.name.clone(), i))
         .collect();
-    let searchable: Vec<Entry> = entries.iter().cloned().chain(skills.entries()).collect();
+    let entries: Arc<[Entry]> = entries.into();
+    // Without skills, search ranks the tools themselves: no copy of them.
+    let searchable = match skills.entries() {
+        none if none.is_empty() => entries.clone(),
+        skill_entries => entries.iter().cloned().chain(skill_entries).collect(),
+    };
     Ok(Snapshot {
         version,
-        entries: entries.into(),
-        searchable: searchable.into(),
+        entries,
+        searchable,
         app_only: app_only.into(),
         by_name,
         by_loose,

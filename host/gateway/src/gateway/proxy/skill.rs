@@ -111,7 +111,7 @@ fn frontmatter_differs(s: &OfferedSkill, text: &str) -> Option<String> {
 }
 
 /// The text of a read (a binary file as its size).
-fn text_of(contents: &[ResourceContents]) -> String {
+pub(in crate::gateway) fn text_of(contents: &[ResourceContents]) -> String {
     contents
         .iter()
         .map(|c| match c {
