@@ -3,34 +3,19 @@
 //! tool, `ToolSearch` and code mode, read by a script from the skill's own
 //! server; a ranking guest of 0.1.x keeps loading and is given none.
 
-use crate::common::{ConfigDirs, build_guest, fixture, host_with_config, workspace};
-use crate::servers::{MCPW, servers};
+use super::skills::{call, served, two_servers_with};
+use crate::common::{ConfigDirs, build_guest, host_with_config};
+use crate::servers::servers;
 use serde_json::{Value, json};
 use std::path::Path;
 
-/// Two FastMCP skill servers (`web`: `review`; `data`: `review`, `deploy`;
-/// each with a `ping` tool) and mcp-server-time, their folders under `root`,
-/// with `settings`.
+/// The two FastMCP skill servers of the Skills tests (`web`: `review`;
+/// `data`: `review`, `deploy`; each with a `ping` tool) and mcp-server-time,
+/// their folders under `root`, with `settings`.
 fn skills_and_time(root: &Path, settings: Value) -> ConfigDirs {
-    let s = servers();
-    let script = workspace().join("tests/servers/skills_server.py");
-    let server = |name: &str, folder: &str| {
-        let to = root.join(folder);
-        mcpw_test_support::fs::copy_tree(&fixture("skills").join(folder), &to);
-        json!({"command": s.python_bin("python"), "args": [script, name, to]})
-    };
-    let dirs = ConfigDirs::new();
-    dirs.user(
-        &json!({
-            "mcpServers": {
-                "web": server("web", "one"),
-                "data": server("data", "two"),
-                "time": {"command": s.python_bin("mcp-server-time")},
-            },
-            "settings": settings,
-        })
-        .to_string(),
-    );
+    let dirs = two_servers_with(root, settings, |_| {});
+    let time = json!({"command": servers().python_bin("mcp-server-time")});
+    dirs.edit_user(|c| c["mcpServers"]["time"] = time);
     dirs
 }
 
@@ -145,17 +130,20 @@ fn text(r: &Value) -> String {
 fn the_proxy_tool_toolsearch_and_code_mode_show_and_read_skills() {
     let root = tempfile::tempdir().unwrap();
     let dirs = skills_and_time(root.path(), json!({"search": {"model": "none"}}));
-    let env = crate::common::client_env(&dirs.home());
-    let connect = |exposure: &str| json!({"command": MCPW, "args": ["serve", "--exposure", exposure], "env": env});
-    let call = |tool: &str, args: Value| json!({"op": "callTool", "name": tool, "arguments": args});
-    let r = super::serve::client(
-        connect("proxy"),
+    let r = served(
+        &dirs,
+        "proxy",
         json!([
-            call("mcp", json!({"search": "deploy a service to the staging cluster"})),
-            call("mcp", json!({"search": "review a database migration, then tell me the current time in Tokyo"})),
+            call(
+                "mcp",
+                json!({"search": "deploy a service to the staging cluster"})
+            ),
+            call(
+                "mcp",
+                json!({"search": "review a database migration, then tell me the current time in Tokyo"})
+            ),
         ]),
-    )
-    .unwrap();
+    );
     let shown = text(&r[0]);
     assert!(
         shown.contains("data/deploy (skill)\n  Deploy a service"),
@@ -191,14 +179,14 @@ fn the_proxy_tool_toolsearch_and_code_mode_show_and_read_skills() {
         assert!(task.contains(&format!("For \"{need}\":")), "{task}");
     }
 
-    let r = super::serve::client(
-        connect("tool-search"),
+    let r = served(
+        &dirs,
+        "tool-search",
         json!([
             call("ToolSearch", json!({"query": "staging cluster deploy"})),
             call("ToolSearch", json!({"query": "select:data/deploy"})),
         ]),
-    )
-    .unwrap();
+    );
     let listed = text(&r[0]);
     assert!(
         listed.contains("Skills (instructions to read, not tools)"),
@@ -228,11 +216,7 @@ fn the_proxy_tool_toolsearch_and_code_mode_show_and_read_skills() {
         try { await mcp.readSkill("time/get_current_time"); } catch (e) { missing = String(e); }
         return {name: skill.name, declared: "declaration" in skill, md: md.text, list: list.text, uri: list.uri, missing};
     "#;
-    let r = super::serve::client(
-        connect("code"),
-        json!([call("code", json!({"code": code}))]),
-    )
-    .unwrap();
+    let r = served(&dirs, "code", json!([call("code", json!({"code": code}))]));
     assert_eq!(r[0]["isError"], false, "{}", r[0]);
     let value = &r[0]["structuredContent"]["value"];
     assert_eq!(value["name"], "data/review", "{value}");
@@ -263,18 +247,16 @@ fn the_proxy_tools_search_finds_a_skill_by_meaning() {
         root.path(),
         json!({"search": {"model": servers().minilm()}}),
     );
-    let env = crate::common::client_env(&dirs.home());
-    let connect = json!({"command": MCPW, "args": ["serve", "--exposure", "proxy"], "env": env});
     let query = json!({"search": "release the build to pre-production"});
-    let r = super::serve::client(
-        connect,
+    let r = served(
+        &dirs,
+        "proxy",
         json!([
             {"op": "callTool", "name": "mcp", "arguments": query},
             {"op": "callToolUntil", "name": "mcp", "arguments": query,
              "contains": "data/deploy (skill)", "timeoutMs": 120_000},
         ]),
-    )
-    .unwrap();
+    );
     assert!(
         !text(&r[0]).contains("data/deploy"),
         "by words: {}",

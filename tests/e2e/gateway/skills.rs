@@ -23,7 +23,11 @@ fn two_servers(root: &Path) -> ConfigDirs {
 
 /// [`two_servers`] with `settings`, its folders changed by `change` before
 /// the servers start.
-fn two_servers_with(root: &Path, settings: Value, change: impl FnOnce(&Path)) -> ConfigDirs {
+pub(super) fn two_servers_with(
+    root: &Path,
+    settings: Value,
+    change: impl FnOnce(&Path),
+) -> ConfigDirs {
     let s = servers();
     let script = workspace().join("tests/servers/skills_server.py");
     let server = |name: &str, folder: &str| {
@@ -35,6 +39,19 @@ fn two_servers_with(root: &Path, settings: Value, change: impl FnOnce(&Path)) ->
     let dirs = ConfigDirs::new();
     dirs.user(&json!({"mcpServers": {"web": web, "data": data}, "settings": settings}).to_string());
     dirs
+}
+
+/// `steps` of the TypeScript SDK client against `mcpw serve --exposure
+/// EXPOSURE` in the home of `dirs`; their results.
+pub(super) fn served(dirs: &ConfigDirs, exposure: &str, steps: Value) -> Vec<Value> {
+    let env = crate::common::client_env(&dirs.home());
+    let connect = json!({"command": MCPW, "args": ["serve", "--exposure", exposure], "env": env});
+    super::serve::client(connect, steps).unwrap()
+}
+
+/// A step that calls `tool` with `args`.
+pub(super) fn call(tool: &str, args: Value) -> Value {
+    json!({"op": "callTool", "name": tool, "arguments": args})
 }
 
 /// Runs `skills_client.py` with `plan` (its command: `mcpw serve`) against
@@ -305,19 +322,17 @@ fn skills_export_writes_folders_that_match_the_servers() {
 fn the_proxy_tool_reads_a_skill_and_its_files() {
     let root = tempfile::tempdir().unwrap();
     let dirs = two_servers(root.path());
-    let env = crate::common::client_env(&dirs.home());
-    let connect = json!({"command": MCPW, "args": ["serve", "--exposure", "proxy"], "env": env});
-    let mcp = |args: Value| json!({"op": "callTool", "name": "mcp", "arguments": args});
-    let r = super::serve::client(
-        connect,
+    let mcp = |args: Value| call("mcp", args);
+    let r = served(
+        &dirs,
+        "proxy",
         json!([
             mcp(json!({"skill": "data/review"})),
             mcp(json!({"skill": "data/review", "file": "ref/checklist.md"})),
             mcp(json!({"skill": "skill://data/deploy/SKILL.md"})),
             mcp(json!({"skill": "nope/x"}))
         ]),
-    )
-    .unwrap();
+    );
     let text = |r: &Value| r["content"][0]["text"].as_str().unwrap().to_string();
     let review = text(&r[0]);
     assert!(
@@ -561,18 +576,16 @@ fn a_skill_file_over_the_result_budget_is_passed_whole() {
     let reads = report["reads"].as_array().unwrap();
     assert_eq!(reads[0]["text"], long.as_str(), "{}", reads[0]);
     assert_eq!(reads[1]["text"], skill_md.as_str(), "{}", reads[1]);
-    let env = crate::common::client_env(&dirs.home());
-    let connect = json!({"command": MCPW, "args": ["serve", "--exposure", "proxy"], "env": env});
-    let mcp = |args: Value| json!({"op": "callTool", "name": "mcp", "arguments": args});
-    let r = super::serve::client(
-        connect,
+    let mcp = |args: Value| call("mcp", args);
+    let r = served(
+        &dirs,
+        "proxy",
         json!([
             mcp(json!({"skill": "web/review", "file": "ref/long.md"})),
             mcp(json!({"skill": "web/review"})),
             mcp(json!({"tool": "web__repeat", "args": {"text": &long, "times": 1}}))
         ]),
-    )
-    .unwrap();
+    );
     let text = |r: &Value| r["content"][0]["text"].as_str().unwrap().to_string();
     // The same text as a tool's result is cut.
     assert!(text(&r[2]).contains(" cut …]"), "{}", text(&r[2]));

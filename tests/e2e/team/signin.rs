@@ -122,6 +122,16 @@ async fn refusal(serving: &Serving, token: Option<&str>) -> (u16, String) {
     (response.status().as_u16(), challenge)
 }
 
+/// Asserts that an `initialize` with `token` is refused with `status`, its
+/// challenge saying each of `said`.
+async fn refused(serving: &Serving, token: &str, status: u16, said: &[&str]) {
+    let (got, challenge) = refusal(serving, Some(token)).await;
+    assert_eq!(got, status, "{challenge}");
+    for part in said {
+        assert!(challenge.contains(part), "{part:?} in {challenge}");
+    }
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn principals_see_their_groups_servers_and_every_bad_token_is_refused() {
     let idp = provider(RESOURCE, 3600);
@@ -169,31 +179,22 @@ async fn principals_see_their_groups_servers_and_every_bad_token_is_refused() {
     let sales = idp
         .client_credentials(SALES.0, SALES.1, RESOURCE, "mcp")
         .await;
-    let (status, challenge) = refusal(&serving, Some(&sales)).await;
-    assert_eq!(status, 403);
-    assert!(
-        challenge.contains("error=\"insufficient_scope\""),
-        "{challenge}"
-    );
+    refused(&serving, &sales, 403, &["error=\"insufficient_scope\""]).await;
     let unscoped = idp.client_credentials(CI.0, CI.1, RESOURCE, "").await;
-    let (status, challenge) = refusal(&serving, Some(&unscoped)).await;
-    assert_eq!(status, 403);
-    assert!(
-        challenge.contains("needs scope mcp") && challenge.contains(metadata),
-        "{challenge}"
-    );
+    refused(&serving, &unscoped, 403, &["needs scope mcp", metadata]).await;
 
     // Badly signed: the signature of another token.
     let (head, _) = ci.rsplit_once('.').unwrap();
     let (_, signature) = dev.rsplit_once('.').unwrap();
     let forged = format!("{head}.{signature}");
     let invalid = |why: &str| format!("error=\"invalid_token\", error_description=\"{why}\"");
-    let (status, challenge) = refusal(&serving, Some(&forged)).await;
-    assert_eq!(status, 401);
-    assert!(
-        challenge.contains(&invalid("its signature does not verify")),
-        "{challenge}"
-    );
+    refused(
+        &serving,
+        &forged,
+        401,
+        &[&invalid("its signature does not verify")],
+    )
+    .await;
 
     // Another audience from a trusted issuer, and this audience from an
     // issuer not trusted.
@@ -203,21 +204,23 @@ async fn principals_see_their_groups_servers_and_every_bad_token_is_refused() {
     let other_audience = elsewhere
         .client_credentials(CI.0, CI.1, "https://elsewhere.test/mcp", "mcp")
         .await;
-    let (status, challenge) = refusal(&both, Some(&other_audience)).await;
-    assert_eq!(status, 401);
-    assert!(
-        challenge.contains(&invalid("for another resource than this gateway")),
-        "{challenge}"
-    );
+    refused(
+        &both,
+        &other_audience,
+        401,
+        &[&invalid("for another resource than this gateway")],
+    )
+    .await;
     let untrusted = stranger
         .client_credentials(CI.0, CI.1, RESOURCE, "mcp")
         .await;
-    let (status, challenge) = refusal(&serving, Some(&untrusted)).await;
-    assert_eq!(status, 401);
-    assert!(
-        challenge.contains(&invalid("not from an issuer this gateway trusts")),
-        "{challenge}"
-    );
+    refused(
+        &serving,
+        &untrusted,
+        401,
+        &[&invalid("not from an issuer this gateway trusts")],
+    )
+    .await;
     drop(both);
 
     // The key rotated while serving: a token of the new key is admitted (the
@@ -227,12 +230,13 @@ async fn principals_see_their_groups_servers_and_every_bad_token_is_refused() {
     tokio::time::sleep(std::time::Duration::from_millis(1100)).await;
     let fresh = idp.client_credentials(CI.0, CI.1, RESOURCE, "mcp").await;
     assert_eq!(servers_seen(&serving, &fresh).await, ["time"]);
-    let (status, challenge) = refusal(&serving, Some(&ci)).await;
-    assert_eq!(status, 401);
-    assert!(
-        challenge.contains(&invalid("signed with a key its issuer does not publish")),
-        "{challenge}"
-    );
+    refused(
+        &serving,
+        &ci,
+        401,
+        &[&invalid("signed with a key its issuer does not publish")],
+    )
+    .await;
 }
 
 /// A token past its `exp` (a provider whose tokens live one second) is
@@ -245,10 +249,11 @@ async fn an_expired_token_is_refused() {
     assert_eq!(servers_seen(&serving, &token).await, ["time"]);
     // Time is what is tested: past `exp` and the gateway's 5 s of leeway.
     tokio::time::sleep(std::time::Duration::from_millis(6500)).await;
-    let (status, challenge) = refusal(&serving, Some(&token)).await;
-    assert_eq!(status, 401);
-    assert!(
-        challenge.contains("error=\"invalid_token\", error_description=\"expired\""),
-        "{challenge}"
-    );
+    refused(
+        &serving,
+        &token,
+        401,
+        &["error=\"invalid_token\", error_description=\"expired\""],
+    )
+    .await;
 }

@@ -374,9 +374,9 @@ fn disabled_servers_stay_in_the_config() {
     assert_eq!(enabled, vec![false, false, true]);
 }
 
-/// `serve.tokens` comes from the user file alone: a project file that says
-/// who may connect is reported and ignored, so it cannot grant access; the
-/// user's tokens stay as written.
+/// `serve.tokens` and `serve.oauth` come from the user file alone: a project
+/// file that says who may connect is reported and ignored, so it cannot
+/// grant access; the user's tokens stay as written.
 #[test]
 fn client_tokens_come_from_the_user_file_only() {
     let d = ConfigDirs::new();
@@ -389,7 +389,9 @@ fn client_tokens_come_from_the_user_file_only() {
         ".mcpw/mcp.json",
         r#"{"mcpServers": {"time": {"command": "t"}},
             "serve": {"tokens": [{"name": "ci", "token": "project-secret"},
-                                 {"name": "intruder", "token": "known-to-all"}]}}"#,
+                                 {"name": "intruder", "token": "known-to-all"}],
+                      "oauth": {"resource": "https://mcp.example.com/mcp",
+                                "issuers": [{"issuer": "https://idp.evil.example"}]}}}"#,
     );
     let cfg = d.load();
     let tokens: Vec<(&str, Option<&Vec<String>>)> = cfg
@@ -399,6 +401,8 @@ fn client_tokens_come_from_the_user_file_only() {
         .map(|t| (t.name.as_str(), t.servers.as_ref()))
         .collect();
     assert_eq!(tokens, vec![("ci", Some(&vec!["git".to_string()]))]);
+    // Nor can it name an identity provider whose tokens would be admitted.
+    assert_eq!(cfg.serve.oauth, None);
     assert_eq!(
         cfg.serve.tokens[0].source,
         config::TokenSource::Value("user-secret".into())
