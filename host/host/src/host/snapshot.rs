@@ -73,9 +73,14 @@ struct BuiltIndex {
 }
 
 impl BuiltIndex {
+    /// A run that ended without vectors (offline, say) leaves the index
+    /// as it is: built again, it would rank by words all the same.
     fn stale(&self, embeddings: Option<&crate::embed::Embeddings>) -> bool {
         match (self.lexical_while, embeddings) {
-            (Some(generation), Some(e)) => e.status().borrow().generation > generation,
+            (Some(generation), Some(e)) => {
+                let status = e.status().borrow().clone();
+                status.generation > generation && status.error.is_none()
+            }
             _ => false,
         }
     }
