@@ -246,12 +246,12 @@ pub(crate) async fn serve(args: ServeArgs, sources: &ConfigSources) -> Result<Ex
     let exposure = Exposure::chosen(args.exposure.as_deref(), cfg.settings.exposure)
         .map_err(|e| anyhow!(e))?;
     let exposure_name = exposure.name();
-    let (http_addr, tokens) = admission(&args, &cfg, sources).await?;
+    let (http_addr, admitted) = admission(&args, &cfg, sources).await?;
     let host =
         Arc::new(Host::start(cfg, sources.env.clone(), HostOptions::for_env(&sources.env)).await?);
     let shared = start_background(&host, sources, read, exposure, http_addr.is_none());
     match http_addr {
-        Some(addr) => serve_http(&args, addr, tokens, shared, exposure_name).await?,
+        Some(addr) => serve_http(&args, addr, admitted, shared, exposure_name).await?,
         None => {
             if let Some(addr) = &args.page {
                 open_page(&shared, addr).await?;
@@ -264,13 +264,21 @@ pub(crate) async fn serve(args: ServeArgs, sources: &ConfigSources) -> Result<Ex
     Ok(ExitCode::SUCCESS)
 }
 
-/// The HTTP address, if any, and the client tokens it admits. Settled before
-/// the host starts, so that a bad address or a missing token stops nothing.
+/// Whom serving over HTTP admits: the client tokens, and the secrets that
+/// `serve.oauth`'s issuers introspect opaque tokens with.
+#[derive(Default)]
+struct Admission {
+    tokens: Vec<ClientToken>,
+    oauth_secrets: http::IntrospectionSecrets,
+}
+
+/// The HTTP address, if any, and whom it admits. Settled before the host
+/// starts, so that a bad address or a missing token stops nothing.
 async fn admission(
     args: &ServeArgs,
     cfg: &Config,
     sources: &ConfigSources,
-) -> Result<(Option<SocketAddr>, Vec<ClientToken>)> {
+) -> Result<(Option<SocketAddr>, Admission)> {
     if args.token.as_deref().is_some_and(|t| t.trim().is_empty()) {
         bail!("--token is empty: give the bearer token clients must send");
     }
@@ -287,10 +295,14 @@ async fn admission(
         .map(|a| parse_addr("--http", a))
         .transpose()?;
     // Tokens matter over HTTP only; their commands run before anything starts.
-    let tokens = match http_addr {
-        Some(_) => http::client_tokens(token, &cfg.serve, &sources.env).await?,
-        None => Vec::new(),
+    let admission = match http_addr {
+        Some(_) => Admission {
+            tokens: http::client_tokens(token, &cfg.serve, &sources.env).await?,
+            oauth_secrets: http::oauth_secrets(cfg.serve.oauth.as_ref(), &sources.env).await?,
+        },
+        None => Admission::default(),
     };
+    let tokens = &admission.tokens;
     if let Some(addr) = http_addr
         && !addr.ip().is_loopback()
         && tokens.is_empty()
@@ -302,7 +314,7 @@ async fn admission(
         let names: Vec<&str> = tokens.iter().map(|t| t.scope.name()).collect();
         tracing::info!("clients admitted by token: {}", names.join(", "));
     }
-    Ok((http_addr, tokens))
+    Ok((http_addr, admission))
 }
 
 /// Starts what runs beside the sessions: connecting servers, following the
@@ -332,7 +344,7 @@ fn start_background(
 async fn serve_http(
     args: &ServeArgs,
     addr: SocketAddr,
-    tokens: Vec<ClientToken>,
+    admitted: Admission,
     shared: Arc<Gateway>,
     exposure_name: &str,
 ) -> Result<()> {
@@ -346,13 +358,14 @@ async fn serve_http(
     mcpw::processes::set_grace(drain + std::time::Duration::from_secs(10));
     let options = HttpOptions {
         addr,
-        tokens,
+        tokens: admitted.tokens,
         max_sessions,
         drain,
         session_idle: args
             .session_idle
             .map_or(http::DEFAULT_SESSION_IDLE, std::time::Duration::from_secs),
         oauth: shared.host().config().serve.oauth.clone(),
+        oauth_secrets: admitted.oauth_secrets,
     };
     let shutdown = async {
         mcpw::processes::stop_requested().await;

@@ -103,6 +103,24 @@ pub async fn resolve(value: &str, what: &str, server: &str) -> Result<String, Se
     })
 }
 
+/// The value of a client secret: its `!command` run, or its variable read;
+/// an error says why (never the value).
+pub async fn resolve_source(
+    source: &crate::config::TokenSource,
+    env: &crate::paths::Environment,
+) -> Result<String, String> {
+    match source {
+        crate::config::TokenSource::Value(v) => resolve_value(v)
+            .await
+            .map_err(|why| format!("its command {why}")),
+        crate::config::TokenSource::Env(var) => env
+            .get(var)
+            .filter(|v| !v.trim().is_empty())
+            .map(str::to_string)
+            .ok_or_else(|| format!("environment variable {var} is not set")),
+    }
+}
+
 /// A value as written (`!!` for a leading `!`), or the trimmed output of
 /// its `!command`.
 pub async fn resolve_value(value: &str) -> Result<String, CommandFailed> {

@@ -23,39 +23,54 @@ const SALES: (&str, &str) = ("sales-bot", "sales-secret");
 const ADMIN: &str = "admin-static-token-0123456789";
 const REDIRECT: &str = "http://127.0.0.1:8932/callback";
 
+/// The gateway's own client at the provider, which introspects.
+const GATEWAY: (&str, &str) = ("gateway", "gateway-secret");
+
 fn provider(resource: &str, ttl: u64) -> OidcProvider {
+    provider_with(json!({"resource": resource, "ttl": ttl}))
+}
+
+/// The tests' provider, its `resource`, `ttl` (and any other setting) from
+/// `settings`.
+fn provider_with(settings: Value) -> OidcProvider {
     let machine = |(id, secret): (&str, &str), groups: Value| {
         json!({"client_id": id, "client_secret": secret, "grant_types": ["client_credentials"],
                "claims": {"groups": groups}})
     };
-    OidcProvider::start(
-        servers(),
-        json!({
-            "resource": resource,
+    let mut config = json!({
             "scopes": ["mcp"],
-            "ttl": ttl,
             "clients": [
                 machine(CI, json!(["ci"])),
                 machine(DEV_BOT, json!(["dev"])),
                 machine(SALES, json!(["sales"])),
                 {"client_id": "cli", "token_endpoint_auth_method": "none",
                  "grant_types": ["authorization_code"], "redirect_uris": [REDIRECT]},
+                {"client_id": GATEWAY.0, "client_secret": GATEWAY.1,
+                 "grant_types": ["client_credentials"]},
             ],
             "accounts": [{"sub": "ada", "email": "ada@example.com", "groups": ["eng"]}],
-        }),
-    )
+    });
+    for (key, value) in settings.as_object().unwrap() {
+        config[key] = value.clone();
+    }
+    OidcProvider::start(servers(), config)
 }
 
 /// mcpw serving time and everything to the principals of `trusted`'s
 /// issuers (group `ci`: time; `dev`: everything; `eng`: every server) and
 /// to a static token that sees every server.
 fn serve(trusted: &[&OidcProvider]) -> (ConfigDirs, Serving) {
-    let s = servers();
-    let dirs = ConfigDirs::new();
-    let issuers: Vec<Value> = trusted
+    let issuers = trusted
         .iter()
         .map(|p| json!({"issuer": p.issuer()}))
         .collect();
+    serve_issuers(issuers)
+}
+
+/// [`serve`], with `serve.oauth.issuers` as given.
+fn serve_issuers(issuers: Vec<Value>) -> (ConfigDirs, Serving) {
+    let s = servers();
+    let dirs = ConfigDirs::new();
     dirs.user(
         &json!({
             "mcpServers": {
@@ -256,4 +271,51 @@ async fn an_expired_token_is_refused() {
         &["error=\"invalid_token\", error_description=\"expired\""],
     )
     .await;
+}
+
+/// An opaque token for the gateway is admitted by asking its issuer (RFC
+/// 7662) as the gateway's own client there, and seen as its principal's
+/// groups; once revoked, it is refused within the answers' cache time; a
+/// made-up one is refused without running anything.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_opaque_token_is_introspected_and_refused_soon_after_its_revocation() {
+    const CACHE_SECONDS: u64 = 2;
+    let idp = provider_with(
+        json!({"resource": "https://jwt.test/mcp", "opaque_resource": RESOURCE, "ttl": 3600}),
+    );
+    let (_dirs, serving) = serve_issuers(vec![json!({
+        "issuer": idp.issuer(),
+        "introspection": {"clientId": GATEWAY.0, "clientSecret": GATEWAY.1,
+                          "cacheSeconds": CACHE_SECONDS},
+    })]);
+    let ci = idp.client_credentials(CI.0, CI.1, RESOURCE, "mcp").await;
+    assert!(!ci.contains('.'), "opaque, not a JWT: {ci}");
+    assert_eq!(servers_seen(&serving, &ci).await, ["time"]);
+    let dev = idp
+        .client_credentials(DEV_BOT.0, DEV_BOT.1, RESOURCE, "mcp")
+        .await;
+    assert_eq!(servers_seen(&serving, &dev).await, ["everything"]);
+    let inactive = "error=\"invalid_token\", error_description=\"not active";
+    refused(&serving, "made-up-opaque-token", 401, &[inactive]).await;
+    let unscoped = idp.client_credentials(CI.0, CI.1, RESOURCE, "").await;
+    refused(&serving, &unscoped, 403, &["needs scope mcp"]).await;
+
+    // Revoked: refused once the answer held for it is older than its cache
+    // time. Time is what is tested, so the test polls against a deadline.
+    idp.revoke(CI, &ci).await;
+    let revoked = std::time::Instant::now();
+    loop {
+        let (status, challenge) = refusal(&serving, Some(&ci)).await;
+        if status == 401 {
+            assert!(challenge.contains(inactive), "{challenge}");
+            break;
+        }
+        assert!(
+            revoked.elapsed().as_millis() < (CACHE_SECONDS * 1000 + 1500) as u128,
+            "still admitted {:?} after its revocation",
+            revoked.elapsed()
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert_eq!(servers_seen(&serving, &dev).await, ["everything"]);
 }

@@ -542,6 +542,25 @@ pub struct OAuthIssuer {
     /// `groupsClaim`: the claim that lists a principal's groups or roles
     /// (`groups` unless told).
     pub groups_claim: String,
+    /// `introspection`: how opaque access tokens are checked (RFC 7662);
+    /// `None`: only its JWTs are admitted.
+    pub introspection: Option<OAuthIntrospection>,
+}
+
+/// Checking an issuer's opaque tokens at its introspection endpoint
+/// (`serve.oauth.issuers[i].introspection`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OAuthIntrospection {
+    /// `clientId`: the gateway's client at the issuer, which introspects.
+    pub client_id: String,
+    /// `clientSecret` or `clientSecretEnv`: that client's secret.
+    pub secret: TokenSource,
+    /// `endpoint`: where; else the issuer's metadata's
+    /// `introspection_endpoint`.
+    pub endpoint: Option<String>,
+    /// `cacheSeconds`: an answer is reused at most this long, so a revoked
+    /// token is refused at most this long after its revocation.
+    pub cache_seconds: u64,
 }
 
 /// What one group's members see (`serve.oauth.groups.<name>`).

@@ -101,16 +101,26 @@ fn mask_value(v: &mut Value) {
     }
 }
 
-/// `serve` as written, with token values masked.
+/// `serve` as written, with token values and the introspecting clients'
+/// secrets masked.
 fn masked_serve(raw: &Value) -> Value {
     let mut raw = raw.clone();
+    let mask = |obj: &mut serde_json::Map<String, Value>, key: &str| match obj.get_mut(key) {
+        Some(Value::String(s)) => *s = mask_secret(s),
+        Some(other) => *other = Value::String(MASK.into()),
+        None => {}
+    };
     if let Some(Value::Array(tokens)) = raw.get_mut("tokens") {
         for token in tokens.iter_mut().filter_map(Value::as_object_mut) {
-            match token.get_mut("token") {
-                Some(Value::String(s)) => *s = mask_secret(s),
-                Some(other) => *other = Value::String(MASK.into()),
-                None => {}
-            }
+            mask(token, "token");
+        }
+    }
+    if let Some(Value::Array(issuers)) = raw.pointer_mut("/oauth/issuers") {
+        let introspections = issuers
+            .iter_mut()
+            .filter_map(|i| i.get_mut("introspection")?.as_object_mut());
+        for introspection in introspections {
+            mask(introspection, "clientSecret");
         }
     }
     raw
@@ -245,6 +255,20 @@ mod tests {
                 &json!(MASK)
             ]
         );
+    }
+
+    #[test]
+    fn an_introspecting_clients_secret_is_masked() {
+        let raw = json!({"oauth": {"issuers": [
+            {"issuer": "https://a", "introspection": {"clientId": "gw", "clientSecret": "literal"}},
+            {"issuer": "https://b", "introspection": {"clientId": "gw", "clientSecret": "!pass idp"}},
+            {"issuer": "https://c"},
+        ]}});
+        let shown = masked_serve(&raw);
+        let at = |i: usize| &shown["oauth"]["issuers"][i]["introspection"];
+        assert_eq!(at(0)["clientSecret"], MASK);
+        assert_eq!(at(0)["clientId"], "gw");
+        assert_eq!(at(1)["clientSecret"], "!pass idp");
     }
 
     #[test]

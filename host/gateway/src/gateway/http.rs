@@ -15,6 +15,7 @@ mod per_session;
 mod resource;
 mod sessions;
 
+pub use bearer::IntrospectionSecrets;
 pub use clients::{ClientToken, client_tokens};
 pub use ops::{DEFAULT_DRAIN, Ops};
 pub use sessions::DEFAULT_MAX_SESSIONS;
@@ -64,6 +65,19 @@ pub struct HttpOptions {
     /// `serve.oauth`: access tokens from identity providers are admitted
     /// too, and the protected resource metadata is served.
     pub oauth: Option<crate::config::ServeOAuth>,
+    /// The secrets of `oauth`'s introspecting clients ([`oauth_secrets`]).
+    pub oauth_secrets: IntrospectionSecrets,
+}
+
+/// The secrets `serve.oauth`'s issuers introspect with, had before anything
+/// starts (a `!command` run, a variable read).
+pub async fn oauth_secrets(
+    oauth: Option<&crate::config::ServeOAuth>,
+    env: &crate::paths::Environment,
+) -> Result<IntrospectionSecrets, ServeError> {
+    bearer::introspection_secrets(oauth, env)
+        .await
+        .map_err(|(issuer, why)| ServeError::IntrospectionSecret { issuer, why })
 }
 
 /// Why serving could not start.
@@ -86,6 +100,14 @@ pub enum ServeError {
         name: String,
         /// Its position in `serve.tokens`.
         index: usize,
+        /// Why (never the value).
+        why: String,
+    },
+    /// An introspecting client's secret could not be had.
+    #[error("the introspection secret of issuer {issuer} (serve.oauth): {why}")]
+    IntrospectionSecret {
+        /// The issuer.
+        issuer: String,
         /// Why (never the value).
         why: String,
     },
@@ -196,7 +218,7 @@ pub async fn serve_page(
         scope: ClientScope::every("page"),
         secret: token.clone(),
     };
-    let clients = clients::Clients::new(vec![page], None)?;
+    let clients = clients::Clients::new(vec![page], None, IntrospectionSecrets::default())?;
     let router = super::page::api(axum::Router::new(), shared.clone());
     let router = super::app_host::api(router, shared.clone());
     let router = behind_tokens(router, Some(Arc::new(clients)));
@@ -274,7 +296,8 @@ fn admitted(
         (true, true) => Ok(None),
         (true, false) => Err(ServeError::TokenRequired(options.addr)),
         (false, _) => {
-            let clients = clients::Clients::new(tokens.clone(), oauth.clone())?;
+            let secrets = options.oauth_secrets.clone();
+            let clients = clients::Clients::new(tokens.clone(), oauth.clone(), secrets)?;
             Ok(Some(Arc::new(clients)))
         }
     }

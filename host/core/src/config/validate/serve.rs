@@ -184,12 +184,12 @@ impl<'a> Entry<'a> {
 /// `serve.oauth`, and a warning for each field `serve` does not have.
 fn besides_tokens(
     obj: &Map<String, Value>,
-    file: &Path,
+    (file, env): (&Path, &Environment),
     diags: &mut Vec<Diagnostic>,
     out: &mut Serve,
 ) {
     if let Some(oauth) = obj.get("oauth").filter(|v| !v.is_null()) {
-        out.oauth = super::serve_oauth::oauth(oauth, file, diags);
+        out.oauth = super::serve_oauth::oauth(oauth, (file, env), diags);
         out.broken |= out.oauth.is_none();
     }
     for key in obj
@@ -230,7 +230,7 @@ pub fn serve(value: &Value, file: &Path, env: &Environment, diags: &mut Vec<Diag
         out.broken = true;
         return out;
     };
-    besides_tokens(obj, file, diags, &mut out);
+    besides_tokens(obj, (file, env), diags, &mut out);
     let items = match obj.get("tokens") {
         None | Some(Value::Null) => return out,
         Some(Value::Array(items)) => items,

@@ -6,16 +6,24 @@
 use super::kind;
 use crate::config::model::{GroupPolicy, OAuthIssuer, ServeOAuth};
 use crate::config::{Diagnostic, Severity};
+use crate::paths::Environment;
 use serde_json::{Map, Value};
 use std::path::Path;
 
+mod introspection;
+
 const FIELDS: &[&str] = &["resource", "issuers", "scopes", "groups"];
-const ISSUER_FIELDS: &[&str] = &["issuer", "jwksUri", "groupsClaim"];
+const ISSUER_FIELDS: &[&str] = &["issuer", "jwksUri", "groupsClaim", "introspection"];
 
 /// Reads `serve.oauth`, collecting problems; `None` when it has errors.
-pub(super) fn oauth(value: &Value, file: &Path, diags: &mut Vec<Diagnostic>) -> Option<ServeOAuth> {
+pub(super) fn oauth(
+    value: &Value,
+    (file, env): (&Path, &Environment),
+    diags: &mut Vec<Diagnostic>,
+) -> Option<ServeOAuth> {
     let mut r = Reader {
         file,
+        env,
         diags,
         failed: false,
     };
@@ -46,6 +54,7 @@ pub(super) fn oauth(value: &Value, file: &Path, diags: &mut Vec<Diagnostic>) -> 
 
 struct Reader<'a> {
     file: &'a Path,
+    env: &'a Environment,
     diags: &'a mut Vec<Diagnostic>,
     failed: bool,
 }
@@ -160,11 +169,16 @@ impl Reader<'_> {
                     continue;
                 }
             };
+            let introspection = obj
+                .get("introspection")
+                .filter(|v| !v.is_null())
+                .and_then(|v| self.introspection(v, &format!("{at}.introspection")));
             if let Some(issuer) = issuer {
                 out.push(OAuthIssuer {
                     issuer,
                     jwks_uri,
                     groups_claim,
+                    introspection,
                 });
             }
         }
@@ -215,7 +229,7 @@ mod tests {
         let s = serve(
             &json!({"oauth": oauth}),
             file,
-            &Environment::from_pairs::<&str, &str>([]),
+            &Environment::from_pairs([("IDP_SECRET", "s3cr3t")]),
             &mut diags,
         );
         (s, diags)
@@ -284,5 +298,61 @@ mod tests {
                 .any(|d| d.field.as_deref() == Some("serve.oauth.issuers")),
             "{diags:?}"
         );
+    }
+
+    #[test]
+    fn an_issuers_introspection_keeps_its_client_endpoint_and_cache_and_names_each_bad_field() {
+        use crate::config::TokenSource;
+        let issuer = |introspection: Value| {
+            json!({"resource": "https://m.example.com/mcp",
+                   "issuers": [{"issuer": "https://idp.example.com", "introspection": introspection}]})
+        };
+        let (serve, diags) = check(issuer(
+            json!({"clientId": "gw", "clientSecret": "${IDP_SECRET}"}),
+        ));
+        assert!(diags.is_empty(), "{diags:?}");
+        let i = serve.oauth.unwrap().issuers[0]
+            .introspection
+            .clone()
+            .unwrap();
+        assert_eq!(
+            (i.client_id.as_str(), i.endpoint, i.cache_seconds),
+            ("gw", None, 30)
+        );
+        assert_eq!(i.secret, TokenSource::Value("s3cr3t".into()));
+        let (serve, diags) = check(issuer(
+            json!({"clientId": "gw", "clientSecretEnv": "GW_SECRET",
+            "endpoint": "https://idp.example.com/introspect", "cacheSeconds": 0}),
+        ));
+        assert!(diags.is_empty(), "{diags:?}");
+        let i = serve.oauth.unwrap().issuers[0]
+            .introspection
+            .clone()
+            .unwrap();
+        assert_eq!(i.secret, TokenSource::Env("GW_SECRET".into()));
+        assert_eq!(
+            i.endpoint.as_deref(),
+            Some("https://idp.example.com/introspect")
+        );
+        assert_eq!(i.cache_seconds, 0, "0: every request asks");
+        let (serve, diags) = check(issuer(json!({"clientSecret": "x", "clientSecretEnv": "Y",
+            "endpoint": "http://idp.example.com/i", "cacheSeconds": 86400})));
+        let fields: Vec<&str> = diags
+            .iter()
+            .filter(|d| d.severity == Severity::Error)
+            .map(|d| d.field.as_deref().unwrap_or_default())
+            .collect();
+        let at = "serve.oauth.issuers[0].introspection";
+        assert_eq!(
+            fields,
+            [
+                format!("{at}.clientId"),
+                format!("{at}.clientSecretEnv"),
+                format!("{at}.endpoint"),
+                format!("{at}.cacheSeconds")
+            ],
+            "{diags:?}"
+        );
+        assert!(serve.broken && serve.oauth.is_none());
     }
 }

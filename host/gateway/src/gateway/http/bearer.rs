@@ -3,7 +3,8 @@
 //! checked against the issuer's published keys (fetched, cached, and fetched
 //! again for a key id not seen yet, so that a rotation is followed), its
 //! `exp`, `nbf` and scopes; its claims name the principal and its groups,
-//! and the groups decide what it sees.
+//! and the groups decide what it sees. An opaque token is checked by asking
+//! its issuer (`introspection`).
 
 use crate::config::{OAuthIssuer, ServeOAuth};
 use crate::gateway::ClientScope;
@@ -14,14 +15,19 @@ use std::collections::{BTreeSet, HashMap};
 use std::time::{Duration, Instant};
 use tokio::sync::Mutex;
 
+mod introspection;
+mod reading;
+
+pub use introspection::IntrospectionSecrets;
+pub(super) use introspection::introspection_secrets;
+use reading::{LEEWAY_SECS, get_json, words};
+
 /// A key id not seen yet fetches an issuer's keys again at most this often:
 /// a rotation is followed within it, and a flood of made-up ids costs one
 /// fetch a second.
 const REFETCH_AFTER: Duration = Duration::from_secs(1);
 /// Keys held this long are fetched again anyway.
 const KEYS_TTL: Duration = Duration::from_secs(3600);
-/// Clock skew allowed on `exp` and `nbf`.
-const LEEWAY_SECS: u64 = 5;
 
 /// Why a token is refused: the error of RFC 6750 §3.1 and a description.
 #[derive(Debug, PartialEq, Eq)]
@@ -44,10 +50,11 @@ pub(super) struct Verifier {
     oauth: ServeOAuth,
     http: reqwest::Client,
     keys: Mutex<HashMap<String, Keys>>,
+    introspector: introspection::Introspector,
 }
 
 impl Verifier {
-    pub(super) fn new(oauth: ServeOAuth) -> Verifier {
+    pub(super) fn new(oauth: ServeOAuth, secrets: IntrospectionSecrets) -> Verifier {
         Verifier {
             oauth,
             http: reqwest::Client::builder()
@@ -55,6 +62,7 @@ impl Verifier {
                 .build()
                 .expect("a plain HTTP client builds"),
             keys: Mutex::new(HashMap::new()),
+            introspector: introspection::Introspector::new(secrets),
         }
     }
 
@@ -66,7 +74,9 @@ impl Verifier {
     /// The client `token` admits: its principal, seeing what its groups see.
     pub(super) async fn verify(&self, token: &str) -> Result<ClientScope, Refusal> {
         let invalid = |why: &str| Refusal::Invalid(why.to_string());
-        let header = jsonwebtoken::decode_header(token).map_err(|_| invalid("not a JWT"))?;
+        let Ok(header) = jsonwebtoken::decode_header(token) else {
+            return self.verify_opaque(token).await;
+        };
         if !asymmetric(header.alg) {
             return Err(invalid(
                 "signed with an algorithm this gateway does not accept",
@@ -91,6 +101,21 @@ impl Verifier {
             .claims;
         self.check_scopes(&claims)?;
         self.scope_of(issuer, &claims)
+    }
+
+    /// A token that is not a JWT: admitted when an issuer that introspects
+    /// says it is active, for this gateway, and with the scopes needed.
+    async fn verify_opaque(&self, token: &str) -> Result<ClientScope, Refusal> {
+        if self.oauth.issuers.iter().all(|i| i.introspection.is_none()) {
+            return Err(Refusal::Invalid("not a JWT".into()));
+        }
+        let (issuer, claims) = self
+            .introspector
+            .claims(&self.http, &self.oauth, token)
+            .await
+            .map_err(Refusal::Invalid)?;
+        self.check_scopes(&claims)?;
+        self.scope_of(&self.oauth.issuers[issuer], &claims)
     }
 
     /// Every configured scope is among the token's (`scope`, or `scp`).
@@ -124,7 +149,11 @@ impl Verifier {
                 .and_then(Value::as_str)
                 .filter(|s| !s.is_empty())
         };
-        let name = text("email").or(text("sub")).unwrap_or_default();
+        // A machine's introspected token may name only its client.
+        let name = text("email")
+            .or(text("sub"))
+            .or(text("client_id"))
+            .unwrap_or_default();
         if self.oauth.groups.is_empty() {
             return Ok(ClientScope::every(name));
         }
@@ -191,19 +220,7 @@ impl Verifier {
     /// `issuer`'s published keys (its `jwksUri`, else its OpenID
     /// configuration's `jwks_uri`).
     async fn fetch(&self, issuer: &OAuthIssuer) -> Result<JwkSet, String> {
-        let get = |url: String| async move {
-            let response = self
-                .http
-                .get(&url)
-                .send()
-                .await
-                .map_err(|e| format!("{url}: {e}"))?;
-            let response = response
-                .error_for_status()
-                .map_err(|e| format!("{url}: {e}"))?;
-            let body = response.bytes().await.map_err(|e| format!("{url}: {e}"))?;
-            serde_json::from_slice::<Value>(&body).map_err(|e| format!("{url}: {e}"))
-        };
+        let get = |url: String| get_json(&self.http, url);
         let uri = match &issuer.jwks_uri {
             Some(uri) => uri.clone(),
             None => {
@@ -247,15 +264,6 @@ fn unverified_issuer(token: &str) -> Option<String> {
     claims.get("iss")?.as_str().map(String::from)
 }
 
-/// A claim's words: a space-separated string, or a list of strings.
-fn words(value: Option<&Value>) -> BTreeSet<&str> {
-    match value {
-        Some(Value::String(s)) => s.split_whitespace().collect(),
-        Some(Value::Array(items)) => items.iter().filter_map(Value::as_str).collect(),
-        _ => BTreeSet::new(),
-    }
-}
-
 /// What a client is told of a token that failed its checks.
 fn refused(e: &jsonwebtoken::errors::Error) -> String {
     use jsonwebtoken::errors::ErrorKind::*;
@@ -282,19 +290,23 @@ mod tests {
             issuer: "https://idp.example.com".into(),
             jwks_uri: None,
             groups_claim: "groups".into(),
+            introspection: None,
         };
-        Verifier::new(ServeOAuth {
-            resource: "https://mcp.example.com/mcp".into(),
-            issuers: vec![issuer],
-            scopes: scopes.iter().map(|s| s.to_string()).collect(),
-            groups: groups
-                .iter()
-                .map(|(name, servers)| GroupPolicy {
-                    name: name.to_string(),
-                    servers: servers.map(|s| s.iter().map(|x| x.to_string()).collect()),
-                })
-                .collect(),
-        })
+        Verifier::new(
+            ServeOAuth {
+                resource: "https://mcp.example.com/mcp".into(),
+                issuers: vec![issuer],
+                scopes: scopes.iter().map(|s| s.to_string()).collect(),
+                groups: groups
+                    .iter()
+                    .map(|(name, servers)| GroupPolicy {
+                        name: name.to_string(),
+                        servers: servers.map(|s| s.iter().map(|x| x.to_string()).collect()),
+                    })
+                    .collect(),
+            },
+            IntrospectionSecrets::default(),
+        )
     }
 
     fn claims(value: Value) -> Map<String, Value> {

@@ -6,7 +6,7 @@
 use super::ServeError;
 use super::bearer::Refusal;
 use super::sessions::CappedSessions;
-use crate::config::{Serve, TokenSource};
+use crate::config::Serve;
 use crate::gateway::ClientScope;
 use crate::paths::Environment;
 use crate::team_state::sessions::SharedSessions;
@@ -65,16 +65,9 @@ pub async fn client_tokens(
             index: token.index,
             why,
         };
-        let secret = match &token.source {
-            TokenSource::Value(v) => crate::secrets::resolve_value(v)
-                .await
-                .map_err(|why| failed(format!("its command {why}")))?,
-            TokenSource::Env(var) => env
-                .get(var)
-                .filter(|v| !v.trim().is_empty())
-                .map(str::to_string)
-                .ok_or_else(|| failed(format!("environment variable {var} is not set")))?,
-        };
+        let secret = crate::secrets::resolve_source(&token.source, env)
+            .await
+            .map_err(failed)?;
         let scope = match &token.servers {
             Some(servers) => ClientScope::only(&token.name, servers.iter().cloned()),
             None => ClientScope::every(&token.name),
@@ -105,6 +98,7 @@ impl Clients {
     pub(super) fn new(
         tokens: Vec<ClientToken>,
         oauth: Option<crate::config::ServeOAuth>,
+        secrets: super::IntrospectionSecrets,
     ) -> Result<Clients, ServeError> {
         let mut out: Vec<([u8; 32], ClientScope)> = Vec::with_capacity(tokens.len());
         for t in tokens {
@@ -119,7 +113,7 @@ impl Clients {
         }
         Ok(Clients {
             tokens: out,
-            verifier: oauth.map(super::bearer::Verifier::new),
+            verifier: oauth.map(|o| super::bearer::Verifier::new(o, secrets)),
         })
     }
 
@@ -232,7 +226,7 @@ pub(super) async fn own_sessions(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::ServeToken;
+    use crate::config::{ServeToken, TokenSource};
 
     fn token(name: &str, secret: &str) -> ClientToken {
         ClientToken {
@@ -253,6 +247,7 @@ mod tests {
                 token("alice", "alice-secret"),
             ],
             None,
+            Default::default(),
         )
         .unwrap();
         let who = |p: &str| clients.identify(p.as_bytes()).map(|s| s.name().to_string());
@@ -267,10 +262,14 @@ mod tests {
 
     #[test]
     fn two_clients_cannot_share_a_token() {
-        let err = Clients::new(vec![token("a", "s3cr3t"), token("b", "s3cr3t")], None)
-            .err()
-            .unwrap()
-            .to_string();
+        let err = Clients::new(
+            vec![token("a", "s3cr3t"), token("b", "s3cr3t")],
+            None,
+            Default::default(),
+        )
+        .err()
+        .unwrap()
+        .to_string();
         assert!(err.contains("\"a\"") && err.contains("\"b\""), "{err}");
         assert!(!err.contains("s3cr3t"), "the value is not shown: {err}");
     }

@@ -1,0 +1,325 @@
+//! Opaque access tokens, checked by asking their issuer (RFC 7662) as the
+//! gateway's own client there. An answer is reused for at most the issuer's
+//! `cacheSeconds` (and never past the token's `exp`), so a revoked token is
+//! refused at most that long after its revocation; a token is held only as
+//! its digest. An issuer that cannot be reached gets no answer cached.
+
+use super::reading::{LEEWAY_SECS, get_json, words};
+use crate::config::{OAuthIssuer, ServeOAuth};
+use crate::paths::Environment;
+use serde_json::{Map, Value};
+use sha2::{Digest, Sha256};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+/// Answers held at most: past them the oldest go, so that a flood of
+/// made-up tokens costs introspections, never memory.
+const MAX_ANSWERS: usize = 10_000;
+
+/// The introspecting client's secret of each issuer that has one, resolved
+/// when serving starts (a `!command` run, a variable read).
+#[derive(Clone, Default)]
+pub struct IntrospectionSecrets(HashMap<String, String>);
+
+// Written by hand so that no secret reaches a log.
+impl std::fmt::Debug for IntrospectionSecrets {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_set().entries(self.0.keys()).finish()
+    }
+}
+
+/// The secrets of `oauth`'s introspecting clients; an error names the
+/// issuer and why (never the value).
+pub(crate) async fn introspection_secrets(
+    oauth: Option<&ServeOAuth>,
+    env: &Environment,
+) -> Result<IntrospectionSecrets, (String, String)> {
+    let mut out = HashMap::new();
+    for issuer in oauth.into_iter().flat_map(|o| &o.issuers) {
+        let Some(i) = &issuer.introspection else {
+            continue;
+        };
+        let secret = crate::secrets::resolve_source(&i.secret, env)
+            .await
+            .map_err(|why| (issuer.issuer.clone(), why))?;
+        out.insert(issuer.issuer.clone(), secret);
+    }
+    Ok(IntrospectionSecrets(out))
+}
+
+/// What an issuer said of a token, until when it may be reused.
+#[derive(Clone)]
+struct Answer {
+    said: Result<(usize, Arc<Map<String, Value>>), String>,
+    until: Instant,
+}
+
+/// Asks issuers about opaque tokens, and remembers their answers.
+pub(super) struct Introspector {
+    secrets: IntrospectionSecrets,
+    endpoints: tokio::sync::Mutex<HashMap<String, String>>,
+    answers: Mutex<HashMap<[u8; 32], Answer>>,
+}
+
+impl Introspector {
+    pub(super) fn new(secrets: IntrospectionSecrets) -> Introspector {
+        Introspector {
+            secrets,
+            endpoints: Default::default(),
+            answers: Default::default(),
+        }
+    }
+
+    /// The issuer (by its index in `oauth.issuers`) that vouches for
+    /// `token`, and the claims it gave; a refusal when none does.
+    pub(super) async fn claims(
+        &self,
+        http: &reqwest::Client,
+        oauth: &ServeOAuth,
+        token: &str,
+    ) -> Result<(usize, Arc<Map<String, Value>>), String> {
+        let key: [u8; 32] = Sha256::digest(token.as_bytes()).into();
+        if let Some(answer) = self.held(&key) {
+            return answer.said;
+        }
+        let mut unanswered = None;
+        let mut refused = "not active: expired, revoked or unknown to its issuer".to_string();
+        let mut reuse = u64::MAX;
+        for (i, issuer) in oauth.issuers.iter().enumerate() {
+            let Some(settings) = &issuer.introspection else {
+                continue;
+            };
+            match self.ask(http, issuer, token).await {
+                Err(e) => unanswered = Some(e),
+                Ok(None) => reuse = reuse.min(settings.cache_seconds),
+                Ok(Some(claims)) => {
+                    let said = admissible(issuer, &oauth.resource, &claims)
+                        .map(|()| (i, Arc::new(claims.clone())));
+                    let until = expiry(&claims).min(settings.cache_seconds);
+                    self.keep(key, said.clone(), until);
+                    return said;
+                }
+            }
+        }
+        if let Some(e) = unanswered {
+            refused = format!("cannot be checked now: {e}");
+        } else if reuse != u64::MAX {
+            self.keep(key, Err(refused.clone()), reuse);
+        }
+        Err(refused)
+    }
+
+    fn held(&self, key: &[u8; 32]) -> Option<Answer> {
+        let answers = self.answers.lock().expect("answers");
+        answers
+            .get(key)
+            .filter(|a| a.until > Instant::now())
+            .cloned()
+    }
+
+    fn keep(
+        &self,
+        key: [u8; 32],
+        said: Result<(usize, Arc<Map<String, Value>>), String>,
+        seconds: u64,
+    ) {
+        if seconds == 0 {
+            return;
+        }
+        let now = Instant::now();
+        let mut answers = self.answers.lock().expect("answers");
+        if answers.len() >= MAX_ANSWERS {
+            answers.retain(|_, a| a.until > now);
+        }
+        if answers.len() >= MAX_ANSWERS
+            && let Some(oldest) = answers.iter().min_by_key(|(_, a)| a.until).map(|(k, _)| *k)
+        {
+            answers.remove(&oldest);
+        }
+        let until = now + Duration::from_secs(seconds);
+        answers.insert(key, Answer { said, until });
+    }
+
+    /// `issuer`'s answer: the claims of an active token, `None` for an
+    /// inactive one, an error when it cannot be had.
+    async fn ask(
+        &self,
+        http: &reqwest::Client,
+        issuer: &OAuthIssuer,
+        token: &str,
+    ) -> Result<Option<Map<String, Value>>, String> {
+        let settings = issuer
+            .introspection
+            .as_ref()
+            .expect("an introspecting issuer");
+        let endpoint = self.endpoint(http, issuer).await?;
+        let secret = self.secrets.0.get(&issuer.issuer).map(String::as_str);
+        let body = url::form_urlencoded::Serializer::new(String::new())
+            .append_pair("token", token)
+            .append_pair("token_type_hint", "access_token")
+            .finish();
+        let response = http
+            .post(&endpoint)
+            .basic_auth(&settings.client_id, secret)
+            .header("content-type", "application/x-www-form-urlencoded")
+            .header("accept", "application/json")
+            .body(body)
+            .send()
+            .await
+            .and_then(|r| r.error_for_status())
+            .map_err(|e| format!("its issuer's introspection failed: {e}"))?;
+        let answer: Value = response
+            .json()
+            .await
+            .map_err(|e| format!("its issuer's introspection answer cannot be read: {e}"))?;
+        match answer {
+            Value::Object(claims) if claims.get("active") == Some(&Value::Bool(true)) => {
+                Ok(Some(claims))
+            }
+            Value::Object(_) => Ok(None),
+            _ => Err("its issuer's introspection answer is not an object".into()),
+        }
+    }
+
+    /// Where `issuer` introspects: as configured, else from its metadata.
+    async fn endpoint(
+        &self,
+        http: &reqwest::Client,
+        issuer: &OAuthIssuer,
+    ) -> Result<String, String> {
+        let settings = issuer
+            .introspection
+            .as_ref()
+            .expect("an introspecting issuer");
+        if let Some(endpoint) = &settings.endpoint {
+            return Ok(endpoint.clone());
+        }
+        let mut known = self.endpoints.lock().await;
+        if let Some(endpoint) = known.get(&issuer.issuer) {
+            return Ok(endpoint.clone());
+        }
+        let metadata = get_json(
+            http,
+            format!("{}/.well-known/openid-configuration", issuer.issuer),
+        )
+        .await?;
+        let endpoint = metadata["introspection_endpoint"]
+            .as_str()
+            .ok_or("its issuer's configuration names no introspection_endpoint")?
+            .to_string();
+        known.insert(issuer.issuer.clone(), endpoint.clone());
+        Ok(endpoint)
+    }
+}
+
+/// An active token is for this gateway (its `aud` names the resource), from
+/// the issuer asked (`iss`, when given), and in force (`exp`, `nbf`).
+fn admissible(
+    issuer: &OAuthIssuer,
+    resource: &str,
+    claims: &Map<String, Value>,
+) -> Result<(), String> {
+    if !words(claims.get("aud")).contains(resource) {
+        return Err("for another resource than this gateway".into());
+    }
+    if claims
+        .get("iss")
+        .and_then(Value::as_str)
+        .is_some_and(|iss| iss != issuer.issuer)
+    {
+        return Err("from another issuer".into());
+    }
+    let now = unix_now();
+    let at = |k: &str| claims.get(k).and_then(Value::as_u64);
+    if at("exp").is_some_and(|exp| exp + LEEWAY_SECS <= now) {
+        return Err("expired".into());
+    }
+    if at("nbf").is_some_and(|nbf| nbf > now + LEEWAY_SECS) {
+        return Err("not valid yet".into());
+    }
+    Ok(())
+}
+
+/// Seconds until the token's `exp` (none: no bound of its own).
+fn expiry(claims: &Map<String, Value>) -> u64 {
+    match claims.get("exp").and_then(Value::as_u64) {
+        Some(exp) => exp.saturating_sub(unix_now()),
+        None => u64::MAX,
+    }
+}
+
+fn unix_now() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn issuer() -> OAuthIssuer {
+        OAuthIssuer {
+            issuer: "https://idp.example.com".into(),
+            jwks_uri: None,
+            groups_claim: "groups".into(),
+            introspection: None,
+        }
+    }
+
+    #[test]
+    fn an_active_token_must_name_this_gateway_come_from_its_issuer_and_be_in_force() {
+        let check = |claims: Value| {
+            admissible(
+                &issuer(),
+                "https://gw.example.com/mcp",
+                claims.as_object().unwrap(),
+            )
+        };
+        let now = unix_now();
+        assert_eq!(
+            check(json!({"aud": ["https://gw.example.com/mcp", "x"], "exp": now + 60})),
+            Ok(())
+        );
+        assert_eq!(
+            check(json!({"aud": "https://other.example.com/mcp"})),
+            Err("for another resource than this gateway".into())
+        );
+        assert_eq!(
+            check(json!({})),
+            Err("for another resource than this gateway".into()),
+            "an answer that names no audience is not for this gateway"
+        );
+        let ok_aud = "https://gw.example.com/mcp";
+        assert_eq!(
+            check(json!({"aud": ok_aud, "iss": "https://evil.example.com"})),
+            Err("from another issuer".into())
+        );
+        assert_eq!(
+            check(json!({"aud": ok_aud, "exp": now - 60})),
+            Err("expired".into())
+        );
+        assert_eq!(
+            check(json!({"aud": ok_aud, "nbf": now + 60})),
+            Err("not valid yet".into())
+        );
+    }
+
+    #[test]
+    fn answers_are_held_for_their_time_at_most_and_never_beyond_the_bound() {
+        let i = Introspector::new(IntrospectionSecrets::default());
+        let key = |n: usize| -> [u8; 32] { Sha256::digest(n.to_string()).into() };
+        i.keep(key(0), Err("not active".into()), 0);
+        assert!(i.held(&key(0)).is_none(), "0 s: nothing is held");
+        for n in 0..MAX_ANSWERS + 10 {
+            i.keep(key(n), Err("not active".into()), 60);
+        }
+        assert_eq!(i.answers.lock().unwrap().len(), MAX_ANSWERS);
+        assert!(
+            i.held(&key(MAX_ANSWERS + 9)).is_some(),
+            "the newest is held"
+        );
+    }
+}

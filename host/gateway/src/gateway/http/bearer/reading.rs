@@ -1,0 +1,29 @@
+//! Reading what issuers publish and what tokens claim, alike for JWTs and
+//! introspected tokens.
+
+use serde_json::Value;
+use std::collections::BTreeSet;
+
+/// Clock skew allowed on `exp` and `nbf`.
+pub(super) const LEEWAY_SECS: u64 = 5;
+
+/// The JSON document at `url`; an error names the URL.
+pub(super) async fn get_json(http: &reqwest::Client, url: String) -> Result<Value, String> {
+    let response = http
+        .get(&url)
+        .send()
+        .await
+        .and_then(|r| r.error_for_status())
+        .map_err(|e| format!("{url}: {e}"))?;
+    let body = response.bytes().await.map_err(|e| format!("{url}: {e}"))?;
+    serde_json::from_slice::<Value>(&body).map_err(|e| format!("{url}: {e}"))
+}
+
+/// A claim's words: a space-separated string, or a list of strings.
+pub(super) fn words(value: Option<&Value>) -> BTreeSet<&str> {
+    match value {
+        Some(Value::String(s)) => s.split_whitespace().collect(),
+        Some(Value::Array(items)) => items.iter().filter_map(Value::as_str).collect(),
+        _ => BTreeSet::new(),
+    }
+}
