@@ -23,4 +23,5 @@ mod skill_search;
 pub(crate) mod skills;
 mod tasks;
 mod tokens;
+mod tool_globs;
 mod traces;

@@ -19,10 +19,22 @@ const CI: &str = "ci-token-0123456789";
 /// The token of `admin`, which sees every server (printed by a command).
 const ADMIN: &str = "admin-token-0123456789";
 
-type Client = RunningService<RoleClient, ClientConfig>;
+pub(super) type Client = RunningService<RoleClient, ClientConfig>;
 
 /// mcpw serving everything and memory with the two tokens, in `exposure`.
 fn serve(exposure: &str) -> (ConfigDirs, Serving) {
+    serve_with(
+        exposure,
+        json!([
+            {"name": "ci", "token": CI, "servers": ["memory"]},
+            {"name": "admin", "token": format!("!printf {ADMIN}")}
+        ]),
+    )
+}
+
+/// mcpw serving everything and memory to `tokens` (`serve.tokens`), in
+/// `exposure`.
+pub(super) fn serve_with(exposure: &str, tokens: Value) -> (ConfigDirs, Serving) {
     let s = servers();
     let dirs = ConfigDirs::new();
     let memory_file = dirs.root.path().join("memory.json");
@@ -32,17 +44,14 @@ fn serve(exposure: &str) -> (ConfigDirs, Serving) {
             "memory": {"command": "node", "args": [s.memory()],
                        "env": {"MEMORY_FILE_PATH": memory_file.display().to_string()}}
         },
-        "serve": {"tokens": [
-            {"name": "ci", "token": CI, "servers": ["memory"]},
-            {"name": "admin", "token": format!("!printf {ADMIN}")}
-        ]}
+        "serve": {"tokens": tokens}
     });
     dirs.user(&config.to_string());
     let serving = Serving::start(MCPW, &dirs.home(), &["--exposure", exposure]);
     (dirs, serving)
 }
 
-async fn session(url: &str, token: &str) -> Client {
+pub(super) async fn session(url: &str, token: &str) -> Client {
     let config =
         rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig::with_uri(url)
             .auth_header(token);
@@ -55,11 +64,11 @@ async fn session(url: &str, token: &str) -> Client {
         .expect("a session")
 }
 
-fn params<T: serde::de::DeserializeOwned>(v: Value) -> T {
+pub(super) fn params<T: serde::de::DeserializeOwned>(v: Value) -> T {
     serde_json::from_value(v).unwrap()
 }
 
-async fn call(client: &Client, tool: &str, args: Value) -> CallToolResult {
+pub(super) async fn call(client: &Client, tool: &str, args: Value) -> CallToolResult {
     let Value::Object(args) = args else {
         unreachable!()
     };
@@ -70,7 +79,7 @@ async fn call(client: &Client, tool: &str, args: Value) -> CallToolResult {
         .expect("a tools/call answer")
 }
 
-fn text(result: &CallToolResult) -> String {
+pub(super) fn text(result: &CallToolResult) -> String {
     result
         .content
         .iter()

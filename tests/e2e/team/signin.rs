@@ -83,7 +83,8 @@ fn serve_issuers(issuers: Vec<Value>) -> (ConfigDirs, Serving) {
                     "resource": RESOURCE,
                     "issuers": issuers,
                     "scopes": ["mcp"],
-                    "groups": {"ci": {"servers": ["time"]}, "dev": {"servers": ["everything"]}, "eng": {}},
+                    "groups": {"ci": {"servers": ["time"]}, "eng": {},
+                               "dev": {"servers": ["everything"], "tools": ["everything/echo", "everything/get-sum"]}},
                 },
             },
         })
@@ -93,8 +94,8 @@ fn serve_issuers(issuers: Vec<Value>) -> (ConfigDirs, Serving) {
     (dirs, serving)
 }
 
-/// The servers whose tools `token`'s session lists, by name.
-async fn servers_seen(serving: &Serving, token: &str) -> Vec<String> {
+/// The tools `token`'s session lists.
+async fn tools_seen(serving: &Serving, token: &str) -> Vec<String> {
     let config =
         rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig::with_uri(
             serving.url(),
@@ -106,11 +107,19 @@ async fn servers_seen(serving: &Serving, token: &str) -> Vec<String> {
         .await
         .expect("a session");
     let tools = session.list_all_tools().await.unwrap();
-    let seen: std::collections::BTreeSet<String> = tools
-        .iter()
-        .filter_map(|t| t.name.split_once("__").map(|(s, _)| s.to_string()))
-        .collect();
     session.cancel().await.unwrap();
+    let mut names: Vec<String> = tools.iter().map(|t| t.name.to_string()).collect();
+    names.sort();
+    names
+}
+
+/// The servers whose tools `token`'s session lists, by name.
+async fn servers_seen(serving: &Serving, token: &str) -> Vec<String> {
+    let seen: std::collections::BTreeSet<String> = tools_seen(serving, token)
+        .await
+        .iter()
+        .filter_map(|t| t.split_once("__").map(|(s, _)| s.to_string()))
+        .collect();
     seen.into_iter().collect()
 }
 
@@ -184,6 +193,11 @@ async fn principals_see_their_groups_servers_and_every_bad_token_is_refused() {
         .client_credentials(DEV_BOT.0, DEV_BOT.1, RESOURCE, "mcp")
         .await;
     assert_eq!(servers_seen(&serving, &dev).await, ["everything"]);
+    // Of everything, the tools its group's globs name.
+    assert_eq!(
+        tools_seen(&serving, &dev).await,
+        ["everything__echo", "everything__get-sum"]
+    );
     let ada = idp
         .user_token("cli", REDIRECT, "ada", RESOURCE, "openid mcp")
         .await;

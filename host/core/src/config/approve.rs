@@ -119,6 +119,16 @@ impl ApproveRule {
     }
 }
 
+/// Why `glob` cannot name tools as `server/tool` (`*` and `?` allowed).
+pub fn tool_glob_problem(glob: &str) -> Option<String> {
+    match glob.split_once('/') {
+        Some((server, tool)) if !server.is_empty() && !tool.is_empty() => None,
+        _ => Some(format!(
+            "{glob:?} is not a tool glob: write `server/tool`, e.g. \"github/get_*\" or \"time/*\""
+        )),
+    }
+}
+
 /// Whether `name` matches `glob`: `*` any run of characters, `?` any one.
 pub fn glob_matches(glob: &str, name: &str) -> bool {
     let (g, n): (Vec<char>, Vec<char>) = (glob.chars().collect(), name.chars().collect());

@@ -570,6 +570,9 @@ pub struct GroupPolicy {
     pub name: String,
     /// `servers`: the servers its members see; `None` for every server.
     pub servers: Option<Vec<String>>,
+    /// `tools`: globs over `server/tool`, the only tools its members see;
+    /// `None` for every tool of its servers.
+    pub tools: Option<Vec<String>>,
 }
 
 /// One client's bearer token (`serve.tokens[i]`).
@@ -583,6 +586,9 @@ pub struct ServeToken {
     pub source: TokenSource,
     /// `servers`: the only servers this client sees; `None` for every server.
     pub servers: Option<Vec<String>>,
+    /// `tools`: globs over `server/tool`, the only tools this client sees;
+    /// `None` for every tool of its servers.
+    pub tools: Option<Vec<String>>,
 }
 
 /// Where a client token's value comes from.

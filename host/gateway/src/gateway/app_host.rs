@@ -52,7 +52,7 @@ impl Gateway {
         let mut named = all.filter(|e| {
             e.tool.name == name
                 && e.tool.kind == crate::catalog::ToolKind::Tool
-                && client.allows(&e.tool.server)
+                && client.sees(&e.tool)
                 && server.is_none_or(|s| s == e.tool.server)
         });
         let (Some(only), None) = (named.next(), named.next()) else {

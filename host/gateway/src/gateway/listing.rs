@@ -47,7 +47,7 @@ impl Gateway {
         let all: Arc<[Tool]> = snapshot
             .entries()
             .iter()
-            .filter(|e| client.allows(&e.tool.server))
+            .filter(|e| client.sees(&e.tool))
             .map(|e| mcp_tool(e, snapshot, &config, snapshot.is_direct_name(&e.name)))
             .collect();
         lists.all.get_or_init(|| all).clone()
@@ -74,10 +74,7 @@ impl Gateway {
         // big catalog is decided after its first few tools.
         let mut used = 2;
         let mut tools = Vec::new();
-        let visible = snapshot
-            .entries()
-            .iter()
-            .filter(|e| client.allows(&e.tool.server));
+        let visible = snapshot.entries().iter().filter(|e| client.sees(&e.tool));
         for e in visible {
             let tool = mcp_tool(e, snapshot, &config, true);
             used += serde_json::to_vec(&tool).map_or(0, |b| b.len()) + 1;
@@ -238,7 +235,7 @@ impl Session {
         let visible: Vec<&Entry> = snapshot
             .entries()
             .iter()
-            .filter(|e| client.allows(&e.tool.server))
+            .filter(|e| client.sees(&e.tool))
             .collect();
         let mut list = vec![from_json(tool_search::definition(
             self.shared.host.config().as_ref(),

@@ -65,7 +65,7 @@ impl Listing {
             return ListsRef::Every(&self.every);
         }
         let mut limited = self.limited.lock().unwrap_or_else(|p| p.into_inner());
-        let lists = limited.entry(client.name().into()).or_default().clone();
+        let lists = limited.entry(client.policy().into()).or_default().clone();
         ListsRef::Limited(lists)
     }
 }

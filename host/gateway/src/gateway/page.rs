@@ -247,7 +247,7 @@ async fn search(shared: Arc<Gateway>, request: Request) -> Response {
     };
     let hits: Vec<Value> = hits
         .into_iter()
-        .filter(|h| client.allows(&h.entry.tool.server))
+        .filter(|h| client.sees(&h.entry.tool))
         .take(limit as usize)
         .map(|h| {
             let e = &h.entry;

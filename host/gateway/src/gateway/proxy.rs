@@ -425,7 +425,10 @@ async fn list(host: &Host, client: &ClientScope, server: &str) -> Reply {
             );
         }
     };
-    let tools: Vec<&Entry> = snapshot.server_entries(server).collect();
+    let tools: Vec<&Entry> = snapshot
+        .server_entries(server)
+        .filter(|e| client.sees(&e.tool))
+        .collect();
     let connected = host
         .servers()
         .status(server)

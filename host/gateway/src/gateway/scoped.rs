@@ -88,12 +88,12 @@ impl Gateway {
         }
         let snapshot = self.host.snapshot().await?;
         let hidden = match snapshot.get(name) {
-            Some(e) => !client.allows(&e.tool.server),
+            Some(e) => !client.sees(&e.tool),
             None => snapshot.owner(name).is_some_and(|s| !client.allows(s)),
         };
         if !hidden {
             match self.resolve(name).await {
-                Ok(e) if client.allows(&e.tool.server) => return Ok(e),
+                Ok(e) if client.sees(&e.tool) => return Ok(e),
                 Ok(_) | Err(HostError::ToolNotFound { .. }) => {}
                 Err(e) => return Err(e),
             }
@@ -117,52 +117,60 @@ impl Gateway {
     }
 
     /// Searches the tools `client` sees, best first. The index ranks every
-    /// tool: a client that sees several servers gets the best of a search
-    /// widened until enough of its own tools are among the hits (scores of
-    /// one index compare across servers), one that sees one server a search
-    /// of that server.
+    /// tool: a client that sees several servers, or some tools only, gets the
+    /// best of a search widened until enough of its own tools are among the
+    /// hits (scores of one index compare across servers), one that sees every
+    /// tool of one server a search of that server.
     pub(super) async fn search_for(
         &self,
         client: &ClientScope,
         query: &str,
         mut options: SearchOptions,
     ) -> Result<Vec<SearchHit>, HostError> {
-        let Some(servers) = client.servers() else {
+        if !client.is_limited() {
             return self.host.search_refs(query, options).await;
-        };
-        let reach = client.reach();
-        if let Some(only) = &options.server {
-            if !servers.contains(only) {
-                return Ok(Vec::new());
-            }
-            return self.host.search_refs_for(query, options, reach).await;
         }
+        let mine = |h: &SearchHit| client.sees(&h.entry.tool);
         let snapshot = self.host.snapshot().await?;
         let total = snapshot.searchable().len();
-        let mut listed: BTreeSet<&str> = BTreeSet::new();
-        for e in snapshot.searchable().iter() {
-            if servers.contains(&e.tool.server) {
-                listed.insert(&e.tool.server);
+        let reach = client.reach();
+        let search = |options: SearchOptions| {
+            let reach = reach.clone();
+            move |limit: u32| {
+                let options = SearchOptions {
+                    limit,
+                    ..options.clone()
+                };
+                self.host.search_refs_for(query, options, reach.clone())
             }
-        }
-        let mut listed = listed.into_iter();
-        match (listed.next(), listed.next()) {
-            (None, _) => return Ok(Vec::new()),
-            (Some(one), None) => {
-                options.server = Some(one.to_string());
-                return self.host.search_refs_for(query, options, reach).await;
-            }
-            _ => {}
-        }
-        let search = |limit: u32| {
-            let options = SearchOptions {
-                limit,
-                ..options.clone()
-            };
-            self.host.search_refs_for(query, options, reach.clone())
         };
-        let mine = |h: &SearchHit| client.allows(&h.entry.tool.server);
-        widened(options.limit, total, search, mine).await
+        let Some(servers) = client.servers() else {
+            return widened(options.limit, total, search(options.clone()), mine).await;
+        };
+        if let Some(only) = &options.server
+            && !servers.contains(only)
+        {
+            return Ok(Vec::new());
+        }
+        if options.server.is_none() {
+            let mut listed: BTreeSet<&str> = BTreeSet::new();
+            for e in snapshot.searchable().iter() {
+                if servers.contains(&e.tool.server) {
+                    listed.insert(&e.tool.server);
+                }
+            }
+            let mut listed = listed.into_iter();
+            match (listed.next(), listed.next()) {
+                (None, _) => return Ok(Vec::new()),
+                // One server: a search of it alone.
+                (Some(one), None) => options.server = Some(one.to_string()),
+                _ => {}
+            }
+        }
+        if options.server.is_some() && !client.limits_tools() {
+            return self.host.search_refs_for(query, options, reach).await;
+        }
+        widened(options.limit, total, search(options.clone()), mine).await
     }
 }
 

@@ -82,7 +82,7 @@ impl Session {
         let new_id = || servers.sessions().new_id();
         let held = &self.shared.held;
         held.hold(
-            (client.name(), name, kind),
+            (client.owner(), name, kind),
             retry,
             context,
             new_id,

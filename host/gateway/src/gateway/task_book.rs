@@ -19,8 +19,11 @@ const SHARED_TTL_S: u64 = 24 * 3600;
 /// One task handed to a client.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub(crate) struct Given {
-    /// The client (token name) it was given to.
+    /// The client it was given to (its owner key).
     pub client: String,
+    /// The client's name, for the audit (a token's or principal's).
+    #[serde(default)]
+    pub caller: String,
     /// Its server.
     pub server: String,
     /// The server's own name of the tool called.
@@ -116,6 +119,7 @@ mod tests {
     fn given(client: &str) -> Given {
         Given {
             client: client.into(),
+            caller: client.into(),
             server: "s".into(),
             tool: "t".into(),
             name: "s__t".into(),

@@ -101,7 +101,7 @@ impl Session {
         let given = self
             .shared
             .tasks
-            .of(id, client.name())
+            .of(id, client.owner())
             .await
             .ok_or_else(|| unknown_task(id))?;
         Ok(OwnTask {
@@ -141,7 +141,8 @@ impl Session {
     ) {
         let id = client_id(&entry.tool.server, &task.task.task_id);
         let given = Given {
-            client: client.name().to_string(),
+            client: client.owner().to_string(),
+            caller: client.name().to_string(),
             server: entry.tool.server.clone(),
             tool: entry.tool.name.clone(),
             name: entry.name.clone(),
@@ -172,7 +173,7 @@ impl Session {
         let mut line = crate::install::apply::record(
             "task",
             &given.server,
-            &given.client,
+            &given.caller,
             crate::audit::Decision::Allowed,
             Some(format!(
                 "task {id} ended: {}",

@@ -11,7 +11,14 @@ use serde_json::{Map, Value};
 use std::path::Path;
 
 /// Fields a token entry may have.
-const TOKEN_FIELDS: &[&str] = &["name", "token", "tokenEnv", "servers", "description"];
+const TOKEN_FIELDS: &[&str] = &[
+    "name",
+    "token",
+    "tokenEnv",
+    "servers",
+    "tools",
+    "description",
+];
 
 /// Reads one entry of `serve.tokens`, collecting its problems.
 struct Entry<'a> {
@@ -179,6 +186,34 @@ impl<'a> Entry<'a> {
         }
         Some(names)
     }
+
+    /// `tools`: globs over `server/tool`; absent for every tool.
+    fn tools(&mut self) -> Option<Vec<String>> {
+        let items = match self.obj.get("tools") {
+            None | Some(Value::Null) => return None,
+            Some(Value::Array(items)) => items,
+            Some(other) => {
+                let message = format!("expected a list of tool globs, found {}", kind(other));
+                self.error("tools", message);
+                return None;
+            }
+        };
+        let mut globs = Vec::with_capacity(items.len());
+        for (i, item) in items.iter().enumerate() {
+            match item
+                .as_str()
+                .map(|g| (g, crate::config::approve::tool_glob_problem(g)))
+            {
+                Some((g, None)) => globs.push(g.to_string()),
+                Some((_, Some(why))) => self.error(&format!("tools[{i}]"), why),
+                None => self.error(
+                    &format!("tools[{i}]"),
+                    format!("expected a glob, found {item}"),
+                ),
+            }
+        }
+        Some(globs)
+    }
 }
 
 /// `serve.oauth`, and a warning for each field `serve` does not have.
@@ -264,12 +299,14 @@ pub fn serve(value: &Value, file: &Path, env: &Environment, diags: &mut Vec<Diag
         }
         let source = entry.source();
         let servers = entry.servers();
+        let tools = entry.tools();
         match (entry.failed, entry.name, source) {
             (false, Some(name), Some(source)) => out.tokens.push(ServeToken {
                 name,
                 index,
                 source,
                 servers,
+                tools,
             }),
             _ => out.broken = true,
         }
@@ -295,6 +332,24 @@ mod tests {
             .filter(|d| d.severity == Severity::Error)
             .map(|d| d.detail())
             .collect()
+    }
+
+    #[test]
+    fn a_tokens_tools_are_globs_over_server_and_tool() {
+        let (serve, diags) = check(json!({"tokens": [
+            {"name": "ci", "token": "t1", "tools": ["git/git_log", "time/*"]},
+            {"name": "bad", "token": "t2", "tools": ["git_log"]},
+        ]}));
+        assert_eq!(
+            serve.tokens[0].tools,
+            Some(vec!["git/git_log".to_string(), "time/*".to_string()])
+        );
+        let fields: Vec<&str> = diags
+            .iter()
+            .map(|d| d.field.as_deref().unwrap_or_default())
+            .collect();
+        assert_eq!(fields, ["serve.tokens[1].tools[0]"], "{diags:?}");
+        assert!(serve.broken && serve.tokens.len() == 1);
     }
 
     #[test]

@@ -204,11 +204,18 @@ impl Reader<'_> {
                 self.error(&at, format!("expected an object, found {}", kind(policy)));
                 continue;
             };
-            self.unknown(p, &["servers"], &at);
+            self.unknown(p, &["servers", "tools"], &at);
             let servers = self.strings(p.get("servers"), &format!("{at}.servers"));
+            let tools = self.strings(p.get("tools"), &format!("{at}.tools"));
+            for (i, glob) in tools.iter().flatten().enumerate() {
+                if let Some(why) = crate::config::approve::tool_glob_problem(glob) {
+                    self.error(&format!("{at}.tools[{i}]"), why);
+                }
+            }
             out.push(GroupPolicy {
                 name: name.clone(),
                 servers,
+                tools,
             });
         }
         out
@@ -354,5 +361,43 @@ mod tests {
             "{diags:?}"
         );
         assert!(serve.broken && serve.oauth.is_none());
+    }
+
+    #[test]
+    fn a_groups_tools_are_globs_over_server_and_tool() {
+        let (serve, diags) = check(json!({
+            "resource": "https://m.example.com/mcp",
+            "issuers": [{"issuer": "https://idp.example.com"}],
+            "groups": {"ci": {"servers": ["git"], "tools": ["time/get_*"]},
+                       "bad": {"tools": ["get_*", "/x", 3]}},
+        }));
+        let errors: Vec<&str> = diags
+            .iter()
+            .filter(|d| d.severity == Severity::Error)
+            .map(|d| d.field.as_deref().unwrap_or_default())
+            .collect();
+        assert_eq!(
+            errors,
+            [
+                "serve.oauth.groups.bad.tools[2]",
+                "serve.oauth.groups.bad.tools[0]",
+                "serve.oauth.groups.bad.tools[1]"
+            ],
+            "{diags:?}"
+        );
+        assert!(
+            diags
+                .iter()
+                .any(|d| d.message.contains("write `server/tool`"))
+        );
+        assert!(serve.broken);
+        let (serve, diags) = check(json!({
+            "resource": "https://m.example.com/mcp",
+            "issuers": [{"issuer": "https://idp.example.com"}],
+            "groups": {"ci": {"servers": ["git"], "tools": ["time/get_*"]}},
+        }));
+        assert!(diags.is_empty(), "{diags:?}");
+        let ci = &serve.oauth.unwrap().groups[0];
+        assert_eq!(ci.tools, Some(vec!["time/get_*".to_string()]));
     }
 }

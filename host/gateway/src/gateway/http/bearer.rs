@@ -7,7 +7,7 @@
 //! its issuer (`introspection`).
 
 use crate::config::{OAuthIssuer, ServeOAuth};
-use crate::gateway::ClientScope;
+use crate::gateway::{ClientScope, ToolRule};
 use jsonwebtoken::jwk::JwkSet;
 use jsonwebtoken::{Algorithm, DecodingKey, Validation};
 use serde_json::{Map, Value};
@@ -154,8 +154,15 @@ impl Verifier {
             .or(text("sub"))
             .or(text("client_id"))
             .unwrap_or_default();
+        let subject = text("sub").or(text("client_id")).unwrap_or_default();
+        let owner = format!("oauth:{}#{subject}", issuer.issuer);
         if self.oauth.groups.is_empty() {
-            return Ok(ClientScope::every(name));
+            return Ok(ClientScope::admitted_by(
+                name,
+                &owner,
+                "oauth",
+                vec![every()],
+            ));
         }
         let groups = words(claims.get(&issuer.groups_claim));
         let mine: Vec<_> = self
@@ -169,13 +176,16 @@ impl Verifier {
                 "in no group this gateway serves".into(),
             ));
         }
-        if mine.iter().any(|g| g.servers.is_none()) {
-            return Ok(ClientScope::every(name));
-        }
-        let servers = mine
+        let names: Vec<&str> = mine.iter().map(|g| g.name.as_str()).collect();
+        let policy = format!("groups:{}", names.join(","));
+        let rules = mine
             .iter()
-            .flat_map(|g| g.servers.iter().flatten().cloned());
-        Ok(ClientScope::only(name, servers))
+            .map(|g| ToolRule {
+                servers: g.servers.clone(),
+                globs: g.tools.clone(),
+            })
+            .collect();
+        Ok(ClientScope::admitted_by(name, &owner, &policy, rules))
     }
 
     /// The key `kid` of `issuer`: from the keys held, else from its keys
@@ -244,6 +254,14 @@ impl Verifier {
     }
 }
 
+/// Every server and tool.
+fn every() -> ToolRule {
+    ToolRule {
+        servers: None,
+        globs: None,
+    }
+}
+
 fn asymmetric(alg: Algorithm) -> bool {
     use Algorithm::*;
     matches!(
@@ -302,6 +320,7 @@ mod tests {
                     .map(|(name, servers)| GroupPolicy {
                         name: name.to_string(),
                         servers: servers.map(|s| s.iter().map(|x| x.to_string()).collect()),
+                        tools: None,
                     })
                     .collect(),
             },

@@ -7,7 +7,7 @@ use super::ServeError;
 use super::bearer::Refusal;
 use super::sessions::CappedSessions;
 use crate::config::Serve;
-use crate::gateway::ClientScope;
+use crate::gateway::{ClientScope, ToolRule};
 use crate::paths::Environment;
 use crate::team_state::sessions::SharedSessions;
 use axum::extract::Request;
@@ -68,9 +68,17 @@ pub async fn client_tokens(
         let secret = crate::secrets::resolve_source(&token.source, env)
             .await
             .map_err(failed)?;
-        let scope = match &token.servers {
-            Some(servers) => ClientScope::only(&token.name, servers.iter().cloned()),
-            None => ClientScope::every(&token.name),
+        let scope = match (&token.servers, &token.tools) {
+            (Some(servers), None) => ClientScope::only(&token.name, servers.iter().cloned()),
+            (None, None) => ClientScope::every(&token.name),
+            (servers, Some(_)) => {
+                let owner = format!("token:{}", token.name);
+                let rule = ToolRule {
+                    servers: servers.clone(),
+                    globs: token.tools.clone(),
+                };
+                ClientScope::admitted_by(&token.name, &owner, &owner, vec![rule])
+            }
         };
         out.push(ClientToken { scope, secret });
     }
@@ -190,12 +198,12 @@ pub(super) async fn own_sessions(
     let mut claim_here = false;
     if let Some(id) = &session {
         match sessions.owner(id) {
-            Some(owner) if *owner != *client.name() => return not_found(),
+            Some(owner) if *owner != *client.owner() => return not_found(),
             Some(_) => {}
             None => {
                 if let Some(shared) = &shared
                     && let Ok(Some(owner)) = shared.owner(id).await
-                    && owner != client.name()
+                    && owner != client.owner()
                 {
                     return not_found();
                 }
@@ -210,15 +218,15 @@ pub(super) async fn own_sessions(
         .and_then(|v| v.to_str().ok())
         .filter(|_| session.is_none());
     if let Some(id) = opened {
-        sessions.claim(id, client.name());
+        sessions.claim(id, client.owner());
         if let Some(shared) = &shared
-            && let Err(e) = shared.set_owner(id, client.name()).await
+            && let Err(e) = shared.set_owner(id, client.owner()).await
         {
             tracing::debug!("session {id}: {e}");
         }
     } else if let Some(id) = session.as_deref().filter(|_| claim_here) {
         // Taken up here (or not known here until now): this replica holds it too.
-        sessions.claim(id, client.name());
+        sessions.claim(id, client.owner());
     }
     response
 }
@@ -284,12 +292,14 @@ mod tests {
                     index: 0,
                     source: TokenSource::Env("CI_TOKEN".into()),
                     servers: Some(vec!["git".into()]),
+                    tools: None,
                 },
                 ServeToken {
                     name: "alice".into(),
                     index: 1,
                     source: TokenSource::Value("!printf ' from-command\\n'".into()),
                     servers: None,
+                    tools: None,
                 },
             ],
             ..Serve::default()
@@ -317,6 +327,7 @@ mod tests {
                 index: 3,
                 source: TokenSource::Value("!echo leaked; exit 2".into()),
                 servers: None,
+                tools: None,
             }],
             ..Serve::default()
         };

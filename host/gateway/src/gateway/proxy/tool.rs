@@ -249,7 +249,7 @@ async fn tool_not_found(
         .iter()
         .flat_map(|s| s.entries().iter())
         .filter(|e| server.or(owner) == Some(e.tool.server.as_str()))
-        .filter(|e| client.allows(&e.tool.server))
+        .filter(|e| client.sees(&e.tool))
         .map(|e| e.name.as_str())
         .take(30)
         .collect();
