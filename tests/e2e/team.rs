@@ -3,6 +3,7 @@
 
 mod oidc;
 mod pins;
+mod sdk_signin;
 mod signin;
 mod skills;
 mod wire;

@@ -16,6 +16,9 @@
 //               in (by `sub` as the login, any password); every key but
 //               `sub` lands in their access tokens. A login with no account
 //               is shown the login page again.
+//   registration  true: clients may register themselves (RFC 7591, open
+//               registration at the discovery document's
+//               `registration_endpoint`), naming the resource's scopes
 // When ready it prints one line of JSON on stdout, and nothing more there:
 // the discovery document's issuer and endpoints, `rotate_uri` and `kid`
 // (the signing key's id). Its notices and errors go to stderr.
@@ -94,7 +97,9 @@ function build(issuer) {
     jwks: { keys },
     cookies: { keys: cookieKeys },
     claims: { openid: ["sub"], email: ["email", "email_verified"], groups: ["groups"] },
-    scopes: ["openid", "offline_access", "email", "groups"],
+    // A registering client names the scopes it will ask for (the MCP SDKs
+    // name the resource's): the provider refuses scopes it does not list.
+    scopes: ["openid", "offline_access", "email", "groups", ...(config.registration ? scopes : [])],
     extraTokenClaims: tokenClaims,
     interactions: { policy: policy() },
     formats: {
@@ -109,6 +114,7 @@ function build(issuer) {
       clientCredentials: { enabled: true },
       introspection: { enabled: true },
       revocation: { enabled: true },
+      registration: { enabled: config.registration === true },
       resourceIndicators: {
         enabled: true,
         defaultResource: async (_ctx, _client, oneOf) => oneOf,
@@ -176,6 +182,7 @@ server.listen(config.port ?? 0, "127.0.0.1", async () => {
     introspection_endpoint: discovery.introspection_endpoint,
     revocation_endpoint: discovery.revocation_endpoint,
     userinfo_endpoint: discovery.userinfo_endpoint,
+    registration_endpoint: discovery.registration_endpoint,
     rotate_uri: `${issuer}/__rotate`,
     kid: keys[0].kid,
   };

@@ -112,6 +112,7 @@ pub fn servers(target_tmpdir: impl AsRef<Path>) -> &'static Servers {
             "conformance-upstream.mjs",
             "oauth-server.mjs",
             "oidc-provider.mjs",
+            "oauth-client.mjs",
             "listen-proxy.mjs",
             "page-check.mjs",
             "app-check.mjs",
@@ -181,6 +182,12 @@ impl Servers {
     /// The OpenID provider (`oidc-provider.mjs`; run it with [`Servers::node22`]).
     pub fn oidc_provider(&self) -> String {
         self.npm.join("oidc-provider.mjs").display().to_string()
+    }
+
+    /// The TypeScript SDK client that signs in with its own OAuth flow
+    /// (`oauth-client.mjs`).
+    pub fn oauth_client(&self) -> String {
+        self.npm.join("oauth-client.mjs").display().to_string()
     }
 
     /// The view page's browser check (`app-check.mjs`).
