@@ -333,3 +333,19 @@ async fn an_opaque_token_is_introspected_and_refused_soon_after_its_revocation()
     }
     assert_eq!(servers_seen(&serving, &dev).await, ["everything"]);
 }
+
+/// An issuer whose tokens name another audience for this gateway than its
+/// resource URI (Entra ID's name the API's client id) is given it as its
+/// `audience`, and its tokens are admitted by it.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_issuers_own_audience_is_the_one_its_tokens_must_name() {
+    const API: &str = "https://api-client-id.test";
+    let idp = provider(API, 3600);
+    let token = idp.client_credentials(CI.0, CI.1, API, "mcp").await;
+    let (_dirs, by_resource) = serve(&[&idp]);
+    let (status, _) = refusal(&by_resource, Some(&token)).await;
+    assert_eq!(status, 401, "the resource URI is not its audience");
+    drop(by_resource);
+    let (_dirs, serving) = serve_issuers(vec![json!({"issuer": idp.issuer(), "audience": API})]);
+    assert_eq!(servers_seen(&serving, &token).await, ["time"]);
+}

@@ -542,6 +542,9 @@ pub struct OAuthIssuer {
     /// `groupsClaim`: the claim that lists a principal's groups or roles
     /// (`groups` unless told).
     pub groups_claim: String,
+    /// `audience`: the `aud` its tokens name for this gateway, when not
+    /// the `resource` (Entra ID's v2.0 tokens name the API's client id).
+    pub audience: Option<String>,
     /// `introspection`: how opaque access tokens are checked (RFC 7662);
     /// `None`: only its JWTs are admitted.
     pub introspection: Option<OAuthIntrospection>,

@@ -13,7 +13,13 @@ use std::path::Path;
 mod introspection;
 
 const FIELDS: &[&str] = &["resource", "issuers", "scopes", "groups"];
-const ISSUER_FIELDS: &[&str] = &["issuer", "jwksUri", "groupsClaim", "introspection"];
+const ISSUER_FIELDS: &[&str] = &[
+    "issuer",
+    "jwksUri",
+    "groupsClaim",
+    "audience",
+    "introspection",
+];
 
 /// Reads `serve.oauth`, collecting problems; `None` when it has errors.
 pub(super) fn oauth(
@@ -35,7 +41,9 @@ pub(super) fn oauth(
         return None;
     };
     r.unknown(obj, FIELDS, "serve.oauth");
-    let resource = r.url(obj.get("resource"), "serve.oauth.resource", true);
+    let resource = r
+        .url(obj.get("resource"), "serve.oauth.resource", true)
+        .map(|u| u.trim_end_matches('/').to_string());
     let issuers = r.issuers(obj.get("issuers"));
     let scopes = r
         .strings(obj.get("scopes"), "serve.oauth.scopes")
@@ -108,7 +116,8 @@ impl Reader<'_> {
             );
             return None;
         }
-        Some(text.trim_end_matches('/').to_string())
+        // As written: an issuer is compared with its tokens' `iss` exactly.
+        Some(text.to_string())
     }
 
     fn strings(&mut self, value: Option<&Value>, field: &str) -> Option<Vec<String>> {
@@ -169,6 +178,17 @@ impl Reader<'_> {
                     continue;
                 }
             };
+            let audience = match obj.get("audience") {
+                None | Some(Value::Null) => None,
+                Some(Value::String(s)) if !s.trim().is_empty() => Some(s.trim().to_string()),
+                Some(other) => {
+                    self.error(
+                        &format!("{at}.audience"),
+                        format!("expected the audience its tokens name, found {other}"),
+                    );
+                    None
+                }
+            };
             let introspection = obj
                 .get("introspection")
                 .filter(|v| !v.is_null())
@@ -178,6 +198,7 @@ impl Reader<'_> {
                     issuer,
                     jwks_uri,
                     groups_claim,
+                    audience,
                     introspection,
                 });
             }
@@ -247,13 +268,19 @@ mod tests {
         let (serve, diags) = check(json!({
             "resource": "https://mcp.example.com/mcp/",
             "issuers": [{"issuer": "https://idp.example.com", "groupsClaim": "roles"},
-                        {"issuer": "http://127.0.0.1:9000", "jwksUri": "http://127.0.0.1:9000/jwks"}],
+                        {"issuer": "http://127.0.0.1:9000", "jwksUri": "http://127.0.0.1:9000/jwks"},
+                        {"issuer": "https://sts.windows.net/tenant/", "audience": "api-client-id"}],
             "scopes": ["mcp"],
             "groups": {"ci": {"servers": ["time"]}, "admins": {}},
         }));
         assert!(diags.is_empty(), "{diags:?}");
         let oauth = serve.oauth.unwrap();
         assert_eq!(oauth.resource, "https://mcp.example.com/mcp");
+        assert_eq!(
+            oauth.issuers[2].issuer, "https://sts.windows.net/tenant/",
+            "as written"
+        );
+        assert_eq!(oauth.issuers[2].audience.as_deref(), Some("api-client-id"));
         assert_eq!(oauth.issuers[0].groups_claim, "roles");
         assert_eq!(oauth.issuers[1].groups_claim, "groups");
         assert_eq!(

@@ -20,7 +20,7 @@ mod reading;
 
 pub use introspection::IntrospectionSecrets;
 pub(super) use introspection::introspection_secrets;
-use reading::{LEEWAY_SECS, get_json, words};
+use reading::{LEEWAY_SECS, audience, get_json, words};
 
 /// A key id not seen yet fetches an issuer's keys again at most this often:
 /// a rotation is followed within it, and a flood of made-up ids costs one
@@ -92,7 +92,7 @@ impl Verifier {
         let key = self.key(issuer, header.kid.as_deref()).await?;
         let mut validation = Validation::new(header.alg);
         validation.set_issuer(&[&issuer.issuer]);
-        validation.set_audience(&[&self.oauth.resource]);
+        validation.set_audience(&[audience(issuer, &self.oauth)]);
         validation.set_required_spec_claims(&["exp", "iss", "aud", "sub"]);
         validation.validate_nbf = true;
         validation.leeway = LEEWAY_SECS;
@@ -236,7 +236,7 @@ impl Verifier {
             None => {
                 let config = get(format!(
                     "{}/.well-known/openid-configuration",
-                    issuer.issuer
+                    issuer.issuer.trim_end_matches('/')
                 ))
                 .await;
                 let config = config.map_err(|e| format!("the issuer's keys cannot be had: {e}"))?;
@@ -308,6 +308,7 @@ mod tests {
             issuer: "https://idp.example.com".into(),
             jwks_uri: None,
             groups_claim: "groups".into(),
+            audience: None,
             introspection: None,
         };
         Verifier::new(

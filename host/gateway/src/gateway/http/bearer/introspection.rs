@@ -4,7 +4,7 @@
 //! refused at most that long after its revocation; a token is held only as
 //! its digest. An issuer that cannot be reached gets no answer cached.
 
-use super::reading::{LEEWAY_SECS, get_json, words};
+use super::reading::{LEEWAY_SECS, audience, get_json, words};
 use crate::config::{OAuthIssuer, ServeOAuth};
 use crate::paths::Environment;
 use serde_json::{Map, Value};
@@ -94,7 +94,7 @@ impl Introspector {
                 Err(e) => unanswered = Some(e),
                 Ok(None) => reuse = reuse.min(settings.cache_seconds),
                 Ok(Some(claims)) => {
-                    let said = admissible(issuer, &oauth.resource, &claims)
+                    let said = admissible(issuer, audience(issuer, oauth), &claims)
                         .map(|()| (i, Arc::new(claims.clone())));
                     let until = expiry(&claims).min(settings.cache_seconds);
                     self.keep(key, said.clone(), until);
@@ -201,7 +201,10 @@ impl Introspector {
         }
         let metadata = get_json(
             http,
-            format!("{}/.well-known/openid-configuration", issuer.issuer),
+            format!(
+                "{}/.well-known/openid-configuration",
+                issuer.issuer.trim_end_matches('/')
+            ),
         )
         .await?;
         let endpoint = metadata["introspection_endpoint"]
@@ -265,6 +268,7 @@ mod tests {
             issuer: "https://idp.example.com".into(),
             jwks_uri: None,
             groups_claim: "groups".into(),
+            audience: None,
             introspection: None,
         }
     }

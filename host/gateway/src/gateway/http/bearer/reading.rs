@@ -1,6 +1,7 @@
 //! Reading what issuers publish and what tokens claim, alike for JWTs and
 //! introspected tokens.
 
+use crate::config::{OAuthIssuer, ServeOAuth};
 use serde_json::Value;
 use std::collections::BTreeSet;
 
@@ -26,4 +27,10 @@ pub(super) fn words(value: Option<&Value>) -> BTreeSet<&str> {
         Some(Value::Array(items)) => items.iter().filter_map(Value::as_str).collect(),
         _ => BTreeSet::new(),
     }
+}
+
+/// The `aud` `issuer`'s tokens must name: its `audience`, else the
+/// gateway's resource URI.
+pub(super) fn audience<'a>(issuer: &'a OAuthIssuer, oauth: &'a ServeOAuth) -> &'a str {
+    issuer.audience.as_deref().unwrap_or(&oauth.resource)
 }
