@@ -1,6 +1,8 @@
 //! Calls, errors and latency per server and tool, in the Prometheus text
 //! format (`GET /metrics` of `mcpw serve --http`). Kept for every call, from
-//! any path (`mcp`, ToolSearch, direct tools, the CLI), in memory only.
+//! any path (`mcp`, ToolSearch, direct tools, the CLI), in memory only. The
+//! calls of a client with a token or groups are counted again by its
+//! token's name and its groups: bounded sets, where a person's id is not.
 
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
@@ -16,6 +18,24 @@ struct ToolLabels {
     tool: String,
 }
 
+/// The labels of a client's calls: its token's name or its groups (one of
+/// them empty), and the server and tool.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ClientLabels {
+    token: String,
+    groups: String,
+    server: String,
+    tool: String,
+}
+
+/// Who made a call, as `/metrics` may name it.
+pub struct ClientLabel<'a> {
+    /// The token's name (empty for a principal).
+    pub token: &'a str,
+    /// The principal's groups, joined by `,` (empty for a token).
+    pub groups: &'a str,
+}
+
 /// 0.5 ms to about 16 s, doubling: a local stdio call to a slow remote one.
 fn latency_histogram() -> Histogram {
     Histogram::new(exponential_buckets(0.0005, 2.0, 16))
@@ -27,6 +47,8 @@ pub struct Metrics {
     calls: Family<ToolLabels, Counter>,
     errors: Family<ToolLabels, Counter>,
     latency: Family<ToolLabels, Histogram, fn() -> Histogram>,
+    client_calls: Family<ClientLabels, Counter>,
+    client_errors: Family<ClientLabels, Counter>,
 }
 
 impl Default for Metrics {
@@ -58,11 +80,25 @@ impl Metrics {
             "Time from the call to its result",
             latency.clone(),
         );
+        let client_calls = Family::<ClientLabels, Counter>::default();
+        let client_errors = Family::<ClientLabels, Counter>::default();
+        registry.register(
+            "client_tool_calls",
+            "Tool calls by the clients of tokens and groups",
+            client_calls.clone(),
+        );
+        registry.register(
+            "client_tool_errors",
+            "Tool calls by the clients of tokens and groups that failed",
+            client_errors.clone(),
+        );
         Metrics {
             registry,
             calls,
             errors,
             latency,
+            client_calls,
+            client_errors,
         }
     }
 
@@ -79,6 +115,20 @@ impl Metrics {
         self.latency
             .get_or_create(&labels)
             .observe(elapsed.as_secs_f64());
+    }
+
+    /// Counts one call of `tool` on `server` by `client` too.
+    pub fn record_client(&self, client: ClientLabel<'_>, server: &str, tool: &str, error: bool) {
+        let labels = ClientLabels {
+            token: client.token.to_string(),
+            groups: client.groups.to_string(),
+            server: server.to_string(),
+            tool: tool.to_string(),
+        };
+        self.client_calls.get_or_create(&labels).inc();
+        if error {
+            self.client_errors.get_or_create(&labels).inc();
+        }
     }
 
     /// Everything, in the Prometheus text exposition format.
@@ -115,5 +165,30 @@ mod tests {
             "{text}"
         );
         assert!(text.ends_with("# EOF\n"));
+    }
+
+    #[test]
+    fn a_clients_calls_are_counted_by_token_and_by_groups() {
+        let m = Metrics::new();
+        let ci = ClientLabel {
+            token: "ci",
+            groups: "",
+        };
+        let dev = ClientLabel {
+            token: "",
+            groups: "dev,ops",
+        };
+        m.record_client(ci, "s", "echo", false);
+        m.record_client(dev, "s", "echo", true);
+        let text = m.render();
+        let line = |token: &str, groups: &str, n: u32| {
+            format!(
+                r#"mcpw_client_tool_calls_total{{token="{token}",groups="{groups}",server="s",tool="echo"}} {n}"#
+            )
+        };
+        assert!(text.contains(&line("ci", "", 1)), "{text}");
+        assert!(text.contains(&line("", "dev,ops", 1)), "{text}");
+        assert!(text.contains(r#"mcpw_client_tool_errors_total{token="",groups="dev,ops""#));
+        assert!(!text.contains(r#"mcpw_client_tool_errors_total{token="ci""#));
     }
 }

@@ -83,8 +83,9 @@ fn serve_issuers(issuers: Vec<Value>) -> (ConfigDirs, Serving) {
                     "resource": RESOURCE,
                     "issuers": issuers,
                     "scopes": ["mcp"],
-                    "groups": {"ci": {"servers": ["time"]}, "eng": {},
-                               "dev": {"servers": ["everything"], "tools": ["everything/echo", "everything/get-sum"]}},
+                    "groups": {"ci": {"servers": ["time"], "rateLimit": "2/min"}, "eng": {},
+                               "dev": {"servers": ["everything"], "tools": ["everything/echo", "everything/get-sum"],
+                                       "approve": {"everything/get-*": "all"}}},
                 },
             },
         })
@@ -94,18 +95,44 @@ fn serve_issuers(issuers: Vec<Value>) -> (ConfigDirs, Serving) {
     (dirs, serving)
 }
 
-/// The tools `token`'s session lists.
-async fn tools_seen(serving: &Serving, token: &str) -> Vec<String> {
+/// A session of `token`'s at the gateway.
+async fn session(
+    serving: &Serving,
+    token: &str,
+) -> rmcp::service::RunningService<rmcp::RoleClient, ClientConfig> {
     let config =
         rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig::with_uri(
             serving.url(),
         )
         .auth_header(token);
     let client = ClientConfig::new(Default::default(), Implementation::new("test", "1"));
-    let session = client
+    client
         .serve(StreamableHttpClientTransport::from_config(config))
         .await
-        .expect("a session");
+        .expect("a session")
+}
+
+/// What a call of `tool` with `args` by `token` answers: whether it is an
+/// error, and its text.
+async fn called(serving: &Serving, token: &str, tool: &str, args: Value) -> (bool, String) {
+    let session = session(serving, token).await;
+    let Value::Object(args) = args else {
+        unreachable!()
+    };
+    let request = rmcp::model::CallToolRequestParams::new(tool.to_string()).with_arguments(args);
+    let result = session.call_tool(request).await.expect("an answer");
+    session.cancel().await.unwrap();
+    let text: Vec<String> = result
+        .content
+        .iter()
+        .filter_map(|c| c.as_text().map(|t| t.text.clone()))
+        .collect();
+    (result.is_error == Some(true), text.join("\n"))
+}
+
+/// The tools `token`'s session lists.
+async fn tools_seen(serving: &Serving, token: &str) -> Vec<String> {
+    let session = session(serving, token).await;
     let tools = session.list_all_tools().await.unwrap();
     session.cancel().await.unwrap();
     let mut names: Vec<String> = tools.iter().map(|t| t.name.to_string()).collect();
@@ -348,4 +375,73 @@ async fn an_issuers_own_audience_is_the_one_its_tokens_must_name() {
     drop(by_resource);
     let (_dirs, serving) = serve_issuers(vec![json!({"issuer": idp.issuer(), "audience": API})]);
     assert_eq!(servers_seen(&serving, &token).await, ["time"]);
+}
+
+/// A group's `rateLimit` is each member's own, counted by principal (a new
+/// token of the same machine draws from the same bucket); a group's
+/// `approve` asks about its members' calls beside the servers' rules; and
+/// `/metrics` counts calls by token name and by groups, never by person.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_groups_rate_limit_and_approve_hold_for_its_members_and_metrics_name_groups() {
+    let idp = provider(RESOURCE, 3600);
+    let (_dirs, serving) = serve(&[&idp]);
+    let clock = ("time__get_current_time", json!({"timezone": "UTC"}));
+    let ci = idp.client_credentials(CI.0, CI.1, RESOURCE, "mcp").await;
+    for _ in 0..2 {
+        let (failed, text) = called(&serving, &ci, clock.0, clock.1.clone()).await;
+        assert!(!failed, "{text}");
+    }
+    let again = idp.client_credentials(CI.0, CI.1, RESOURCE, "mcp").await;
+    assert_ne!(again, ci, "a token of its own");
+    let (failed, text) = called(&serving, &again, clock.0, clock.1.clone()).await;
+    assert!(failed, "{text}");
+    assert!(
+        text.contains("rate limit reached: serve.oauth.groups.ci.rateLimit allows 2/min"),
+        "{text}"
+    );
+    let ada = idp
+        .user_token("cli", REDIRECT, "ada", RESOURCE, "openid mcp")
+        .await;
+    let (failed, text) = called(&serving, &ada, clock.0, clock.1.clone()).await;
+    assert!(!failed, "another principal's bucket: {text}");
+
+    let dev = idp
+        .client_credentials(DEV_BOT.0, DEV_BOT.1, RESOURCE, "mcp")
+        .await;
+    let (failed, text) = called(&serving, &dev, "everything__echo", json!({"message": "hi"})).await;
+    assert!(!failed && text == "Echo: hi", "{text}");
+    let sum = json!({"a": 1, "b": 2});
+    let (failed, text) = called(&serving, &dev, "everything__get-sum", sum.clone()).await;
+    assert!(failed, "asked about, and nobody to ask: {text}");
+    assert!(text.contains("serve.oauth.groups.dev.approve"), "{text}");
+    let (failed, text) = called(&serving, ADMIN, "everything__get-sum", sum).await;
+    assert!(
+        !failed,
+        "the admin token's calls are not asked about: {text}"
+    );
+
+    let metrics = reqwest::Client::new()
+        .get(serving.at("/metrics"))
+        .bearer_auth(ADMIN)
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let line = |token: &str, groups: &str, server: &str, tool: &str| {
+        format!(
+            r#"mcpw_client_tool_calls_total{{token="{token}",groups="{groups}",server="{server}",tool="{tool}"}}"#
+        )
+    };
+    for (token, groups, server, tool, n) in [
+        ("", "ci", "time", "get_current_time", 2),
+        ("", "eng", "time", "get_current_time", 1),
+        ("", "dev", "everything", "echo", 1),
+        ("admin", "", "everything", "get-sum", 1),
+    ] {
+        let expected = format!("{} {n}", line(token, groups, server, tool));
+        assert!(metrics.contains(&expected), "{expected} in {metrics}");
+    }
+    assert!(!metrics.contains("ada"), "no person in a label: {metrics}");
 }

@@ -5,8 +5,8 @@
 use serde::Serialize;
 use serde_json::Value;
 
-/// Which calls need the user's approval.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+/// Which calls need the user's approval, from the fewest to every one.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum ApproveMode {
     /// None.

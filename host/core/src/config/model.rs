@@ -576,6 +576,11 @@ pub struct GroupPolicy {
     /// `tools`: globs over `server/tool`, the only tools its members see;
     /// `None` for every tool of its servers.
     pub tools: Option<Vec<String>>,
+    /// `approve`: which of its members' calls they must approve (globs
+    /// over `server/tool`), beside what the servers and settings ask.
+    pub approve: Option<crate::config::ApproveRule>,
+    /// `rateLimit`: the calls each member may make, all servers together.
+    pub rate_limit: Option<crate::config::rate::Rate>,
 }
 
 /// One client's bearer token (`serve.tokens[i]`).
@@ -592,6 +597,11 @@ pub struct ServeToken {
     /// `tools`: globs over `server/tool`, the only tools this client sees;
     /// `None` for every tool of its servers.
     pub tools: Option<Vec<String>>,
+    /// `approve`: which of its calls must be approved (globs over
+    /// `server/tool`), beside what the servers and settings ask.
+    pub approve: Option<crate::config::ApproveRule>,
+    /// `rateLimit`: the calls it may make, all servers together.
+    pub rate_limit: Option<crate::config::rate::Rate>,
 }
 
 /// Where a client token's value comes from.

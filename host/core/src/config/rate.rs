@@ -22,6 +22,16 @@ fn as_ms<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
 }
 
 impl Rate {
+    /// Reads a JSON `"N/unit"`.
+    pub fn from_value(v: &serde_json::Value) -> Result<Rate, String> {
+        match v {
+            serde_json::Value::String(s) => Rate::parse(s),
+            other => Err(format!(
+                "expected \"N/s\", \"N/min\" or \"N/h\" (N calls a second, minute or hour), found {other}"
+            )),
+        }
+    }
+
     /// Reads `"N/unit"`.
     pub fn parse(s: &str) -> Result<Rate, String> {
         let usage = || {

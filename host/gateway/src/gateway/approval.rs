@@ -49,6 +49,7 @@ impl Session {
             }),
             via,
             approver,
+            policy: client.calls(),
         }
     }
 

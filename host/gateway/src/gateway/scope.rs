@@ -13,6 +13,7 @@
 
 use crate::config::approve::glob_matches;
 use crate::downstream::Reach;
+use crate::host::pipeline::ClientPolicy;
 use std::collections::BTreeSet;
 use std::sync::{Arc, LazyLock};
 
@@ -33,6 +34,9 @@ pub struct ClientScope {
     /// `None`: every tool of the servers it sees; else a tool must be
     /// admitted by one of these.
     tools: Option<Arc<[ToolRule]>>,
+    /// What its token or groups say of its calls: its own rate limit and
+    /// approve rules, its labels in `/metrics`.
+    calls: Option<Arc<ClientPolicy>>,
 }
 
 /// Tools one group (or token) admits: of its servers (`None`: any), those
@@ -71,6 +75,7 @@ impl ClientScope {
             policy: format!("token:{name}").into(),
             servers: None,
             tools: None,
+            calls: None,
         }
     }
 
@@ -103,7 +108,21 @@ impl ClientScope {
             policy: policy.into(),
             servers,
             tools: by_tool.then(|| rules.into()),
+            calls: None,
         }
+    }
+
+    /// The same client, its calls under `policy`.
+    pub fn with_policy(self, policy: ClientPolicy) -> ClientScope {
+        ClientScope {
+            calls: Some(Arc::new(policy)),
+            ..self
+        }
+    }
+
+    /// What its token or groups say of its calls.
+    pub(crate) fn calls(&self) -> Option<Arc<ClientPolicy>> {
+        self.calls.clone()
     }
 
     /// Unlimited, for requests that carry no token's scope.

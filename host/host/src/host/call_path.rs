@@ -7,7 +7,7 @@ use super::guards::{self, Loaded, guard_span};
 use crate::audit::AuditLog;
 use crate::catalog::Entry;
 use crate::config::Config;
-use crate::host::pipeline::{Observed, Policy, Stages};
+use crate::host::pipeline::{Caller, Observed, Policy, Stages};
 use crate::host::{CallOptions, HostError, RateLimited, RawResult};
 use crate::lifecycle::Manager;
 use crate::plugin::guard::{After, Before, GuardedCall};
@@ -82,8 +82,9 @@ impl CallPath {
 }
 
 impl Stages for CallPath {
-    async fn rate(&self, bucket: &str, server: &str, tool: &str) -> Result<(), RateLimited> {
-        self.rate_check(bucket, server, tool).await
+    async fn rate(&self, caller: &Caller, server: &str, tool: &str) -> Result<(), RateLimited> {
+        self.rate_check(caller.bucket(), caller.own_rate(), server, tool)
+            .await
     }
 
     fn guarded(&self) -> bool {

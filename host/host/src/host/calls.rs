@@ -204,6 +204,14 @@ impl CallPath {
         let failed = call.failure.is_some();
         self.metrics
             .record(&seen.server, &seen.tool, call.elapsed, failed);
+        if let Some(p) = &seen.labels {
+            let client = crate::metrics::ClientLabel {
+                token: &p.token,
+                groups: &p.groups,
+            };
+            self.metrics
+                .record_client(client, &seen.server, &seen.tool, failed);
+        }
         self.recent.record(
             &seen.server,
             &seen.tool,

@@ -31,12 +31,14 @@
 mod approval;
 mod as_tool;
 mod caller;
+mod client_policy;
 mod stages;
 #[cfg(test)]
 mod tests;
 
 pub use approval::Policy;
 pub use caller::{Allowances, Answer, Approver, Caller, CallerSession, Question, Unattended, Via};
+pub use client_policy::ClientPolicy;
 pub(crate) use stages::{CallSeen, Observed, Stages};
 
 use crate::audit::Decision;
@@ -304,7 +306,7 @@ where
     let mut seen = Observed::read(caller, server, what);
     let refused = if !caller.reaches(server) {
         Some(format!("Error: server \"{server}\" not found."))
-    } else if let Err(limited) = stages.rate(caller.bucket(), server, "").await {
+    } else if let Err(limited) = stages.rate(caller, server, "").await {
         Some(format!("Error: {limited}. The read did not run."))
     } else {
         None
@@ -409,7 +411,7 @@ async fn admit(
         )));
     }
     if let Err(limited) = stages
-        .rate(caller.bucket(), &entry.tool.server, &entry.tool.name)
+        .rate(caller, &entry.tool.server, &entry.tool.name)
         .await
     {
         return Err(Stopped::Refused(format!(
@@ -424,7 +426,7 @@ async fn admit(
             checked
         }
     };
-    let policy = stages.approval(entry);
+    let policy = stages.approval(entry).with_client(caller, entry);
     let asked = approval::approve(caller, entry, arguments.as_ref(), &policy, guard_asks).await?;
     Ok(Admitted {
         asked,

@@ -28,17 +28,22 @@ impl std::fmt::Display for RateLimited {
 
 impl CallPath {
     /// Takes one call of `server`'s `tool` by the client `client` from each
-    /// rate limit's bucket it draws from; the first empty one refuses it,
-    /// saying which limit and when to try again. A read (`tool` empty)
-    /// draws from the buckets of the whole server (`"60/min"`, `"*"`).
+    /// rate limit's bucket it draws from (`own`: the client's own limit, of
+    /// its token or groups); the first empty one refuses it, saying which
+    /// limit and when to try again. A read (`tool` empty) draws from the
+    /// buckets of the whole server (`"60/min"`, `"*"`).
     pub(crate) async fn rate_check(
         &self,
         client: &str,
+        own: Option<&(String, crate::config::rate::Rate)>,
         server: &str,
         tool: &str,
     ) -> Result<(), RateLimited> {
         let config = self.config();
         let mut buckets: Vec<(String, String, crate::config::rate::Rate)> = Vec::new();
+        if let Some((setting, rate)) = own {
+            buckets.push((format!("{client}|own"), setting.clone(), *rate));
+        }
         if let Some(rate) = config.settings.rate_limit {
             buckets.push((format!("{client}|*"), "settings.rateLimit".into(), rate));
         }

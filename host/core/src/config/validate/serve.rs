@@ -17,6 +17,8 @@ const TOKEN_FIELDS: &[&str] = &[
     "tokenEnv",
     "servers",
     "tools",
+    "approve",
+    "rateLimit",
     "description",
 ];
 
@@ -187,6 +189,18 @@ impl<'a> Entry<'a> {
         Some(names)
     }
 
+    /// The field `key` read by `parse`, its error reported.
+    fn rule<T>(&mut self, key: &str, parse: impl Fn(&Value) -> Result<T, String>) -> Option<T> {
+        let value = self.obj.get(key).filter(|v| !v.is_null())?;
+        match parse(value) {
+            Ok(rule) => Some(rule),
+            Err(why) => {
+                self.error(key, why);
+                None
+            }
+        }
+    }
+
     /// `tools`: globs over `server/tool`; absent for every tool.
     fn tools(&mut self) -> Option<Vec<String>> {
         let items = match self.obj.get("tools") {
@@ -300,6 +314,8 @@ pub fn serve(value: &Value, file: &Path, env: &Environment, diags: &mut Vec<Diag
         let source = entry.source();
         let servers = entry.servers();
         let tools = entry.tools();
+        let approve = entry.rule("approve", crate::config::ApproveRule::parse);
+        let rate_limit = entry.rule("rateLimit", crate::config::rate::Rate::from_value);
         match (entry.failed, entry.name, source) {
             (false, Some(name), Some(source)) => out.tokens.push(ServeToken {
                 name,
@@ -307,6 +323,8 @@ pub fn serve(value: &Value, file: &Path, env: &Environment, diags: &mut Vec<Diag
                 source,
                 servers,
                 tools,
+                approve,
+                rate_limit,
             }),
             _ => out.broken = true,
         }
@@ -337,8 +355,9 @@ mod tests {
     #[test]
     fn a_tokens_tools_are_globs_over_server_and_tool() {
         let (serve, diags) = check(json!({"tokens": [
-            {"name": "ci", "token": "t1", "tools": ["git/git_log", "time/*"]},
-            {"name": "bad", "token": "t2", "tools": ["git_log"]},
+            {"name": "ci", "token": "t1", "tools": ["git/git_log", "time/*"],
+             "rateLimit": "10/s", "approve": "writes"},
+            {"name": "bad", "token": "t2", "tools": ["git_log"], "rateLimit": 3},
         ]}));
         assert_eq!(
             serve.tokens[0].tools,
@@ -348,7 +367,13 @@ mod tests {
             .iter()
             .map(|d| d.field.as_deref().unwrap_or_default())
             .collect();
-        assert_eq!(fields, ["serve.tokens[1].tools[0]"], "{diags:?}");
+        assert_eq!(
+            fields,
+            ["serve.tokens[1].tools[0]", "serve.tokens[1].rateLimit"],
+            "{diags:?}"
+        );
+        assert_eq!(serve.tokens[0].rate_limit.unwrap().text(), "10/s");
+        assert!(serve.tokens[0].approve.is_some());
         assert!(serve.broken && serve.tokens.len() == 1);
     }
 

@@ -206,6 +206,22 @@ impl Reader<'_> {
         out
     }
 
+    /// `value` read by `parse`, its error reported at `field`.
+    fn rule<T>(
+        &mut self,
+        value: Option<&Value>,
+        field: &str,
+        parse: impl Fn(&Value) -> Result<T, String>,
+    ) -> Option<T> {
+        match parse(value.filter(|v| !v.is_null())?) {
+            Ok(rule) => Some(rule),
+            Err(why) => {
+                self.error(field, why);
+                None
+            }
+        }
+    }
+
     fn groups(&mut self, value: Option<&Value>) -> Vec<GroupPolicy> {
         let obj = match value {
             None | Some(Value::Null) => return Vec::new(),
@@ -225,7 +241,7 @@ impl Reader<'_> {
                 self.error(&at, format!("expected an object, found {}", kind(policy)));
                 continue;
             };
-            self.unknown(p, &["servers", "tools"], &at);
+            self.unknown(p, &["servers", "tools", "approve", "rateLimit"], &at);
             let servers = self.strings(p.get("servers"), &format!("{at}.servers"));
             let tools = self.strings(p.get("tools"), &format!("{at}.tools"));
             for (i, glob) in tools.iter().flatten().enumerate() {
@@ -233,10 +249,22 @@ impl Reader<'_> {
                     self.error(&format!("{at}.tools[{i}]"), why);
                 }
             }
+            let approve = self.rule(
+                p.get("approve"),
+                &format!("{at}.approve"),
+                crate::config::ApproveRule::parse,
+            );
+            let rate_limit = self.rule(
+                p.get("rateLimit"),
+                &format!("{at}.rateLimit"),
+                crate::config::rate::Rate::from_value,
+            );
             out.push(GroupPolicy {
                 name: name.clone(),
                 servers,
                 tools,
+                approve,
+                rate_limit,
             });
         }
         out
@@ -396,7 +424,7 @@ mod tests {
             "resource": "https://m.example.com/mcp",
             "issuers": [{"issuer": "https://idp.example.com"}],
             "groups": {"ci": {"servers": ["git"], "tools": ["time/get_*"]},
-                       "bad": {"tools": ["get_*", "/x", 3]}},
+                       "bad": {"tools": ["get_*", "/x", 3], "rateLimit": "fast", "approve": "some"}},
         }));
         let errors: Vec<&str> = diags
             .iter()
@@ -408,7 +436,9 @@ mod tests {
             [
                 "serve.oauth.groups.bad.tools[2]",
                 "serve.oauth.groups.bad.tools[0]",
-                "serve.oauth.groups.bad.tools[1]"
+                "serve.oauth.groups.bad.tools[1]",
+                "serve.oauth.groups.bad.approve",
+                "serve.oauth.groups.bad.rateLimit"
             ],
             "{diags:?}"
         );
@@ -421,10 +451,13 @@ mod tests {
         let (serve, diags) = check(json!({
             "resource": "https://m.example.com/mcp",
             "issuers": [{"issuer": "https://idp.example.com"}],
-            "groups": {"ci": {"servers": ["git"], "tools": ["time/get_*"]}},
+            "groups": {"ci": {"servers": ["git"], "tools": ["time/get_*"],
+                              "rateLimit": "30/min", "approve": {"git/*": "writes"}}},
         }));
         assert!(diags.is_empty(), "{diags:?}");
         let ci = &serve.oauth.unwrap().groups[0];
         assert_eq!(ci.tools, Some(vec!["time/get_*".to_string()]));
+        assert_eq!(ci.rate_limit.unwrap().text(), "30/min");
+        assert!(ci.approve.is_some());
     }
 }

@@ -160,6 +160,7 @@ fn app_caller(client: &ClientScope) -> Caller {
         session: None,
         via: Via::App,
         approver: Arc::new(Unattended),
+        policy: client.calls(),
     }
 }
 

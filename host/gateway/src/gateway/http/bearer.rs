@@ -6,8 +6,9 @@
 //! and the groups decide what it sees. An opaque token is checked by asking
 //! its issuer (`introspection`).
 
-use crate::config::{OAuthIssuer, ServeOAuth};
+use crate::config::{GroupPolicy, OAuthIssuer, ServeOAuth};
 use crate::gateway::{ClientScope, ToolRule};
+use crate::host::pipeline::ClientPolicy;
 use jsonwebtoken::jwk::JwkSet;
 use jsonwebtoken::{Algorithm, DecodingKey, Validation};
 use serde_json::{Map, Value};
@@ -185,7 +186,8 @@ impl Verifier {
                 globs: g.tools.clone(),
             })
             .collect();
-        Ok(ClientScope::admitted_by(name, &owner, &policy, rules))
+        let calls = groups_policy(&mine, owner.clone(), names.join(","));
+        Ok(ClientScope::admitted_by(name, &owner, &policy, rules).with_policy(calls))
     }
 
     /// The key `kid` of `issuer`: from the keys held, else from its keys
@@ -254,6 +256,36 @@ impl Verifier {
     }
 }
 
+/// What a principal's groups say of its calls. Groups grant: its own rate
+/// limit is the most generous of theirs, and none when one of them sets
+/// none; its approve rules are theirs, each call asked about as the least
+/// strict says, and none when one of them sets none.
+fn groups_policy(mine: &[&GroupPolicy], owner: String, groups: String) -> ClientPolicy {
+    let setting = |field: &str| match mine {
+        [one] => format!("serve.oauth.groups.{}.{field}", one.name),
+        _ => format!("serve.oauth.groups.{{{groups}}}.{field}"),
+    };
+    let rates: Option<Vec<_>> = mine.iter().map(|g| g.rate_limit).collect();
+    let rate_limit = rates
+        .and_then(|r| {
+            r.into_iter()
+                .max_by(|a, b| per_second(a).total_cmp(&per_second(b)))
+        })
+        .map(|r| (setting("rateLimit"), r));
+    let approve: Option<Vec<_>> = mine.iter().map(|g| g.approve.clone()).collect();
+    ClientPolicy {
+        owner,
+        token: String::new(),
+        rate_limit,
+        approve: approve.map(|rules| (setting("approve"), rules)),
+        groups,
+    }
+}
+
+fn per_second(rate: &crate::config::rate::Rate) -> f64 {
+    f64::from(rate.calls) / rate.per.as_secs_f64().max(f64::EPSILON)
+}
+
 /// Every server and tool.
 fn every() -> ToolRule {
     ToolRule {
@@ -300,7 +332,6 @@ fn refused(e: &jsonwebtoken::errors::Error) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::GroupPolicy;
     use serde_json::json;
 
     fn verifier(scopes: &[&str], groups: &[(&str, Option<&[&str]>)]) -> Verifier {
@@ -322,6 +353,8 @@ mod tests {
                         name: name.to_string(),
                         servers: servers.map(|s| s.iter().map(|x| x.to_string()).collect()),
                         tools: None,
+                        approve: None,
+                        rate_limit: None,
                     })
                     .collect(),
             },
@@ -369,6 +402,38 @@ mod tests {
                 .unwrap()
                 .is_limited()
         );
+    }
+
+    #[test]
+    fn a_principals_own_limit_and_rules_are_its_groups_most_generous() {
+        use crate::config::ApproveRule;
+        use crate::config::rate::Rate;
+        let group = |name: &str, rate: Option<&str>, approve: Option<Value>| GroupPolicy {
+            name: name.into(),
+            servers: None,
+            tools: None,
+            approve: approve.map(|v| ApproveRule::parse(&v).unwrap()),
+            rate_limit: rate.map(|r| Rate::parse(r).unwrap()),
+        };
+        let slow = group("slow", Some("10/min"), Some(json!("all")));
+        let fast = group("fast", Some("5/s"), Some(json!({"git/*": "writes"})));
+        let open = group("open", None, None);
+        let both = groups_policy(&[&slow, &fast], "o".into(), "slow,fast".into());
+        let (setting, rate) = both.rate_limit.clone().unwrap();
+        assert_eq!(rate, Rate::parse("5/s").unwrap());
+        assert_eq!(setting, "serve.oauth.groups.{slow,fast}.rateLimit");
+        let mode = |p: &ClientPolicy, s: &str, t: &str| p.approve_mode(s, t).map(|(m, _)| m);
+        use crate::config::ApproveMode;
+        assert_eq!(mode(&both, "git", "push"), Some(ApproveMode::Writes));
+        assert_eq!(mode(&both, "time", "now"), Some(ApproveMode::None));
+        let one = groups_policy(&[&slow], "o".into(), "slow".into());
+        assert_eq!(
+            one.rate_limit.clone().unwrap().0,
+            "serve.oauth.groups.slow.rateLimit"
+        );
+        assert_eq!(mode(&one, "time", "now"), Some(ApproveMode::All));
+        let with_open = groups_policy(&[&slow, &open], "o".into(), "open,slow".into());
+        assert!(with_open.rate_limit.is_none() && with_open.approve.is_none());
     }
 
     #[test]

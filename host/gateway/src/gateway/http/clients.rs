@@ -8,6 +8,7 @@ use super::bearer::Refusal;
 use super::sessions::CappedSessions;
 use crate::config::Serve;
 use crate::gateway::{ClientScope, ToolRule};
+use crate::host::pipeline::ClientPolicy;
 use crate::paths::Environment;
 use crate::team_state::sessions::SharedSessions;
 use axum::extract::Request;
@@ -54,8 +55,10 @@ pub async fn client_tokens(
     }
     let mut out = Vec::with_capacity(serve.tokens.len() + 1);
     if let Some(secret) = cli {
+        let scope = ClientScope::every(CLI_TOKEN);
+        let policy = token_policy(&scope);
         out.push(ClientToken {
-            scope: ClientScope::every(CLI_TOKEN),
+            scope: scope.with_policy(policy),
             secret,
         });
     }
@@ -68,21 +71,45 @@ pub async fn client_tokens(
         let secret = crate::secrets::resolve_source(&token.source, env)
             .await
             .map_err(failed)?;
-        let scope = match (&token.servers, &token.tools) {
-            (Some(servers), None) => ClientScope::only(&token.name, servers.iter().cloned()),
-            (None, None) => ClientScope::every(&token.name),
-            (servers, Some(_)) => {
-                let owner = format!("token:{}", token.name);
-                let rule = ToolRule {
-                    servers: servers.clone(),
-                    globs: token.tools.clone(),
-                };
-                ClientScope::admitted_by(&token.name, &owner, &owner, vec![rule])
-            }
-        };
+        let scope = token_scope(token);
         out.push(ClientToken { scope, secret });
     }
     Ok(out)
+}
+
+/// What `serve.tokens[i]` sees, and what it says of its calls.
+fn token_scope(token: &crate::config::ServeToken) -> ClientScope {
+    let scope = match (&token.servers, &token.tools) {
+        (Some(servers), None) => ClientScope::only(&token.name, servers.iter().cloned()),
+        (None, None) => ClientScope::every(&token.name),
+        (servers, Some(_)) => {
+            let owner = format!("token:{}", token.name);
+            let rule = ToolRule {
+                servers: servers.clone(),
+                globs: token.tools.clone(),
+            };
+            ClientScope::admitted_by(&token.name, &owner, &owner, vec![rule])
+        }
+    };
+    let at = format!("serve.tokens[{}]", token.index);
+    let policy = ClientPolicy {
+        rate_limit: token.rate_limit.map(|r| (format!("{at}.rateLimit"), r)),
+        approve: token
+            .approve
+            .clone()
+            .map(|rule| (format!("{at}.approve"), vec![rule])),
+        ..token_policy(&scope)
+    };
+    scope.with_policy(policy)
+}
+
+/// A token's policy: its buckets under its owner, its name in `/metrics`.
+fn token_policy(scope: &ClientScope) -> ClientPolicy {
+    ClientPolicy {
+        owner: scope.owner().to_string(),
+        token: scope.name().to_string(),
+        ..ClientPolicy::default()
+    }
 }
 
 /// Every token, as a digest: compared at a fixed length, whatever was sent;
@@ -293,6 +320,8 @@ mod tests {
                     source: TokenSource::Env("CI_TOKEN".into()),
                     servers: Some(vec!["git".into()]),
                     tools: None,
+                    approve: None,
+                    rate_limit: None,
                 },
                 ServeToken {
                     name: "alice".into(),
@@ -300,6 +329,8 @@ mod tests {
                     source: TokenSource::Value("!printf ' from-command\\n'".into()),
                     servers: None,
                     tools: None,
+                    approve: None,
+                    rate_limit: None,
                 },
             ],
             ..Serve::default()
@@ -328,6 +359,8 @@ mod tests {
                 source: TokenSource::Value("!echo leaked; exit 2".into()),
                 servers: None,
                 tools: None,
+                approve: None,
+                rate_limit: None,
             }],
             ..Serve::default()
         };

@@ -53,6 +53,25 @@ impl Policy {
     }
 }
 
+impl Policy {
+    /// Stricter where the caller's token or groups ask about more calls of
+    /// `entry` (a client's rules add calls to ask about, never remove any).
+    pub fn with_client(self, caller: &Caller, entry: &Entry) -> Policy {
+        let own = caller
+            .policy
+            .as_ref()
+            .and_then(|p| p.approve_mode(&entry.tool.server, &entry.tool.name));
+        match own {
+            Some((mode, setting)) if mode > self.mode => Policy {
+                mode,
+                setting: setting.to_string(),
+                ..self
+            },
+            _ => self,
+        }
+    }
+}
+
 /// Why a call that needs approval does not run now.
 pub(super) enum NotApproved {
     Refused(String),

@@ -67,6 +67,8 @@ pub struct Caller {
     pub via: Via,
     /// Who is asked where a call needs approval.
     pub approver: Arc<dyn Approver>,
+    /// What its token or groups say of its calls (`None`: nothing).
+    pub policy: Option<Arc<super::ClientPolicy>>,
 }
 
 impl Caller {
@@ -79,6 +81,7 @@ impl Caller {
             session: None,
             via: Via::Local,
             approver,
+            policy: None,
         }
     }
 
@@ -92,6 +95,7 @@ impl Caller {
             session: None,
             via: Via::Guest,
             approver: Arc::new(Unattended),
+            policy: None,
         }
     }
 
@@ -100,9 +104,15 @@ impl Caller {
         self.reach.as_ref().is_none_or(|s| s.contains(server))
     }
 
-    /// The name its rate-limit buckets are kept under.
+    /// The name its rate-limit buckets are kept under: its owner's, when
+    /// its token or principal says (two principals of one name stay apart).
     pub(crate) fn bucket(&self) -> &str {
-        &self.client
+        self.policy.as_ref().map_or(&self.client, |p| &p.owner)
+    }
+
+    /// Its own rate limit, and the setting that sets it.
+    pub(crate) fn own_rate(&self) -> Option<&(String, crate::config::rate::Rate)> {
+        self.policy.as_ref()?.rate_limit.as_ref()
     }
 
     /// Its session's id (0: none).

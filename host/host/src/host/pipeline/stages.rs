@@ -17,10 +17,10 @@ use tokio::time::Instant;
 /// What each stage does.
 pub(crate) trait Stages: Sync {
     /// Takes a call of `server`'s `tool` (`""` for a read) from the
-    /// rate-limit buckets of `bucket`.
+    /// rate-limit buckets of `caller`.
     fn rate(
         &self,
-        bucket: &str,
+        caller: &Caller,
         server: &str,
         tool: &str,
     ) -> impl Future<Output = Result<(), RateLimited>> + Send;
@@ -53,6 +53,9 @@ pub(crate) struct Observed {
     /// When it was asked for (ms since the epoch).
     pub time_ms: u64,
     pub client: Arc<str>,
+    /// What `/metrics` names the client by: its token's name and its
+    /// groups (never a person).
+    pub labels: Option<Arc<super::ClientPolicy>>,
     /// The session (0: none).
     pub session: u64,
     pub via: Via,
@@ -168,6 +171,7 @@ impl Observed {
         Observed {
             time_ms: crate::clock::now_ms(),
             client: caller.client.clone(),
+            labels: caller.policy.clone(),
             session: caller.session_id(),
             via: caller.via,
             server: server.to_string(),

@@ -76,8 +76,8 @@ impl Fake {
 }
 
 impl Stages for Fake {
-    async fn rate(&self, bucket: &str, _: &str, _: &str) -> Result<(), RateLimited> {
-        self.step(&format!("rate {bucket}"));
+    async fn rate(&self, caller: &Caller, _: &str, _: &str) -> Result<(), RateLimited> {
+        self.step(&format!("rate {}", caller.bucket()));
         if !self.limited {
             return Ok(());
         }
@@ -190,6 +190,7 @@ fn caller(approver: Arc<dyn Approver>) -> Caller {
         }),
         via: Via::Call,
         approver,
+        policy: None,
     }
 }
 
