@@ -3,6 +3,7 @@
 
 mod oidc;
 mod pins;
+mod principals;
 mod sdk_signin;
 mod signin;
 mod skills;
@@ -28,9 +29,9 @@ fn config_with(dirs: &ConfigDirs, pids: &Path, mode: &str) {
     dirs.user(&json!({"mcpServers": {"s": server}, "settings": settings}).to_string());
 }
 
-/// Two replicas of server `s` (misbehave.mjs `mode`) sharing `redis`, each
-/// with a home of its own, serving with `args`; and the homes, which must
-/// outlive them.
+/// Two replicas sharing `redis`, each with a home of its own (by default
+/// serving server `s`, misbehave.mjs `mode`), serving with `args`; and the
+/// homes, which must outlive them.
 struct Pair {
     a: crate::servers::Serving,
     a_port: u16,
@@ -41,9 +42,14 @@ struct Pair {
 
 impl Pair {
     fn start(redis: &Redis, pids: &Path, mode: &str, args: &[&str]) -> Pair {
+        Pair::configured(redis, |h| config_with(h, pids, mode), args)
+    }
+
+    /// Two replicas, each home's config written by `config`.
+    fn configured(redis: &Redis, config: impl Fn(&ConfigDirs), args: &[&str]) -> Pair {
         let homes = [ConfigDirs::new(), ConfigDirs::new()];
         for h in &homes {
-            config_with(h, pids, mode);
+            config(h);
         }
         let (a, a_port) = replica(MCPW, &homes[0].home(), &redis.url(), args);
         let (b, b_port) = replica(MCPW, &homes[1].home(), &redis.url(), args);

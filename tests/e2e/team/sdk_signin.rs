@@ -51,14 +51,10 @@ impl Gateway {
                 ],
             }),
         );
-        let s = servers();
         let dirs = ConfigDirs::new();
         dirs.user(
             &json!({
-                "mcpServers": {
-                    "time": {"command": s.python_bin("mcp-server-time")},
-                    "everything": {"command": "node", "args": [s.everything(), "stdio"]},
-                },
+                "mcpServers": super::signin::time_and_everything(),
                 "serve": {"oauth": {
                     "resource": url,
                     "issuers": [{"issuer": idp.issuer()}],

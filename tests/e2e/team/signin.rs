@@ -17,11 +17,11 @@ use serde_json::{Value, json};
 /// The gateway's public resource URI (behind a load balancer, not the
 /// address it binds): the audience its tokens must name.
 const RESOURCE: &str = "https://gateway.test/mcp";
-const CI: (&str, &str) = ("ci", "ci-secret");
+pub(super) const CI: (&str, &str) = ("ci", "ci-secret");
 const DEV_BOT: (&str, &str) = ("dev-bot", "dev-secret");
 const SALES: (&str, &str) = ("sales-bot", "sales-secret");
 const ADMIN: &str = "admin-static-token-0123456789";
-const REDIRECT: &str = "http://127.0.0.1:8932/callback";
+pub(super) const REDIRECT: &str = "http://127.0.0.1:8932/callback";
 
 /// The gateway's own client at the provider, which introspects.
 const GATEWAY: (&str, &str) = ("gateway", "gateway-secret");
@@ -32,7 +32,7 @@ fn provider(resource: &str, ttl: u64) -> OidcProvider {
 
 /// The tests' provider, its `resource`, `ttl` (and any other setting) from
 /// `settings`.
-fn provider_with(settings: Value) -> OidcProvider {
+pub(super) fn provider_with(settings: Value) -> OidcProvider {
     let machine = |(id, secret): (&str, &str), groups: Value| {
         json!({"client_id": id, "client_secret": secret, "grant_types": ["client_credentials"],
                "claims": {"groups": groups}})
@@ -69,14 +69,10 @@ fn serve(trusted: &[&OidcProvider]) -> (ConfigDirs, Serving) {
 
 /// [`serve`], with `serve.oauth.issuers` as given.
 fn serve_issuers(issuers: Vec<Value>) -> (ConfigDirs, Serving) {
-    let s = servers();
     let dirs = ConfigDirs::new();
     dirs.user(
         &json!({
-            "mcpServers": {
-                "time": {"command": s.python_bin("mcp-server-time")},
-                "everything": {"command": "node", "args": [s.everything(), "stdio"]},
-            },
+            "mcpServers": time_and_everything(),
             "serve": {
                 "tokens": [{"name": "admin", "token": ADMIN}],
                 "oauth": {
@@ -93,6 +89,15 @@ fn serve_issuers(issuers: Vec<Value>) -> (ConfigDirs, Serving) {
     );
     let serving = Serving::start(MCPW, &dirs.home(), &["--exposure", "direct"]);
     (dirs, serving)
+}
+
+/// `mcpServers` of two real servers: time (Python) and everything (Node).
+pub(super) fn time_and_everything() -> Value {
+    let s = servers();
+    json!({
+        "time": {"command": s.python_bin("mcp-server-time")},
+        "everything": {"command": "node", "args": [s.everything(), "stdio"]},
+    })
 }
 
 /// A session of `token`'s at the gateway.

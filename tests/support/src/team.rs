@@ -128,8 +128,14 @@ pub struct Haproxy {
 
 impl Haproxy {
     pub fn start(dir: &Path, backends: &[u16]) -> Haproxy {
+        Haproxy::start_on(dir, free_port(), backends)
+    }
+
+    /// As [`Haproxy::start`], on `port`: chosen beforehand where its
+    /// address must be known before the replicas start (a resource URI
+    /// that their config and an identity provider name).
+    pub fn start_on(dir: &Path, port: u16, backends: &[u16]) -> Haproxy {
         installed();
-        let port = free_port();
         let servers: String = backends
             .iter()
             .enumerate()
