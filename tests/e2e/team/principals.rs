@@ -26,10 +26,15 @@ const CI_STATIC: &str = "ci-static-token-0123456789";
 /// principals by group (`eng`: both servers; `support`: one tool of each;
 /// `ci`: time) and to the static token `ci`.
 fn config(home: &ConfigDirs, issuer: &str, resource: &str) {
+    config_with(home, issuer, resource, json!({"servers": ["time"]}));
+}
+
+/// [`config`], the group `ci` as `ci` says.
+fn config_with(home: &ConfigDirs, issuer: &str, resource: &str, ci: Value) {
     let groups = json!({
         "eng": {"servers": ["everything", "time"]},
         "support": {"tools": ["everything/echo", "time/get_current_time"]},
-        "ci": {"servers": ["time"]},
+        "ci": ci,
     });
     let oauth = json!({"resource": resource, "issuers": [{"issuer": issuer}],
                        "scopes": ["mcp"], "groups": groups});
@@ -243,4 +248,39 @@ async fn principals_keep_their_tools_and_sessions_at_either_replica_and_past_a_k
     owned.holds(&b, "at B, taken up after A was killed").await;
     assert_eq!(sorted(token.tool_names(&b).await), token_tools);
     same_name_refused(&token, &owned, &b, "B after A was killed").await;
+}
+
+/// A group's `rateLimit` is one bucket per principal for every replica: the
+/// CI machine's calls through haproxy, alternating replicas, are refused
+/// past the limit at either one, with a token of its own as with the first.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_groups_rate_limit_is_one_bucket_at_every_replica() {
+    let root = tempfile::tempdir().unwrap();
+    let redis = Redis::start(&root.path().join("redis"));
+    let port = free_port();
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    let idp = provider_with(json!({"resource": url}));
+    let ci = json!({"servers": ["time"], "rateLimit": "3/min"});
+    let configure = |h: &ConfigDirs| config_with(h, idp.issuer(), &url, ci.clone());
+    let pair = Pair::configured(&redis, configure, &["--exposure", "direct"]);
+    let _lb = Haproxy::start_on(root.path(), port, &[pair.a_port, pair.b_port]);
+    let (a, b) = pair.urls();
+    let machine = idp.client_credentials(CI.0, CI.1, &url, "mcp").await;
+    let session = Wire::initialize_as(&url, Some(&machine)).await;
+    for n in 0..3 {
+        let out = session.call(&url, "time__get_current_time", utc()).await;
+        let out = out.unwrap_or_else(|e| panic!("call {n}: {e}"));
+        assert_ne!(out["isError"], true, "call {n}: {out}");
+    }
+    let limited = "rate limit reached: serve.oauth.groups.ci.rateLimit allows 3/min";
+    let again = idp.client_credentials(CI.0, CI.1, &url, "mcp").await;
+    for (at, token) in [(&a, &machine), (&b, &again)] {
+        let other = Wire::initialize_as(at, Some(token)).await;
+        let out = other
+            .call(at, "time__get_current_time", utc())
+            .await
+            .unwrap();
+        assert_eq!(out["isError"], true, "at {at}: {out}");
+        assert!(text(&out).contains(limited), "at {at}: {out}");
+    }
 }

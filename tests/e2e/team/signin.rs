@@ -70,9 +70,11 @@ fn serve(trusted: &[&OidcProvider]) -> (ConfigDirs, Serving) {
 /// [`serve`], with `serve.oauth.issuers` as given.
 fn serve_issuers(issuers: Vec<Value>) -> (ConfigDirs, Serving) {
     let dirs = ConfigDirs::new();
+    let audit = dirs.root.path().join("audit.jsonl");
     dirs.user(
         &json!({
             "mcpServers": time_and_everything(),
+            "settings": {"audit": {"path": audit.display().to_string()}},
             "serve": {
                 "tokens": [{"name": "admin", "token": ADMIN}],
                 "oauth": {
@@ -389,7 +391,7 @@ async fn an_issuers_own_audience_is_the_one_its_tokens_must_name() {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_groups_rate_limit_and_approve_hold_for_its_members_and_metrics_name_groups() {
     let idp = provider(RESOURCE, 3600);
-    let (_dirs, serving) = serve(&[&idp]);
+    let (dirs, serving) = serve(&[&idp]);
     let clock = ("time__get_current_time", json!({"timezone": "UTC"}));
     let ci = idp.client_credentials(CI.0, CI.1, RESOURCE, "mcp").await;
     for _ in 0..2 {
@@ -449,4 +451,18 @@ async fn a_groups_rate_limit_and_approve_hold_for_its_members_and_metrics_name_g
         assert!(metrics.contains(&expected), "{expected} in {metrics}");
     }
     assert!(!metrics.contains("ada"), "no person in a label: {metrics}");
+
+    // The audit names each call's principal (a person by email), never a
+    // token.
+    let trail = std::fs::read_to_string(dirs.root.path().join("audit.jsonl")).unwrap();
+    let clients: Vec<String> = trail
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap()["client"].to_string())
+        .collect();
+    for who in ["\"ci\"", "\"ada@example.com\"", "\"dev-bot\"", "\"admin\""] {
+        assert!(clients.iter().any(|c| c == who), "{who} in {clients:?}");
+    }
+    for token in [&ci, &again, &ada, &dev] {
+        assert!(!trail.contains(token.as_str()), "no token in the audit");
+    }
 }
