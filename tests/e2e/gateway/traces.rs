@@ -189,12 +189,13 @@ fn a_call_is_one_trace_from_the_client_through_the_gateway_to_the_server() {
     let tee = Tee::start(upstream.port);
     let dirs = ConfigDirs::new();
     let meta_file = dirs.root.path().join("meta.jsonl");
+    const TOKEN: &str = "tracer-token-0123456789";
     dirs.user(
         &json!({"mcpServers": {
             "remote": {"url": format!("http://127.0.0.1:{}/mcp", tee.port)},
             "local": {"command": "node", "args": [s.misbehave(), "ok"],
                       "env": {"META_FILE": meta_file.display().to_string()}}
-        }})
+        }, "serve": {"tokens": [{"name": "tracer", "token": TOKEN}]}})
         .to_string(),
     );
     let (receiver, endpoint) = Receiver::start();
@@ -215,7 +216,8 @@ fn a_call_is_one_trace_from_the_client_through_the_gateway_to_the_server() {
     let failing = ("5b8aa5a2d2c872e8321cf37308d69df2", "051581bf3cb55c13");
     let traceparent = |(trace, span): (&str, &str)| format!("00-{trace}-{span}-01");
     let r = client(
-        json!({"url": serving.url(), "headers": {"traceparent": traceparent(by_header)}}),
+        json!({"url": serving.url(), "headers": {"traceparent": traceparent(by_header),
+                                                 "Authorization": format!("Bearer {TOKEN}")}}),
         json!([
             {"op": "callTool", "name": "remote__echo", "arguments": {"message": "secret words"}},
             {"op": "getPrompt", "name": "remote__simple-prompt"},
@@ -258,6 +260,16 @@ fn a_call_is_one_trace_from_the_client_through_the_gateway_to_the_server() {
         assert_eq!(request.parent, client_span, "{request:?}");
         assert_eq!(request.attributes["mcp.method.name"], "tools/call");
         assert_eq!(request.attributes["gen_ai.tool.name"], exposed);
+        assert_eq!(
+            request.attributes["enduser.id"], "tracer",
+            "the client, by name"
+        );
+        assert!(
+            in_trace
+                .iter()
+                .all(|s| s.attributes.values().all(|v| !v.contains(TOKEN))),
+            "no span carries the token"
+        );
         assert_eq!(request.service, "mcpw");
         // Client span (kind 3) to the server, under the request's.
         let call = in_trace

@@ -47,6 +47,11 @@ pub(super) fn span(
         if let Some(session) = header("mcp-session-id") {
             a.push(Attribute::new("mcp.session.id", session.to_string()));
         }
+        // Who asked: a token's name or a principal's, never the token.
+        let client = parts.and_then(|p| p.extensions.get::<super::ClientScope>());
+        if let Some(client) = client.filter(|c| !c.name().is_empty()) {
+            a.push(Attribute::new("enduser.id", client.name().to_string()));
+        }
         if let Some(t) = target {
             let key = match method {
                 "tools/call" => "gen_ai.tool.name",
