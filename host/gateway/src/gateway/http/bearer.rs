@@ -40,17 +40,31 @@ pub(super) enum Refusal {
     Insufficient(String),
 }
 
-/// One issuer's keys, as last fetched.
+/// One issuer's keys, as last fetched, and those decoded so far by key id.
 struct Keys {
     set: JwkSet,
     fetched: Instant,
+    decoded: HashMap<String, DecodingKey>,
+}
+
+/// What the keys held say of a key id.
+enum Lookup {
+    /// The key (or why it cannot be used).
+    Found(Result<DecodingKey, Refusal>),
+    /// Not among them; whether they may be fetched again for it.
+    Absent { may_fetch: bool },
 }
 
 /// Checks access tokens against `serve.oauth`.
 pub(super) struct Verifier {
     oauth: ServeOAuth,
     http: reqwest::Client,
-    keys: Mutex<HashMap<String, Keys>>,
+    /// Never held across an await: a slow issuer delays only the tokens
+    /// that wait for its keys.
+    keys: std::sync::Mutex<HashMap<String, Keys>>,
+    /// One fetch of keys at a time: the requests that want the same new
+    /// key wait for it rather than fetch it again.
+    fetching: Mutex<()>,
     introspector: introspection::Introspector,
 }
 
@@ -62,7 +76,8 @@ impl Verifier {
                 .timeout(Duration::from_secs(10))
                 .build()
                 .expect("a plain HTTP client builds"),
-            keys: Mutex::new(HashMap::new()),
+            keys: Default::default(),
+            fetching: Mutex::new(()),
             introspector: introspection::Introspector::new(secrets),
         }
     }
@@ -193,40 +208,62 @@ impl Verifier {
     /// The key `kid` of `issuer`: from the keys held, else from its keys
     /// fetched again (not more often than [`REFETCH_AFTER`]).
     async fn key(&self, issuer: &OAuthIssuer, kid: Option<&str>) -> Result<DecodingKey, Refusal> {
-        let mut held = self.keys.lock().await;
-        let find = |set: &JwkSet| match kid {
-            Some(kid) => set.find(kid).cloned(),
-            // No kid: the issuer's only key.
-            None => (set.keys.len() == 1).then(|| set.keys[0].clone()),
+        let unpublished =
+            || Refusal::Invalid("signed with a key its issuer does not publish".into());
+        if let Lookup::Found(key) = self.lookup(issuer, kid) {
+            return key;
+        }
+        let _one = self.fetching.lock().await;
+        // A fetch finished while this one waited may have brought it.
+        match self.lookup(issuer, kid) {
+            Lookup::Found(key) => return key,
+            Lookup::Absent { may_fetch: false } => return Err(unpublished()),
+            Lookup::Absent { may_fetch: true } => {}
+        }
+        let set = self.fetch(issuer).await.map_err(Refusal::Invalid)?;
+        let keys = Keys {
+            set,
+            fetched: Instant::now(),
+            decoded: HashMap::new(),
         };
-        let stale = |k: &Keys| k.fetched.elapsed() > KEYS_TTL;
-        let cached = held.get(&issuer.issuer).filter(|k| !stale(k));
-        let found = cached.and_then(|k| find(&k.set));
-        let may_fetch = cached.is_none_or(|k| k.fetched.elapsed() >= REFETCH_AFTER);
-        let jwk = match (found, may_fetch) {
-            (Some(jwk), _) => jwk,
-            (None, false) => {
-                return Err(Refusal::Invalid(
-                    "signed with a key its issuer does not publish".into(),
-                ));
-            }
-            (None, true) => {
-                let set = self.fetch(issuer).await.map_err(Refusal::Invalid)?;
-                let jwk = find(&set);
-                held.insert(
-                    issuer.issuer.clone(),
-                    Keys {
-                        set,
-                        fetched: Instant::now(),
-                    },
-                );
-                jwk.ok_or_else(|| {
-                    Refusal::Invalid("signed with a key its issuer does not publish".into())
-                })?
-            }
+        self.keys
+            .lock()
+            .expect("keys")
+            .insert(issuer.issuer.clone(), keys);
+        match self.lookup(issuer, kid) {
+            Lookup::Found(key) => key,
+            Lookup::Absent { .. } => Err(unpublished()),
+        }
+    }
+
+    /// `kid` (none: the issuer's only key) among `issuer`'s keys held,
+    /// decoded once.
+    fn lookup(&self, issuer: &OAuthIssuer, kid: Option<&str>) -> Lookup {
+        let mut held = self.keys.lock().expect("keys");
+        let fresh = held
+            .get_mut(&issuer.issuer)
+            .filter(|k| k.fetched.elapsed() <= KEYS_TTL);
+        let Some(keys) = fresh else {
+            return Lookup::Absent { may_fetch: true };
         };
-        DecodingKey::from_jwk(&jwk)
-            .map_err(|_| Refusal::Invalid("its issuer's key cannot be used".into()))
+        let name = kid.unwrap_or_default();
+        if let Some(key) = keys.decoded.get(name) {
+            return Lookup::Found(Ok(key.clone()));
+        }
+        let jwk = match kid {
+            Some(kid) => keys.set.find(kid),
+            None => (keys.set.keys.len() == 1).then(|| &keys.set.keys[0]),
+        };
+        let Some(jwk) = jwk else {
+            let may_fetch = keys.fetched.elapsed() >= REFETCH_AFTER;
+            return Lookup::Absent { may_fetch };
+        };
+        let decoded = DecodingKey::from_jwk(jwk)
+            .map_err(|_| Refusal::Invalid("its issuer's key cannot be used".into()));
+        if let Ok(key) = &decoded {
+            keys.decoded.insert(name.to_string(), key.clone());
+        }
+        Lookup::Found(decoded)
     }
 
     /// `issuer`'s published keys (its `jwksUri`, else its OpenID
@@ -489,6 +526,6 @@ mod tests {
             v.verify("not a token").await.map(|_| ()),
             invalid("not a JWT")
         );
-        assert!(v.keys.lock().await.is_empty(), "nothing fetched");
+        assert!(v.keys.lock().unwrap().is_empty(), "nothing fetched");
     }
 }
