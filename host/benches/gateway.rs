@@ -49,6 +49,9 @@
 //!     writes 600 MiB to stdout without a newline (as a component, and as a
 //!     native process), and while a stdio client writes 20,000 requests
 //!     without reading the answers (against one that reads them).
+//! 17. Signing in: `echo` through `mcpw serve --http` with a static token,
+//!     a JWT of a real OpenID provider, and an opaque token introspected
+//!     once per `cacheSeconds` or on every request.
 //!
 //! `BENCH_CALLS` sets the number of `echo` calls per path and round in row 1
 //! (default 500). Every process started carries a tag in its environment; at the
@@ -80,6 +83,8 @@ mod http_load;
 mod many_tools;
 #[path = "gateway/shared.rs"]
 mod shared;
+#[path = "gateway/sign_in.rs"]
+mod sign_in;
 #[path = "gateway/start_tokens.rs"]
 mod start_tokens;
 #[path = "gateway/stdio_latency.rs"]
@@ -253,6 +258,7 @@ fn run_rows(rt: &tokio::runtime::Runtime, s: &Setup) -> Vec<String> {
         run("14", &|| rt.block_on(components::row14_components(&s.root))),
         run("15", &|| eras::row15_eras(&s.root)),
         run("16", &|| rt.block_on(bounds::row16_bounds(&s.root))),
+        run("17", &|| sign_in::row17_sign_in(everything, &s.root)),
     ]
 }
 

@@ -49,5 +49,5 @@ mod wire;
 
 pub use crate::config::{DEFAULT_AUTO_EXPOSURE_BUDGET, Exposure};
 pub use in_flight::Gated;
-pub use scope::{ClientScope, ToolRule};
+pub use scope::ClientScope;
 pub use state::{Gateway, Session};

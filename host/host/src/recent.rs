@@ -153,14 +153,14 @@ impl Recent {
 
     /// The hour ending with the minute of `now_ms`, of the tools `shown` lets
     /// through (by server).
-    pub fn hour(&self, now_ms: u64, shown: impl Fn(&str) -> bool) -> Hour {
+    pub fn hour(&self, now_ms: u64, shown: impl Fn(&str, &str) -> bool) -> Hour {
         let newest = now_ms / 60_000;
         let oldest = newest + 1 - MINUTES as u64;
         let state = self.state.lock().unwrap_or_else(|p| p.into_inner());
         let mut tools: Vec<ToolHour> = state
             .tools
             .iter()
-            .filter(|((server, _), _)| shown(server))
+            .filter(|((server, tool), _)| shown(server, tool))
             .filter_map(|((server, tool), minutes)| {
                 let mut hour = ToolHour {
                     server: server.clone(),
@@ -191,7 +191,7 @@ impl Recent {
         let slowest = state
             .slowest
             .iter()
-            .filter(|s| s.at > hour_ago && shown(&s.server))
+            .filter(|s| s.at > hour_ago && shown(&s.server, &s.tool))
             .cloned()
             .collect();
         Hour {
@@ -230,7 +230,7 @@ mod tests {
         r.record("s", "a", ms(20), None, T0 + 2_000);
         r.record("s", "a", ms(5), None, T0 + 60_000);
         r.record("t", "b", ms(1), None, T0 + 60_000);
-        let h = r.hour(T0 + 61_000, |_| true);
+        let h = r.hour(T0 + 61_000, |_, _| true);
         assert_eq!(h.end, T0 + 60_000);
         assert_eq!(h.tools.len(), 2);
         let a = &h.tools[0];
@@ -246,16 +246,16 @@ mod tests {
         assert_eq!(h.slowest[0].ms, 30.0);
         assert_eq!(h.slowest[0].error.as_deref(), Some("boom"));
         // Only the servers shown.
-        let only_t = r.hour(T0 + 61_000, |s| s == "t");
+        let only_t = r.hour(T0 + 61_000, |s, _| s == "t");
         assert_eq!(only_t.tools.len(), 1);
         assert!(only_t.slowest.iter().all(|s| s.server == "t"));
         // An hour on, the minutes and the slowest calls have gone.
-        let later = r.hour(T0 + 2 * 3_600_000, |_| true);
+        let later = r.hour(T0 + 2 * 3_600_000, |_, _| true);
         assert!(later.tools.is_empty() && later.slowest.is_empty());
         // The slot of T0's minute, reused an hour later, starts again (1
         // call, not 4); the minute after T0's is still in the hour.
         r.record("s", "a", ms(7), None, T0 + 3_600_000);
-        let reused = r.hour(T0 + 3_600_000, |_| true);
+        let reused = r.hour(T0 + 3_600_000, |_, _| true);
         assert_eq!(reused.tools[0].calls[MINUTES - 1], 1);
         assert_eq!(reused.tools[0].calls[0], 1);
         assert_eq!(reused.tools[0].total_calls, 2);
@@ -267,7 +267,7 @@ mod tests {
         for i in 0..50 {
             r.record("s", "a", ms(i), None, T0 + i);
         }
-        let h = r.hour(T0 + 100, |_| true);
+        let h = r.hour(T0 + 100, |_, _| true);
         assert_eq!(h.slowest.len(), SLOWEST);
         assert_eq!(h.slowest[0].ms, 49.0);
         assert_eq!(h.slowest[SLOWEST - 1].ms, 30.0);
@@ -275,7 +275,7 @@ mod tests {
         for i in 0..1000 {
             r.record("s", "b", ms(i % 10), None, T0 + 200);
         }
-        let b = r.hour(T0 + 300, |_| true);
+        let b = r.hour(T0 + 300, |_, _| true);
         let b = b.tools.iter().find(|t| t.tool == "b").unwrap();
         assert_eq!(b.calls[MINUTES - 1], 1000);
         let p50 = b.p50_ms[MINUTES - 1].unwrap();

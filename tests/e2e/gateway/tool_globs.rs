@@ -15,6 +15,8 @@ use std::collections::BTreeSet;
 const READER: &str = "reader-token-0123456789";
 /// Sees every tool.
 const ADMIN: &str = "admin-token-0123456789";
+/// Sees memory's `read_graph` alone: no server its globs do not name.
+const GRAPH: &str = "graph-token-0123456789";
 /// What the reader's globs admit, among the servers' tools.
 const ADMITTED: [&str; 4] = [
     "everything__echo",
@@ -33,6 +35,7 @@ fn serve(exposure: &str) -> (ConfigDirs, Serving) {
     tokens::serve_with(
         exposure,
         json!([{"name": "reader", "token": READER, "tools": tools},
+               {"name": "graph", "token": GRAPH, "tools": ["memory/read_graph"]},
                {"name": "admin", "token": ADMIN}]),
     )
 }
@@ -76,6 +79,23 @@ async fn a_tokens_globs_admit_its_tools_alone_when_listed_and_called_directly() 
     assert_eq!(text(&echo), "Echo: hi");
     let graph = call(&reader, "memory__read_graph", json!({})).await;
     assert_ne!(graph.is_error, Some(true), "{}", text(&graph));
+
+    // Globs of one server's tools: no other server's prompts or resources.
+    let only_graph = session(&serving, GRAPH).await;
+    assert_eq!(
+        names(&only_graph).await,
+        BTreeSet::from(["memory__read_graph".to_string()])
+    );
+    assert!(only_graph.list_all_prompts().await.unwrap().is_empty());
+    let of_memory = |r: &rmcp::model::Resource| r.uri.starts_with("memory://");
+    let resources = only_graph.list_all_resources().await.unwrap();
+    assert!(resources.iter().all(of_memory), "{resources:?}");
+    assert!(
+        !admin.list_all_prompts().await.unwrap().is_empty(),
+        "everything has prompts"
+    );
+    let all = admin.list_all_resources().await.unwrap();
+    assert!(!all.iter().all(of_memory), "everything has resources");
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -120,8 +120,13 @@ impl ApproveRule {
 }
 
 /// Why `glob` cannot name tools as `server/tool` (`*` and `?` allowed).
+/// The server part is a name, not a glob: what a client sees of servers
+/// (their prompts, resources, requests) follows from it exactly.
 pub fn tool_glob_problem(glob: &str) -> Option<String> {
     match glob.split_once('/') {
+        Some((server, _)) if server.contains(['*', '?']) => Some(format!(
+            "{glob:?}: the part before `/` names one server, without `*` or `?`"
+        )),
         Some((server, tool)) if !server.is_empty() && !tool.is_empty() => None,
         _ => Some(format!(
             "{glob:?} is not a tool glob: write `server/tool`, e.g. \"github/get_*\" or \"time/*\""

@@ -194,7 +194,9 @@ async fn calls(shared: Arc<Gateway>, request: Request) -> Response {
     let hour = shared
         .host
         .recent()
-        .hour(crate::clock::now_ms(), |server| client.allows(server));
+        .hour(crate::clock::now_ms(), |server, tool| {
+            client.allows_tool(server, tool)
+        });
     answer(serde_json::to_value(hour).unwrap_or(Value::Null))
 }
 

@@ -11,9 +11,8 @@
 //! stdio, a gateway without tokens, and `--token` are unlimited, and take the
 //! paths they took before scopes existed.
 
-use crate::config::approve::glob_matches;
 use crate::downstream::Reach;
-use crate::host::pipeline::ClientPolicy;
+use crate::host::pipeline::{CallRule, ClientPolicy};
 use std::collections::BTreeSet;
 use std::sync::{Arc, LazyLock};
 
@@ -31,36 +30,11 @@ pub struct ClientScope {
     policy: Arc<str>,
     /// `None`: every server.
     servers: Reach,
-    /// `None`: every tool of the servers it sees; else a tool must be
-    /// admitted by one of these.
-    tools: Option<Arc<[ToolRule]>>,
-    /// What its token or groups say of its calls: its own rate limit and
-    /// approve rules, its labels in `/metrics`.
+    /// Some rule names its tools: a tool is seen when a rule admits it.
+    by_tool: bool,
+    /// What its token or groups admit and say of its calls: its rules, its
+    /// own rate limit and approve rules, its labels in `/metrics`.
     calls: Option<Arc<ClientPolicy>>,
-}
-
-/// Tools one group (or token) admits: of its servers (`None`: any), those
-/// whose `server/tool` matches one of its globs (`None`: every one).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ToolRule {
-    /// The servers it admits tools of.
-    pub servers: Option<Vec<String>>,
-    /// Globs (`*`, `?`) over `server/tool`.
-    pub globs: Option<Vec<String>>,
-}
-
-impl ToolRule {
-    fn admits(&self, server: &str, tool: &str) -> bool {
-        let of_server = self
-            .servers
-            .as_ref()
-            .is_none_or(|s| s.iter().any(|x| x == server));
-        of_server
-            && self.globs.as_ref().is_none_or(|globs| {
-                let named = format!("{server}/{tool}");
-                globs.iter().any(|g| glob_matches(g, &named))
-            })
-    }
 }
 
 /// The scope of a request that no token limits.
@@ -74,7 +48,7 @@ impl ClientScope {
             owner: format!("token:{name}").into(),
             policy: format!("token:{name}").into(),
             servers: None,
-            tools: None,
+            by_tool: false,
             calls: None,
         }
     }
@@ -87,36 +61,24 @@ impl ClientScope {
         }
     }
 
-    /// A client that sees what `rules` admit together: each rule's servers,
-    /// and of them the tools its globs match. `owner` names it uniquely;
-    /// `policy` names the rules (clients of one policy share tool lists).
-    pub fn admitted_by(name: &str, owner: &str, policy: &str, rules: Vec<ToolRule>) -> ClientScope {
-        let servers = match rules.iter().any(|r| r.servers.is_none()) {
-            true => None,
-            false => Some(Arc::new(
-                rules
-                    .iter()
-                    .flat_map(|r| r.servers.iter().flatten().cloned())
-                    .collect(),
-            )),
+    /// A client named `name` that sees what `calls`'s rules admit together
+    /// (no rule: everything): each rule's servers, or the servers its tool
+    /// globs name, and of them the tools its globs match. `policy` names
+    /// the rules (clients of one policy share tool lists).
+    pub fn admitted_by(name: &str, policy: &str, calls: ClientPolicy) -> ClientScope {
+        let rules = &calls.rules;
+        let names: Option<Vec<Vec<String>>> = rules.iter().map(CallRule::server_names).collect();
+        let servers = match (rules.is_empty(), names) {
+            (false, Some(names)) => Some(Arc::new(names.into_iter().flatten().collect())),
+            _ => None,
         };
-        // A rule without globs admits every tool of its servers only.
-        let by_tool = rules.iter().any(|r| r.globs.is_some());
         ClientScope {
             name: name.into(),
-            owner: owner.into(),
+            owner: calls.owner.as_str().into(),
             policy: policy.into(),
             servers,
-            tools: by_tool.then(|| rules.into()),
-            calls: None,
-        }
-    }
-
-    /// The same client, its calls under `policy`.
-    pub fn with_policy(self, policy: ClientPolicy) -> ClientScope {
-        ClientScope {
-            calls: Some(Arc::new(policy)),
-            ..self
+            by_tool: rules.iter().any(|r| r.tools.is_some()),
+            calls: Some(Arc::new(calls)),
         }
     }
 
@@ -153,11 +115,12 @@ impl ClientScope {
     /// Does the client see the tool `tool` (the server's own name) of
     /// `server`?
     pub fn allows_tool(&self, server: &str, tool: &str) -> bool {
-        self.allows(server)
-            && self
-                .tools
+        let by_rule = || {
+            self.calls
                 .as_ref()
-                .is_none_or(|rules| rules.iter().any(|r| r.admits(server, tool)))
+                .is_some_and(|c| c.rules.iter().any(|r| r.admits(server, tool)))
+        };
+        self.allows(server) && (!self.by_tool || by_rule())
     }
 
     /// Does the client see this catalog entry: a tool (or resource tool)
@@ -171,12 +134,12 @@ impl ClientScope {
 
     /// Does the client see only some servers or tools?
     pub fn is_limited(&self) -> bool {
-        self.servers.is_some() || self.tools.is_some()
+        self.servers.is_some() || self.by_tool
     }
 
     /// Does the client see only some of its servers' tools?
     pub fn limits_tools(&self) -> bool {
-        self.tools.is_some()
+        self.by_tool
     }
 
     /// The servers it sees (`None`: every one).
@@ -213,20 +176,28 @@ mod tests {
 
     #[test]
     fn a_tool_is_seen_when_one_rule_admits_it_and_owners_never_mix_tokens_and_principals() {
-        let rule = |servers: Option<&[&str]>, globs: Option<&[&str]>| ToolRule {
+        let rule = |servers: Option<&[&str]>, tools: Option<&[&str]>| CallRule {
             servers: servers.map(|s| s.iter().map(|x| x.to_string()).collect()),
-            globs: globs.map(|g| g.iter().map(|x| x.to_string()).collect()),
+            tools: tools.map(|g| g.iter().map(|x| x.to_string()).collect()),
+            ..CallRule::default()
+        };
+        let policy = |owner: &str, rules: Vec<CallRule>| ClientPolicy {
+            owner: owner.into(),
+            rules,
+            ..ClientPolicy::default()
         };
         // One group sees every git tool, another time's "get_*" and
         // github's issue readers.
         let both = ClientScope::admitted_by(
             "ada@example.com",
-            "oauth:https://idp#ada",
             "groups:dev,ops",
-            vec![
-                rule(Some(&["git"]), None),
-                rule(None, Some(&["time/get_*", "github/*issue?"])),
-            ],
+            policy(
+                "oauth:https://idp#sub:ada",
+                vec![
+                    rule(Some(&["git"]), None),
+                    rule(None, Some(&["time/get_*", "github/*issue?"])),
+                ],
+            ),
         );
         assert!(both.allows_tool("git", "git_log"));
         assert!(both.allows_tool("time", "get_current_time"));
@@ -234,20 +205,29 @@ mod tests {
         assert!(both.allows_tool("github", "get_issues"));
         assert!(!both.allows_tool("github", "get_issue"));
         assert!(both.is_limited() && both.limits_tools());
-        assert!(both.allows("memory"), "any server, for the glob rule");
+        let seen: Vec<&String> = both.servers().unwrap().iter().collect();
+        assert_eq!(
+            seen,
+            ["git", "github", "time"],
+            "the servers its globs name alone"
+        );
+        assert!(!both.allows("memory"));
         // Without globs anywhere, tools are not limited.
         let servers_only =
-            ClientScope::admitted_by("x", "o", "p", vec![rule(Some(&["git"]), None)]);
+            ClientScope::admitted_by("x", "p", policy("o", vec![rule(Some(&["git"]), None)]));
         assert!(!servers_only.limits_tools() && servers_only.allows_tool("git", "any"));
         assert!(!servers_only.allows_tool("time", "get_current_time"));
+        // An empty list of tools sees nothing.
+        let nothing = ClientScope::admitted_by("x", "p", policy("o", vec![rule(None, Some(&[]))]));
+        assert_eq!(nothing.servers().map(|s| s.len()), Some(0));
         // A principal named as a token is still not its owner.
         assert_ne!(ClientScope::every("ci").owner(), both.owner());
-        let robot = ClientScope::admitted_by("ci", "oauth:https://idp#ci", "groups:ci", vec![]);
-        assert_ne!(robot.owner(), ClientScope::every("ci").owner());
-        assert_eq!(
-            robot.servers().map(|s| s.len()),
-            Some(0),
-            "no group: nothing"
+        let robot = ClientScope::admitted_by(
+            "ci",
+            "groups:ci",
+            policy("oauth:https://idp#client:ci", vec![]),
         );
+        assert_ne!(robot.owner(), ClientScope::every("ci").owner());
+        assert!(!robot.is_limited(), "no rule: everything");
     }
 }

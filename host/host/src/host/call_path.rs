@@ -83,7 +83,8 @@ impl CallPath {
 
 impl Stages for CallPath {
     async fn rate(&self, caller: &Caller, server: &str, tool: &str) -> Result<(), RateLimited> {
-        self.rate_check(caller.bucket(), caller.own_rate(), server, tool)
+        let own = caller.own_rate(server, tool);
+        self.rate_check(caller.bucket(), own.as_ref(), server, tool)
             .await
     }
 

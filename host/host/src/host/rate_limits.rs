@@ -42,7 +42,8 @@ impl CallPath {
         let config = self.config();
         let mut buckets: Vec<(String, String, crate::config::rate::Rate)> = Vec::new();
         if let Some((setting, rate)) = own {
-            buckets.push((format!("{client}|own"), setting.clone(), *rate));
+            // One bucket per setting: groups may give different tools theirs.
+            buckets.push((format!("{client}|own|{setting}"), setting.clone(), *rate));
         }
         if let Some(rate) = config.settings.rate_limit {
             buckets.push((format!("{client}|*"), "settings.rateLimit".into(), rate));

@@ -357,7 +357,7 @@ mod tests {
         let (serve, diags) = check(json!({"tokens": [
             {"name": "ci", "token": "t1", "tools": ["git/git_log", "time/*"],
              "rateLimit": "10/s", "approve": "writes"},
-            {"name": "bad", "token": "t2", "tools": ["git_log"], "rateLimit": 3},
+            {"name": "bad", "token": "t2", "tools": ["git_log", "*/read"], "rateLimit": 3},
         ]}));
         assert_eq!(
             serve.tokens[0].tools,
@@ -369,7 +369,11 @@ mod tests {
             .collect();
         assert_eq!(
             fields,
-            ["serve.tokens[1].tools[0]", "serve.tokens[1].rateLimit"],
+            [
+                "serve.tokens[1].tools[0]",
+                "serve.tokens[1].tools[1]",
+                "serve.tokens[1].rateLimit"
+            ],
             "{diags:?}"
         );
         assert_eq!(serve.tokens[0].rate_limit.unwrap().text(), "10/s");

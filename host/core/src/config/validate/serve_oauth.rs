@@ -45,6 +45,14 @@ pub(super) fn oauth(
         .url(obj.get("resource"), "serve.oauth.resource", true)
         .map(|u| u.trim_end_matches('/').to_string());
     let issuers = r.issuers(obj.get("issuers"));
+    if issuers.iter().filter(|i| i.introspection.is_some()).count() > 1 {
+        // An opaque token does not say whose it is: asking several issuers
+        // would send one's tokens to another.
+        r.error(
+            "serve.oauth.issuers",
+            "more than one issuer has `introspection`: an opaque token does not say whose it is, so give it to one".into(),
+        );
+    }
     let scopes = r
         .strings(obj.get("scopes"), "serve.oauth.scopes")
         .unwrap_or_default();
@@ -237,6 +245,10 @@ impl Reader<'_> {
         let mut out = Vec::with_capacity(obj.len());
         for (name, policy) in obj {
             let at = format!("serve.oauth.groups.{name}");
+            if name.is_empty() || name.contains(',') {
+                self.error(&at, "a group's name is not empty and has no `,`".into());
+                continue;
+            }
             let Some(p) = policy.as_object() else {
                 self.error(&at, format!("expected an object, found {}", kind(policy)));
                 continue;

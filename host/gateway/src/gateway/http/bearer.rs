@@ -7,12 +7,13 @@
 //! its issuer (`introspection`).
 
 use crate::config::{GroupPolicy, OAuthIssuer, ServeOAuth};
-use crate::gateway::{ClientScope, ToolRule};
-use crate::host::pipeline::ClientPolicy;
+use crate::gateway::ClientScope;
+use crate::host::pipeline::{CallRule, ClientPolicy};
 use jsonwebtoken::jwk::JwkSet;
 use jsonwebtoken::{Algorithm, DecodingKey, Validation};
 use serde_json::{Map, Value};
 use std::collections::{BTreeSet, HashMap};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::Mutex;
 
@@ -44,13 +45,19 @@ pub(super) enum Refusal {
 struct Keys {
     set: JwkSet,
     fetched: Instant,
+    /// The last fetch tried, whether it brought keys or not.
+    tried: Instant,
     decoded: HashMap<String, DecodingKey>,
 }
 
 /// What the keys held say of a key id.
 enum Lookup {
-    /// The key (or why it cannot be used).
-    Found(Result<DecodingKey, Refusal>),
+    /// The key (or why it cannot be used); `due`: the keys are older than
+    /// [`KEYS_TTL`] and may be fetched again, and serve while that fails.
+    Found {
+        key: Result<DecodingKey, Refusal>,
+        due: bool,
+    },
     /// Not among them; whether they may be fetched again for it.
     Absent { may_fetch: bool },
 }
@@ -62,9 +69,10 @@ pub(super) struct Verifier {
     /// Never held across an await: a slow issuer delays only the tokens
     /// that wait for its keys.
     keys: std::sync::Mutex<HashMap<String, Keys>>,
-    /// One fetch of keys at a time: the requests that want the same new
-    /// key wait for it rather than fetch it again.
-    fetching: Mutex<()>,
+    /// One fetch of an issuer's keys at a time: the requests that want the
+    /// same new key wait for it rather than fetch it again, and another
+    /// issuer's tokens do not wait at all.
+    fetching: std::sync::Mutex<HashMap<String, Arc<Mutex<()>>>>,
     introspector: introspection::Introspector,
 }
 
@@ -77,7 +85,7 @@ impl Verifier {
                 .build()
                 .expect("a plain HTTP client builds"),
             keys: Default::default(),
-            fetching: Mutex::new(()),
+            fetching: Default::default(),
             introspector: introspection::Introspector::new(secrets),
         }
     }
@@ -115,6 +123,9 @@ impl Verifier {
         let claims = jsonwebtoken::decode::<Map<String, Value>>(token, &key, &validation)
             .map_err(|e| Refusal::Invalid(refused(&e)))?
             .claims;
+        if id_token(issuer, &claims) {
+            return Err(invalid("an ID token, not an access token"));
+        }
         self.check_scopes(&claims)?;
         self.scope_of(issuer, &claims)
     }
@@ -165,23 +176,26 @@ impl Verifier {
                 .and_then(Value::as_str)
                 .filter(|s| !s.is_empty())
         };
-        // A machine's introspected token may name only its client.
+        // Its sessions, tasks and buckets: a subject of its issuer, or a
+        // machine's introspected token's client, never the two mixed.
+        let owner = match (text("sub"), text("client_id")) {
+            (Some(sub), _) => format!("oauth:{}#sub:{sub}", issuer.issuer),
+            (None, Some(client)) => format!("oauth:{}#client:{client}", issuer.issuer),
+            (None, None) => return Err(Refusal::Invalid("names no subject".into())),
+        };
         let name = text("email")
             .or(text("sub"))
             .or(text("client_id"))
             .unwrap_or_default();
-        let subject = text("sub").or(text("client_id")).unwrap_or_default();
-        let owner = format!("oauth:{}#{subject}", issuer.issuer);
+        let mut calls = ClientPolicy {
+            owner,
+            ..ClientPolicy::default()
+        };
         if self.oauth.groups.is_empty() {
-            return Ok(ClientScope::admitted_by(
-                name,
-                &owner,
-                "oauth",
-                vec![every()],
-            ));
+            return Ok(ClientScope::admitted_by(name, "oauth", calls));
         }
         let groups = words(claims.get(&issuer.groups_claim));
-        let mine: Vec<_> = self
+        let mine: Vec<&GroupPolicy> = self
             .oauth
             .groups
             .iter()
@@ -193,46 +207,70 @@ impl Verifier {
             ));
         }
         let names: Vec<&str> = mine.iter().map(|g| g.name.as_str()).collect();
-        let policy = format!("groups:{}", names.join(","));
-        let rules = mine
-            .iter()
-            .map(|g| ToolRule {
-                servers: g.servers.clone(),
-                globs: g.tools.clone(),
-            })
-            .collect();
-        let calls = groups_policy(&mine, owner.clone(), names.join(","));
-        Ok(ClientScope::admitted_by(name, &owner, &policy, rules).with_policy(calls))
+        calls.groups = names.join(",");
+        calls.rules = mine.iter().map(|g| group_rule(g)).collect();
+        let policy = format!("groups:{}", calls.groups);
+        Ok(ClientScope::admitted_by(name, &policy, calls))
     }
 
     /// The key `kid` of `issuer`: from the keys held, else from its keys
-    /// fetched again (not more often than [`REFETCH_AFTER`]).
+    /// fetched again (not more often than [`REFETCH_AFTER`]); keys past
+    /// [`KEYS_TTL`] are fetched again, and serve while their issuer does
+    /// not answer.
     async fn key(&self, issuer: &OAuthIssuer, kid: Option<&str>) -> Result<DecodingKey, Refusal> {
         let unpublished =
             || Refusal::Invalid("signed with a key its issuer does not publish".into());
-        if let Lookup::Found(key) = self.lookup(issuer, kid) {
-            return key;
-        }
-        let _one = self.fetching.lock().await;
-        // A fetch finished while this one waited may have brought it.
         match self.lookup(issuer, kid) {
-            Lookup::Found(key) => return key,
+            Lookup::Found { key, due: false } => return key,
             Lookup::Absent { may_fetch: false } => return Err(unpublished()),
-            Lookup::Absent { may_fetch: true } => {}
+            _ => {}
         }
-        let set = self.fetch(issuer).await.map_err(Refusal::Invalid)?;
-        let keys = Keys {
-            set,
-            fetched: Instant::now(),
-            decoded: HashMap::new(),
+        let turn = self.fetch_turn(issuer);
+        let _turn = turn.lock().await;
+        // A fetch finished while this one waited may have brought it.
+        let stale = match self.lookup(issuer, kid) {
+            Lookup::Found { key, due: false } => return key,
+            Lookup::Absent { may_fetch: false } => return Err(unpublished()),
+            Lookup::Found { key, due: true } => Some(key),
+            Lookup::Absent { may_fetch: true } => None,
         };
-        self.keys
-            .lock()
-            .expect("keys")
-            .insert(issuer.issuer.clone(), keys);
+        let fetched = self.fetch(issuer).await;
+        self.hold(issuer, fetched.as_ref().ok().cloned());
+        if let Err(e) = fetched {
+            tracing::warn!(issuer = %issuer.issuer, "cannot fetch the issuer's keys: {e}");
+            return stale.unwrap_or_else(|| {
+                Err(Refusal::Invalid("its issuer's keys cannot be had".into()))
+            });
+        }
         match self.lookup(issuer, kid) {
-            Lookup::Found(key) => key,
+            Lookup::Found { key, .. } => key,
             Lookup::Absent { .. } => Err(unpublished()),
+        }
+    }
+
+    /// The lock a fetch of `issuer`'s keys takes.
+    fn fetch_turn(&self, issuer: &OAuthIssuer) -> Arc<Mutex<()>> {
+        let mut turns = self.fetching.lock().expect("fetching");
+        turns.entry(issuer.issuer.clone()).or_default().clone()
+    }
+
+    /// Keeps `set` as `issuer`'s keys, or, when the fetch failed, that it
+    /// was tried now (the keys held, if any, go on serving).
+    fn hold(&self, issuer: &OAuthIssuer, set: Option<JwkSet>) {
+        let now = Instant::now();
+        let mut held = self.keys.lock().expect("keys");
+        match (set, held.get_mut(&issuer.issuer)) {
+            (None, Some(keys)) => keys.tried = now,
+            (set, _) => {
+                let fetched = set.is_some();
+                let keys = Keys {
+                    set: set.unwrap_or(JwkSet { keys: Vec::new() }),
+                    fetched: if fetched { now } else { now - KEYS_TTL },
+                    tried: now,
+                    decoded: HashMap::new(),
+                };
+                held.insert(issuer.issuer.clone(), keys);
+            }
         }
     }
 
@@ -240,30 +278,29 @@ impl Verifier {
     /// decoded once.
     fn lookup(&self, issuer: &OAuthIssuer, kid: Option<&str>) -> Lookup {
         let mut held = self.keys.lock().expect("keys");
-        let fresh = held
-            .get_mut(&issuer.issuer)
-            .filter(|k| k.fetched.elapsed() <= KEYS_TTL);
-        let Some(keys) = fresh else {
+        let Some(keys) = held.get_mut(&issuer.issuer) else {
             return Lookup::Absent { may_fetch: true };
         };
+        let may_fetch = keys.tried.elapsed() >= REFETCH_AFTER;
+        let due = may_fetch && keys.fetched.elapsed() > KEYS_TTL;
         let name = kid.unwrap_or_default();
         if let Some(key) = keys.decoded.get(name) {
-            return Lookup::Found(Ok(key.clone()));
+            let key = Ok(key.clone());
+            return Lookup::Found { key, due };
         }
         let jwk = match kid {
             Some(kid) => keys.set.find(kid),
             None => (keys.set.keys.len() == 1).then(|| &keys.set.keys[0]),
         };
         let Some(jwk) = jwk else {
-            let may_fetch = keys.fetched.elapsed() >= REFETCH_AFTER;
             return Lookup::Absent { may_fetch };
         };
-        let decoded = DecodingKey::from_jwk(jwk)
+        let key = DecodingKey::from_jwk(jwk)
             .map_err(|_| Refusal::Invalid("its issuer's key cannot be used".into()));
-        if let Ok(key) = &decoded {
+        if let Ok(key) = &key {
             keys.decoded.insert(name.to_string(), key.clone());
         }
-        Lookup::Found(decoded)
+        Lookup::Found { key, due }
     }
 
     /// `issuer`'s published keys (its `jwksUri`, else its OpenID
@@ -293,41 +330,25 @@ impl Verifier {
     }
 }
 
-/// What a principal's groups say of its calls. Groups grant: its own rate
-/// limit is the most generous of theirs, and none when one of them sets
-/// none; its approve rules are theirs, each call asked about as the least
-/// strict says, and none when one of them sets none.
-fn groups_policy(mine: &[&GroupPolicy], owner: String, groups: String) -> ClientPolicy {
-    let setting = |field: &str| match mine {
-        [one] => format!("serve.oauth.groups.{}.{field}", one.name),
-        _ => format!("serve.oauth.groups.{{{groups}}}.{field}"),
-    };
-    let rates: Option<Vec<_>> = mine.iter().map(|g| g.rate_limit).collect();
-    let rate_limit = rates
-        .and_then(|r| {
-            r.into_iter()
-                .max_by(|a, b| per_second(a).total_cmp(&per_second(b)))
-        })
-        .map(|r| (setting("rateLimit"), r));
-    let approve: Option<Vec<_>> = mine.iter().map(|g| g.approve.clone()).collect();
-    ClientPolicy {
-        owner,
-        token: String::new(),
-        rate_limit,
-        approve: approve.map(|rules| (setting("approve"), rules)),
-        groups,
-    }
+/// Does a signed token read as an ID token? It carries a `nonce`; or,
+/// where the issuer addresses the gateway by a client id (`audience`), an
+/// ID token of that client would name it too: an access token then must
+/// carry what it grants (`scope`, `scp` or `roles`).
+fn id_token(issuer: &OAuthIssuer, claims: &Map<String, Value>) -> bool {
+    let grants = ["scope", "scp", "roles"]
+        .iter()
+        .any(|k| claims.contains_key(*k));
+    claims.contains_key("nonce") || (issuer.audience.is_some() && !grants)
 }
 
-fn per_second(rate: &crate::config::rate::Rate) -> f64 {
-    f64::from(rate.calls) / rate.per.as_secs_f64().max(f64::EPSILON)
-}
-
-/// Every server and tool.
-fn every() -> ToolRule {
-    ToolRule {
-        servers: None,
-        globs: None,
+/// What a group admits and says of its members' calls.
+fn group_rule(group: &GroupPolicy) -> CallRule {
+    CallRule {
+        at: format!("serve.oauth.groups.{}", group.name),
+        servers: group.servers.clone(),
+        tools: group.tools.clone(),
+        approve: group.approve.clone(),
+        rate_limit: group.rate_limit,
     }
 }
 
@@ -442,35 +463,54 @@ mod tests {
     }
 
     #[test]
-    fn a_principals_own_limit_and_rules_are_its_groups_most_generous() {
-        use crate::config::ApproveRule;
-        use crate::config::rate::Rate;
-        let group = |name: &str, rate: Option<&str>, approve: Option<Value>| GroupPolicy {
-            name: name.into(),
-            servers: None,
-            tools: None,
-            approve: approve.map(|v| ApproveRule::parse(&v).unwrap()),
-            rate_limit: rate.map(|r| Rate::parse(r).unwrap()),
-        };
-        let slow = group("slow", Some("10/min"), Some(json!("all")));
-        let fast = group("fast", Some("5/s"), Some(json!({"git/*": "writes"})));
-        let open = group("open", None, None);
-        let both = groups_policy(&[&slow, &fast], "o".into(), "slow,fast".into());
-        let (setting, rate) = both.rate_limit.clone().unwrap();
-        assert_eq!(rate, Rate::parse("5/s").unwrap());
-        assert_eq!(setting, "serve.oauth.groups.{slow,fast}.rateLimit");
-        let mode = |p: &ClientPolicy, s: &str, t: &str| p.approve_mode(s, t).map(|(m, _)| m);
-        use crate::config::ApproveMode;
-        assert_eq!(mode(&both, "git", "push"), Some(ApproveMode::Writes));
-        assert_eq!(mode(&both, "time", "now"), Some(ApproveMode::None));
-        let one = groups_policy(&[&slow], "o".into(), "slow".into());
+    fn a_principal_is_owned_by_its_issuer_and_subject_and_judged_by_its_groups_rules() {
+        let v = verifier(&[], &[("ci", Some(&["time"])), ("dev", Some(&["git"]))]);
+        let issuer = &v.oauth.issuers[0];
+        let scope = |c: Value| v.scope_of(issuer, &claims(c));
+        let robot = scope(json!({"sub": "ci", "groups": ["ci", "dev"]})).unwrap();
+        assert_eq!(robot.owner(), "oauth:https://idp.example.com#sub:ci");
+        let calls = robot.calls().unwrap();
+        let at: Vec<&str> = calls.rules.iter().map(|r| r.at.as_str()).collect();
+        assert_eq!(at, ["serve.oauth.groups.ci", "serve.oauth.groups.dev"]);
+        assert_eq!(calls.groups, "ci,dev");
+        let machine = scope(json!({"client_id": "ci", "groups": ["ci"]})).unwrap();
+        assert_eq!(machine.owner(), "oauth:https://idp.example.com#client:ci");
         assert_eq!(
-            one.rate_limit.clone().unwrap().0,
-            "serve.oauth.groups.slow.rateLimit"
+            scope(json!({"sub": 7, "groups": ["ci"]})).unwrap_err(),
+            Refusal::Invalid("names no subject".into())
         );
-        assert_eq!(mode(&one, "time", "now"), Some(ApproveMode::All));
-        let with_open = groups_policy(&[&slow, &open], "o".into(), "open,slow".into());
-        assert!(with_open.rate_limit.is_none() && with_open.approve.is_none());
+        let open = verifier(&[], &[]);
+        let anyone = open
+            .scope_of(
+                &open.oauth.issuers[0],
+                &claims(json!({"sub": "x", "email": "x@y"})),
+            )
+            .unwrap();
+        assert_eq!(
+            anyone.calls().unwrap().owner,
+            "oauth:https://idp.example.com#sub:x"
+        );
+    }
+
+    #[test]
+    fn an_id_token_is_not_an_access_token() {
+        let v = verifier(&[], &[]);
+        let mut issuer = v.oauth.issuers[0].clone();
+        assert!(id_token(
+            &issuer,
+            &claims(json!({"sub": "a", "nonce": "n"}))
+        ));
+        assert!(!id_token(&issuer, &claims(json!({"sub": "a"}))));
+        issuer.audience = Some("client-id".into());
+        assert!(id_token(&issuer, &claims(json!({"sub": "a"}))));
+        assert!(!id_token(
+            &issuer,
+            &claims(json!({"sub": "a", "scp": "mcp"}))
+        ));
+        assert!(!id_token(
+            &issuer,
+            &claims(json!({"sub": "a", "roles": ["x"]}))
+        ));
     }
 
     #[test]

@@ -7,8 +7,8 @@ use super::ServeError;
 use super::bearer::Refusal;
 use super::sessions::CappedSessions;
 use crate::config::Serve;
-use crate::gateway::{ClientScope, ToolRule};
-use crate::host::pipeline::ClientPolicy;
+use crate::gateway::ClientScope;
+use crate::host::pipeline::{CallRule, ClientPolicy};
 use crate::paths::Environment;
 use crate::team_state::sessions::SharedSessions;
 use axum::extract::Request;
@@ -56,9 +56,9 @@ pub async fn client_tokens(
     let mut out = Vec::with_capacity(serve.tokens.len() + 1);
     if let Some(secret) = cli {
         let scope = ClientScope::every(CLI_TOKEN);
-        let policy = token_policy(&scope);
+        let calls = token_policy(&scope);
         out.push(ClientToken {
-            scope: scope.with_policy(policy),
+            scope: ClientScope::admitted_by(CLI_TOKEN, scope.policy(), calls),
             secret,
         });
     }
@@ -79,28 +79,19 @@ pub async fn client_tokens(
 
 /// What `serve.tokens[i]` sees, and what it says of its calls.
 fn token_scope(token: &crate::config::ServeToken) -> ClientScope {
-    let scope = match (&token.servers, &token.tools) {
-        (Some(servers), None) => ClientScope::only(&token.name, servers.iter().cloned()),
-        (None, None) => ClientScope::every(&token.name),
-        (servers, Some(_)) => {
-            let owner = format!("token:{}", token.name);
-            let rule = ToolRule {
-                servers: servers.clone(),
-                globs: token.tools.clone(),
-            };
-            ClientScope::admitted_by(&token.name, &owner, &owner, vec![rule])
-        }
+    let rule = CallRule {
+        at: format!("serve.tokens[{}]", token.index),
+        servers: token.servers.clone(),
+        tools: token.tools.clone(),
+        approve: token.approve.clone(),
+        rate_limit: token.rate_limit,
     };
-    let at = format!("serve.tokens[{}]", token.index);
-    let policy = ClientPolicy {
-        rate_limit: token.rate_limit.map(|r| (format!("{at}.rateLimit"), r)),
-        approve: token
-            .approve
-            .clone()
-            .map(|rule| (format!("{at}.approve"), vec![rule])),
+    let scope = ClientScope::every(&token.name);
+    let calls = ClientPolicy {
+        rules: vec![rule],
         ..token_policy(&scope)
     };
-    scope.with_policy(policy)
+    ClientScope::admitted_by(&token.name, scope.policy(), calls)
 }
 
 /// A token's policy: its buckets under its owner, its name in `/metrics`.

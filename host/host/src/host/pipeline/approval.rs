@@ -64,7 +64,7 @@ impl Policy {
         match own {
             Some((mode, setting)) if mode > self.mode => Policy {
                 mode,
-                setting: setting.to_string(),
+                setting,
                 ..self
             },
             _ => self,

@@ -110,9 +110,14 @@ impl Caller {
         self.policy.as_ref().map_or(&self.client, |p| &p.owner)
     }
 
-    /// Its own rate limit, and the setting that sets it.
-    pub(crate) fn own_rate(&self) -> Option<&(String, crate::config::rate::Rate)> {
-        self.policy.as_ref()?.rate_limit.as_ref()
+    /// Its own rate limit for `server`'s `tool` (`""`: a read), and the
+    /// setting that sets it.
+    pub(crate) fn own_rate(
+        &self,
+        server: &str,
+        tool: &str,
+    ) -> Option<(String, crate::config::rate::Rate)> {
+        self.policy.as_ref()?.rate_for(server, tool)
     }
 
     /// Its session's id (0: none).

@@ -13,9 +13,14 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-/// Answers held at most: past them the oldest go, so that a flood of
-/// made-up tokens costs introspections, never memory.
+/// Answers held at most: past them the expired go, then a tenth of the
+/// rest, so that a flood of made-up tokens costs introspections, never
+/// memory, and the cost of making room is spread over many answers.
 const MAX_ANSWERS: usize = 10_000;
+
+/// Introspections under way at most: a flood of made-up tokens waits
+/// here rather than sending the issuer as many requests at once.
+const MAX_ASKING: usize = 16;
 
 /// The introspecting client's secret of each issuer that has one, resolved
 /// when serving starts (a `!command` run, a variable read).
@@ -58,6 +63,7 @@ struct Answer {
 /// Asks issuers about opaque tokens, and remembers their answers.
 pub(super) struct Introspector {
     secrets: IntrospectionSecrets,
+    asking: tokio::sync::Semaphore,
     endpoints: tokio::sync::Mutex<HashMap<String, String>>,
     answers: Mutex<HashMap<[u8; 32], Answer>>,
 }
@@ -66,6 +72,7 @@ impl Introspector {
     pub(super) fn new(secrets: IntrospectionSecrets) -> Introspector {
         Introspector {
             secrets,
+            asking: tokio::sync::Semaphore::new(MAX_ASKING),
             endpoints: Default::default(),
             answers: Default::default(),
         }
@@ -132,10 +139,11 @@ impl Introspector {
         if answers.len() >= MAX_ANSWERS {
             answers.retain(|_, a| a.until > now);
         }
-        if answers.len() >= MAX_ANSWERS
-            && let Some(oldest) = answers.iter().min_by_key(|(_, a)| a.until).map(|(k, _)| *k)
-        {
-            answers.remove(&oldest);
+        if answers.len() >= MAX_ANSWERS {
+            let gone: Vec<[u8; 32]> = answers.keys().take(MAX_ANSWERS / 10).copied().collect();
+            for key in gone {
+                answers.remove(&key);
+            }
         }
         let until = now + Duration::from_secs(seconds);
         answers.insert(key, Answer { said, until });
@@ -153,32 +161,38 @@ impl Introspector {
             .introspection
             .as_ref()
             .expect("an introspecting issuer");
-        let endpoint = self.endpoint(http, issuer).await?;
-        let secret = self.secrets.0.get(&issuer.issuer).map(String::as_str);
+        let _turn = self.asking.acquire().await.map_err(|e| e.to_string())?;
+        // The detail goes to the log; whoever sent the token is told less.
+        let unanswered = |e: String| {
+            tracing::warn!(issuer = %issuer.issuer, "introspection: {e}");
+            "its issuer does not answer".to_string()
+        };
+        let endpoint = self.endpoint(http, issuer).await.map_err(unanswered)?;
+        let secret = self.secrets.0.get(&issuer.issuer).map(|s| form(s));
         let body = url::form_urlencoded::Serializer::new(String::new())
             .append_pair("token", token)
             .append_pair("token_type_hint", "access_token")
             .finish();
         let response = http
             .post(&endpoint)
-            .basic_auth(&settings.client_id, secret)
+            .basic_auth(form(&settings.client_id), secret)
             .header("content-type", "application/x-www-form-urlencoded")
             .header("accept", "application/json")
             .body(body)
             .send()
             .await
             .and_then(|r| r.error_for_status())
-            .map_err(|e| format!("its issuer's introspection failed: {e}"))?;
+            .map_err(|e| unanswered(e.to_string()))?;
         let answer: Value = response
             .json()
             .await
-            .map_err(|e| format!("its issuer's introspection answer cannot be read: {e}"))?;
+            .map_err(|e| unanswered(e.to_string()))?;
         match answer {
             Value::Object(claims) if claims.get("active") == Some(&Value::Bool(true)) => {
-                Ok(Some(claims))
+                Ok(access_token(claims))
             }
             Value::Object(_) => Ok(None),
-            _ => Err("its issuer's introspection answer is not an object".into()),
+            _ => Err(unanswered("the answer is not an object".into())),
         }
     }
 
@@ -214,6 +228,22 @@ impl Introspector {
         known.insert(issuer.issuer.clone(), endpoint.clone());
         Ok(endpoint)
     }
+}
+
+/// A client's id or secret as HTTP Basic takes it at a token endpoint:
+/// form-encoded first (RFC 6749 §2.3.1), so `:` and `%` survive.
+fn form(value: &str) -> String {
+    url::form_urlencoded::byte_serialize(value.as_bytes()).collect()
+}
+
+/// An active answer, unless it says the token is of another kind than an
+/// access token (a refresh token, say).
+fn access_token(claims: Map<String, Value>) -> Option<Map<String, Value>> {
+    let kind = claims.get("token_type").and_then(Value::as_str);
+    let access = kind.is_none_or(|k| {
+        ["access_token", "bearer", "n_a"].contains(&k.to_ascii_lowercase().as_str())
+    });
+    access.then_some(claims)
 }
 
 /// An active token is for this gateway (its `aud` names the resource), from
@@ -317,12 +347,12 @@ mod tests {
         let key = |n: usize| -> [u8; 32] { Sha256::digest(n.to_string()).into() };
         i.keep(key(0), Err("not active".into()), 0);
         assert!(i.held(&key(0)).is_none(), "0 s: nothing is held");
-        for n in 0..MAX_ANSWERS + 10 {
+        for n in 0..3 * MAX_ANSWERS {
             i.keep(key(n), Err("not active".into()), 60);
+            assert!(i.answers.lock().unwrap().len() <= MAX_ANSWERS);
         }
-        assert_eq!(i.answers.lock().unwrap().len(), MAX_ANSWERS);
         assert!(
-            i.held(&key(MAX_ANSWERS + 9)).is_some(),
+            i.held(&key(3 * MAX_ANSWERS - 1)).is_some(),
             "the newest is held"
         );
     }
