@@ -36,9 +36,9 @@ pub use imports::ImportKind;
 pub use load::load;
 pub use model::{
     CaptureStats, DEFAULT_AUTO_EXPOSURE_BUDGET, DirectTools, Exposure, GrantType, GroupPolicy,
-    HttpKind, Lifecycle, OAuthConfig, OAuthIntrospection, OAuthIssuer, Origin, PluginSettings,
-    Provenance, Serve, ServeOAuth, ServeToken, Server, ServerConfig, Settings, SourceKind,
-    TokenSource, Transport,
+    HttpKind, IdentityProvider, Lifecycle, OAuthConfig, OAuthIntrospection, OAuthIssuer, Origin,
+    PluginSettings, Provenance, Serve, ServeOAuth, ServeToken, Server, ServerConfig, Settings,
+    SourceKind, TokenSource, Transport,
 };
 pub use plugins::{Limits, PrefixMode, Role, SCRIPT_LIMIT_KEYS, ScriptLimits};
 

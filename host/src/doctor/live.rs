@@ -4,7 +4,7 @@
 //! whose token would need either is reported and left unconnected.
 
 use super::finding::{Finding, Section, Severity};
-use crate::config::{Config, GrantType};
+use crate::config::Config;
 use crate::host::{Host, HostError};
 use std::time::Duration;
 
@@ -89,9 +89,9 @@ async fn login(host: &Host, cfg: &Config, name: &str, out: &mut Vec<Finding>) ->
     let now = crate::clock::now_ms() / 1000;
     let expired = status.expires_at.is_some_and(|at| at <= now);
     let (severity, message, remedy, connect) = match (status.logged_in, expired, status.refreshable) {
-        (false, _, _) if server.config.oauth.grant_type == GrantType::ClientCredentials => (
+        (false, _, _) if server.config.oauth.grant_type.unattended() => (
             Severity::Warning,
-            "no token yet: connecting would get one by the client credentials grant, which doctor does not start".to_string(),
+            format!("no token yet: connecting would get one by {}, which doctor does not start", server.config.oauth.grant_type.describe()),
             format!("mcpw connect {name}"),
             false,
         ),

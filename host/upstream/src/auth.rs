@@ -9,6 +9,8 @@
 mod browser;
 mod callback;
 mod credentials;
+mod cross_app;
+mod fetch;
 pub mod flow;
 pub mod store;
 
@@ -40,6 +42,18 @@ pub enum AuthFailure {
     /// The server's `oauth` config (a secret that cannot be resolved).
     #[error("{0}")]
     Config(String),
+    /// An exchange of cross-app access (the identity provider's, or the
+    /// server's authorization server's).
+    #[error("{0}")]
+    CrossApp(String),
+}
+
+/// A secret of server `server`'s `oauth` config (its `!command` run), for
+/// `field`; an error says why, never the value.
+async fn secret(server: &str, value: &str, field: &str) -> Result<String, AuthFailure> {
+    crate::secrets::resolve(value, field, server)
+        .await
+        .map_err(|e| AuthFailure::Config(e.to_string()))
 }
 
 impl From<store::StoreError> for AuthFailure {

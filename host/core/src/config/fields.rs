@@ -50,7 +50,8 @@ pub enum Shown {
     Secrets,
     /// Its password and query values masked.
     Url,
-    /// Its `clientSecret` and `privateKey` masked.
+    /// Its `clientSecret` and `privateKey` masked, and its identity
+    /// provider's `clientSecret` and `idToken`.
     OAuth,
     /// Its `env` values masked as [`Shown::Secret`]s.
     Permissions,

@@ -235,6 +235,48 @@ pub enum GrantType {
     AuthorizationCode,
     /// mcpw is the client itself, with its own secret (`client_credentials`).
     ClientCredentials,
+    /// Cross-app access (`id-jag`): the person's ID token from the
+    /// enterprise identity provider is exchanged there for an identity
+    /// assertion that the server's authorization server takes for a token.
+    #[serde(rename = "id-jag")]
+    IdJag,
+}
+
+impl GrantType {
+    /// Does a connection take its tokens itself, with no person (nothing to
+    /// open in a browser)?
+    pub fn unattended(self) -> bool {
+        matches!(self, GrantType::ClientCredentials | GrantType::IdJag)
+    }
+
+    /// What the grant is, for messages.
+    pub fn describe(self) -> &'static str {
+        match self {
+            GrantType::AuthorizationCode => "the authorization code grant",
+            GrantType::ClientCredentials => "the client credentials grant",
+            GrantType::IdJag => "the exchange of the ID token (cross-app access)",
+        }
+    }
+}
+
+/// `oauth.identityProvider`: the enterprise identity provider of the
+/// `id-jag` grant, where the person's ID token is exchanged.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct IdentityProvider {
+    /// `issuer`: its issuer identifier, as its tokens name it.
+    pub issuer: String,
+    /// `tokenEndpoint`; read from its OpenID metadata when unset.
+    pub token_endpoint: Option<String>,
+    /// `clientId`: the client mcpw is known as there.
+    pub client_id: String,
+    /// `clientSecret` of that client, if it has one (`${VAR}`, `!command`).
+    #[serde(skip)]
+    pub client_secret: Option<String>,
+    /// `idToken`: the person's ID token (`${VAR}`, or a `!command` run at
+    /// each exchange, so that a fresh one is used).
+    #[serde(skip)]
+    pub id_token: String,
 }
 
 /// A server's `oauth`: an object, or `false` to never log in.
@@ -262,6 +304,8 @@ pub struct OAuthConfig {
     pub private_key: Option<String>,
     /// `signingAlgorithm` of that assertion: RS256 (default), RS384, RS512, ES256 or ES384.
     pub signing_algorithm: Option<String>,
+    /// `identityProvider`: where the `id-jag` grant exchanges the ID token.
+    pub identity_provider: Option<IdentityProvider>,
 }
 
 impl Default for OAuthConfig {
@@ -276,6 +320,7 @@ impl Default for OAuthConfig {
             grant_type: GrantType::default(),
             private_key: None,
             signing_algorithm: None,
+            identity_provider: None,
         }
     }
 }

@@ -77,10 +77,16 @@ pub fn masked_raw(raw: &Value) -> Value {
                 }
             }
             (Shown::OAuth, Value::Object(oauth)) => {
-                for key in ["clientSecret", "privateKey"] {
-                    if let Some(Value::String(s)) = oauth.get_mut(key) {
-                        *s = mask_secret(s);
+                let mask = |obj: &mut serde_json::Map<String, Value>, keys: &[&str]| {
+                    for key in keys {
+                        if let Some(Value::String(s)) = obj.get_mut(*key) {
+                            *s = mask_secret(s);
+                        }
                     }
+                };
+                mask(oauth, &["clientSecret", "privateKey"]);
+                if let Some(Value::Object(idp)) = oauth.get_mut("identityProvider") {
+                    mask(idp, &["clientSecret", "idToken"]);
                 }
             }
             _ => {}
@@ -269,6 +275,29 @@ mod tests {
         assert_eq!(at(0)["clientSecret"], MASK);
         assert_eq!(at(0)["clientId"], "gw");
         assert_eq!(at(1)["clientSecret"], "!pass idp");
+    }
+
+    #[test]
+    fn the_id_token_and_secrets_of_cross_app_access_are_masked() {
+        let raw = json!({"url": "https://mcp.example.com/mcp", "oauth": {
+            "grantType": "id-jag", "clientId": "c", "clientSecret": "as-secret",
+            "identityProvider": {"issuer": "https://idp.example.com", "clientId": "i",
+                                 "clientSecret": "idp-secret", "idToken": "eyJhbGciOi.x.y"},
+        }});
+        let shown = masked_raw(&raw);
+        let idp = &shown["oauth"]["identityProvider"];
+        assert_eq!(shown["oauth"]["clientSecret"], MASK);
+        assert_eq!(
+            (&idp["clientSecret"], &idp["idToken"]),
+            (&json!(MASK), &json!(MASK))
+        );
+        assert_eq!(idp["issuer"], "https://idp.example.com");
+        let by_command = json!({"oauth": {"identityProvider": {"idToken": "!sso id-token"}}});
+        let shown = masked_raw(&by_command);
+        assert_eq!(
+            shown["oauth"]["identityProvider"]["idToken"],
+            "!sso id-token"
+        );
     }
 
     #[test]

@@ -27,6 +27,17 @@ pub fn valid_server_name(name: &str) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || b"_.-".contains(&b))
 }
 
+/// Is `text` an `https` URL, or a plain `http` one to this machine's loopback?
+fn https_or_loopback(text: &str) -> bool {
+    let loopback = ["http://127.0.0.1", "http://localhost", "http://[::1]"]
+        .iter()
+        .any(|p| {
+            text.strip_prefix(p)
+                .is_some_and(|rest| rest.is_empty() || rest.starts_with([':', '/']))
+        });
+    text.starts_with("https://") || loopback
+}
+
 /// Reads the fields of one server, collecting problems.
 struct Reader<'a> {
     obj: &'a Map<String, Value>,
@@ -808,6 +819,10 @@ mod properties {
                     "signingAlgorithm": "ES256"})
                 ),
                 Just(json!({"clientMetadataUrl": "https://h/m", "callbackPort": 8080})),
+                Just(
+                    json!({"clientId": "c", "grantType": "id-jag", "identityProvider":
+                    {"issuer": "https://i", "clientId": "i", "idToken": "!t"}})
+                ),
             ]
             .boxed(),
             Kind::Rate => one_of(&[json!("10/min"), json!({"create_*": "1/s"})]),

@@ -1,17 +1,19 @@
 //! Logging in to one server: the authorization code flow (PKCE, state,
 //! `resource`, `iss` checked — all by rmcp) with the person in a browser or
-//! pasting the redirect back, or the client credentials grant. What is
-//! obtained goes to the vault.
+//! pasting the redirect back, the client credentials grant, or cross-app
+//! access ([`super::cross_app`]). What is obtained goes to the vault.
 
 use super::callback::Callback;
 use super::credentials::ServerCredentials;
+use super::cross_app;
 use super::store::Vault;
 use super::{AuthFailure, browser};
 use crate::config::{GrantType, OAuthConfig};
 use crate::paths::Environment;
 use rmcp::transport::auth::{
     AuthError, AuthorizationManager, AuthorizationMetadata, AuthorizationRequest,
-    AuthorizationSession, ClientCredentialsConfig, JwtSigningAlgorithm, StoredCredentials,
+    AuthorizationSession, ClientCredentialsConfig, JwtSigningAlgorithm, OAuthTokenResponse,
+    StoredCredentials,
 };
 use std::io::BufRead;
 use std::time::Duration;
@@ -52,26 +54,39 @@ pub struct LoggedIn {
 impl Login<'_> {
     /// Runs the login; the person is told on stderr what to do.
     pub async fn run(self) -> Result<LoggedIn, AuthFailure> {
-        let (manager, credentials, issuer) = self.discover().await?;
         match self.oauth.grant_type {
-            GrantType::ClientCredentials => {
-                self.client_credentials(manager, credentials, issuer).await
+            GrantType::AuthorizationCode => {
+                let (manager, credentials, _) = self.discover().await?;
+                self.authorization_code(manager, credentials).await
             }
-            GrantType::AuthorizationCode => self.authorization_code(manager, credentials).await,
+            GrantType::ClientCredentials | GrantType::IdJag => self.run_unattended().await,
         }
     }
 
-    /// The client credentials grant alone (no person, no browser): what a
-    /// connection runs by itself.
-    pub async fn run_client_credentials(self) -> Result<LoggedIn, AuthFailure> {
-        let (manager, credentials, issuer) = self.discover().await?;
-        self.client_credentials(manager, credentials, issuer).await
+    /// A grant that needs no person and no browser (client credentials, or
+    /// cross-app access): what a connection runs by itself.
+    pub async fn run_unattended(self) -> Result<LoggedIn, AuthFailure> {
+        let (manager, credentials, metadata) = self.discover().await?;
+        match self.oauth.grant_type {
+            GrantType::IdJag => self.cross_app(metadata, credentials).await,
+            _ => {
+                self.client_credentials(manager, credentials, metadata.issuer)
+                    .await
+            }
+        }
     }
 
     /// Finds the authorization server and keeps its metadata.
     async fn discover(
         &self,
-    ) -> Result<(AuthorizationManager, ServerCredentials, Option<String>), AuthFailure> {
+    ) -> Result<
+        (
+            AuthorizationManager,
+            ServerCredentials,
+            AuthorizationMetadata,
+        ),
+        AuthFailure,
+    > {
         let credentials = ServerCredentials::new(self.vault.clone(), self.url);
         let mut manager = AuthorizationManager::new(self.url).await?;
         manager.set_credential_store(credentials.clone());
@@ -86,12 +101,12 @@ impl Login<'_> {
             Err(AuthError::AuthorizationServerMismatch { .. }) => legacy_metadata(self.url).await?,
             Err(e) => return Err(e.into()),
         };
-        let issuer = metadata.issuer.clone();
         credentials.save_metadata(&metadata).await?;
-        manager.set_metadata(metadata);
-        Ok((manager, credentials, issuer))
+        manager.set_metadata(metadata.clone());
+        Ok((manager, credentials, metadata))
     }
 
+    /// `oauth.scope`, split.
     fn scopes(&self) -> Vec<String> {
         self.oauth
             .scope
@@ -113,9 +128,7 @@ impl Login<'_> {
         if let Some(id) = &self.oauth.client_id {
             request = request.with_preregistered_client(id);
             if let Some(secret) = &self.oauth.client_secret {
-                let secret = crate::secrets::resolve(secret, "oauth.clientSecret", self.server)
-                    .await
-                    .map_err(|e| AuthFailure::Config(e.to_string()))?;
+                let secret = self.secret(secret, "oauth.clientSecret").await?;
                 request = request.with_client_secret(secret);
             }
         }
@@ -168,19 +181,10 @@ impl Login<'_> {
         issuer: Option<String>,
     ) -> Result<LoggedIn, AuthFailure> {
         let client_id = self.oauth.client_id.clone().unwrap_or_default();
-        let resolve = |value: &String, field: &'static str| {
-            let server = self.server.to_string();
-            let value = value.clone();
-            async move {
-                crate::secrets::resolve(&value, field, &server)
-                    .await
-                    .map_err(|e| AuthFailure::Config(e.to_string()))
-            }
-        };
         let config = match &self.oauth.private_key {
             Some(key) => ClientCredentialsConfig::PrivateKeyJwt {
                 client_id: client_id.clone(),
-                signing_key: resolve(key, "oauth.privateKey").await?.into_bytes(),
+                signing_key: self.secret(key, "oauth.privateKey").await?.into_bytes(),
                 signing_algorithm: signing_algorithm(self.oauth.signing_algorithm.as_deref()),
                 token_endpoint_audience: None,
                 scopes: self.scopes(),
@@ -189,7 +193,7 @@ impl Login<'_> {
             None => ClientCredentialsConfig::ClientSecret {
                 client_id: client_id.clone(),
                 client_secret: match &self.oauth.client_secret {
-                    Some(s) => resolve(s, "oauth.clientSecret").await?,
+                    Some(s) => self.secret(s, "oauth.clientSecret").await?,
                     None => String::new(),
                 },
                 scopes: self.scopes(),
@@ -198,14 +202,48 @@ impl Login<'_> {
         };
         manager.configure_client_credentials(&config)?;
         let token = manager.exchange_client_credentials(&config).await?;
-        let received = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_secs());
-        let stored = StoredCredentials::new(client_id, Some(token), self.scopes(), Some(received))
-            .with_issuer(issuer);
-        rmcp::transport::auth::CredentialStore::save(&credentials, stored.clone()).await?;
-        Ok(logged_in(stored))
+        keep(&credentials, client_id, token, self.scopes(), issuer).await
     }
+
+    /// A secret of the config (`!command` run), for `field`.
+    async fn secret(&self, value: &str, field: &str) -> Result<String, AuthFailure> {
+        super::secret(self.server, value, field).await
+    }
+
+    /// Cross-app access: the ID token exchanged for a token, kept.
+    async fn cross_app(
+        &self,
+        metadata: AuthorizationMetadata,
+        credentials: ServerCredentials,
+    ) -> Result<LoggedIn, AuthFailure> {
+        let exchange = cross_app::Exchange {
+            server: self.server,
+            url: self.url,
+            oauth: self.oauth,
+            challenge: self.challenge.as_deref(),
+            scopes: self.scopes(),
+        };
+        let (token, scopes) = exchange.run(&metadata).await?;
+        let client_id = self.oauth.client_id.clone().unwrap_or_default();
+        keep(&credentials, client_id, token, scopes, metadata.issuer).await
+    }
+}
+
+/// Keeps a token obtained without a person, as received now.
+async fn keep(
+    credentials: &ServerCredentials,
+    client_id: String,
+    token: OAuthTokenResponse,
+    scopes: Vec<String>,
+    issuer: Option<String>,
+) -> Result<LoggedIn, AuthFailure> {
+    let received = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let stored =
+        StoredCredentials::new(client_id, Some(token), scopes, Some(received)).with_issuer(issuer);
+    rmcp::transport::auth::CredentialStore::save(credentials, stored.clone()).await?;
+    Ok(logged_in(stored))
 }
 
 /// The authorization server metadata at the root of the MCP server's origin
@@ -218,20 +256,7 @@ async fn legacy_metadata(url: &str) -> Result<AuthorizationMetadata, AuthFailure
     let at = base
         .join("/.well-known/oauth-authorization-server")
         .map_err(|e| bad(e.to_string()))?;
-    let client = reqwest::Client::builder()
-        .timeout(Duration::from_secs(30))
-        .redirect(reqwest::redirect::Policy::none())
-        .build()
-        .map_err(|e| bad(e.to_string()))?;
-    let metadata: AuthorizationMetadata = client
-        .get(at.clone())
-        .send()
-        .await
-        .and_then(|r| r.error_for_status())
-        .map_err(|e| bad(format!("{at}: {e}")))?
-        .json()
-        .await
-        .map_err(|e| bad(format!("{at}: {e}")))?;
+    let metadata: AuthorizationMetadata = super::fetch::json(&at).await.map_err(bad)?;
     let same_origin =
         |endpoint: &str| url::Url::parse(endpoint).is_ok_and(|u| u.origin() == origin);
     if !same_origin(&metadata.authorization_endpoint) || !same_origin(&metadata.token_endpoint) {

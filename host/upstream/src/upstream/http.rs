@@ -120,10 +120,11 @@ pub(crate) async fn connect(
         },
         None => None,
     };
-    // A client with its own credentials logs itself in: no person needed.
+    // A client with its own credentials, or the person's ID token, logs
+    // itself in: no person needed.
     let authorized = match (&ctx.vault, authorized) {
-        (Some(vault), None) if oauth.grant_type == crate::config::GrantType::ClientCredentials => {
-            client_credentials(url, oauth, vault, ctx, routes).await?
+        (Some(vault), None) if oauth.grant_type.unattended() => {
+            unattended_login(url, oauth, vault, ctx, routes).await?
         }
         (_, authorized) => authorized,
     };
@@ -133,8 +134,8 @@ pub(crate) async fn connect(
     }
 }
 
-/// Takes a token with the client's own credentials, and a client that sends it.
-async fn client_credentials(
+/// Takes a token by a grant that needs no person, and a client that sends it.
+async fn unattended_login(
     url: &str,
     oauth: &crate::config::OAuthConfig,
     vault: &crate::auth::store::Vault,
@@ -143,8 +144,9 @@ async fn client_credentials(
 ) -> Result<Option<rmcp::transport::auth::AuthClient<HttpClient>>, ConnectError> {
     let failed = |e: crate::auth::AuthFailure| {
         ConnectError::Secret(format!(
-            "server \"{}\": the client credentials grant failed: {e}",
-            ctx.server
+            "server \"{}\": {} failed: {e}",
+            ctx.server,
+            oauth.grant_type.describe()
         ))
     };
     let (server, url_owned, oauth_owned, vault_owned, env) = (
@@ -169,7 +171,7 @@ async fn client_credentials(
                 challenge: None,
                 wait: std::time::Duration::from_secs(30),
             }
-            .run_client_credentials(),
+            .run_unattended(),
         )
     });
     login

@@ -389,3 +389,71 @@ fn a_component_is_a_file_with_permissions_each_mistake_named() {
         "relative to its config file: {file}"
     );
 }
+
+/// Cross-app access: the grant, its identity provider and the ID token
+/// (from a variable here) are read as written.
+#[test]
+fn an_id_jag_grant_keeps_its_identity_provider() {
+    let mut d = ConfigDirs::new();
+    d.env = d.env.with("ID_TOKEN", "eyJ.the-id-token.sig");
+    d.user(
+        r#"{"mcpServers": {"s": {"url": "https://mcp.example.com/mcp", "oauth": {
+            "grantType": "id-jag", "clientId": "mcpw-at-as", "clientSecret": "!pass as",
+            "identityProvider": {"issuer": "https://idp.example.com/", "clientId": "mcpw-at-idp",
+                                 "idToken": "${ID_TOKEN}"}}}}}"#,
+    );
+    let cfg = d.load();
+    assert!(cfg.diagnostics.is_empty(), "{:?}", cfg.diagnostics);
+    let oauth = &cfg.server("s").unwrap().config.oauth;
+    assert_eq!(oauth.grant_type, crate::config::GrantType::IdJag);
+    assert!(oauth.grant_type.unattended());
+    let idp = oauth.identity_provider.as_ref().unwrap();
+    assert_eq!(idp.issuer, "https://idp.example.com/", "as written");
+    assert_eq!(idp.token_endpoint, None);
+    assert_eq!(idp.client_id, "mcpw-at-idp");
+    assert_eq!(idp.client_secret, None);
+    assert_eq!(idp.id_token, "eyJ.the-id-token.sig");
+    let shown = serde_json::to_string(oauth).unwrap();
+    assert!(!shown.contains("the-id-token"), "{shown}");
+}
+
+/// Each mistake of cross-app access is named by its field, and the server is
+/// not used.
+#[test]
+fn an_id_jag_grant_names_each_mistake() {
+    let with =
+        |oauth: &str| format!(r#"{{"url": "https://mcp.example.com/mcp", "oauth": {oauth}}}"#);
+    let idp = r#""identityProvider": {"issuer": "https://idp.example.com", "clientId": "i", "idToken": "t"}"#;
+    let cases = [
+        (r#"{"grantType": "id-jag", "clientId": "c"}"#.to_string(), "oauth.grantType", "identityProvider"),
+        (format!(r#"{{"clientId": "c", {idp}}}"#), "oauth.identityProvider", "\"id-jag\""),
+        (format!(r#"{{"grantType": "id-jag", {idp}}}"#), "oauth.clientId", "authorization server"),
+        (
+            r#"{"grantType": "id-jag", "clientId": "c", "identityProvider": {"issuer": "https://i", "clientId": "i"}}"#.into(),
+            "oauth.identityProvider.idToken",
+            "is required",
+        ),
+        (
+            r#"{"grantType": "id-jag", "clientId": "c", "identityProvider": {"issuer": "http://idp.example.com", "clientId": "i", "idToken": "t"}}"#.into(),
+            "oauth.identityProvider.issuer",
+            "not an https URL",
+        ),
+        (
+            r#"{"grantType": "id-jag", "clientId": "c", "identityProvider": {"issuer": "https://i", "clientId": "", "idToken": "t"}}"#.into(),
+            "oauth.identityProvider.clientId",
+            "is empty",
+        ),
+        (
+            r#"{"grantType": "id-jag", "clientId": "c", "identityProvider": "https://i"}"#.into(),
+            "oauth.identityProvider",
+            "expected an object",
+        ),
+        (r#"{"grantType": "jwt-bearer"}"#.into(), "oauth.grantType", "\"id-jag\""),
+    ];
+    for (oauth, field, says) in cases {
+        let server = with(&oauth);
+        assert_eq!(field_of(&server), field, "{oauth}");
+        let message = &errors_for(&server)[0].message;
+        assert!(message.contains(says), "{oauth}: {message}");
+    }
+}

@@ -4,6 +4,8 @@ use super::{Reader, kind};
 use crate::config::model::{GrantType, OAuthConfig};
 use serde_json::Value;
 
+mod identity_provider;
+
 pub(super) const FIELDS: &[&str] = &[
     "clientId",
     "clientSecret",
@@ -13,6 +15,7 @@ pub(super) const FIELDS: &[&str] = &[
     "grantType",
     "privateKey",
     "signingAlgorithm",
+    "identityProvider",
 ];
 
 /// Algorithms an assertion can be signed with.
@@ -76,10 +79,14 @@ fn field(r: &mut Reader<'_>, out: &mut OAuthConfig, key: &str, value: &Value) {
         }
         ("grantType", Some("authorization_code")) => out.grant_type = GrantType::AuthorizationCode,
         ("grantType", Some("client_credentials")) => out.grant_type = GrantType::ClientCredentials,
+        ("grantType", Some("id-jag")) => out.grant_type = GrantType::IdJag,
         ("grantType", _) => r.error(
             &field,
-            format!("expected \"authorization_code\" or \"client_credentials\", found {value}"),
+            format!(
+                "expected \"authorization_code\", \"client_credentials\" or \"id-jag\", found {value}"
+            ),
         ),
+        ("identityProvider", _) => out.identity_provider = identity_provider::read(r, value),
         ("callbackPort", _) => match value.as_u64() {
             Some(p @ 1..=65535) => out.callback_port = Some(p as u16),
             _ => r.error(
@@ -118,4 +125,5 @@ fn consistent(r: &mut Reader<'_>, out: &OAuthConfig) {
             "the client_credentials grant needs `oauth.clientId` (and usually `oauth.clientSecret`)",
         );
     }
+    identity_provider::consistent(r, out);
 }

@@ -111,13 +111,7 @@ impl Reader<'_> {
                 return None;
             }
         };
-        let loopback = ["http://127.0.0.1", "http://localhost", "http://[::1]"]
-            .iter()
-            .any(|p| {
-                text.strip_prefix(p)
-                    .is_some_and(|rest| rest.is_empty() || rest.starts_with([':', '/']))
-            });
-        if !text.starts_with("https://") && !loopback {
+        if !super::https_or_loopback(text) {
             self.error(
                 field,
                 format!("{text:?} is not an https URL (plain http only on loopback)"),
