@@ -27,25 +27,43 @@ pub(crate) fn row17_sign_in(everything: &str, root: &Path) -> String {
     );
     let (port, port0) = (free_port(), free_port());
     let resource = |p: u16| format!("http://127.0.0.1:{p}/mcp");
-    let idp = OidcProvider::start(
-        servers(),
-        json!({"resource": "https://jwt.bench/mcp", "opaque_resource": resource(port),
-               "scopes": ["mcp"], "ttl": 3600,
-               "clients": [{"client_id": MACHINE.0, "client_secret": MACHINE.1,
-                            "grant_types": ["client_credentials"], "claims": {"groups": ["bench"]}},
-                           {"client_id": GATEWAY.0, "client_secret": GATEWAY.1,
-                            "grant_types": ["client_credentials"]}]}),
-    );
+    // One provider signs JWTs for the gateway, another issues it opaque
+    // tokens (a provider's tokens for one resource are of one kind).
+    let provider = |resource: &str, opaque: Option<&str>| {
+        let mut config = json!({"resource": resource, "scopes": ["mcp"], "ttl": 3600,
+            "clients": [{"client_id": MACHINE.0, "client_secret": MACHINE.1,
+                         "grant_types": ["client_credentials"], "claims": {"groups": ["bench"]}},
+                        {"client_id": GATEWAY.0, "client_secret": GATEWAY.1,
+                         "grant_types": ["client_credentials"]}]});
+        if let Some(opaque) = opaque {
+            config["opaque_resource"] = json!(opaque);
+        }
+        OidcProvider::start(servers(), config)
+    };
+    let jwts = provider(&resource(port), None);
+    let opaques = provider("https://jwt.bench/mcp", Some(&resource(port)));
     let rt = tokio::runtime::Runtime::new().expect("a runtime");
-    let token =
-        |aud: String| rt.block_on(idp.client_credentials(MACHINE.0, MACHINE.1, &aud, "mcp"));
-    let jwt = token("https://jwt.bench/mcp".into());
-    let opaque = token(resource(port));
+    let token = |idp: &OidcProvider| {
+        rt.block_on(idp.client_credentials(MACHINE.0, MACHINE.1, &resource(port), "mcp"))
+    };
+    let (jwt, opaque) = (token(&jwts), token(&opaques));
     let home = root.join("sign-in");
     // Both gateways name the first's URI as their resource: the provider
     // knows one audience for opaque tokens.
-    let (cached_home, mcpw) = serve(&home.join("cached"), everything, &idp, (port, port), 30);
-    let (_, mcpw0) = serve(&home.join("uncached"), everything, &idp, (port0, port), 0);
+    let (cached_home, mcpw) = serve(
+        &home.join("cached"),
+        everything,
+        (&jwts, &opaques),
+        (port, port),
+        30,
+    );
+    let (_, mcpw0) = serve(
+        &home.join("uncached"),
+        everything,
+        (&jwts, &opaques),
+        (port0, port),
+        0,
+    );
     let echo = json!({"message": "ping"});
     let path = |name: &'static str, port: u16, token: &str| SdkPath {
         name,
@@ -65,24 +83,26 @@ pub(crate) fn row17_sign_in(everything: &str, root: &Path) -> String {
     report(&paths, &stats)
 }
 
-/// `mcpw serve --http` on `port`, the resource URI of `named`, its issuer
-/// `idp` introspecting with `cache` seconds of reuse, beside the static
-/// token.
+/// `mcpw serve --http` on `port`, the resource URI of `named`, trusting
+/// the JWTs of `jwts` and the opaque tokens of `opaques`, introspected with
+/// `cache` seconds of reuse, beside the static token.
 fn serve(
     dir: &Path,
     everything: &str,
-    idp: &OidcProvider,
+    (jwts, opaques): (&OidcProvider, &OidcProvider),
     (port, named): (u16, u16),
     cache: u64,
 ) -> (PathBuf, Proc) {
     let home = home_with(dir, json!({}));
-    let issuer: Value = json!({"issuer": idp.issuer(),
-        "introspection": {"clientId": GATEWAY.0, "clientSecret": GATEWAY.1, "cacheSeconds": cache}});
+    let introspection =
+        json!({"clientId": GATEWAY.0, "clientSecret": GATEWAY.1, "cacheSeconds": cache});
+    let issuers: Value = json!([{"issuer": jwts.issuer()},
+                                {"issuer": opaques.issuer(), "introspection": introspection}]);
     let config = json!({
         "mcpServers": {"e": {"command": "node", "args": [everything, "stdio"]}},
         "serve": {"tokens": [{"name": "static", "token": STATIC}],
                   "oauth": {"resource": format!("http://127.0.0.1:{named}/mcp"),
-                            "issuers": [issuer], "scopes": ["mcp"]}},
+                            "issuers": issuers, "scopes": ["mcp"]}},
     });
     std::fs::write(home.join(".config/mcpw/mcp.json"), config.to_string()).expect("the config");
     let addr = format!("127.0.0.1:{port}");
