@@ -22,7 +22,7 @@ mod reading;
 
 pub use introspection::IntrospectionSecrets;
 pub(super) use introspection::introspection_secrets;
-use reading::{LEEWAY_SECS, audience, get_json, words};
+use reading::{LEEWAY_SECS, audience, get_json, published, words};
 
 /// A key id not seen yet fetches an issuer's keys again at most this often:
 /// a rotation is followed within it, and a flood of made-up ids costs one
@@ -133,16 +133,22 @@ impl Verifier {
     /// A token that is not a JWT: admitted when an issuer that introspects
     /// says it is active, for this gateway, and with the scopes needed.
     async fn verify_opaque(&self, token: &str) -> Result<ClientScope, Refusal> {
-        if self.oauth.issuers.iter().all(|i| i.introspection.is_none()) {
+        // One issuer at most introspects (the config says so).
+        let introspecting = self
+            .oauth
+            .issuers
+            .iter()
+            .find(|i| i.introspection.is_some());
+        let Some(issuer) = introspecting else {
             return Err(Refusal::Invalid("not a JWT".into()));
-        }
-        let (issuer, claims) = self
+        };
+        let claims = self
             .introspector
-            .claims(&self.http, &self.oauth, token)
+            .claims(&self.http, (issuer, audience(issuer, &self.oauth)), token)
             .await
             .map_err(Refusal::Invalid)?;
         self.check_scopes(&claims)?;
-        self.scope_of(&self.oauth.issuers[issuer], &claims)
+        self.scope_of(issuer, &claims)
     }
 
     /// Every configured scope is among the token's (`scope`, or `scp`).
@@ -306,23 +312,13 @@ impl Verifier {
     /// `issuer`'s published keys (its `jwksUri`, else its OpenID
     /// configuration's `jwks_uri`).
     async fn fetch(&self, issuer: &OAuthIssuer) -> Result<JwkSet, String> {
-        let get = |url: String| get_json(&self.http, url);
         let uri = match &issuer.jwks_uri {
             Some(uri) => uri.clone(),
-            None => {
-                let config = get(format!(
-                    "{}/.well-known/openid-configuration",
-                    issuer.issuer.trim_end_matches('/')
-                ))
-                .await;
-                let config = config.map_err(|e| format!("the issuer's keys cannot be had: {e}"))?;
-                config["jwks_uri"]
-                    .as_str()
-                    .ok_or("the issuer's configuration names no jwks_uri")?
-                    .to_string()
-            }
+            None => published(&self.http, &issuer.issuer, "jwks_uri")
+                .await
+                .map_err(|e| format!("the issuer's keys cannot be had: {e}"))?,
         };
-        let set = get(uri)
+        let set = get_json(&self.http, uri)
             .await
             .map_err(|e| format!("the issuer's keys cannot be had: {e}"))?;
         tracing::debug!(issuer = %issuer.issuer, "fetched the issuer's signing keys");

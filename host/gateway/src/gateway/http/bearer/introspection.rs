@@ -4,7 +4,7 @@
 //! refused at most that long after its revocation; a token is held only as
 //! its digest. An issuer that cannot be reached gets no answer cached.
 
-use super::reading::{LEEWAY_SECS, audience, get_json, words};
+use super::reading::{LEEWAY_SECS, published, words};
 use crate::config::{OAuthIssuer, ServeOAuth};
 use crate::paths::Environment;
 use serde_json::{Map, Value};
@@ -56,7 +56,7 @@ pub(crate) async fn introspection_secrets(
 /// What an issuer said of a token, until when it may be reused.
 #[derive(Clone)]
 struct Answer {
-    said: Result<(usize, Arc<Map<String, Value>>), String>,
+    said: Result<Arc<Map<String, Value>>, String>,
     until: Instant,
 }
 
@@ -78,43 +78,37 @@ impl Introspector {
         }
     }
 
-    /// The issuer (by its index in `oauth.issuers`) that vouches for
-    /// `token`, and the claims it gave; a refusal when none does.
+    /// The claims `issuer` (the one that introspects) gives of `token`, an
+    /// active token for `audience`; why not, else.
     pub(super) async fn claims(
         &self,
         http: &reqwest::Client,
-        oauth: &ServeOAuth,
+        (issuer, audience): (&OAuthIssuer, &str),
         token: &str,
-    ) -> Result<(usize, Arc<Map<String, Value>>), String> {
+    ) -> Result<Arc<Map<String, Value>>, String> {
         let key: [u8; 32] = Sha256::digest(token.as_bytes()).into();
         if let Some(answer) = self.held(&key) {
             return answer.said;
         }
-        let mut unanswered = None;
-        let mut refused = "not active: expired, revoked or unknown to its issuer".to_string();
-        let mut reuse = u64::MAX;
-        for (i, issuer) in oauth.issuers.iter().enumerate() {
-            let Some(settings) = &issuer.introspection else {
-                continue;
-            };
-            match self.ask(http, issuer, token).await {
-                Err(e) => unanswered = Some(e),
-                Ok(None) => reuse = reuse.min(settings.cache_seconds),
-                Ok(Some(claims)) => {
-                    let said = admissible(issuer, audience(issuer, oauth), &claims)
-                        .map(|()| (i, Arc::new(claims.clone())));
-                    let until = expiry(&claims).min(settings.cache_seconds);
-                    self.keep(key, said.clone(), until);
-                    return said;
-                }
+        let settings = issuer
+            .introspection
+            .as_ref()
+            .expect("an introspecting issuer");
+        match self.ask(http, issuer, token).await {
+            // Nothing is kept: the next request asks again.
+            Err(e) => Err(format!("cannot be checked now: {e}")),
+            Ok(None) => {
+                let inactive = "not active: expired, revoked or unknown to its issuer";
+                self.keep(key, Err(inactive.into()), settings.cache_seconds);
+                Err(inactive.into())
+            }
+            Ok(Some(claims)) => {
+                let said = admissible(issuer, audience, &claims).map(|()| Arc::new(claims.clone()));
+                let until = expiry(&claims).min(settings.cache_seconds);
+                self.keep(key, said.clone(), until);
+                said
             }
         }
-        if let Some(e) = unanswered {
-            refused = format!("cannot be checked now: {e}");
-        } else if reuse != u64::MAX {
-            self.keep(key, Err(refused.clone()), reuse);
-        }
-        Err(refused)
     }
 
     fn held(&self, key: &[u8; 32]) -> Option<Answer> {
@@ -125,12 +119,7 @@ impl Introspector {
             .cloned()
     }
 
-    fn keep(
-        &self,
-        key: [u8; 32],
-        said: Result<(usize, Arc<Map<String, Value>>), String>,
-        seconds: u64,
-    ) {
+    fn keep(&self, key: [u8; 32], said: Result<Arc<Map<String, Value>>, String>, seconds: u64) {
         if seconds == 0 {
             return;
         }
@@ -213,18 +202,7 @@ impl Introspector {
         if let Some(endpoint) = known.get(&issuer.issuer) {
             return Ok(endpoint.clone());
         }
-        let metadata = get_json(
-            http,
-            format!(
-                "{}/.well-known/openid-configuration",
-                issuer.issuer.trim_end_matches('/')
-            ),
-        )
-        .await?;
-        let endpoint = metadata["introspection_endpoint"]
-            .as_str()
-            .ok_or("its issuer's configuration names no introspection_endpoint")?
-            .to_string();
+        let endpoint = published(http, &issuer.issuer, "introspection_endpoint").await?;
         known.insert(issuer.issuer.clone(), endpoint.clone());
         Ok(endpoint)
     }

@@ -20,6 +20,24 @@ pub(super) async fn get_json(http: &reqwest::Client, url: String) -> Result<Valu
     serde_json::from_slice::<Value>(&body).map_err(|e| format!("{url}: {e}"))
 }
 
+/// The string `field` of `issuer`'s OpenID configuration (an endpoint it
+/// publishes there).
+pub(super) async fn published(
+    http: &reqwest::Client,
+    issuer: &str,
+    field: &str,
+) -> Result<String, String> {
+    let url = format!(
+        "{}/.well-known/openid-configuration",
+        issuer.trim_end_matches('/')
+    );
+    let config = get_json(http, url).await?;
+    config[field]
+        .as_str()
+        .map(str::to_string)
+        .ok_or_else(|| format!("the issuer's configuration names no {field}"))
+}
+
 /// A claim's words: a space-separated string, or a list of strings.
 pub(super) fn words(value: Option<&Value>) -> BTreeSet<&str> {
     match value {
