@@ -270,11 +270,24 @@ impl Reader<'_> {
     }
 }
 
+/// A secret of the user's `serve` settings, `${VAR}`s from `env` (a
+/// `!command` kept to run when serving starts), and the variables that are
+/// not set.
+pub(super) fn serve_secret(text: &str, env: &Environment) -> (String, Vec<String>) {
+    let mut missing = Vec::new();
+    let value = secret_text(text, true, |t| {
+        let r = interpolate(t, env);
+        missing.extend(r.missing);
+        r.value
+    });
+    (value, missing)
+}
+
 /// A secret's text with `${VAR}` references replaced by `expand`. Only the
 /// config text decides what runs: a `!command` is kept as written (the shell
 /// expands its own variables) when `commands` allows them, and a value that
 /// starts with `!` only through a variable stays a literal (`!!`).
-pub(crate) fn secret_text(
+fn secret_text(
     text: &str,
     commands: bool,
     mut expand: impl FnMut(&str) -> String,

@@ -2,8 +2,7 @@
 //! and the servers that client sees (and `oauth`, in `serve_oauth`). A problem names the file, the entry
 //! (`serve.tokens[1].tokenEnv`) and the token's name; never its value.
 
-use super::{kind, secret_text, valid_server_name};
-use crate::config::interpolate::interpolate;
+use super::{kind, serve_secret, valid_server_name};
 use crate::config::model::{Serve, ServeToken, TokenSource};
 use crate::config::{Diagnostic, Severity};
 use crate::paths::Environment;
@@ -118,12 +117,7 @@ impl<'a> Entry<'a> {
 
     /// `token`: interpolated; a `!command` runs when serving starts.
     fn value(&mut self, text: &str) -> Option<String> {
-        let mut missing = Vec::new();
-        let value = secret_text(text, true, |t| {
-            let r = interpolate(t, self.env);
-            missing.extend(r.missing);
-            r.value
-        });
+        let (value, missing) = serve_secret(text, self.env);
         for name in missing {
             self.error(
                 "token",

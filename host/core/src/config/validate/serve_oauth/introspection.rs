@@ -3,9 +3,8 @@
 //! answer may be reused.
 
 use super::Reader;
-use crate::config::interpolate::interpolate;
 use crate::config::model::{OAuthIntrospection, TokenSource};
-use crate::config::validate::{kind, secret_text};
+use crate::config::validate::{kind, serve_secret};
 use serde_json::Value;
 
 const FIELDS: &[&str] = &[
@@ -61,12 +60,7 @@ impl Reader<'_> {
     ) -> Option<TokenSource> {
         match (value, var) {
             (Some(Value::String(text)), None) => {
-                let mut missing = Vec::new();
-                let secret = secret_text(text, true, |t| {
-                    let r = interpolate(t, self.env);
-                    missing.extend(r.missing);
-                    r.value
-                });
+                let (secret, missing) = serve_secret(text, self.env);
                 for name in missing {
                     self.error(
                         &format!("{at}.clientSecret"),
