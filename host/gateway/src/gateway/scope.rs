@@ -37,16 +37,23 @@ pub struct ClientScope {
     calls: Option<Arc<ClientPolicy>>,
 }
 
+/// What a token's client owns its sessions under, and keeps its tool lists
+/// under: no principal's (`oauth:…`) can be the same.
+fn token_key(name: &str) -> String {
+    format!("token:{name}")
+}
+
 /// The scope of a request that no token limits.
 static EVERYONE: LazyLock<ClientScope> = LazyLock::new(|| ClientScope::every(""));
 
 impl ClientScope {
     /// A client that sees every server.
     pub fn every(name: &str) -> ClientScope {
+        let key: Arc<str> = token_key(name).into();
         ClientScope {
             name: name.into(),
-            owner: format!("token:{name}").into(),
-            policy: format!("token:{name}").into(),
+            owner: key.clone(),
+            policy: key,
             servers: None,
             by_tool: false,
             calls: None,
@@ -59,6 +66,19 @@ impl ClientScope {
             servers: Some(Arc::new(servers.into_iter().collect())),
             ..ClientScope::every(name)
         }
+    }
+
+    /// The client of the token named `name`, seeing what `rules` admit (no
+    /// rule: everything), its calls counted under the token's name.
+    pub fn token(name: &str, rules: Vec<CallRule>) -> ClientScope {
+        let key = token_key(name);
+        let calls = ClientPolicy {
+            owner: key.clone(),
+            token: name.to_string(),
+            rules,
+            ..ClientPolicy::default()
+        };
+        ClientScope::admitted_by(name, &key, calls)
     }
 
     /// A client named `name` that sees what `calls`'s rules admit together

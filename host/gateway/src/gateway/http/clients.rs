@@ -8,7 +8,7 @@ use super::bearer::Refusal;
 use super::sessions::CappedSessions;
 use crate::config::Serve;
 use crate::gateway::ClientScope;
-use crate::host::pipeline::{CallRule, ClientPolicy};
+use crate::host::pipeline::CallRule;
 use crate::paths::Environment;
 use crate::team_state::sessions::SharedSessions;
 use axum::extract::Request;
@@ -55,10 +55,8 @@ pub async fn client_tokens(
     }
     let mut out = Vec::with_capacity(serve.tokens.len() + 1);
     if let Some(secret) = cli {
-        let scope = ClientScope::every(CLI_TOKEN);
-        let calls = token_policy(&scope);
         out.push(ClientToken {
-            scope: ClientScope::admitted_by(CLI_TOKEN, scope.policy(), calls),
+            scope: ClientScope::token(CLI_TOKEN, Vec::new()),
             secret,
         });
     }
@@ -86,21 +84,7 @@ fn token_scope(token: &crate::config::ServeToken) -> ClientScope {
         approve: token.approve.clone(),
         rate_limit: token.rate_limit,
     };
-    let scope = ClientScope::every(&token.name);
-    let calls = ClientPolicy {
-        rules: vec![rule],
-        ..token_policy(&scope)
-    };
-    ClientScope::admitted_by(&token.name, scope.policy(), calls)
-}
-
-/// A token's policy: its buckets under its owner, its name in `/metrics`.
-fn token_policy(scope: &ClientScope) -> ClientPolicy {
-    ClientPolicy {
-        owner: scope.owner().to_string(),
-        token: scope.name().to_string(),
-        ..ClientPolicy::default()
-    }
+    ClientScope::token(&token.name, vec![rule])
 }
 
 /// Every token, as a digest: compared at a fixed length, whatever was sent;
