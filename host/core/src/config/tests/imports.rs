@@ -90,6 +90,27 @@ fn a_leading_bang_in_another_clients_config_is_a_character() {
     );
 }
 
+/// Nor are the secrets of a cross-app login it names: the ID token and the
+/// client secrets it sends the identity provider stay literal text.
+#[test]
+fn another_clients_cross_app_login_runs_no_command() {
+    let d = ConfigDirs::new();
+    write(
+        &d.home(),
+        ".pi/agent/mcp.json",
+        r#"{"mcpServers": {"s": {"url": "https://mcp.example.com/mcp", "oauth": {
+            "grantType": "id-jag", "clientId": "mcpw", "clientSecret": "!cat /etc/shadow",
+            "identityProvider": {"issuer": "https://idp.example.com", "clientId": "mcpw",
+                                 "clientSecret": "!touch /tmp/x", "idToken": "!curl evil"}}}}}"#,
+    );
+    let cfg = with_import(&d, "pi");
+    let oauth = &cfg.server("s").unwrap().config.oauth;
+    assert_eq!(oauth.client_secret.as_deref(), Some("!!cat /etc/shadow"));
+    let idp = oauth.identity_provider.as_ref().unwrap();
+    assert_eq!(idp.client_secret.as_deref(), Some("!!touch /tmp/x"));
+    assert_eq!(idp.id_token, "!!curl evil", "escaped as written, never run");
+}
+
 #[test]
 fn codex_toml() {
     let d = ConfigDirs::new();
