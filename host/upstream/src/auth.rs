@@ -154,9 +154,12 @@ pub struct Status {
     pub refreshable: bool,
 }
 
-/// What `vault` holds for the server at `url` (never a secret).
-pub async fn status(vault: &Vault, url: &str) -> Result<Status, AuthFailure> {
-    let stored = ServerCredentials::new(vault.clone(), url).stored().await?;
+/// What `vault` holds for the server at `url`, as its shared login or as
+/// `owner`'s own (never a secret).
+pub async fn status(vault: &Vault, url: &str, owner: Option<&str>) -> Result<Status, AuthFailure> {
+    let stored = ServerCredentials::of(vault.clone(), url, owner)
+        .stored()
+        .await?;
     Ok(Status::of(stored))
 }
 
@@ -193,15 +196,17 @@ impl Status {
     }
 }
 
-/// An HTTP client for the server at `url` that sends its stored token,
-/// refreshing it when it expires or is refused (one refresh at a time across
-/// processes); `None` when nothing usable is stored.
+/// An HTTP client for the server at `url` that sends its stored token (the
+/// shared login's, or `owner`'s own), refreshing it when it expires or is
+/// refused (one refresh at a time across processes); `None` when nothing
+/// usable is stored.
 pub async fn client_for<H>(
     vault: &Vault,
     url: &str,
+    owner: Option<&str>,
     http: H,
 ) -> Result<Option<AuthClient<H>>, AuthFailure> {
-    let credentials = ServerCredentials::new(vault.clone(), url);
+    let credentials = ServerCredentials::of(vault.clone(), url, owner);
     let (stored, metadata) = credentials.read().await?;
     let Some(metadata) = metadata else {
         return Ok(None);

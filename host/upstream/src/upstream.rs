@@ -81,6 +81,9 @@ pub struct ConnectContext {
     /// Where the server's OAuth credentials are, when mcpw logs in to it
     /// (an HTTP server without static credentials or `"oauth": false`).
     pub vault: Option<crate::auth::store::Vault>,
+    /// The principal the connection is for, when it carries one person's
+    /// own login (`oauth.perPerson`) rather than the server's shared one.
+    pub owner: Option<std::sync::Arc<str>>,
     /// Where a component server keeps its `wasi:keyvalue` state.
     pub stores: Arc<crate::components::keyvalue::Stores>,
     /// The vault `${vault:NAME}` values are read from.

@@ -287,11 +287,7 @@ pub(super) fn serve_secret(text: &str, env: &Environment) -> (String, Vec<String
 /// config text decides what runs: a `!command` is kept as written (the shell
 /// expands its own variables) when `commands` allows them, and a value that
 /// starts with `!` only through a variable stays a literal (`!!`).
-fn secret_text(
-    text: &str,
-    commands: bool,
-    mut expand: impl FnMut(&str) -> String,
-) -> String {
+fn secret_text(text: &str, commands: bool, mut expand: impl FnMut(&str) -> String) -> String {
     let literal = |value: String| {
         if value.starts_with('!') {
             format!("!{value}")

@@ -86,6 +86,7 @@ impl Host {
             no_browser: options.no_browser,
             challenge,
             wait: options.wait,
+            owner: None,
         };
         let logged_in = login.run().await.map_err(Self::auth_error(server))?;
         self.manager.connect(server, true).await?;
@@ -111,7 +112,7 @@ impl Host {
     /// What mcpw holds for `server` (never a secret).
     pub async fn auth_status(&self, server: &str) -> Result<Status, HostError> {
         let (_, url) = self.oauth_server(server)?;
-        auth::status(self.manager.vault(), &url)
+        auth::status(self.manager.vault(), &url, None)
             .await
             .map_err(Self::auth_error(server))
     }

@@ -149,6 +149,7 @@ impl Manager {
             redact: Default::default(),
             sessions: self.sessions.clone(),
             vault,
+            owner: None,
             stores: self.stores.clone(),
             secrets: self.vault.clone(),
         }

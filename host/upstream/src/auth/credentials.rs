@@ -28,6 +28,25 @@ impl ServerCredentials {
         }
     }
 
+    /// The credentials one person (`owner`, a principal's key such as
+    /// `oauth:<issuer>#sub:<sub>` or `token:<name>`) holds for `url`, apart
+    /// from the server's shared login and from every other person's.
+    pub fn person(vault: Vault, url: &str, owner: &str) -> Self {
+        ServerCredentials {
+            vault,
+            key: format!("person\u{1f}{owner}\u{1f}{url}"),
+        }
+    }
+
+    /// The shared login's credentials for `url` when `owner` is none, else
+    /// that person's.
+    pub fn of(vault: Vault, url: &str, owner: Option<&str>) -> Self {
+        match owner {
+            Some(owner) => Self::person(vault, url, owner),
+            None => Self::new(vault, url),
+        }
+    }
+
     async fn record(&self) -> Result<serde_json::Value, StoreError> {
         Ok(self.vault.load(&self.key).await?.unwrap_or_default())
     }

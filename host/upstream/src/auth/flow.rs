@@ -37,6 +37,9 @@ pub struct Login<'a> {
     pub challenge: Option<String>,
     /// How long the person has to finish.
     pub wait: Duration,
+    /// The principal the login is for, when it is one person's own rather
+    /// than the server's shared login.
+    pub owner: Option<&'a str>,
 }
 
 /// What a login obtained.
@@ -87,7 +90,7 @@ impl Login<'_> {
         ),
         AuthFailure,
     > {
-        let credentials = ServerCredentials::new(self.vault.clone(), self.url);
+        let credentials = ServerCredentials::of(self.vault.clone(), self.url, self.owner);
         let mut manager = AuthorizationManager::new(self.url).await?;
         manager.set_credential_store(credentials.clone());
         let metadata = match manager

@@ -276,6 +276,7 @@ mod tests {
             redact: Default::default(),
             sessions: Arc::default(),
             vault: None,
+            owner: None,
             stores: crate::components::keyvalue::Stores::new(None),
             secrets: crate::auth::store::Vault::new(Default::default(), "/nonexistent"),
         };

@@ -110,20 +110,23 @@ pub(crate) async fn connect(
     // Credentials that cannot be read (no keyring here, say) are as good as
     // none: a server that needs no login still works, and one that does
     // says so, and `mcpw auth login` names the store's problem.
+    let owner = ctx.owner.as_deref();
     let authorized = match &ctx.vault {
-        Some(vault) => match crate::auth::client_for(vault, url, http_client(routes)).await {
-            Ok(client) => client,
-            Err(e) => {
-                tracing::debug!(server = %ctx.server, "no usable OAuth credentials: {e}");
-                None
+        Some(vault) => {
+            match crate::auth::client_for(vault, url, owner, http_client(routes)).await {
+                Ok(client) => client,
+                Err(e) => {
+                    tracing::debug!(server = %ctx.server, "no usable OAuth credentials: {e}");
+                    None
+                }
             }
-        },
+        }
         None => None,
     };
     // A client with its own credentials, or the person's ID token, logs
-    // itself in: no person needed.
+    // itself in: no person needed. A person's connection is theirs alone.
     let authorized = match (&ctx.vault, authorized) {
-        (Some(vault), None) if oauth.grant_type.unattended() => {
+        (Some(vault), None) if oauth.grant_type.unattended() && owner.is_none() => {
             unattended_login(url, oauth, vault, ctx, routes).await?
         }
         (_, authorized) => authorized,
@@ -170,6 +173,7 @@ async fn unattended_login(
                 no_browser: true,
                 challenge: None,
                 wait: std::time::Duration::from_secs(30),
+                owner: None,
             }
             .run_unattended(),
         )
@@ -178,7 +182,7 @@ async fn unattended_login(
         .await
         .map_err(|e| failed(crate::auth::AuthFailure::Config(e.to_string())))?
         .map_err(failed)?;
-    crate::auth::client_for(vault, url, http_client(routes))
+    crate::auth::client_for(vault, url, None, http_client(routes))
         .await
         .map_err(failed)
 }
