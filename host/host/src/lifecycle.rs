@@ -12,6 +12,8 @@ mod connector;
 mod health;
 mod health_state;
 mod listing;
+mod people;
+mod person_connect;
 mod reload;
 #[cfg(test)]
 mod tests;
@@ -19,6 +21,7 @@ mod tests;
 pub(crate) use connector::{Connector, Transports};
 
 pub(crate) use listing::catalog_tools;
+pub(crate) use people::Who;
 use reload::new_slot;
 
 use crate::cache::{self, CacheWriter, MetadataCache};
@@ -53,6 +56,9 @@ pub struct LifecycleOptions {
     /// stateless server without a listen stream) may be before a call or a
     /// session has them fetched again.
     pub unheard_lists_fresh: Duration,
+    /// Most person connections (`oauth.perPerson`) open at once, across
+    /// servers.
+    pub max_people: usize,
 }
 
 impl Default for LifecycleOptions {
@@ -63,6 +69,7 @@ impl Default for LifecycleOptions {
             max_parallel_connects: 10,
             ping_timeout: Duration::from_secs(10),
             unheard_lists_fresh: Duration::from_secs(5),
+            max_people: people::DEFAULT_MAX_PEOPLE,
         }
     }
 }
@@ -100,6 +107,33 @@ pub enum LifecycleError {
         server: String,
         /// What happened.
         error: ConnectError,
+    },
+    /// A per-person server, and the principal has no usable login of their
+    /// own there (none, or one its server no longer takes).
+    #[error(
+        "server \"{server}\" takes each person's own login, and {owner} has none there: `mcpw auth login {server} --principal {owner}` makes one"
+    )]
+    PersonNeedsLogin {
+        /// The server.
+        server: String,
+        /// The principal.
+        owner: String,
+    },
+    /// A per-person server, called with nobody to act for (a guest's own
+    /// call): never sent with somebody else's login.
+    #[error(
+        "server \"{0}\" takes each person's own login, and this call is made for nobody in particular"
+    )]
+    NoPerson(String),
+    /// Every person connection this process may hold is busy.
+    #[error(
+        "server \"{server}\": all {cap} person connections of this process are busy; try again shortly"
+    )]
+    PeopleFull {
+        /// The server.
+        server: String,
+        /// The cap (`settings.perPerson.maxConnections`).
+        cap: usize,
     },
 }
 
@@ -286,6 +320,8 @@ pub(crate) struct Manager {
     connector: Arc<dyn Connector>,
     /// Where component servers keep their `wasi:keyvalue` state.
     stores: Arc<crate::components::keyvalue::Stores>,
+    /// Each person's own connections to the per-person servers.
+    people: people::People,
 }
 
 /// Asks a server for log messages of `level` and above; a refusal is only logged.
@@ -374,6 +410,7 @@ impl Manager {
             None => vault,
         };
         let stores = crate::components::keyvalue::Stores::new(cache.shared().cloned());
+        let max_people = options.max_people;
         let manager = Arc::new(Manager {
             slots: arc_swap::ArcSwap::from_pointee(Slots::new(slots)),
             env,
@@ -391,6 +428,7 @@ impl Manager {
             vault,
             connector,
             stores,
+            people: people::People::new(max_people),
         });
         tokio::spawn(Self::upstream_loop(Arc::downgrade(&manager), upstream_rx));
         // A signal must not lose the listings queued for the cache.
@@ -680,6 +718,33 @@ impl Manager {
         F: Future<Output = Result<T, ConnectError>>,
     {
         self.with_connection_for(name, Need::Any, f).await
+    }
+
+    /// Runs `f` as [`Manager::with_connection_for`] does, with `who`'s login:
+    /// on a per-person server a principal's own connection, and no
+    /// connection at all for nobody; elsewhere the shared one.
+    pub(crate) async fn with_connection_as<T, F>(
+        &self,
+        name: &str,
+        who: Who<'_>,
+        need: Need<'_>,
+        f: impl FnOnce(Arc<Connection>) -> F,
+    ) -> Result<T, LifecycleError>
+    where
+        F: Future<Output = Result<T, ConnectError>>,
+    {
+        let slot = self.slot(name)?;
+        if !slot.server.config.per_person() {
+            return self.with_connection_for(name, need, f).await;
+        }
+        if !slot.server.config.enabled {
+            return Err(LifecycleError::Disabled(name.to_string()));
+        }
+        match who {
+            Who::Shared => self.with_connection_for(name, need, f).await,
+            Who::Person(owner) => self.with_person(&slot, owner, f).await,
+            Who::Nobody => Err(LifecycleError::NoPerson(name.to_string())),
+        }
     }
 
     /// Runs `f` as [`Manager::with_connection`] does, on a connection that

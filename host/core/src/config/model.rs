@@ -306,6 +306,9 @@ pub struct OAuthConfig {
     pub signing_algorithm: Option<String>,
     /// `identityProvider`: where the `id-jag` grant exchanges the ID token.
     pub identity_provider: Option<IdentityProvider>,
+    /// `perPerson`: each principal of the gateway logs in for themselves,
+    /// and their calls go out with their own login, never another's.
+    pub per_person: bool,
 }
 
 impl Default for OAuthConfig {
@@ -321,6 +324,7 @@ impl Default for OAuthConfig {
             private_key: None,
             signing_algorithm: None,
             identity_provider: None,
+            per_person: false,
         }
     }
 }
@@ -332,6 +336,12 @@ impl ServerConfig {
         self.oauth.enabled
             && matches!(self.transport, Transport::Http { .. })
             && !self.has_credentials()
+    }
+
+    /// Does each principal use their own login here (`oauth.perPerson` on a
+    /// server mcpw logs in to)?
+    pub fn per_person(&self) -> bool {
+        self.oauth.per_person && self.oauth_applies()
     }
 
     /// Does this server send credentials (a bearer token or an `Authorization` header)?

@@ -102,11 +102,13 @@ impl Stages for CallPath {
 
     async fn call(
         &self,
+        caller: &Caller,
         entry: &Entry,
         arguments: Option<Map<String, Value>>,
         options: CallOptions,
     ) -> Result<RawResult, HostError> {
-        self.upstream_call(entry, arguments, options).await
+        self.upstream_call(caller.who(), entry, arguments, options)
+            .await
     }
 
     async fn guard_after(&self, call: GuardedCall, result: String) -> After {

@@ -6,10 +6,10 @@ use super::call_path::CallPath;
 use super::{Host, HostError};
 use crate::catalog::{Entry, ToolKind};
 use crate::host::pipeline::{Caller, Ran};
-use crate::lifecycle::LifecycleError;
+use crate::lifecycle::{LifecycleError, Who};
 use crate::present::{self, Content};
 use crate::telemetry::{self, Attribute, Span};
-use crate::upstream::Called;
+use crate::upstream::{Called, Need};
 use rmcp::model::{CallToolResult, CreateTaskResult, GetPromptResult, ReadResourceResult};
 use serde_json::{Map, Value};
 
@@ -149,6 +149,7 @@ impl CallPath {
     /// after its checks.
     pub(crate) async fn upstream_call(
         &self,
+        who: Who<'_>,
         entry: &Entry,
         arguments: Option<Map<String, Value>>,
         options: CallOptions,
@@ -160,7 +161,7 @@ impl CallPath {
             match (&tool.kind, &tool.resource_uri) {
                 (ToolKind::Resource, Some(uri)) => self
                     .manager
-                    .with_connection(&tool.server, |c| async move {
+                    .with_connection_as(&tool.server, who, Need::Any, |c| async move {
                         c.read_resource(uri, timeout, &options).await
                     })
                     .await
@@ -168,8 +169,9 @@ impl CallPath {
                 _ => {
                     let args = arguments.unwrap_or_default();
                     self.manager
-                        .with_connection_for(
+                        .with_connection_as(
                             &tool.server,
+                            who,
                             options.need(&tool.name),
                             |c| async move {
                                 c.call_tool(&tool.name, Some(args), timeout, options).await

@@ -86,7 +86,9 @@ pub(crate) async fn run(
         seen.decided(Decision::Asked, Some("the user allowed it"));
     }
     let call_started = Instant::now();
-    let result = stages.call(entry, admitted.arguments, options).await;
+    let result = stages
+        .call(caller, entry, admitted.arguments, options)
+        .await;
     let call = CallSeen::of(&result, call_started.elapsed(), stages.measures());
     let ran = match (result, admitted.guarded) {
         (Ok(raw), Some(guarded)) => after_call(stages, guarded, entry, raw).await,

@@ -43,9 +43,12 @@ impl Host {
         // Got with the arguments the guards let through; what the server
         // asks while answering goes to `options`' session.
         let get = |arguments| async {
-            let get = self.manager.with_connection(&entry.server, |c| async move {
-                c.get_prompt(&original, arguments, timeout, &options).await
-            });
+            let (who, need) = (caller.who(), crate::upstream::Need::Any);
+            let get = self
+                .manager
+                .with_connection_as(&entry.server, who, need, |c| async move {
+                    c.get_prompt(&original, arguments, timeout, &options).await
+                });
             let result = upstream_span("prompts/get", &entry.server, &entry.original, get).await?;
             Ok::<_, HostError>(super::RawResult::Prompt(result))
         };

@@ -359,7 +359,7 @@ impl Host {
             asked: &asked,
             skill: route.skill,
         };
-        let read = |_| self.read_routed(route, options);
+        let read = |_| self.read_routed(caller.who(), route, options);
         let read = Box::pin(super::pipeline::read(
             &*self.calls,
             caller,
@@ -396,14 +396,18 @@ impl Host {
     /// Reads the resource `route` leads to, as its server answered.
     async fn read_routed(
         &self,
+        who: crate::lifecycle::Who<'_>,
         route: &Route,
         options: crate::upstream::CallOptions,
     ) -> Result<super::RawResult, HostError> {
         let timeout = self.manager.call_timeout(&route.server);
-        let read = self.manager.with_connection(&route.server, |c| {
-            let uri = route.uri.clone();
-            async move { c.read_resource(&uri, timeout, &options).await }
-        });
+        let need = crate::upstream::Need::Any;
+        let read = self
+            .manager
+            .with_connection_as(&route.server, who, need, |c| {
+                let uri = route.uri.clone();
+                async move { c.read_resource(&uri, timeout, &options).await }
+            });
         let read = super::upstream_span("resources/read", &route.server, &route.uri, read).await?;
         if route.skill {
             self.check_skill_file(route, &read, "its server changed it, or sent other bytes")

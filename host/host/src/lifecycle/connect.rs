@@ -126,7 +126,7 @@ impl Manager {
     }
 
     /// The vault of a server mcpw logs in to.
-    fn vault_for(&self, slot: &Slot) -> Option<crate::auth::store::Vault> {
+    pub(super) fn vault_for(&self, slot: &Slot) -> Option<crate::auth::store::Vault> {
         slot.server
             .config
             .oauth_applies()
@@ -134,7 +134,7 @@ impl Manager {
     }
 
     /// What a connection to `name` is opened with.
-    fn context(
+    pub(super) fn context(
         &self,
         name: &str,
         events: crate::upstream::events::EventSender,

@@ -7,6 +7,7 @@ impl Manager {
     /// Closes idle servers and reconnects keep-alive ones (pinging those that
     /// look connected, so a hung server is replaced too); call periodically.
     pub(crate) async fn maintain(&self) {
+        self.close_idle_people().await;
         let slots = self.slots();
         let keep_alive = slots.iter().filter(|s| {
             s.server.config.enabled && s.server.config.lifecycle == Lifecycle::KeepAlive

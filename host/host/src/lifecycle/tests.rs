@@ -422,3 +422,136 @@ async fn a_connect_finishing_after_a_reload_is_dropped() {
     );
     m.shutdown().await;
 }
+
+/// A per-person server of the fake's (the connector ignores its URL).
+fn per_person() -> Value {
+    json!({"url": "http://in-process.invalid/mcp", "oauth": {"perPerson": true}})
+}
+
+async fn call_as(m: &Manager, who: Who<'_>, tool: &str) -> Result<(), LifecycleError> {
+    let timeout = m.call_timeout("s");
+    m.with_connection_as("s", who, Need::Any, |c| async move {
+        c.call_tool(tool, None, timeout, CallOptions::default())
+            .await
+            .map(|_| ())
+    })
+    .await
+}
+
+fn owners(fake: &Fake) -> Vec<Option<String>> {
+    fake.owners.lock().unwrap().clone()
+}
+
+#[tokio::test(start_paused = true)]
+async fn each_person_calls_on_a_connection_of_their_own_and_nobody_on_none() {
+    let fake = Arc::new(Fake::default());
+    let (m, _dir) = manager(
+        json!({"s": per_person()}),
+        LifecycleOptions::default(),
+        &fake,
+    );
+    let (alice, bob) = (Who::Person("token:alice"), Who::Person("token:bob"));
+    call_as(&m, alice, "echo").await.unwrap();
+    call_as(&m, bob, "echo").await.unwrap();
+    call_as(&m, alice, "echo").await.unwrap();
+    call_as(&m, Who::Shared, "echo").await.unwrap();
+    assert_eq!(
+        owners(&fake),
+        [Some("token:alice".into()), Some("token:bob".into()), None],
+        "one connection per person, reused, and the shared one apart"
+    );
+    let err = call_as(&m, Who::Nobody, "echo").await.unwrap_err();
+    assert!(matches!(err, LifecycleError::NoPerson(_)), "{err}");
+    assert_eq!(Fake::count(&fake.opens), 3, "nobody's call opens nothing");
+    m.shutdown().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_persons_missing_login_is_theirs_alone() {
+    let fake = Arc::new(Fake::default());
+    fake.logged_out
+        .lock()
+        .unwrap()
+        .push("token:carol".to_string());
+    let (m, _dir) = manager(
+        json!({"s": per_person()}),
+        LifecycleOptions::default(),
+        &fake,
+    );
+    let err = call_as(&m, Who::Person("token:carol"), "echo")
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&err, LifecycleError::PersonNeedsLogin { owner, .. } if owner == "token:carol"),
+        "{err}"
+    );
+    assert!(err.to_string().contains("--principal token:carol"), "{err}");
+    // No backoff for the server, nor for anyone else.
+    call_as(&m, Who::Person("token:alice"), "echo")
+        .await
+        .expect("another person's call goes on");
+    call_as(&m, Who::Shared, "echo")
+        .await
+        .expect("the shared connection goes on");
+    assert_eq!(state(&m), ConnectionState::Connected);
+    m.shutdown().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn at_the_cap_the_least_recently_used_idle_person_makes_room_and_busy_ones_refuse() {
+    let fake = Arc::new(Fake::default());
+    let options = LifecycleOptions {
+        max_people: 2,
+        ..Default::default()
+    };
+    let s = json!({"url": "http://in-process.invalid/mcp", "oauth": {"perPerson": true},
+                   "callTimeoutMs": 600_000});
+    let (m, _dir) = manager(json!({"s": s}), options, &fake);
+    call_as(&m, Who::Person("a"), "echo").await.unwrap();
+    tokio::time::advance(Duration::from_secs(1)).await;
+    call_as(&m, Who::Person("b"), "echo").await.unwrap();
+    assert_eq!(Fake::count(&fake.live), 2);
+    // "a" is the least recently used: "c" takes its place.
+    call_as(&m, Who::Person("c"), "echo").await.unwrap();
+    until("a's connection closed", || Fake::count(&fake.live) == 2).await;
+    call_as(&m, Who::Person("b"), "echo").await.unwrap();
+    assert_eq!(Fake::count(&fake.opens), 3, "b kept its connection");
+    // Both held connections busy: a newcomer is refused at once.
+    let hanging = |who: &'static str| {
+        let m = m.clone();
+        tokio::spawn(async move { call_as(&m, Who::Person(who), "hang").await })
+    };
+    let (hb, hc) = (hanging("b"), hanging("c"));
+    // Well inside their call timeout: both calls are under way.
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let err = call_as(&m, Who::Person("d"), "echo").await.unwrap_err();
+    assert!(
+        matches!(err, LifecycleError::PeopleFull { cap: 2, .. }),
+        "{err}"
+    );
+    hb.abort();
+    hc.abort();
+    m.shutdown().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_persons_idle_connection_closes_and_a_busy_one_stays() {
+    let fake = Arc::new(Fake::default());
+    let s = json!({"url": "http://in-process.invalid/mcp", "oauth": {"perPerson": true},
+                   "callTimeoutMs": 6_000_000});
+    let (m, _dir) = manager(json!({"s": s}), LifecycleOptions::default(), &fake);
+    call_as(&m, Who::Person("idle"), "echo").await.unwrap();
+    let busy = {
+        let m = m.clone();
+        tokio::spawn(async move { call_as(&m, Who::Person("busy"), "hang").await })
+    };
+    until("both connected", || Fake::count(&fake.live) == 2).await;
+    // Past the default idle timeout (10 minutes).
+    tokio::time::advance(Duration::from_secs(11 * 60)).await;
+    m.maintain().await;
+    until("the idle one closed", || Fake::count(&fake.live) == 1).await;
+    quiet().await;
+    assert_eq!(Fake::count(&fake.live), 1, "the busy one stays");
+    busy.abort();
+    m.shutdown().await;
+}

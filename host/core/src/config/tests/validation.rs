@@ -457,3 +457,44 @@ fn an_id_jag_grant_names_each_mistake() {
         assert!(message.contains(says), "{oauth}: {message}");
     }
 }
+
+/// Each person's own login fits only an HTTP server mcpw logs in to by the
+/// code flow: each misfit is named by `oauth.perPerson`, and the server is
+/// not used.
+#[test]
+fn a_per_person_login_names_each_server_it_cannot_fit() {
+    let cases = [
+        (
+            r#"{"command": "x", "oauth": {"perPerson": true}}"#,
+            "one process",
+        ),
+        (
+            r#"{"url": "https://m.example/mcp", "bearerToken": "t", "oauth": {"perPerson": true}}"#,
+            "one credential",
+        ),
+        (
+            r#"{"url": "https://m.example/mcp", "headers": {"Authorization": "Bearer t"}, "oauth": {"perPerson": true}}"#,
+            "one credential",
+        ),
+        (
+            r#"{"url": "https://m.example/mcp", "oauth": {"perPerson": true, "grantType": "client_credentials", "clientId": "c"}}"#,
+            "code flow",
+        ),
+        (
+            r#"{"url": "https://m.example/mcp", "oauth": {"perPerson": "yes"}}"#,
+            "true or false",
+        ),
+    ];
+    for (server, says) in cases {
+        assert_eq!(field_of(server), "oauth.perPerson", "{server}");
+        let message = &errors_for(server)[0].message;
+        assert!(message.contains(says), "{server}: {message}");
+    }
+    let d = ConfigDirs::new();
+    d.user(
+        r#"{"mcpServers": {"s": {"url": "https://m.example/mcp", "oauth": {"perPerson": true}}}}"#,
+    );
+    let cfg = d.load();
+    assert!(cfg.diagnostics.is_empty(), "{:?}", cfg.diagnostics);
+    assert!(cfg.server("s").unwrap().config.per_person());
+}

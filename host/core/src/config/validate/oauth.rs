@@ -16,6 +16,7 @@ pub(super) const FIELDS: &[&str] = &[
     "privateKey",
     "signingAlgorithm",
     "identityProvider",
+    "perPerson",
 ];
 
 /// Algorithms an assertion can be signed with.
@@ -86,6 +87,10 @@ fn field(r: &mut Reader<'_>, out: &mut OAuthConfig, key: &str, value: &Value) {
                 "expected \"authorization_code\", \"client_credentials\" or \"id-jag\", found {value}"
             ),
         ),
+        ("perPerson", _) => match value.as_bool() {
+            Some(b) => out.per_person = b,
+            None => r.error(&field, format!("expected true or false, found {value}")),
+        },
         ("identityProvider", _) => out.identity_provider = identity_provider::read(r, value),
         ("callbackPort", _) => match value.as_u64() {
             Some(p @ 1..=65535) => out.callback_port = Some(p as u16),
@@ -125,5 +130,35 @@ fn consistent(r: &mut Reader<'_>, out: &OAuthConfig) {
             "the client_credentials grant needs `oauth.clientId` (and usually `oauth.clientSecret`)",
         );
     }
+    if out.per_person && out.grant_type != GrantType::AuthorizationCode {
+        r.error(
+            "oauth.perPerson",
+            "each person logs in by the authorization code flow: a client's own grant (client_credentials, id-jag) is one login for everyone",
+        );
+    }
     identity_provider::consistent(r, out);
+}
+
+/// `perPerson` asks for one login per principal, which only an HTTP server
+/// mcpw logs in to can take: a stdio or component server is one process for
+/// everyone, and a static credential is one credential for everyone.
+pub(super) fn per_person_fits(
+    r: &mut Reader<'_>,
+    oauth: &OAuthConfig,
+    transport: Option<&crate::config::model::Transport>,
+    static_credentials: bool,
+) {
+    if !oauth.per_person {
+        return;
+    }
+    let why = match transport {
+        Some(crate::config::model::Transport::Http { .. }) if static_credentials => {
+            "a bearer token or Authorization header is one credential for everyone"
+        }
+        Some(crate::config::model::Transport::Http { .. }) | None => return,
+        Some(_) => {
+            "only an HTTP server takes a login per person: this one runs one process for everyone"
+        }
+    };
+    r.error("oauth.perPerson", why);
 }

@@ -336,12 +336,14 @@ fn call_details(entry: &EntryRef, extra: Value) -> Value {
 /// The server a lifecycle error is about.
 fn lifecycle_server(e: &ServerError) -> Option<String> {
     match e {
-        ServerError::NotFound(s) | ServerError::Disabled(s) | ServerError::Reconfigured(s) => {
-            Some(s.clone())
-        }
-        ServerError::Backoff { server, .. } | ServerError::Connect { server, .. } => {
-            Some(server.clone())
-        }
+        ServerError::NotFound(s)
+        | ServerError::Disabled(s)
+        | ServerError::Reconfigured(s)
+        | ServerError::NoPerson(s) => Some(s.clone()),
+        ServerError::Backoff { server, .. }
+        | ServerError::Connect { server, .. }
+        | ServerError::PersonNeedsLogin { server, .. }
+        | ServerError::PeopleFull { server, .. } => Some(server.clone()),
     }
 }
 
@@ -350,6 +352,7 @@ fn unavailable_kind(e: &ServerError) -> &'static str {
     match e {
         ServerError::Backoff { .. } => "server_backoff",
         ServerError::NotFound(_) => "server_not_found",
+        ServerError::PersonNeedsLogin { .. } => "login_needed",
         _ => "server_unavailable",
     }
 }

@@ -99,6 +99,18 @@ impl Caller {
         }
     }
 
+    /// Whose login its requests go out with where a server takes each
+    /// person's own: its principal's; nobody's for a guest's own call; the
+    /// shared login for a client that signed in as nobody in particular.
+    pub(crate) fn who(&self) -> crate::lifecycle::Who<'_> {
+        use crate::lifecycle::Who;
+        match (&self.policy, self.via) {
+            (Some(p), _) => Who::Person(&p.owner),
+            (None, Via::Guest) => Who::Nobody,
+            (None, _) => Who::Shared,
+        }
+    }
+
     /// Whether it reaches `server`.
     pub fn reaches(&self, server: &str) -> bool {
         self.reach.as_ref().is_none_or(|s| s.contains(server))

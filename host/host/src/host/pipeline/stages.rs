@@ -30,9 +30,11 @@ pub(crate) trait Stages: Sync {
     fn guard_before(&self, call: GuardedCall) -> impl Future<Output = Before> + Send;
     /// Who must approve a call of `entry`.
     fn approval(&self, entry: &Entry) -> Policy;
-    /// The call itself, on the upstream server.
+    /// The call itself, on the upstream server, with `caller`'s login
+    /// where the server takes each person's own.
     fn call(
         &self,
+        caller: &Caller,
         entry: &Entry,
         arguments: Option<Map<String, Value>>,
         options: CallOptions,

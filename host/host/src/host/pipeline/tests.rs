@@ -103,6 +103,7 @@ impl Stages for Fake {
 
     async fn call(
         &self,
+        _: &Caller,
         _: &Entry,
         arguments: Option<Map<String, Value>>,
         _: CallOptions,

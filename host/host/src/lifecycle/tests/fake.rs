@@ -34,6 +34,11 @@ pub(crate) struct Fake {
     pub opens: AtomicUsize,
     /// The servers attempts were for, in order.
     pub opened: Mutex<Vec<String>>,
+    /// Whose login each attempt was made with (`None`: the shared one), in order.
+    pub owners: Mutex<Vec<Option<String>>>,
+    /// Principals with no login: their attempts are refused as a server
+    /// that wants one refuses.
+    pub logged_out: Mutex<Vec<String>>,
     /// The server side of every connection, to end them as a crash would.
     servers: Mutex<Vec<tokio::task::JoinHandle<()>>>,
     /// Attempts under way now, and the most there ever were at once.
@@ -169,6 +174,14 @@ impl FakeConnector {
             let mut open = gate.subscribe();
             let _ = open.wait_for(|open| *open).await;
         }
+        let owner = ctx.owner.as_deref().map(str::to_string);
+        if owner.is_some_and(|o| fake.logged_out.lock().unwrap().contains(&o)) {
+            return Err(ConnectError::NeedsAuth {
+                status: 401,
+                hint: "log in".into(),
+                challenge: None,
+            });
+        }
         if fake.fail.load(Ordering::SeqCst) {
             return Err(ConnectError::Protocol {
                 message: "the fake server refuses".into(),
@@ -210,6 +223,8 @@ impl Connector for FakeConnector {
             let fake = &self.0;
             fake.opens.fetch_add(1, Ordering::SeqCst);
             fake.opened.lock().unwrap().push(ctx.server.clone());
+            let owner = ctx.owner.as_deref().map(str::to_string);
+            fake.owners.lock().unwrap().push(owner);
             let now = fake.opening.fetch_add(1, Ordering::SeqCst) + 1;
             fake.most_opening.fetch_max(now, Ordering::SeqCst);
             let result = self.attempt(config, ctx).await;

@@ -1,0 +1,139 @@
+//! Opening and using a person's own connection (see [`super::people`]):
+//! with their login, never another's, and listed for the catalog when
+//! nobody could list the server before.
+
+use super::people::{Busy, PersonSlot};
+use super::*;
+
+impl Manager {
+    /// Runs `f` on `owner`'s own connection to the per-person server of
+    /// `slot`, connecting with their login if needed.
+    pub(super) async fn with_person<T, F>(
+        &self,
+        slot: &Arc<Slot>,
+        owner: &str,
+        f: impl FnOnce(Arc<Connection>) -> F,
+    ) -> Result<T, LifecycleError>
+    where
+        F: Future<Output = Result<T, ConnectError>>,
+    {
+        let name = slot.name();
+        let (person, conn) = self.person_connection(slot, owner).await?;
+        let result = {
+            let _busy = Busy::enter(&person);
+            f(conn.clone()).await
+        };
+        let dead = match &result {
+            Err(e) => e.is_fatal() || !conn.is_open(),
+            Ok(_) => false,
+        };
+        if dead {
+            person.drop_dead(&conn);
+        }
+        result.map_err(|error| person_error(name, owner, error))
+    }
+
+    /// `owner`'s live connection to `slot`'s server, opened with their own
+    /// login when there is none; attempts of one person share one connect.
+    async fn person_connection(
+        &self,
+        slot: &Arc<Slot>,
+        owner: &str,
+    ) -> Result<(Arc<PersonSlot>, Arc<Connection>), LifecycleError> {
+        let name = slot.name();
+        let (person, closing) = self.people.slot(name, &slot.hash, owner).map_err(|cap| {
+            LifecycleError::PeopleFull {
+                server: name.to_string(),
+                cap,
+            }
+        })?;
+        for old in closing {
+            close(old).await;
+        }
+        let conn = self.person_connect(slot, owner, &person).await?;
+        Ok((person, conn))
+    }
+
+    /// `person`'s live connection, or one opened now with their login (one
+    /// attempt at a time per person).
+    async fn person_connect(
+        &self,
+        slot: &Arc<Slot>,
+        owner: &str,
+        person: &PersonSlot,
+    ) -> Result<Arc<Connection>, LifecycleError> {
+        if let Some(conn) = person.live() {
+            return Ok(conn);
+        }
+        let _attempt = person.connect_lock.lock().await;
+        if let Some(conn) = person.live() {
+            return Ok(conn);
+        }
+        let name = slot.name();
+        let legacy_only = slot
+            .state()
+            .protocol_version
+            .as_deref()
+            .is_some_and(is_legacy_revision);
+        // Its events go nowhere: nobody else may hear one person's server.
+        let quiet = crate::upstream::events::channel().0;
+        let mut ctx = self.context(name, quiet, legacy_only, self.vault_for(slot));
+        ctx.owner = Some(owner.into());
+        let (conn, listing) = self
+            .connector
+            .open(&slot.server.config, &ctx)
+            .await
+            .map_err(|error| person_error(name, owner, error))?;
+        let conn = Arc::new(conn);
+        tracing::info!(server = name, owner, "connected with a person's own login");
+        person.hold(conn.clone());
+        self.list_from_person(slot, &listing);
+        Ok(conn)
+    }
+
+    /// A server nobody could list yet (no cache, no shared login) is listed
+    /// from the first person's connection: its tools, prompts and templates
+    /// are the server's, its resources that person's own and left out.
+    fn list_from_person(&self, slot: &Slot, listing: &Listing) {
+        let generation = {
+            let st = slot.state();
+            if st.tools.is_some() {
+                return;
+            }
+            st.generation
+        };
+        let listing = Listing {
+            resources: Vec::new(),
+            ..listing.clone()
+        };
+        if self.store_listing(slot, &listing, generation) {
+            let _ = self
+                .events
+                .send(LifecycleEvent::CatalogChanged(slot.name().to_string()));
+        }
+    }
+
+    /// Closes the person connections unused for the idle timeout.
+    pub(super) async fn close_idle_people(&self) {
+        let idle = Duration::from_secs_f64(self.global_idle_minutes.max(0.5) * 60.0);
+        for (server, conn) in self.people.idle_since(idle) {
+            tracing::debug!(server = &*server, "closing a person's idle connection");
+            close(conn).await;
+        }
+    }
+}
+
+/// What a person's failed connect or call says: a missing login is theirs
+/// to make, not the server's failure.
+fn person_error(server: &str, owner: &str, error: ConnectError) -> LifecycleError {
+    match error {
+        ConnectError::NeedsAuth { .. } => LifecycleError::PersonNeedsLogin {
+            server: server.to_string(),
+            owner: owner.to_string(),
+        },
+        error => LifecycleError::Connect {
+            server: server.to_string(),
+            error,
+        },
+    }
+}
