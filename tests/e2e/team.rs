@@ -2,6 +2,7 @@
 //! real haproxy balancing round-robin with no stickiness.
 
 mod oidc;
+mod people_store;
 mod pins;
 mod principals;
 mod sdk_signin;

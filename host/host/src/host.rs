@@ -36,6 +36,7 @@ pub mod snapshot;
 mod tasks;
 
 pub use auth::LoginOptions;
+pub use auth::people::PersonStatus;
 use calls::upstream_span;
 pub use calls::{CallOptions, CallOutcome, RawResult, present_result};
 pub use rate_limits::RateLimited;
@@ -161,6 +162,12 @@ pub enum HostError {
         /// What failed.
         source: Box<crate::auth::AuthFailure>,
     },
+    /// A principal named in a form no principal's key takes.
+    #[error(transparent)]
+    Principal(#[from] crate::auth::BadOwner),
+    /// The credential store cannot be read or written.
+    #[error(transparent)]
+    Store(#[from] crate::auth::store::StoreError),
 }
 
 fn suggest(names: &[String]) -> String {

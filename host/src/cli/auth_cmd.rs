@@ -7,6 +7,8 @@ use mcpw::config::ConfigSources;
 use mcpw::host::{Host, HostError, LoginOptions};
 use std::process::ExitCode;
 
+mod status;
+
 #[derive(Subcommand)]
 pub(crate) enum AuthCommand {
     /// Log in to a server: opens the authorization page ($BROWSER, else the platform's opener) and waits for its redirect.
@@ -19,16 +21,30 @@ pub(crate) enum AuthCommand {
         /// How long to wait for the login to be finished, in seconds.
         #[arg(long, value_name = "SECS", default_value_t = 300)]
         wait: u64,
+        /// Log in for this principal, as its own login (token:NAME, oauth:ISSUER#sub:SUB or oauth:ISSUER#client:ID) instead of the server's shared one.
+        #[arg(long, value_name = "P")]
+        principal: Option<String>,
     },
     /// Forget a server's credentials.
     Logout {
         /// The server.
         server: String,
+        /// Forget this principal's own login instead of the server's shared one.
+        #[arg(long, value_name = "P")]
+        principal: Option<String>,
     },
-    /// What mcpw holds for each server it logs in to (never a secret).
+    /// Forget every login a principal holds, on every server.
+    Forget {
+        /// The principal (token:NAME, oauth:ISSUER#sub:SUB or oauth:ISSUER#client:ID).
+        principal: String,
+    },
+    /// What mcpw holds for each server it logs in to, shared and each person's (never a secret).
     Status {
         /// Only this server.
         server: Option<String>,
+        /// Of the people's own logins, only this principal's.
+        #[arg(long, value_name = "P")]
+        principal: Option<String>,
         /// As JSON.
         #[arg(long)]
         json: bool,
@@ -42,88 +58,70 @@ pub(crate) async fn run(cmd: AuthCommand, sources: &ConfigSources) -> Result<Exi
             server,
             no_browser,
             wait,
-        } => login(&host, &server, no_browser, wait).await,
-        AuthCommand::Logout { server } => {
-            let held = host.logout(&server).await;
-            held.map(|held| {
-                if held {
-                    eprintln!("Logged out of \"{server}\".");
-                } else {
-                    eprintln!("mcpw held no credentials for \"{server}\".");
-                }
-                ExitCode::SUCCESS
-            })
-            .map_err(Into::into)
+            principal,
+        } => {
+            let options = LoginOptions {
+                no_browser,
+                wait: std::time::Duration::from_secs(wait),
+                ..LoginOptions::default()
+            };
+            login(&host, &server, principal.as_deref(), options).await
         }
-        AuthCommand::Status { server, json } => status(&host, server, json).await,
+        AuthCommand::Logout { server, principal } => {
+            logout(&host, &server, principal.as_deref()).await
+        }
+        AuthCommand::Forget { principal } => forget(&host, &principal).await,
+        AuthCommand::Status {
+            server,
+            principal,
+            json,
+        } => status::show(&host, server, principal.as_deref(), json).await,
     };
     host.shutdown().await;
     result
 }
 
-async fn login(host: &Host, server: &str, no_browser: bool, wait: u64) -> Result<ExitCode> {
-    let options = LoginOptions {
-        no_browser,
-        wait: std::time::Duration::from_secs(wait),
-        ..LoginOptions::default()
+async fn login(
+    host: &Host,
+    server: &str,
+    principal: Option<&str>,
+    options: LoginOptions,
+) -> Result<ExitCode> {
+    let done = match principal {
+        Some(p) => host.login_for(server, p, options).await,
+        None => host.login(server, options).await,
     };
-    let done = host
-        .login(server, options)
-        .await
-        .with_context(|| format!("cannot log in to \"{server}\""))?;
+    let done = done.with_context(|| format!("cannot log in to \"{server}\""))?;
     let by = done.issuer.as_deref().unwrap_or("its authorization server");
     let scopes = if done.scopes.is_empty() {
         String::new()
     } else {
         format!(" (scopes: {})", done.scopes.join(" "))
     };
-    eprintln!("Logged in to \"{server}\" by {by}{scopes}.");
+    let whose = principal.map(|p| format!(" for {p}")).unwrap_or_default();
+    eprintln!("Logged in to \"{server}\"{whose} by {by}{scopes}.");
     Ok(ExitCode::SUCCESS)
 }
 
-async fn status(host: &Host, only: Option<String>, json: bool) -> Result<ExitCode> {
-    let servers: Vec<String> = match only {
-        Some(s) => vec![s],
-        None => host
-            .config()
-            .servers
-            .iter()
-            .filter(|s| s.config.oauth_applies())
-            .map(|s| s.name.clone())
-            .collect(),
+async fn logout(host: &Host, server: &str, principal: Option<&str>) -> Result<ExitCode> {
+    let held = match principal {
+        Some(p) => host.logout_for(server, p).await?,
+        None => host.logout(server).await?,
     };
-    let mut rows = serde_json::Map::new();
-    for server in &servers {
-        let status = host.auth_status(server).await?;
-        rows.insert(server.clone(), serde_json::to_value(&status)?);
-        if !json {
-            let line = match (&status.logged_in, &status.issuer) {
-                (true, issuer) => format!(
-                    "✓ {server}: logged in{}{}{}",
-                    issuer
-                        .as_deref()
-                        .map(|i| format!(" by {i}"))
-                        .unwrap_or_default(),
-                    if status.scopes.is_empty() {
-                        String::new()
-                    } else {
-                        format!(", scopes {}", status.scopes.join(" "))
-                    },
-                    if status.refreshable {
-                        ", refreshable"
-                    } else {
-                        ""
-                    }
-                ),
-                (false, _) => format!("○ {server}: not logged in (`mcpw auth login {server}`)"),
-            };
-            outln!("{line}");
-        }
+    let whose = principal.map(|p| format!(" for {p}")).unwrap_or_default();
+    if held {
+        eprintln!("Logged out of \"{server}\"{whose}.");
+    } else {
+        eprintln!("mcpw held no credentials for \"{server}\"{whose}.");
     }
-    if json {
-        super::print_json(&rows)?;
-    } else if servers.is_empty() {
-        outln!("No configured server uses OAuth (HTTP servers without static credentials).");
+    Ok(ExitCode::SUCCESS)
+}
+
+async fn forget(host: &Host, principal: &str) -> Result<ExitCode> {
+    match host.forget_principal(principal).await? {
+        0 => eprintln!("mcpw held no login of {principal}."),
+        1 => eprintln!("Forgot the one login of {principal}."),
+        n => eprintln!("Forgot the {n} logins of {principal}."),
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -249,6 +249,9 @@ pub(crate) async fn serve(args: ServeArgs, sources: &ConfigSources) -> Result<Ex
     let (http_addr, admitted) = admission(&args, &cfg, sources).await?;
     let host =
         Arc::new(Host::start(cfg, sources.env.clone(), HostOptions::for_env(&sources.env)).await?);
+    if http_addr.is_some() {
+        prune_people(&host, &admitted.tokens);
+    }
     let shared = start_background(&host, sources, read, exposure, http_addr.is_none());
     match http_addr {
         Some(addr) => serve_http(&args, addr, admitted, shared, exposure_name).await?,
@@ -315,6 +318,18 @@ async fn admission(
         tracing::info!("clients admitted by token: {}", names.join(", "));
     }
     Ok((http_addr, admission))
+}
+
+/// Forgets, in the background, the people's own logins of principals this
+/// gateway no longer admits (a token gone from `serve.tokens`, an issuer
+/// gone from `serve.oauth.issuers`): no one can use them any more.
+fn prune_people(host: &Arc<Host>, tokens: &[ClientToken]) {
+    let names: Vec<String> = tokens.iter().map(|t| t.scope.name().to_string()).collect();
+    let host = host.clone();
+    tokio::spawn(async move {
+        let names: Vec<&str> = names.iter().map(String::as_str).collect();
+        host.prune_people(&names).await
+    });
 }
 
 /// Starts what runs beside the sessions: connecting servers, following the

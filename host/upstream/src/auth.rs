@@ -2,9 +2,10 @@
 //! in ([`flow`]), keeping the credentials safe ([`store`]), and lending them
 //! to connections, refreshed under a cross-process lock.
 //!
-//! What is kept per server URL: rmcp's credentials (client id, tokens, the
-//! issuer they came from) and the authorization server's metadata, so that a
-//! connection can refresh without discovering it again.
+//! What is kept per server URL (and per person, for a person's own login):
+//! rmcp's credentials (client id, tokens, the issuer they came from) and the
+//! authorization server's metadata, so that a connection can refresh without
+//! discovering it again.
 
 mod browser;
 mod callback;
@@ -12,11 +13,13 @@ mod credentials;
 mod cross_app;
 mod fetch;
 pub mod flow;
+mod owner;
 pub mod store;
 
 pub use browser::available as browser_available;
 pub use credentials::ServerCredentials;
 pub use flow::{LoggedIn, Login};
+pub use owner::{BadOwner, Owner};
 
 use crate::config::Config;
 use crate::paths::Environment;

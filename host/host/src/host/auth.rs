@@ -1,4 +1,7 @@
-//! Logging in to servers that ask for OAuth, and what mcpw holds for them.
+//! Logging in to servers that ask for OAuth, and what mcpw holds for them:
+//! each server's shared login here, each person's own in [`people`].
+
+pub(super) mod people;
 
 use super::{Host, HostError};
 use crate::auth::{self, AuthFailure, LoggedIn, Login, Status};
@@ -69,14 +72,28 @@ impl Host {
     /// Logs in to `server` and reconnects it with the credentials obtained.
     /// The person is told on stderr what to do.
     pub async fn login(&self, server: &str, options: LoginOptions) -> Result<LoggedIn, HostError> {
-        let (config, url) = self.oauth_server(server)?;
-        let challenge = match options.challenge {
+        self.oauth_server(server)?;
+        let challenge = match options.challenge.clone() {
             Some(c) => Some(c),
             None => match self.manager.auth_challenge(server).await? {
                 None => return Err(HostError::LoginNotNeeded(server.to_string())),
                 Some(c) => Some(c).filter(|c| !c.is_empty()),
             },
         };
+        let logged_in = self.run_login(server, None, challenge, &options).await?;
+        self.manager.connect(server, true).await?;
+        Ok(logged_in)
+    }
+
+    /// Runs the login to `server`, for `owner` or as its shared login.
+    async fn run_login(
+        &self,
+        server: &str,
+        owner: Option<&str>,
+        challenge: Option<String>,
+        options: &LoginOptions,
+    ) -> Result<LoggedIn, HostError> {
+        let (config, url) = self.oauth_server(server)?;
         let login = Login {
             server,
             url: &url,
@@ -86,11 +103,9 @@ impl Host {
             no_browser: options.no_browser,
             challenge,
             wait: options.wait,
-            owner: None,
+            owner,
         };
-        let logged_in = login.run().await.map_err(Self::auth_error(server))?;
-        self.manager.connect(server, true).await?;
-        Ok(logged_in)
+        login.run().await.map_err(Self::auth_error(server))
     }
 
     /// Forgets what mcpw holds for `server`; returns whether anything was held.

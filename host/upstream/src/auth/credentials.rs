@@ -1,8 +1,9 @@
 //! One server's record in the vault: rmcp's credentials (the issuer inside;
 //! rmcp drops credentials whose issuer is not the server's current one) and
-//! the authorization server's metadata, under the server's URL.
+//! the authorization server's metadata, under the server's URL for its
+//! shared login, or as one person's own login to it.
 
-use super::store::{StoreError, Vault};
+use super::store::{Person, StoreError, Vault};
 use rmcp::transport::auth::{
     AuthError, AuthorizationMetadata, CredentialRefreshGuard, CredentialStore, StoredCredentials,
 };
@@ -16,7 +17,16 @@ const REFRESH_WAIT: Duration = Duration::from_secs(45);
 #[derive(Clone)]
 pub struct ServerCredentials {
     vault: Vault,
-    key: String,
+    whose: Whose,
+}
+
+/// Whose credentials they are.
+#[derive(Clone)]
+enum Whose {
+    /// The server's shared login: the record under its URL.
+    Shared(String),
+    /// One person's own.
+    Person(Person),
 }
 
 impl ServerCredentials {
@@ -24,7 +34,7 @@ impl ServerCredentials {
     pub fn new(vault: Vault, url: &str) -> Self {
         ServerCredentials {
             vault,
-            key: url.to_string(),
+            whose: Whose::Shared(url.to_string()),
         }
     }
 
@@ -34,7 +44,7 @@ impl ServerCredentials {
     pub fn person(vault: Vault, url: &str, owner: &str) -> Self {
         ServerCredentials {
             vault,
-            key: format!("person\u{1f}{owner}\u{1f}{url}"),
+            whose: Whose::Person(Person::new(url, owner)),
         }
     }
 
@@ -48,7 +58,18 @@ impl ServerCredentials {
     }
 
     async fn record(&self) -> Result<serde_json::Value, StoreError> {
-        Ok(self.vault.load(&self.key).await?.unwrap_or_default())
+        let record = match &self.whose {
+            Whose::Shared(url) => self.vault.load(url).await?,
+            Whose::Person(person) => self.vault.load_person(person).await?,
+        };
+        Ok(record.unwrap_or_default())
+    }
+
+    async fn keep(&self, record: &serde_json::Value) -> Result<(), StoreError> {
+        match &self.whose {
+            Whose::Shared(url) => self.vault.save(url, record).await,
+            Whose::Person(person) => self.vault.save_person(person, record).await,
+        }
     }
 
     async fn update(&self, field: &str, value: serde_json::Value) -> Result<(), StoreError> {
@@ -57,7 +78,7 @@ impl ServerCredentials {
             record = serde_json::json!({});
         }
         record[field] = value;
-        self.vault.save(&self.key, &record).await
+        self.keep(&record).await
     }
 
     /// The credentials stored, if any (a record that does not parse counts as none).
@@ -82,9 +103,26 @@ impl ServerCredentials {
         self.update("metadata", value).await
     }
 
-    /// Forgets everything about this server.
+    /// Forgets everything about this server (for this person).
     pub async fn forget(&self) -> Result<(), StoreError> {
-        self.vault.clear(&self.key).await
+        match &self.whose {
+            Whose::Shared(url) => self.vault.clear(url).await,
+            Whose::Person(person) => self
+                .vault
+                .clear_person(&person.url, &person.owner)
+                .await
+                .map(drop),
+        }
+    }
+
+    /// What the refresh lock is named after: the URL for the shared login,
+    /// a digest of (URL, owner) for a person's, so that two people never
+    /// wait on each other's refresh, and no lock says whose it is.
+    fn lock_key(&self) -> String {
+        match &self.whose {
+            Whose::Shared(url) => url.clone(),
+            Whose::Person(person) => format!("person:{}", person.digest()),
+        }
     }
 }
 
@@ -132,9 +170,71 @@ impl CredentialStore for ServerCredentials {
     async fn acquire_refresh_guard(&self) -> Result<Option<CredentialRefreshGuard>, AuthError> {
         let lock = self
             .vault
-            .acquire_refresh_lock(&self.key, REFRESH_WAIT)
+            .acquire_refresh_lock(&self.lock_key(), REFRESH_WAIT)
             .await
             .map_err(store_error)?;
         Ok(Some(CredentialRefreshGuard::new(lock)))
+    }
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+    use crate::auth::store::StoreKind;
+
+    fn stored(token: &str) -> StoredCredentials {
+        StoredCredentials::new("mcpw".into(), None, vec![token.into()], None)
+    }
+
+    /// The shared login and each person's are separate records: saving,
+    /// clearing or forgetting one leaves the others; and a person's refresh
+    /// lock is theirs alone.
+    #[tokio::test]
+    async fn each_persons_credentials_are_their_own() {
+        let tmp = tempfile::tempdir().unwrap();
+        let vault = Vault::new(StoreKind::File, tmp.path().join("mcpw"));
+        let url = "https://s/mcp";
+        let shared = ServerCredentials::new(vault.clone(), url);
+        let alice = ServerCredentials::person(vault.clone(), url, "token:alice");
+        let bob = ServerCredentials::of(vault.clone(), url, Some("token:bob"));
+        for (who, token) in [(&shared, "shared"), (&alice, "alice"), (&bob, "bob")] {
+            CredentialStore::save(who, stored(token)).await.unwrap();
+        }
+        let scopes = |c: Option<StoredCredentials>| c.map(|c| c.granted_scopes);
+        assert_eq!(
+            scopes(alice.stored().await.unwrap()),
+            Some(vec!["alice".into()])
+        );
+        assert_eq!(
+            scopes(bob.stored().await.unwrap()),
+            Some(vec!["bob".into()])
+        );
+        CredentialStore::clear(&alice).await.unwrap();
+        assert_eq!(scopes(alice.stored().await.unwrap()), None);
+        assert_eq!(
+            scopes(bob.stored().await.unwrap()),
+            Some(vec!["bob".into()])
+        );
+        bob.forget().await.unwrap();
+        assert_eq!(scopes(bob.stored().await.unwrap()), None);
+        assert_eq!(
+            scopes(shared.stored().await.unwrap()),
+            Some(vec!["shared".into()])
+        );
+
+        let held = alice.acquire_refresh_guard().await.unwrap();
+        let wait = Duration::from_millis(100);
+        let again = vault.acquire_refresh_lock(&alice.lock_key(), wait).await;
+        assert!(again.is_err(), "the same person's refreshes take turns");
+        let other = vault
+            .acquire_refresh_lock(&bob.lock_key(), Duration::ZERO)
+            .await;
+        assert!(other.is_ok(), "another person's does not wait");
+        let theirs = vault
+            .acquire_refresh_lock(&shared.lock_key(), Duration::ZERO)
+            .await;
+        assert!(theirs.is_ok(), "nor does the shared login's");
+        assert!(!alice.lock_key().contains("alice"));
+        drop(held);
     }
 }

@@ -146,7 +146,8 @@ impl Login<'_> {
             .await
             .map_err(|(_, e)| e)?;
         let url = session.get_authorization_url().to_string();
-        eprintln!("To log in to \"{}\", open:\n  {url}", self.server);
+        let whose = self.owner.map(|o| format!(" for {o}")).unwrap_or_default();
+        eprintln!("To log in to \"{}\"{whose}, open:\n  {url}", self.server);
         if self.no_browser {
             eprintln!("Then paste here the address your browser was sent back to:");
         } else if !browser::open(&url, self.env) {

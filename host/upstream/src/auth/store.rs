@@ -3,12 +3,16 @@
 //! private file ([`file`]), or, with shared state and its key, Redis, where
 //! credentials are kept sealed and every replica finds them (`team_state`).
 //! A vault that must not be used (shared state without a usable key) has a
-//! backend that refuses everything.
+//! backend that refuses everything. Each person's own logins are kept apart
+//! from the servers' shared ones, listable in every backend ([`people`]).
 
 mod file;
 mod keyring;
+mod people;
+mod person;
 mod team_state;
 
+pub use person::{Person, PersonLogin};
 pub use team_state::{KEY_ENV, SharedLock};
 
 use std::io;

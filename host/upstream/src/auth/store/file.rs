@@ -11,6 +11,7 @@
 //! The refresh locks live here too, one lock file per key, whichever local
 //! store keeps the credentials: the keyring has no locks of its own.
 
+pub(super) mod people;
 mod private;
 
 use std::io::{self, Read};
@@ -93,25 +94,21 @@ fn with_file_store<T>(
     create: bool,
     f: impl FnOnce(&mut Map<String, Value>) -> (T, bool),
 ) -> Result<T, StoreError> {
-    let dir_path = config_dir.join(DIR_NAME);
-    if !create && !config_dir.exists() {
-        return Ok(f(&mut Map::new()).0);
-    }
-    let Some(creds) = open_private_dir(&open_config_dir(config_dir, create)?, &dir_path, create)?
-    else {
+    with_file(config_dir, FILE_NAME, create, f)
+}
+
+/// [`with_file_store`] for the file `name` of the store's directory.
+fn with_file<T>(
+    config_dir: &Path,
+    name: &str,
+    create: bool,
+    f: impl FnOnce(&mut Map<String, Value>) -> (T, bool),
+) -> Result<T, StoreError> {
+    let Some(held) = store_lock(config_dir, create)? else {
         return Ok(f(&mut Map::new()).0);
     };
-    let lock_path = dir_path.join(STORE_LOCK);
-    let lock = open_private_file(&creds, &lock_path, true)?.expect("created on demand");
-    lock_within(
-        &lock,
-        &lock_path,
-        STORE_LOCK_TIMEOUT,
-        "another mcpw process is still using the credential store",
-    )?;
-
-    let file_path = dir_path.join(FILE_NAME);
-    let mut map = match open_private_file(&creds, &file_path, false)? {
+    let file_path = held.dir_path.join(name);
+    let mut map = match open_private_file(&held.creds, &file_path, false)? {
         None => Map::new(),
         Some(mut file) => {
             let mut bytes = Vec::new();
@@ -130,9 +127,51 @@ fn with_file_store<T>(
     };
     let (out, changed) = f(&mut map);
     if changed {
-        write_atomically(&creds, &dir_path, &Value::Object(map))?;
+        write_atomically(&held.creds, &held.dir_path, name, &Value::Object(map))?;
     }
-    drop(lock);
+    drop(held);
+    Ok(out)
+}
+
+/// The store's directory, opened, while its lock is held (released on drop).
+struct StoreLock {
+    creds: Dir,
+    dir_path: PathBuf,
+    _lock: std::fs::File,
+}
+
+/// Takes the store lock, which serializes every read-modify-write of the
+/// store's files (and of the keyring's index of people) across processes.
+/// Without `create`, `None` when there is no store yet.
+fn store_lock(config_dir: &Path, create: bool) -> Result<Option<StoreLock>, StoreError> {
+    let dir_path = config_dir.join(DIR_NAME);
+    if !create && !config_dir.exists() {
+        return Ok(None);
+    }
+    let Some(creds) = open_private_dir(&open_config_dir(config_dir, create)?, &dir_path, create)?
+    else {
+        return Ok(None);
+    };
+    let lock_path = dir_path.join(STORE_LOCK);
+    let lock = open_private_file(&creds, &lock_path, true)?.expect("created on demand");
+    lock_within(
+        &lock,
+        &lock_path,
+        STORE_LOCK_TIMEOUT,
+        "another mcpw process is still using the credential store",
+    )?;
+    Ok(Some(StoreLock {
+        creds,
+        dir_path,
+        _lock: lock,
+    }))
+}
+
+/// Runs `f` while holding the store lock (created if need be).
+pub(super) fn locked<T>(config_dir: &Path, f: impl FnOnce() -> T) -> Result<T, StoreError> {
+    let held = store_lock(config_dir, true)?;
+    let out = f();
+    drop(held);
     Ok(out)
 }
 
@@ -144,14 +183,19 @@ fn corrupt(path: &Path, reason: String) -> StoreError {
     }
 }
 
-/// Replaces `credentials.json` with `value` (see [`crate::state_file`]): a
-/// crash leaves the old file or the new one, owner-only, and nothing else.
-fn write_atomically(creds: &Dir, dir_path: &Path, value: &Value) -> Result<(), StoreError> {
+/// Replaces the store's file `name` with `value` (see [`crate::state_file`]):
+/// a crash leaves the old file or the new one, owner-only, and nothing else.
+fn write_atomically(
+    creds: &Dir,
+    dir_path: &Path,
+    name: &str,
+    value: &Value,
+) -> Result<(), StoreError> {
     let text = serde_json::to_vec_pretty(value).expect("a JSON value always serializes");
-    crate::state_file::replace(creds, FILE_NAME, crate::state_file::Access::Private, |w| {
+    crate::state_file::replace(creds, name, crate::state_file::Access::Private, |w| {
         w.write_all(&text)
     })
-    .map_err(io_error(&dir_path.join(FILE_NAME)))
+    .map_err(io_error(&dir_path.join(name)))
 }
 
 /// Takes `file`'s exclusive lock within `timeout` ([`crate::file_lock`]);

@@ -1,9 +1,12 @@
 //! Credentials in the OS keyring: one entry per key, under the service
-//! "mcpw", holding the credentials' JSON text.
+//! "mcpw", holding the credentials' JSON text; each person's own logins
+//! beside them ([`people`]).
 //!
 //! An unreachable keyring fails closed: the error names the file store as
 //! the alternative instead of silently using it. The file store's directory
 //! (`file_dir`) is passed in for that message only.
+
+pub(super) mod people;
 
 use std::path::Path;
 
