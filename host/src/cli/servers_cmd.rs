@@ -167,8 +167,28 @@ fn print_status_json(
     )
 }
 
+/// How search ranks, in one line; words alone, and why, when the model
+/// waits for the first search and is neither here nor fetchable.
+async fn search_line(host: &mcpw::host::Host) -> String {
+    let waiting = host
+        .embedding_status()
+        .is_some_and(|s| s.waiting_for_search && s.error.is_none());
+    let out_of_reach = match waiting {
+        true => mcpw::doctor::gateway::model_out_of_reach(&host.config(), host.env()).await,
+        false => None,
+    };
+    match out_of_reach {
+        Some(why) => format!("Search: by words only for now: {why}"),
+        None => host.search_description(),
+    }
+}
+
 /// `mcpw status` as text.
-fn print_status(host: &mcpw::host::Host, servers: &[mcpw::catalog::ServerStatus]) -> Result<()> {
+fn print_status(
+    host: &mcpw::host::Host,
+    servers: &[mcpw::catalog::ServerStatus],
+    search: &str,
+) -> Result<()> {
     let connected = servers
         .iter()
         .filter(|s| s.state == ConnectionState::Connected)
@@ -190,7 +210,7 @@ fn print_status(host: &mcpw::host::Host, servers: &[mcpw::catalog::ServerStatus]
             outln!("  {}{found}", source.path.display());
         }
     }
-    outln!("\n{}", host.search_description());
+    outln!("\n{search}");
     if let Some(notice) = host.config().trust.notice() {
         outln!("\n⚠ {notice}");
     }
@@ -234,7 +254,8 @@ pub(crate) async fn status(args: StatusArgs, sources: &ConfigSources) -> Result<
     if args.json {
         print_status_json(&host, &servers)?;
     } else {
-        print_status(&host, &servers)?;
+        let search = search_line(&host).await;
+        print_status(&host, &servers, &search)?;
     }
     host.shutdown().await;
     // A config with errors (reported above) is a failed status.

@@ -87,22 +87,19 @@ async fn model(cfg: &Config, env: &Environment, deadline: Duration) -> Option<Fi
             ),
             "",
         ),
-        (false, Some(hub)) => match connects(hub, deadline).await {
+        (false, Some(hub)) => match unreachable(&source, hub, deadline).await {
             // Words alone are what the user had before: degraded only when
             // they named a model themselves.
-            Err(why) => finding(
+            Some(why) => finding(
                 match source.default {
                     true => Severity::Info,
                     false => Severity::Warning,
                 },
                 "embedding-model",
-                format!(
-                    "{which} {} is not downloaded, and its hub {hub} {why}: search ranks by words only",
-                    source.name
-                ),
+                format!("{why}: search ranks by words only"),
                 "let mcpw reach the hub (HF_ENDPOINT names a mirror), or set settings.search.model to a folder holding the model, or to \"none\" for words alone",
             ),
-            Ok(()) => finding(
+            None => finding(
                 Severity::Info,
                 "embedding-model",
                 format!(
@@ -122,6 +119,35 @@ async fn model(cfg: &Config, env: &Environment, deadline: Duration) -> Option<Fi
             "point settings.search.model at a folder holding a sentence-transformers model (model.safetensors, tokenizer.json, config.json)",
         ),
     })
+}
+
+/// Why the model `source` cannot be fetched from `hub` now (it does not
+/// accept a connection), or `None` when it can be.
+async fn unreachable(
+    source: &crate::embed::ModelSource,
+    hub: &str,
+    deadline: Duration,
+) -> Option<String> {
+    let why = connects(hub, deadline).await.err()?;
+    let which = match source.default {
+        true => "the default model",
+        false => "model",
+    };
+    Some(format!(
+        "{which} {} is not downloaded, and its hub {hub} {why}",
+        source.name
+    ))
+}
+
+/// Why search ranks by words alone for now, when its model is not here and
+/// its hub cannot be reached (`mcpw status` says so, as `doctor` does).
+pub async fn model_out_of_reach(cfg: &Config, env: &Environment) -> Option<String> {
+    let source = crate::embed::ModelSource::of(&cfg.settings.search.model, env)?;
+    if source.present() {
+        return None;
+    }
+    let hub = source.fetched_from()?;
+    unreachable(&source, hub, Duration::from_secs(2)).await
 }
 
 /// The OTLP endpoint accepts a TCP connection.

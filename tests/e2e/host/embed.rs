@@ -716,6 +716,17 @@ fn offline_or_turned_off_search_ranks_by_words_and_status_and_doctor_say_why() {
             && message.contains("words only"),
         "{found}"
     );
+    // `mcpw status`, which searches nothing itself, says so too.
+    let says = |home: &std::path::Path| {
+        let out = mcpw(home, &["status"]);
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let status = says(&dirs.home());
+    assert!(
+        status.contains("Search: by words only for now: the default model sentence-transformers/all-MiniLM-L6-v2 is not downloaded, and its hub")
+            && status.contains("127.0.0.1:9"),
+        "{status}"
+    );
 
     // Turned off: words alone, said as such, and nothing is fetched.
     let dirs = dirs_with(json!({"search": {"model": "none"}}));
@@ -731,6 +742,10 @@ fn offline_or_turned_off_search_ranks_by_words_and_status_and_doctor_say_why() {
     );
     assert!(r[1]["structuredContent"]["search"].is_null(), "{}", r[1]);
     assert!(!dirs.home().join(".cache/mcpw/models").exists());
+    assert!(
+        says(&dirs.home()).contains("Search: by words only (settings.search.model is \"none\")"),
+        "status says why"
+    );
     let found = doctor(&dirs.home());
     assert!(
         found["message"].as_str().unwrap().contains("\"none\""),
