@@ -22,6 +22,6 @@ pub(crate) mod serve;
 mod skill_search;
 pub(crate) mod skills;
 mod tasks;
-mod tokens;
+pub(crate) mod tokens;
 mod tool_globs;
 mod traces;

@@ -3,6 +3,7 @@
 
 mod oidc;
 mod people_store;
+mod per_person;
 mod pins;
 mod principals;
 mod sdk_signin;

@@ -19,7 +19,7 @@ const CI: &str = "ci-token-0123456789";
 /// The token of `admin`, which sees every server (printed by a command).
 const ADMIN: &str = "admin-token-0123456789";
 
-pub(super) type Client = RunningService<RoleClient, ClientConfig>;
+pub(crate) type Client = RunningService<RoleClient, ClientConfig>;
 
 /// mcpw serving everything and memory with the two tokens, in `exposure`.
 fn serve(exposure: &str) -> (ConfigDirs, Serving) {
@@ -51,7 +51,7 @@ pub(super) fn serve_with(exposure: &str, tokens: Value) -> (ConfigDirs, Serving)
     (dirs, serving)
 }
 
-pub(super) async fn session(url: &str, token: &str) -> Client {
+pub(crate) async fn session(url: &str, token: &str) -> Client {
     let config =
         rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig::with_uri(url)
             .auth_header(token);
@@ -68,7 +68,7 @@ pub(super) fn params<T: serde::de::DeserializeOwned>(v: Value) -> T {
     serde_json::from_value(v).unwrap()
 }
 
-pub(super) async fn call(client: &Client, tool: &str, args: Value) -> CallToolResult {
+pub(crate) async fn call(client: &Client, tool: &str, args: Value) -> CallToolResult {
     let Value::Object(args) = args else {
         unreachable!()
     };
@@ -79,7 +79,7 @@ pub(super) async fn call(client: &Client, tool: &str, args: Value) -> CallToolRe
         .expect("a tools/call answer")
 }
 
-pub(super) fn text(result: &CallToolResult) -> String {
+pub(crate) fn text(result: &CallToolResult) -> String {
     result
         .content
         .iter()
