@@ -343,6 +343,38 @@ fn skills_export_writes_folders_that_match_the_servers() {
     );
 }
 
+/// `--flat` writes each skill one folder down, `DIR/<server>-<name>/`, as
+/// Claude Code finds skills, named so in its frontmatter: two servers'
+/// `review` stay two skills.
+#[test]
+fn skills_export_flat_gives_each_skill_a_folder_and_name_of_its_own() {
+    let root = tempfile::tempdir().unwrap();
+    let dirs = two_servers(root.path());
+    let out = root.path().join("claude-skills");
+    let out_s = out.display().to_string();
+    succeeded(&dirs, &["skills", "export", &out_s, "--all", "--flat"]);
+    let folders: Vec<String> = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().to_string())
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    assert_eq!(folders, ["data-deploy", "data-review", "web-review"]);
+    for (folder, theirs) in [("web-review", "one/review"), ("data-review", "two/review")] {
+        let md = std::fs::read_to_string(out.join(folder).join("SKILL.md")).unwrap();
+        let server_md = std::fs::read_to_string(root.path().join(theirs).join("SKILL.md")).unwrap();
+        assert_eq!(
+            md,
+            server_md.replace("name: review", &format!("name: {folder}"))
+        );
+    }
+    let checklist = "ref/checklist.md";
+    assert_eq!(
+        std::fs::read(out.join("data-review").join(checklist)).unwrap(),
+        std::fs::read(root.path().join("two/review").join(checklist)).unwrap()
+    );
+}
+
 /// A client without the extension reads skills through the `mcp` tool.
 #[test]
 fn the_proxy_tool_reads_a_skill_and_its_files() {
