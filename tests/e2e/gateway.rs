@@ -19,6 +19,7 @@ mod pi;
 mod protocol;
 mod results;
 pub(crate) mod serve;
+mod skill_reads;
 mod skill_search;
 pub(crate) mod skills;
 mod tasks;

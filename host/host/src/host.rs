@@ -137,6 +137,15 @@ pub enum HostError {
     /// No server offers a resource at that URI.
     #[error("resource \"{0}\" not found")]
     ResourceNotFound(String),
+    /// A skill's file named in the `mcpw:<server>/` form of other resources:
+    /// not found there, it is read as `read_as`.
+    #[error("resource \"{uri}\" not found: a skill's file is read as {read_as}")]
+    SkillFileNotFound {
+        /// The URI asked for.
+        uri: String,
+        /// The URI that reads it (the skills' namespace).
+        read_as: String,
+    },
     /// A skill's file whose bytes are not those its server listed.
     #[error("{0}")]
     Skill(String),

@@ -17,7 +17,8 @@ use std::process::ExitCode;
 pub(crate) enum SkillsCommand {
     /// Every skill of the configured servers (connects them when none is cached).
     List(ListArgs),
-    /// Copy skills into DIR/<server>/<skill path>/, each file checked against its digest.
+    /// Copy skills into DIR/<server>/<skill path>/ (or DIR/<server>-<name>/ with --flat), each
+    /// file checked against its digest.
     Export(ExportArgs),
 }
 
@@ -41,6 +42,11 @@ pub(crate) struct ExportArgs {
     /// local skill may run is the client's to grant, not the server's).
     #[arg(long)]
     keep_allowed_tools: bool,
+    /// Write each skill as DIR/<server>-<name>/, its SKILL.md named `<server>-<name>`: one
+    /// level of folders, as a client that looks only there finds them (Claude Code's
+    /// `~/.claude/skills/`), and a name of its own for each (two servers' `review`).
+    #[arg(long)]
+    flat: bool,
 }
 
 pub(crate) async fn run(cmd: SkillsCommand, sources: &ConfigSources) -> Result<ExitCode> {
@@ -177,13 +183,21 @@ async fn export_one(
             .strip_prefix(root)
             .context("a file outside its skill")?;
         let mut bytes = read_file(host, &file.uri).await?;
-        if file.uri == skill.skill.uri && !args.keep_allowed_tools {
-            bytes = without_allowed_tools(&String::from_utf8_lossy(&bytes)).into_bytes();
+        if file.uri == skill.skill.uri && (args.flat || !args.keep_allowed_tools) {
+            let name = args.flat.then(|| flat_name(skill));
+            let md = exported_md(
+                &String::from_utf8_lossy(&bytes),
+                !args.keep_allowed_tools,
+                name.as_deref(),
+            );
+            bytes = md.into_bytes();
         }
         read.push((safe(rel)?, bytes));
     }
-    let path = local_path(&skill.uri)?;
-    let into = args.dir.join(&skill.server).join(&path);
+    let into = match args.flat {
+        true => args.dir.join(safe(&flat_name(skill))?),
+        false => args.dir.join(&skill.server).join(local_path(&skill.uri)?),
+    };
     let parent = into.parent().unwrap_or(&args.dir);
     std::fs::create_dir_all(parent).with_context(|| format!("create {}", parent.display()))?;
     let partial = tempfile::Builder::new()
@@ -244,29 +258,42 @@ fn safe(rel: &str) -> Result<PathBuf> {
     Ok(parts.iter().collect::<PathBuf>())
 }
 
-/// A SKILL.md without the `allowed-tools` field of its frontmatter (and
-/// the lines of its value).
-fn without_allowed_tools(text: &str) -> String {
-    let Some(rest) = text.strip_prefix("---\n") else {
+/// The name of `skill` exported flat: `<server>-<name>`.
+fn flat_name(skill: &OfferedSkill) -> String {
+    format!("{}-{}", skill.server, skill.skill.name())
+}
+
+/// A SKILL.md as exported: without the `allowed-tools` field of its
+/// frontmatter (and the lines of its value) when `drop_allowed`, and named
+/// `name` when one is given; its line ends (LF or CRLF) as they were.
+fn exported_md(text: &str, drop_allowed: bool, name: Option<&str>) -> String {
+    let Some((front, body)) = mcpw::host::skills::frontmatter::split(text) else {
         return text.to_string();
     };
-    let Some(end) = rest.find("\n---") else {
-        return text.to_string();
+    let eol = if text.starts_with("---\r\n") {
+        "\r\n"
+    } else {
+        "\n"
     };
-    let (front, body) = rest.split_at(end + 1);
-    let mut kept = String::from("---\n");
+    let mut kept = format!("---{eol}");
     let mut dropping = false;
     for line in front.lines() {
         let continued = line.starts_with([' ', '\t']);
-        if line.starts_with("allowed-tools:") {
+        if drop_allowed && line.starts_with("allowed-tools:") {
             dropping = true;
-        } else if !(dropping && continued) {
-            dropping = false;
-            kept.push_str(line);
-            kept.push('\n');
+            continue;
         }
+        if dropping && continued {
+            continue;
+        }
+        dropping = false;
+        match name.filter(|_| line.starts_with("name:")) {
+            Some(name) => kept.push_str(&format!("name: {name}")),
+            None => kept.push_str(line),
+        }
+        kept.push_str(eol);
     }
-    kept + body
+    format!("{kept}---{eol}{body}")
 }
 
 #[cfg(test)]
@@ -275,14 +302,21 @@ mod tests {
 
     #[test]
     fn allowed_tools_are_dropped_with_their_lines() {
+        let without = |md: &str| exported_md(md, true, None);
         let md = "---\nname: a\nallowed-tools:\n  - Bash\n  - Read\ndescription: b\n---\n# A\nallowed-tools: stays in the body\n";
         assert_eq!(
-            without_allowed_tools(md),
+            without(md),
             "---\nname: a\ndescription: b\n---\n# A\nallowed-tools: stays in the body\n"
         );
         let inline = "---\nname: a\nallowed-tools: Bash(git:*)\n---\nx";
-        assert_eq!(without_allowed_tools(inline), "---\nname: a\n---\nx");
-        assert_eq!(without_allowed_tools("no frontmatter"), "no frontmatter");
+        assert_eq!(without(inline), "---\nname: a\n---\nx");
+        assert_eq!(without("no frontmatter"), "no frontmatter");
+        let crlf = "---\r\nname: a\r\nallowed-tools: Read\r\n---\r\nx\r\n";
+        assert_eq!(without(crlf), "---\r\nname: a\r\n---\r\nx\r\n");
+        assert_eq!(
+            exported_md(crlf, false, Some("web-a")),
+            "---\r\nname: web-a\r\nallowed-tools: Read\r\n---\r\nx\r\n"
+        );
     }
 
     #[test]

@@ -56,7 +56,7 @@ pub(super) fn call(tool: &str, args: Value) -> Value {
 
 /// Runs `skills_client.py` with `plan` (its command: `mcpw serve`) against
 /// the gateway of `dirs`; its report.
-fn skills_client(dirs: &ConfigDirs, plan: Value) -> Value {
+pub(super) fn skills_client(dirs: &ConfigDirs, plan: Value) -> Value {
     skills_client_in(&dirs.home(), plan)
 }
 
@@ -158,12 +158,7 @@ fn two_servers_skills_of_one_name_are_listed_got_and_read_apart() {
         "{reads:?}"
     );
     // Audited as a read of a skill's file, a kind of its own.
-    let lines = std::fs::read_to_string(&trail).unwrap();
-    let line: Value = lines
-        .lines()
-        .map(|l| serde_json::from_str::<Value>(l).unwrap())
-        .find(|l| l["skill"] == "skill://review/ref/checklist.md")
-        .unwrap_or_else(|| panic!("a skill's line in {lines}"));
+    let line = audited(&trail, "skill://review/ref/checklist.md");
     assert_eq!(line["server"], "data", "{line}");
     assert!(line.get("resource").is_none(), "{line}");
 }
@@ -200,7 +195,8 @@ fn a_skill_file_whose_bytes_do_not_match_its_digest_is_refused() {
 #[test]
 fn a_guard_may_refuse_a_skill_file_but_never_change_it() {
     let root = tempfile::tempdir().unwrap();
-    let guards = json!({"guards": [super::guards::redactor()]});
+    let trail = root.path().join("audit.jsonl");
+    let guards = json!({"guards": [super::guards::redactor()], "audit": {"path": trail}});
     // A file that holds what looks like a key: the example guard redacts it.
     let dirs = two_servers_with(root.path(), guards, |root| {
         let notes = root.join("one/review/setup.md");
@@ -210,28 +206,58 @@ fn a_guard_may_refuse_a_skill_file_but_never_change_it() {
         )
         .unwrap();
     });
-    let report = skills_client(
-        &dirs,
-        json!({"read": ["skill://web/review/setup.md", "skill://web/review/SKILL.md"]}),
+    let other = refused_by_the_guard(&dirs, &trail, "skill://web/review/setup.md");
+    assert!(
+        other.as_str().unwrap().contains("Review (web team)"),
+        "a file the guard leaves alone reads: {other}"
     );
+}
+
+/// Reads `file` (mcpw's URI of a skill's file the example guard would
+/// redact), then the `SKILL.md` of its skill, through the gateway of `dirs`:
+/// the first is refused whole, nothing redacted passes, and its audit line
+/// (in the trail at `trail`) says it was denied, and why (the check runs
+/// before the line is written). The text of the `SKILL.md`.
+pub(super) fn refused_by_the_guard(dirs: &ConfigDirs, trail: &Path, file: &str) -> Value {
+    let (root, _) = file.rsplit_once('/').unwrap();
+    let report = skills_client(dirs, json!({"read": [file, format!("{root}/SKILL.md")]}));
     let reads = report["reads"].as_array().unwrap();
     let refused = reads[0]["error"].as_str().unwrap_or_default();
     assert!(
-        refused.contains("skill://web/review/setup.md refused")
-            && refused.contains("a guard changed it"),
+        refused.contains(&format!("{file} refused")) && refused.contains("a guard changed it"),
         "{reads:?}"
     );
     assert!(
         !report.to_string().contains("[REDACTED"),
         "nothing redacted passes: {report}"
     );
-    assert!(
-        reads[1]["text"]
-            .as_str()
-            .unwrap()
-            .contains("Review (web team)"),
-        "a file the guard leaves alone reads: {reads:?}"
+    // The server's own URI: mcpw's without the server.
+    let (server, own) = file["skill://".len()..].split_once('/').unwrap();
+    let line = audited(trail, &format!("skill://{own}"));
+    assert_eq!(
+        (line["decision"].as_str(), line["server"].as_str()),
+        (Some("denied"), Some(server)),
+        "{line}"
     );
+    assert!(
+        line["reason"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("a guard changed it"),
+        "{line}"
+    );
+    reads[1]["text"].clone()
+}
+
+/// The audit line (in the trail at `path`) of the read of the skill file
+/// at the server's `uri`.
+fn audited(path: &Path, uri: &str) -> Value {
+    let lines = std::fs::read_to_string(path).unwrap();
+    lines
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .find(|l| l["skill"] == uri)
+        .unwrap_or_else(|| panic!("a line of {uri} in {lines}"))
 }
 
 /// Every file under `dir`, by its path below it, with its bytes.
@@ -314,6 +340,38 @@ fn skills_export_writes_folders_that_match_the_servers() {
             && told.contains("no skill \"web/nope\"")
             && told.contains("data/deploy"),
         "{told}"
+    );
+}
+
+/// `--flat` writes each skill one folder down, `DIR/<server>-<name>/`, as
+/// Claude Code finds skills, named so in its frontmatter: two servers'
+/// `review` stay two skills.
+#[test]
+fn skills_export_flat_gives_each_skill_a_folder_and_name_of_its_own() {
+    let root = tempfile::tempdir().unwrap();
+    let dirs = two_servers(root.path());
+    let out = root.path().join("claude-skills");
+    let out_s = out.display().to_string();
+    succeeded(&dirs, &["skills", "export", &out_s, "--all", "--flat"]);
+    let folders: Vec<String> = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().to_string())
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    assert_eq!(folders, ["data-deploy", "data-review", "web-review"]);
+    for (folder, theirs) in [("web-review", "one/review"), ("data-review", "two/review")] {
+        let md = std::fs::read_to_string(out.join(folder).join("SKILL.md")).unwrap();
+        let server_md = std::fs::read_to_string(root.path().join(theirs).join("SKILL.md")).unwrap();
+        assert_eq!(
+            md,
+            server_md.replace("name: review", &format!("name: {folder}"))
+        );
+    }
+    let checklist = "ref/checklist.md";
+    assert_eq!(
+        std::fs::read(out.join("data-review").join(checklist)).unwrap(),
+        std::fs::read(root.path().join("two/review").join(checklist)).unwrap()
     );
 }
 
@@ -464,6 +522,34 @@ fn a_changed_skill_waits_for_approval_and_trust_shows_what_changed() {
     assert!(run(&["skills", "list", "--json"]).contains("skill://data/review/SKILL.md"));
 }
 
+/// The `SKILL.md` of the dynamic skill `live`, as its server lists it.
+pub(super) const LIVE_MD: &str = "---\nname: live\ndescription: Answers from files its server writes as it goes.\n---\n# Live\n\nRead note.md.\n";
+
+/// A config of `web` (as in [`two_servers`]) and `live`, the dynamic skill
+/// server, with `settings`; `live`'s folder (under `root`) holds
+/// [`LIVE_MD`] and `note.md` (`note`), and is returned.
+pub(super) fn with_live(
+    root: &Path,
+    settings: Value,
+    note: &str,
+) -> (ConfigDirs, std::path::PathBuf) {
+    let live = root.join("live");
+    std::fs::create_dir_all(&live).unwrap();
+    std::fs::write(live.join("SKILL.md"), LIVE_MD).unwrap();
+    std::fs::write(live.join("note.md"), note).unwrap();
+    let s = servers();
+    let script = workspace().join("tests/servers/dynamic_skill_server.py");
+    let web = json!({"command": s.python_bin("python"),
+                     "args": [workspace().join("tests/servers/skills_server.py"), "web",
+                              copied("one", root)]});
+    let dynamic = json!({"command": s.python_bin("python"), "args": [script, &live]});
+    let dirs = ConfigDirs::new();
+    dirs.user(
+        &json!({"mcpServers": {"web": web, "live": dynamic}, "settings": settings}).to_string(),
+    );
+    (dirs, live)
+}
+
 /// A skill whose server lists its files as `"dynamic"` (a server of ours:
 /// FastMCP lists every file with its digest): listed with a warning, its
 /// files read from its server as they are at each read (nothing to check
@@ -472,22 +558,8 @@ fn a_changed_skill_waits_for_approval_and_trust_shows_what_changed() {
 #[test]
 fn a_dynamic_skill_is_listed_with_a_warning_and_read_from_its_server() {
     let root = tempfile::tempdir().unwrap();
-    let live = root.path().join("live");
-    std::fs::create_dir_all(&live).unwrap();
-    let md = "---\nname: live\ndescription: Answers from files its server writes as it goes.\n---\n# Live\n\nRead note.md.\n";
-    std::fs::write(live.join("SKILL.md"), md).unwrap();
-    std::fs::write(live.join("note.md"), "- first\n").unwrap();
-    let s = servers();
-    let script = workspace().join("tests/servers/dynamic_skill_server.py");
-    let web = json!({"command": s.python_bin("python"),
-                     "args": [workspace().join("tests/servers/skills_server.py"), "web",
-                              copied("one", root.path())]});
-    let dynamic = json!({"command": s.python_bin("python"), "args": [script, &live]});
-    let dirs = ConfigDirs::new();
-    dirs.user(
-        &json!({"mcpServers": {"web": web, "live": dynamic}, "settings": {"pinTools": true}})
-            .to_string(),
-    );
+    let md = LIVE_MD;
+    let (dirs, live) = with_live(root.path(), json!({"pinTools": true}), "- first\n");
     let listed = succeeded(&dirs, &["skills", "list"]);
     assert!(
         listed.contains("live/live (dynamic: its files are not checked)"),

@@ -397,16 +397,23 @@ fn the_test_kit_leaves_the_gateways_dependencies_out() {
     );
 }
 
+/// `mcpw plugin test --json` of the guest `wasm`, which must pass; its report.
+fn passes_plugin_test(wasm: &[u8]) -> serde_json::Value {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("guest.wasm");
+    std::fs::write(&path, wasm).unwrap();
+    let out = mcpw(&["plugin", "test", path.to_str().unwrap(), "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["passed"], true, "{v}");
+    assert!(out.status.success(), "{v}");
+    v
+}
+
 /// `mcpw plugin test` runs the script role's checks on a script guest: the
 /// embedded JavaScript one passes them all.
 #[test]
 fn plugin_test_covers_the_script_role() {
-    let dir = tempfile::tempdir().unwrap();
-    let wasm = dir.path().join("javascript.wasm");
-    std::fs::write(&wasm, mcpw::guests::DEFAULT_SCRIPT_GUEST).unwrap();
-    let out = mcpw(&["plugin", "test", wasm.to_str().unwrap(), "--json"]);
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(v["passed"], true, "{v}");
+    let v = passes_plugin_test(mcpw::guests::DEFAULT_SCRIPT_GUEST);
     let checks = v["checks"].as_array().unwrap();
     assert!(checks.iter().all(|c| c["role"] == "script"), "{v}");
     let names: Vec<&str> = checks.iter().map(|c| c["name"].as_str().unwrap()).collect();
@@ -419,6 +426,20 @@ fn plugin_test_covers_the_script_role() {
     ] {
         assert!(names.contains(&expected), "{names:?}");
     }
+}
+
+/// The default guest, which every `mcpw` carries, passes the checks of each
+/// role it plays.
+#[test]
+fn plugin_test_passes_the_default_guest() {
+    let v = passes_plugin_test(mcpw::plugin::DEFAULT_GUEST);
+    let roles: std::collections::BTreeSet<&str> = v["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["role"].as_str().unwrap())
+        .collect();
+    assert!(roles.contains("ranking"), "{roles:?}");
 }
 
 #[test]

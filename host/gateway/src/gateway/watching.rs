@@ -17,6 +17,10 @@ pub(super) fn host_error(e: HostError) -> McpError {
             format!("resource \"{uri}\" not found"),
             Some(json!({"uri": uri})),
         ),
+        HostError::SkillFileNotFound { uri, read_as } => McpError::resource_not_found(
+            format!("resource \"{uri}\" not found: a skill's file is read as {read_as}"),
+            Some(json!({"uri": uri, "readAs": read_as})),
+        ),
         e => internal(e),
     }
 }

@@ -328,14 +328,14 @@ where
     };
     let what = what.with_arguments(arguments.as_ref());
     let result = match work(arguments.clone()).await {
-        Ok(raw) if stages.guarded() => {
-            let guarded = what.guarded(caller, server);
-            after(stages, guarded, raw, None, what.uri())
-                .await
-                .map_err(HostError::Withheld)
-        }
+        Ok(raw) if stages.guarded() => after_read(stages, caller, server, what, raw).await,
         result => result,
     };
+    // A skill's file refused (its bytes not those listed, or changed by a
+    // guard) is a read mcpw denied: its audit line says so, and why.
+    if let Err(HostError::Skill(why)) = &result {
+        seen.decided(Decision::Denied, Some(why));
+    }
     seen.ended(started, None, None);
     seen.error = result.as_ref().err().map(ToString::to_string);
     stages.observe(&seen);
@@ -510,6 +510,42 @@ async fn after_call(stages: &impl Stages, call: GuardedCall, entry: &Entry, raw:
         Ok(raw) => Ran::Done(Ok(raw)),
         Err(why) => Ran::Withheld(why),
     }
+}
+
+/// The guards' verdict on what a read got. A skill's file passes whole or
+/// not at all: what they pass on must be the bytes its server sent, hashed
+/// before they see them, whatever its listing says (a dynamic skill's file
+/// has no digest listed, and is held to this all the same).
+async fn after_read(
+    stages: &impl Stages,
+    caller: &Caller,
+    server: &str,
+    what: Read<'_>,
+    raw: RawResult,
+) -> Result<RawResult, HostError> {
+    let (sent, asked) = match (&raw, what) {
+        (
+            RawResult::Resource(r),
+            Read::Resource {
+                skill: true, asked, ..
+            },
+        ) => (Some(crate::host::skills::Sent::of(r)), asked),
+        _ => (None, ""),
+    };
+    let guarded = what.guarded(caller, server);
+    let raw = after(stages, guarded, raw, None, what.uri())
+        .await
+        .map_err(HostError::Withheld)?;
+    let kept = match (sent, &raw) {
+        (None, _) => return Ok(raw),
+        (Some(sent), RawResult::Resource(r)) => sent.and_then(|s| s.same(r)),
+        (Some(_), _) => Err("it is no longer a file".to_string()),
+    };
+    kept.map(|()| raw).map_err(|e| {
+        HostError::Skill(format!(
+            "{asked} refused: {e} (a guard changed it; a skill's file passes whole or not at all)"
+        ))
+    })
 }
 
 /// The guards' verdict on a result of any kind, which they see as

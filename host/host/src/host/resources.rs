@@ -89,20 +89,30 @@ impl Route {
     }
 }
 
-/// Every server's items (resources or templates, by `pick`) that have a `key`.
+/// Every server's items (resources or templates, by `pick`) that have a
+/// `key`, but a skill's: a skill's files are listed and read as the skill's
+/// (see [`super::skills`]), never as resources of the clash-only form.
 fn offered(offers: &[(String, Offers)], pick: fn(&Offers) -> &[Value], key: &str) -> Vec<Offered> {
     offers
         .iter()
         .flat_map(|(server, o)| {
             pick(o).iter().filter_map(move |item| {
-                Some(Offered {
+                let uri = item.get(key)?.as_str()?;
+                (!uri.starts_with(super::skills::SCHEME)).then(|| Offered {
                     server: server.clone(),
-                    uri: item.get(key)?.as_str()?.to_string(),
+                    uri: uri.to_string(),
                     item: item.clone(),
                 })
             })
         })
         .collect()
+}
+
+/// The URI a skill's file is read by, for a client that names it in the
+/// `mcpw:<server>/` form: `skill://<server>/…` (`None` for any other URI).
+fn skill_form(uri: &str) -> Option<String> {
+    let (server, own) = uri.strip_prefix(SCHEME)?.split_once('/')?;
+    super::skills::exposed(server, own)
 }
 
 /// The URIs of `items` that more than one server offers; their items get the
@@ -156,13 +166,14 @@ impl ResourceMap {
         &self.templates
     }
 
-    /// The URI a client knows for `server`'s `uri`.
+    /// The URI a client knows for `server`'s `uri` (a skill's file's in the
+    /// skills' namespace).
     pub fn exposed(&self, server: &str, uri: &str) -> String {
         Route {
             server: server.to_string(),
             uri: uri.to_string(),
             mapped: self.shared.contains(uri),
-            skill: false,
+            skill: uri.starts_with(super::skills::SCHEME),
         }
         .exposed(uri)
     }
@@ -201,6 +212,10 @@ impl ResourceMap {
                 (server, original.to_string())
             }
         };
+        // A skill's file is read as the skill's only: checked, audited as one.
+        if original.starts_with(super::skills::SCHEME) {
+            return None;
+        }
         (self.servers.contains(server) && sees(server)).then(|| Route {
             server: server.to_string(),
             uri: original,
@@ -229,6 +244,11 @@ impl ResourceMap {
     fn route_within(&self, uri: &str, sees: &dyn Fn(&str) -> bool) -> Option<Route> {
         if let Some(route) = self.route_mapped_within(uri, sees) {
             return Some(route);
+        }
+        // Neither a skill's file nor the mapped form of one goes to a server
+        // that takes any URI: those are the skills' to route, or nobody's.
+        if uri.starts_with(super::skills::SCHEME) || skill_form(uri).is_some() {
+            return None;
         }
         let direct = |server: &str| Route {
             server: server.to_string(),
@@ -331,7 +351,13 @@ impl Host {
                 .map(|(server, uri)| Route::skill(&server, &uri)),
             false => snapshot.resources().route_within(uri, sees),
         };
-        route.ok_or_else(|| HostError::ResourceNotFound(uri.to_string()))
+        route.ok_or_else(|| match skill_form(uri) {
+            Some(read_as) => HostError::SkillFileNotFound {
+                uri: uri.to_string(),
+                read_as,
+            },
+            None => HostError::ResourceNotFound(uri.to_string()),
+        })
     }
 
     /// Reads a resource; the answer's URIs are the ones the client knows.
@@ -368,16 +394,6 @@ impl Host {
             read,
         ))
         .await?;
-        // A guard may let a skill's file through or refuse it, never change
-        // it: the client holds its digest.
-        if let (true, super::RawResult::Resource(r)) = (route.skill, &read) {
-            self.check_skill_file(
-                route,
-                r,
-                "a guard changed it; a skill's file passes whole or not at all",
-            )
-            .await?;
-        }
         let mut read = match read {
             super::RawResult::Resource(read) => serde_json::to_value(read).unwrap_or(Value::Null),
             // A read is a read, whatever the guards did.
@@ -410,8 +426,7 @@ impl Host {
             });
         let read = super::upstream_span("resources/read", &route.server, &route.uri, read).await?;
         if route.skill {
-            self.check_skill_file(route, &read, "its server changed it, or sent other bytes")
-                .await?;
+            self.check_skill_file(route, &read).await?;
         }
         Ok(super::RawResult::Resource(read))
     }
@@ -448,36 +463,17 @@ impl Host {
         &self,
         route: &Route,
         read: &rmcp::model::ReadResourceResult,
-        why: &str,
     ) -> Result<(), HostError> {
         let snapshot = self.snapshot().await?;
         let listed = snapshot.skills().listed(&route.server, &route.uri);
-        for contents in &read.contents {
-            let bytes = match contents {
-                rmcp::model::ResourceContents::TextResourceContents { text, .. } => {
-                    text.as_bytes().to_vec()
-                }
-                rmcp::model::ResourceContents::BlobResourceContents { blob, .. } => {
-                    use base64::Engine;
-                    base64::engine::general_purpose::STANDARD
-                        .decode(blob)
-                        .map_err(|e| {
-                            HostError::Skill(format!("{}: {e}", route.exposed(&route.uri)))
-                        })?
-                }
-                _ => {
-                    return Err(HostError::Skill(format!(
-                        "{}: contents of a kind a skill's file cannot be",
-                        route.exposed(&route.uri)
-                    )));
-                }
-            };
-            super::skills::verify(listed, &bytes).map_err(|e| {
-                HostError::Skill(format!(
-                    "{} refused: {e} ({why})",
-                    route.exposed(&route.uri)
-                ))
-            })?;
+        let refused = |e: String| {
+            HostError::Skill(format!(
+                "{} refused: {e} (its server changed it, or sent other bytes)",
+                route.exposed(&route.uri)
+            ))
+        };
+        for bytes in super::skills::bytes_of(read).map_err(refused)? {
+            super::skills::verify(listed, &bytes).map_err(refused)?;
         }
         Ok(())
     }
@@ -616,6 +612,38 @@ mod tests {
         assert!(
             map.route("ui://mcpw/nobody/get-time/mcp-app.html")
                 .is_none()
+        );
+    }
+
+    #[test]
+    fn skill_files_are_the_skills_never_plain_resources() {
+        let map = ResourceMap::build(&[
+            (
+                "web".into(),
+                offers(&["skill://review/SKILL.md"], &["skill://review/{path*}"]),
+            ),
+            (
+                "data".into(),
+                offers(&["skill://review/SKILL.md", "doc://x"], &[]),
+            ),
+        ]);
+        let listed = |items: &[Offered]| items.iter().map(|o| o.uri.clone()).collect::<Vec<_>>();
+        assert_eq!(listed(map.resources()), ["doc://x"]);
+        assert!(map.templates().is_empty());
+        for uri in [
+            "mcpw:data/skill://review/SKILL.md",
+            "skill://review/SKILL.md",
+        ] {
+            assert_eq!(map.route(uri), None, "{uri}");
+        }
+        assert_eq!(
+            skill_form("mcpw:data/skill://review/SKILL.md").as_deref(),
+            Some("skill://data/review/SKILL.md")
+        );
+        assert_eq!(skill_form("mcpw:data/doc://x"), None);
+        assert_eq!(
+            map.exposed("web", "skill://review/ref/a.md"),
+            "skill://web/review/ref/a.md"
         );
     }
 

@@ -260,6 +260,13 @@ impl HostServices for LiveServices {
         if !sees(server) {
             return Err(service_error(LifecycleError::NotFound(server.to_string())));
         }
+        // A skill's file is read only as the skill's, checked against its
+        // digest: never by its server's own URI.
+        if let Some(read_as) = crate::host::skills::exposed(server, uri) {
+            return Err(ServiceError::NotFound(format!(
+                "{uri} of server \"{server}\" is a skill's file: it is read as {read_as} (a script's read-skill)"
+            )));
+        }
         let snapshot = self.catalog.latest();
         let as_tool = snapshot.entries().iter().find(|e| {
             e.tool.server == server

@@ -6,8 +6,12 @@
 //! every file of its manifest. A file read through mcpw is checked against
 //! the digest the server listed for it: bytes that differ are refused.
 
+pub mod frontmatter;
+
 use crate::lifecycle::Offers;
-use rmcp::model::{Skill, SkillResource, SkillResources};
+use rmcp::model::{
+    ReadResourceResult, ResourceContents, Skill, SkillIntegrityError, SkillResource, SkillResources,
+};
 use serde_json::Value;
 use std::collections::HashMap;
 
@@ -311,6 +315,66 @@ pub fn verify(listed: Option<&SkillResource>, bytes: &[u8]) -> Result<(), String
     match listed {
         Some(entry) => entry.verify(bytes).map_err(|e| e.to_string()),
         None => Ok(()),
+    }
+}
+
+/// The bytes of each of the contents of a skill file's read: a text's, or a
+/// blob's once decoded; any other kind is refused.
+pub fn bytes_of(read: &ReadResourceResult) -> Result<Vec<Vec<u8>>, String> {
+    read.contents
+        .iter()
+        .map(|contents| match contents {
+            ResourceContents::TextResourceContents { text, .. } => Ok(text.as_bytes().to_vec()),
+            ResourceContents::BlobResourceContents { blob, .. } => {
+                use base64::Engine;
+                base64::engine::general_purpose::STANDARD
+                    .decode(blob)
+                    .map_err(|e| e.to_string())
+            }
+            _ => Err("contents of a kind a skill's file cannot be".to_string()),
+        })
+        .collect()
+}
+
+/// What a skill file's read held as its server sent it (each part's digest
+/// and size): what the guards may pass on or refuse, never change. Kept for
+/// every skill's file, a dynamic one's too, whose listing has no digest.
+#[derive(Debug)]
+pub struct Sent(Vec<SkillResource>);
+
+impl Sent {
+    /// The digests of `read`, before anything sees it.
+    pub fn of(read: &ReadResourceResult) -> Result<Sent, String> {
+        let parts = bytes_of(read)?;
+        Ok(Sent(
+            parts
+                .iter()
+                .map(|b| SkillResource::from_bytes("", b))
+                .collect(),
+        ))
+    }
+
+    /// Whether `read` holds the very bytes sent, part for part.
+    pub fn same(&self, read: &ReadResourceResult) -> Result<(), String> {
+        let parts = bytes_of(read)?;
+        if parts.len() != self.0.len() {
+            return Err(format!(
+                "{} part(s) sent, {} passed on",
+                self.0.len(),
+                parts.len()
+            ));
+        }
+        for (sent, bytes) in self.0.iter().zip(&parts) {
+            sent.verify(bytes).map_err(|e| match e {
+                SkillIntegrityError::Size {
+                    expected, actual, ..
+                } => {
+                    format!("{expected} bytes sent, {actual} passed on")
+                }
+                _ => "the bytes passed on are not those sent".to_string(),
+            })?;
+        }
+        Ok(())
     }
 }
 

@@ -92,22 +92,8 @@ fn whole(s: &OfferedSkill, root: &str, text: String) -> Reply {
 /// What the `SKILL.md` read says of its name and description, if it is not
 /// what the server listed.
 fn frontmatter_differs(s: &OfferedSkill, text: &str) -> Option<String> {
-    let front = text.strip_prefix("---\n")?.split("\n---").next()?;
-    let field = |key: &str| {
-        front.lines().find_map(|l| {
-            l.strip_prefix(key)
-                .and_then(|v| v.strip_prefix(':'))
-                .map(|v| v.trim().trim_matches('"').to_string())
-        })
-    };
-    let name = field("name");
-    (name.as_deref() != Some(s.skill.name())).then(|| {
-        format!(
-            "its SKILL.md names it {:?}, its server listed {:?}",
-            name.unwrap_or_default(),
-            s.skill.name()
-        )
-    })
+    let listed = &s.skill.frontmatter;
+    crate::host::skills::frontmatter::differs(text, &listed.name, &listed.description)
 }
 
 /// The text of a read (a binary file as its size).
