@@ -285,6 +285,27 @@ impl SearchHit {
     pub fn is_skill(&self) -> bool {
         self.entry.tool.kind == crate::catalog::ToolKind::Skill
     }
+
+    /// `hits` grouped by the need they answer, in the order of each group's
+    /// first hit (the ranking's order), the hits that answer no one need
+    /// under "the task as a whole"; one group without a name when no hit
+    /// has a need.
+    pub fn by_need(hits: &[SearchHit]) -> Vec<(Option<&str>, Vec<&SearchHit>)> {
+        let mut groups: Vec<(Option<&str>, Vec<&SearchHit>)> = Vec::new();
+        for h in hits {
+            let need = h.need.as_deref();
+            match groups.iter_mut().find(|(n, _)| *n == need) {
+                Some((_, group)) => group.push(h),
+                None => groups.push((need, vec![h])),
+            }
+        }
+        if groups.iter().any(|(n, _)| n.is_some()) {
+            for (need, _) in groups.iter_mut().filter(|(n, _)| n.is_none()) {
+                *need = Some("the task as a whole");
+            }
+        }
+        groups
+    }
 }
 
 /// A resolved catalog entry: a handle into the snapshot it was found in, so

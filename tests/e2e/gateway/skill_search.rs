@@ -124,8 +124,8 @@ fn text(r: &Value) -> String {
 
 /// Through `mcpw serve`: the `mcp` tool's search shows a skill as one (read,
 /// not called), and a task's hits under the need each answers; `ToolSearch`
-/// loads tools, names skills with their URI, and reads a selected skill's
-/// `SKILL.md`; a script finds a skill and reads its files from its server.
+/// loads tools (a task's under the need each answers), names skills with
+/// their URI, and reads a selected skill's `SKILL.md`; a script finds a skill and reads its files from its server.
 #[test]
 fn the_proxy_tool_toolsearch_and_code_mode_show_and_read_skills() {
     let root = tempfile::tempdir().unwrap();
@@ -185,8 +185,33 @@ fn the_proxy_tool_toolsearch_and_code_mode_show_and_read_skills() {
         json!([
             call("ToolSearch", json!({"query": "staging cluster deploy"})),
             call("ToolSearch", json!({"query": "select:data/deploy"})),
+            call(
+                "ToolSearch",
+                json!({"query": "review a database migration, then tell me the current time in Tokyo"})
+            ),
         ]),
     );
+    // A task: each tool loaded under the need it answers, in text and data.
+    let task = text(&r[2]);
+    let needs = r[2]["structuredContent"]["needs"].as_object().cloned();
+    let needs = needs.unwrap_or_else(|| panic!("needs in {}", r[2]));
+    assert!(
+        needs
+            .values()
+            .any(|n| n.as_str().unwrap().contains("time in Tokyo")),
+        "{}",
+        r[2]
+    );
+    for (tool, need) in &needs {
+        let head = format!("For \"{}\":", need.as_str().unwrap());
+        let at = task
+            .find(&head)
+            .unwrap_or_else(|| panic!("{head} in {task}"));
+        assert!(
+            task[at..].contains(tool.as_str()),
+            "{tool} after {head}: {task}"
+        );
+    }
     let listed = text(&r[0]);
     assert!(
         listed.contains("Skills (instructions to read, not tools)"),

@@ -159,11 +159,16 @@ pub(crate) async fn call(
         text = format!("{}\n\n{note}", text.trim_end());
     }
     let found: Vec<&str> = skills.iter().map(|h| h.entry.name.as_str()).collect();
-    result(
-        &[Content::text(text.trim_end())],
-        Some(json!({"query": query, "loaded": names, "skills": found})),
-        false,
-    )
+    let mut structured = json!({"query": query, "loaded": names, "skills": found});
+    let needs: serde_json::Map<String, Value> = tools
+        .iter()
+        .filter_map(|h| Some((h.entry.name.clone(), json!(h.need.as_deref()?))))
+        .collect();
+    if !needs.is_empty() {
+        // Which need of the task each loaded tool answers.
+        structured["needs"] = Value::Object(needs);
+    }
+    result(&[Content::text(text.trim_end())], Some(structured), false)
 }
 
 /// The skills found: each with its `SKILL.md` URI (a resource to read), and
@@ -259,13 +264,19 @@ fn loaded_text(
         if names.len() == 1 { "" } else { "s" },
         if names.len() == 1 { "it" } else { "them" }
     );
-    for h in hits {
-        let e = &h.entry;
-        text.push_str(&format!(
-            "- {} - {}\n",
-            e.shown_name(),
-            present::truncate_at_word(&e.tool.description, 80)
-        ));
+    // A task of several needs: each tool under the need it answers.
+    for (need, group) in SearchHit::by_need(hits) {
+        if let Some(need) = need {
+            text.push_str(&format!("For \"{need}\":\n"));
+        }
+        for h in group {
+            let e = &h.entry;
+            text.push_str(&format!(
+                "- {} - {}\n",
+                e.shown_name(),
+                present::truncate_at_word(&e.tool.description, 80)
+            ));
+        }
     }
     if let Some(selection) = select {
         let missing: Vec<&str> = selection

@@ -120,7 +120,7 @@ fn found(query: &str, hits: &[SearchHit], schemas: bool) -> Reply {
             )
         }
     };
-    for (need, group) in by_need(hits) {
+    for (need, group) in SearchHit::by_need(hits) {
         if let Some(need) = need {
             text.push_str(&format!("For \"{need}\":\n"));
         }
@@ -147,27 +147,6 @@ fn counted(hits: &[SearchHit]) -> String {
         (0, skills) => plural(skills, "skill"),
         (tools, skills) => format!("{} and {}", plural(tools, "tool"), plural(skills, "skill")),
     }
-}
-
-/// The hits grouped by the need they answer, needs in the order of their
-/// first hit, hits that answer none last; one group when no hit has a need.
-fn by_need(hits: &[SearchHit]) -> Vec<(Option<&str>, Vec<&SearchHit>)> {
-    let mut groups: Vec<(Option<&str>, Vec<&SearchHit>)> = Vec::new();
-    for h in hits {
-        let need = h.need.as_deref();
-        match groups.iter_mut().find(|(n, _)| *n == need) {
-            Some((_, group)) => group.push(h),
-            None => groups.push((need, vec![h])),
-        }
-    }
-    if groups.iter().all(|(n, _)| n.is_none()) {
-        return groups;
-    }
-    groups.sort_by_key(|(n, _)| n.is_none());
-    if let Some((need @ None, _)) = groups.last_mut() {
-        *need = Some("the task as a whole");
-    }
-    groups
 }
 
 /// A skill found: one line, or (beside tools with their parameters) a block
