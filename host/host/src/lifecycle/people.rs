@@ -45,6 +45,8 @@ pub(super) struct PersonSlot {
     pub(super) connect_lock: tokio::sync::Mutex<()>,
     conn: Mutex<Option<Arc<Connection>>>,
     last_used: Mutex<Instant>,
+    /// When its login was last found still stored.
+    checked: Mutex<Instant>,
     in_flight: AtomicUsize,
 }
 
@@ -62,9 +64,22 @@ impl PersonSlot {
         }
     }
 
-    /// Keeps `conn` as its connection.
+    /// Keeps `conn` as its connection, just opened with a login.
     pub(super) fn hold(&self, conn: Arc<Connection>) {
         *lock(&self.conn) = Some(conn);
+        *lock(&self.checked) = Instant::now();
+    }
+
+    /// Whether its login is due to be looked for again (`every` since the
+    /// last time); counts this as the look.
+    pub(super) fn due_for_check(&self, every: Duration) -> bool {
+        let now = Instant::now();
+        let mut checked = lock(&self.checked);
+        let due = now.duration_since(*checked) >= every;
+        if due {
+            *checked = now;
+        }
+        due
     }
 
     /// Forgets `conn` if it is still its connection (it died).
@@ -156,6 +171,7 @@ impl People {
             connect_lock: Default::default(),
             conn: Mutex::new(None),
             last_used: Mutex::new(Instant::now()),
+            checked: Mutex::new(Instant::now()),
             in_flight: AtomicUsize::new(0),
         });
         slots.insert(key, slot.clone());

@@ -5,6 +5,11 @@
 use super::people::{Busy, PersonSlot};
 use super::*;
 
+/// How often an open person connection looks for its login again: a
+/// person logged out or forgotten (by `mcpw auth` in any process) loses
+/// their open connections within this.
+const RECHECK: Duration = Duration::from_secs(30);
+
 impl Manager {
     /// Runs `f` on `owner`'s own connection to the per-person server of
     /// `slot`, connecting with their login if needed.
@@ -19,6 +24,15 @@ impl Manager {
     {
         let name = slot.name();
         let (person, conn) = self.person_connection(slot, owner).await?;
+        if person.due_for_check(RECHECK) && !self.still_logged_in(slot, owner).await {
+            person.drop_dead(&conn);
+            close(conn).await;
+            tracing::info!(server = name, owner, "closed: the person's login is gone");
+            return Err(LifecycleError::PersonNeedsLogin {
+                server: name.to_string(),
+                owner: owner.to_string(),
+            });
+        }
         let result = {
             let _busy = Busy::enter(&person);
             f(conn.clone()).await
@@ -31,6 +45,29 @@ impl Manager {
             person.drop_dead(&conn);
         }
         result.map_err(|error| person_error(name, owner, error))
+    }
+
+    /// Whether `owner` still has a login to `slot`'s server in the store; a
+    /// store that cannot be read now leaves the open connection be.
+    async fn still_logged_in(&self, slot: &Slot, owner: &str) -> bool {
+        let (Some(vault), crate::config::Transport::Http { url, .. }) =
+            (self.vault_for(slot), &slot.server.config.transport)
+        else {
+            return true;
+        };
+        match crate::auth::ServerCredentials::person(vault, url, owner)
+            .stored()
+            .await
+        {
+            Ok(stored) => stored.is_some_and(|c| c.token_response.is_some()),
+            Err(e) => {
+                tracing::debug!(
+                    server = slot.name(),
+                    "cannot look for a person's login: {e}"
+                );
+                true
+            }
+        }
     }
 
     /// `owner`'s live connection to `slot`'s server, opened with their own

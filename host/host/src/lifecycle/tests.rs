@@ -13,10 +13,15 @@ use serde_json::json;
 
 /// The config of `servers`, read as from a user file in `home`.
 fn config(servers: Value, home: &std::path::Path) -> Config {
+    config_of(json!({"mcpServers": servers}), home)
+}
+
+/// The config `user`, read as from a user file in `home`.
+fn config_of(user: Value, home: &std::path::Path) -> Config {
     let env = Environment::from_pairs([("HOME", home.display().to_string())]);
     let config = crate::config::load(&ConfigSources {
         user_file: None,
-        user_value: Some(json!({"mcpServers": servers})),
+        user_value: Some(user),
         project_dir: None,
         env,
     });
@@ -31,9 +36,18 @@ fn manager(
     options: LifecycleOptions,
     fake: &Arc<Fake>,
 ) -> (Arc<Manager>, tempfile::TempDir) {
+    manager_of(json!({"mcpServers": servers}), options, fake)
+}
+
+/// As [`manager`], of the whole user config `user`.
+fn manager_of(
+    user: Value,
+    options: LifecycleOptions,
+    fake: &Arc<Fake>,
+) -> (Arc<Manager>, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
     let env = Environment::from_pairs([("HOME", dir.path().display().to_string())]);
-    let config = config(servers, dir.path());
+    let config = config_of(user, dir.path());
     let cache = MetadataCache::new(dir.path().join("metadata.json"));
     let connector = Arc::new(FakeConnector(fake.clone()));
     let manager = Manager::with_connector(&config, env, cache, options, connector);
@@ -553,5 +567,35 @@ async fn a_persons_idle_connection_closes_and_a_busy_one_stays() {
     quiet().await;
     assert_eq!(Fake::count(&fake.live), 1, "the busy one stays");
     busy.abort();
+    m.shutdown().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_person_logged_out_elsewhere_loses_their_open_connection() {
+    use rmcp::transport::auth::CredentialStore;
+    let fake = Arc::new(Fake::default());
+    let user = json!({"mcpServers": {"s": per_person()},
+                      "settings": {"credentialStore": "file"}});
+    let (m, _dir) = manager_of(user, LifecycleOptions::default(), &fake);
+    let url = "http://in-process.invalid/mcp";
+    let alices = || crate::auth::ServerCredentials::person(m.vault().clone(), url, "token:alice");
+    let login = json!({"client_id": "c",
+                       "token_response": {"access_token": "a", "token_type": "bearer"}});
+    let login = serde_json::from_value(login).unwrap();
+    CredentialStore::save(&alices(), login).await.unwrap();
+    let alice = Who::Person("token:alice");
+    call_as(&m, alice, "echo").await.unwrap();
+    // `mcpw auth logout s --principal token:alice`, in another process.
+    alices().forget().await.unwrap();
+    call_as(&m, alice, "echo")
+        .await
+        .expect("looked for again only every 30 s");
+    tokio::time::advance(Duration::from_secs(31)).await;
+    let err = call_as(&m, alice, "echo").await.unwrap_err();
+    assert!(
+        matches!(err, LifecycleError::PersonNeedsLogin { .. }),
+        "{err}"
+    );
+    until("alice's connection closed", || Fake::count(&fake.live) == 0).await;
     m.shutdown().await;
 }
