@@ -397,7 +397,11 @@ impl Host {
             Policy::load_lenient(&policy_config, guest_services)
         });
         let manager = {
-            let (config, env, lifecycle) = (config.clone(), env.clone(), options.lifecycle.clone());
+            let (config, env, mut lifecycle) =
+                (config.clone(), env.clone(), options.lifecycle.clone());
+            if let Some(max) = config.settings.per_person_max_connections {
+                lifecycle.max_people = max;
+            }
             joined(
                 tokio::task::spawn_blocking(move || Manager::new(&config, env, cache, lifecycle))
                     .await,

@@ -468,6 +468,9 @@ pub struct Settings {
     /// `autoExposureBudget`: tokens the tool definitions may take for `auto`
     /// exposure to list them all; beyond, it serves tool-search.
     pub auto_exposure_budget: usize,
+    /// `perPerson.maxConnections`: most person connections (servers of
+    /// `oauth.perPerson`) a process keeps open at once; `None`: mcpw's default.
+    pub per_person_max_connections: Option<usize>,
     /// `codeMode`: the code tool beside the others in tool-search and direct exposure.
     pub code_mode: bool,
     /// `approve` (user file only): which calls the user approves, by the
@@ -530,6 +533,7 @@ impl Default for Settings {
             exposure: None,
             tool_search_budget: DEFAULT_TOOL_SEARCH_BUDGET,
             auto_exposure_budget: DEFAULT_AUTO_EXPOSURE_BUDGET,
+            per_person_max_connections: None,
             code_mode: false,
             approve: Default::default(),
             approve_without_client: false,

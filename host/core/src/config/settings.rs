@@ -51,6 +51,23 @@ fn string(v: &Value) -> Option<String> {
     v.as_str().map(str::to_string)
 }
 
+/// `perPerson`: `{"maxConnections": N}`, N from 1 to 100000.
+fn per_person(v: &Value) -> Option<String> {
+    let Some(obj) = v.as_object() else {
+        return Some(format!("expected {{\"maxConnections\": N}}, found {v}"));
+    };
+    if let Some(key) = obj.keys().find(|k| *k != "maxConnections") {
+        return Some(format!("unknown field {key} (known: maxConnections)"));
+    }
+    match obj.get("maxConnections").map(Value::as_u64) {
+        None | Some(Some(1..=100_000)) => None,
+        Some(_) => Some(format!(
+            "expected maxConnections from 1 to 100000, found {}",
+            obj["maxConnections"]
+        )),
+    }
+}
+
 fn boolean(v: &Value, expected: &str) -> Option<String> {
     (!v.is_boolean()).then(|| format!("expected {expected}, found {v}"))
 }
@@ -178,6 +195,15 @@ pub const SETTINGS: &[Setting] = &[
             if let Some(b) = v.as_u64() {
                 s.auto_exposure_budget = b as usize;
             }
+        },
+    },
+    Setting {
+        key: "perPerson",
+        check: Some(per_person),
+        project: Project::Refused("it sets how many connections the gateway holds open"),
+        read: |v, s, _| {
+            let max = v.get("maxConnections").and_then(Value::as_u64);
+            s.per_person_max_connections = max.map(|n| n as usize);
         },
     },
     Setting {

@@ -498,3 +498,27 @@ fn a_per_person_login_names_each_server_it_cannot_fit() {
     assert!(cfg.diagnostics.is_empty(), "{:?}", cfg.diagnostics);
     assert!(cfg.server("s").unwrap().config.per_person());
 }
+
+/// `settings.perPerson.maxConnections` bounds the person connections; a
+/// bad bound is named by its field, and the default stays.
+#[test]
+fn the_person_connections_bound_is_read_and_checked() {
+    let d = ConfigDirs::new();
+    d.user(r#"{"settings": {"perPerson": {"maxConnections": 40}}}"#);
+    let cfg = d.load();
+    assert!(cfg.diagnostics.is_empty(), "{:?}", cfg.diagnostics);
+    assert_eq!(cfg.settings.per_person_max_connections, Some(40));
+    for bad in [
+        r#"{"maxConnections": 0}"#,
+        r#"{"maxConnections": "many"}"#,
+        r#"{"max": 3}"#,
+        "7",
+    ] {
+        let d = ConfigDirs::new();
+        d.user(&format!(r#"{{"settings": {{"perPerson": {bad}}}}}"#));
+        let cfg = d.load();
+        let fields: Vec<_> = cfg.diagnostics.iter().map(|d| d.field.clone()).collect();
+        assert_eq!(fields, [Some("settings.perPerson".to_string())], "{bad}");
+        assert_eq!(cfg.settings.per_person_max_connections, None, "{bad}");
+    }
+}
