@@ -15,6 +15,7 @@ mod select;
 mod shapes;
 pub mod text;
 mod typo;
+mod writers;
 
 use crate::model::{Entry, PolicyError};
 

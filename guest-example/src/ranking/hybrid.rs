@@ -13,6 +13,7 @@ use super::schema_text::schema_fields;
 use super::shapes;
 use super::text::{self, stem, tokens, words};
 use super::typo::Typos;
+use super::writers;
 use crate::model::Entry;
 
 /// The profile name of this scorer.
@@ -43,6 +44,9 @@ const W_LITERAL: f32 = 0.3;
 const SERVER_BOOST: f32 = 1.35;
 /// How much of a tool's score depends on how much of its name the query explains.
 const COVERAGE: f32 = 0.25;
+/// Extra weight for a tool that takes a path and content (see [`writers`])
+/// when the query asks for a file to be written.
+const WRITER_BOOST: f32 = 1.5;
 /// Server-name words too generic to mean "this server".
 const GENERIC_SERVER_WORDS: &[&str] = &[
     "mcp", "server", "api", "tool", "tools", "model", "context", "protocol", "simple", "client",
@@ -60,6 +64,8 @@ pub(crate) struct HybridIndex {
     servers_by_word: HashMap<String, Vec<u32>>,
     /// Typo neighbourhoods of the catalog's words as written (not stemmed).
     typos: Typos,
+    /// tool → does it write a file (takes a path and content)?
+    writers: Vec<bool>,
 }
 
 /// Splits a run-together word into two known words (`heapsnapshot` → `heap`,
@@ -88,6 +94,8 @@ struct Raw {
     description: Vec<String>,
     param_names: Vec<String>,
     param_text: Vec<String>,
+    /// Does the tool take a path and content?
+    writer: bool,
 }
 
 impl Raw {
@@ -107,6 +115,7 @@ impl Raw {
             description: words(&t.description),
             param_names: words(&param_names),
             param_text: words(&param_text),
+            writer: writers::is_writer(&param_names),
         }
     }
 }
@@ -411,6 +420,7 @@ impl HybridIndex {
             server_of,
             servers_by_word,
             typos,
+            writers: raws.iter().map(|r| r.writer).collect(),
         }
     }
 
@@ -628,16 +638,20 @@ impl HybridIndex {
             touched.clear();
         }
         let named = self.named_servers(query);
+        let writing = writers::asks_to_write(query);
         total
             .iter()
             .enumerate()
             .filter(|(i, s)| **s > 0.0 && in_scope(*i))
             .map(|(i, &s)| {
-                let boost = if named.contains(&self.server_of[i]) {
+                let mut boost = if named.contains(&self.server_of[i]) {
                     SERVER_BOOST
                 } else {
                     1.0
                 };
+                if writing && self.writers[i] {
+                    boost *= WRITER_BOOST;
+                }
                 // A tool whose name the query explains word for word is what was asked for.
                 let name = &self.name_words[i];
                 let explained = name.iter().filter(|w| asked.contains(w.as_str())).count();

@@ -75,7 +75,7 @@ pub(crate) fn literals(query: &str) -> Vec<&str> {
 
 /// Does the query name a file as where something goes ("save it to
 /// report.md", "as signups.csv", "into ./notes/")?
-fn destination_file(query: &str) -> bool {
+pub(crate) fn destination_file(query: &str) -> bool {
     let words: Vec<&str> = query.split_whitespace().collect();
     words.windows(2).any(|w| {
         let target = w[1]
@@ -83,6 +83,13 @@ fn destination_file(query: &str) -> bool {
         matches!(w[0].to_lowercase().as_str(), "to" | "into" | "as")
             && (is_file_name(target) || is_path(target))
     })
+}
+
+/// Does the query name a file or a path (not a URL)?
+pub(crate) fn names_file(query: &str) -> bool {
+    literals(query)
+        .iter()
+        .any(|w| !is_url(w) && (is_file_name(w) || is_path(w)))
 }
 
 fn is_url(w: &str) -> bool {
