@@ -92,6 +92,17 @@ impl HostOptions {
     }
 }
 
+impl HostOptions {
+    /// The lifecycle's timing and bounds, with what the config sets of them.
+    fn lifecycle_for(&self, config: &Config) -> LifecycleOptions {
+        let mut lifecycle = self.lifecycle.clone();
+        if let Some(max) = config.settings.per_person_max_connections {
+            lifecycle.max_people = max;
+        }
+        lifecycle
+    }
+}
+
 /// What happens to servers and their tools, for [`Host::events`].
 pub use crate::lifecycle::LifecycleEvent as HostEvent;
 
@@ -397,11 +408,8 @@ impl Host {
             Policy::load_lenient(&policy_config, guest_services)
         });
         let manager = {
-            let (config, env, mut lifecycle) =
-                (config.clone(), env.clone(), options.lifecycle.clone());
-            if let Some(max) = config.settings.per_person_max_connections {
-                lifecycle.max_people = max;
-            }
+            let lifecycle = options.lifecycle_for(&config);
+            let (config, env) = (config.clone(), env.clone());
             joined(
                 tokio::task::spawn_blocking(move || Manager::new(&config, env, cache, lifecycle))
                     .await,
