@@ -54,7 +54,7 @@ pub(crate) struct SearchArgs {
     /// Use this ranking guest instead of the configured one.
     #[arg(long, value_name = "FILE.wasm")]
     plugin: Option<PathBuf>,
-    /// The embedding model: a folder, or a model id (default: `settings.search.model`).
+    /// The embedding model: a folder, a model id, or `none` for words alone (default: `settings.search.model`).
     #[arg(long, value_name = "FOLDER|ID")]
     model: Option<String>,
     /// Show each hit's parts: its word score and its cosine to the query

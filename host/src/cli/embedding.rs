@@ -27,7 +27,8 @@ pub(crate) enum Unnamed {
     Configured,
 }
 
-/// The model `flag` names (a folder, else an id), else the configured one,
+/// The model `flag` names (a folder, else an id, or `none` for words
+/// alone), else the configured one,
 /// else (`AsServe`) the default. The default one offline is words alone,
 /// said on stderr; a model the user named that cannot be used is an error.
 pub(crate) fn open(
@@ -38,6 +39,8 @@ pub(crate) fn open(
 ) -> Result<Option<CliEmbeddings>> {
     let env = &sources.env;
     let source = match flag {
+        // As in the settings: words alone.
+        Some("none") => return Ok(None),
         Some(f) if std::path::Path::new(f).is_dir() => {
             let folder = std::path::absolute(f).with_context(|| format!("--model {f}"))?;
             ModelSource::new(&ModelSetting::Folder(folder), env)

@@ -716,6 +716,9 @@ fn offline_or_turned_off_search_ranks_by_words_and_status_and_doctor_say_why() {
             && message.contains("words only"),
         "{found}"
     );
+    // `--model none` asks for words alone, and fetches nothing.
+    let words = succeeded_json(&search_with(&dirs.home(), "none", "http://127.0.0.1:9"));
+    assert!(words.as_array().is_some_and(|h| !h.is_empty()), "{words}");
     // `mcpw status`, which searches nothing itself, says so too.
     let says = |home: &std::path::Path| {
         let out = mcpw(home, &["status"]);
