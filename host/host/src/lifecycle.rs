@@ -772,11 +772,7 @@ impl Manager {
                 None => f(conn.clone()).await,
             }
         };
-        let dead = match &result {
-            Err(e) => e.is_fatal() || !conn.is_open(),
-            Ok(_) => false,
-        };
-        if dead {
+        if died(&result, &conn) {
             // Not a failed connect (no backoff): the next call simply reconnects.
             let mut st = slot.state();
             if st.conn.as_ref().is_some_and(|c| Arc::ptr_eq(c, &conn)) {
@@ -906,6 +902,15 @@ impl Manager {
 }
 
 /// Closes a connection once its last user lets go of it.
+/// Whether `conn` is of no more use after a call ended in `result`: the
+/// next call connects again (no failed connect, so no backoff).
+fn died<T>(result: &Result<T, ConnectError>, conn: &Connection) -> bool {
+    match result {
+        Err(e) => e.is_fatal() || !conn.is_open(),
+        Ok(_) => false,
+    }
+}
+
 async fn close(conn: Arc<Connection>) {
     match Arc::try_unwrap(conn) {
         Ok(conn) => conn.close().await,

@@ -72,10 +72,7 @@ async fn model(cfg: &Config, env: &Environment, deadline: Duration) -> Option<Fi
             "",
         ));
     };
-    let which = match source.default {
-        true => "the default model",
-        false => "model",
-    };
+    let which = which(&source);
     Some(match (source.present(), source.fetched_from()) {
         (true, _) => finding(
             Severity::Info,
@@ -121,6 +118,14 @@ async fn model(cfg: &Config, env: &Environment, deadline: Duration) -> Option<Fi
     })
 }
 
+/// How a message names the model of `source`.
+fn which(source: &crate::embed::ModelSource) -> &'static str {
+    match source.default {
+        true => "the default model",
+        false => "model",
+    }
+}
+
 /// Why the model `source` cannot be fetched from `hub` now (it does not
 /// accept a connection), or `None` when it can be.
 async fn unreachable(
@@ -129,10 +134,7 @@ async fn unreachable(
     deadline: Duration,
 ) -> Option<String> {
     let why = connects(hub, deadline).await.err()?;
-    let which = match source.default {
-        true => "the default model",
-        false => "model",
-    };
+    let which = which(source);
     Some(format!(
         "{which} {} is not downloaded, and its hub {hub} {why}",
         source.name

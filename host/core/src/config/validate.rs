@@ -454,20 +454,12 @@ fn rest(r: &mut Reader<'_>, transport: Option<Transport>) -> Option<ServerConfig
     let debug = r.bool("debug").unwrap_or(false);
     let search_keywords = r.strings("searchKeywords", false);
     let oauth = oauth::oauth(r);
-    let static_credentials = bearer_token.is_some()
-        || bearer_token_env.is_some()
-        || matches!(&transport, Some(Transport::Http { headers, .. })
-            if headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("authorization")));
-    oauth::per_person_fits(r, &oauth, transport.as_ref(), static_credentials);
     let approve = r.rule("approve", super::ApproveRule::parse);
     let rate_limit = r.rule("rateLimit", super::rate::RateRule::parse);
     let result_budget = r.rule("resultBudget", super::results::server_budget);
     let result_format = r.rule("resultFormat", super::results::server_format);
 
-    if r.failed {
-        return None;
-    }
-    Some(ServerConfig {
+    let config = ServerConfig {
         enabled,
         transport: transport?,
         auth,
@@ -488,7 +480,9 @@ fn rest(r: &mut Reader<'_>, transport: Option<Transport>) -> Option<ServerConfig
         rate_limit,
         result_budget,
         result_format,
-    })
+    };
+    oauth::per_person_fits(r, &config);
+    (!r.failed).then_some(config)
 }
 
 /// `auth`: `"bearer"`, `"oauth"`, or nothing (`false` or absent).

@@ -37,11 +37,7 @@ impl Manager {
             let _busy = Busy::enter(&person);
             f(conn.clone()).await
         };
-        let dead = match &result {
-            Err(e) => e.is_fatal() || !conn.is_open(),
-            Ok(_) => false,
-        };
-        if dead {
+        if died(&result, &conn) {
             person.drop_dead(&conn);
         }
         result.map_err(|error| person_error(name, owner, error))
@@ -55,11 +51,8 @@ impl Manager {
         else {
             return true;
         };
-        match crate::auth::ServerCredentials::person(vault, url, owner)
-            .stored()
-            .await
-        {
-            Ok(stored) => stored.is_some_and(|c| c.token_response.is_some()),
+        match crate::auth::status(&vault, url, Some(owner)).await {
+            Ok(held) => held.logged_in,
             Err(e) => {
                 tracing::debug!(
                     server = slot.name(),

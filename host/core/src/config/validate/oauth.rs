@@ -142,23 +142,16 @@ fn consistent(r: &mut Reader<'_>, out: &OAuthConfig) {
 /// `perPerson` asks for one login per principal, which only an HTTP server
 /// mcpw logs in to can take: a stdio or component server is one process for
 /// everyone, and a static credential is one credential for everyone.
-pub(super) fn per_person_fits(
-    r: &mut Reader<'_>,
-    oauth: &OAuthConfig,
-    transport: Option<&crate::config::model::Transport>,
-    static_credentials: bool,
-) {
-    if !oauth.per_person {
+pub(super) fn per_person_fits(r: &mut Reader<'_>, server: &crate::config::ServerConfig) {
+    if !server.oauth.per_person {
         return;
     }
-    let why = match transport {
-        Some(crate::config::model::Transport::Http { .. }) if static_credentials => {
+    let why = match server.transport {
+        crate::config::Transport::Http { .. } if server.has_credentials() => {
             "a bearer token or Authorization header is one credential for everyone"
         }
-        Some(crate::config::model::Transport::Http { .. }) | None => return,
-        Some(_) => {
-            "only an HTTP server takes a login per person: this one runs one process for everyone"
-        }
+        crate::config::Transport::Http { .. } => return,
+        _ => "only an HTTP server takes a login per person: this one runs one process for everyone",
     };
     r.error("oauth.perPerson", why);
 }
