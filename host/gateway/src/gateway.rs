@@ -35,6 +35,7 @@ mod results;
 mod scope;
 mod scoped;
 mod session_events;
+mod sign_in;
 mod skills;
 mod state;
 mod stateless;

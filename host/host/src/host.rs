@@ -182,6 +182,9 @@ pub enum HostError {
         /// What failed.
         source: Box<crate::auth::AuthFailure>,
     },
+    /// A person's sign-in could not be finished.
+    #[error("the sign-in could not be finished: {0}")]
+    SignIn(Box<crate::auth::AuthFailure>),
     /// A principal named in a form no principal's key takes.
     #[error(transparent)]
     Principal(#[from] crate::auth::BadOwner),
@@ -231,7 +234,13 @@ pub struct Host {
     shelf: crate::kept::Shelf,
     /// What every call passes through: guards, rate limits, observers.
     calls: Arc<call_path::CallPath>,
+    /// Sign-in links given out lately (see [`Host::sign_in_link`]).
+    links_given: std::sync::Mutex<LinksGiven>,
 }
+
+/// Sign-in links given out lately, by (server, owner), with when (see
+/// [`Host::sign_in_link`]).
+type LinksGiven = std::collections::HashMap<(String, String), (std::time::Instant, String)>;
 
 /// How the host's catalog is named: the configured prefix, and the names
 /// the host keeps for its own tools.
@@ -421,7 +430,6 @@ impl Host {
         release_free_memory();
         let policy = Arc::new(policy);
         let tasks = background(&options, &manager, &shared, &embeddings, &catalog, &policy);
-        let naming = naming_options(&config);
         let kept = crate::kept::Store::new(config.settings.results.store.into());
         let config = Arc::new(ArcSwap::from_pointee(config));
         let buckets = crate::rate_limit::Buckets::new(shared.clone())
@@ -433,16 +441,17 @@ impl Host {
         Ok(Host {
             shared,
             signals: Default::default(),
+            naming: naming_options(&config.load()),
             config,
             env,
             manager,
             policy,
             embeddings,
             broken_guests,
-            naming,
             catalog,
             tasks,
             watched: Default::default(),
+            links_given: Default::default(),
             guests,
             scripter: Default::default(),
             shelf: kept.shelf(),

@@ -14,12 +14,14 @@ mod cross_app;
 mod fetch;
 pub mod flow;
 mod owner;
+mod sign_in;
 pub mod store;
 
 pub use browser::available as browser_available;
 pub use credentials::ServerCredentials;
 pub use flow::{LoggedIn, Login};
 pub use owner::{BadOwner, Owner};
+pub use sign_in::{SignIn, SignedIn, finish as finish_sign_in};
 
 use crate::config::Config;
 use crate::paths::Environment;

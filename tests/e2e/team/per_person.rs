@@ -38,6 +38,22 @@ fn mcpw(home: &ConfigDirs, redis: &Redis, args: &[&str]) -> std::process::Output
     out
 }
 
+/// Three homes (the operator's, two replicas') with one config: the OAuth
+/// `server` as `o`, for each person's own login, served with `serve`.
+fn homes(server: &Background, serve: Value) -> Vec<ConfigDirs> {
+    let config = json!({
+        "mcpServers": {"o": {"url": server.url("/mcp"), "oauth": {"perPerson": true}}},
+        "serve": serve,
+        "settings": {"sharedStateKey": KEY}
+    })
+    .to_string();
+    let homes: Vec<ConfigDirs> = (0..3).map(|_| ConfigDirs::new()).collect();
+    for h in &homes {
+        h.user(&config);
+    }
+    homes
+}
+
 /// The client each login of server `o` was made as: the shared one, and
 /// each person's by owner.
 fn clients(home: &ConfigDirs, redis: &Redis) -> (String, Vec<(String, String)>) {
@@ -60,16 +76,7 @@ async fn each_persons_calls_go_out_with_their_own_login_at_every_replica() {
     let server = Background::node(&[&servers().oauth_server()], &[]);
     let tokens = json!([{"name": "alice", "token": ALICE}, {"name": "bob", "token": BOB},
                         {"name": "carol", "token": CAROL}]);
-    let config = json!({
-        "mcpServers": {"o": {"url": server.url("/mcp"), "oauth": {"perPerson": true}}},
-        "serve": {"tokens": tokens},
-        "settings": {"sharedStateKey": KEY}
-    })
-    .to_string();
-    let homes: Vec<ConfigDirs> = (0..3).map(|_| ConfigDirs::new()).collect();
-    for h in &homes {
-        h.user(&config);
-    }
+    let homes = homes(&server, json!({"tokens": tokens}));
     // The operator's shared login lists the server; Alice and Bob are
     // logged in for themselves.
     mcpw(&homes[0], &redis, &["auth", "login", "o"]);
@@ -115,4 +122,113 @@ async fn each_persons_calls_go_out_with_their_own_login_at_every_replica() {
         );
         carol.cancel().await.unwrap();
     }
+}
+
+/// The address after "Sign in at " in `said`.
+fn link_in(said: &str) -> String {
+    let (_, rest) = said
+        .split_once("Sign in at ")
+        .unwrap_or_else(|| panic!("a sign-in link: {said}"));
+    rest.split_whitespace().next().unwrap().to_string()
+}
+
+/// A browser that signs in at `link`: the authorization server (which
+/// approves at once) sends it to the gateway's callback, which it then
+/// opens; the callback's status and page.
+async fn sign_in_at(link: &str, callback: &str) -> (u16, String) {
+    let browser = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap();
+    let sent = browser.get(link).send().await.unwrap();
+    let back = sent.headers()["location"].to_str().unwrap().to_string();
+    assert!(back.starts_with(callback), "sent back to {back}");
+    let page = browser.get(&back).send().await.unwrap();
+    (page.status().as_u16(), page.text().await.unwrap())
+}
+
+/// A session of a client that takes URL elicitation.
+async fn session_taking_urls(url: &str, token: &str) -> crate::gateway::tokens::Client {
+    use rmcp::ServiceExt;
+    use rmcp::model::{ClientConfig, Implementation};
+    let transport =
+        rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig::with_uri(url)
+            .auth_header(token);
+    let capabilities = json!({"elicitation": {"url": {}}});
+    let info = ClientConfig::new(
+        serde_json::from_value(capabilities).unwrap(),
+        Implementation::new("test", "1"),
+    );
+    info.serve(rmcp::transport::StreamableHttpClientTransport::from_config(
+        transport,
+    ))
+    .await
+    .expect("a session")
+}
+
+/// A person with no login of their own gets a link to sign in (as a tool
+/// error, or by URL elicitation to a client that takes it); the browser
+/// comes back to the public address, here the other replica, which keeps
+/// the login; the link works once; and the person's next call, at the
+/// first replica, goes out with their own new login.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_person_signs_in_by_the_link_and_it_finishes_at_the_other_replica() {
+    use mcpw_test_support::{free_port, team::replica_on};
+    let root = tempfile::tempdir().unwrap();
+    let redis = Redis::start(&root.path().join("redis"));
+    let server = Background::node(&[&servers().oauth_server()], &[]);
+    let (a_port, b_port) = (free_port(), free_port());
+    let public = format!("http://127.0.0.1:{b_port}");
+    let tokens = json!([{"name": "carol", "token": CAROL}, {"name": "dave", "token": BOB}]);
+    let homes = homes(&server, json!({"tokens": tokens, "publicUrl": public}));
+    mcpw(&homes[0], &redis, &["auth", "login", "o"]);
+    let direct = ["--exposure", "direct"];
+    let _a = replica_on(MCPW, &homes[1].home(), &redis.url(), a_port, &direct);
+    let _b = replica_on(MCPW, &homes[2].home(), &redis.url(), b_port, &direct);
+    let at_a = format!("http://127.0.0.1:{a_port}/mcp");
+    let callback = format!("{public}/oauth/callback");
+
+    // Carol's client takes no URLs: a tool error with the link.
+    let carol = session(&at_a, CAROL).await;
+    let got = call(&carol, "o__whoami", json!({})).await;
+    let said = text(&got);
+    assert!(
+        got.is_error == Some(true) && !said.contains("client "),
+        "{said}"
+    );
+    let link = link_in(&said);
+    assert!(link.starts_with(&server.url("/authorize")), "{link}");
+    let (status, page) = sign_in_at(&link, &callback).await;
+    assert_eq!(status, 200, "{page}");
+    assert!(page.contains("signed in to o as token:carol"), "{page}");
+    let (_, people) = clients(&homes[0], &redis);
+    let owners: Vec<&str> = people.iter().map(|(o, _)| o.as_str()).collect();
+    assert_eq!(owners, ["token:carol"]);
+    let got = call(&carol, "o__whoami", json!({})).await;
+    assert_eq!(text(&got), format!("client {}", people[0].1));
+    // The link, used, is spent.
+    let again = reqwest::get(format!("{callback}?code=x&state=y"))
+        .await
+        .unwrap();
+    assert_eq!(again.status().as_u16(), 400);
+
+    // Dave's client takes URLs: the link comes as a URL elicitation.
+    let dave = session_taking_urls(&at_a, BOB).await;
+    let args = serde_json::Map::new();
+    let request = rmcp::model::CallToolRequestParams::new("o__whoami").with_arguments(args);
+    let refused = dave.call_tool(request.clone()).await.unwrap_err();
+    let rmcp::ServiceError::McpError(error) = refused else {
+        panic!("a JSON-RPC error: {refused:?}")
+    };
+    assert_eq!(error.code.0, -32042, "{error:?}");
+    let asked = &error.data.as_ref().unwrap()["elicitations"][0];
+    assert_eq!(asked["mode"], "url");
+    let link = asked["url"].as_str().unwrap();
+    let (status, page) = sign_in_at(link, &callback).await;
+    assert!(status == 200 && page.contains("token:dave"), "{page}");
+    let got = dave.call_tool(request).await.unwrap();
+    assert!(text(&got).starts_with("client "), "{}", text(&got));
+    let (_, people) = clients(&homes[0], &redis);
+    assert_eq!(people.len(), 2, "{people:?}");
+    assert_ne!(people[0].1, people[1].1);
 }

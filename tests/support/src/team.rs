@@ -180,6 +180,25 @@ pub fn replica(bin: impl AsRef<OsStr>, home: &Path, redis: &str, args: &[&str]) 
     (serving, port)
 }
 
+/// As [`replica`], on `port` (one the test chose beforehand, to name it in
+/// a config).
+pub fn replica_on(
+    bin: impl AsRef<OsStr>,
+    home: &Path,
+    redis: &str,
+    port: u16,
+    args: &[&str],
+) -> Serving {
+    let addr = format!("127.0.0.1:{port}");
+    let mut all = vec!["--shared-state", redis, "--http", &addr];
+    all.extend_from_slice(args);
+    let serving = Serving::start(bin, home, &all);
+    wait_until("the replica to be ready", Duration::from_secs(30), || {
+        readiness(port).starts_with("HTTP/1.0 200")
+    });
+    serving
+}
+
 /// As [`replica`], without waiting until it is ready.
 pub fn replica_started(
     bin: impl AsRef<OsStr>,

@@ -565,11 +565,37 @@ pub struct Serve {
     pub tokens: Vec<ServeToken>,
     /// `oauth`: access tokens from identity providers, when set.
     pub oauth: Option<ServeOAuth>,
+    /// `publicUrl`: the address browsers reach the gateway at (behind a load
+    /// balancer, its address), where people come back to after signing in
+    /// to a server for themselves (`<publicUrl>/oauth/callback`); else the
+    /// origin of `oauth.resource`, when set.
+    pub public_url: Option<String>,
     /// Some entry of `tokens` was invalid and left out: serving HTTP then
     /// refuses to start rather than admit clients differently than written.
     pub broken: bool,
     /// `serve` as written (for `config show`, secrets masked there).
     pub raw: Option<serde_json::Value>,
+}
+
+/// Where a person's browser comes back to after signing in to a server,
+/// under the gateway's public address.
+pub const SIGN_IN_CALLBACK: &str = "/oauth/callback";
+
+impl Serve {
+    /// The address of the gateway's sign-in callback, as browsers reach it:
+    /// under `publicUrl`, else under the origin of `oauth.resource`; `None`
+    /// when neither is set.
+    pub fn sign_in_callback(&self) -> Option<String> {
+        let base = match (&self.public_url, &self.oauth) {
+            (Some(url), _) => url.clone(),
+            (None, Some(oauth)) => url::Url::parse(&oauth.resource)
+                .ok()?
+                .origin()
+                .ascii_serialization(),
+            (None, None) => return None,
+        };
+        Some(format!("{base}{SIGN_IN_CALLBACK}"))
+    }
 }
 
 /// `serve.oauth`: `mcpw serve --http` as an OAuth 2.1 protected resource.

@@ -116,6 +116,9 @@ impl Session {
                 result(&out.content, out.structured_content, out.is_error)?
             }
             Err(e) => {
+                if let Some(needed) = self.sign_in_needed(&e).await {
+                    return needed.answer(context, None).map(Into::into);
+                }
                 return result(&[Content::text(format!("Error: {e}"))], None, true).map(Into::into);
             }
         };

@@ -182,6 +182,7 @@ pub async fn serve(
         false => router,
     };
     let router = with_probes(router, ops.clone());
+    let router = super::sign_in::routes(router, page_state.clone());
     let router = super::page::files(router);
     let router = super::app_host::files(router, page_state);
     let listener = tokio::net::TcpListener::bind(options.addr)

@@ -47,6 +47,8 @@ pub struct Gateway {
     pub(super) held: Arc<HeldCalls>,
     /// Views of MCP Apps shown on the page, once a page is served.
     pub(super) views: OnceLock<Arc<Views>>,
+    /// The sign-in callback's public address, once HTTP is served with one.
+    pub(super) sign_in: OnceLock<String>,
     /// The tasks given to clients, and whose each is.
     pub(super) tasks: TaskBook,
 }
@@ -84,6 +86,7 @@ impl Gateway {
             code_usage: tokio::sync::OnceCell::new(),
             sessions_by_client: Default::default(),
             views: OnceLock::new(),
+            sign_in: OnceLock::new(),
         })
     }
 

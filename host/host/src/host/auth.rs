@@ -2,6 +2,7 @@
 //! each server's shared login here, each person's own in [`people`].
 
 pub(super) mod people;
+mod sign_in;
 
 use super::{Host, HostError};
 use crate::auth::{self, AuthFailure, LoggedIn, Login, Status};

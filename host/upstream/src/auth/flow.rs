@@ -91,31 +91,14 @@ impl Login<'_> {
         AuthFailure,
     > {
         let credentials = ServerCredentials::of(self.vault.clone(), self.url, self.owner);
-        let mut manager = AuthorizationManager::new(self.url).await?;
-        manager.set_credential_store(credentials.clone());
-        let metadata = match manager
-            .resolve_metadata_from_challenge(self.challenge.as_deref())
-            .await
-        {
-            Ok(resolution) => resolution.metadata,
-            // A server of the 2025-03-26 layout: no resource metadata, its
-            // authorization server's metadata at its own root, under an
-            // issuer that need not be that root.
-            Err(AuthError::AuthorizationServerMismatch { .. }) => legacy_metadata(self.url).await?,
-            Err(e) => return Err(e.into()),
-        };
-        credentials.save_metadata(&metadata).await?;
-        manager.set_metadata(metadata.clone());
+        let (manager, metadata) =
+            discover(self.url, self.challenge.as_deref(), &credentials).await?;
         Ok((manager, credentials, metadata))
     }
 
     /// `oauth.scope`, split.
     fn scopes(&self) -> Vec<String> {
-        self.oauth
-            .scope
-            .as_deref()
-            .map(|s| s.split_whitespace().map(str::to_string).collect())
-            .unwrap_or_default()
+        scopes(self.oauth)
     }
 
     async fn authorization_code(
@@ -126,22 +109,7 @@ impl Login<'_> {
         let callback = Callback::bind(self.oauth.callback_port)
             .await
             .map_err(|e| AuthFailure::Callback(e.to_string()))?;
-        let mut request =
-            AuthorizationRequest::new(callback.redirect_uri()).with_client_name("mcpw");
-        if let Some(id) = &self.oauth.client_id {
-            request = request.with_preregistered_client(id);
-            if let Some(secret) = &self.oauth.client_secret {
-                let secret = self.secret(secret, "oauth.clientSecret").await?;
-                request = request.with_client_secret(secret);
-            }
-        }
-        if let Some(url) = &self.oauth.client_metadata_url {
-            request = request.with_client_metadata_url(url);
-        }
-        let scopes = self.scopes();
-        if !scopes.is_empty() {
-            request = request.with_scopes(scopes);
-        }
+        let request = request(self.server, self.oauth, callback.redirect_uri()).await?;
         let session = AuthorizationSession::new(manager, request)
             .await
             .map_err(|(_, e)| e)?;
@@ -231,6 +199,64 @@ impl Login<'_> {
         let client_id = self.oauth.client_id.clone().unwrap_or_default();
         keep(&credentials, client_id, token, scopes, metadata.issuer).await
     }
+}
+
+/// Finds the authorization server of the server at `url` (from its
+/// `challenge`, else by asking), keeps its metadata in `credentials`, and
+/// gives a manager that knows it, and the resource it names.
+pub(super) async fn discover(
+    url: &str,
+    challenge: Option<&str>,
+    credentials: &ServerCredentials,
+) -> Result<(AuthorizationManager, AuthorizationMetadata), AuthFailure> {
+    let mut manager = AuthorizationManager::new(url).await?;
+    manager.set_credential_store(credentials.clone());
+    let metadata = match manager.resolve_metadata_from_challenge(challenge).await {
+        Ok(resolution) => resolution.metadata,
+        // A server of the 2025-03-26 layout: no resource metadata, its
+        // authorization server's metadata at its own root, under an
+        // issuer that need not be that root.
+        Err(AuthError::AuthorizationServerMismatch { .. }) => legacy_metadata(url).await?,
+        Err(e) => return Err(e.into()),
+    };
+    credentials.save_metadata(&metadata).await?;
+    manager.set_metadata(metadata.clone());
+    Ok((manager, metadata))
+}
+
+/// The authorization request of a login to `server` by `oauth`, sent back
+/// to `redirect_uri`: its client as configured (a client of its own, a
+/// metadata document) or registered there, and its scopes.
+pub(super) async fn request(
+    server: &str,
+    oauth: &OAuthConfig,
+    redirect_uri: String,
+) -> Result<AuthorizationRequest, AuthFailure> {
+    let mut request = AuthorizationRequest::new(redirect_uri).with_client_name("mcpw");
+    if let Some(id) = &oauth.client_id {
+        request = request.with_preregistered_client(id);
+        if let Some(secret) = &oauth.client_secret {
+            let secret = super::secret(server, secret, "oauth.clientSecret").await?;
+            request = request.with_client_secret(secret);
+        }
+    }
+    if let Some(url) = &oauth.client_metadata_url {
+        request = request.with_client_metadata_url(url);
+    }
+    let scopes = scopes(oauth);
+    if !scopes.is_empty() {
+        request = request.with_scopes(scopes);
+    }
+    Ok(request)
+}
+
+/// `oauth.scope`, split.
+fn scopes(oauth: &OAuthConfig) -> Vec<String> {
+    oauth
+        .scope
+        .as_deref()
+        .map(|s| s.split_whitespace().map(str::to_string).collect())
+        .unwrap_or_default()
 }
 
 /// Keeps a token obtained without a person, as received now.

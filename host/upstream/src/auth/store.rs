@@ -8,10 +8,12 @@
 
 mod file;
 mod keyring;
+mod logins;
 mod people;
 mod person;
 mod team_state;
 
+pub use logins::UNDER_WAY;
 pub use person::{Person, PersonLogin};
 pub use team_state::{KEY_ENV, SharedLock};
 

@@ -235,9 +235,30 @@ fn besides_tokens(
         out.oauth = super::serve_oauth::oauth(oauth, (file, env), diags);
         out.broken |= out.oauth.is_none();
     }
+    match obj.get("publicUrl") {
+        None | Some(Value::Null) => {}
+        Some(Value::String(s)) if super::https_or_loopback(s.trim()) => {
+            out.public_url = Some(s.trim().trim_end_matches('/').to_string());
+        }
+        Some(other) => {
+            let message = match other {
+                Value::String(s) => {
+                    format!("{s:?} is not an https URL (plain http only on loopback)")
+                }
+                other => format!("expected a URL, found {}", kind(other)),
+            };
+            diags.push(Diagnostic::field(
+                Severity::Error,
+                file,
+                "serve.publicUrl".into(),
+                message,
+            ));
+            out.broken = true;
+        }
+    }
     for key in obj
         .keys()
-        .filter(|k| !["tokens", "oauth"].contains(&k.as_str()))
+        .filter(|k| !["tokens", "oauth", "publicUrl"].contains(&k.as_str()))
     {
         let unknown = "unknown field, ignored".into();
         diags.push(Diagnostic::field(
@@ -336,6 +357,35 @@ mod tests {
         let mut diags = Vec::new();
         let serve = serve(&value, Path::new("/home/me/mcp.json"), &env, &mut diags);
         (serve, diags)
+    }
+
+    /// `publicUrl` says where the sign-in callback is, else the origin of
+    /// `oauth.resource` does; one that is not https (off loopback) is an
+    /// error naming the field.
+    #[test]
+    fn the_sign_in_callback_is_under_the_public_url_or_the_resources_origin() {
+        let (served, diags) = check(json!({"publicUrl": "https://mcp.example.com/"}));
+        assert!(diags.is_empty(), "{diags:?}");
+        let at = served.sign_in_callback();
+        assert_eq!(
+            at.as_deref(),
+            Some("https://mcp.example.com/oauth/callback")
+        );
+        let (served, _) = check(json!({"oauth": {"resource": "https://gw.example.com/mcp",
+            "issuers": [{"issuer": "https://idp.example.com"}]}}));
+        let at = served.sign_in_callback();
+        assert_eq!(at.as_deref(), Some("https://gw.example.com/oauth/callback"));
+        assert_eq!(check(json!({})).0.sign_in_callback(), None);
+        for bad in [json!("http://mcp.example.com"), json!(3)] {
+            let (served, diags) = check(json!({"publicUrl": bad}));
+            assert!(served.broken, "{bad}");
+            assert!(
+                diags
+                    .iter()
+                    .any(|d| d.to_string().contains("serve.publicUrl")),
+                "{diags:?}"
+            );
+        }
     }
 
     fn errors(diags: &[Diagnostic]) -> Vec<String> {

@@ -50,7 +50,13 @@ pub(super) async fn call_tool(
             let raw = shape(gw, &entry, raw, shaping, &mut kept).await?;
             Ok(crate::host::present_result(&entry, raw))
         }
-        Ran::Done(Err(e)) => Err(e),
+        Ran::Done(Err(e)) => {
+            if let Some(needed) = gw.sign_in_needed(&e).await {
+                let details = call_details(&entry, json!({"error": "login_needed"}));
+                return needed.answer(ctx, Some(details));
+            }
+            Err(e)
+        }
         Ran::Refused(why) => {
             let details = json!({"mode": "call", "error": "not_approved", "tool": entry.name});
             return result(&[Content::text(why)], Some(details), true);

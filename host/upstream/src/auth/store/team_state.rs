@@ -27,6 +27,9 @@ const LOCK_TTL: Duration = Duration::from_secs(60);
 fn hash_key() -> String {
     key(&["credentials"])
 }
+fn expiring_key(name: &str) -> String {
+    key(&["logins", name])
+}
 fn lock_key(name: &str) -> String {
     key(&["credentials", "lock", name])
 }
@@ -77,6 +80,55 @@ impl SharedVault {
             .command(cmd)
             .await
             .map_err(|e| unreachable(&self.state, e))
+    }
+
+    /// Keeps `value` sealed under `name` for `ttl` (a login under way).
+    pub(super) async fn keep_expiring(
+        &self,
+        name: &str,
+        value: &Value,
+        ttl: Duration,
+    ) -> Result<(), StoreError> {
+        let mut cmd = redis::cmd("SET");
+        cmd.arg(expiring_key(name))
+            .arg(self.sealer.seal(&expiring_key(name), value))
+            .arg("PX")
+            .arg(ttl.as_millis() as u64);
+        self.state
+            .command(cmd)
+            .await
+            .map_err(|e| unreachable(&self.state, e))
+    }
+
+    /// What is kept under `name`, while it has not lapsed.
+    pub(super) async fn load_expiring(&self, name: &str) -> Result<Option<Value>, StoreError> {
+        let mut cmd = redis::cmd("GET");
+        cmd.arg(expiring_key(name));
+        let sealed: Option<String> = self
+            .state
+            .command(cmd)
+            .await
+            .map_err(|e| unreachable(&self.state, e))?;
+        match sealed {
+            None => Ok(None),
+            Some(s) => self
+                .sealer
+                .open(&expiring_key(name), &s)
+                .map(Some)
+                .map_err(|why| StoreError::Shared(format!("a login under way: {why}"))),
+        }
+    }
+
+    /// Drops what is kept under `name`; whether it was there.
+    pub(super) async fn clear_expiring(&self, name: &str) -> Result<bool, StoreError> {
+        let mut cmd = redis::cmd("DEL");
+        cmd.arg(expiring_key(name));
+        let gone: i64 = self
+            .state
+            .command(cmd)
+            .await
+            .map_err(|e| unreachable(&self.state, e))?;
+        Ok(gone > 0)
     }
 
     /// Takes the refresh lock `lock_name`, waiting at most `timeout`.

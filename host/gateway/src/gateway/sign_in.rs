@@ -1,0 +1,132 @@
+//! People signing in to per-person servers through the gateway: a call
+//! that found no login of the caller's own gets a link to sign in (by URL
+//! elicitation to a client that takes it, as a tool error with the link
+//! otherwise), and the authorization server sends the browser back to the
+//! callback here, at the public address; any replica finishes the sign-in.
+
+use super::wire::result;
+use super::{Gateway, Session};
+use crate::host::HostError;
+use crate::present::Content;
+use crate::servers::ServerError;
+use axum::extract::State;
+use axum::http::{StatusCode, Uri};
+use axum::response::Html;
+use rmcp::ErrorData as McpError;
+use rmcp::model::{CallToolResult, ErrorCode};
+use rmcp::service::{RequestContext, RoleServer};
+use serde_json::{Value, json};
+use std::sync::Arc;
+
+/// The JSON-RPC error that asks the client to open a URL first (MCP's
+/// `URLElicitationRequiredError`).
+const URL_ELICITATION_REQUIRED: i32 = -32042;
+
+/// A call that needs the caller to sign in first.
+pub(super) struct SignInNeeded {
+    server: String,
+    link: String,
+}
+
+impl SignInNeeded {
+    fn message(&self) -> String {
+        format!(
+            "Server \"{}\" acts for each person with their own login, and you have none there yet. Sign in at {} (the link is yours alone and works once), then call again.",
+            self.server, self.link
+        )
+    }
+
+    /// The answer to the call: a URL elicitation to a client that declares
+    /// it, else a tool error that gives the link (with `details`, when the
+    /// answer carries some).
+    pub(super) fn answer(
+        &self,
+        context: &RequestContext<RoleServer>,
+        details: Option<Value>,
+    ) -> Result<CallToolResult, McpError> {
+        let takes_urls = context
+            .client_capabilities()
+            .and_then(|c| c.elicitation)
+            .is_some_and(|e| e.url.is_some());
+        if takes_urls {
+            let asked = json!({"elicitations": [{
+                "mode": "url",
+                "elicitationId": super::views::random_id(),
+                "url": self.link,
+                "message": format!("Sign in to \"{}\" with your own account.", self.server),
+            }]});
+            let code = ErrorCode(URL_ELICITATION_REQUIRED);
+            return Err(McpError::new(code, self.message(), Some(asked)));
+        }
+        let details = details.map(|mut d| {
+            d["signIn"] = json!(self.link);
+            d
+        });
+        result(&[Content::text(self.message())], details, true)
+    }
+}
+
+impl Session {
+    /// When `failed` is a call refused for want of the caller's own login,
+    /// and this gateway serves a callback: the link to sign in.
+    pub(super) async fn sign_in_needed(&self, failed: &HostError) -> Option<SignInNeeded> {
+        let HostError::Lifecycle(ServerError::PersonNeedsLogin { server, owner }) = failed else {
+            return None;
+        };
+        let callback = self.shared.sign_in.get()?;
+        let host = &self.shared.host;
+        match host.sign_in_link(server, owner, callback).await {
+            Ok(Some(link)) => Some(SignInNeeded {
+                server: server.clone(),
+                link,
+            }),
+            Ok(None) => None,
+            Err(why) => {
+                tracing::warn!(server, "no sign-in link could be made: {why}");
+                None
+            }
+        }
+    }
+}
+
+/// `router` with the sign-in callback, when the config says where browsers
+/// reach it (`serve.publicUrl`, or `serve.oauth.resource`). It carries no
+/// token: what it finishes was begun for a principal the gateway admitted,
+/// and is found by the state only that sign-in's link holds.
+pub(super) fn routes(router: axum::Router, shared: Arc<Gateway>) -> axum::Router {
+    let Some(callback) = shared.host.config().serve.sign_in_callback() else {
+        return router;
+    };
+    let _ = shared.sign_in.set(callback);
+    router.route(
+        crate::config::model::SIGN_IN_CALLBACK,
+        axum::routing::get(came_back).with_state(shared),
+    )
+}
+
+/// The browser back from the authorization server.
+async fn came_back(State(shared): State<Arc<Gateway>>, uri: Uri) -> (StatusCode, Html<String>) {
+    let callback = shared.sign_in.get().cloned().unwrap_or_default();
+    let redirect = format!("{callback}?{}", uri.query().unwrap_or_default());
+    let (status, said) = match shared.host.finish_sign_in(&redirect).await {
+        Ok(done) => (
+            StatusCode::OK,
+            format!(
+                "You are signed in to {} as {}. You can close this tab and call the tool again.",
+                escape(&done.server),
+                escape(&done.owner)
+            ),
+        ),
+        Err(e) => (StatusCode::BAD_REQUEST, escape(&e.to_string())),
+    };
+    let page =
+        format!("<!doctype html><meta charset=\"utf-8\"><title>mcpw</title><p>mcpw: {said}</p>");
+    (status, Html(page))
+}
+
+fn escape(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}

@@ -1,0 +1,190 @@
+//! A person's sign-in through the gateway's own callback, at the public
+//! address the operator sets: begun where a call found no login of theirs,
+//! finished wherever the authorization server sends the browser back (any
+//! replica, with shared state). rmcp's PKCE verifier and state are kept
+//! through [`UnderWay`], a state store over the vault's logins under way;
+//! beside them, the record says whose login it is and to which server.
+
+use super::AuthFailure;
+use super::credentials::ServerCredentials;
+use super::flow::{discover, request};
+use super::store::Vault;
+use crate::config::OAuthConfig;
+use rmcp::transport::auth::{
+    AuthError, AuthorizationSession, OAuthClientConfig, StateStore, StoredAuthorizationState,
+};
+use serde_json::{Value, json};
+
+/// One person's sign-in to one server, begun.
+pub struct SignIn<'a> {
+    /// The server's name.
+    pub server: &'a str,
+    /// Its MCP endpoint.
+    pub url: &'a str,
+    /// Its `oauth` config.
+    pub oauth: &'a OAuthConfig,
+    /// Where the login goes (and the login under way meanwhile).
+    pub vault: Vault,
+    /// The principal signing in.
+    pub owner: &'a str,
+    /// The gateway's callback, as the browser reaches it.
+    pub callback: &'a str,
+}
+
+/// Whose login a sign-in under way makes (kept beside rmcp's state).
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Whose {
+    server: String,
+    url: String,
+    owner: String,
+    redirect_uri: String,
+    client_id: String,
+}
+
+/// A sign-in finished: whose login was made, to what.
+#[derive(Clone, Debug)]
+pub struct SignedIn {
+    /// The server's name.
+    pub server: String,
+    /// The principal.
+    pub owner: String,
+}
+
+impl SignIn<'_> {
+    /// Registers (or names) the client, keeps the login under way, and
+    /// gives the address the person opens to sign in.
+    pub async fn begin(self) -> Result<String, AuthFailure> {
+        let credentials = ServerCredentials::person(self.vault.clone(), self.url, self.owner);
+        let (mut manager, _) = discover(self.url, None, &credentials).await?;
+        manager.set_state_store(UnderWay(self.vault.clone()));
+        let request = request(self.server, self.oauth, self.callback.to_string()).await?;
+        let session = AuthorizationSession::new(manager, request)
+            .await
+            .map_err(|(_, e)| e)?;
+        let address = session.get_authorization_url().to_string();
+        let state = query(&address, "state").ok_or_else(|| {
+            AuthFailure::Callback("the authorization address has no state".into())
+        })?;
+        let (client_id, _) = session.get_credentials().await?;
+        let whose = Whose {
+            server: self.server.to_string(),
+            url: self.url.to_string(),
+            owner: self.owner.to_string(),
+            redirect_uri: self.callback.to_string(),
+            client_id,
+        };
+        let mut record = self
+            .vault
+            .login_under_way(&state)
+            .await?
+            .unwrap_or_default();
+        record["whose"] = serde_json::to_value(&whose).unwrap_or_default();
+        self.vault.keep_login_under_way(&state, &record).await?;
+        Ok(address)
+    }
+}
+
+/// Finishes the sign-in the browser was sent back from, at `redirect` (the
+/// callback's full address): the code is exchanged with the verifier kept
+/// when it began, once, and the login kept as the person's own. `servers`
+/// gives a server's URL and `oauth` as configured now: a server renamed,
+/// moved or no longer configured since is not signed in to.
+pub async fn finish(
+    vault: &Vault,
+    redirect: &str,
+    servers: impl Fn(&str) -> Option<(String, OAuthConfig)>,
+) -> Result<SignedIn, AuthFailure> {
+    let failed = |why: &str| AuthFailure::Callback(why.to_string());
+    let state = query(redirect, "state").ok_or_else(|| failed("no sign-in is named here"))?;
+    let kept = vault.login_under_way(&state).await?;
+    let whose: Whose = kept
+        .and_then(|r| serde_json::from_value(r["whose"].clone()).ok())
+        .ok_or_else(|| failed("this sign-in link has lapsed or was used already; call the tool again for a new one"))?;
+    if let Some(error) = query(redirect, "error") {
+        vault.end_login_under_way(&state).await?;
+        let said = query(redirect, "error_description").unwrap_or(error);
+        return Err(AuthFailure::Callback(format!(
+            "the authorization server said: {said}"
+        )));
+    }
+    let code = query(redirect, "code").ok_or_else(|| failed("the redirect carries no code"))?;
+    let oauth = match servers(&whose.server) {
+        Some((url, oauth)) if url == whose.url => oauth,
+        _ => {
+            vault.end_login_under_way(&state).await?;
+            return Err(failed(
+                "the server was changed since the sign-in began; call it again",
+            ));
+        }
+    };
+    let credentials = ServerCredentials::person(vault.clone(), &whose.url, &whose.owner);
+    let (mut manager, _) = discover(&whose.url, None, &credentials).await?;
+    manager.set_state_store(UnderWay(vault.clone()));
+    let mut client = OAuthClientConfig::new(whose.client_id.clone(), whose.redirect_uri.clone());
+    if let (Some(id), Some(secret)) = (&oauth.client_id, &oauth.client_secret)
+        && *id == whose.client_id
+    {
+        client = client
+            .with_client_secret(super::secret(&whose.server, secret, "oauth.clientSecret").await?);
+    }
+    manager.configure_client(client)?;
+    let issuer = query(redirect, "iss");
+    manager
+        .exchange_code_for_token_with_issuer(&code, &state, issuer.as_deref())
+        .await?;
+    Ok(SignedIn {
+        server: whose.server,
+        owner: whose.owner,
+    })
+}
+
+/// The query parameter `name` of `address`, decoded.
+fn query(address: &str, name: &str) -> Option<String> {
+    let url = url::Url::parse(address).ok()?;
+    url.query_pairs()
+        .find(|(k, _)| k == name)
+        .map(|(_, v)| v.into_owned())
+}
+
+/// rmcp's PKCE state, in the vault's logins under way (`state` of the
+/// record filed under the OAuth state), so any replica finishes it; rmcp
+/// deletes it as it exchanges the code, so a code is exchanged once.
+struct UnderWay(Vault);
+
+fn kept(e: super::store::StoreError) -> AuthError {
+    AuthError::InternalError(e.to_string())
+}
+
+#[async_trait::async_trait]
+impl StateStore for UnderWay {
+    async fn save(&self, csrf: &str, state: StoredAuthorizationState) -> Result<(), AuthError> {
+        let mut record = self
+            .0
+            .login_under_way(csrf)
+            .await
+            .map_err(kept)?
+            .unwrap_or_else(|| json!({}));
+        record["state"] =
+            serde_json::to_value(state).map_err(|e| AuthError::InternalError(e.to_string()))?;
+        self.0
+            .keep_login_under_way(csrf, &record)
+            .await
+            .map_err(kept)
+    }
+
+    async fn load(&self, csrf: &str) -> Result<Option<StoredAuthorizationState>, AuthError> {
+        let record = self.0.login_under_way(csrf).await.map_err(kept)?;
+        Ok(record.and_then(|mut r: Value| serde_json::from_value(r["state"].take()).ok()))
+    }
+
+    async fn delete(&self, csrf: &str) -> Result<(), AuthError> {
+        // Only one of two callbacks with this state goes on.
+        match self.0.end_login_under_way(csrf).await.map_err(kept)? {
+            true => Ok(()),
+            false => Err(AuthError::InternalError(
+                "this sign-in was finished already".into(),
+            )),
+        }
+    }
+}
