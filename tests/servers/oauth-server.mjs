@@ -6,7 +6,8 @@
 // Authorization is granted at once (no login page), with a refresh token that
 // rotates: a refresh token works once, and a second use is refused
 // (invalid_grant) and written to $EVENTS_FILE as `refresh-reused`, as is every
-// `refresh`. Tool `whoami` answers with the client id of the caller's token.
+// `refresh`. Tool `whoami` answers with the client id of the caller's token, as
+// does prompt `whoami`.
 import { appendFileSync } from "node:fs";
 import { randomUUID } from "node:crypto";
 import express from "express";
@@ -93,6 +94,9 @@ app.post("/mcp", (req, res, next) =>
     const server = new McpServer({ name: "oauth-server", version: "1.0.0" });
     server.registerTool("whoami", { description: "Tells which OAuth client called" }, async (extra) => ({
       content: [{ type: "text", text: `client ${extra.authInfo?.clientId}` }],
+    }));
+    server.registerPrompt("whoami", { description: "Tells which OAuth client asked" }, async (extra) => ({
+      messages: [{ role: "user", content: { type: "text", text: `client ${extra.authInfo?.clientId}` } }],
     }));
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
     res.on("close", () => transport.close());

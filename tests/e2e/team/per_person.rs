@@ -198,6 +198,11 @@ async fn a_person_signs_in_by_the_link_and_it_finishes_at_the_other_replica() {
     );
     let link = link_in(&said);
     assert!(link.starts_with(&server.url("/authorize")), "{link}");
+    // A prompt of the server's, too, is refused with the link.
+    let prompt: rmcp::model::GetPromptRequestParams =
+        serde_json::from_value(json!({"name": "o__whoami"})).unwrap();
+    let refused = carol.get_prompt(prompt.clone()).await.unwrap_err();
+    assert!(refused.to_string().contains("Sign in at "), "{refused}");
     let (status, page) = sign_in_at(&link, &callback).await;
     assert_eq!(status, 200, "{page}");
     assert!(page.contains("signed in to o as token:carol"), "{page}");
@@ -206,6 +211,9 @@ async fn a_person_signs_in_by_the_link_and_it_finishes_at_the_other_replica() {
     assert_eq!(owners, ["token:carol"]);
     let got = call(&carol, "o__whoami", json!({})).await;
     assert_eq!(text(&got), format!("client {}", people[0].1));
+    let got = carol.get_prompt(prompt).await.unwrap();
+    let said = serde_json::to_value(&got.messages).unwrap().to_string();
+    assert!(said.contains(&format!("client {}", people[0].1)), "{said}");
     // The link, used, is spent.
     let again = reqwest::get(format!("{callback}?code=x&state=y"))
         .await

@@ -42,7 +42,7 @@ impl Session {
                     format!("prompt \"{n}\" not found"),
                     None,
                 )),
-                Err(e) => Err(internal(e)),
+                Err(e) => Err(self.request_error(e, &context, internal).await),
             }
         });
         self.with_request_logs(&logged, server, got).await

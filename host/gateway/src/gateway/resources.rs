@@ -107,7 +107,10 @@ impl Session {
                 options,
             )
             .await;
-        from_json(read.map_err(host_error)?)
+        match read {
+            Ok(read) => from_json(read),
+            Err(e) => Err(self.request_error(e, context, host_error).await),
+        }
     }
 
     /// What this session kept (binary content its scripts got, whole

@@ -36,27 +36,45 @@ impl SignInNeeded {
         )
     }
 
-    /// The answer to the call: a URL elicitation to a client that declares
-    /// it, else a tool error that gives the link (with `details`, when the
-    /// answer carries some).
+    /// Whether the client takes URL elicitation.
+    fn takes_urls(context: &RequestContext<RoleServer>) -> bool {
+        context
+            .client_capabilities()
+            .and_then(|c| c.elicitation)
+            .is_some_and(|e| e.url.is_some())
+    }
+
+    /// The request's error: a URL elicitation to a client that declares it
+    /// (MCP's `URLElicitationRequiredError`), else an error that gives the
+    /// link.
+    pub(super) fn error(&self, context: &RequestContext<RoleServer>) -> McpError {
+        if !Self::takes_urls(context) {
+            let data = json!({"signIn": self.link});
+            return McpError::internal_error(self.message(), Some(data));
+        }
+        let asked = json!({"elicitations": [{
+            "mode": "url",
+            "elicitationId": super::views::random_id(),
+            "url": self.link,
+            "message": format!("Sign in to \"{}\" with your own account.", self.server),
+        }]});
+        McpError::new(
+            ErrorCode(URL_ELICITATION_REQUIRED),
+            self.message(),
+            Some(asked),
+        )
+    }
+
+    /// The answer to a tool call: a URL elicitation to a client that
+    /// declares it, else a tool error that gives the link (with `details`,
+    /// when the answer carries some).
     pub(super) fn answer(
         &self,
         context: &RequestContext<RoleServer>,
         details: Option<Value>,
     ) -> Result<CallToolResult, McpError> {
-        let takes_urls = context
-            .client_capabilities()
-            .and_then(|c| c.elicitation)
-            .is_some_and(|e| e.url.is_some());
-        if takes_urls {
-            let asked = json!({"elicitations": [{
-                "mode": "url",
-                "elicitationId": super::views::random_id(),
-                "url": self.link,
-                "message": format!("Sign in to \"{}\" with your own account.", self.server),
-            }]});
-            let code = ErrorCode(URL_ELICITATION_REQUIRED);
-            return Err(McpError::new(code, self.message(), Some(asked)));
+        if Self::takes_urls(context) {
+            return Err(self.error(context));
         }
         let details = details.map(|mut d| {
             d["signIn"] = json!(self.link);
@@ -85,6 +103,22 @@ impl Session {
                 tracing::warn!(server, "no sign-in link could be made: {why}");
                 None
             }
+        }
+    }
+}
+
+impl Session {
+    /// `failed` as a request's error: the link to sign in when that is what
+    /// it needs, else as `otherwise` tells it.
+    pub(super) async fn request_error(
+        &self,
+        failed: HostError,
+        context: &RequestContext<RoleServer>,
+        otherwise: impl FnOnce(HostError) -> McpError,
+    ) -> McpError {
+        match self.sign_in_needed(&failed).await {
+            Some(needed) => needed.error(context),
+            None => otherwise(failed),
         }
     }
 }
