@@ -1,6 +1,7 @@
 //! A team gateway: mcpw replicas sharing state through a real Redis, behind a
 //! real haproxy balancing round-robin with no stickiness.
 
+mod exchange;
 mod oidc;
 mod people_store;
 mod per_person;

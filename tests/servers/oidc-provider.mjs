@@ -4,7 +4,8 @@
 // The JSON (every key optional):
 //   port        the port on 127.0.0.1 (0, the default: any free one)
 //   resource    the resource URI whose access tokens are JWTs (aud = it)
-//   scopes      the scopes that resource allows (default ["mcp"])
+//   resources   more resource URIs whose access tokens are JWTs, as `resource`
+//   scopes      the scopes those resources allow (default ["mcp"])
 //   opaque_resource  a second resource whose access tokens are opaque (for
 //               introspection and revocation), with the same scopes
 //   ttl         access tokens' lifetime in seconds (default 3600)
@@ -19,6 +20,17 @@
 //   registration  true: clients may register themselves (RFC 7591, open
 //               registration at the discovery document's
 //               `registration_endpoint`), naming the resource's scopes
+//   exchange    true: the token endpoint takes token exchange (RFC 8693,
+//               grant `urn:ietf:params:oauth:grant-type:token-exchange`)
+//               from a confidential client listing it in `grant_types`. The
+//               subject_token must be an access token this provider signed
+//               (else invalid_grant); `resource` (or `audience`) names
+//               `resource` or one of `resources` (else invalid_target); the
+//               scope is at most the subject token's (else invalid_scope).
+//               The answer is a new JWT access token for that resource:
+//               the subject's `sub` and account claims, the exchanging
+//               client's `client_id`, and `act: {sub: <that client>}`
+//               (around the subject token's own `act`, if it has one).
 // When ready it prints one line of JSON on stdout, and nothing more there:
 // the discovery document's issuer and endpoints, `rotate_uri` and `kid`
 // (the signing key's id). Its notices and errors go to stderr.
@@ -29,6 +41,7 @@
 // keys: the provider has no API to change its keys while it serves.
 import { generateKeyPairSync, randomUUID } from "node:crypto";
 import { createServer } from "node:http";
+import { createLocalJWKSet, jwtVerify } from "jose";
 import Provider, { errors, interactionPolicy } from "oidc-provider";
 
 // stdout carries the ready line alone: the provider's notices go to stderr.
@@ -37,6 +50,7 @@ console.log = console.info = console.error;
 const config = JSON.parse(process.argv[2] ?? "{}");
 const scopes = config.scopes ?? ["mcp"];
 const ttl = config.ttl ?? 3600;
+const jwtResources = [config.resource, ...(config.resources ?? [])].filter((r) => r !== undefined);
 const accounts = new Map((config.accounts ?? []).map((a) => [a.sub, a]));
 const clientClaims = new Map();
 const clients = (config.clients ?? []).map(({ claims, ...metadata }) => {
@@ -55,7 +69,7 @@ function newKey() {
 
 function resourceServer(indicator) {
   const common = { scope: scopes.join(" "), audience: indicator, accessTokenTTL: ttl };
-  if (indicator === config.resource) {
+  if (jwtResources.includes(indicator)) {
     // The current key by name: with several RSA keys the choice is ours.
     return { ...common, accessTokenFormat: "jwt", jwt: { sign: { alg: "RS256", kid: keys[0].kid } } };
   }
@@ -84,14 +98,76 @@ function policy() {
   return prompts;
 }
 
+// The `act` claim of each token a token exchange issues, by token.
+const actors = new WeakMap();
+
 function tokenClaims(_ctx, token) {
   if (token.kind === "ClientCredentials") return clientClaims.get(token.clientId);
   const { sub: _, ...claims } = accounts.get(token.accountId) ?? {};
-  return claims;
+  const act = actors.get(token);
+  return act ? { ...claims, act } : claims;
+}
+
+const TOKEN_EXCHANGE = "urn:ietf:params:oauth:grant-type:token-exchange";
+const ACCESS_TOKEN_TYPE = "urn:ietf:params:oauth:token-type:access_token";
+
+// A JWT access token this provider signed with one of its keys (the JWKS's),
+// unexpired: its claims, or invalid_grant.
+async function subjectClaims(token) {
+  const jwks = createLocalJWKSet({ keys: keys.map(({ d, p, q, dp, dq, qi, ...pub }) => pub) });
+  try {
+    // `at+jwt`: an ID token is signed by the same keys.
+    const { payload } = await jwtVerify(token, jwks, { issuer, typ: "at+jwt", requiredClaims: ["sub", "exp"] });
+    return payload;
+  } catch (e) {
+    throw new errors.CustomOIDCProviderError("invalid_grant", `subject_token refused: ${e.message}`);
+  }
+}
+
+async function exchangeToken(ctx) {
+  const { client, params, provider } = ctx.oidc;
+  if (client.clientAuthMethod === "none") {
+    throw new errors.UnauthorizedClient("token exchange is for confidential clients");
+  }
+  if (!params.subject_token) throw new errors.InvalidRequest("missing required parameter 'subject_token'");
+  if (params.subject_token_type !== ACCESS_TOKEN_TYPE) {
+    throw new errors.InvalidRequest(`subject_token_type must be ${ACCESS_TOKEN_TYPE}`);
+  }
+  if (params.requested_token_type !== undefined && params.requested_token_type !== ACCESS_TOKEN_TYPE) {
+    throw new errors.InvalidRequest(`requested_token_type must be ${ACCESS_TOKEN_TYPE}`);
+  }
+  const target = params.resource ?? params.audience;
+  if (params.resource !== undefined && params.audience !== undefined && params.resource !== params.audience) {
+    throw new errors.InvalidTarget("resource and audience name different targets");
+  }
+  if (target === undefined) throw new errors.InvalidTarget("resource is required");
+  if (!jwtResources.includes(target)) throw new errors.InvalidTarget(`unknown resource ${target}`);
+  const subject = await subjectClaims(params.subject_token);
+
+  const audience = new provider.ResourceServer(target, resourceServer(target));
+  const held = new Set(subject.scope?.split(" ") ?? []);
+  const granted = [...audience.scopes].filter((s) => held.has(s));
+  const asked = params.scope?.split(" ").filter(Boolean);
+  const wider = asked?.filter((s) => !granted.includes(s)) ?? [];
+  if (wider.length > 0) throw new errors.InvalidScope("scope wider than the subject token's", wider.join(" "));
+  const scope = (asked ?? granted).join(" ") || undefined;
+
+  const token = new provider.AccessToken({ accountId: subject.sub, client, scope, gty: TOKEN_EXCHANGE });
+  token.resourceServer = audience;
+  actors.set(token, subject.act ? { sub: client.clientId, act: subject.act } : { sub: client.clientId });
+  ctx.oidc.entity("AccessToken", token);
+  const value = await token.save();
+  ctx.body = {
+    access_token: value,
+    issued_token_type: ACCESS_TOKEN_TYPE,
+    token_type: token.tokenType,
+    expires_in: token.expiration,
+    scope,
+  };
 }
 
 function build(issuer) {
-  return new Provider(issuer, {
+  const provider = new Provider(issuer, {
     clients,
     findAccount,
     jwks: { keys },
@@ -127,6 +203,11 @@ function build(issuer) {
       ClientCredentials: (_ctx, token) => token.resourceServer?.accessTokenTTL ?? ttl,
     },
   });
+  if (config.exchange) {
+    const parameters = ["subject_token", "subject_token_type", "requested_token_type", "resource", "audience", "scope"];
+    provider.registerGrantType(TOKEN_EXCHANGE, exchangeToken, parameters);
+  }
+  return provider;
 }
 
 let keys = [newKey()];

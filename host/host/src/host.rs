@@ -234,13 +234,18 @@ pub struct Host {
     shelf: crate::kept::Shelf,
     /// What every call passes through: guards, rate limits, observers.
     calls: Arc<call_path::CallPath>,
-    /// Sign-in links given out lately (see [`Host::sign_in_link`]).
-    links_given: std::sync::Mutex<LinksGiven>,
+    /// What people did lately: sign-in links given, listings tried.
+    lately: std::sync::Mutex<Lately>,
 }
 
-/// Sign-in links given out lately, by (server, owner), with when (see
-/// [`Host::sign_in_link`]).
-type LinksGiven = std::collections::HashMap<(String, String), (std::time::Instant, String)>;
+/// What people did lately, by (server, owner), with when.
+#[derive(Default)]
+struct Lately {
+    /// Sign-in links given out (see [`Host::sign_in_link`]).
+    links: std::collections::HashMap<(String, String), (std::time::Instant, String)>,
+    /// Listings tried as a person (see [`Host::list_unlisted_as`]).
+    listings: std::collections::HashMap<(String, String), std::time::Instant>,
+}
 
 /// How the host's catalog is named: the configured prefix, and the names
 /// the host keeps for its own tools.
@@ -451,7 +456,7 @@ impl Host {
             catalog,
             tasks,
             watched: Default::default(),
-            links_given: Default::default(),
+            lately: Default::default(),
             guests,
             scripter: Default::default(),
             shelf: kept.shelf(),

@@ -125,6 +125,15 @@ pub enum LifecycleError {
         "server \"{0}\" takes each person's own login, and this call is made for nobody in particular"
     )]
     NoPerson(String),
+    /// A server that takes each caller's token in exchange, and no token
+    /// of its own could be had for this caller.
+    #[error("server \"{server}\" takes each caller's own token in exchange: {why}")]
+    Exchange {
+        /// The server.
+        server: String,
+        /// Why not.
+        why: String,
+    },
     /// Every person connection this process may hold is busy.
     #[error(
         "server \"{server}\": all {cap} person connections of this process are busy; try again shortly"
@@ -742,7 +751,7 @@ impl Manager {
         }
         match who {
             Who::Shared => self.with_connection_for(name, need, f).await,
-            Who::Person(owner) => self.with_person(&slot, owner, f).await,
+            Who::Person(owner, token) => self.with_person(&slot, (owner, token), f).await,
             Who::Nobody => Err(LifecycleError::NoPerson(name.to_string())),
         }
     }

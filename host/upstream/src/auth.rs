@@ -11,6 +11,7 @@ mod browser;
 mod callback;
 mod credentials;
 mod cross_app;
+mod exchange;
 mod fetch;
 pub mod flow;
 mod owner;
@@ -19,6 +20,7 @@ pub mod store;
 
 pub use browser::available as browser_available;
 pub use credentials::ServerCredentials;
+pub use exchange::{MARGIN as EXCHANGE_MARGIN, TokenExchange};
 pub use flow::{LoggedIn, Login};
 pub use owner::{BadOwner, Owner};
 pub use sign_in::{SignIn, SignedIn, finish as finish_sign_in};
@@ -51,6 +53,9 @@ pub enum AuthFailure {
     /// server's authorization server's).
     #[error("{0}")]
     CrossApp(String),
+    /// An exchange of the caller's token (RFC 8693).
+    #[error("the exchange of the caller's token failed: {0}")]
+    Exchange(String),
 }
 
 /// A secret of server `server`'s `oauth` config (its `!command` run), for
@@ -168,6 +173,13 @@ pub async fn status(vault: &Vault, url: &str, owner: Option<&str>) -> Result<Sta
     Ok(Status::of(stored))
 }
 
+/// Now, in seconds since the epoch.
+fn now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
 impl Status {
     /// What stored credentials say (never a secret).
     fn of(stored: Option<StoredCredentials>) -> Status {
@@ -218,9 +230,7 @@ pub async fn client_for<H>(
     };
     // An expired token that cannot be refreshed is as good as none.
     let held = Status::of(stored);
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
+    let now = now();
     if !held.logged_in || !held.refreshable && held.expires_at.is_some_and(|at| at <= now + 1) {
         return Ok(None);
     }

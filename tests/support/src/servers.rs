@@ -112,6 +112,7 @@ pub fn servers(target_tmpdir: impl AsRef<Path>) -> &'static Servers {
             "conformance-upstream.mjs",
             "oauth-server.mjs",
             "oidc-provider.mjs",
+            "jwt-upstream.mjs",
             "oauth-client.mjs",
             "listen-proxy.mjs",
             "page-check.mjs",
@@ -177,6 +178,13 @@ impl Servers {
     /// Our OAuth-protected server (`oauth-server.mjs`; `PORT` from the environment).
     pub fn oauth_server(&self) -> String {
         self.npm.join("oauth-server.mjs").display().to_string()
+    }
+
+    /// An MCP server that takes the JWTs of an issuer for its own resource
+    /// and says whose token it was called with (`jwt-upstream.mjs`; `PORT`
+    /// and `ISSUER` from the environment).
+    pub fn jwt_upstream(&self) -> String {
+        self.npm.join("jwt-upstream.mjs").display().to_string()
     }
 
     /// The OpenID provider (`oidc-provider.mjs`; run it with [`Servers::node22`]).

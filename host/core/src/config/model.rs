@@ -240,6 +240,11 @@ pub enum GrantType {
     /// assertion that the server's authorization server takes for a token.
     #[serde(rename = "id-jag")]
     IdJag,
+    /// Token exchange (`token-exchange`, RFC 8693): each caller's own access
+    /// token, from an issuer the server trusts too, is exchanged there for a
+    /// token of the server's; one login per person, none to make.
+    #[serde(rename = "token-exchange")]
+    TokenExchange,
 }
 
 impl GrantType {
@@ -255,6 +260,7 @@ impl GrantType {
             GrantType::AuthorizationCode => "the authorization code grant",
             GrantType::ClientCredentials => "the client credentials grant",
             GrantType::IdJag => "the exchange of the ID token (cross-app access)",
+            GrantType::TokenExchange => "the exchange of the caller's token (RFC 8693)",
         }
     }
 }
@@ -341,7 +347,13 @@ impl ServerConfig {
     /// Does each principal use their own login here (`oauth.perPerson` on a
     /// server mcpw logs in to)?
     pub fn per_person(&self) -> bool {
-        self.oauth.per_person && self.oauth_applies()
+        (self.oauth.per_person || self.exchanges()) && self.oauth_applies()
+    }
+
+    /// Does each caller's own token get exchanged for this server's
+    /// (`"grantType": "token-exchange"`)?
+    pub fn exchanges(&self) -> bool {
+        self.oauth.grant_type == GrantType::TokenExchange
     }
 
     /// Does this server send credentials (a bearer token or an `Authorization` header)?

@@ -24,6 +24,7 @@ impl Session {
         context: &RequestContext<RoleServer>,
     ) -> Result<rmcp::model::CallToolResponse, McpError> {
         let client = self.client(&context.extensions);
+        self.list_unlisted_for(&client, context).await;
         let (entry, via) = match self.entry_called(&client, name, context).await {
             Ok(found) => found,
             Err(told) => return told.map(Into::into),

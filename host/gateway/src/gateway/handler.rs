@@ -92,6 +92,7 @@ impl ServerHandler for Session {
             // background; a change reaches the session as list_changed).
             self.shared.host.servers().freshen_unheard();
             let client = self.client(&context.extensions);
+            self.list_unlisted_for(&client, &context).await;
             let mut tools = self.tool_list_for(&client).await?;
             if !takes_apps(&context) {
                 apps_left_out(&mut tools);

@@ -102,6 +102,16 @@ impl ClientScope {
         }
     }
 
+    /// This client, with the access token it presented kept for servers
+    /// that take it in exchange (see [`ClientPolicy::presented`]).
+    pub(crate) fn presenting(mut self, token: &str) -> ClientScope {
+        if let Some(calls) = self.calls.as_mut() {
+            let presented = crate::host::pipeline::Presented(token.into());
+            Arc::make_mut(calls).presented = Some(presented);
+        }
+        self
+    }
+
     /// What its token or groups say of its calls.
     pub(crate) fn calls(&self) -> Option<Arc<ClientPolicy>> {
         self.calls.clone()

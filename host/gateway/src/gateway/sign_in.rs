@@ -108,6 +108,18 @@ impl Session {
 }
 
 impl Session {
+    /// Lists, as `client`'s own, the per-person servers it reaches that
+    /// nobody could list yet, so that its lists and calls find their tools
+    /// (see [`crate::host::Host::list_unlisted_as`]).
+    pub(super) async fn list_unlisted_for(
+        &self,
+        client: &super::ClientScope,
+        context: &RequestContext<RoleServer>,
+    ) {
+        let caller = self.caller(client, crate::host::pipeline::Via::Call, context);
+        self.shared.host.list_unlisted_as(&caller).await;
+    }
+
     /// `failed` as a request's error: the link to sign in when that is what
     /// it needs, else as `otherwise` tells it.
     pub(super) async fn request_error(

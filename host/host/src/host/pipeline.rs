@@ -38,7 +38,7 @@ mod tests;
 
 pub use approval::Policy;
 pub use caller::{Allowances, Answer, Approver, Caller, CallerSession, Question, Unattended, Via};
-pub use client_policy::{CallRule, ClientPolicy};
+pub use client_policy::{CallRule, ClientPolicy, Presented};
 pub(crate) use stages::{CallSeen, Observed, Stages};
 
 use crate::audit::Decision;

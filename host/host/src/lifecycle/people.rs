@@ -29,8 +29,10 @@ pub(crate) enum Who<'a> {
     /// on stdio, a client that signed in as nobody in particular.
     Shared,
     /// A principal (`token:<name>`, `oauth:<issuer>#sub:<sub>`): their own
-    /// login on a per-person server, the shared one elsewhere.
-    Person(&'a str),
+    /// login on a per-person server, the shared one elsewhere; with the
+    /// access token they presented, when an issuer signed it (exchanged
+    /// where a server takes that).
+    Person(&'a str, Option<&'a str>),
     /// Nobody to act for (a guest's own call): refused by a per-person
     /// server rather than sent with somebody's login.
     Nobody,
@@ -47,6 +49,9 @@ pub(super) struct PersonSlot {
     last_used: Mutex<Instant>,
     /// When its login was last found still stored.
     checked: Mutex<Instant>,
+    /// When the token its connection was opened with expires (seconds
+    /// since the epoch), for a token exchanged for the caller's.
+    expires: Mutex<Option<u64>>,
     in_flight: AtomicUsize,
 }
 
@@ -64,10 +69,26 @@ impl PersonSlot {
         }
     }
 
-    /// Keeps `conn` as its connection, just opened with a login.
-    pub(super) fn hold(&self, conn: Arc<Connection>) {
+    /// Keeps `conn` as its connection, just opened with a login (one that
+    /// `expires` then, for an exchanged token).
+    pub(super) fn hold(&self, conn: Arc<Connection>, expires: Option<u64>) {
         *lock(&self.conn) = Some(conn);
         *lock(&self.checked) = Instant::now();
+        *lock(&self.expires) = expires;
+    }
+
+    /// Its connection, taken from it, when the token it was opened with
+    /// expires within `margin`.
+    pub(super) fn expiring(&self, margin: Duration) -> Option<Arc<Connection>> {
+        let at = (*lock(&self.expires))?;
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
+        if at > now + margin.as_secs() {
+            return None;
+        }
+        *lock(&self.expires) = None;
+        lock(&self.conn).take()
     }
 
     /// Whether its login is due to be looked for again (`every` since the
@@ -172,6 +193,7 @@ impl People {
             conn: Mutex::new(None),
             last_used: Mutex::new(Instant::now()),
             checked: Mutex::new(Instant::now()),
+            expires: Mutex::new(None),
             in_flight: AtomicUsize::new(0),
         });
         slots.insert(key, slot.clone());

@@ -16,14 +16,14 @@ impl Manager {
     pub(super) async fn with_person<T, F>(
         &self,
         slot: &Arc<Slot>,
-        owner: &str,
+        (owner, token): (&str, Option<&str>),
         f: impl FnOnce(Arc<Connection>) -> F,
     ) -> Result<T, LifecycleError>
     where
         F: Future<Output = Result<T, ConnectError>>,
     {
         let name = slot.name();
-        let (person, conn) = self.person_connection(slot, owner).await?;
+        let (person, conn) = self.person_connection(slot, owner, token).await?;
         if person.due_for_check(RECHECK) && !self.still_logged_in(slot, owner).await {
             person.drop_dead(&conn);
             close(conn).await;
@@ -69,6 +69,7 @@ impl Manager {
         &self,
         slot: &Arc<Slot>,
         owner: &str,
+        token: Option<&str>,
     ) -> Result<(Arc<PersonSlot>, Arc<Connection>), LifecycleError> {
         let name = slot.name();
         let (person, closing) = self.people.slot(name, &slot.hash, owner).map_err(|cap| {
@@ -80,7 +81,12 @@ impl Manager {
         for old in closing {
             close(old).await;
         }
-        let conn = self.person_connect(slot, owner, &person).await?;
+        if let Some(stale) = person.expiring(crate::auth::EXCHANGE_MARGIN) {
+            // Its exchanged token is about to lapse: a new connection
+            // exchanges the caller's token again.
+            close(stale).await;
+        }
+        let conn = self.person_connect(slot, (owner, token), &person).await?;
         Ok((person, conn))
     }
 
@@ -89,7 +95,7 @@ impl Manager {
     async fn person_connect(
         &self,
         slot: &Arc<Slot>,
-        owner: &str,
+        (owner, token): (&str, Option<&str>),
         person: &PersonSlot,
     ) -> Result<Arc<Connection>, LifecycleError> {
         if let Some(conn) = person.live() {
@@ -100,6 +106,10 @@ impl Manager {
             return Ok(conn);
         }
         let name = slot.name();
+        let expires = match slot.server.config.exchanges() {
+            true => self.exchanged(slot, owner, token).await?,
+            false => None,
+        };
         let legacy_only = slot
             .state()
             .protocol_version
@@ -116,9 +126,43 @@ impl Manager {
             .map_err(|error| person_error(name, owner, error))?;
         let conn = Arc::new(conn);
         tracing::info!(server = name, owner, "connected with a person's own login");
-        person.hold(conn.clone());
+        person.hold(conn.clone(), expires);
         self.list_from_person(slot, &listing);
         Ok(conn)
+    }
+
+    /// For a server that takes each caller's token in exchange: a token of
+    /// its own for `owner`, kept or exchanged now from the `token` they
+    /// presented; when it expires.
+    async fn exchanged(
+        &self,
+        slot: &Slot,
+        owner: &str,
+        token: Option<&str>,
+    ) -> Result<Option<u64>, LifecycleError> {
+        let failed = |why: String| LifecycleError::Exchange {
+            server: slot.name().to_string(),
+            why,
+        };
+        let Some(subject) = token else {
+            return Err(failed(format!(
+                "{owner} came with a token of the gateway's own, which no issuer exchanges: sign in through an issuer of `serve.oauth`"
+            )));
+        };
+        let (Some(vault), crate::config::Transport::Http { url, .. }) =
+            (self.vault_for(slot), &slot.server.config.transport)
+        else {
+            return Err(failed("no credential store is at hand".into()));
+        };
+        let exchange = crate::auth::TokenExchange {
+            server: slot.name(),
+            url,
+            oauth: &slot.server.config.oauth,
+            vault,
+            owner,
+            subject,
+        };
+        exchange.ensure().await.map_err(|e| failed(e.to_string()))
     }
 
     /// A server nobody could list yet (no cache, no shared login) is listed

@@ -464,7 +464,10 @@ async fn each_person_calls_on_a_connection_of_their_own_and_nobody_on_none() {
         LifecycleOptions::default(),
         &fake,
     );
-    let (alice, bob) = (Who::Person("token:alice"), Who::Person("token:bob"));
+    let (alice, bob) = (
+        Who::Person("token:alice", None),
+        Who::Person("token:bob", None),
+    );
     call_as(&m, alice, "echo").await.unwrap();
     call_as(&m, bob, "echo").await.unwrap();
     call_as(&m, alice, "echo").await.unwrap();
@@ -492,7 +495,7 @@ async fn a_persons_missing_login_is_theirs_alone() {
         LifecycleOptions::default(),
         &fake,
     );
-    let err = call_as(&m, Who::Person("token:carol"), "echo")
+    let err = call_as(&m, Who::Person("token:carol", None), "echo")
         .await
         .unwrap_err();
     assert!(
@@ -501,7 +504,7 @@ async fn a_persons_missing_login_is_theirs_alone() {
     );
     assert!(err.to_string().contains("--principal token:carol"), "{err}");
     // No backoff for the server, nor for anyone else.
-    call_as(&m, Who::Person("token:alice"), "echo")
+    call_as(&m, Who::Person("token:alice", None), "echo")
         .await
         .expect("another person's call goes on");
     call_as(&m, Who::Shared, "echo")
@@ -521,24 +524,26 @@ async fn at_the_cap_the_least_recently_used_idle_person_makes_room_and_busy_ones
     let s = json!({"url": "http://in-process.invalid/mcp", "oauth": {"perPerson": true},
                    "callTimeoutMs": 600_000});
     let (m, _dir) = manager(json!({"s": s}), options, &fake);
-    call_as(&m, Who::Person("a"), "echo").await.unwrap();
+    call_as(&m, Who::Person("a", None), "echo").await.unwrap();
     tokio::time::advance(Duration::from_secs(1)).await;
-    call_as(&m, Who::Person("b"), "echo").await.unwrap();
+    call_as(&m, Who::Person("b", None), "echo").await.unwrap();
     assert_eq!(Fake::count(&fake.live), 2);
     // "a" is the least recently used: "c" takes its place.
-    call_as(&m, Who::Person("c"), "echo").await.unwrap();
+    call_as(&m, Who::Person("c", None), "echo").await.unwrap();
     until("a's connection closed", || Fake::count(&fake.live) == 2).await;
-    call_as(&m, Who::Person("b"), "echo").await.unwrap();
+    call_as(&m, Who::Person("b", None), "echo").await.unwrap();
     assert_eq!(Fake::count(&fake.opens), 3, "b kept its connection");
     // Both held connections busy: a newcomer is refused at once.
     let hanging = |who: &'static str| {
         let m = m.clone();
-        tokio::spawn(async move { call_as(&m, Who::Person(who), "hang").await })
+        tokio::spawn(async move { call_as(&m, Who::Person(who, None), "hang").await })
     };
     let (hb, hc) = (hanging("b"), hanging("c"));
     // Well inside their call timeout: both calls are under way.
     tokio::time::sleep(Duration::from_secs(1)).await;
-    let err = call_as(&m, Who::Person("d"), "echo").await.unwrap_err();
+    let err = call_as(&m, Who::Person("d", None), "echo")
+        .await
+        .unwrap_err();
     assert!(
         matches!(err, LifecycleError::PeopleFull { cap: 2, .. }),
         "{err}"
@@ -554,10 +559,12 @@ async fn a_persons_idle_connection_closes_and_a_busy_one_stays() {
     let s = json!({"url": "http://in-process.invalid/mcp", "oauth": {"perPerson": true},
                    "callTimeoutMs": 6_000_000});
     let (m, _dir) = manager(json!({"s": s}), LifecycleOptions::default(), &fake);
-    call_as(&m, Who::Person("idle"), "echo").await.unwrap();
+    call_as(&m, Who::Person("idle", None), "echo")
+        .await
+        .unwrap();
     let busy = {
         let m = m.clone();
-        tokio::spawn(async move { call_as(&m, Who::Person("busy"), "hang").await })
+        tokio::spawn(async move { call_as(&m, Who::Person("busy", None), "hang").await })
     };
     until("both connected", || Fake::count(&fake.live) == 2).await;
     // Past the default idle timeout (10 minutes).
@@ -583,7 +590,7 @@ async fn a_person_logged_out_elsewhere_loses_their_open_connection() {
                        "token_response": {"access_token": "a", "token_type": "bearer"}});
     let login = serde_json::from_value(login).unwrap();
     CredentialStore::save(&alices(), login).await.unwrap();
-    let alice = Who::Person("token:alice");
+    let alice = Who::Person("token:alice", None);
     call_as(&m, alice, "echo").await.unwrap();
     // `mcpw auth logout s --principal token:alice`, in another process.
     alices().forget().await.unwrap();

@@ -16,7 +16,7 @@ use rmcp::transport::auth::{
     AuthorizationMetadata, OAuthTokenResponse, VendorExtraTokenFields, default_oauth_http_client,
 };
 
-mod discovery;
+pub(super) mod discovery;
 
 /// One exchange: for the server `server` at `url`, with its `oauth` config.
 pub(super) struct Exchange<'a> {

@@ -58,7 +58,9 @@ impl Login<'_> {
     /// Runs the login; the person is told on stderr what to do.
     pub async fn run(self) -> Result<LoggedIn, AuthFailure> {
         match self.oauth.grant_type {
-            GrantType::AuthorizationCode => {
+            // A server that takes each caller's token in exchange has its
+            // shared login (the operator's own) made in a browser.
+            GrantType::AuthorizationCode | GrantType::TokenExchange => {
                 let (manager, credentials, _) = self.discover().await?;
                 self.authorization_code(manager, credentials).await
             }
@@ -260,7 +262,7 @@ fn scopes(oauth: &OAuthConfig) -> Vec<String> {
 }
 
 /// Keeps a token obtained without a person, as received now.
-async fn keep(
+pub(super) async fn keep(
     credentials: &ServerCredentials,
     client_id: String,
     token: OAuthTokenResponse,

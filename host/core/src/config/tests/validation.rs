@@ -499,6 +499,40 @@ fn a_per_person_login_names_each_server_it_cannot_fit() {
     assert!(cfg.server("s").unwrap().config.per_person());
 }
 
+/// Token exchange is each caller's own: it needs the client mcpw is at the
+/// issuer, fits only an HTTP server mcpw logs in to (named by
+/// `oauth.grantType`), and makes the server a per-person one.
+#[test]
+fn token_exchange_is_a_per_person_grant_with_a_client_of_its_own() {
+    let cases = [
+        (
+            r#"{"url": "https://m.example/mcp", "oauth": {"grantType": "token-exchange"}}"#,
+            "needs `oauth.clientId`",
+        ),
+        (
+            r#"{"command": "x", "oauth": {"grantType": "token-exchange", "clientId": "gw"}}"#,
+            "one process",
+        ),
+        (
+            r#"{"url": "https://m.example/mcp", "bearerToken": "t", "oauth": {"grantType": "token-exchange", "clientId": "gw"}}"#,
+            "one credential",
+        ),
+    ];
+    for (server, says) in cases {
+        assert_eq!(field_of(server), "oauth.grantType", "{server}");
+        let message = &errors_for(server)[0].message;
+        assert!(message.contains(says), "{server}: {message}");
+    }
+    let d = ConfigDirs::new();
+    d.user(
+        r#"{"mcpServers": {"s": {"url": "https://m.example/mcp", "oauth": {"grantType": "token-exchange", "clientId": "gw", "clientSecret": "x"}}}}"#,
+    );
+    let cfg = d.load();
+    assert!(cfg.diagnostics.is_empty(), "{:?}", cfg.diagnostics);
+    let server = &cfg.server("s").unwrap().config;
+    assert!(server.per_person() && server.exchanges());
+}
+
 /// `settings.perPerson.maxConnections` bounds the person connections; a
 /// bad bound is named by its field, and the default stays.
 #[test]

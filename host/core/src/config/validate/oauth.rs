@@ -81,10 +81,11 @@ fn field(r: &mut Reader<'_>, out: &mut OAuthConfig, key: &str, value: &Value) {
         ("grantType", Some("authorization_code")) => out.grant_type = GrantType::AuthorizationCode,
         ("grantType", Some("client_credentials")) => out.grant_type = GrantType::ClientCredentials,
         ("grantType", Some("id-jag")) => out.grant_type = GrantType::IdJag,
+        ("grantType", Some("token-exchange")) => out.grant_type = GrantType::TokenExchange,
         ("grantType", _) => r.error(
             &field,
             format!(
-                "expected \"authorization_code\", \"client_credentials\" or \"id-jag\", found {value}"
+                "expected \"authorization_code\", \"client_credentials\", \"id-jag\" or \"token-exchange\", found {value}"
             ),
         ),
         ("perPerson", _) => match value.as_bool() {
@@ -130,7 +131,17 @@ fn consistent(r: &mut Reader<'_>, out: &OAuthConfig) {
             "the client_credentials grant needs `oauth.clientId` (and usually `oauth.clientSecret`)",
         );
     }
-    if out.per_person && out.grant_type != GrantType::AuthorizationCode {
+    if out.grant_type == GrantType::TokenExchange && out.client_id.is_none() {
+        r.error(
+            "oauth.grantType",
+            "token exchange needs `oauth.clientId` (and usually `oauth.clientSecret`): the client mcpw is at the issuer that exchanges",
+        );
+    }
+    let own_login = matches!(
+        out.grant_type,
+        GrantType::AuthorizationCode | GrantType::TokenExchange
+    );
+    if out.per_person && !own_login {
         r.error(
             "oauth.perPerson",
             "each person logs in by the authorization code flow: a client's own grant (client_credentials, id-jag) is one login for everyone",
@@ -143,9 +154,13 @@ fn consistent(r: &mut Reader<'_>, out: &OAuthConfig) {
 /// mcpw logs in to can take: a stdio or component server is one process for
 /// everyone, and a static credential is one credential for everyone.
 pub(super) fn per_person_fits(r: &mut Reader<'_>, server: &crate::config::ServerConfig) {
-    if !server.oauth.per_person {
+    if !server.oauth.per_person && !server.exchanges() {
         return;
     }
+    let field = match server.oauth.per_person {
+        true => "oauth.perPerson",
+        false => "oauth.grantType",
+    };
     let why = match server.transport {
         crate::config::Transport::Http { .. } if server.has_credentials() => {
             "a bearer token or Authorization header is one credential for everyone"
@@ -153,5 +168,5 @@ pub(super) fn per_person_fits(r: &mut Reader<'_>, server: &crate::config::Server
         crate::config::Transport::Http { .. } => return,
         _ => "only an HTTP server takes a login per person: this one runs one process for everyone",
     };
-    r.error("oauth.perPerson", why);
+    r.error(field, why);
 }

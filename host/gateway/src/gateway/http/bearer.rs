@@ -95,8 +95,15 @@ impl Verifier {
         &self.oauth
     }
 
-    /// The client `token` admits: its principal, seeing what its groups see.
+    /// The client `token` admits: its principal, seeing what its groups
+    /// see, with the token kept for servers that take it in exchange.
     pub(super) async fn verify(&self, token: &str) -> Result<ClientScope, Refusal> {
+        let admitted = self.verified(token).await?;
+        Ok(admitted.presenting(token))
+    }
+
+    /// The client `token` admits, when it does.
+    async fn verified(&self, token: &str) -> Result<ClientScope, Refusal> {
         let invalid = |why: &str| Refusal::Invalid(why.to_string());
         let Ok(header) = jsonwebtoken::decode_header(token) else {
             return self.verify_opaque(token).await;

@@ -26,6 +26,7 @@ pub(super) async fn call_tool(
     shaping: &Shaping,
     ctx: &RequestContext<RoleServer>,
 ) -> Result<CallToolResult, McpError> {
+    gw.list_unlisted_for(client, ctx).await;
     let (entry, args) = match prepare(gw, client, name, server, args).await {
         Ok(ready) => ready,
         Err(refused) => return refuse(refused),
@@ -349,6 +350,7 @@ fn lifecycle_server(e: &ServerError) -> Option<String> {
         ServerError::Backoff { server, .. }
         | ServerError::Connect { server, .. }
         | ServerError::PersonNeedsLogin { server, .. }
+        | ServerError::Exchange { server, .. }
         | ServerError::PeopleFull { server, .. } => Some(server.clone()),
     }
 }
@@ -358,7 +360,7 @@ fn unavailable_kind(e: &ServerError) -> &'static str {
     match e {
         ServerError::Backoff { .. } => "server_backoff",
         ServerError::NotFound(_) => "server_not_found",
-        ServerError::PersonNeedsLogin { .. } => "login_needed",
+        ServerError::PersonNeedsLogin { .. } | ServerError::Exchange { .. } => "login_needed",
         _ => "server_unavailable",
     }
 }

@@ -12,6 +12,9 @@ use std::time::{Duration, Instant};
 /// for this long, so that retries do not register a client each.
 const LINK_REUSED: Duration = Duration::from_secs(120);
 
+/// A listing of an unlisted server as one person is tried again after this.
+const LISTING_RETRIED: Duration = Duration::from_secs(60);
+
 impl Host {
     /// The address at which `owner` signs in to `server` for themselves,
     /// coming back to `callback` (the gateway's public callback). `None`
@@ -24,15 +27,13 @@ impl Host {
         callback: &str,
     ) -> Result<Option<String>, HostError> {
         let (config, url) = self.oauth_server(server)?;
-        if !config.per_person() {
+        // A server that exchanges the caller's token has nothing to sign in to.
+        if !config.per_person() || config.exchanges() {
             return Ok(None);
         }
         let key = (server.to_string(), owner.to_string());
-        if let Some(link) = self
-            .links_given()
-            .get(&key)
-            .filter(|(at, _)| at.elapsed() < LINK_REUSED)
-        {
+        let given = self.lately().links.get(&key).cloned();
+        if let Some(link) = given.filter(|(at, _)| at.elapsed() < LINK_REUSED) {
             return Ok(Some(link.1.clone()));
         }
         let sign_in = SignIn {
@@ -44,9 +45,9 @@ impl Host {
             callback,
         };
         let link = sign_in.begin().await.map_err(Self::auth_error(server))?;
-        let mut given = self.links_given();
-        given.retain(|_, (at, _)| at.elapsed() < LINK_REUSED);
-        given.insert(key, (Instant::now(), link.clone()));
+        let mut lately = self.lately();
+        lately.links.retain(|_, (at, _)| at.elapsed() < LINK_REUSED);
+        lately.links.insert(key, (Instant::now(), link.clone()));
         Ok(Some(link))
     }
 
@@ -64,7 +65,8 @@ impl Host {
         };
         let done = crate::auth::finish_sign_in(self.manager.vault(), redirect, servers).await;
         let done = done.map_err(|source| HostError::SignIn(Box::new(source)))?;
-        self.links_given()
+        self.lately()
+            .links
             .remove(&(done.server.clone(), done.owner.clone()));
         tracing::info!(
             server = done.server,
@@ -74,7 +76,46 @@ impl Host {
         Ok(done)
     }
 
-    fn links_given(&self) -> std::sync::MutexGuard<'_, crate::host::LinksGiven> {
-        self.links_given.lock().unwrap_or_else(|p| p.into_inner())
+    pub(super) fn lately(&self) -> std::sync::MutexGuard<'_, crate::host::Lately> {
+        self.lately.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Lists, as `caller`'s own, the per-person servers in their reach
+    /// that nobody could list yet (no cache, no shared login): a person's
+    /// first connection lists a server for everyone (see the lifecycle). A
+    /// server is tried once in [`LISTING_RETRIED`] at most for each person.
+    pub async fn list_unlisted_as(&self, caller: &crate::host::pipeline::Caller) {
+        let who = caller.who();
+        let crate::lifecycle::Who::Person(owner, _) = who else {
+            return;
+        };
+        let manager = &self.manager;
+        for server in manager.server_names() {
+            let unlisted = caller.reaches(&server)
+                && !manager.has_tools(&server)
+                && manager
+                    .server(&server)
+                    .is_some_and(|s| s.config.enabled && s.config.per_person());
+            if !unlisted || !self.listing_due(&server, owner) {
+                continue;
+            }
+            let need = crate::upstream::Need::Any;
+            // Boxed: a connect is a large future, and the call paths that
+            // wait on this one are deep already.
+            let listed = manager.with_connection_as(&server, who, need, |_| async { Ok(()) });
+            if let Err(e) = Box::pin(listed).await {
+                tracing::debug!(server, owner, "not listed as this person: {e}");
+            }
+        }
+    }
+
+    /// Whether a listing of `server` as `owner` is due; counts this try.
+    fn listing_due(&self, server: &str, owner: &str) -> bool {
+        let mut lately = self.lately();
+        lately
+            .listings
+            .retain(|_, at| at.elapsed() < LISTING_RETRIED);
+        let key = (server.to_string(), owner.to_string());
+        lately.listings.insert(key, Instant::now()).is_none()
     }
 }

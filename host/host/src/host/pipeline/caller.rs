@@ -105,7 +105,7 @@ impl Caller {
     pub(crate) fn who(&self) -> crate::lifecycle::Who<'_> {
         use crate::lifecycle::Who;
         match (&self.policy, self.via) {
-            (Some(p), _) => Who::Person(&p.owner),
+            (Some(p), _) => Who::Person(&p.owner, p.presented.as_ref().map(|t| &*t.0)),
             (None, Via::Guest) => Who::Nobody,
             (None, _) => Who::Shared,
         }

@@ -84,6 +84,20 @@ pub struct ClientPolicy {
     pub groups: String,
     /// Its token's rule, or one per group it is in (none: no rule).
     pub rules: Vec<CallRule>,
+    /// The access token it presented, when an issuer signed it: exchanged
+    /// for a server's own where a server takes that (RFC 8693), never sent
+    /// on, never shown.
+    pub presented: Option<Presented>,
+}
+
+/// An access token a principal presented to the gateway.
+#[derive(Clone, PartialEq, Eq, Default)]
+pub struct Presented(pub std::sync::Arc<str>);
+
+impl std::fmt::Debug for Presented {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Presented(…)")
+    }
 }
 
 impl ClientPolicy {

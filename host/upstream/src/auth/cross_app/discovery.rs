@@ -22,7 +22,11 @@ struct ResourceMetadata {
 /// names `issuer` among its authorization servers, and a resource that is
 /// the server's URL or a parent of it (what rmcp accepts), gives it. A
 /// server that publishes none (the 2025-03-26 layout) is its own resource.
-pub(super) async fn protected_resource(url: &str, challenge: Option<&str>, issuer: &str) -> String {
+pub(in crate::auth) async fn protected_resource(
+    url: &str,
+    challenge: Option<&str>,
+    issuer: &str,
+) -> String {
     let Ok(base) = Url::parse(url) else {
         return url.to_string();
     };
