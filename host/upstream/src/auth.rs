@@ -23,7 +23,7 @@ pub use credentials::ServerCredentials;
 pub use exchange::{MARGIN as EXCHANGE_MARGIN, TokenExchange};
 pub use flow::{LoggedIn, Login};
 pub use owner::{BadOwner, Owner};
-pub use sign_in::{SignIn, SignedIn, finish as finish_sign_in};
+pub use sign_in::{SignIn, SignedIn, finish as finish_sign_in, sign_in_under_way};
 
 use crate::config::Config;
 use crate::paths::Environment;

@@ -66,10 +66,14 @@ async fn each_callers_token_is_exchanged_for_the_upstreams_own_at_every_replica(
     let provider_port = free_port();
     let issuer = format!("http://127.0.0.1:{provider_port}");
     let upstream = Background::node(&[&servers().jwt_upstream()], &[("ISSUER", &issuer)]);
+    // A server that trusts another issuer, though the provider would issue
+    // tokens for it: no caller's token is exchanged for it.
+    let elsewhere = "http://127.0.0.1:9";
+    let other = Background::node(&[&servers().jwt_upstream()], &[("ISSUER", elsewhere)]);
     let provider = OidcProvider::start(
         servers(),
         json!({
-            "port": provider_port, "resource": RESOURCE, "resources": [upstream.url("/mcp")],
+            "port": provider_port, "resource": RESOURCE, "resources": [upstream.url("/mcp"), other.url("/mcp")],
             "exchange": true, "scopes": ["mcp"],
             "clients": [
                 {"client_id": "cli", "token_endpoint_auth_method": "none",
@@ -80,9 +84,12 @@ async fn each_callers_token_is_exchanged_for_the_upstreams_own_at_every_replica(
                          {"sub": "bob", "email": "bob@example.com"}],
         }),
     );
+    let exchange = json!({"grantType": "token-exchange", "clientId": GATEWAY.0,
+                          "clientSecret": GATEWAY.1});
     let config = json!({
-        "mcpServers": {"up": {"url": upstream.url("/mcp"), "oauth": {
-            "grantType": "token-exchange", "clientId": GATEWAY.0, "clientSecret": GATEWAY.1}}},
+        "mcpServers": {
+            "up": {"url": upstream.url("/mcp"), "oauth": exchange.clone()},
+            "other": {"url": other.url("/mcp"), "oauth": exchange}},
         "serve": {"tokens": [{"name": "carol", "token": CAROL}],
                   "oauth": {"resource": RESOURCE, "issuers": [{"issuer": issuer}], "scopes": ["mcp"]}},
         "settings": {"sharedStateKey": KEY}
@@ -110,6 +117,7 @@ async fn each_callers_token_is_exchanged_for_the_upstreams_own_at_every_replica(
         .map(|t| t.name.to_string())
         .collect();
     assert!(names.contains(&"up__whoami".to_string()), "{names:?}");
+    assert!(!names.iter().any(|n| n.starts_with("other__")), "{names:?}");
 
     let first = whoami(&ada_a).await;
     assert_eq!(first["sub"], "ada", "{first}");

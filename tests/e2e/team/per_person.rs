@@ -134,8 +134,8 @@ fn link_in(said: &str) -> String {
 
 /// A browser that signs in at `link`: the authorization server (which
 /// approves at once) sends it to the gateway's callback, which it then
-/// opens; the callback's status and page.
-async fn sign_in_at(link: &str, callback: &str) -> (u16, String) {
+/// opens; the callback's status and page, and its address.
+async fn sign_in_at(link: &str, callback: &str) -> (u16, String, String) {
     let browser = reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
         .build()
@@ -144,7 +144,7 @@ async fn sign_in_at(link: &str, callback: &str) -> (u16, String) {
     let back = sent.headers()["location"].to_str().unwrap().to_string();
     assert!(back.starts_with(callback), "sent back to {back}");
     let page = browser.get(&back).send().await.unwrap();
-    (page.status().as_u16(), page.text().await.unwrap())
+    (page.status().as_u16(), page.text().await.unwrap(), back)
 }
 
 /// A session of a client that takes URL elicitation.
@@ -203,7 +203,7 @@ async fn a_person_signs_in_by_the_link_and_it_finishes_at_the_other_replica() {
         serde_json::from_value(json!({"name": "o__whoami"})).unwrap();
     let refused = carol.get_prompt(prompt.clone()).await.unwrap_err();
     assert!(refused.to_string().contains("Sign in at "), "{refused}");
-    let (status, page) = sign_in_at(&link, &callback).await;
+    let (status, page, back) = sign_in_at(&link, &callback).await;
     assert_eq!(status, 200, "{page}");
     assert!(page.contains("signed in to o as token:carol"), "{page}");
     let (_, people) = clients(&homes[0], &redis);
@@ -214,11 +214,10 @@ async fn a_person_signs_in_by_the_link_and_it_finishes_at_the_other_replica() {
     let got = carol.get_prompt(prompt).await.unwrap();
     let said = serde_json::to_value(&got.messages).unwrap().to_string();
     assert!(said.contains(&format!("client {}", people[0].1)), "{said}");
-    // The link, used, is spent.
-    let again = reqwest::get(format!("{callback}?code=x&state=y"))
-        .await
-        .unwrap();
+    // The callback, opened again, finds its sign-in spent.
+    let again = reqwest::get(&back).await.unwrap();
     assert_eq!(again.status().as_u16(), 400);
+    assert!(again.text().await.unwrap().contains("used already"));
 
     // Dave's client takes URLs: the link comes as a URL elicitation.
     let dave = session_taking_urls(&at_a, BOB).await;
@@ -232,7 +231,7 @@ async fn a_person_signs_in_by_the_link_and_it_finishes_at_the_other_replica() {
     let asked = &error.data.as_ref().unwrap()["elicitations"][0];
     assert_eq!(asked["mode"], "url");
     let link = asked["url"].as_str().unwrap();
-    let (status, page) = sign_in_at(link, &callback).await;
+    let (status, page, _) = sign_in_at(link, &callback).await;
     assert!(status == 200 && page.contains("token:dave"), "{page}");
     let got = dave.call_tool(request).await.unwrap();
     assert!(text(&got).starts_with("client "), "{}", text(&got));

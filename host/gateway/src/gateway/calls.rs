@@ -24,8 +24,13 @@ impl Session {
         context: &RequestContext<RoleServer>,
     ) -> Result<rmcp::model::CallToolResponse, McpError> {
         let client = self.client(&context.extensions);
-        self.list_unlisted_for(&client, context).await;
-        let (entry, via) = match self.entry_called(&client, name, context).await {
+        let mut found = self.entry_called(&client, name, context).await;
+        // A tool of a per-person server nobody could list yet is found once
+        // it is listed as this person.
+        if found.is_err() && self.list_unlisted_for(&client, context).await {
+            found = self.entry_called(&client, name, context).await;
+        }
+        let (entry, via) = match found {
             Ok(found) => found,
             Err(told) => return told.map(Into::into),
         };

@@ -93,7 +93,9 @@ impl Session {
         };
         let callback = self.shared.sign_in.get()?;
         let host = &self.shared.host;
-        match host.sign_in_link(server, owner, callback).await {
+        // Boxed: beginning a sign-in is a large future, and the call
+        // paths that wait on this one are deep already.
+        match Box::pin(host.sign_in_link(server, owner, callback)).await {
             Ok(Some(link)) => Some(SignInNeeded {
                 server: server.clone(),
                 link,
@@ -110,14 +112,14 @@ impl Session {
 impl Session {
     /// Lists, as `client`'s own, the per-person servers it reaches that
     /// nobody could list yet, so that its lists and calls find their tools
-    /// (see [`crate::host::Host::list_unlisted_as`]).
+    /// (see [`crate::host::Host::list_unlisted_as`]); whether one was.
     pub(super) async fn list_unlisted_for(
         &self,
         client: &super::ClientScope,
         context: &RequestContext<RoleServer>,
-    ) {
+    ) -> bool {
         let caller = self.caller(client, crate::host::pipeline::Via::Call, context);
-        self.shared.host.list_unlisted_as(&caller).await;
+        self.shared.host.list_unlisted_as(&caller).await
     }
 
     /// `failed` as a request's error: the link to sign in when that is what

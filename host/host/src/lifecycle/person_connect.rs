@@ -12,8 +12,48 @@ const RECHECK: Duration = Duration::from_secs(30);
 
 impl Manager {
     /// Runs `f` on `owner`'s own connection to the per-person server of
-    /// `slot`, connecting with their login if needed.
+    /// `slot`, connecting with their login if needed. A token exchanged for
+    /// theirs that the server no longer takes (refused, or forgotten) is
+    /// dropped, so that their next call exchanges again.
     pub(super) async fn with_person<T, F>(
+        &self,
+        slot: &Arc<Slot>,
+        (owner, token): (&str, Option<&str>),
+        f: impl FnOnce(Arc<Connection>) -> F,
+    ) -> Result<T, LifecycleError>
+    where
+        F: Future<Output = Result<T, ConnectError>>,
+    {
+        let outcome = self.with_person_once(slot, (owner, token), f).await;
+        match outcome {
+            Err(LifecycleError::PersonNeedsLogin { .. }) if slot.server.config.exchanges() => {
+                Err(self.exchanged_token_gone(slot, owner).await)
+            }
+            other => other,
+        }
+    }
+
+    /// Drops the token exchanged for `owner` at `slot`'s server, which the
+    /// server did not take: the error that says so.
+    async fn exchanged_token_gone(&self, slot: &Slot, owner: &str) -> LifecycleError {
+        if let (Some(vault), crate::config::Transport::Http { url, .. }) =
+            (self.vault_for(slot), &slot.server.config.transport)
+            && let Err(e) = vault.clear_person(url, owner).await
+        {
+            tracing::warn!(
+                server = slot.name(),
+                "an exchanged token could not be dropped: {e}"
+            );
+        }
+        LifecycleError::Exchange {
+            server: slot.name().to_string(),
+            why: format!(
+                "the token exchanged for {owner} is no longer good there (refused, or forgotten): it was dropped, and the next call exchanges the caller's token again"
+            ),
+        }
+    }
+
+    async fn with_person_once<T, F>(
         &self,
         slot: &Arc<Slot>,
         (owner, token): (&str, Option<&str>),

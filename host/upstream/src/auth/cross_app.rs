@@ -50,7 +50,9 @@ impl Exchange<'_> {
             None => {
                 let found = discovery::identity_provider(&idp.issuer)
                     .await
-                    .map_err(failed)?;
+                    .map_err(|e| {
+                        failed(format!("{e}: set `oauth.identityProvider.tokenEndpoint`"))
+                    })?;
                 (found.token_endpoint.clone(), Some(found))
             }
         };

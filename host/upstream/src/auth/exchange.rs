@@ -6,7 +6,8 @@
 //! server: MCP's authorization forbids passing a token through.
 
 use super::credentials::ServerCredentials;
-use super::flow::{discover, keep};
+use super::cross_app::discovery;
+use super::flow::keep;
 use super::store::Vault;
 use super::{AuthFailure, Status};
 use crate::config::OAuthConfig;
@@ -46,24 +47,34 @@ impl TokenExchange<'_> {
         if held.logged_in && held.expires_at.is_none_or(|at| at > now + MARGIN.as_secs()) {
             return Ok(held.expires_at);
         }
-        let (_, metadata) = discover(self.url, None, &credentials).await?;
-        let issuer = metadata.issuer.clone().unwrap_or_default();
-        let theirs = issuer_of(self.owner);
-        if theirs != Some(issuer.trim_end_matches('/')) {
-            return Err(AuthFailure::Exchange(format!(
-                "the server's authorization server is {issuer}, and the caller's token is not its own ({}): only a token of the issuer the server trusts is exchanged",
-                theirs.unwrap_or("a static token")
-            )));
-        }
-        let resource =
-            super::cross_app::discovery::protected_resource(self.url, None, &issuer).await;
-        let token = self.exchange(&metadata.token_endpoint, &resource).await?;
+        let failed = AuthFailure::Exchange;
+        let issuer = issuer_of(self.owner).ok_or_else(|| {
+            failed(format!(
+                "{} came with a token of the gateway's own, which no issuer exchanges",
+                self.owner
+            ))
+        })?;
+        // The exchange goes to the caller's issuer, found through its own
+        // metadata: never to an endpoint the server names, which would be
+        // given the caller's token and the gateway's secret.
+        let idp = discovery::identity_provider(issuer).await.map_err(failed)?;
+        let resource = discovery::named_resource(self.url, None, issuer)
+            .await
+            .ok_or_else(|| {
+                failed(format!(
+                    "the server's protected resource metadata does not name {issuer} among its authorization servers: it does not take the caller's issuer"
+                ))
+            })?;
+        let token = self.exchange(&idp.token_endpoint, &resource).await?;
         let scopes = token
             .scopes()
             .map(|s| s.iter().map(|s| s.to_string()).collect())
             .unwrap_or_default();
+        // Kept beside the token, as every login's metadata is (there is no
+        // refresh token to spend there).
+        credentials.save_metadata(&idp).await?;
         let client_id = self.oauth.client_id.clone().unwrap_or_default();
-        keep(&credentials, client_id, token, scopes, metadata.issuer).await?;
+        keep(&credentials, client_id, token, scopes, idp.issuer).await?;
         let held = Status::of(credentials.stored().await?);
         Ok(held.expires_at)
     }
@@ -89,7 +100,8 @@ impl TokenExchange<'_> {
             .map_err(|e| failed(e.to_string()))?;
         let answer = http
             .post(endpoint)
-            .basic_auth(client_id, secret)
+            // RFC 6749 §2.3.1: each part form-encoded before Basic.
+            .basic_auth(form_encoded(client_id), secret.as_deref().map(form_encoded))
             .header(
                 reqwest::header::CONTENT_TYPE,
                 "application/x-www-form-urlencoded",
@@ -124,11 +136,15 @@ impl TokenExchange<'_> {
 }
 
 /// The issuer of a principal signed in through an issuer
-/// (`oauth:<issuer>#…`), without a trailing slash.
+/// (`oauth:<issuer>#…`), as its tokens name it.
 fn issuer_of(owner: &str) -> Option<&str> {
-    let rest = owner.strip_prefix("oauth:")?;
-    let (issuer, _) = rest.rsplit_once('#')?;
-    Some(issuer.trim_end_matches('/'))
+    // An issuer has no fragment: the first `#` ends it.
+    let (issuer, _) = owner.strip_prefix("oauth:")?.split_once('#')?;
+    Some(issuer)
+}
+
+fn form_encoded(s: &str) -> String {
+    url::form_urlencoded::byte_serialize(s.as_bytes()).collect()
 }
 
 /// What a refused exchange says: its OAuth error and description, never a
@@ -149,9 +165,11 @@ mod tests {
     #[test]
     fn a_principals_issuer_is_read_from_its_key() {
         let owner = "oauth:https://idp.example.com/#sub:alice";
-        assert_eq!(issuer_of(owner), Some("https://idp.example.com"));
+        assert_eq!(issuer_of(owner), Some("https://idp.example.com/"));
         let machine = "oauth:http://127.0.0.1:9/realms/a#client:ci";
         assert_eq!(issuer_of(machine), Some("http://127.0.0.1:9/realms/a"));
+        let odd = "oauth:https://idp.example.com#sub:a#b";
+        assert_eq!(issuer_of(odd), Some("https://idp.example.com"));
         assert_eq!(issuer_of("token:ci"), None);
         let said = refusal(
             400,

@@ -139,6 +139,15 @@ pub async fn finish(
     })
 }
 
+/// Whether the sign-in `link` ([`SignIn::begin`]'s) leads to is still under
+/// way: not lapsed, finished or refused, here or at another replica.
+pub async fn sign_in_under_way(vault: &Vault, link: &str) -> bool {
+    let Some(state) = query(link, "state") else {
+        return false;
+    };
+    matches!(vault.login_under_way(&state).await, Ok(Some(_)))
+}
+
 /// The query parameter `name` of `address`, decoded.
 fn query(address: &str, name: &str) -> Option<String> {
     let url = url::Url::parse(address).ok()?;

@@ -26,8 +26,13 @@ pub(super) async fn call_tool(
     shaping: &Shaping,
     ctx: &RequestContext<RoleServer>,
 ) -> Result<CallToolResult, McpError> {
-    gw.list_unlisted_for(client, ctx).await;
-    let (entry, args) = match prepare(gw, client, name, server, args).await {
+    let mut prepared = prepare(gw, client, name, server, args).await;
+    // A tool of a per-person server nobody could list yet is found once it
+    // is listed as this person.
+    if prepared.is_err() && gw.list_unlisted_for(client, ctx).await {
+        prepared = prepare(gw, client, name, server, args).await;
+    }
+    let (entry, args) = match prepared {
         Ok(ready) => ready,
         Err(refused) => return refuse(refused),
     };

@@ -33,8 +33,12 @@ impl Host {
         }
         let key = (server.to_string(), owner.to_string());
         let given = self.lately().links.get(&key).cloned();
-        if let Some(link) = given.filter(|(at, _)| at.elapsed() < LINK_REUSED) {
-            return Ok(Some(link.1.clone()));
+        let vault = self.manager.vault();
+        if let Some((at, link)) = given
+            && at.elapsed() < LINK_REUSED
+            && crate::auth::sign_in_under_way(vault, &link).await
+        {
+            return Ok(Some(link));
         }
         let sign_in = SignIn {
             server,
@@ -84,11 +88,13 @@ impl Host {
     /// that nobody could list yet (no cache, no shared login): a person's
     /// first connection lists a server for everyone (see the lifecycle). A
     /// server is tried once in [`LISTING_RETRIED`] at most for each person.
-    pub async fn list_unlisted_as(&self, caller: &crate::host::pipeline::Caller) {
+    /// Whether one was listed.
+    pub async fn list_unlisted_as(&self, caller: &crate::host::pipeline::Caller) -> bool {
         let who = caller.who();
         let crate::lifecycle::Who::Person(owner, _) = who else {
-            return;
+            return false;
         };
+        let mut listed_any = false;
         let manager = &self.manager;
         for server in manager.server_names() {
             let unlisted = caller.reaches(&server)
@@ -103,10 +109,12 @@ impl Host {
             // Boxed: a connect is a large future, and the call paths that
             // wait on this one are deep already.
             let listed = manager.with_connection_as(&server, who, need, |_| async { Ok(()) });
-            if let Err(e) = Box::pin(listed).await {
-                tracing::debug!(server, owner, "not listed as this person: {e}");
+            match Box::pin(listed).await {
+                Ok(()) => listed_any = true,
+                Err(e) => tracing::debug!(server, owner, "not listed as this person: {e}"),
             }
         }
+        listed_any
     }
 
     /// Whether a listing of `server` as `owner` is due; counts this try.

@@ -27,9 +27,21 @@ pub(in crate::auth) async fn protected_resource(
     challenge: Option<&str>,
     issuer: &str,
 ) -> String {
-    let Ok(base) = Url::parse(url) else {
-        return url.to_string();
-    };
+    match named_resource(url, challenge, issuer).await {
+        Some(resource) => resource,
+        None => url.to_string(),
+    }
+}
+
+/// The resource of the server at `url`, when protected resource metadata
+/// it publishes names `issuer` among its authorization servers (see
+/// [`protected_resource`]); `None` when none does.
+pub(in crate::auth) async fn named_resource(
+    url: &str,
+    challenge: Option<&str>,
+    issuer: &str,
+) -> Option<String> {
+    let base = Url::parse(url).ok()?;
     for at in candidates(&base, challenge).await {
         let Ok(metadata) = fetch::json::<ResourceMetadata>(&at).await else {
             continue;
@@ -39,11 +51,11 @@ pub(in crate::auth) async fn protected_resource(
             .iter()
             .any(|s| s.trim_end_matches('/') == issuer.trim_end_matches('/'));
         match metadata.resource {
-            Some(resource) if names_issuer && covers(&resource, &base) => return resource,
+            Some(resource) if names_issuer && covers(&resource, &base) => return Some(resource),
             _ => {}
         }
     }
-    url.to_string()
+    None
 }
 
 /// Where the metadata may be, in the order rmcp looks.
@@ -83,15 +95,17 @@ fn covers(resource: &str, base: &Url) -> bool {
 
 /// The identity provider's metadata: its OpenID configuration under its
 /// issuer, which must name that same issuer (OpenID Connect Discovery 4.3).
-pub(super) async fn identity_provider(issuer: &str) -> Result<AuthorizationMetadata, String> {
+pub(in crate::auth) async fn identity_provider(
+    issuer: &str,
+) -> Result<AuthorizationMetadata, String> {
     let at = Url::parse(&format!(
         "{}/.well-known/openid-configuration",
         issuer.trim_end_matches('/')
     ))
     .map_err(|e| format!("the identity provider's issuer {issuer:?}: {e}"))?;
-    let metadata: AuthorizationMetadata = fetch::json(&at).await.map_err(|e| {
-        format!("the identity provider's metadata could not be read ({e}): set `oauth.identityProvider.tokenEndpoint`")
-    })?;
+    let metadata: AuthorizationMetadata = fetch::json(&at)
+        .await
+        .map_err(|e| format!("the identity provider's metadata could not be read ({e})"))?;
     if metadata.issuer.as_deref() != Some(issuer) {
         return Err(format!(
             "the identity provider's metadata at {at} names the issuer {:?}, not {issuer:?}",
