@@ -365,7 +365,8 @@ fn unavailable_kind(e: &ServerError) -> &'static str {
     match e {
         ServerError::Backoff { .. } => "server_backoff",
         ServerError::NotFound(_) => "server_not_found",
-        ServerError::PersonNeedsLogin { .. } | ServerError::Exchange { .. } => "login_needed",
+        ServerError::PersonNeedsLogin { .. } => "login_needed",
+        ServerError::Exchange { .. } => "exchange_failed",
         _ => "server_unavailable",
     }
 }
