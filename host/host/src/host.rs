@@ -35,6 +35,7 @@ pub mod skills;
 pub mod snapshot;
 mod tasks;
 
+pub use crate::auth::redirect_page;
 pub use auth::LoginOptions;
 pub use auth::people::PersonStatus;
 use calls::upstream_span;

@@ -19,6 +19,7 @@ mod sign_in;
 pub mod store;
 
 pub use browser::available as browser_available;
+pub use callback::redirect_page;
 pub use credentials::ServerCredentials;
 pub use exchange::{MARGIN as EXCHANGE_MARGIN, TokenExchange};
 pub use flow::{LoggedIn, Login};
@@ -64,6 +65,18 @@ async fn secret(server: &str, value: &str, field: &str) -> Result<String, AuthFa
     crate::secrets::resolve(value, field, server)
         .await
         .map_err(|e| AuthFailure::Config(e.to_string()))
+}
+
+/// As [`secret`], for a field that may be unset.
+async fn secret_if_set(
+    server: &str,
+    value: Option<&str>,
+    field: &str,
+) -> Result<Option<String>, AuthFailure> {
+    match value {
+        Some(v) => secret(server, v, field).await.map(Some),
+        None => Ok(None),
+    }
 }
 
 impl From<store::StoreError> for AuthFailure {
@@ -173,13 +186,6 @@ pub async fn status(vault: &Vault, url: &str, owner: Option<&str>) -> Result<Sta
     Ok(Status::of(stored))
 }
 
-/// Now, in seconds since the epoch.
-fn now() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs())
-}
-
 impl Status {
     /// What stored credentials say (never a secret).
     fn of(stored: Option<StoredCredentials>) -> Status {
@@ -230,7 +236,7 @@ pub async fn client_for<H>(
     };
     // An expired token that cannot be refreshed is as good as none.
     let held = Status::of(stored);
-    let now = now();
+    let now = crate::clock::now_secs();
     if !held.logged_in || !held.refreshable && held.expires_at.is_some_and(|at| at <= now + 1) {
         return Ok(None);
     }

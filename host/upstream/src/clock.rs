@@ -7,6 +7,11 @@ use std::time::{SystemTime, UNIX_EPOCH};
 /// A point on tokio's monotonic clock: paused time in tests moves it.
 pub use tokio::time::Instant;
 
+/// Seconds since the Unix epoch (token expiries are written in these).
+pub fn now_secs() -> u64 {
+    now_ms() / 1000
+}
+
 /// Milliseconds since the Unix epoch.
 pub fn now_ms() -> u64 {
     SystemTime::now()

@@ -52,11 +52,16 @@ pub(super) fn serve_with(exposure: &str, tokens: Value) -> (ConfigDirs, Serving)
 }
 
 pub(crate) async fn session(url: &str, token: &str) -> Client {
+    // A client that takes tasks, so that it may ask for one.
+    let capabilities = json!({"extensions": {rmcp::model::TASKS_EXTENSION_ID: {}}});
+    session_with(url, token, capabilities).await
+}
+
+/// A session at `url` with `token`, of a client that declares `capabilities`.
+pub(crate) async fn session_with(url: &str, token: &str, capabilities: Value) -> Client {
     let config =
         rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig::with_uri(url)
             .auth_header(token);
-    // A client that takes tasks, so that it may ask for one.
-    let capabilities = json!({"extensions": {rmcp::model::TASKS_EXTENSION_ID: {}}});
     let client = ClientConfig::new(params(capabilities), Implementation::new("test", "1"));
     client
         .serve(StreamableHttpClientTransport::from_config(config))

@@ -9,7 +9,7 @@
 //! make one, and nobody else's is used for her.
 
 use crate::common::ConfigDirs;
-use crate::gateway::tokens::{call, session, text};
+use crate::gateway::tokens::{call, session, session_with, text};
 use crate::servers::{Background, MCPW, mcpw_in, servers};
 use mcpw_test_support::team::{Redis, replica};
 use serde_json::{Value, json};
@@ -147,25 +147,6 @@ async fn sign_in_at(link: &str, callback: &str) -> (u16, String, String) {
     (page.status().as_u16(), page.text().await.unwrap(), back)
 }
 
-/// A session of a client that takes URL elicitation.
-async fn session_taking_urls(url: &str, token: &str) -> crate::gateway::tokens::Client {
-    use rmcp::ServiceExt;
-    use rmcp::model::{ClientConfig, Implementation};
-    let transport =
-        rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig::with_uri(url)
-            .auth_header(token);
-    let capabilities = json!({"elicitation": {"url": {}}});
-    let info = ClientConfig::new(
-        serde_json::from_value(capabilities).unwrap(),
-        Implementation::new("test", "1"),
-    );
-    info.serve(rmcp::transport::StreamableHttpClientTransport::from_config(
-        transport,
-    ))
-    .await
-    .expect("a session")
-}
-
 /// A person with no login of their own gets a link to sign in (as a tool
 /// error, or by URL elicitation to a client that takes it); the browser
 /// comes back to the public address, here the other replica, which keeps
@@ -220,7 +201,7 @@ async fn a_person_signs_in_by_the_link_and_it_finishes_at_the_other_replica() {
     assert!(again.text().await.unwrap().contains("used already"));
 
     // Dave's client takes URLs: the link comes as a URL elicitation.
-    let dave = session_taking_urls(&at_a, BOB).await;
+    let dave = session_with(&at_a, BOB, json!({"elicitation": {"url": {}}})).await;
     let args = serde_json::Map::new();
     let request = rmcp::model::CallToolRequestParams::new("o__whoami").with_arguments(args);
     let refused = dave.call_tool(request.clone()).await.unwrap_err();

@@ -173,11 +173,8 @@ impl Drop for Haproxy {
 /// (config, local cache), on a port of its own; once it says it is ready.
 /// `bin` is the `mcpw` binary (see [`Serving::start`]).
 pub fn replica(bin: impl AsRef<OsStr>, home: &Path, redis: &str, args: &[&str]) -> (Serving, u16) {
-    let (serving, port) = replica_started(bin, home, redis, args);
-    wait_until("the replica to be ready", Duration::from_secs(30), || {
-        readiness(port).starts_with("HTTP/1.0 200")
-    });
-    (serving, port)
+    let port = free_port();
+    (replica_on(bin, home, redis, port, args), port)
 }
 
 /// As [`replica`], on `port` (one the test chose beforehand, to name it in
@@ -189,10 +186,7 @@ pub fn replica_on(
     port: u16,
     args: &[&str],
 ) -> Serving {
-    let addr = format!("127.0.0.1:{port}");
-    let mut all = vec!["--shared-state", redis, "--http", &addr];
-    all.extend_from_slice(args);
-    let serving = Serving::start(bin, home, &all);
+    let serving = started_on(bin, home, redis, port, args);
     wait_until("the replica to be ready", Duration::from_secs(30), || {
         readiness(port).starts_with("HTTP/1.0 200")
     });
@@ -207,10 +201,21 @@ pub fn replica_started(
     args: &[&str],
 ) -> (Serving, u16) {
     let port = free_port();
+    (started_on(bin, home, redis, port, args), port)
+}
+
+/// A replica started on `port`, not yet waited for.
+fn started_on(
+    bin: impl AsRef<OsStr>,
+    home: &Path,
+    redis: &str,
+    port: u16,
+    args: &[&str],
+) -> Serving {
     let addr = format!("127.0.0.1:{port}");
     let mut all = vec!["--shared-state", redis, "--http", &addr];
     all.extend_from_slice(args);
-    (Serving::start(bin, home, &all), port)
+    Serving::start(bin, home, &all)
 }
 
 /// The raw answer to `GET /readyz`.

@@ -107,9 +107,7 @@ impl Session {
             }
         }
     }
-}
 
-impl Session {
     /// Lists, as `client`'s own, the per-person servers it reaches that
     /// nobody could list yet, so that its lists and calls find their tools
     /// (see [`crate::host::Host::list_unlisted_as`]); whether one was.
@@ -161,20 +159,10 @@ async fn came_back(State(shared): State<Arc<Gateway>>, uri: Uri) -> (StatusCode,
             StatusCode::OK,
             format!(
                 "You are signed in to {} as {}. You can close this tab and call the tool again.",
-                escape(&done.server),
-                escape(&done.owner)
+                done.server, done.owner
             ),
         ),
-        Err(e) => (StatusCode::BAD_REQUEST, escape(&e.to_string())),
+        Err(e) => (StatusCode::BAD_REQUEST, e.to_string()),
     };
-    let page =
-        format!("<!doctype html><meta charset=\"utf-8\"><title>mcpw</title><p>mcpw: {said}</p>");
-    (status, Html(page))
-}
-
-fn escape(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
+    (status, Html(crate::host::redirect_page(&said)))
 }

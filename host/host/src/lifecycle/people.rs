@@ -81,10 +81,7 @@ impl PersonSlot {
     /// expires within `margin`.
     pub(super) fn expiring(&self, margin: Duration) -> Option<Arc<Connection>> {
         let at = (*lock(&self.expires))?;
-        let now = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_secs());
-        if at > now + margin.as_secs() {
+        if at > crate::clock::now_secs() + margin.as_secs() {
             return None;
         }
         *lock(&self.expires) = None;

@@ -64,25 +64,25 @@ async fn redirected(
         })
         .unwrap_or_default();
     let get = |k: &str| query.iter().find(|(n, _)| n == k).map(|(_, v)| v.as_str());
-    let page = match (get("code"), get("error")) {
+    let said = match (get("code"), get("error")) {
         (_, Some(error)) => {
             let detail = get("error_description").unwrap_or(error);
-            format!(
-                "mcpw: the login to {} failed: {}. You can close this tab.",
-                escape(&server),
-                escape(detail)
-            )
+            format!("the login to {server} failed: {detail}. You can close this tab.")
         }
-        (Some(_), None) => format!(
-            "mcpw: logged in to {}. You can close this tab.",
-            escape(&server)
-        ),
-        (None, None) => "mcpw: this is not an authorization redirect.".to_string(),
+        (Some(_), None) => format!("logged in to {server}. You can close this tab."),
+        (None, None) => "this is not an authorization redirect.".to_string(),
     };
     let _ = tx.try_send(format!("{base}{uri}"));
-    Html(format!(
-        "<!doctype html><meta charset=\"utf-8\"><title>mcpw</title><p>{page}</p>"
-    ))
+    Html(redirect_page(&said))
+}
+
+/// The page a browser sent back from a login is shown (here, or at the
+/// gateway's own callback): `said`, escaped, from mcpw.
+pub fn redirect_page(said: &str) -> String {
+    format!(
+        "<!doctype html><meta charset=\"utf-8\"><title>mcpw</title><p>mcpw: {}</p>",
+        escape(said)
+    )
 }
 
 fn escape(s: &str) -> String {

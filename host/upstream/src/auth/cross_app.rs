@@ -87,10 +87,7 @@ impl Exchange<'_> {
         value: Option<&str>,
         field: &str,
     ) -> Result<Option<String>, AuthFailure> {
-        match value {
-            Some(v) => super::secret(self.server, v, field).await.map(Some),
-            None => Ok(None),
-        }
+        super::secret_if_set(self.server, value, field).await
     }
 }
 

@@ -43,7 +43,7 @@ impl TokenExchange<'_> {
     pub async fn ensure(self) -> Result<Option<u64>, AuthFailure> {
         let credentials = ServerCredentials::person(self.vault.clone(), self.url, self.owner);
         let held = Status::of(credentials.stored().await?);
-        let now = super::now();
+        let now = crate::clock::now_secs();
         if held.logged_in && held.expires_at.is_none_or(|at| at > now + MARGIN.as_secs()) {
             return Ok(held.expires_at);
         }
@@ -88,17 +88,11 @@ impl TokenExchange<'_> {
     ) -> Result<OAuthTokenResponse, AuthFailure> {
         let form = self.form(resource);
         let client_id = self.oauth.client_id.as_deref().unwrap_or_default();
-        let secret = match &self.oauth.client_secret {
-            Some(s) => Some(super::secret(self.server, s, "oauth.clientSecret").await?),
-            None => None,
-        };
+        let secret = self.oauth.client_secret.as_deref();
+        let secret = super::secret_if_set(self.server, secret, "oauth.clientSecret").await?;
         let failed = |why: String| AuthFailure::Exchange(format!("{endpoint}: {why}"));
-        let http = reqwest::Client::builder()
-            .timeout(Duration::from_secs(30))
-            .redirect(reqwest::redirect::Policy::none())
-            .build()
-            .map_err(|e| failed(e.to_string()))?;
-        let answer = http
+        let answer = super::fetch::client()
+            .map_err(failed)?
             .post(endpoint)
             // RFC 6749 §2.3.1: each part form-encoded before Basic.
             .basic_auth(form_encoded(client_id), secret.as_deref().map(form_encoded))
@@ -117,9 +111,7 @@ impl TokenExchange<'_> {
         }
         serde_json::from_str(&body).map_err(|e| failed(format!("not a token answer: {e}")))
     }
-}
 
-impl TokenExchange<'_> {
     /// The exchange's form (RFC 8693 §2.1).
     fn form(&self, resource: &str) -> String {
         let mut form = url::form_urlencoded::Serializer::new(String::new());

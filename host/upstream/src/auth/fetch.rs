@@ -1,11 +1,12 @@
 //! Reading the metadata documents rmcp's discovery does not hand back: one
 //! GET each, with the 30 s limit of every OAuth request, and no redirect
-//! (a document is trusted for where it was asked for, not where it moved).
+//! (a document is trusted for where it was asked for, not where it moved);
+//! the token requests mcpw makes itself go out the same way.
 
 use std::time::Duration;
 
 /// The client of these requests.
-fn client() -> Result<reqwest::Client, String> {
+pub(super) fn client() -> Result<reqwest::Client, String> {
     reqwest::Client::builder()
         .timeout(Duration::from_secs(30))
         .redirect(reqwest::redirect::Policy::none())

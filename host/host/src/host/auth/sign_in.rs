@@ -44,7 +44,7 @@ impl Host {
             server,
             url: &url,
             oauth: &config.oauth,
-            vault: self.manager.vault().clone(),
+            vault: vault.clone(),
             owner,
             callback,
         };
