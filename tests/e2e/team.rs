@@ -1,6 +1,7 @@
 //! A team gateway: mcpw replicas sharing state through a real Redis, behind a
 //! real haproxy balancing round-robin with no stickiness.
 
+mod cross_app;
 mod exchange;
 mod oidc;
 mod people_store;
@@ -8,6 +9,7 @@ mod per_person;
 mod pins;
 mod principals;
 mod sdk_signin;
+mod sign_in_checked;
 mod signin;
 mod skills;
 mod wire;
@@ -22,6 +24,45 @@ use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 use std::time::Duration;
 use wire::Wire;
+
+/// Three homes with the user config `config`: the operator's, and two
+/// replicas'.
+fn three_homes(config: &str) -> Vec<ConfigDirs> {
+    let homes: Vec<ConfigDirs> = (0..3).map(|_| ConfigDirs::new()).collect();
+    for h in &homes {
+        h.user(config);
+    }
+    homes
+}
+
+/// The principals logged in to `server` (sorted), by `mcpw auth status
+/// --json` at `home`, sharing `redis`. A sign-in begun keeps the client it
+/// registered, with no token yet: that person is not logged in.
+fn logged_in(home: &ConfigDirs, redis: &Redis, server: &str) -> Vec<String> {
+    let out = mcpw_in(&home.home())
+        .args(["--shared-state", &redis.url(), "auth", "status", "--json"])
+        .output()
+        .unwrap();
+    let status: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|_| panic!("{}", String::from_utf8_lossy(&out.stderr)));
+    let people = status[server]["people"].as_array().cloned();
+    let mut owners: Vec<String> = people
+        .unwrap_or_default()
+        .iter()
+        .filter(|p| p["loggedIn"] == true)
+        .map(|p| p["owner"].as_str().unwrap().to_string())
+        .collect();
+    owners.sort();
+    owners
+}
+
+/// The address after "Sign in at " in `said` (a call's answer).
+fn link_in(said: &str) -> String {
+    let (_, rest) = said
+        .split_once("Sign in at ")
+        .unwrap_or_else(|| panic!("a sign-in link: {said}"));
+    rest.split_whitespace().next().unwrap().to_string()
+}
 
 /// Server `s` (misbehave.mjs ok, its starts appended to `pids`) in a config
 /// under `home`.

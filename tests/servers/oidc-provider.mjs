@@ -31,6 +31,23 @@
 //               the subject's `sub` and account claims, the exchanging
 //               client's `client_id`, and `act: {sub: <that client>}`
 //               (around the subject token's own `act`, if it has one).
+//   id_jag      {"<authorization server issuer>": "<client id there>"}: the
+//               token exchange also issues identity assertions (ID-JAG,
+//               cross-app access): subject_token_type id_token, an ID token
+//               this provider issued to the exchanging client (else
+//               invalid_grant), requested_token_type id-jag, `audience` an
+//               issuer listed here (else invalid_target). The assertion is a
+//               JWT of type `oauth-id-jag+jwt` signed with the current key:
+//               iss, the ID token's sub, aud = that issuer, client_id = the
+//               client listed for it, resource, jti, iat, exp (5 minutes),
+//               and the asked `scope`, if any.
+//   jwt_bearer  {issuer, jwks_uri}: the token endpoint takes the JWT bearer
+//               grant (RFC 7523) with an identity assertion from that
+//               issuer: of type `oauth-id-jag+jwt`, signed by its keys, aud
+//               = this provider, client_id = the authenticated client (else
+//               invalid_grant), for `resource` (or a resource of `resources`
+//               it names). The answer is this provider's JWT access token for
+//               that resource and the assertion's sub.
 // When ready it prints one line of JSON on stdout, and nothing more there:
 // the discovery document's issuer and endpoints, `rotate_uri` and `kid`
 // (the signing key's id). Its notices and errors go to stderr.
@@ -41,7 +58,7 @@
 // keys: the provider has no API to change its keys while it serves.
 import { generateKeyPairSync, randomUUID } from "node:crypto";
 import { createServer } from "node:http";
-import { createLocalJWKSet, jwtVerify } from "jose";
+import { SignJWT, createLocalJWKSet, createRemoteJWKSet, importJWK, jwtVerify } from "jose";
 import Provider, { errors, interactionPolicy } from "oidc-provider";
 
 // stdout carries the ready line alone: the provider's notices go to stderr.
@@ -114,14 +131,80 @@ const ACCESS_TOKEN_TYPE = "urn:ietf:params:oauth:token-type:access_token";
 // A JWT access token this provider signed with one of its keys (the JWKS's),
 // unexpired: its claims, or invalid_grant.
 async function subjectClaims(token) {
-  const jwks = createLocalJWKSet({ keys: keys.map(({ d, p, q, dp, dq, qi, ...pub }) => pub) });
   try {
     // `at+jwt`: an ID token is signed by the same keys.
-    const { payload } = await jwtVerify(token, jwks, { issuer, typ: "at+jwt", requiredClaims: ["sub", "exp"] });
+    const { payload } = await jwtVerify(token, publicKeys(), { issuer, typ: "at+jwt", requiredClaims: ["sub", "exp"] });
     return payload;
   } catch (e) {
     throw new errors.CustomOIDCProviderError("invalid_grant", `subject_token refused: ${e.message}`);
   }
+}
+
+const ID_TOKEN_TYPE = "urn:ietf:params:oauth:token-type:id_token";
+const ID_JAG_TYPE = "urn:ietf:params:oauth:token-type:id-jag";
+const JWT_BEARER = "urn:ietf:params:oauth:grant-type:jwt-bearer";
+
+const publicKeys = () => createLocalJWKSet({ keys: keys.map(({ d, p, q, dp, dq, qi, ...pub }) => pub) });
+
+// An identity assertion for the person of an ID token this provider issued
+// to the exchanging client, bound to the authorization server it names.
+async function issueIdJag(ctx) {
+  const { client, params } = ctx.oidc;
+  if (params.subject_token_type !== ID_TOKEN_TYPE) {
+    throw new errors.InvalidRequest(`an identity assertion is for an ID token (${ID_TOKEN_TYPE})`);
+  }
+  let person;
+  try {
+    ({ payload: person } = await jwtVerify(params.subject_token ?? "", publicKeys(), {
+      issuer, audience: client.clientId, requiredClaims: ["sub", "exp"],
+    }));
+  } catch (e) {
+    throw new errors.CustomOIDCProviderError("invalid_grant", `subject_token refused: ${e.message}`);
+  }
+  const clientThere = config.id_jag[params.audience];
+  if (clientThere === undefined) throw new errors.InvalidTarget(`unknown audience ${params.audience}`);
+  const now = Math.floor(Date.now() / 1000);
+  const claims = {
+    sub: person.sub, client_id: clientThere, resource: params.resource, jti: randomUUID(),
+    ...(params.scope ? { scope: params.scope } : {}),
+  };
+  const key = await importJWK(keys[0], "RS256");
+  const assertion = await new SignJWT(claims)
+    .setProtectedHeader({ alg: "RS256", kid: keys[0].kid, typ: "oauth-id-jag+jwt" })
+    .setIssuer(issuer).setAudience(params.audience).setIssuedAt(now).setExpirationTime(now + 300)
+    .sign(key);
+  ctx.body = {
+    access_token: assertion, issued_token_type: ID_JAG_TYPE, token_type: "N_A", expires_in: 300,
+    ...(params.scope ? { scope: params.scope } : {}),
+  };
+}
+
+// An access token for the person an identity assertion of the trusted
+// issuer names, when it was made for this provider and this client.
+async function jwtBearer(ctx) {
+  const { client, params, provider } = ctx.oidc;
+  const trusted = config.jwt_bearer;
+  let claims;
+  try {
+    ({ payload: claims } = await jwtVerify(params.assertion ?? "", createRemoteJWKSet(new URL(trusted.jwks_uri)), {
+      issuer: trusted.issuer, audience: issuer, typ: "oauth-id-jag+jwt", requiredClaims: ["sub", "client_id", "jti", "exp"],
+    }));
+  } catch (e) {
+    throw new errors.CustomOIDCProviderError("invalid_grant", `assertion refused: ${e.message}`);
+  }
+  if (claims.client_id !== client.clientId) {
+    throw new errors.CustomOIDCProviderError("invalid_grant", "the assertion is for another client");
+  }
+  const target = claims.resource ?? params.resource;
+  if (!jwtResources.includes(target)) throw new errors.InvalidTarget(`unknown resource ${target}`);
+  const token = new provider.AccessToken({ accountId: claims.sub, client, scope: claims.scope, gty: JWT_BEARER });
+  token.resourceServer = new provider.ResourceServer(target, resourceServer(target));
+  ctx.oidc.entity("AccessToken", token);
+  const value = await token.save();
+  ctx.body = {
+    access_token: value, token_type: "Bearer", expires_in: token.expiration,
+    ...(claims.scope ? { scope: claims.scope } : {}),
+  };
 }
 
 async function exchangeToken(ctx) {
@@ -129,6 +212,7 @@ async function exchangeToken(ctx) {
   if (client.clientAuthMethod === "none") {
     throw new errors.UnauthorizedClient("token exchange is for confidential clients");
   }
+  if (config.id_jag && params.requested_token_type === ID_JAG_TYPE) return issueIdJag(ctx);
   if (!params.subject_token) throw new errors.InvalidRequest("missing required parameter 'subject_token'");
   if (params.subject_token_type !== ACCESS_TOKEN_TYPE) {
     throw new errors.InvalidRequest(`subject_token_type must be ${ACCESS_TOKEN_TYPE}`);
@@ -203,10 +287,11 @@ function build(issuer) {
       ClientCredentials: (_ctx, token) => token.resourceServer?.accessTokenTTL ?? ttl,
     },
   });
-  if (config.exchange) {
+  if (config.exchange || config.id_jag) {
     const parameters = ["subject_token", "subject_token_type", "requested_token_type", "resource", "audience", "scope"];
     provider.registerGrantType(TOKEN_EXCHANGE, exchangeToken, parameters);
   }
+  if (config.jwt_bearer) provider.registerGrantType(JWT_BEARER, jwtBearer, ["assertion", "resource", "scope"]);
   return provider;
 }
 

@@ -35,10 +35,10 @@ pub use grants::{Capability, Grants};
 pub use imports::ImportKind;
 pub use load::load;
 pub use model::{
-    CaptureStats, DEFAULT_AUTO_EXPOSURE_BUDGET, DirectTools, Exposure, GrantType, GroupPolicy,
-    HttpKind, IdentityProvider, Lifecycle, OAuthConfig, OAuthIntrospection, OAuthIssuer, Origin,
-    PluginSettings, Provenance, Serve, ServeOAuth, ServeToken, Server, ServerConfig, Settings,
-    SourceKind, TokenSource, Transport,
+    CaptureStats, DEFAULT_AUTO_EXPOSURE_BUDGET, DirectTools, Exposure, GatewayClient, GrantType,
+    GroupPolicy, HttpKind, IdentityProvider, Lifecycle, OAuthConfig, OAuthIntrospection,
+    OAuthIssuer, Origin, PluginSettings, Provenance, Serve, ServeOAuth, ServeToken, Server,
+    ServerConfig, Settings, SourceKind, TokenSource, Transport,
 };
 pub use plugins::{Limits, PrefixMode, Role, SCRIPT_LIMIT_KEYS, ScriptLimits};
 

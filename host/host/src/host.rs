@@ -36,8 +36,8 @@ pub mod snapshot;
 mod tasks;
 
 pub use crate::auth::redirect_page;
-pub use auth::LoginOptions;
 pub use auth::people::PersonStatus;
+pub use auth::{LoginOptions, Unlisted};
 use calls::upstream_span;
 pub use calls::{CallOptions, CallOutcome, RawResult, present_result};
 pub use rate_limits::RateLimited;
@@ -244,8 +244,9 @@ pub struct Host {
 struct Lately {
     /// Sign-in links given out (see [`Host::sign_in_link`]).
     links: std::collections::HashMap<(String, String), (std::time::Instant, String)>,
-    /// Listings tried as a person (see [`Host::list_unlisted_as`]).
-    listings: std::collections::HashMap<(String, String), std::time::Instant>,
+    /// Listings tried as a person (see [`Host::list_unlisted_as`]), and
+    /// whether the try found no login of theirs.
+    listings: std::collections::HashMap<(String, String), (std::time::Instant, bool)>,
 }
 
 /// How the host's catalog is named: the configured prefix, and the names

@@ -127,7 +127,7 @@ pub enum LifecycleError {
     NoPerson(String),
     /// A server that takes each caller's token in exchange, and no token
     /// of its own could be had for this caller.
-    #[error("server \"{server}\" takes each caller's own token in exchange: {why}")]
+    #[error("server \"{server}\" acts for each caller with a token exchanged for theirs: {why}")]
     Exchange {
         /// The server.
         server: String,

@@ -89,7 +89,7 @@ async fn login(host: &Host, cfg: &Config, name: &str, out: &mut Vec<Finding>) ->
     let now = crate::clock::now_ms() / 1000;
     let expired = status.expires_at.is_some_and(|at| at <= now);
     let (severity, message, remedy, connect) = match (status.logged_in, expired, status.refreshable) {
-        (false, _, _) if server.config.oauth.grant_type.unattended() => (
+        (false, _, _) if server.config.oauth.unattended() => (
             Severity::Warning,
             format!("no token yet: connecting would get one by {}, which doctor does not start", server.config.oauth.grant_type.describe()),
             format!("mcpw connect {name}"),

@@ -9,22 +9,28 @@
 
 mod browser;
 mod callback;
+mod came_back;
 mod credentials;
 mod cross_app;
 mod exchange;
 mod fetch;
+mod finished;
 pub mod flow;
+mod identify;
 mod owner;
 mod sign_in;
 pub mod store;
 
 pub use browser::available as browser_available;
 pub use callback::redirect_page;
+pub use came_back::finish as finish_sign_in;
 pub use credentials::ServerCredentials;
 pub use exchange::{MARGIN as EXCHANGE_MARGIN, TokenExchange};
+pub use finished::{Configured, SignedIn};
 pub use flow::{LoggedIn, Login};
+pub use identify::{Identify, Party, Then, subject_at};
 pub use owner::{BadOwner, Owner};
-pub use sign_in::{SignIn, SignedIn, finish as finish_sign_in, sign_in_under_way};
+pub use sign_in::{SignIn, sign_in_under_way};
 
 use crate::config::Config;
 use crate::paths::Environment;

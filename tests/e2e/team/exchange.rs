@@ -10,7 +10,6 @@
 //! until it expires; a caller with a token of the gateway's own is told it
 //! cannot be exchanged; and `mcpw auth forget` leaves no token of theirs.
 
-use crate::common::ConfigDirs;
 use crate::gateway::tokens::{Client, call, session, text};
 use crate::servers::{Background, MCPW, mcpw_in, servers};
 use mcpw_test_support::free_port;
@@ -38,24 +37,6 @@ fn digest(token: &str) -> String {
     Sha256::digest(token.as_bytes())
         .iter()
         .map(|b| format!("{b:02x}"))
-        .collect()
-}
-
-/// `mcpw auth status --json` at `home`: the owners of the logins to `up`.
-fn owners(home: &ConfigDirs, redis: &Redis) -> Vec<String> {
-    let out = mcpw_in(&home.home())
-        .args(["--shared-state", &redis.url(), "auth", "status", "--json"])
-        .output()
-        .unwrap();
-    let status: Value = serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|_| panic!("{}", String::from_utf8_lossy(&out.stderr)));
-    let people = status["up"]["people"]
-        .as_array()
-        .cloned()
-        .unwrap_or_default();
-    people
-        .iter()
-        .map(|p| p["owner"].as_str().unwrap().to_string())
         .collect()
 }
 
@@ -95,10 +76,7 @@ async fn each_callers_token_is_exchanged_for_the_upstreams_own_at_every_replica(
         "settings": {"sharedStateKey": KEY}
     })
     .to_string();
-    let homes: Vec<ConfigDirs> = (0..3).map(|_| ConfigDirs::new()).collect();
-    for h in &homes {
-        h.user(&config);
-    }
+    let homes = super::three_homes(&config);
     let direct = ["--exposure", "direct"];
     let (_a, a_port) = replica(MCPW, &homes[1].home(), &redis.url(), &direct);
     let (_b, b_port) = replica(MCPW, &homes[2].home(), &redis.url(), &direct);
@@ -154,7 +132,7 @@ async fn each_callers_token_is_exchanged_for_the_upstreams_own_at_every_replica(
     );
 
     let ada_key = format!("oauth:{issuer}#sub:ada");
-    let mut held = owners(&homes[0], &redis);
+    let mut held = super::logged_in(&homes[0], &redis, "up");
     held.sort();
     assert_eq!(held, [ada_key.clone(), format!("oauth:{issuer}#sub:bob")]);
     let forgot = mcpw_in(&homes[0].home())
@@ -167,7 +145,7 @@ async fn each_callers_token_is_exchanged_for_the_upstreams_own_at_every_replica(
         String::from_utf8_lossy(&forgot.stderr)
     );
     assert_eq!(
-        owners(&homes[0], &redis),
+        super::logged_in(&homes[0], &redis, "up"),
         [format!("oauth:{issuer}#sub:bob")]
     );
     for client in [ada_a, ada_b, carol] {

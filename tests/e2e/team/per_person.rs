@@ -47,11 +47,7 @@ fn homes(server: &Background, serve: Value) -> Vec<ConfigDirs> {
         "settings": {"sharedStateKey": KEY}
     })
     .to_string();
-    let homes: Vec<ConfigDirs> = (0..3).map(|_| ConfigDirs::new()).collect();
-    for h in &homes {
-        h.user(&config);
-    }
-    homes
+    super::three_homes(&config)
 }
 
 /// The client each login of server `o` was made as: the shared one, and
@@ -124,14 +120,6 @@ async fn each_persons_calls_go_out_with_their_own_login_at_every_replica() {
     }
 }
 
-/// The address after "Sign in at " in `said`.
-fn link_in(said: &str) -> String {
-    let (_, rest) = said
-        .split_once("Sign in at ")
-        .unwrap_or_else(|| panic!("a sign-in link: {said}"));
-    rest.split_whitespace().next().unwrap().to_string()
-}
-
 /// A browser that signs in at `link`: the authorization server (which
 /// approves at once) sends it to the gateway's callback, which it then
 /// opens; the callback's status and page, and its address.
@@ -177,7 +165,7 @@ async fn a_person_signs_in_by_the_link_and_it_finishes_at_the_other_replica() {
         got.is_error == Some(true) && !said.contains("client "),
         "{said}"
     );
-    let link = link_in(&said);
+    let link = super::link_in(&said);
     assert!(link.starts_with(&server.url("/authorize")), "{link}");
     // A prompt of the server's, too, is refused with the link.
     let prompt: rmcp::model::GetPromptRequestParams =

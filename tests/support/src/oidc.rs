@@ -16,8 +16,8 @@ use std::io::{BufRead, BufReader, Read};
 use std::process::{Child, Stdio};
 use std::sync::{Arc, Mutex};
 
-pub use login::Login;
 use login::failed;
+pub use login::{Login, browse};
 
 /// The provider's process and the endpoints it printed when ready.
 pub struct OidcProvider {

@@ -280,9 +280,10 @@ pub struct IdentityProvider {
     #[serde(skip)]
     pub client_secret: Option<String>,
     /// `idToken`: the person's ID token (`${VAR}`, or a `!command` run at
-    /// each exchange, so that a fresh one is used).
+    /// each exchange, so that a fresh one is used). `None` on a per-person
+    /// server: each person's own comes from signing them in there.
     #[serde(skip)]
-    pub id_token: String,
+    pub id_token: Option<String>,
 }
 
 /// A server's `oauth`: an object, or `false` to never log in.
@@ -335,6 +336,15 @@ impl Default for OAuthConfig {
     }
 }
 
+impl OAuthConfig {
+    /// Does a connection take its tokens itself, as no one (the client's
+    /// own grant, or cross-app access with the configured ID token)? A
+    /// per-person server's tokens are each person's.
+    pub fn unattended(&self) -> bool {
+        self.grant_type.unattended() && !self.per_person
+    }
+}
+
 impl ServerConfig {
     /// Does mcpw log in to this server when it asks (an HTTP server with
     /// neither static credentials nor `"oauth": false`)?
@@ -354,6 +364,13 @@ impl ServerConfig {
     /// (`"grantType": "token-exchange"`)?
     pub fn exchanges(&self) -> bool {
         self.oauth.grant_type == GrantType::TokenExchange
+    }
+
+    /// Does each person sign in at the identity provider for their own ID
+    /// token, which is exchanged for this server's token (cross-app access
+    /// with `oauth.perPerson`)?
+    pub fn signs_in_for_id_tokens(&self) -> bool {
+        self.oauth.grant_type == GrantType::IdJag && self.per_person()
     }
 
     /// Does this server send credentials (a bearer token or an `Authorization` header)?
@@ -645,6 +662,20 @@ pub struct OAuthIssuer {
     /// `introspection`: how opaque access tokens are checked (RFC 7662);
     /// `None`: only its JWTs are admitted.
     pub introspection: Option<OAuthIntrospection>,
+    /// `signIn`: the gateway's OpenID client at the issuer, which signs a
+    /// person's browser in before it is sent to a server's authorization
+    /// page, so that a sign-in link makes a login only for the person it
+    /// was given to. `None`: links are not checked.
+    pub sign_in: Option<GatewayClient>,
+}
+
+/// The gateway's own client at an issuer (`serve.oauth.issuers[i].signIn`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GatewayClient {
+    /// `clientId`.
+    pub client_id: String,
+    /// `clientSecret` or `clientSecretEnv`: that client's secret.
+    pub secret: TokenSource,
 }
 
 /// Checking an issuer's opaque tokens at its introspection endpoint

@@ -122,11 +122,14 @@ fn masked_serve(raw: &Value) -> Value {
         }
     }
     if let Some(Value::Array(issuers)) = raw.pointer_mut("/oauth/issuers") {
-        let introspections = issuers
-            .iter_mut()
-            .filter_map(|i| i.get_mut("introspection")?.as_object_mut());
-        for introspection in introspections {
-            mask(introspection, "clientSecret");
+        // The gateway's own clients there: introspecting, and signing in.
+        for client in ["introspection", "signIn"] {
+            let clients = issuers
+                .iter_mut()
+                .filter_map(|i| i.get_mut(client)?.as_object_mut());
+            for client in clients {
+                mask(client, "clientSecret");
+            }
         }
     }
     raw
@@ -264,17 +267,19 @@ mod tests {
     }
 
     #[test]
-    fn an_introspecting_clients_secret_is_masked() {
-        let raw = json!({"oauth": {"issuers": [
-            {"issuer": "https://a", "introspection": {"clientId": "gw", "clientSecret": "literal"}},
-            {"issuer": "https://b", "introspection": {"clientId": "gw", "clientSecret": "!pass idp"}},
-            {"issuer": "https://c"},
-        ]}});
-        let shown = masked_serve(&raw);
-        let at = |i: usize| &shown["oauth"]["issuers"][i]["introspection"];
-        assert_eq!(at(0)["clientSecret"], MASK);
-        assert_eq!(at(0)["clientId"], "gw");
-        assert_eq!(at(1)["clientSecret"], "!pass idp");
+    fn the_gateways_own_clients_secrets_are_masked() {
+        for client in ["introspection", "signIn"] {
+            let raw = json!({"oauth": {"issuers": [
+                {"issuer": "https://a", client: {"clientId": "gw", "clientSecret": "literal"}},
+                {"issuer": "https://b", client: {"clientId": "gw", "clientSecret": "!pass idp"}},
+                {"issuer": "https://c"},
+            ]}});
+            let shown = masked_serve(&raw);
+            let at = |i: usize| &shown["oauth"]["issuers"][i][client];
+            assert_eq!(at(0)["clientSecret"], MASK, "{client}");
+            assert_eq!(at(0)["clientId"], "gw");
+            assert_eq!(at(1)["clientSecret"], "!pass idp");
+        }
     }
 
     #[test]

@@ -27,8 +27,17 @@ impl Session {
         let mut found = self.entry_called(&client, name, context).await;
         // A tool of a per-person server nobody could list yet is found once
         // it is listed as this person.
-        if found.is_err() && self.list_unlisted_for(&client, context).await {
-            found = self.entry_called(&client, name, context).await;
+        if found.is_err() {
+            let unlisted = self.list_unlisted_for(&client, context).await;
+            if unlisted.listed {
+                found = self.entry_called(&client, name, context).await;
+            }
+            // Unlisted for want of the caller's own login: how to make it.
+            if found.is_err()
+                && let Some(needed) = self.sign_in_to_list(&client, (name, None), &unlisted).await
+            {
+                return needed.answer(context, None).map(Into::into);
+            }
         }
         let (entry, via) = match found {
             Ok(found) => found,

@@ -110,14 +110,42 @@ impl Session {
 
     /// Lists, as `client`'s own, the per-person servers it reaches that
     /// nobody could list yet, so that its lists and calls find their tools
-    /// (see [`crate::host::Host::list_unlisted_as`]); whether one was.
+    /// (see [`crate::host::Host::list_unlisted_as`]).
     pub(super) async fn list_unlisted_for(
         &self,
         client: &super::ClientScope,
         context: &RequestContext<RoleServer>,
-    ) -> bool {
+    ) -> crate::host::Unlisted {
         let caller = self.caller(client, crate::host::pipeline::Via::Call, context);
         self.shared.host.list_unlisted_as(&caller).await
+    }
+
+    /// For a call of `tool` (on `server`, when it names one) that no listed
+    /// tool answers: the link to sign in to the unlisted server it is meant
+    /// for, when that server is unlisted for want of the caller's own
+    /// login. The server is the one the call names, else the one whose name
+    /// begins the tool's, else the only one.
+    pub(super) async fn sign_in_to_list(
+        &self,
+        client: &super::ClientScope,
+        (tool, server): (&str, Option<&str>),
+        unlisted: &crate::host::Unlisted,
+    ) -> Option<SignInNeeded> {
+        let owner = client.calls()?.owner.to_string();
+        let named = |s: &&String| match server {
+            Some(server) => *s == server,
+            None => tool.starts_with(s.as_str()),
+        };
+        let meant = match unlisted.need_login.iter().find(named) {
+            Some(found) => found,
+            None if server.is_none() && unlisted.need_login.len() == 1 => &unlisted.need_login[0],
+            None => return None,
+        };
+        let failed = HostError::Lifecycle(ServerError::PersonNeedsLogin {
+            server: meant.clone(),
+            owner,
+        });
+        self.sign_in_needed(&failed).await
     }
 
     /// `failed` as a request's error: the link to sign in when that is what
@@ -150,19 +178,25 @@ pub(super) fn routes(router: axum::Router, shared: Arc<Gateway>) -> axum::Router
     )
 }
 
-/// The browser back from the authorization server.
-async fn came_back(State(shared): State<Arc<Gateway>>, uri: Uri) -> (StatusCode, Html<String>) {
+/// The browser back from the authorization server, or from the person's
+/// identity provider: on to the server's own page when that was the
+/// identity provider saying whose browser it is.
+async fn came_back(State(shared): State<Arc<Gateway>>, uri: Uri) -> axum::response::Response {
+    use axum::response::IntoResponse;
     let callback = shared.sign_in.get().cloned().unwrap_or_default();
     let redirect = format!("{callback}?{}", uri.query().unwrap_or_default());
     let (status, said) = match shared.host.finish_sign_in(&redirect).await {
-        Ok(done) => (
-            StatusCode::OK,
-            format!(
-                "You are signed in to {} as {}. You can close this tab and call the tool again.",
-                done.server, done.owner
+        Ok(done) => match done.onward {
+            Some(onward) => return axum::response::Redirect::to(&onward).into_response(),
+            None => (
+                StatusCode::OK,
+                format!(
+                    "You are signed in to {} as {}. You can close this tab and call the tool again.",
+                    done.server, done.owner
+                ),
             ),
-        ),
+        },
         Err(e) => (StatusCode::BAD_REQUEST, e.to_string()),
     };
-    (status, Html(crate::host::redirect_page(&said)))
+    (status, Html(crate::host::redirect_page(&said))).into_response()
 }

@@ -4,6 +4,8 @@
 pub(super) mod people;
 mod sign_in;
 
+pub use sign_in::Unlisted;
+
 use super::{Host, HostError};
 use crate::auth::{self, AuthFailure, LoggedIn, Login, Status};
 use crate::config::{ServerConfig, Transport};

@@ -146,6 +146,7 @@ impl Manager {
             return Ok(conn);
         }
         let name = slot.name();
+        of_identity_provider(slot, owner)?;
         let expires = match slot.server.config.exchanges() {
             true => self.exchanged(slot, owner, token).await?,
             false => None,
@@ -235,6 +236,26 @@ impl Manager {
             close(conn).await;
         }
     }
+}
+
+/// Cross-app access for each person exchanges their own ID token, which
+/// only a principal of the identity provider signs in there for.
+fn of_identity_provider(slot: &Slot, owner: &str) -> Result<(), LifecycleError> {
+    let config = &slot.server.config;
+    let idp = config.oauth.identity_provider.as_ref();
+    let Some(idp) = idp.filter(|_| config.signs_in_for_id_tokens()) else {
+        return Ok(());
+    };
+    if crate::auth::subject_at(owner, &idp.issuer).is_some() {
+        return Ok(());
+    }
+    Err(LifecycleError::Exchange {
+        server: slot.name().to_string(),
+        why: format!(
+            "cross-app access exchanges each person's own ID token from {}, and {owner} did not sign in to the gateway there: sign in through that issuer",
+            idp.issuer
+        ),
+    })
 }
 
 /// What a person's failed connect or call says: a missing login is theirs

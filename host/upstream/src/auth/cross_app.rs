@@ -27,6 +27,9 @@ pub(super) struct Exchange<'a> {
     pub(super) challenge: Option<&'a str>,
     /// The scopes to ask the identity provider for (none: as it decides).
     pub(super) scopes: Vec<String>,
+    /// The person's own ID token, got by signing them in (a per-person
+    /// server's); `None`: the configured `idToken`.
+    pub(super) id_token: Option<&'a str>,
 }
 
 impl Exchange<'_> {
@@ -63,8 +66,18 @@ impl Exchange<'_> {
         let idp_secret = idp_secret.await?;
         let as_secret = self.secret(self.oauth.client_secret.as_deref(), "oauth.clientSecret");
         let as_secret = as_secret.await?;
-        let id_token = self.secret(Some(&idp.id_token), "oauth.identityProvider.idToken");
-        let id_token = id_token.await?.unwrap_or_default();
+        let id_token = match self.id_token {
+            Some(own) => own.to_string(),
+            None => {
+                let configured = idp.id_token.as_deref();
+                let id_token = self.secret(configured, "oauth.identityProvider.idToken");
+                id_token.await?.ok_or_else(|| {
+                    AuthFailure::Config(
+                        "the id-jag grant needs `oauth.identityProvider.idToken`".into(),
+                    )
+                })?
+            }
+        };
         let client_id = self.oauth.client_id.as_deref().unwrap_or_default();
         let at_idp = EmaAuthorizationServer::new(&idp.issuer, idp_endpoint, &idp.client_id)
             .with_client_authentication(authentication(idp_secret, idp_metadata.as_ref()));

@@ -80,50 +80,37 @@ impl TokenExchange<'_> {
     }
 
     /// Posts the exchange to `endpoint` for a token of `resource`, as the
-    /// configured client (HTTP Basic, RFC 6749's default).
+    /// configured client.
     async fn exchange(
         &self,
         endpoint: &str,
         resource: &str,
     ) -> Result<OAuthTokenResponse, AuthFailure> {
-        let form = self.form(resource);
         let client_id = self.oauth.client_id.as_deref().unwrap_or_default();
         let secret = self.oauth.client_secret.as_deref();
         let secret = super::secret_if_set(self.server, secret, "oauth.clientSecret").await?;
-        let failed = |why: String| AuthFailure::Exchange(format!("{endpoint}: {why}"));
-        let answer = super::fetch::client()
-            .map_err(failed)?
-            .post(endpoint)
-            // RFC 6749 §2.3.1: each part form-encoded before Basic.
-            .basic_auth(form_encoded(client_id), secret.as_deref().map(form_encoded))
-            .header(
-                reqwest::header::CONTENT_TYPE,
-                "application/x-www-form-urlencoded",
-            )
-            .body(form)
-            .send()
-            .await
-            .map_err(|e| failed(e.without_url().to_string()))?;
-        let status = answer.status();
-        let body = answer.text().await.map_err(|e| failed(e.to_string()))?;
-        if !status.is_success() {
-            return Err(failed(refusal(status.as_u16(), &body)));
-        }
-        serde_json::from_str(&body).map_err(|e| failed(format!("not a token answer: {e}")))
+        super::fetch::token(
+            endpoint,
+            (client_id, secret.as_deref()),
+            &self.form(resource),
+        )
+        .await
+        .map_err(|why| AuthFailure::Exchange(format!("{endpoint}: {why}")))
     }
 
     /// The exchange's form (RFC 8693 §2.1).
-    fn form(&self, resource: &str) -> String {
-        let mut form = url::form_urlencoded::Serializer::new(String::new());
-        form.append_pair("grant_type", GRANT)
-            .append_pair("subject_token", self.subject)
-            .append_pair("subject_token_type", ACCESS_TOKEN)
-            .append_pair("requested_token_type", ACCESS_TOKEN)
-            .append_pair("resource", resource);
+    fn form<'f>(&'f self, resource: &'f str) -> Vec<(&'f str, &'f str)> {
+        let mut form = vec![
+            ("grant_type", GRANT),
+            ("subject_token", self.subject),
+            ("subject_token_type", ACCESS_TOKEN),
+            ("requested_token_type", ACCESS_TOKEN),
+            ("resource", resource),
+        ];
         if let Some(scope) = &self.oauth.scope {
-            form.append_pair("scope", scope);
+            form.push(("scope", scope));
         }
-        form.finish()
+        form
     }
 }
 
@@ -133,21 +120,6 @@ fn issuer_of(owner: &str) -> Option<&str> {
     // An issuer has no fragment: the first `#` ends it.
     let (issuer, _) = owner.strip_prefix("oauth:")?.split_once('#')?;
     Some(issuer)
-}
-
-fn form_encoded(s: &str) -> String {
-    url::form_urlencoded::byte_serialize(s.as_bytes()).collect()
-}
-
-/// What a refused exchange says: its OAuth error and description, never a
-/// token.
-fn refusal(status: u16, body: &str) -> String {
-    let said: serde_json::Value = serde_json::from_str(body).unwrap_or_default();
-    match (said["error"].as_str(), said["error_description"].as_str()) {
-        (Some(e), Some(d)) => format!("refused ({status} {e}): {d}"),
-        (Some(e), None) => format!("refused ({status} {e})"),
-        _ => format!("refused (HTTP {status})"),
-    }
 }
 
 #[cfg(test)]
@@ -163,11 +135,14 @@ mod tests {
         let odd = "oauth:https://idp.example.com#sub:a#b";
         assert_eq!(issuer_of(odd), Some("https://idp.example.com"));
         assert_eq!(issuer_of("token:ci"), None);
-        let said = refusal(
+        let said = super::super::fetch::refusal(
             400,
             r#"{"error":"invalid_grant","error_description":"bad"}"#,
         );
         assert_eq!(said, "refused (400 invalid_grant): bad");
-        assert_eq!(refusal(502, "<html>"), "refused (HTTP 502)");
+        assert_eq!(
+            super::super::fetch::refusal(502, "<html>"),
+            "refused (HTTP 502)"
+        );
     }
 }

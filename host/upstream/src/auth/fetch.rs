@@ -37,3 +37,61 @@ pub(super) async fn challenge(url: &url::Url) -> Option<String> {
     let header = response.headers().get(reqwest::header::WWW_AUTHENTICATE)?;
     header.to_str().ok().map(str::to_string)
 }
+
+/// Posts `form` to the token endpoint `endpoint` as client `client_id`
+/// with `secret` (HTTP Basic, RFC 6749's default, each part form-encoded
+/// first as its §2.3.1 asks; without a secret, `client_id` goes in the
+/// form): the answer, or what its refusal says (its OAuth error and
+/// description, never a token).
+pub(super) async fn token<T: serde::de::DeserializeOwned>(
+    endpoint: &str,
+    (client_id, secret): (&str, Option<&str>),
+    form: &[(&str, &str)],
+) -> Result<T, String> {
+    let mut request = client()?.post(endpoint);
+    if let Some(secret) = secret {
+        request = request.basic_auth(form_encoded(client_id), Some(form_encoded(secret)));
+    }
+    let body = encoded(form, secret.is_none().then_some(client_id));
+    let answer = request
+        .header(
+            reqwest::header::CONTENT_TYPE,
+            "application/x-www-form-urlencoded",
+        )
+        .body(body)
+        .send()
+        .await
+        .map_err(|e| e.without_url().to_string())?;
+    let status = answer.status();
+    let body = answer.text().await.map_err(|e| e.to_string())?;
+    if !status.is_success() {
+        return Err(refusal(status.as_u16(), &body));
+    }
+    serde_json::from_str(&body).map_err(|e| format!("not a token answer: {e}"))
+}
+
+/// `form` as a request's body, with `client_id` when given. (The
+/// serializer is not `Send`: an async fn may not hold it.)
+fn encoded(form: &[(&str, &str)], client_id: Option<&str>) -> String {
+    let mut pairs = url::form_urlencoded::Serializer::new(String::new());
+    pairs.extend_pairs(form);
+    if let Some(id) = client_id {
+        pairs.append_pair("client_id", id);
+    }
+    pairs.finish()
+}
+
+fn form_encoded(s: &str) -> String {
+    url::form_urlencoded::byte_serialize(s.as_bytes()).collect()
+}
+
+/// What a refused token request says: its OAuth error and description,
+/// never a token.
+pub(super) fn refusal(status: u16, body: &str) -> String {
+    let said: serde_json::Value = serde_json::from_str(body).unwrap_or_default();
+    match (said["error"].as_str(), said["error_description"].as_str()) {
+        (Some(e), Some(d)) => format!("refused ({status} {e}): {d}"),
+        (Some(e), None) => format!("refused ({status} {e})"),
+        _ => format!("refused (HTTP {status})"),
+    }
+}

@@ -196,6 +196,7 @@ impl Login<'_> {
             oauth: self.oauth,
             challenge: self.challenge.as_deref(),
             scopes: self.scopes(),
+            id_token: None,
         };
         let (token, scopes) = exchange.run(&metadata).await?;
         let client_id = self.oauth.client_id.clone().unwrap_or_default();
@@ -253,7 +254,7 @@ pub(super) async fn request(
 }
 
 /// `oauth.scope`, split.
-fn scopes(oauth: &OAuthConfig) -> Vec<String> {
+pub(super) fn scopes(oauth: &OAuthConfig) -> Vec<String> {
     oauth
         .scope
         .as_deref()

@@ -7,6 +7,7 @@
 
 use super::AuthFailure;
 use super::credentials::ServerCredentials;
+use super::finished::{Configured, SignedIn, query};
 use super::flow::{discover, request};
 use super::store::Vault;
 use crate::config::OAuthConfig;
@@ -29,6 +30,10 @@ pub struct SignIn<'a> {
     pub owner: &'a str,
     /// The gateway's callback, as the browser reaches it.
     pub callback: &'a str,
+    /// The sign-in begins at the person's identity provider, which must
+    /// say the browser is the principal's before this one may finish (see
+    /// [`super::Identify`]).
+    pub held: bool,
 }
 
 /// Whose login a sign-in under way makes (kept beside rmcp's state).
@@ -40,15 +45,10 @@ struct Whose {
     owner: String,
     redirect_uri: String,
     client_id: String,
-}
-
-/// A sign-in finished: whose login was made, to what.
-#[derive(Clone, Debug)]
-pub struct SignedIn {
-    /// The server's name.
-    pub server: String,
-    /// The principal.
-    pub owner: String,
+    /// Not to be finished until the identity provider said whose browser
+    /// it is (see [`release`]).
+    #[serde(default)]
+    held: bool,
 }
 
 impl SignIn<'_> {
@@ -73,6 +73,7 @@ impl SignIn<'_> {
             owner: self.owner.to_string(),
             redirect_uri: self.callback.to_string(),
             client_id,
+            held: self.held,
         };
         let mut record = self
             .vault
@@ -86,33 +87,37 @@ impl SignIn<'_> {
 }
 
 /// Finishes the sign-in the browser was sent back from, at `redirect` (the
-/// callback's full address): the code is exchanged with the verifier kept
-/// when it began, once, and the login kept as the person's own. `servers`
-/// gives a server's URL and `oauth` as configured now: a server renamed,
-/// moved or no longer configured since is not signed in to.
-pub async fn finish(
+/// callback's full address), whose record `kept` was filed under `state`:
+/// the code is exchanged with the verifier kept when it began, once, and
+/// the login kept as the person's own. The server is checked against the
+/// config as it is now.
+pub(super) async fn finish(
     vault: &Vault,
-    redirect: &str,
-    servers: impl Fn(&str) -> Option<(String, OAuthConfig)>,
+    (state, redirect): (&str, &str),
+    kept: Option<Value>,
+    configured: &Configured<'_>,
 ) -> Result<SignedIn, AuthFailure> {
     let failed = |why: &str| AuthFailure::Callback(why.to_string());
-    let state = query(redirect, "state").ok_or_else(|| failed("no sign-in is named here"))?;
-    let kept = vault.login_under_way(&state).await?;
     let whose: Whose = kept
         .and_then(|r| serde_json::from_value(r["whose"].clone()).ok())
         .ok_or_else(|| failed("this sign-in link has lapsed or was used already; call the tool again for a new one"))?;
     if let Some(error) = query(redirect, "error") {
-        vault.end_login_under_way(&state).await?;
+        vault.end_login_under_way(state).await?;
         let said = query(redirect, "error_description").unwrap_or(error);
         return Err(AuthFailure::Callback(format!(
             "the authorization server said: {said}"
         )));
     }
+    if whose.held {
+        return Err(failed(
+            "this sign-in begins at your identity provider: open the link your call gave",
+        ));
+    }
     let code = query(redirect, "code").ok_or_else(|| failed("the redirect carries no code"))?;
-    let oauth = match servers(&whose.server) {
+    let oauth = match (configured.servers)(&whose.server) {
         Some((url, oauth)) if url == whose.url => oauth,
         _ => {
-            vault.end_login_under_way(&state).await?;
+            vault.end_login_under_way(state).await?;
             return Err(failed(
                 "the server was changed since the sign-in began; call it again",
             ));
@@ -131,12 +136,28 @@ pub async fn finish(
     manager.configure_client(client)?;
     let issuer = query(redirect, "iss");
     manager
-        .exchange_code_for_token_with_issuer(&code, &state, issuer.as_deref())
+        .exchange_code_for_token_with_issuer(&code, state, issuer.as_deref())
         .await?;
     Ok(SignedIn {
         server: whose.server,
         owner: whose.owner,
+        onward: None,
     })
+}
+
+/// Lets the sign-in `address` leads to (a [`SignIn`] begun `held`) finish,
+/// now that the identity provider said the browser is `owner`'s.
+pub(super) async fn release(vault: &Vault, address: &str, owner: &str) -> Result<(), AuthFailure> {
+    let lapsed = || AuthFailure::Callback("the server's sign-in has lapsed; call it again".into());
+    let state = query(address, "state").ok_or_else(lapsed)?;
+    let mut record = vault.login_under_way(&state).await?.ok_or_else(lapsed)?;
+    let whose: Whose = serde_json::from_value(record["whose"].clone()).map_err(|_| lapsed())?;
+    if whose.owner != owner {
+        return Err(lapsed());
+    }
+    record["whose"]["held"] = Value::Bool(false);
+    vault.keep_login_under_way(&state, &record).await?;
+    Ok(())
 }
 
 /// Whether the sign-in `link` ([`SignIn::begin`]'s) leads to is still under
@@ -146,14 +167,6 @@ pub async fn sign_in_under_way(vault: &Vault, link: &str) -> bool {
         return false;
     };
     matches!(vault.login_under_way(&state).await, Ok(Some(_)))
-}
-
-/// The query parameter `name` of `address`, decoded.
-fn query(address: &str, name: &str) -> Option<String> {
-    let url = url::Url::parse(address).ok()?;
-    url.query_pairs()
-        .find(|(k, _)| k == name)
-        .map(|(_, v)| v.into_owned())
 }
 
 /// rmcp's PKCE state, in the vault's logins under way (`state` of the

@@ -126,7 +126,7 @@ pub(crate) async fn connect(
     // A client with its own credentials, or the person's ID token, logs
     // itself in: no person needed. A person's connection is theirs alone.
     let authorized = match (&ctx.vault, authorized) {
-        (Some(vault), None) if oauth.grant_type.unattended() && owner.is_none() => {
+        (Some(vault), None) if oauth.unattended() && owner.is_none() => {
             unattended_login(url, oauth, vault, ctx, routes).await?
         }
         (_, authorized) => authorized,

@@ -122,69 +122,103 @@ impl Login<'_> {
 
     /// Follows the flow from `step` until the provider sends the browser
     /// back to the redirect URI; that address, with its query.
-    async fn follow(&self, http: &Client, mut step: Step) -> Result<Url, String> {
-        let mut jar = Jar::default();
-        let mut signed_in = false;
-        for _ in 0..MOST_STEPS {
-            let (url, request) = match step {
-                Step::Get(url) => (url.clone(), http.get(url)),
-                Step::Post(url, form) => (url.clone(), http.post(url).form(&form)),
-            };
-            let response = request
-                .header(COOKIE, jar.header())
-                .send()
-                .await
-                .map_err(failed)?;
-            jar.keep(&response);
-            if response.status().is_redirection() {
-                let to = response
-                    .headers()
-                    .get(LOCATION)
-                    .and_then(|l| l.to_str().ok())
-                    .ok_or("a redirect without a location")?;
-                let to = url.join(to).map_err(|e| e.to_string())?;
-                if to.as_str().starts_with(self.redirect_uri) {
-                    return Ok(to);
-                }
-                step = Step::Get(to);
-                continue;
-            }
-            let status = response.status();
-            let page = response.text().await.map_err(failed)?;
-            let answer = self.answer(&page).ok_or_else(|| {
-                format!("HTTP {status} at {url}, a page with no form to answer:\n{page}")
-            })?;
-            if answer[0].1 == "login" {
-                if signed_in {
-                    return Err(format!(
-                        "{} was refused: asked to sign in again",
-                        self.login
-                    ));
-                }
-                signed_in = true;
-            }
-            step = Step::Post(url.clone(), answer);
+    async fn follow(&self, http: &Client, step: Step) -> Result<Url, String> {
+        match walk(http, self.login, step, Some(self.redirect_uri)).await? {
+            Ended::Redirected(to) => Ok(to),
+            Ended::Page(status, page, url) => Err(format!(
+                "HTTP {status} at {url}, a page with no form to answer:\n{page}"
+            )),
         }
-        Err(format!(
-            "not back at {} after {MOST_STEPS} steps",
-            self.redirect_uri
-        ))
     }
+}
 
-    /// The form that answers the provider's page: its login or its consent.
-    fn answer(&self, page: &str) -> Option<Vec<(&'static str, String)>> {
-        let asks = |prompt: &str| page.contains(&format!(r#"name="prompt" value="{prompt}""#));
-        if asks("login") {
-            Some(vec![
-                ("prompt", "login".into()),
-                ("login", self.login.into()),
-                ("password", "any".into()),
-            ])
-        } else if asks("consent") {
-            Some(vec![("prompt", "consent".into())])
-        } else {
-            None
+/// Where a browser's walk ended: sent to the address it stops at, or at a
+/// page with no form of the provider's to answer.
+enum Ended {
+    Redirected(Url),
+    Page(u16, String, Url),
+}
+
+/// A browser, `login` at the provider: from `step`, it follows every
+/// redirect (to any host, its cookies kept) and answers the provider's
+/// login and consent forms, until it is sent to an address beginning with
+/// `stop_at`, or reaches a page it has no answer for.
+async fn walk(
+    http: &Client,
+    login: &str,
+    mut step: Step,
+    stop_at: Option<&str>,
+) -> Result<Ended, String> {
+    let mut jar = Jar::default();
+    let mut signed_in = false;
+    for _ in 0..MOST_STEPS {
+        let (url, request) = match step {
+            Step::Get(url) => (url.clone(), http.get(url)),
+            Step::Post(url, form) => (url.clone(), http.post(url).form(&form)),
+        };
+        let response = request
+            .header(COOKIE, jar.header())
+            .send()
+            .await
+            .map_err(failed)?;
+        jar.keep(&response);
+        if response.status().is_redirection() {
+            let to = response
+                .headers()
+                .get(LOCATION)
+                .and_then(|l| l.to_str().ok())
+                .ok_or("a redirect without a location")?;
+            let to = url.join(to).map_err(|e| e.to_string())?;
+            if stop_at.is_some_and(|at| to.as_str().starts_with(at)) {
+                return Ok(Ended::Redirected(to));
+            }
+            step = Step::Get(to);
+            continue;
         }
+        let status = response.status().as_u16();
+        let page = response.text().await.map_err(failed)?;
+        let Some(answer) = answer(&page, login) else {
+            return Ok(Ended::Page(status, page, url));
+        };
+        if answer[0].1 == "login" {
+            if signed_in {
+                return Err(format!("{login} was refused: asked to sign in again"));
+            }
+            signed_in = true;
+        }
+        step = Step::Post(url.clone(), answer);
+    }
+    Err(format!("still walking after {MOST_STEPS} steps"))
+}
+
+/// A fresh browser opens `link` and signs in as `login` wherever the
+/// provider asks, following every redirect: the status, text and address
+/// of the page it ends at.
+pub async fn browse(link: &str, login: &str) -> Result<(u16, String, String), String> {
+    let http = Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .map_err(failed)?;
+    let start = Url::parse(link).map_err(|e| format!("{link}: {e}"))?;
+    match walk(&http, login, Step::Get(start), None).await? {
+        Ended::Page(status, page, url) => Ok((status, page, url.to_string())),
+        Ended::Redirected(to) => Err(format!("stopped at {to}")),
+    }
+}
+
+/// The form that answers the provider's page: its login or its consent.
+fn answer(page: &str, login: &str) -> Option<Vec<(&'static str, String)>> {
+    let asks = |prompt: &str| page.contains(&format!(r#"name="prompt" value="{prompt}""#));
+    if asks("login") {
+        Some(vec![
+            ("prompt", "login".into()),
+            ("login", login.into()),
+            ("password", "any".into()),
+        ])
+    } else if asks("consent") {
+        Some(vec![("prompt", "consent".into())])
+    } else {
+        None
     }
 }
 

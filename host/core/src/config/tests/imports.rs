@@ -108,7 +108,11 @@ fn another_clients_cross_app_login_runs_no_command() {
     assert_eq!(oauth.client_secret.as_deref(), Some("!!cat /etc/shadow"));
     let idp = oauth.identity_provider.as_ref().unwrap();
     assert_eq!(idp.client_secret.as_deref(), Some("!!touch /tmp/x"));
-    assert_eq!(idp.id_token, "!!curl evil", "escaped as written, never run");
+    assert_eq!(
+        idp.id_token.as_deref(),
+        Some("!!curl evil"),
+        "escaped as written, never run"
+    );
 }
 
 #[test]

@@ -412,7 +412,7 @@ fn an_id_jag_grant_keeps_its_identity_provider() {
     assert_eq!(idp.token_endpoint, None);
     assert_eq!(idp.client_id, "mcpw-at-idp");
     assert_eq!(idp.client_secret, None);
-    assert_eq!(idp.id_token, "eyJ.the-id-token.sig");
+    assert_eq!(idp.id_token.as_deref(), Some("eyJ.the-id-token.sig"));
     let shown = serde_json::to_string(oauth).unwrap();
     assert!(!shown.contains("the-id-token"), "{shown}");
 }
@@ -449,6 +449,11 @@ fn an_id_jag_grant_names_each_mistake() {
             "expected an object",
         ),
         (r#"{"grantType": "jwt-bearer"}"#.into(), "oauth.grantType", "\"id-jag\""),
+        (
+            format!(r#"{{"grantType": "id-jag", "clientId": "c", "perPerson": true, {idp}}}"#),
+            "oauth.identityProvider.idToken",
+            "leave it out",
+        ),
     ];
     for (oauth, field, says) in cases {
         let server = with(&oauth);
@@ -458,8 +463,34 @@ fn an_id_jag_grant_names_each_mistake() {
     }
 }
 
-/// Each person's own login fits only an HTTP server mcpw logs in to by the
-/// code flow: each misfit is named by `oauth.perPerson`, and the server is
+/// Cross-app access for each person: no ID token is configured (each
+/// person's comes from signing them in), and the server is per-person,
+/// with no login of its own to take by itself.
+#[test]
+fn a_per_person_id_jag_server_signs_each_person_in_for_their_id_token() {
+    let d = ConfigDirs::new();
+    d.user(
+        r#"{"mcpServers": {"s": {"url": "https://mcp.example.com/mcp", "oauth": {
+            "grantType": "id-jag", "perPerson": true, "clientId": "mcpw-at-as",
+            "identityProvider": {"issuer": "https://idp.example.com", "clientId": "mcpw"}}}}}"#,
+    );
+    let cfg = d.load();
+    assert!(cfg.diagnostics.is_empty(), "{:?}", cfg.diagnostics);
+    let server = &cfg.server("s").unwrap().config;
+    assert!(server.per_person() && server.signs_in_for_id_tokens());
+    assert!(!server.exchanges());
+    assert!(
+        !server.oauth.unattended(),
+        "each person's, not the server's"
+    );
+    assert_eq!(
+        server.oauth.identity_provider.as_ref().unwrap().id_token,
+        None
+    );
+}
+
+/// Each person's own login fits only an HTTP server mcpw logs in to as
+/// that person: each misfit is named by `oauth.perPerson`, and the server is
 /// not used.
 #[test]
 fn a_per_person_login_names_each_server_it_cannot_fit() {
@@ -478,7 +509,7 @@ fn a_per_person_login_names_each_server_it_cannot_fit() {
         ),
         (
             r#"{"url": "https://m.example/mcp", "oauth": {"perPerson": true, "grantType": "client_credentials", "clientId": "c"}}"#,
-            "code flow",
+            "one for everyone",
         ),
         (
             r#"{"url": "https://m.example/mcp", "oauth": {"perPerson": "yes"}}"#,

@@ -137,14 +137,12 @@ fn consistent(r: &mut Reader<'_>, out: &OAuthConfig) {
             "token exchange needs `oauth.clientId` (and usually `oauth.clientSecret`): the client mcpw is at the issuer that exchanges",
         );
     }
-    let own_login = matches!(
-        out.grant_type,
-        GrantType::AuthorizationCode | GrantType::TokenExchange
-    );
-    if out.per_person && !own_login {
+    // A person's own login: made in a browser, exchanged from their token,
+    // or from the ID token they sign in for (cross-app access).
+    if out.per_person && out.grant_type == GrantType::ClientCredentials {
         r.error(
             "oauth.perPerson",
-            "each person logs in by the authorization code flow: a client's own grant (client_credentials, id-jag) is one login for everyone",
+            "the client_credentials grant is the client's own login, one for everyone: a person's own is made in a browser (authorization_code), exchanged (token-exchange) or from their ID token (id-jag)",
         );
     }
     identity_provider::consistent(r, out);

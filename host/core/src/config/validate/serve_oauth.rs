@@ -11,6 +11,7 @@ use serde_json::{Map, Value};
 use std::path::Path;
 
 mod introspection;
+mod sign_in;
 
 const FIELDS: &[&str] = &["resource", "issuers", "scopes", "groups"];
 const ISSUER_FIELDS: &[&str] = &[
@@ -19,6 +20,7 @@ const ISSUER_FIELDS: &[&str] = &[
     "groupsClaim",
     "audience",
     "introspection",
+    "signIn",
 ];
 
 /// Reads `serve.oauth`, collecting problems; `None` when it has errors.
@@ -195,6 +197,10 @@ impl Reader<'_> {
                 .get("introspection")
                 .filter(|v| !v.is_null())
                 .and_then(|v| self.introspection(v, &format!("{at}.introspection")));
+            let sign_in = obj
+                .get("signIn")
+                .filter(|v| !v.is_null())
+                .and_then(|v| self.sign_in(v, &format!("{at}.signIn")));
             if let Some(issuer) = issuer {
                 out.push(OAuthIssuer {
                     issuer,
@@ -202,6 +208,7 @@ impl Reader<'_> {
                     groups_claim,
                     audience,
                     introspection,
+                    sign_in,
                 });
             }
         }
@@ -366,6 +373,37 @@ mod tests {
                 .any(|d| d.field.as_deref() == Some("serve.oauth.issuers")),
             "{diags:?}"
         );
+    }
+
+    /// The gateway's own client for checking whose browser signs in:
+    /// read with its secret, each mistake named under `signIn`.
+    #[test]
+    fn an_issuers_sign_in_client_keeps_its_id_and_secret_and_names_each_bad_field() {
+        use crate::config::TokenSource;
+        let issuer = |sign_in: Value| {
+            json!({"resource": "https://m.example.com/mcp",
+                   "issuers": [{"issuer": "https://idp.example.com", "signIn": sign_in}]})
+        };
+        let (serve, diags) = check(issuer(json!({"clientId": "gw", "clientSecretEnv": "GW"})));
+        assert!(diags.is_empty(), "{diags:?}");
+        let client = serve.oauth.unwrap().issuers[0].sign_in.clone().unwrap();
+        assert_eq!(client.client_id, "gw");
+        assert_eq!(client.secret, TokenSource::Env("GW".into()));
+        let at = "serve.oauth.issuers[0].signIn";
+        for (bad, field) in [
+            (json!({"clientSecret": "x"}), format!("{at}.clientId")),
+            (json!({"clientId": "gw"}), format!("{at}.clientSecret")),
+            (json!("gw"), at.to_string()),
+        ] {
+            let (serve, diags) = check(issuer(bad.clone()));
+            let fields: Vec<&str> = diags
+                .iter()
+                .filter(|d| d.severity == Severity::Error)
+                .map(|d| d.field.as_deref().unwrap_or_default())
+                .collect();
+            assert_eq!(fields, [field.as_str()], "{bad}: {diags:?}");
+            assert!(serve.broken, "{bad}");
+        }
     }
 
     #[test]

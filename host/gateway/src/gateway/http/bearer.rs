@@ -402,6 +402,7 @@ mod tests {
             groups_claim: "groups".into(),
             audience: None,
             introspection: None,
+            sign_in: None,
         };
         Verifier::new(
             ServeOAuth {

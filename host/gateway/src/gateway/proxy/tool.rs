@@ -26,15 +26,9 @@ pub(super) async fn call_tool(
     shaping: &Shaping,
     ctx: &RequestContext<RoleServer>,
 ) -> Result<CallToolResult, McpError> {
-    let mut prepared = prepare(gw, client, name, server, args).await;
-    // A tool of a per-person server nobody could list yet is found once it
-    // is listed as this person.
-    if prepared.is_err() && gw.list_unlisted_for(client, ctx).await {
-        prepared = prepare(gw, client, name, server, args).await;
-    }
-    let (entry, args) = match prepared {
+    let (entry, args) = match find(gw, client, (name, server), args, ctx).await {
         Ok(ready) => ready,
-        Err(refused) => return refuse(refused),
+        Err(answer) => return answer,
     };
     let caller = gw.caller(client, Via::Proxy, ctx);
     let viewed = gw.view_wanted(&entry, &args, ctx);
@@ -153,6 +147,33 @@ async fn shape(
 /// A refusal as a tool error, so that the agent reads why.
 fn refuse(reply: Reply) -> Result<CallToolResult, McpError> {
     result(&[Content::text(reply.text)], Some(reply.details), true)
+}
+
+/// The tool to call and its arguments ([`prepare`]'s), or the answer: a
+/// tool of a per-person server nobody could list yet is found once it is
+/// listed as this person, and one unlisted for want of their own login is
+/// answered with the link to sign in.
+async fn find(
+    gw: &Session,
+    client: &ClientScope,
+    (name, server): (&str, Option<&str>),
+    args: Option<&Value>,
+    ctx: &RequestContext<RoleServer>,
+) -> Result<(EntryRef, Option<Map<String, Value>>), Result<CallToolResult, McpError>> {
+    let mut prepared = prepare(gw, client, name, server, args).await;
+    if prepared.is_err() {
+        let unlisted = gw.list_unlisted_for(client, ctx).await;
+        if unlisted.listed {
+            prepared = prepare(gw, client, name, server, args).await;
+        }
+        if prepared.is_err()
+            && let Some(needed) = gw.sign_in_to_list(client, (name, server), &unlisted).await
+        {
+            let details = json!({"mode": "call", "tool": name, "error": "login_needed"});
+            return Err(needed.answer(ctx, Some(details)));
+        }
+    }
+    prepared.map_err(refuse)
 }
 
 /// The tool to call and its arguments, or why the call is refused.

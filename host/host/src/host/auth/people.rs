@@ -37,10 +37,15 @@ impl Host {
         let (config, _) = self.oauth_server(server)?;
         let grant = config.oauth.grant_type;
         if grant.unattended() {
-            let why = format!(
-                "it logs in by itself with {}, as no one: a principal's own login is made in a browser",
-                grant.describe()
-            );
+            let why = match config.per_person() {
+                // The person's ID token is got by signing them in, in
+                // their own browser, at the link their call is answered with.
+                true => "each person's login comes from their own ID token: they sign in at the link the gateway answers their call with".to_string(),
+                false => format!(
+                    "it logs in by itself with {}, as no one: a principal's own login is made in a browser",
+                    grant.describe()
+                ),
+            };
             return Err(Self::auth_error(server)(AuthFailure::Config(why)));
         }
         // No probe for the server's challenge: a probe sends the shared

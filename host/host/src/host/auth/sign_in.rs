@@ -4,7 +4,8 @@
 //! the login as theirs.
 
 use super::{Host, HostError};
-use crate::auth::{SignIn, SignedIn};
+use crate::auth::{Configured, Identify, Party, SignIn, SignedIn, Then};
+use crate::config::GatewayClient;
 use crate::config::Transport;
 use std::time::{Duration, Instant};
 
@@ -40,19 +41,87 @@ impl Host {
         {
             return Ok(Some(link));
         }
-        let sign_in = SignIn {
-            server,
-            url: &url,
-            oauth: &config.oauth,
-            vault: vault.clone(),
-            owner,
-            callback,
-        };
-        let link = sign_in.begin().await.map_err(Self::auth_error(server))?;
+        let begun = self.begin_sign_in((server, &url), &config, owner, callback);
+        let link = begun.await.map_err(Self::auth_error(server))?;
         let mut lately = self.lately();
         lately.links.retain(|_, (at, _)| at.elapsed() < LINK_REUSED);
         lately.links.insert(key, (Instant::now(), link.clone()));
         Ok(Some(link))
+    }
+
+    /// Begins `owner`'s sign-in to `server` (at `url`): the address to open.
+    /// Cross-app access signs them in at their identity provider, for their
+    /// own ID token; another server at its own authorization server, after
+    /// their identity provider, when the gateway has a client there
+    /// (`serve.oauth.issuers[i].signIn`), said the browser is theirs.
+    async fn begin_sign_in(
+        &self,
+        (server, url): (&str, &str),
+        config: &crate::config::ServerConfig,
+        owner: &str,
+        callback: &str,
+    ) -> Result<String, crate::auth::AuthFailure> {
+        let (oauth, vault) = (&config.oauth, self.manager.vault().clone());
+        let gate = self.gateway_client_of(owner);
+        let sign_in = SignIn {
+            server,
+            url,
+            oauth,
+            vault: vault.clone(),
+            owner,
+            callback,
+            held: gate.is_some(),
+        };
+        let cross_app = oauth
+            .identity_provider
+            .as_ref()
+            .filter(|_| config.signs_in_for_id_tokens());
+        let (at, then) = match (cross_app, &gate) {
+            (Some(idp), _) => {
+                let token_endpoint = idp.token_endpoint.as_deref();
+                let (issuer, client_id) = (idp.issuer.as_str(), idp.client_id.as_str());
+                (
+                    Party {
+                        issuer,
+                        client_id,
+                        token_endpoint,
+                    },
+                    Then::CrossApp,
+                )
+            }
+            (None, Some((issuer, client))) => {
+                let address = sign_in.begin().await?;
+                let client_id = client.client_id.as_str();
+                let at = Party {
+                    issuer,
+                    client_id,
+                    token_endpoint: None,
+                };
+                (at, Then::Upstream { address })
+            }
+            (None, None) => return sign_in.begin().await,
+        };
+        let identify = Identify {
+            server,
+            url,
+            vault,
+            owner,
+            callback,
+            at,
+            then,
+        };
+        identify.begin().await
+    }
+
+    /// The issuer `owner` signed in through and the gateway's own client
+    /// there, when it has one (`serve.oauth.issuers[i].signIn`).
+    fn gateway_client_of(&self, owner: &str) -> Option<(String, GatewayClient)> {
+        let config = self.config();
+        let issuers = &config.serve.oauth.as_ref()?.issuers;
+        let issuer = issuers
+            .iter()
+            .find(|i| crate::auth::subject_at(owner, &i.issuer).is_some())?;
+        Some((issuer.issuer.clone(), issuer.sign_in.clone()?))
     }
 
     /// Finishes the sign-in whose callback came to `redirect` (its full
@@ -67,11 +136,32 @@ impl Host {
                 _ => None,
             }
         };
-        let done = crate::auth::finish_sign_in(self.manager.vault(), redirect, servers).await;
+        let gateway_clients = |issuer: &str| {
+            let config = self.config();
+            let issuers = &config.serve.oauth.as_ref()?.issuers;
+            issuers.iter().find(|i| i.issuer == issuer)?.sign_in.clone()
+        };
+        let configured = Configured {
+            servers: &servers,
+            gateway_clients: &gateway_clients,
+            env: self.env(),
+        };
+        let done = crate::auth::finish_sign_in(self.manager.vault(), redirect, &configured).await;
         let done = done.map_err(|source| HostError::SignIn(Box::new(source)))?;
-        self.lately()
-            .links
-            .remove(&(done.server.clone(), done.owner.clone()));
+        if done.onward.is_some() {
+            tracing::info!(
+                server = done.server,
+                owner = done.owner,
+                "a person's identity was checked"
+            );
+            return Ok(done);
+        }
+        // The link is spent, and a listing as this person is due again.
+        let key = (done.server.clone(), done.owner.clone());
+        let mut lately = self.lately();
+        lately.links.remove(&key);
+        lately.listings.remove(&key);
+        drop(lately);
         tracing::info!(
             server = done.server,
             owner = done.owner,
@@ -88,13 +178,14 @@ impl Host {
     /// that nobody could list yet (no cache, no shared login): a person's
     /// first connection lists a server for everyone (see the lifecycle). A
     /// server is tried once in [`LISTING_RETRIED`] at most for each person.
-    /// Whether one was listed.
-    pub async fn list_unlisted_as(&self, caller: &crate::host::pipeline::Caller) -> bool {
+    /// Whether one was listed, and the servers still unlisted for want of
+    /// the caller's own login (tried now or lately).
+    pub async fn list_unlisted_as(&self, caller: &crate::host::pipeline::Caller) -> Unlisted {
         let who = caller.who();
+        let mut out = Unlisted::default();
         let crate::lifecycle::Who::Person(owner, _) = who else {
-            return false;
+            return out;
         };
-        let mut listed_any = false;
         let manager = &self.manager;
         for server in manager.server_names() {
             let unlisted = caller.reaches(&server)
@@ -102,28 +193,68 @@ impl Host {
                 && manager
                     .server(&server)
                     .is_some_and(|s| s.config.enabled && s.config.per_person());
-            if !unlisted || !self.listing_due(&server, owner) {
+            if !unlisted {
                 continue;
+            }
+            match self.listing_tried(&server, owner) {
+                // Unless they signed in since, at any replica.
+                Some(true) if !self.has_own_login(&server, owner).await => {
+                    out.need_login.push(server);
+                    continue;
+                }
+                Some(true) | None => {}
+                Some(false) => continue,
             }
             let need = crate::upstream::Need::Any;
             // Boxed: a connect is a large future, and the call paths that
             // wait on this one are deep already.
             let listed = manager.with_connection_as(&server, who, need, |_| async { Ok(()) });
             match Box::pin(listed).await {
-                Ok(()) => listed_any = true,
-                Err(e) => tracing::debug!(server, owner, "not listed as this person: {e}"),
+                Ok(()) => out.listed = true,
+                Err(e) => {
+                    tracing::debug!(server, owner, "not listed as this person: {e}");
+                    if matches!(e, crate::lifecycle::LifecycleError::PersonNeedsLogin { .. }) {
+                        self.lately()
+                            .listings
+                            .insert((server.clone(), owner.to_string()), (Instant::now(), true));
+                        out.need_login.push(server);
+                    }
+                }
             }
         }
-        listed_any
+        out
     }
 
-    /// Whether a listing of `server` as `owner` is due; counts this try.
-    fn listing_due(&self, server: &str, owner: &str) -> bool {
+    /// Whether `owner` holds a login of their own to `server` now.
+    async fn has_own_login(&self, server: &str, owner: &str) -> bool {
+        let Ok((_, url)) = self.oauth_server(server) else {
+            return false;
+        };
+        let held = crate::auth::status(self.manager.vault(), &url, Some(owner)).await;
+        held.is_ok_and(|held| held.logged_in)
+    }
+
+    /// Whether `owner` lately found no login of theirs at `server`, when a
+    /// listing was tried lately; else `None`, counting this try.
+    fn listing_tried(&self, server: &str, owner: &str) -> Option<bool> {
         let mut lately = self.lately();
         lately
             .listings
-            .retain(|_, at| at.elapsed() < LISTING_RETRIED);
+            .retain(|_, (at, _)| at.elapsed() < LISTING_RETRIED);
         let key = (server.to_string(), owner.to_string());
-        lately.listings.insert(key, Instant::now()).is_none()
+        if let Some((_, needs_login)) = lately.listings.get(&key) {
+            return Some(*needs_login);
+        }
+        lately.listings.insert(key, (Instant::now(), false));
+        None
     }
+}
+
+/// What listing the unlisted servers as a person came to.
+#[derive(Debug, Default)]
+pub struct Unlisted {
+    /// Some server was listed.
+    pub listed: bool,
+    /// The servers that could not be, for want of the person's own login.
+    pub need_login: Vec<String>,
 }

@@ -56,13 +56,14 @@ pub(super) fn read(r: &mut Reader<'_>, value: &Value) -> Option<IdentityProvider
     };
     let issuer = required(issuer, "issuer", "the identity assertion must come from it");
     let client_id = required(client_id, "clientId", "the client mcpw is known as there");
-    let id_token = required(id_token, "idToken", "the person's ID token it issued");
+    // Whether the ID token is needed depends on `perPerson` (see
+    // `consistent`).
     Some(IdentityProvider {
         issuer: issuer?,
         token_endpoint,
         client_id: client_id?,
         client_secret,
-        id_token: id_token?,
+        id_token,
     })
 }
 
@@ -78,6 +79,15 @@ fn filled<'r>(
         return None;
     }
     Some(value)
+}
+
+/// Whether `oauth.identityProvider.<name>` is written (a field written but
+/// refused has been reported already).
+fn wrote(r: &Reader<'_>, name: &str) -> bool {
+    r.obj
+        .get("oauth")
+        .and_then(|o| o.get("identityProvider"))
+        .is_some_and(|i| i.get(name).is_some())
 }
 
 /// An https URL (plain http only on loopback), as written: an issuer is
@@ -110,6 +120,19 @@ pub(super) fn consistent(r: &mut Reader<'_>, out: &OAuthConfig) {
         (false, true) => r.error(
             AT,
             "an identity provider is for cross-app access: set `oauth.grantType` to \"id-jag\"",
+        ),
+        _ => {}
+    }
+    let id_token = out.identity_provider.as_ref().map(|i| i.id_token.is_some());
+    let id_token_field = &format!("{AT}.idToken");
+    match (out.per_person, id_token) {
+        (true, Some(true)) => r.error(
+            id_token_field,
+            "a per-person server signs each person in there for their own ID token: leave it out",
+        ),
+        (false, Some(false)) if !wrote(r, "idToken") => r.error(
+            id_token_field,
+            "is required: the person's ID token it issued (or set `oauth.perPerson` to sign each person in for their own)",
         ),
         _ => {}
     }

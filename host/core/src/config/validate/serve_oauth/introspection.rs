@@ -3,7 +3,7 @@
 //! answer may be reused.
 
 use super::Reader;
-use crate::config::model::{OAuthIntrospection, TokenSource};
+use crate::config::model::{GatewayClient, OAuthIntrospection, TokenSource};
 use crate::config::validate::{kind, serve_secret};
 use serde_json::Value;
 
@@ -29,7 +29,36 @@ impl Reader<'_> {
             return None;
         };
         self.unknown(obj, FIELDS, at);
-        let client_id = match obj.get("clientId") {
+        let client = self.client(obj, at);
+        let endpoint = self.url(obj.get("endpoint"), &format!("{at}.endpoint"), false);
+        let cache_seconds = self.cache_seconds(obj.get("cacheSeconds"), at);
+        let GatewayClient { client_id, secret } = client?;
+        Some(OAuthIntrospection {
+            client_id,
+            secret,
+            endpoint,
+            cache_seconds: cache_seconds?,
+        })
+    }
+
+    /// The gateway's own client at the issuer, as `obj` (at `at`) names it:
+    /// `clientId`, and `clientSecret` or `clientSecretEnv`.
+    pub(super) fn client(
+        &mut self,
+        obj: &serde_json::Map<String, Value>,
+        at: &str,
+    ) -> Option<GatewayClient> {
+        let client_id = self.client_id(obj, at);
+        let secret = self.client_secret(obj.get("clientSecret"), obj.get("clientSecretEnv"), at);
+        Some(GatewayClient {
+            client_id: client_id?,
+            secret: secret?,
+        })
+    }
+
+    /// `clientId`: the gateway's client at the issuer, required.
+    fn client_id(&mut self, obj: &serde_json::Map<String, Value>, at: &str) -> Option<String> {
+        match obj.get("clientId") {
             Some(Value::String(s)) if !s.trim().is_empty() => Some(s.trim().to_string()),
             _ => {
                 self.error(
@@ -38,19 +67,10 @@ impl Reader<'_> {
                 );
                 None
             }
-        };
-        let secret = self.client_secret(obj.get("clientSecret"), obj.get("clientSecretEnv"), at);
-        let endpoint = self.url(obj.get("endpoint"), &format!("{at}.endpoint"), false);
-        let cache_seconds = self.cache_seconds(obj.get("cacheSeconds"), at);
-        Some(OAuthIntrospection {
-            client_id: client_id?,
-            secret: secret?,
-            endpoint,
-            cache_seconds: cache_seconds?,
-        })
+        }
     }
 
-    /// `clientSecret` (interpolated; a `!command` runs when serving starts)
+    /// `clientSecret` (interpolated; a `!command` runs when it is used)
     /// or `clientSecretEnv`: exactly one.
     fn client_secret(
         &mut self,

@@ -278,6 +278,7 @@ mod tests {
             groups_claim: "groups".into(),
             audience: None,
             introspection: None,
+            sign_in: None,
         }
     }
 
