@@ -26,7 +26,7 @@ pub use callback::redirect_page;
 pub use came_back::finish as finish_sign_in;
 pub use credentials::ServerCredentials;
 pub use exchange::{MARGIN as EXCHANGE_MARGIN, TokenExchange};
-pub use finished::{Configured, SignedIn};
+pub use finished::{Configured, Onward, SignedIn};
 pub use flow::{LoggedIn, Login};
 pub use identify::{Identify, Party, Then, subject_at};
 pub use owner::{BadOwner, Owner};

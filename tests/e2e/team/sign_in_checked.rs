@@ -9,9 +9,9 @@
 //! (`tests/servers/oauth-server.mjs`).
 
 use crate::gateway::tokens::{call, session, text};
-use crate::servers::{Background, MCPW, servers};
+use crate::servers::{Background, MCPW, mcpw_in, servers};
 use mcpw_test_support::free_port;
-use mcpw_test_support::oidc::{OidcProvider, browse};
+use mcpw_test_support::oidc::{OidcProvider, browse, browse_until};
 use mcpw_test_support::team::{Redis, replica_on};
 use serde_json::json;
 
@@ -74,6 +74,33 @@ async fn a_sign_in_link_makes_a_login_only_for_the_person_it_was_given_to() {
     assert!(page.contains("no login was made"), "{page}");
     assert!(super::logged_in(&homes[0], &redis, "o").is_empty());
 
+    // A sign-in begun before Ada is forgotten cannot make a login after.
+    let said = text(&call(&ada_a, "o__whoami", json!({})).await);
+    let pending = super::link_in(&said);
+    let forgot = mcpw_in(&homes[0].home())
+        .args(["--shared-state", &redis.url(), "auth", "forget", &ada_key])
+        .output()
+        .unwrap();
+    assert!(forgot.status.success(), "{forgot:?}");
+    let (status, page, _) = browse(&pending, "ada").await.unwrap();
+    assert_eq!(status, 400, "{page}");
+    assert!(page.contains("lapsed"), "{page}");
+    assert!(super::logged_in(&homes[0], &redis, "o").is_empty());
+
+    // Ada's own sign-in at her provider, its way on to the server's page
+    // passed to Bob: the server's sign-in is finished only in the browser
+    // that signed in, and Bob's makes no login.
+    let said = text(&call(&ada_a, "o__whoami", json!({})).await);
+    let link = super::link_in(&said);
+    let onward = browse_until(&link, "ada", &server.url("/authorize"))
+        .await
+        .unwrap();
+    let (status, page, at_page) = browse(&onward, "bob").await.unwrap();
+    assert!(at_page.starts_with(&callback), "{at_page}");
+    assert_eq!(status, 400, "{page}");
+    assert!(page.contains("only in the browser"), "{page}");
+    assert!(super::logged_in(&homes[0], &redis, "o").is_empty());
+
     // Ada's own: her identity provider, then the server's page, then the
     // callback at the other replica keeps the login as hers.
     let said = text(&call(&ada_a, "o__whoami", json!({})).await);
@@ -85,7 +112,10 @@ async fn a_sign_in_link_makes_a_login_only_for_the_person_it_was_given_to() {
         page.contains(&format!("signed in to o as {ada_key}")),
         "{page}"
     );
-    assert_eq!(super::logged_in(&homes[0], &redis, "o"), [ada_key]);
+    assert_eq!(
+        super::logged_in(&homes[0], &redis, "o"),
+        std::slice::from_ref(&ada_key)
+    );
     let got = call(&ada_a, "o__whoami", json!({})).await;
     assert!(text(&got).starts_with("client "), "{}", text(&got));
     ada_a.cancel().await.unwrap();

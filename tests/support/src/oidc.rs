@@ -17,7 +17,7 @@ use std::process::{Child, Stdio};
 use std::sync::{Arc, Mutex};
 
 use login::failed;
-pub use login::{Login, browse};
+pub use login::{Login, browse, browse_until};
 
 /// The provider's process and the endpoints it printed when ready.
 pub struct OidcProvider {

@@ -28,7 +28,7 @@ pub fn valid_server_name(name: &str) -> bool {
 }
 
 /// Is `text` an `https` URL, or a plain `http` one to this machine's loopback?
-fn https_or_loopback(text: &str) -> bool {
+pub fn https_or_loopback(text: &str) -> bool {
     let loopback = ["http://127.0.0.1", "http://localhost", "http://[::1]"]
         .iter()
         .any(|p| {

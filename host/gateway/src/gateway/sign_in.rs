@@ -123,8 +123,8 @@ impl Session {
     /// For a call of `tool` (on `server`, when it names one) that no listed
     /// tool answers: the link to sign in to the unlisted server it is meant
     /// for, when that server is unlisted for want of the caller's own
-    /// login. The server is the one the call names, else the one whose name
-    /// begins the tool's, else the only one.
+    /// login. The server is the one the call names, else the one whose
+    /// prefix the tool's name has.
     pub(super) async fn sign_in_to_list(
         &self,
         client: &super::ClientScope,
@@ -132,15 +132,15 @@ impl Session {
         unlisted: &crate::host::Unlisted,
     ) -> Option<SignInNeeded> {
         let owner = client.calls()?.owner.to_string();
+        // Named by the call, or by the tool's prefix (`<server>__`, or
+        // the short one, without `-mcp`).
         let named = |s: &&String| match server {
             Some(server) => *s == server,
-            None => tool.starts_with(s.as_str()),
+            None => [s.as_str(), s.trim_end_matches("-mcp")]
+                .iter()
+                .any(|prefix| tool.starts_with(&format!("{prefix}__"))),
         };
-        let meant = match unlisted.need_login.iter().find(named) {
-            Some(found) => found,
-            None if server.is_none() && unlisted.need_login.len() == 1 => &unlisted.need_login[0],
-            None => return None,
-        };
+        let meant = unlisted.need_login.iter().find(named)?;
         let failed = HostError::Lifecycle(ServerError::PersonNeedsLogin {
             server: meant.clone(),
             owner,
@@ -180,14 +180,30 @@ pub(super) fn routes(router: axum::Router, shared: Arc<Gateway>) -> axum::Router
 
 /// The browser back from the authorization server, or from the person's
 /// identity provider: on to the server's own page when that was the
-/// identity provider saying whose browser it is.
-async fn came_back(State(shared): State<Arc<Gateway>>, uri: Uri) -> axum::response::Response {
+/// identity provider saying whose browser it is, with the cookie that
+/// binds the rest of the sign-in to this browser. Nothing here is cached,
+/// and no address of it goes on as a referrer.
+async fn came_back(
+    State(shared): State<Arc<Gateway>>,
+    uri: Uri,
+    headers: axum::http::HeaderMap,
+) -> axum::response::Response {
+    use axum::http::header;
     use axum::response::IntoResponse;
     let callback = shared.sign_in.get().cloned().unwrap_or_default();
     let redirect = format!("{callback}?{}", uri.query().unwrap_or_default());
-    let (status, said) = match shared.host.finish_sign_in(&redirect).await {
+    let cookies = headers.get(header::COOKIE).and_then(|c| c.to_str().ok());
+    let private = [
+        (header::CACHE_CONTROL, "no-store"),
+        (header::REFERRER_POLICY, "no-referrer"),
+    ];
+    let (status, said) = match shared.host.finish_sign_in(&redirect, cookies).await {
         Ok(done) => match done.onward {
-            Some(onward) => return axum::response::Redirect::to(&onward).into_response(),
+            Some(onward) => {
+                let cookie = binding_cookie(&onward.cookie, callback.starts_with("https://"));
+                let on = axum::response::Redirect::to(&onward.address);
+                return (private, [(header::SET_COOKIE, cookie)], on).into_response();
+            }
             None => (
                 StatusCode::OK,
                 format!(
@@ -198,5 +214,15 @@ async fn came_back(State(shared): State<Arc<Gateway>>, uri: Uri) -> axum::respon
         },
         Err(e) => (StatusCode::BAD_REQUEST, e.to_string()),
     };
-    (status, Html(crate::host::redirect_page(&said))).into_response()
+    let page = Html(crate::host::redirect_page(&said));
+    (status, private, page).into_response()
+}
+
+/// The `Set-Cookie` of the cookie that binds a sign-in to this browser:
+/// for the gateway alone, out of scripts' reach, sent back on the
+/// authorization server's redirect (a top-level navigation), for the ten
+/// minutes a sign-in may take.
+fn binding_cookie((name, value): &(String, String), secure: bool) -> String {
+    let secure = if secure { "; Secure" } else { "" };
+    format!("{name}={value}; Path=/; Max-Age=600; HttpOnly; SameSite=Lax{secure}")
 }

@@ -4,29 +4,32 @@
 //! provider ([`super::identify`]); one at the identity provider that leads
 //! on to a server's page lets that one finish.
 
-use super::finished::{Configured, SignedIn, query};
+use super::finished::{Configured, SignedIn, digest, query};
 use super::identify::Identifying;
 use super::store::Vault;
 use super::{AuthFailure, sign_in};
 
 /// Finishes the sign-in the browser was sent back from, at `redirect` (the
-/// callback's full address), with the config as it is now.
+/// callback's full address) with its `Cookie` header, with the config as
+/// it is now.
 pub async fn finish(
     vault: &Vault,
-    redirect: &str,
+    (redirect, cookies): (&str, Option<&str>),
     configured: &Configured<'_>,
 ) -> Result<SignedIn, AuthFailure> {
     let state = query(redirect, "state")
         .ok_or_else(|| AuthFailure::Callback("no sign-in is named here".into()))?;
     let kept = vault.login_under_way(&state).await?;
     let Some(identifying) = kept.as_ref().and_then(Identifying::of) else {
-        return sign_in::finish(vault, (&state, redirect), kept, configured).await;
+        let back = (state.as_str(), redirect, cookies);
+        return sign_in::finish(vault, back, kept, configured).await;
     };
     let done = identifying
         .finish(vault, (&state, redirect), configured)
         .await?;
-    if let Some(address) = &done.onward {
-        sign_in::release(vault, address, &done.owner).await?;
+    if let Some(onward) = &done.onward {
+        let bound = digest(&onward.cookie.1);
+        sign_in::release(vault, &onward.address, (&done.owner, bound)).await?;
     }
     Ok(done)
 }
@@ -57,7 +60,7 @@ mod tests {
             env: &env,
         };
         let back = "https://gw.example/oauth/callback?state=s-up&code=x";
-        let held = finish(&vault, back, &configured).await.unwrap_err();
+        let held = finish(&vault, (back, None), &configured).await.unwrap_err();
         assert!(
             held.to_string()
                 .contains("begins at your identity provider"),
@@ -65,11 +68,32 @@ mod tests {
         );
         let address = "https://o.example/authorize?state=s-up";
         let bob = "oauth:https://idp.example#sub:bob";
-        assert!(sign_in::release(&vault, address, bob).await.is_err());
+        let bound = || digest("the-cookie");
+        assert!(
+            sign_in::release(&vault, address, (bob, bound()))
+                .await
+                .is_err()
+        );
         let ada = "oauth:https://idp.example#sub:ada";
-        sign_in::release(&vault, address, ada).await.unwrap();
-        // Released: it goes on, to the server no longer configured here.
-        let released = finish(&vault, back, &configured).await.unwrap_err();
+        sign_in::release(&vault, address, (ada, bound()))
+            .await
+            .unwrap();
+        // Released for the browser that brings the cookie back alone.
+        let name = super::super::finished::browser_cookie("s-up");
+        for cookies in [
+            None,
+            Some(format!("{name}=another")),
+            Some("x=the-cookie".into()),
+        ] {
+            let elsewhere = finish(&vault, (back, cookies.as_deref()), &configured).await;
+            let said = elsewhere.unwrap_err().to_string();
+            assert!(said.contains("only in the browser"), "{cookies:?}: {said}");
+        }
+        // That one goes on, to the server no longer configured here.
+        let cookies = format!("a=b; {name}=the-cookie");
+        let released = finish(&vault, (back, Some(&cookies)), &configured)
+            .await
+            .unwrap_err();
         assert!(released.to_string().contains("was changed"), "{released}");
     }
 }

@@ -12,10 +12,54 @@ pub struct SignedIn {
     pub server: String,
     /// The principal.
     pub owner: String,
-    /// The server's authorization page the browser goes on to, now that
-    /// the identity provider said it is the principal's; `None`: the login
-    /// is made.
-    pub onward: Option<String>,
+    /// Where the browser goes on to, now that the identity provider said
+    /// it is the principal's; `None`: the login is made.
+    pub onward: Option<Onward>,
+}
+
+/// The browser's way on from its identity provider to a server's
+/// authorization page, and the cookie it takes along: the callback finishes
+/// that server's sign-in only in a browser that brings it back, so that the
+/// page's address, passed on to someone else, makes no login.
+#[derive(Clone, Debug)]
+pub struct Onward {
+    /// The server's authorization page.
+    pub address: String,
+    /// The cookie's name (one per sign-in) and its random value.
+    pub cookie: (String, String),
+}
+
+impl Onward {
+    /// The way on to `address`, with a new cookie for its sign-in.
+    pub(super) fn to(address: String) -> Onward {
+        let state = query(&address, "state").unwrap_or_default();
+        let value = oauth2::CsrfToken::new_random().secret().clone();
+        Onward {
+            address,
+            cookie: (browser_cookie(&state), value),
+        }
+    }
+}
+
+/// The name of the cookie that binds the browser to the sign-in of
+/// OAuth state `state`.
+pub(super) fn browser_cookie(state: &str) -> String {
+    format!("mcpw-sign-in-{}", &digest(state)[..16])
+}
+
+/// The hex SHA-256 of `text` (what is kept of a cookie's value).
+pub(super) fn digest(text: &str) -> String {
+    use sha2::Digest;
+    let hash = sha2::Sha256::digest(text.as_bytes());
+    hash.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The value of cookie `name` in a `Cookie` header.
+pub(super) fn cookie<'h>(header: &'h str, name: &str) -> Option<&'h str> {
+    header.split(';').find_map(|pair| {
+        let (n, v) = pair.trim().split_once('=')?;
+        (n == name).then_some(v)
+    })
 }
 
 /// The config as it is when a sign-in comes back: what it began with is

@@ -16,7 +16,7 @@
 
 use super::credentials::ServerCredentials;
 use super::cross_app::{self, discovery};
-use super::finished::{Configured, SignedIn, query};
+use super::finished::{Configured, Onward, SignedIn, query};
 use super::flow::{discover, keep, scopes};
 use super::store::Vault;
 use super::{AuthFailure, fetch};
@@ -101,6 +101,17 @@ impl Identify<'_> {
         let found = discovery::identity_provider(at.issuer)
             .await
             .map_err(AuthFailure::CrossApp)?;
+        // The ID token is taken on the strength of the connection to the
+        // token endpoint: both endpoints must be https (or this machine's).
+        let token_endpoint = at.token_endpoint.unwrap_or(&found.token_endpoint);
+        for endpoint in [&found.authorization_endpoint, token_endpoint] {
+            if !crate::config::validate::https_or_loopback(endpoint) {
+                return Err(AuthFailure::CrossApp(format!(
+                    "{}'s endpoint {endpoint} is not https",
+                    at.issuer
+                )));
+            }
+        }
         let (challenge, verifier) = PkceCodeChallenge::new_random_sha256();
         let (state, nonce) = (CsrfToken::new_random(), CsrfToken::new_random());
         let mut address = url::Url::parse(&found.authorization_endpoint)
@@ -115,20 +126,21 @@ impl Identify<'_> {
             .append_pair("nonce", nonce.secret())
             .append_pair("code_challenge", challenge.as_str())
             .append_pair("code_challenge_method", "S256");
-        let token_endpoint = at.token_endpoint.map(str::to_string);
+        let token_endpoint = token_endpoint.to_string();
         let record = Identifying {
             server: self.server.to_string(),
             url: self.url.to_string(),
             owner: self.owner.to_string(),
             issuer: at.issuer.to_string(),
-            token_endpoint: token_endpoint.unwrap_or(found.token_endpoint),
+            token_endpoint,
             client_id: at.client_id.to_string(),
             redirect_uri: self.callback.to_string(),
             nonce: nonce.secret().clone(),
             verifier: verifier.secret().clone(),
             then: self.then,
         };
-        let record = json!({ KEY: record });
+        // `owner`: where forgetting a person finds it.
+        let record = json!({ KEY: record, "owner": self.owner });
         self.vault
             .keep_login_under_way(state.secret(), &record)
             .await?;
@@ -173,7 +185,7 @@ impl Identifying {
             .ok_or_else(changed)?;
         let id_token = self.id_token(secret.as_deref(), &code).await?;
         let onward = match &self.then {
-            Then::Upstream { address } => Some(address.clone()),
+            Then::Upstream { address } => Some(Onward::to(address.clone())),
             Then::CrossApp => {
                 self.exchange(vault, &oauth, &id_token).await?;
                 None
@@ -266,8 +278,7 @@ impl Identifying {
         let signed_in = format!("oauth:{}#sub:{subject}", self.issuer);
         if signed_in != self.owner {
             return Err(AuthFailure::Callback(format!(
-                "you signed in as {signed_in}, but this link was given to {}: no login was made. Each person signs in by the link their own call gave them.",
-                self.owner
+                "you signed in as {signed_in}, not as the person this link was given to: no login was made. Each person signs in by the link their own call gave them."
             )));
         }
         Ok(id_token.to_string())

@@ -7,7 +7,7 @@
 
 use super::AuthFailure;
 use super::credentials::ServerCredentials;
-use super::finished::{Configured, SignedIn, query};
+use super::finished::{Configured, SignedIn, browser_cookie, cookie, digest, query};
 use super::flow::{discover, request};
 use super::store::Vault;
 use crate::config::OAuthConfig;
@@ -49,6 +49,9 @@ struct Whose {
     /// it is (see [`release`]).
     #[serde(default)]
     held: bool,
+    /// Released: the digest of the cookie the browser must bring back.
+    #[serde(default)]
+    bound: Option<String>,
 }
 
 impl SignIn<'_> {
@@ -74,6 +77,7 @@ impl SignIn<'_> {
             redirect_uri: self.callback.to_string(),
             client_id,
             held: self.held,
+            bound: None,
         };
         let mut record = self
             .vault
@@ -81,7 +85,13 @@ impl SignIn<'_> {
             .await?
             .unwrap_or_default();
         record["whose"] = serde_json::to_value(&whose).unwrap_or_default();
-        self.vault.keep_login_under_way(&state, &record).await?;
+        // Whose it is, where forgetting a person finds it.
+        record["owner"] = json!(self.owner);
+        if !self.vault.update_login_under_way(&state, &record).await? {
+            return Err(AuthFailure::Callback(
+                "the sign-in lapsed as it began".into(),
+            ));
+        }
         Ok(address)
     }
 }
@@ -93,7 +103,7 @@ impl SignIn<'_> {
 /// config as it is now.
 pub(super) async fn finish(
     vault: &Vault,
-    (state, redirect): (&str, &str),
+    (state, redirect, cookies): (&str, &str, Option<&str>),
     kept: Option<Value>,
     configured: &Configured<'_>,
 ) -> Result<SignedIn, AuthFailure> {
@@ -112,6 +122,14 @@ pub(super) async fn finish(
         return Err(failed(
             "this sign-in begins at your identity provider: open the link your call gave",
         ));
+    }
+    if let Some(bound) = &whose.bound {
+        let brought = cookies.and_then(|c| cookie(c, &browser_cookie(state)));
+        if brought.map(digest).as_ref() != Some(bound) {
+            return Err(failed(
+                "this sign-in is finished only in the browser that signed in at your identity provider: open the link your call gave, in one browser",
+            ));
+        }
     }
     let code = query(redirect, "code").ok_or_else(|| failed("the redirect carries no code"))?;
     let oauth = match (configured.servers)(&whose.server) {
@@ -146,18 +164,26 @@ pub(super) async fn finish(
 }
 
 /// Lets the sign-in `address` leads to (a [`SignIn`] begun `held`) finish,
-/// now that the identity provider said the browser is `owner`'s.
-pub(super) async fn release(vault: &Vault, address: &str, owner: &str) -> Result<(), AuthFailure> {
+/// now that the identity provider said the browser is `owner`'s, in the
+/// browser that brings back the cookie whose value's digest is `bound`.
+pub(super) async fn release(
+    vault: &Vault,
+    address: &str,
+    (owner, bound): (&str, String),
+) -> Result<(), AuthFailure> {
     let lapsed = || AuthFailure::Callback("the server's sign-in has lapsed; call it again".into());
     let state = query(address, "state").ok_or_else(lapsed)?;
     let mut record = vault.login_under_way(&state).await?.ok_or_else(lapsed)?;
     let whose: Whose = serde_json::from_value(record["whose"].clone()).map_err(|_| lapsed())?;
-    if whose.owner != owner {
+    if whose.owner != owner || !whose.held {
         return Err(lapsed());
     }
     record["whose"]["held"] = Value::Bool(false);
-    vault.keep_login_under_way(&state, &record).await?;
-    Ok(())
+    record["whose"]["bound"] = Value::String(bound);
+    match vault.update_login_under_way(&state, &record).await? {
+        true => Ok(()),
+        false => Err(lapsed()),
+    }
 }
 
 /// Whether the sign-in `link` ([`SignIn::begin`]'s) leads to is still under

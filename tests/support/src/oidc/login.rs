@@ -195,15 +195,32 @@ async fn walk(
 /// provider asks, following every redirect: the status, text and address
 /// of the page it ends at.
 pub async fn browse(link: &str, login: &str) -> Result<(u16, String, String), String> {
+    let (http, start) = fresh(link)?;
+    match walk(&http, login, Step::Get(start), None).await? {
+        Ended::Page(status, page, url) => Ok((status, page, url.to_string())),
+        Ended::Redirected(to) => Err(format!("stopped at {to}")),
+    }
+}
+
+/// As [`browse`], until the browser is sent to an address beginning with
+/// `stop_at`: that address, which it does not open.
+pub async fn browse_until(link: &str, login: &str, stop_at: &str) -> Result<String, String> {
+    let (http, start) = fresh(link)?;
+    match walk(&http, login, Step::Get(start), Some(stop_at)).await? {
+        Ended::Redirected(to) => Ok(to.to_string()),
+        Ended::Page(status, page, url) => Err(format!("HTTP {status} at {url}:\n{page}")),
+    }
+}
+
+/// A fresh browser (no cookies, following no redirect by itself), and
+/// `link` parsed.
+fn fresh(link: &str) -> Result<(Client, Url), String> {
     let http = Client::builder()
         .redirect(reqwest::redirect::Policy::none())
         .build()
         .map_err(failed)?;
     let start = Url::parse(link).map_err(|e| format!("{link}: {e}"))?;
-    match walk(&http, login, Step::Get(start), None).await? {
-        Ended::Page(status, page, url) => Ok((status, page, url.to_string())),
-        Ended::Redirected(to) => Err(format!("stopped at {to}")),
-    }
+    Ok((http, start))
 }
 
 /// The form that answers the provider's page: its login or its consent.

@@ -125,8 +125,13 @@ impl Host {
     }
 
     /// Finishes the sign-in whose callback came to `redirect` (its full
-    /// address), with the servers as configured now.
-    pub async fn finish_sign_in(&self, redirect: &str) -> Result<SignedIn, HostError> {
+    /// address) with the browser's `Cookie` header, with the servers as
+    /// configured now.
+    pub async fn finish_sign_in(
+        &self,
+        redirect: &str,
+        cookies: Option<&str>,
+    ) -> Result<SignedIn, HostError> {
         let servers = |name: &str| {
             let found = self.manager.server(name)?;
             match &found.config.transport {
@@ -146,7 +151,8 @@ impl Host {
             gateway_clients: &gateway_clients,
             env: self.env(),
         };
-        let done = crate::auth::finish_sign_in(self.manager.vault(), redirect, &configured).await;
+        let vault = self.manager.vault();
+        let done = crate::auth::finish_sign_in(vault, (redirect, cookies), &configured).await;
         let done = done.map_err(|source| HostError::SignIn(Box::new(source)))?;
         if done.onward.is_some() {
             tracing::info!(
@@ -197,13 +203,18 @@ impl Host {
                 continue;
             }
             match self.listing_tried(&server, owner) {
-                // Unless they signed in since, at any replica.
-                Some(true) if !self.has_own_login(&server, owner).await => {
+                None => {}
+                Some(false) => continue,
+                // Unless they signed in since, at any replica: then a try
+                // is due now, counted as any.
+                Some(true) if self.has_own_login(&server, owner).await => {
+                    let key = (server.clone(), owner.to_string());
+                    self.lately().listings.insert(key, (Instant::now(), false));
+                }
+                Some(true) => {
                     out.need_login.push(server);
                     continue;
                 }
-                Some(true) | None => {}
-                Some(false) => continue,
             }
             let need = crate::upstream::Need::Any;
             // Boxed: a connect is a large future, and the call paths that

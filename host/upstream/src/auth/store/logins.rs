@@ -62,6 +62,28 @@ impl Vault {
         }
     }
 
+    /// Replaces what is kept for the login whose OAuth state is `state`,
+    /// when it is still under way (never bringing back one ended), keeping
+    /// its lifetime. Whether it was.
+    pub async fn update_login_under_way(
+        &self,
+        state: &str,
+        value: &Value,
+    ) -> Result<bool, StoreError> {
+        let name = self.under_way_name(state);
+        match &self.backend {
+            Backend::Refused { why, .. } => Err(refused(why)),
+            Backend::Shared { vault, .. } => vault.set_expiring(&name, value, None).await,
+            Backend::Keyring | Backend::File => Ok(local(|map| match map.get_mut(&name) {
+                Some((_, kept)) => {
+                    *kept = value.clone();
+                    true
+                }
+                None => false,
+            })),
+        }
+    }
+
     /// What is kept for the login whose OAuth state is `state`, while it
     /// has not lapsed or ended.
     pub async fn login_under_way(&self, state: &str) -> Result<Option<Value>, StoreError> {
@@ -72,6 +94,22 @@ impl Vault {
             Backend::Keyring | Backend::File => {
                 Ok(local(|map| map.get(&name).map(|(_, v)| v.clone())))
             }
+        }
+    }
+
+    /// Ends every login under way for `owner` (the principal its record's
+    /// `owner` names): a person forgotten cannot finish a sign-in begun
+    /// before. How many. Outside shared state, only this process's.
+    pub async fn end_logins_under_way_of(&self, owner: &str) -> Result<usize, StoreError> {
+        let doomed = |record: &Value| record["owner"] == owner;
+        match &self.backend {
+            Backend::Refused { why, .. } => Err(refused(why)),
+            Backend::Shared { vault, .. } => vault.clear_expiring_where(doomed).await,
+            Backend::Keyring | Backend::File => Ok(local(|map| {
+                let before = map.len();
+                map.retain(|_, (_, record)| !doomed(record));
+                before - map.len()
+            })),
         }
     }
 
@@ -114,7 +152,37 @@ mod tests {
         assert!(vault.end_login_under_way("s1").await.unwrap());
         assert!(!vault.end_login_under_way("s1").await.unwrap());
         assert_eq!(vault.login_under_way("s1").await.unwrap(), None);
+        assert!(
+            !vault
+                .update_login_under_way("s1", &json!({"x": 2}))
+                .await
+                .unwrap()
+        );
+        assert_eq!(
+            vault.login_under_way("s1").await.unwrap(),
+            None,
+            "not brought back"
+        );
         assert_ne!(filed_as("", "s1"), filed_as("", "s2"));
         assert!(!filed_as("", "state-123").contains("state"));
+    }
+
+    /// A person's logins under way end with them; another's stay.
+    #[tokio::test]
+    async fn a_persons_logins_under_way_end_with_them() {
+        let tmp = tempfile::tempdir().unwrap();
+        let vault = Vault::new(StoreKind::File, tmp.path());
+        for (state, owner) in [
+            ("a1", "token:ada"),
+            ("a2", "token:ada"),
+            ("b1", "token:bob"),
+        ] {
+            let record = json!({"owner": owner});
+            vault.keep_login_under_way(state, &record).await.unwrap();
+        }
+        assert_eq!(vault.end_logins_under_way_of("token:ada").await.unwrap(), 2);
+        assert_eq!(vault.login_under_way("a1").await.unwrap(), None);
+        assert!(vault.login_under_way("b1").await.unwrap().is_some());
+        assert_eq!(vault.end_logins_under_way_of("token:ada").await.unwrap(), 0);
     }
 }

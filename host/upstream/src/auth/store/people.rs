@@ -64,6 +64,8 @@ impl Vault {
 
     /// Forgets every login `owner` holds, on every server; how many there were.
     pub async fn forget_person(&self, owner: &str) -> Result<usize, StoreError> {
+        // A sign-in of theirs under way cannot make a login after this.
+        self.end_logins_under_way_of(owner).await?;
         let (owner, config_dir) = (owner.to_string(), self.config_dir.clone());
         match &self.backend {
             Backend::Refused { why, .. } => Err(refused(why)),

@@ -82,22 +82,42 @@ impl SharedVault {
             .map_err(|e| unreachable(&self.state, e))
     }
 
-    /// Keeps `value` sealed under `name` for `ttl` (a login under way).
+    /// Keeps `value` sealed under `name` for `ttl` from the first keep (a
+    /// login under way): a later keep replaces the value, not the lifetime.
     pub(super) async fn keep_expiring(
         &self,
         name: &str,
         value: &Value,
         ttl: Duration,
     ) -> Result<(), StoreError> {
+        if !self.set_expiring(name, value, Some(ttl)).await? {
+            self.set_expiring(name, value, None).await?;
+        }
+        Ok(())
+    }
+
+    /// Sets `value` sealed under `name`: a new one living `ttl` (`Some`),
+    /// or in place of one there, keeping its lifetime (`None`). Whether it
+    /// was set (not, when one was there, or was not).
+    pub(super) async fn set_expiring(
+        &self,
+        name: &str,
+        value: &Value,
+        ttl: Option<Duration>,
+    ) -> Result<bool, StoreError> {
         let mut cmd = redis::cmd("SET");
         cmd.arg(expiring_key(name))
-            .arg(self.sealer.seal(&expiring_key(name), value))
-            .arg("PX")
-            .arg(ttl.as_millis() as u64);
-        self.state
+            .arg(self.sealer.seal(&expiring_key(name), value));
+        match ttl {
+            Some(ttl) => cmd.arg("PX").arg(ttl.as_millis() as u64).arg("NX"),
+            None => cmd.arg("XX").arg("KEEPTTL"),
+        };
+        let set: Option<String> = self
+            .state
             .command(cmd)
             .await
-            .map_err(|e| unreachable(&self.state, e))
+            .map_err(|e| unreachable(&self.state, e))?;
+        Ok(set.is_some())
     }
 
     /// What is kept under `name`, while it has not lapsed.
@@ -129,6 +149,42 @@ impl SharedVault {
             .await
             .map_err(|e| unreachable(&self.state, e))?;
         Ok(gone > 0)
+    }
+
+    /// Drops every value kept expiring that `doomed` says of; how many.
+    /// Their keys are scanned: they are few (one per sign-in begun in the
+    /// last ten minutes), and each is opened to be judged, for its name
+    /// says nothing of it.
+    pub(super) async fn clear_expiring_where(
+        &self,
+        doomed: impl Fn(&Value) -> bool,
+    ) -> Result<usize, StoreError> {
+        let (prefix, mut cursor, mut dropped) = (expiring_key(""), 0u64, 0);
+        loop {
+            let mut scan = redis::cmd("SCAN");
+            scan.arg(cursor)
+                .arg("MATCH")
+                .arg(expiring_key("*"))
+                .arg("COUNT")
+                .arg(100);
+            let (next, keys): (u64, Vec<String>) = self
+                .state
+                .command(scan)
+                .await
+                .map_err(|e| unreachable(&self.state, e))?;
+            for name in keys.iter().filter_map(|k| k.strip_prefix(&prefix)) {
+                if let Ok(Some(kept)) = self.load_expiring(name).await
+                    && doomed(&kept)
+                    && self.clear_expiring(name).await?
+                {
+                    dropped += 1;
+                }
+            }
+            if next == 0 {
+                return Ok(dropped);
+            }
+            cursor = next;
+        }
     }
 
     /// Takes the refresh lock `lock_name`, waiting at most `timeout`.
