@@ -592,6 +592,14 @@ impl Host {
         all
     }
 
+    /// As [`Host::status`], for a client that sees only the tools `sees`
+    /// admits: each count is of those alone.
+    pub fn status_seen(&self, sees: impl Fn(&crate::catalog::Tool) -> bool) -> Vec<ServerStatus> {
+        let mut all = self.manager.status();
+        self.catalog.latest().count_seen(sees, &mut all);
+        all
+    }
+
     /// Connects eager and keep-alive servers (at most 10 at once).
     pub async fn connect_at_start(&self) {
         self.manager.connect_at_start().await;

@@ -11,6 +11,7 @@ use serde_json::{Value, json};
 
 const ADMIN: &str = "page-admin-token-0123456789";
 const TEAM: &str = "page-team-token-9876543210";
+const READER: &str = "page-reader-token-1122334455";
 
 fn serve() -> (ConfigDirs, Serving) {
     let s = servers();
@@ -25,6 +26,7 @@ fn serve() -> (ConfigDirs, Serving) {
             },
             "serve": {"tokens": [
                 {"name": "team", "token": TEAM, "servers": ["memory"]},
+                {"name": "reader", "token": READER, "servers": ["memory"], "tools": ["memory/read_*"]},
                 {"name": "admin", "token": ADMIN}
             ]}
         })
@@ -107,6 +109,15 @@ fn the_page_shows_servers_calls_and_search_and_a_limited_token_sees_only_its_ser
     // A limited token: its servers, calls and hits only.
     let (_, limited) = get(&serving, "/api/overview", Some(TEAM));
     assert_eq!(names(&limited["servers"], "name"), ["memory"], "{limited}");
+    let memory_tools = limited["servers"][0]["tools"].as_u64().unwrap();
+    assert!(memory_tools > 1, "{limited}");
+    // A token limited to some tools counts those alone.
+    let (_, reader) = get(&serving, "/api/overview", Some(READER));
+    assert_eq!(names(&reader["servers"], "name"), ["memory"], "{reader}");
+    assert_eq!(
+        reader["servers"][0]["tools"], 1,
+        "read_graph alone: {reader}"
+    );
     let (_, calls) = get(&serving, "/api/calls", Some(TEAM));
     assert_eq!(names(&calls["tools"], "server"), ["memory"], "{calls}");
     assert!(

@@ -709,6 +709,9 @@ pub struct GroupPolicy {
     pub approve: Option<crate::config::ApproveRule>,
     /// `rateLimit`: the calls each member may make, all servers together.
     pub rate_limit: Option<crate::config::rate::Rate>,
+    /// `issuers`: the issuers whose tokens may put a principal in it;
+    /// `None`: any of `serve.oauth.issuers`.
+    pub issuers: Option<Vec<String>>,
 }
 
 /// One client's bearer token (`serve.tokens[i]`).

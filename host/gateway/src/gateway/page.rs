@@ -103,10 +103,9 @@ async fn overview(shared: Arc<Gateway>, request: Request) -> Response {
     let host = &shared.host;
     let servers = host.servers();
     let config = host.config();
-    let servers: Vec<Value> = host
-        .status()
+    let servers: Vec<Value> = client
+        .statuses(host)
         .into_iter()
-        .filter(|s| client.allows(&s.name))
         .map(|s| {
             let backoff = servers
                 .failure(&s.name)

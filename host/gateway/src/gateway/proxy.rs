@@ -280,8 +280,7 @@ fn quoted<'k>(keys: impl IntoIterator<Item = &'k String>) -> String {
 }
 
 fn status(host: &Host, client: &ClientScope) -> Reply {
-    let mut servers = host.status();
-    servers.retain(|s| client.allows(&s.name));
+    let servers = client.statuses(host);
     let mut text = String::new();
     let mut list = Vec::new();
     for s in &servers {

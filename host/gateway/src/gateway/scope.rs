@@ -162,6 +162,17 @@ impl ClientScope {
         }
     }
 
+    /// The status of the servers this client sees, each tool count of the
+    /// tools it sees.
+    pub fn statuses(&self, host: &crate::host::Host) -> Vec<crate::catalog::ServerStatus> {
+        let mut all = match self.limits_tools() {
+            true => host.status_seen(|t| self.sees(t)),
+            false => host.status(),
+        };
+        all.retain(|s| self.allows(&s.name));
+        all
+    }
+
     /// Does the client see only some servers or tools?
     pub fn is_limited(&self) -> bool {
         self.servers.is_some() || self.by_tool

@@ -203,6 +203,19 @@ impl Snapshot {
         }
     }
 
+    /// Replaces every count with the number of this snapshot's entries
+    /// that `sees` admits (a client limited to some tools): a count never
+    /// tells of tools the client cannot see, even while the snapshot is
+    /// behind the listings.
+    pub(crate) fn count_seen(&self, sees: impl Fn(&Tool) -> bool, statuses: &mut [ServerStatus]) {
+        for s in statuses {
+            s.tool_count = self
+                .server_entries(&s.name)
+                .filter(|e| sees(&e.tool))
+                .count() as u32;
+        }
+    }
+
     /// Every upstream prompt under its exposed name, in config order.
     pub fn prompts(&self) -> &[PromptEntry] {
         &self.prompts

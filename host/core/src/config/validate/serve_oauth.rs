@@ -58,7 +58,7 @@ pub(super) fn oauth(
     let scopes = r
         .strings(obj.get("scopes"), "serve.oauth.scopes")
         .unwrap_or_default();
-    let groups = r.groups(obj.get("groups"));
+    let groups = r.groups(obj.get("groups"), &issuers);
     match (r.failed, resource) {
         (false, Some(resource)) => Some(ServeOAuth {
             resource,
@@ -215,6 +215,38 @@ impl Reader<'_> {
         out
     }
 
+    /// A group's `issuers`, each one of `serve.oauth.issuers`. Without it,
+    /// and with several issuers, each of them can put anyone in the group:
+    /// a warning says so.
+    fn group_issuers(
+        &mut self,
+        value: Option<&Value>,
+        at: &str,
+        issuers: &[OAuthIssuer],
+    ) -> Option<Vec<String>> {
+        let field = format!("{at}.issuers");
+        let Some(listed) = self.strings(value, &field) else {
+            if issuers.len() > 1 {
+                self.diags.push(Diagnostic::field(
+                    Severity::Warning,
+                    self.file,
+                    at.into(),
+                    "every issuer of `serve.oauth.issuers` can put a principal in this group by naming it: list in `issuers` those trusted to".into(),
+                ));
+            }
+            return None;
+        };
+        for (i, issuer) in listed.iter().enumerate() {
+            if !issuers.iter().any(|known| known.issuer == *issuer) {
+                self.error(
+                    &format!("{field}[{i}]"),
+                    format!("{issuer:?} is not an issuer of `serve.oauth.issuers` (written exactly as there)"),
+                );
+            }
+        }
+        Some(listed)
+    }
+
     /// `value` read by `parse`, its error reported at `field`.
     fn rule<T>(
         &mut self,
@@ -231,7 +263,7 @@ impl Reader<'_> {
         }
     }
 
-    fn groups(&mut self, value: Option<&Value>) -> Vec<GroupPolicy> {
+    fn groups(&mut self, value: Option<&Value>, issuers: &[OAuthIssuer]) -> Vec<GroupPolicy> {
         let obj = match value {
             None | Some(Value::Null) => return Vec::new(),
             Some(Value::Object(obj)) => obj,
@@ -254,7 +286,11 @@ impl Reader<'_> {
                 self.error(&at, format!("expected an object, found {}", kind(policy)));
                 continue;
             };
-            self.unknown(p, &["servers", "tools", "approve", "rateLimit"], &at);
+            self.unknown(
+                p,
+                &["servers", "tools", "approve", "rateLimit", "issuers"],
+                &at,
+            );
             let servers = self.strings(p.get("servers"), &format!("{at}.servers"));
             let tools = self.strings(p.get("tools"), &format!("{at}.tools"));
             for (i, glob) in tools.iter().flatten().enumerate() {
@@ -272,12 +308,14 @@ impl Reader<'_> {
                 &format!("{at}.rateLimit"),
                 crate::config::rate::Rate::from_value,
             );
+            let trusted = self.group_issuers(p.get("issuers"), &at, issuers);
             out.push(GroupPolicy {
                 name: name.clone(),
                 servers,
                 tools,
                 approve,
                 rate_limit,
+                issuers: trusted,
             });
         }
         out
@@ -312,9 +350,19 @@ mod tests {
                         {"issuer": "http://127.0.0.1:9000", "jwksUri": "http://127.0.0.1:9000/jwks"},
                         {"issuer": "https://sts.windows.net/tenant/", "audience": "api-client-id"}],
             "scopes": ["mcp"],
-            "groups": {"ci": {"servers": ["time"]}, "admins": {}},
+            "groups": {"ci": {"servers": ["time"]},
+                       "admins": {"issuers": ["https://idp.example.com"]}},
         }));
-        assert!(diags.is_empty(), "{diags:?}");
+        // `ci` may be named by any of the three issuers: a warning says so.
+        let fields: Vec<_> = diags
+            .iter()
+            .map(|d| (d.severity, d.field.as_deref()))
+            .collect();
+        assert_eq!(
+            fields,
+            [(Severity::Warning, Some("serve.oauth.groups.ci"))],
+            "{diags:?}"
+        );
         let oauth = serve.oauth.unwrap();
         assert_eq!(oauth.resource, "https://mcp.example.com/mcp");
         assert_eq!(
@@ -338,7 +386,22 @@ mod tests {
             groups,
             [("ci", Some(vec!["time".to_string()])), ("admins", None)]
         );
+        let trusted = oauth.groups[1].issuers.clone();
+        assert_eq!(trusted, Some(vec!["https://idp.example.com".to_string()]));
         assert!(!serve.broken);
+        // An issuer a group names must be one of them, written as there.
+        let (elsewhere, diags) = check(json!({
+            "resource": "https://mcp.example.com/mcp",
+            "issuers": [{"issuer": "https://idp.example.com"}],
+            "groups": {"admins": {"issuers": ["https://idp.example.com/"]}},
+        }));
+        let fields: Vec<_> = diags.iter().map(|d| d.field.as_deref()).collect();
+        assert_eq!(
+            fields,
+            [Some("serve.oauth.groups.admins.issuers[0]")],
+            "{diags:?}"
+        );
+        assert!(elsewhere.broken && elsewhere.oauth.is_none());
     }
 
     #[test]

@@ -213,6 +213,12 @@ impl Verifier {
             .groups
             .iter()
             .filter(|g| groups.contains(g.name.as_str()))
+            // A group another issuer's tokens alone may name.
+            .filter(|g| {
+                g.issuers
+                    .as_ref()
+                    .is_none_or(|i| i.contains(&issuer.issuer))
+            })
             .collect();
         if mine.is_empty() {
             return Err(Refusal::Insufficient(
@@ -417,6 +423,7 @@ mod tests {
                         tools: None,
                         approve: None,
                         rate_limit: None,
+                        issuers: None,
                     })
                     .collect(),
             },
@@ -494,6 +501,27 @@ mod tests {
             anyone.calls().unwrap().owner,
             "oauth:https://idp.example.com#sub:x"
         );
+    }
+
+    /// A group that names its issuers admits no one by another issuer's
+    /// token, whatever its groups claim says.
+    #[test]
+    fn a_group_of_some_issuers_is_not_named_into_by_another() {
+        let mut v = verifier(&[], &[("admins", None), ("eng", Some(&["git"]))]);
+        let mut partner = v.oauth.issuers[0].clone();
+        partner.issuer = "https://partner.example.com".into();
+        v.oauth.issuers.push(partner);
+        v.oauth.groups[0].issuers = Some(vec!["https://idp.example.com".into()]);
+        let (ours, theirs) = (&v.oauth.issuers[0], &v.oauth.issuers[1]);
+        let both = || claims(json!({"sub": "x", "groups": ["admins", "eng"]}));
+        let mine = v.scope_of(ours, &both()).unwrap();
+        assert_eq!(mine.calls().unwrap().groups, "admins,eng");
+        assert!(!mine.is_limited(), "admins see everything");
+        let partners = v.scope_of(theirs, &both()).unwrap();
+        assert_eq!(partners.calls().unwrap().groups, "eng");
+        assert!(!partners.allows("time"), "eng's servers alone");
+        let only_admins = claims(json!({"sub": "y", "groups": ["admins"]}));
+        assert!(v.scope_of(theirs, &only_admins).is_err());
     }
 
     #[test]
