@@ -18,6 +18,7 @@ mod finished;
 pub mod flow;
 mod identify;
 mod owner;
+mod renew;
 mod sign_in;
 pub mod store;
 
@@ -30,6 +31,7 @@ pub use finished::{Configured, Onward, SignedIn};
 pub use flow::{LoggedIn, Login};
 pub use identify::{Identify, Party, Then, subject_at};
 pub use owner::{BadOwner, Owner};
+pub use renew::{CrossAppLogin, NotRenewed};
 pub use sign_in::{SignIn, sign_in_under_way};
 
 use crate::config::Config;

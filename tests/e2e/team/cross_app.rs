@@ -52,57 +52,107 @@ fn identity_provider(port: u16, callback: &str, crm_issuer: &str) -> OidcProvide
                 {"client_id": "cli", "token_endpoint_auth_method": "none",
                  "grant_types": ["authorization_code"], "redirect_uris": [REDIRECT]},
                 {"client_id": GATEWAY.0, "client_secret": GATEWAY.1,
-                 "grant_types": ["authorization_code", EXCHANGE], "redirect_uris": [callback]},
+                 "grant_types": ["authorization_code", "refresh_token", EXCHANGE],
+                 "redirect_uris": [callback]},
             ],
             "accounts": [{"sub": "ada"}, {"sub": "bob"}],
         }),
     )
 }
 
+/// Two replicas sharing a Redis, the identity provider, the upstream's
+/// authorization server (its tokens living `ttl` seconds) and the upstream,
+/// all running while it lives.
+struct Team {
+    _root: tempfile::TempDir,
+    redis: Redis,
+    idp: OidcProvider,
+    _crm_as: OidcProvider,
+    upstream: Background,
+    homes: Vec<crate::common::ConfigDirs>,
+    replicas: [(mcpw_test_support::serving::Serving, u16); 2],
+    idp_issuer: String,
+    callback: String,
+}
+
+impl Team {
+    fn start(ttl: u64) -> Team {
+        let root = tempfile::tempdir().unwrap();
+        let redis = Redis::start(&root.path().join("redis"));
+        let (idp_port, crm_port, a_port, b_port) =
+            (free_port(), free_port(), free_port(), free_port());
+        let idp_issuer = format!("http://127.0.0.1:{idp_port}");
+        let crm_issuer = format!("http://127.0.0.1:{crm_port}");
+        let public = format!("http://127.0.0.1:{b_port}");
+        let callback = format!("{public}/oauth/callback");
+        let upstream = Background::node(&[&servers().jwt_upstream()], &[("ISSUER", &crm_issuer)]);
+        let idp = identity_provider(idp_port, &callback, &crm_issuer);
+        let crm_as = OidcProvider::start(
+            servers(),
+            json!({
+                "port": crm_port, "resource": upstream.url("/mcp"), "scopes": ["mcp"], "ttl": ttl,
+                "jwt_bearer": {"issuer": idp_issuer, "jwks_uri": idp.jwks_uri()},
+                "clients": [{"client_id": AT_CRM.0, "client_secret": AT_CRM.1,
+                             "grant_types": [JWT_BEARER]}],
+            }),
+        );
+        let config = json!({
+            "mcpServers": {"crm": {"url": upstream.url("/mcp"), "oauth": {
+                "grantType": "id-jag", "perPerson": true,
+                "clientId": AT_CRM.0, "clientSecret": AT_CRM.1,
+                "identityProvider": {"issuer": idp_issuer, "clientId": GATEWAY.0,
+                                     "clientSecret": GATEWAY.1}}}},
+            "serve": {"tokens": [{"name": "carol", "token": CAROL}], "publicUrl": public,
+                      "oauth": {"resource": RESOURCE, "issuers": [{"issuer": idp_issuer}],
+                                "scopes": ["mcp"]}},
+            "settings": {"sharedStateKey": KEY}
+        })
+        .to_string();
+        let homes = super::three_homes(&config);
+        let direct = ["--exposure", "direct"];
+        let a = replica_on(MCPW, &homes[1].home(), &redis.url(), a_port, &direct);
+        let b = replica_on(MCPW, &homes[2].home(), &redis.url(), b_port, &direct);
+        Team {
+            _root: root,
+            redis,
+            idp,
+            _crm_as: crm_as,
+            upstream,
+            homes,
+            replicas: [(a, a_port), (b, b_port)],
+            idp_issuer,
+            callback,
+        }
+    }
+
+    /// The MCP endpoint of replica `i`.
+    fn at(&self, i: usize) -> String {
+        format!("http://127.0.0.1:{}/mcp", self.replicas[i].1)
+    }
+
+    /// `who`'s access token for the gateway.
+    async fn token(&self, who: &str) -> String {
+        self.idp
+            .user_token("cli", REDIRECT, who, RESOURCE, "openid mcp")
+            .await
+    }
+
+    /// Who is logged in to `crm`.
+    fn logged_in(&self) -> Vec<String> {
+        super::logged_in(&self.homes[0], &self.redis, "crm")
+    }
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn each_person_signs_in_for_their_own_id_token_and_reaches_the_upstream_as_themselves() {
-    let root = tempfile::tempdir().unwrap();
-    let redis = Redis::start(&root.path().join("redis"));
-    let (idp_port, crm_port, a_port, b_port) = (free_port(), free_port(), free_port(), free_port());
-    let idp_issuer = format!("http://127.0.0.1:{idp_port}");
-    let crm_issuer = format!("http://127.0.0.1:{crm_port}");
-    let public = format!("http://127.0.0.1:{b_port}");
-    let callback = format!("{public}/oauth/callback");
-    let upstream = Background::node(&[&servers().jwt_upstream()], &[("ISSUER", &crm_issuer)]);
-    let idp = identity_provider(idp_port, &callback, &crm_issuer);
-    let _crm_as = OidcProvider::start(
-        servers(),
-        json!({
-            "port": crm_port, "resource": upstream.url("/mcp"), "scopes": ["mcp"],
-            "jwt_bearer": {"issuer": idp_issuer, "jwks_uri": idp.jwks_uri()},
-            "clients": [{"client_id": AT_CRM.0, "client_secret": AT_CRM.1,
-                         "grant_types": [JWT_BEARER]}],
-        }),
-    );
-    let config = json!({
-        "mcpServers": {"crm": {"url": upstream.url("/mcp"), "oauth": {
-            "grantType": "id-jag", "perPerson": true,
-            "clientId": AT_CRM.0, "clientSecret": AT_CRM.1,
-            "identityProvider": {"issuer": idp_issuer, "clientId": GATEWAY.0,
-                                 "clientSecret": GATEWAY.1}}}},
-        "serve": {"tokens": [{"name": "carol", "token": CAROL}], "publicUrl": public,
-                  "oauth": {"resource": RESOURCE, "issuers": [{"issuer": idp_issuer}],
-                            "scopes": ["mcp"]}},
-        "settings": {"sharedStateKey": KEY}
-    })
-    .to_string();
-    let homes = super::three_homes(&config);
-    let direct = ["--exposure", "direct"];
-    let _a = replica_on(MCPW, &homes[1].home(), &redis.url(), a_port, &direct);
-    let _b = replica_on(MCPW, &homes[2].home(), &redis.url(), b_port, &direct);
-    let at = |port: u16| format!("http://127.0.0.1:{port}/mcp");
-    let token = |who: &'static str| idp.user_token("cli", REDIRECT, who, RESOURCE, "openid mcp");
-    let (ada, bob) = (token("ada").await, token("bob").await);
+    let team = Team::start(3600);
+    let (idp_issuer, callback, upstream) = (&team.idp_issuer, &team.callback, &team.upstream);
+    let (ada, bob) = (team.token("ada").await, team.token("bob").await);
     let ada_key = format!("oauth:{idp_issuer}#sub:ada");
 
     // Nobody could list the server yet: Ada's call is answered with a link
     // to sign in at the identity provider, as the gateway's client there.
-    let ada_a = session(&at(a_port), &ada).await;
+    let ada_a = session(&team.at(0), &ada).await;
     let said = whoami(&ada_a).await.unwrap_err();
     let link = super::link_in(&said);
     let expected = format!("{idp_issuer}/auth?");
@@ -111,10 +161,10 @@ async fn each_person_signs_in_for_their_own_id_token_and_reaches_the_upstream_as
 
     // Forwarded to Bob, the link makes no login: he is not Ada.
     let (status, page, at_page) = browse(&link, "bob").await.unwrap();
-    assert!(at_page.starts_with(&callback), "{at_page}");
+    assert!(at_page.starts_with(callback.as_str()), "{at_page}");
     assert_eq!(status, 400, "{page}");
     assert!(page.contains("no login was made"), "{page}");
-    assert!(super::logged_in(&homes[0], &redis, "crm").is_empty());
+    assert!(team.logged_in().is_empty());
 
     // Ada's own sign-in, finished at the other replica.
     let said = whoami(&ada_a).await.unwrap_err();
@@ -125,10 +175,7 @@ async fn each_person_signs_in_for_their_own_id_token_and_reaches_the_upstream_as
         page.contains(&format!("signed in to crm as {ada_key}")),
         "{page}"
     );
-    assert_eq!(
-        super::logged_in(&homes[0], &redis, "crm"),
-        std::slice::from_ref(&ada_key)
-    );
+    assert_eq!(team.logged_in(), std::slice::from_ref(&ada_key));
     // Her next call reaches the upstream as her, with its own
     // authorization server's token for the gateway's client there.
     let first = whoami(&ada_a).await.unwrap();
@@ -136,12 +183,12 @@ async fn each_person_signs_in_for_their_own_id_token_and_reaches_the_upstream_as
     assert_eq!(first["aud"], upstream.url("/mcp"), "{first}");
     assert_eq!(first["client_id"], AT_CRM.0, "{first}");
     // The other replica uses the same login.
-    let ada_b = session(&at(b_port), &ada).await;
+    let ada_b = session(&team.at(1), &ada).await;
     assert_eq!(whoami(&ada_b).await.unwrap()["token"], first["token"]);
 
     // Bob's client takes URLs: his link comes by URL elicitation, and his
     // calls, at either replica, reach the upstream as him.
-    let bob_b = session_with(&at(b_port), &bob, json!({"elicitation": {"url": {}}})).await;
+    let bob_b = session_with(&team.at(1), &bob, json!({"elicitation": {"url": {}}})).await;
     let request = rmcp::model::CallToolRequestParams::new("crm__whoami")
         .with_arguments(serde_json::Map::new());
     let refused = bob_b.call_tool(request).await.unwrap_err();
@@ -155,17 +202,17 @@ async fn each_person_signs_in_for_their_own_id_token_and_reaches_the_upstream_as
         .to_string();
     let (status, page, _) = browse(&link, "bob").await.unwrap();
     assert_eq!(status, 200, "{page}");
-    for port in [a_port, b_port] {
-        let bob_here = session(&at(port), &bob).await;
+    for i in [0, 1] {
+        let bob_here = session(&team.at(i), &bob).await;
         let said = whoami(&bob_here).await.unwrap();
-        assert_eq!(said["sub"], "bob", "at {port}: {said}");
+        assert_eq!(said["sub"], "bob", "at replica {i}: {said}");
         assert_ne!(said["token"], first["token"]);
         bob_here.cancel().await.unwrap();
     }
 
     // Carol came with a token of the gateway's own: the identity provider
     // knows no such person, and she is told so rather than given a link.
-    let carol = session(&at(a_port), CAROL).await;
+    let carol = session(&team.at(0), CAROL).await;
     let said = whoami(&carol).await.unwrap_err();
     assert!(
         said.contains("did not sign in to the gateway there"),
@@ -174,8 +221,54 @@ async fn each_person_signs_in_for_their_own_id_token_and_reaches_the_upstream_as
 
     let mut both = vec![ada_key.clone(), format!("oauth:{idp_issuer}#sub:bob")];
     both.sort();
-    assert_eq!(super::logged_in(&homes[0], &redis, "crm"), both);
+    assert_eq!(team.logged_in(), both);
     for client in [ada_a, ada_b, bob_b, carol] {
         client.cancel().await.unwrap();
     }
+}
+
+/// The upstream's tokens live a minute, within the margin a kept token
+/// must have left: each call of Ada's renews her login, her ID token
+/// renewed with the identity provider's refresh token she signed in with
+/// and exchanged again, with no new link, at either replica; once she is
+/// forgotten (`mcpw auth forget`), her next call gives a link.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_persons_cross_app_login_is_renewed_from_their_identity_providers_refresh_token() {
+    let team = Team::start(60);
+    let ada = team.token("ada").await;
+    let ada_a = session(&team.at(0), &ada).await;
+    let said = whoami(&ada_a).await.unwrap_err();
+    let (status, page, _) = browse(&super::link_in(&said), "ada").await.unwrap();
+    assert_eq!(status, 200, "{page}");
+
+    let mut tokens = Vec::new();
+    for i in [0, 1, 0] {
+        let ada_here = session(&team.at(i), &ada).await;
+        let said = whoami(&ada_here)
+            .await
+            .unwrap_or_else(|e| panic!("at replica {i}: {e}"));
+        assert_eq!(said["sub"], "ada", "{said}");
+        tokens.push(said["token"].clone());
+        ada_here.cancel().await.unwrap();
+    }
+    assert!(
+        tokens[0] != tokens[1] && tokens[1] != tokens[2],
+        "renewed each time: {tokens:?}"
+    );
+
+    // Forgotten at the gateway, her refresh token goes with her logins.
+    let forgot = crate::servers::mcpw_in(&team.homes[0].home())
+        .args([
+            "--shared-state",
+            &team.redis.url(),
+            "auth",
+            "forget",
+            &format!("oauth:{}#sub:ada", team.idp_issuer),
+        ])
+        .output()
+        .unwrap();
+    assert!(forgot.status.success(), "{forgot:?}");
+    let said = whoami(&ada_a).await.unwrap_err();
+    assert!(said.contains("Sign in at "), "{said}");
+    ada_a.cancel().await.unwrap();
 }

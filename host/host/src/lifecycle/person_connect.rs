@@ -36,8 +36,7 @@ impl Manager {
     /// Drops the token exchanged for `owner` at `slot`'s server, which the
     /// server did not take: the error that says so.
     async fn exchanged_token_gone(&self, slot: &Slot, owner: &str) -> LifecycleError {
-        if let (Some(vault), crate::config::Transport::Http { url, .. }) =
-            (self.vault_for(slot), &slot.server.config.transport)
+        if let Some((vault, url)) = self.logins_of(slot)
             && let Err(e) = vault.clear_person(url, owner).await
         {
             tracing::warn!(
@@ -86,9 +85,7 @@ impl Manager {
     /// Whether `owner` still has a login to `slot`'s server in the store; a
     /// store that cannot be read now leaves the open connection be.
     async fn still_logged_in(&self, slot: &Slot, owner: &str) -> bool {
-        let (Some(vault), crate::config::Transport::Http { url, .. }) =
-            (self.vault_for(slot), &slot.server.config.transport)
-        else {
+        let Some((vault, url)) = self.logins_of(slot) else {
             return true;
         };
         match crate::auth::status(&vault, url, Some(owner)).await {
@@ -147,9 +144,11 @@ impl Manager {
         }
         let name = slot.name();
         of_identity_provider(slot, owner)?;
-        let expires = match slot.server.config.exchanges() {
-            true => self.exchanged(slot, owner, token).await?,
-            false => None,
+        let config = &slot.server.config;
+        let expires = match (config.exchanges(), config.signs_in_for_id_tokens()) {
+            (true, _) => self.exchanged(slot, owner, token).await?,
+            (false, true) => self.cross_app_login(slot, owner).await?,
+            (false, false) => None,
         };
         let legacy_only = slot
             .state()
@@ -190,9 +189,7 @@ impl Manager {
                 "{owner} came with a token of the gateway's own, which no issuer exchanges: sign in through an issuer of `serve.oauth`"
             )));
         };
-        let (Some(vault), crate::config::Transport::Http { url, .. }) =
-            (self.vault_for(slot), &slot.server.config.transport)
-        else {
+        let Some((vault, url)) = self.logins_of(slot) else {
             return Err(failed("no credential store is at hand".into()));
         };
         let exchange = crate::auth::TokenExchange {
@@ -204,6 +201,46 @@ impl Manager {
             subject,
         };
         exchange.ensure().await.map_err(|e| failed(e.to_string()))
+    }
+
+    /// Where the logins to `slot`'s server are kept, and its URL they are
+    /// kept under (an HTTP server's, with a store at hand).
+    fn logins_of<'s>(&self, slot: &'s Slot) -> Option<(crate::auth::store::Vault, &'s str)> {
+        match &slot.server.config.transport {
+            crate::config::Transport::Http { url, .. } => Some((self.vault_for(slot)?, url)),
+            _ => None,
+        }
+    }
+
+    /// For cross-app access per person: `owner`'s token of the server's,
+    /// kept, or from their ID token renewed at the identity provider; when
+    /// it expires. None to be had without signing in: they need a login.
+    async fn cross_app_login(
+        &self,
+        slot: &Slot,
+        owner: &str,
+    ) -> Result<Option<u64>, LifecycleError> {
+        let Some((vault, url)) = self.logins_of(slot) else {
+            return Ok(None);
+        };
+        let login = crate::auth::CrossAppLogin {
+            server: slot.name(),
+            url,
+            oauth: &slot.server.config.oauth,
+            vault,
+            owner,
+        };
+        match login.ensure().await {
+            Ok(expires) => Ok(expires),
+            Err(crate::auth::NotRenewed::SignIn) => Err(LifecycleError::PersonNeedsLogin {
+                server: slot.name().to_string(),
+                owner: owner.to_string(),
+            }),
+            Err(crate::auth::NotRenewed::Failed(e)) => Err(LifecycleError::Exchange {
+                server: slot.name().to_string(),
+                why: e.to_string(),
+            }),
+        }
     }
 
     /// A server nobody could list yet (no cache, no shared login) is listed

@@ -23,6 +23,7 @@ use super::{AuthFailure, fetch};
 use crate::config::{GrantType, IdentityProvider, OAuthConfig};
 use base64::Engine;
 use oauth2::{CsrfToken, PkceCodeChallenge};
+use rmcp::transport::auth::OAuthTokenResponse;
 use serde_json::{Value, json};
 
 /// One person's sign-in at their identity provider, for `server`.
@@ -114,6 +115,12 @@ impl Identify<'_> {
         }
         let (challenge, verifier) = PkceCodeChallenge::new_random_sha256();
         let (state, nonce) = (CsrfToken::new_random(), CsrfToken::new_random());
+        // Cross-app access asks to stay signed in (a refresh token, which
+        // OpenID Connect grants only on consent), to renew the ID token.
+        let (scope, prompt) = match self.then {
+            Then::CrossApp => ("openid offline_access", Some("consent")),
+            Then::Upstream { .. } => ("openid", None),
+        };
         let mut address = url::Url::parse(&found.authorization_endpoint)
             .map_err(|e| AuthFailure::CrossApp(format!("its authorization endpoint: {e}")))?;
         address
@@ -121,11 +128,14 @@ impl Identify<'_> {
             .append_pair("response_type", "code")
             .append_pair("client_id", at.client_id)
             .append_pair("redirect_uri", self.callback)
-            .append_pair("scope", "openid")
+            .append_pair("scope", scope)
             .append_pair("state", state.secret())
             .append_pair("nonce", nonce.secret())
             .append_pair("code_challenge", challenge.as_str())
             .append_pair("code_challenge_method", "S256");
+        if let Some(prompt) = prompt {
+            address.query_pairs_mut().append_pair("prompt", prompt);
+        }
         let token_endpoint = token_endpoint.to_string();
         let record = Identifying {
             server: self.server.to_string(),
@@ -183,11 +193,14 @@ impl Identifying {
             .client_secret(&oauth, configured)
             .await?
             .ok_or_else(changed)?;
-        let id_token = self.id_token(secret.as_deref(), &code).await?;
+        let (id_token, answer) = self.id_token(secret.as_deref(), &code).await?;
         let onward = match &self.then {
             Then::Upstream { address } => Some(Onward::to(address.clone())),
             Then::CrossApp => {
-                self.exchange(vault, &oauth, &id_token).await?;
+                let whose = (self.server.as_str(), self.url.as_str(), self.owner.as_str());
+                exchanged(vault, whose, &oauth, &id_token).await?;
+                let at = (self.issuer.as_str(), self.client_id.as_str());
+                keep_identity(vault, at, &self.owner, &answer).await?;
                 None
             }
         };
@@ -234,33 +247,13 @@ impl Identifying {
         ))
     }
 
-    /// Exchanges the person's `id_token` for the server's token, kept as
-    /// their own login.
-    async fn exchange(
-        &self,
-        vault: &Vault,
-        oauth: &OAuthConfig,
-        id_token: &str,
-    ) -> Result<(), AuthFailure> {
-        let credentials = ServerCredentials::person(vault.clone(), &self.url, &self.owner);
-        let (_, metadata) = discover(&self.url, None, &credentials).await?;
-        let exchange = cross_app::Exchange {
-            server: &self.server,
-            url: &self.url,
-            oauth,
-            challenge: None,
-            scopes: scopes(oauth),
-            id_token: Some(id_token),
-        };
-        let (token, granted) = exchange.run(&metadata).await?;
-        let client_id = oauth.client_id.clone().unwrap_or_default();
-        keep(&credentials, client_id, token, granted, metadata.issuer).await?;
-        Ok(())
-    }
-
     /// The person's ID token for `code`, checked to be for this sign-in and
-    /// to name the principal it was begun for.
-    async fn id_token(&self, secret: Option<&str>, code: &str) -> Result<String, AuthFailure> {
+    /// to name the principal it was begun for; and the whole answer.
+    async fn id_token(
+        &self,
+        secret: Option<&str>,
+        code: &str,
+    ) -> Result<(String, Value), AuthFailure> {
         let form = [
             ("grant_type", "authorization_code"),
             ("code", code),
@@ -281,44 +274,108 @@ impl Identifying {
                 "you signed in as {signed_in}, not as the person this link was given to: no login was made. Each person signs in by the link their own call gave them."
             )));
         }
-        Ok(id_token.to_string())
+        Ok((id_token.to_string(), answer))
     }
 
     /// The subject of the ID token's `claims`, when they are this
     /// sign-in's: its issuer, for this client, with its nonce, unexpired.
     fn check(&self, claims: &Value) -> Result<String, AuthFailure> {
-        let refused = |why: &str| AuthFailure::CrossApp(format!("the ID token {why}"));
-        if claims["iss"].as_str() != Some(self.issuer.as_str()) {
-            return Err(refused("names another issuer"));
-        }
-        let audience = match &claims["aud"] {
-            Value::String(one) => vec![one.as_str()],
-            Value::Array(many) => many.iter().filter_map(Value::as_str).collect(),
-            _ => Vec::new(),
-        };
-        let azp = claims["azp"].as_str();
-        if !audience.contains(&self.client_id.as_str())
-            || azp.is_some_and(|azp| azp != self.client_id)
-            || (audience.len() > 1 && azp.is_none())
-        {
-            return Err(refused("is not for this client"));
-        }
-        if claims["nonce"].as_str() != Some(self.nonce.as_str()) {
-            return Err(refused("is not this sign-in's (its nonce differs)"));
-        }
-        let now = crate::clock::now_secs();
-        if claims["exp"].as_u64().is_none_or(|exp| exp <= now) {
-            return Err(refused("has expired"));
-        }
-        match claims["sub"].as_str() {
-            Some(sub) if !sub.is_empty() => Ok(sub.to_string()),
-            _ => Err(refused("names no subject")),
-        }
+        let nonce = Some(self.nonce.as_str());
+        checked_subject(claims, (&self.issuer, &self.client_id), nonce)
     }
 }
 
+/// The subject of an ID token's `claims`, when they are of `issuer`, for
+/// `client_id`, unexpired, and with `nonce` when one is asked (a refreshed
+/// ID token has none to match).
+pub(super) fn checked_subject(
+    claims: &Value,
+    (issuer, client_id): (&str, &str),
+    nonce: Option<&str>,
+) -> Result<String, AuthFailure> {
+    let refused = |why: &str| AuthFailure::CrossApp(format!("the ID token {why}"));
+    if claims["iss"].as_str() != Some(issuer) {
+        return Err(refused("names another issuer"));
+    }
+    let audience = match &claims["aud"] {
+        Value::String(one) => vec![one.as_str()],
+        Value::Array(many) => many.iter().filter_map(Value::as_str).collect(),
+        _ => Vec::new(),
+    };
+    let azp = claims["azp"].as_str();
+    if !audience.contains(&client_id)
+        || azp.is_some_and(|azp| azp != client_id)
+        || (audience.len() > 1 && azp.is_none())
+    {
+        return Err(refused("is not for this client"));
+    }
+    if nonce.is_some() && claims["nonce"].as_str() != nonce {
+        return Err(refused("is not this sign-in's (its nonce differs)"));
+    }
+    let now = crate::clock::now_secs();
+    if claims["exp"].as_u64().is_none_or(|exp| exp <= now) {
+        return Err(refused("has expired"));
+    }
+    match claims["sub"].as_str() {
+        Some(sub) if !sub.is_empty() => Ok(sub.to_string()),
+        _ => Err(refused("names no subject")),
+    }
+}
+
+/// Exchanges `owner`'s `id_token` for the token of `server` (at `url`),
+/// kept as their own login.
+pub(super) async fn exchanged(
+    vault: &Vault,
+    (server, url, owner): (&str, &str, &str),
+    oauth: &OAuthConfig,
+    id_token: &str,
+) -> Result<(), AuthFailure> {
+    let credentials = ServerCredentials::person(vault.clone(), url, owner);
+    let (_, metadata) = discover(url, None, &credentials).await?;
+    let exchange = cross_app::Exchange {
+        server,
+        url,
+        oauth,
+        challenge: None,
+        scopes: scopes(oauth),
+        id_token: Some(id_token),
+    };
+    let (token, granted) = exchange.run(&metadata).await?;
+    let client_id = oauth.client_id.clone().unwrap_or_default();
+    keep(&credentials, client_id, token, granted, metadata.issuer).await?;
+    Ok(())
+}
+
+/// Keeps the identity provider's refresh token in its token `answer`,
+/// when it gave one, as `owner`'s own login at the issuer (as the client
+/// `client_id`): their ID token is renewed with it, with no sign-in, when
+/// a server's token of theirs lapses (see [`super::renew`]).
+pub(super) async fn keep_identity(
+    vault: &Vault,
+    (issuer, client_id): (&str, &str),
+    owner: &str,
+    answer: &Value,
+) -> Result<(), AuthFailure> {
+    if answer["refresh_token"].as_str().is_none() {
+        return Ok(());
+    }
+    let token: OAuthTokenResponse = serde_json::from_value(answer.clone())
+        .map_err(|e| AuthFailure::CrossApp(format!("the identity provider's token answer: {e}")))?;
+    let credentials = ServerCredentials::person(vault.clone(), issuer, owner);
+    let issuer = Some(issuer.to_string());
+    keep(
+        &credentials,
+        client_id.to_string(),
+        token,
+        Vec::new(),
+        issuer,
+    )
+    .await?;
+    Ok(())
+}
+
 /// A per-person server's identity provider.
-fn identity_provider(oauth: &OAuthConfig) -> Result<&IdentityProvider, AuthFailure> {
+pub(super) fn identity_provider(oauth: &OAuthConfig) -> Result<&IdentityProvider, AuthFailure> {
     oauth.identity_provider.as_ref().ok_or_else(|| {
         AuthFailure::Config("cross-app access needs `oauth.identityProvider`".into())
     })
@@ -333,7 +390,7 @@ pub fn subject_at<'o>(owner: &'o str, issuer: &str) -> Option<&'o str> {
 }
 
 /// The claims of a compact JWT, unverified (see the module's comment).
-fn claims(jwt: &str) -> Result<Value, AuthFailure> {
+pub(super) fn claims(jwt: &str) -> Result<Value, AuthFailure> {
     let payload = jwt.split('.').nth(1).unwrap_or_default();
     base64::engine::general_purpose::URL_SAFE_NO_PAD
         .decode(payload)
