@@ -17,6 +17,7 @@ mod fetch;
 mod finished;
 pub mod flow;
 mod identify;
+mod identity;
 mod owner;
 mod renew;
 mod sign_in;

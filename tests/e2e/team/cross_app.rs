@@ -231,14 +231,19 @@ async fn each_person_signs_in_for_their_own_id_token_and_reaches_the_upstream_as
 /// must have left: each call of Ada's renews her login, her ID token
 /// renewed with the identity provider's refresh token she signed in with
 /// and exchanged again, with no new link, at either replica; once she is
-/// forgotten (`mcpw auth forget`), her next call gives a link.
+/// logged out of the server (`mcpw auth logout crm --principal …`), her
+/// next call gives a link.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_persons_cross_app_login_is_renewed_from_their_identity_providers_refresh_token() {
     let team = Team::start(60);
     let ada = team.token("ada").await;
     let ada_a = session(&team.at(0), &ada).await;
     let said = whoami(&ada_a).await.unwrap_err();
-    let (status, page, _) = browse(&super::link_in(&said), "ada").await.unwrap();
+    let link = super::link_in(&said);
+    // The provider offers it: the sign-in asks to stay signed in.
+    let asks = link.contains("offline_access") && link.contains("prompt=consent");
+    assert!(asks, "{link}");
+    let (status, page, _) = browse(&link, "ada").await.unwrap();
     assert_eq!(status, 200, "{page}");
 
     let mut tokens = Vec::new();
@@ -256,18 +261,15 @@ async fn a_persons_cross_app_login_is_renewed_from_their_identity_providers_refr
         "renewed each time: {tokens:?}"
     );
 
-    // Forgotten at the gateway, her refresh token goes with her logins.
-    let forgot = crate::servers::mcpw_in(&team.homes[0].home())
-        .args([
-            "--shared-state",
-            &team.redis.url(),
-            "auth",
-            "forget",
-            &format!("oauth:{}#sub:ada", team.idp_issuer),
-        ])
+    // Logged out of the server, her standing login at the provider goes
+    // too: nothing renews behind her back.
+    let ada_key = format!("oauth:{}#sub:ada", team.idp_issuer);
+    let out = crate::servers::mcpw_in(&team.homes[0].home())
+        .args(["--shared-state", &team.redis.url(), "auth", "logout", "crm"])
+        .args(["--principal", &ada_key])
         .output()
         .unwrap();
-    assert!(forgot.status.success(), "{forgot:?}");
+    assert!(out.status.success(), "{out:?}");
     let said = whoami(&ada_a).await.unwrap_err();
     assert!(said.contains("Sign in at "), "{said}");
     ada_a.cancel().await.unwrap();

@@ -144,5 +144,11 @@ mod tests {
             super::super::fetch::refusal(502, "<html>"),
             "refused (HTTP 502)"
         );
+        use super::super::fetch::refused_with;
+        assert_eq!(refused_with(&said), Some("invalid_grant"));
+        let tricky = r#"{"error":"invalid_request","error_description":"not invalid_grant)"}"#;
+        let tricky = super::super::fetch::refusal(400, tricky);
+        assert_eq!(refused_with(&tricky), Some("invalid_request"));
+        assert_ne!(refused_with("refused (HTTP 502)"), Some("invalid_grant"));
     }
 }

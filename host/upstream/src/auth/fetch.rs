@@ -85,6 +85,12 @@ fn form_encoded(s: &str) -> String {
     url::form_urlencoded::byte_serialize(s.as_bytes()).collect()
 }
 
+/// The OAuth error code a refusal ([`refusal`]'s text) names.
+pub(super) fn refused_with(said: &str) -> Option<&str> {
+    let (inside, _) = said.strip_prefix("refused (")?.split_once(')')?;
+    inside.split_whitespace().nth(1)
+}
+
 /// What a refused token request says: its OAuth error and description,
 /// never a token.
 pub(super) fn refusal(status: u16, body: &str) -> String {

@@ -18,12 +18,12 @@ use super::credentials::ServerCredentials;
 use super::cross_app::{self, discovery};
 use super::finished::{Configured, Onward, SignedIn, query};
 use super::flow::{discover, keep, scopes};
+use super::identity::{Identity, refresh_token_of};
 use super::store::Vault;
 use super::{AuthFailure, fetch};
 use crate::config::{GrantType, IdentityProvider, OAuthConfig};
 use base64::Engine;
 use oauth2::{CsrfToken, PkceCodeChallenge};
-use rmcp::transport::auth::OAuthTokenResponse;
 use serde_json::{Value, json};
 
 /// One person's sign-in at their identity provider, for `server`.
@@ -115,11 +115,16 @@ impl Identify<'_> {
         }
         let (challenge, verifier) = PkceCodeChallenge::new_random_sha256();
         let (state, nonce) = (CsrfToken::new_random(), CsrfToken::new_random());
-        // Cross-app access asks to stay signed in (a refresh token, which
-        // OpenID Connect grants only on consent), to renew the ID token.
+        // Cross-app access asks to stay signed in, where the provider
+        // offers it (a refresh token, which OpenID Connect grants only on
+        // consent), to renew the ID token.
+        let offline = found
+            .scopes_supported
+            .as_ref()
+            .is_some_and(|s| s.iter().any(|s| s == "offline_access"));
         let (scope, prompt) = match self.then {
-            Then::CrossApp => ("openid offline_access", Some("consent")),
-            Then::Upstream { .. } => ("openid", None),
+            Then::CrossApp if offline => ("openid offline_access", Some("consent")),
+            _ => ("openid", None),
         };
         let mut address = url::Url::parse(&found.authorization_endpoint)
             .map_err(|e| AuthFailure::CrossApp(format!("its authorization endpoint: {e}")))?;
@@ -199,8 +204,11 @@ impl Identifying {
             Then::CrossApp => {
                 let whose = (self.server.as_str(), self.url.as_str(), self.owner.as_str());
                 exchanged(vault, whose, &oauth, &id_token).await?;
-                let at = (self.issuer.as_str(), self.client_id.as_str());
-                keep_identity(vault, at, &self.owner, &answer).await?;
+                // Their standing login there, to renew the ID token with.
+                if let Some(refresh) = refresh_token_of(&answer) {
+                    let at = (self.issuer.as_str(), self.client_id.as_str());
+                    Identity::of(vault, at, &self.owner).keep(refresh).await?;
+                }
                 None
             }
         };
@@ -346,34 +354,6 @@ pub(super) async fn exchanged(
     Ok(())
 }
 
-/// Keeps the identity provider's refresh token in its token `answer`,
-/// when it gave one, as `owner`'s own login at the issuer (as the client
-/// `client_id`): their ID token is renewed with it, with no sign-in, when
-/// a server's token of theirs lapses (see [`super::renew`]).
-pub(super) async fn keep_identity(
-    vault: &Vault,
-    (issuer, client_id): (&str, &str),
-    owner: &str,
-    answer: &Value,
-) -> Result<(), AuthFailure> {
-    if answer["refresh_token"].as_str().is_none() {
-        return Ok(());
-    }
-    let token: OAuthTokenResponse = serde_json::from_value(answer.clone())
-        .map_err(|e| AuthFailure::CrossApp(format!("the identity provider's token answer: {e}")))?;
-    let credentials = ServerCredentials::person(vault.clone(), issuer, owner);
-    let issuer = Some(issuer.to_string());
-    keep(
-        &credentials,
-        client_id.to_string(),
-        token,
-        Vec::new(),
-        issuer,
-    )
-    .await?;
-    Ok(())
-}
-
 /// A per-person server's identity provider.
 pub(super) fn identity_provider(oauth: &OAuthConfig) -> Result<&IdentityProvider, AuthFailure> {
     oauth.identity_provider.as_ref().ok_or_else(|| {
@@ -437,6 +417,12 @@ mod tests {
         assert!(with("nonce", json!("n-2")).unwrap_err().contains("nonce"));
         assert!(with("exp", json!(1)).unwrap_err().contains("expired"));
         assert!(with("sub", json!("")).is_err());
+        // A renewed ID token has no nonce to match.
+        let renewed = checked_subject(&good, ("https://idp.example", "mcpw"), None);
+        assert_eq!(renewed.unwrap(), "ada");
+        let mut other = good.clone();
+        other["nonce"] = json!("whatever");
+        assert!(checked_subject(&other, ("https://idp.example", "mcpw"), None).is_ok());
         let mut many = good.clone();
         many["aud"] = json!(["mcpw", "other"]);
         many["azp"] = json!("mcpw");

@@ -6,7 +6,8 @@
 
 use super::credentials::ServerCredentials;
 use super::cross_app::discovery;
-use super::identify::{checked_subject, claims, exchanged, identity_provider, keep_identity};
+use super::identify::{checked_subject, claims, exchanged, identity_provider};
+use super::identity::{Identity, refresh_token_of};
 use super::store::Vault;
 use super::{AuthFailure, Status, fetch};
 use crate::config::OAuthConfig;
@@ -48,60 +49,93 @@ impl CrossAppLogin<'_> {
     /// for [`super::EXCHANGE_MARGIN`] more, else one from a renewed ID
     /// token. When it expires (seconds since the epoch), when it says.
     pub async fn ensure(self) -> Result<Option<u64>, NotRenewed> {
-        let credentials = ServerCredentials::person(self.vault.clone(), self.url, self.owner);
-        let held = Status::of(credentials.stored().await.map_err(AuthFailure::from)?);
-        let now = crate::clock::now_secs();
-        let margin = super::EXCHANGE_MARGIN.as_secs();
-        if held.logged_in && held.expires_at.is_none_or(|at| at > now + margin) {
-            return Ok(held.expires_at);
+        if let Some(fresh) = self.kept().await? {
+            return Ok(fresh);
         }
         let idp = identity_provider(self.oauth)?;
-        let identity = ServerCredentials::person(self.vault.clone(), &idp.issuer, self.owner);
-        let refresh = identity
-            .stored()
-            .await
-            .map_err(AuthFailure::from)?
-            .and_then(|c| c.token_response)
-            .and_then(|t| serde_json::to_value(t).ok())
-            .and_then(|t| t["refresh_token"].as_str().map(str::to_string));
-        let Some(refresh) = refresh else {
+        let at = (idp.issuer.as_str(), idp.client_id.as_str());
+        let identity = Identity::of(&self.vault, at, self.owner);
+        // One renewal at a time, across replicas: a refresh token is spent
+        // once. Whoever waited finds the token the other one made.
+        let _renewing = identity.lock().await.map_err(AuthFailure::from)?;
+        if let Some(fresh) = self.kept().await? {
+            return Ok(fresh);
+        }
+        let Some(spent) = identity.refresh_token().await.map_err(AuthFailure::from)? else {
             return Err(NotRenewed::SignIn);
         };
-        let answer = match self.refreshed(&refresh).await {
+        let answer = match self.refreshed(&spent).await {
             Ok(answer) => answer,
             Err(Refused::Grant) => {
-                // Spent, revoked or expired: the person signs in again.
-                identity.forget().await.map_err(AuthFailure::from)?;
+                // Revoked or expired: the person signs in again.
+                identity.drop_if(&spent).await.map_err(AuthFailure::from)?;
                 return Err(NotRenewed::SignIn);
             }
             Err(Refused::Other(e)) => return Err(e.into()),
         };
-        let id_token = self.renewed_id_token(&answer)?;
-        let at = (idp.issuer.as_str(), idp.client_id.as_str());
-        keep_identity(&self.vault, at, self.owner, &answer).await?;
+        // The provider may have rotated it: the new one is kept first.
+        if let Some(rotated) = refresh_token_of(&answer) {
+            identity.keep(rotated).await.map_err(AuthFailure::from)?;
+        }
+        let Some(id_token) = self.renewed_id_token(&answer)? else {
+            identity.forget().await.map_err(AuthFailure::from)?;
+            return Err(NotRenewed::SignIn);
+        };
         let whose = (self.server, self.url, self.owner);
         exchanged(&self.vault, whose, self.oauth, &id_token).await?;
-        let held = Status::of(credentials.stored().await.map_err(AuthFailure::from)?);
         tracing::info!(
             server = self.server,
             owner = self.owner,
             "a person's cross-app login was renewed"
         );
-        Ok(held.expires_at)
+        Ok(self.kept_expiry().await?)
     }
 
-    /// The identity provider's answer to the refresh grant.
+    /// Drops the person's standing login at the identity provider, so that
+    /// no token of the server's is made for them until they sign in again.
+    pub async fn sign_out(self) -> Result<(), AuthFailure> {
+        let idp = identity_provider(self.oauth)?;
+        let at = (idp.issuer.as_str(), idp.client_id.as_str());
+        Identity::of(&self.vault, at, self.owner).forget().await?;
+        Ok(())
+    }
+
+    /// The server's token kept for the person, when it is good for the
+    /// margin more: when it expires.
+    async fn kept(&self) -> Result<Option<Option<u64>>, AuthFailure> {
+        let credentials = ServerCredentials::person(self.vault.clone(), self.url, self.owner);
+        let held = Status::of(credentials.stored().await?);
+        let now = crate::clock::now_secs();
+        let margin = super::EXCHANGE_MARGIN.as_secs();
+        let fresh = held.logged_in && held.expires_at.is_none_or(|at| at > now + margin);
+        Ok(fresh.then_some(held.expires_at))
+    }
+
+    /// When the server's token kept for the person expires.
+    async fn kept_expiry(&self) -> Result<Option<u64>, AuthFailure> {
+        let credentials = ServerCredentials::person(self.vault.clone(), self.url, self.owner);
+        Ok(Status::of(credentials.stored().await?).expires_at)
+    }
+
+    /// The identity provider's answer to the refresh grant, at its token
+    /// endpoint (https, or this machine's: the renewed ID token is taken on
+    /// the strength of that connection).
     async fn refreshed(&self, refresh: &str) -> Result<Value, Refused> {
         let idp = identity_provider(self.oauth).map_err(Refused::Other)?;
+        let other = |why: String| Refused::Other(AuthFailure::CrossApp(why));
         let endpoint = match &idp.token_endpoint {
             Some(endpoint) => endpoint.clone(),
             None => {
                 let found = discovery::identity_provider(&idp.issuer).await;
-                found
-                    .map_err(|e| Refused::Other(AuthFailure::CrossApp(e)))?
-                    .token_endpoint
+                found.map_err(other)?.token_endpoint
             }
         };
+        if !crate::config::validate::https_or_loopback(&endpoint) {
+            return Err(other(format!(
+                "{}'s endpoint {endpoint} is not https",
+                idp.issuer
+            )));
+        }
         let field = "oauth.identityProvider.clientSecret";
         let secret = super::secret_if_set(self.server, idp.client_secret.as_deref(), field)
             .await
@@ -109,26 +143,25 @@ impl CrossAppLogin<'_> {
         let form = [("grant_type", "refresh_token"), ("refresh_token", refresh)];
         let client = (idp.client_id.as_str(), secret.as_deref());
         fetch::token(&endpoint, client, &form).await.map_err(|why| {
-            match why.contains("invalid_grant") {
+            match fetch::refused_with(&why) == Some("invalid_grant") {
                 true => Refused::Grant,
-                false => Refused::Other(AuthFailure::CrossApp(format!("{endpoint}: {why}"))),
+                false => other(format!("{endpoint}: {why}")),
             }
         })
     }
 
     /// The renewed ID token in `answer`, checked to be the provider's, for
-    /// the gateway's client, unexpired, and still the principal's.
-    fn renewed_id_token(&self, answer: &Value) -> Result<String, NotRenewed> {
+    /// the gateway's client, unexpired; `None` when it gave none, or one of
+    /// somebody else.
+    fn renewed_id_token(&self, answer: &Value) -> Result<Option<String>, NotRenewed> {
         let idp = identity_provider(self.oauth)?;
         let Some(id_token) = answer["id_token"].as_str() else {
-            return Err(NotRenewed::SignIn);
+            return Ok(None);
         };
         let at = (idp.issuer.as_str(), idp.client_id.as_str());
         let subject = checked_subject(&claims(id_token)?, at, None)?;
-        if super::subject_at(self.owner, &idp.issuer) != Some(subject.as_str()) {
-            return Err(NotRenewed::SignIn);
-        }
-        Ok(id_token.to_string())
+        let theirs = super::subject_at(self.owner, &idp.issuer) == Some(subject.as_str());
+        Ok(theirs.then(|| id_token.to_string()))
     }
 }
 

@@ -236,6 +236,13 @@ impl Reader<'_> {
             }
             return None;
         };
+        if listed.is_empty() {
+            self.error(
+                &field,
+                "lists no issuer, so admits no one: name those trusted, or leave it out for any"
+                    .into(),
+            );
+        }
         for (i, issuer) in listed.iter().enumerate() {
             if !issuers.iter().any(|known| known.issuer == *issuer) {
                 self.error(
@@ -402,6 +409,18 @@ mod tests {
             "{diags:?}"
         );
         assert!(elsewhere.broken && elsewhere.oauth.is_none());
+        let (nobody, diags) = check(json!({
+            "resource": "https://mcp.example.com/mcp",
+            "issuers": [{"issuer": "https://idp.example.com"}],
+            "groups": {"admins": {"issuers": []}},
+        }));
+        let fields: Vec<_> = diags.iter().map(|d| d.field.as_deref()).collect();
+        assert_eq!(
+            fields,
+            [Some("serve.oauth.groups.admins.issuers")],
+            "{diags:?}"
+        );
+        assert!(nobody.broken);
     }
 
     #[test]

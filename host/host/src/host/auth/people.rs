@@ -55,11 +55,24 @@ impl Host {
             .await
     }
 
-    /// Forgets `owner`'s own login to `server`; whether one was held.
+    /// Forgets `owner`'s own login to `server`; whether one was held. For
+    /// cross-app access, their standing login at the identity provider
+    /// goes too: it would make a new one at their next call.
     pub async fn logout_for(&self, server: &str, owner: &str) -> Result<bool, HostError> {
         Owner::parse(owner)?;
-        let (_, url) = self.oauth_server(server)?;
-        Ok(self.manager.vault().clear_person(&url, owner).await?)
+        let (config, url) = self.oauth_server(server)?;
+        let vault = self.manager.vault();
+        if config.signs_in_for_id_tokens() {
+            let login = auth::CrossAppLogin {
+                server,
+                url: &url,
+                oauth: &config.oauth,
+                vault: vault.clone(),
+                owner,
+            };
+            login.sign_out().await.map_err(Self::auth_error(server))?;
+        }
+        Ok(vault.clear_person(&url, owner).await?)
     }
 
     /// Forgets every login `owner` holds, on every server, configured or
