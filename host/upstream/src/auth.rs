@@ -196,6 +196,15 @@ pub async fn status(vault: &Vault, url: &str, owner: Option<&str>) -> Result<Sta
 }
 
 impl Status {
+    /// When the token expires, if it is good for `margin` more
+    /// (`Some(None)`: it says no expiry); `None` when there is none, or it
+    /// lapses within the margin.
+    fn good_for(&self, margin: Duration) -> Option<Option<u64>> {
+        let now = crate::clock::now_secs();
+        let lasts = self.expires_at.is_none_or(|at| at > now + margin.as_secs());
+        (self.logged_in && lasts).then_some(self.expires_at)
+    }
+
     /// What stored credentials say (never a secret).
     fn of(stored: Option<StoredCredentials>) -> Status {
         let Some(c) = stored else {

@@ -143,7 +143,6 @@ impl Manager {
             return Ok(conn);
         }
         let name = slot.name();
-        of_identity_provider(slot, owner)?;
         let config = &slot.server.config;
         let expires = match (config.exchanges(), config.signs_in_for_id_tokens()) {
             (true, _) => self.exchanged(slot, owner, token).await?,
@@ -220,6 +219,7 @@ impl Manager {
         slot: &Slot,
         owner: &str,
     ) -> Result<Option<u64>, LifecycleError> {
+        of_identity_provider(slot, owner)?;
         let Some((vault, url)) = self.logins_of(slot) else {
             return Ok(None);
         };
@@ -278,9 +278,7 @@ impl Manager {
 /// Cross-app access for each person exchanges their own ID token, which
 /// only a principal of the identity provider signs in there for.
 fn of_identity_provider(slot: &Slot, owner: &str) -> Result<(), LifecycleError> {
-    let config = &slot.server.config;
-    let idp = config.oauth.identity_provider.as_ref();
-    let Some(idp) = idp.filter(|_| config.signs_in_for_id_tokens()) else {
+    let Some(idp) = slot.server.config.oauth.identity_provider.as_ref() else {
         return Ok(());
     };
     if crate::auth::subject_at(owner, &idp.issuer).is_some() {

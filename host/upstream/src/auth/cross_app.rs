@@ -7,7 +7,7 @@
 //! and keeps the token.
 
 use super::AuthFailure;
-use crate::config::OAuthConfig;
+use crate::config::{IdentityProvider, OAuthConfig};
 use rmcp::transport::auth::enterprise::{
     EmaAccessToken, EmaAuthorizationServer, EmaClientAuthentication, EmaError, EmaExchangeRequest,
     EmaExchangeStage,
@@ -41,24 +41,14 @@ impl Exchange<'_> {
         metadata: &AuthorizationMetadata,
     ) -> Result<(OAuthTokenResponse, Vec<String>), AuthFailure> {
         let failed = AuthFailure::CrossApp;
-        let idp = self.oauth.identity_provider.as_ref().ok_or_else(|| {
-            AuthFailure::Config("the id-jag grant needs `oauth.identityProvider`".into())
-        })?;
+        let idp = identity_provider(self.oauth)?;
         let issuer = metadata.issuer.clone().ok_or_else(|| {
             failed("the server's authorization server names no issuer in its metadata, and the identity assertion must name it".into())
         })?;
         let resource = discovery::protected_resource(self.url, self.challenge, &issuer).await;
-        let (idp_endpoint, idp_metadata) = match &idp.token_endpoint {
-            Some(endpoint) => (endpoint.clone(), None),
-            None => {
-                let found = discovery::identity_provider(&idp.issuer)
-                    .await
-                    .map_err(|e| {
-                        failed(format!("{e}: set `oauth.identityProvider.tokenEndpoint`"))
-                    })?;
-                (found.token_endpoint.clone(), Some(found))
-            }
-        };
+        let (idp_endpoint, idp_metadata) = discovery::token_endpoint(idp)
+            .await
+            .map_err(|e| failed(format!("{e}: set `oauth.identityProvider.tokenEndpoint`")))?;
         let idp_secret = self.secret(
             idp.client_secret.as_deref(),
             "oauth.identityProvider.clientSecret",
@@ -102,6 +92,13 @@ impl Exchange<'_> {
     ) -> Result<Option<String>, AuthFailure> {
         super::secret_if_set(self.server, value, field).await
     }
+}
+
+/// A server's identity provider, for the id-jag grant.
+pub(super) fn identity_provider(oauth: &OAuthConfig) -> Result<&IdentityProvider, AuthFailure> {
+    oauth.identity_provider.as_ref().ok_or_else(|| {
+        AuthFailure::Config("the id-jag grant needs `oauth.identityProvider`".into())
+    })
 }
 
 /// How a client with `secret` authenticates at a token endpoint: HTTP

@@ -42,10 +42,8 @@ impl TokenExchange<'_> {
     /// when it expires (seconds since the epoch), when it says.
     pub async fn ensure(self) -> Result<Option<u64>, AuthFailure> {
         let credentials = ServerCredentials::person(self.vault.clone(), self.url, self.owner);
-        let held = Status::of(credentials.stored().await?);
-        let now = crate::clock::now_secs();
-        if held.logged_in && held.expires_at.is_none_or(|at| at > now + MARGIN.as_secs()) {
-            return Ok(held.expires_at);
+        if let Some(fresh) = Status::of(credentials.stored().await?).good_for(MARGIN) {
+            return Ok(fresh);
         }
         let failed = AuthFailure::Exchange;
         let issuer = issuer_of(self.owner).ok_or_else(|| {
@@ -139,16 +137,13 @@ mod tests {
             400,
             r#"{"error":"invalid_grant","error_description":"bad"}"#,
         );
-        assert_eq!(said, "refused (400 invalid_grant): bad");
-        assert_eq!(
-            super::super::fetch::refusal(502, "<html>"),
-            "refused (HTTP 502)"
-        );
-        use super::super::fetch::refused_with;
-        assert_eq!(refused_with(&said), Some("invalid_grant"));
+        assert_eq!(said.to_string(), "refused (400 invalid_grant): bad");
+        let unsaid = super::super::fetch::refusal(502, "<html>");
+        assert_eq!(unsaid.to_string(), "refused (HTTP 502)");
+        assert_eq!(said.code.as_deref(), Some("invalid_grant"));
         let tricky = r#"{"error":"invalid_request","error_description":"not invalid_grant)"}"#;
         let tricky = super::super::fetch::refusal(400, tricky);
-        assert_eq!(refused_with(&tricky), Some("invalid_request"));
-        assert_ne!(refused_with("refused (HTTP 502)"), Some("invalid_grant"));
+        assert_eq!(tricky.code.as_deref(), Some("invalid_request"));
+        assert_ne!(unsaid.code.as_deref(), Some("invalid_grant"));
     }
 }

@@ -41,14 +41,14 @@ pub(super) async fn challenge(url: &url::Url) -> Option<String> {
 /// Posts `form` to the token endpoint `endpoint` as client `client_id`
 /// with `secret` (HTTP Basic, RFC 6749's default, each part form-encoded
 /// first as its §2.3.1 asks; without a secret, `client_id` goes in the
-/// form): the answer, or what its refusal says (its OAuth error and
+/// form): the answer, or why not (a refusal says its OAuth error and
 /// description, never a token).
 pub(super) async fn token<T: serde::de::DeserializeOwned>(
     endpoint: &str,
     (client_id, secret): (&str, Option<&str>),
     form: &[(&str, &str)],
-) -> Result<T, String> {
-    let mut request = client()?.post(endpoint);
+) -> Result<T, TokenError> {
+    let mut request = client().map_err(TokenError::failed)?.post(endpoint);
     if let Some(secret) = secret {
         request = request.basic_auth(form_encoded(client_id), Some(form_encoded(secret)));
     }
@@ -61,13 +61,37 @@ pub(super) async fn token<T: serde::de::DeserializeOwned>(
         .body(body)
         .send()
         .await
-        .map_err(|e| e.without_url().to_string())?;
+        .map_err(|e| TokenError::failed(e.without_url().to_string()))?;
     let status = answer.status();
-    let body = answer.text().await.map_err(|e| e.to_string())?;
+    let body = answer
+        .text()
+        .await
+        .map_err(|e| TokenError::failed(e.to_string()))?;
     if !status.is_success() {
         return Err(refusal(status.as_u16(), &body));
     }
-    serde_json::from_str(&body).map_err(|e| format!("not a token answer: {e}"))
+    serde_json::from_str(&body).map_err(|e| TokenError::failed(format!("not a token answer: {e}")))
+}
+
+/// Why a token request got no token: the OAuth error code the endpoint
+/// refused with, when it said one, and what to tell.
+#[derive(Debug)]
+pub(super) struct TokenError {
+    /// The `error` of a refusal (`invalid_grant`, …).
+    pub(super) code: Option<String>,
+    said: String,
+}
+
+impl TokenError {
+    fn failed(said: String) -> TokenError {
+        TokenError { code: None, said }
+    }
+}
+
+impl std::fmt::Display for TokenError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.said)
+    }
 }
 
 /// `form` as a request's body, with `client_id` when given. (The
@@ -85,19 +109,18 @@ fn form_encoded(s: &str) -> String {
     url::form_urlencoded::byte_serialize(s.as_bytes()).collect()
 }
 
-/// The OAuth error code a refusal ([`refusal`]'s text) names.
-pub(super) fn refused_with(said: &str) -> Option<&str> {
-    let (inside, _) = said.strip_prefix("refused (")?.split_once(')')?;
-    inside.split_whitespace().nth(1)
-}
-
 /// What a refused token request says: its OAuth error and description,
 /// never a token.
-pub(super) fn refusal(status: u16, body: &str) -> String {
+pub(super) fn refusal(status: u16, body: &str) -> TokenError {
     let said: serde_json::Value = serde_json::from_str(body).unwrap_or_default();
-    match (said["error"].as_str(), said["error_description"].as_str()) {
+    let code = said["error"].as_str();
+    let told = match (code, said["error_description"].as_str()) {
         (Some(e), Some(d)) => format!("refused ({status} {e}): {d}"),
         (Some(e), None) => format!("refused ({status} {e})"),
         _ => format!("refused (HTTP {status})"),
+    };
+    TokenError {
+        code: code.map(str::to_string),
+        said: told,
     }
 }

@@ -74,6 +74,13 @@ pub struct Configured<'a> {
     pub env: &'a Environment,
 }
 
+/// What the party that sent the browser back to `redirect` said, when it
+/// refused: its `error_description`, else its `error`.
+pub(super) fn refused_in(redirect: &str) -> Option<String> {
+    let error = query(redirect, "error")?;
+    Some(query(redirect, "error_description").unwrap_or(error))
+}
+
 /// The query parameter `name` of `address`, decoded.
 pub(super) fn query(address: &str, name: &str) -> Option<String> {
     let url = url::Url::parse(address).ok()?;

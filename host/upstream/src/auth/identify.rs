@@ -15,13 +15,13 @@
 //! when it is exchanged.
 
 use super::credentials::ServerCredentials;
-use super::cross_app::{self, discovery};
-use super::finished::{Configured, Onward, SignedIn, query};
+use super::cross_app::{self, discovery, identity_provider};
+use super::finished::{Configured, Onward, SignedIn, query, refused_in};
 use super::flow::{discover, keep, scopes};
 use super::identity::{Identity, refresh_token_of};
 use super::store::Vault;
 use super::{AuthFailure, fetch};
-use crate::config::{GrantType, IdentityProvider, OAuthConfig};
+use crate::config::{GrantType, OAuthConfig};
 use base64::Engine;
 use oauth2::{CsrfToken, PkceCodeChallenge};
 use serde_json::{Value, json};
@@ -184,8 +184,7 @@ impl Identifying {
         if !vault.end_login_under_way(state).await? {
             return Err(failed("this sign-in was finished already"));
         }
-        if let Some(error) = query(redirect, "error") {
-            let said = query(redirect, "error_description").unwrap_or(error);
+        if let Some(said) = refused_in(redirect) {
             return Err(failed(&format!("the identity provider said: {said}")));
         }
         let code = query(redirect, "code").ok_or_else(|| failed("the redirect carries no code"))?;
@@ -352,13 +351,6 @@ pub(super) async fn exchanged(
     let client_id = oauth.client_id.clone().unwrap_or_default();
     keep(&credentials, client_id, token, granted, metadata.issuer).await?;
     Ok(())
-}
-
-/// A per-person server's identity provider.
-pub(super) fn identity_provider(oauth: &OAuthConfig) -> Result<&IdentityProvider, AuthFailure> {
-    oauth.identity_provider.as_ref().ok_or_else(|| {
-        AuthFailure::Config("cross-app access needs `oauth.identityProvider`".into())
-    })
 }
 
 /// The subject of a principal of `issuer` (`oauth:<issuer>#sub:<subject>`).

@@ -6,7 +6,8 @@
 
 use super::credentials::ServerCredentials;
 use super::cross_app::discovery;
-use super::identify::{checked_subject, claims, exchanged, identity_provider};
+use super::cross_app::identity_provider;
+use super::identify::{checked_subject, claims, exchanged};
 use super::identity::{Identity, refresh_token_of};
 use super::store::Vault;
 use super::{AuthFailure, Status, fetch};
@@ -49,7 +50,7 @@ impl CrossAppLogin<'_> {
     /// for [`super::EXCHANGE_MARGIN`] more, else one from a renewed ID
     /// token. When it expires (seconds since the epoch), when it says.
     pub async fn ensure(self) -> Result<Option<u64>, NotRenewed> {
-        if let Some(fresh) = self.kept().await? {
+        if let Some(fresh) = self.held().await?.good_for(super::EXCHANGE_MARGIN) {
             return Ok(fresh);
         }
         let idp = identity_provider(self.oauth)?;
@@ -58,7 +59,7 @@ impl CrossAppLogin<'_> {
         // One renewal at a time, across replicas: a refresh token is spent
         // once. Whoever waited finds the token the other one made.
         let _renewing = identity.lock().await.map_err(AuthFailure::from)?;
-        if let Some(fresh) = self.kept().await? {
+        if let Some(fresh) = self.held().await?.good_for(super::EXCHANGE_MARGIN) {
             return Ok(fresh);
         }
         let Some(spent) = identity.refresh_token().await.map_err(AuthFailure::from)? else {
@@ -88,7 +89,7 @@ impl CrossAppLogin<'_> {
             owner = self.owner,
             "a person's cross-app login was renewed"
         );
-        Ok(self.kept_expiry().await?)
+        Ok(self.held().await?.expires_at)
     }
 
     /// Drops the person's standing login at the identity provider, so that
@@ -100,21 +101,10 @@ impl CrossAppLogin<'_> {
         Ok(())
     }
 
-    /// The server's token kept for the person, when it is good for the
-    /// margin more: when it expires.
-    async fn kept(&self) -> Result<Option<Option<u64>>, AuthFailure> {
+    /// What is kept of the person's login to the server.
+    async fn held(&self) -> Result<Status, AuthFailure> {
         let credentials = ServerCredentials::person(self.vault.clone(), self.url, self.owner);
-        let held = Status::of(credentials.stored().await?);
-        let now = crate::clock::now_secs();
-        let margin = super::EXCHANGE_MARGIN.as_secs();
-        let fresh = held.logged_in && held.expires_at.is_none_or(|at| at > now + margin);
-        Ok(fresh.then_some(held.expires_at))
-    }
-
-    /// When the server's token kept for the person expires.
-    async fn kept_expiry(&self) -> Result<Option<u64>, AuthFailure> {
-        let credentials = ServerCredentials::person(self.vault.clone(), self.url, self.owner);
-        Ok(Status::of(credentials.stored().await?).expires_at)
+        Ok(Status::of(credentials.stored().await?))
     }
 
     /// The identity provider's answer to the refresh grant, at its token
@@ -123,13 +113,7 @@ impl CrossAppLogin<'_> {
     async fn refreshed(&self, refresh: &str) -> Result<Value, Refused> {
         let idp = identity_provider(self.oauth).map_err(Refused::Other)?;
         let other = |why: String| Refused::Other(AuthFailure::CrossApp(why));
-        let endpoint = match &idp.token_endpoint {
-            Some(endpoint) => endpoint.clone(),
-            None => {
-                let found = discovery::identity_provider(&idp.issuer).await;
-                found.map_err(other)?.token_endpoint
-            }
-        };
+        let (endpoint, _) = discovery::token_endpoint(idp).await.map_err(other)?;
         if !crate::config::validate::https_or_loopback(&endpoint) {
             return Err(other(format!(
                 "{}'s endpoint {endpoint} is not https",
@@ -143,7 +127,7 @@ impl CrossAppLogin<'_> {
         let form = [("grant_type", "refresh_token"), ("refresh_token", refresh)];
         let client = (idp.client_id.as_str(), secret.as_deref());
         fetch::token(&endpoint, client, &form).await.map_err(|why| {
-            match fetch::refused_with(&why) == Some("invalid_grant") {
+            match why.code.as_deref() == Some("invalid_grant") {
                 true => Refused::Grant,
                 false => other(format!("{endpoint}: {why}")),
             }

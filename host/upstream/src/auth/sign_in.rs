@@ -7,7 +7,7 @@
 
 use super::AuthFailure;
 use super::credentials::ServerCredentials;
-use super::finished::{Configured, SignedIn, browser_cookie, cookie, digest, query};
+use super::finished::{Configured, SignedIn, browser_cookie, cookie, digest, query, refused_in};
 use super::flow::{discover, request};
 use super::store::Vault;
 use crate::config::OAuthConfig;
@@ -111,12 +111,9 @@ pub(super) async fn finish(
     let whose: Whose = kept
         .and_then(|r| serde_json::from_value(r["whose"].clone()).ok())
         .ok_or_else(|| failed("this sign-in link has lapsed or was used already; call the tool again for a new one"))?;
-    if let Some(error) = query(redirect, "error") {
+    if let Some(said) = refused_in(redirect) {
         vault.end_login_under_way(state).await?;
-        let said = query(redirect, "error_description").unwrap_or(error);
-        return Err(AuthFailure::Callback(format!(
-            "the authorization server said: {said}"
-        )));
+        return Err(failed(&format!("the authorization server said: {said}")));
     }
     if whose.held {
         return Err(failed(

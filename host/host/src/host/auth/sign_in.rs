@@ -116,11 +116,15 @@ impl Host {
     /// The issuer `owner` signed in through and the gateway's own client
     /// there, when it has one (`serve.oauth.issuers[i].signIn`).
     fn gateway_client_of(&self, owner: &str) -> Option<(String, GatewayClient)> {
+        self.gateway_client(|issuer| crate::auth::subject_at(owner, issuer).is_some())
+    }
+
+    /// The first issuer of `serve.oauth` that `is` says of, and the
+    /// gateway's own client there, when it has one.
+    fn gateway_client(&self, is: impl Fn(&str) -> bool) -> Option<(String, GatewayClient)> {
         let config = self.config();
         let issuers = &config.serve.oauth.as_ref()?.issuers;
-        let issuer = issuers
-            .iter()
-            .find(|i| crate::auth::subject_at(owner, &i.issuer).is_some())?;
+        let issuer = issuers.iter().find(|i| is(&i.issuer))?;
         Some((issuer.issuer.clone(), issuer.sign_in.clone()?))
     }
 
@@ -141,11 +145,7 @@ impl Host {
                 _ => None,
             }
         };
-        let gateway_clients = |issuer: &str| {
-            let config = self.config();
-            let issuers = &config.serve.oauth.as_ref()?.issuers;
-            issuers.iter().find(|i| i.issuer == issuer)?.sign_in.clone()
-        };
+        let gateway_clients = |at: &str| self.gateway_client(|i| i == at).map(|(_, c)| c);
         let configured = Configured {
             servers: &servers,
             gateway_clients: &gateway_clients,
@@ -208,8 +208,7 @@ impl Host {
                 // Unless they signed in since, at any replica: then a try
                 // is due now, counted as any.
                 Some(true) if self.has_own_login(&server, owner).await => {
-                    let key = (server.clone(), owner.to_string());
-                    self.lately().listings.insert(key, (Instant::now(), false));
+                    self.listing_tried_now(&server, owner, false);
                 }
                 Some(true) => {
                     out.need_login.push(server);
@@ -225,9 +224,7 @@ impl Host {
                 Err(e) => {
                     tracing::debug!(server, owner, "not listed as this person: {e}");
                     if matches!(e, crate::lifecycle::LifecycleError::PersonNeedsLogin { .. }) {
-                        self.lately()
-                            .listings
-                            .insert((server.clone(), owner.to_string()), (Instant::now(), true));
+                        self.listing_tried_now(&server, owner, true);
                         out.need_login.push(server);
                     }
                 }
@@ -256,8 +253,18 @@ impl Host {
         if let Some((_, needs_login)) = lately.listings.get(&key) {
             return Some(*needs_login);
         }
+        // Counted under the same lock: of two calls at once, one tries.
         lately.listings.insert(key, (Instant::now(), false));
         None
+    }
+
+    /// Counts a listing of `server` as `owner` tried now, and whether it
+    /// found no login of theirs.
+    fn listing_tried_now(&self, server: &str, owner: &str, needs_login: bool) {
+        let key = (server.to_string(), owner.to_string());
+        self.lately()
+            .listings
+            .insert(key, (Instant::now(), needs_login));
     }
 }
 

@@ -115,6 +115,18 @@ pub(in crate::auth) async fn identity_provider(
     Ok(metadata)
 }
 
+/// The token endpoint of the identity provider `idp`: as configured, else
+/// from its metadata, given too.
+pub(in crate::auth) async fn token_endpoint(
+    idp: &crate::config::IdentityProvider,
+) -> Result<(String, Option<AuthorizationMetadata>), String> {
+    if let Some(endpoint) = &idp.token_endpoint {
+        return Ok((endpoint.clone(), None));
+    }
+    let found = identity_provider(&idp.issuer).await?;
+    Ok((found.token_endpoint.clone(), Some(found)))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
